@@ -1,0 +1,38 @@
+//! Scenario files shipped inside the binary, so the app opens with no arguments and no files.
+
+/// One embedded sample: menu title, file name, JSON text.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    pub title: &'static str,
+    pub file: &'static str,
+    pub json: &'static str,
+}
+
+/// Every sample in `samples/`; the first is the default scenario the app opens on.
+pub const SAMPLES: &[Sample] = &[
+    Sample {
+        title: "Mpipe ⟨transpose, 1f1b⟩ (ViT + LLM)",
+        file: "mpipe-vit-llm.json",
+        json: include_str!("../../samples/mpipe-vit-llm.json"),
+    },
+    Sample {
+        title: "Mpipe, frozen encoder",
+        file: "mpipe-vit-llm-frozen.json",
+        json: include_str!("../../samples/mpipe-vit-llm-frozen.json"),
+    },
+    Sample {
+        title: "1F1B",
+        file: "1f1b.json",
+        json: include_str!("../../samples/1f1b.json"),
+    },
+    Sample {
+        title: "GPipe",
+        file: "gpipe.json",
+        json: include_str!("../../samples/gpipe.json"),
+    },
+    Sample {
+        title: "Interleaved VPP-3 ⟨1f1b, 1f1b, 1f1b⟩",
+        file: "vpp3.json",
+        json: include_str!("../../samples/vpp3.json"),
+    },
+];

@@ -1,0 +1,61 @@
+//! `derive(cut, schedule, model) → (placement, collectives, order)`.
+
+use crate::collectives::{self, Collectives};
+use crate::order::{self, Order, OrderError};
+use crate::plan::Plan;
+use crate::scenario::{Scenario, ScenarioError, field_error};
+use crate::validity::{self, ValidityError};
+
+/// Everything derived from a valid scenario.
+#[derive(Debug, Clone)]
+pub struct Derivation {
+    /// Placement: each region's layout and owner (slabs or owner map).
+    pub plan: Plan,
+    pub collectives: Collectives,
+    pub order: Order,
+}
+
+/// Why a scenario cannot be derived.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DeriveError {
+    #[error(transparent)]
+    Invalid(#[from] ValidityError),
+    #[error(transparent)]
+    Order(#[from] OrderError),
+}
+
+impl DeriveError {
+    /// The short name of the rule broken.
+    pub fn rule(&self) -> &'static str {
+        match self {
+            DeriveError::Invalid(e) => e.rule(),
+            DeriveError::Order(OrderError::Explicit { .. }) => "orders",
+            DeriveError::Order(OrderError::Deadlock { .. }) => "deadlock-free",
+        }
+    }
+
+    /// The scenario field the error is about.
+    pub fn field(&self) -> String {
+        match self {
+            DeriveError::Invalid(e) => e.field(),
+            DeriveError::Order(e) => e.field(),
+        }
+    }
+
+    /// The error positioned in the scenario's text, for messages that name file, line and column.
+    pub fn locate(&self, text: &str, file: &str) -> ScenarioError {
+        field_error(text, file, &self.field(), self.to_string())
+    }
+}
+
+/// Validates the scenario and derives placement, collectives and the per-rank order.
+pub fn derive(scenario: &Scenario) -> Result<Derivation, DeriveError> {
+    let plan = validity::plan(scenario)?;
+    let collectives = collectives::collectives(&plan);
+    let order = order::build(&plan, scenario.orders.as_deref())?;
+    Ok(Derivation {
+        plan,
+        collectives,
+        order,
+    })
+}

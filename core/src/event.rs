@@ -1,0 +1,247 @@
+//! Events and edges of the order graph, and PyTorch's action notation `<stage><F|B><mb>`.
+
+use serde::Serialize;
+use std::fmt;
+use std::str::FromStr;
+
+/// Forward or backward half of a compute event.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Phase {
+    Forward,
+    Backward,
+}
+
+impl Phase {
+    /// `F` or `B`, as in PyTorch's action notation.
+    pub fn letter(self) -> char {
+        match self {
+            Phase::Forward => 'F',
+            Phase::Backward => 'B',
+        }
+    }
+}
+
+/// A collective on a seam (Table 2) or between two slabs of one Sharded region.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Comm {
+    Gather,
+    Scatter,
+    Send,
+    RecvGrad,
+}
+
+/// Who takes part in a weight-gradient reduce.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Group {
+    /// The replicas of a Replicated region.
+    ReplicaGroup,
+    /// The data-parallel copies of a Sharded slab.
+    DataGroup,
+}
+
+/// A boundary crossed by a collective: `(from, to)` regions; `from == to` for two slabs of one region.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Seam {
+    pub from: usize,
+    pub to: usize,
+}
+
+/// A node of the order graph.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[serde(tag = "event")]
+pub enum Event {
+    Fwd {
+        region: usize,
+        rank: usize,
+        mb: usize,
+    },
+    Bwd {
+        region: usize,
+        rank: usize,
+        mb: usize,
+    },
+    Coll {
+        comm: Comm,
+        seam: Seam,
+        mb: usize,
+        from_rank: usize,
+        to_rank: usize,
+    },
+    DpReduce {
+        region: usize,
+        rank: usize,
+        group: Group,
+    },
+    Loss {
+        mb: usize,
+        rank: usize,
+    },
+    StepBarrier,
+}
+
+impl Event {
+    /// The rank whose compute stream runs the event (`None` for collectives and the barrier).
+    pub fn rank(&self) -> Option<usize> {
+        match *self {
+            Event::Fwd { rank, .. }
+            | Event::Bwd { rank, .. }
+            | Event::DpReduce { rank, .. }
+            | Event::Loss { rank, .. } => Some(rank),
+            Event::Coll { .. } | Event::StepBarrier => None,
+        }
+    }
+
+    /// The microbatch, for events that have one.
+    pub fn mb(&self) -> Option<usize> {
+        match *self {
+            Event::Fwd { mb, .. }
+            | Event::Bwd { mb, .. }
+            | Event::Coll { mb, .. }
+            | Event::Loss { mb, .. } => Some(mb),
+            Event::DpReduce { .. } | Event::StepBarrier => None,
+        }
+    }
+
+    /// The compute action of a Fwd/Bwd, given `P`.
+    pub fn action(&self, ranks: usize) -> Option<Action> {
+        let (region, rank, mb, phase) = match *self {
+            Event::Fwd { region, rank, mb } => (region, rank, mb, Phase::Forward),
+            Event::Bwd { region, rank, mb } => (region, rank, mb, Phase::Backward),
+            _ => return None,
+        };
+        Some(Action {
+            stage: rank + region.saturating_sub(1) * ranks,
+            phase,
+            mb,
+        })
+    }
+
+    /// A short human label: `4F0@r0`, `Gather(1→2) mb 3 r2→r0`, `Loss mb 0 @r3`.
+    pub fn label(&self, ranks: usize) -> String {
+        match *self {
+            Event::Fwd { rank, .. } | Event::Bwd { rank, .. } => match self.action(ranks) {
+                Some(action) => format!("{action}@r{rank}"),
+                None => String::new(),
+            },
+            Event::Coll {
+                comm,
+                seam,
+                mb,
+                from_rank,
+                to_rank,
+            } => format!(
+                "{comm:?}({}→{}) mb {mb} r{from_rank}→r{to_rank}",
+                seam.from, seam.to
+            ),
+            Event::DpReduce {
+                region,
+                rank,
+                group,
+            } => format!("DpReduce(region {region}, {group:?})@r{rank}"),
+            Event::Loss { mb, rank } => format!("Loss mb {mb} @r{rank}"),
+            Event::StepBarrier => "StepBarrier".to_string(),
+        }
+    }
+}
+
+/// The five typed arcs of the order graph.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EdgeKind {
+    Activation,
+    Gradient,
+    Turnaround,
+    Accumulate,
+    Sequence,
+}
+
+/// A compute action in PyTorch's notation: stage index, `F`/`B`, microbatch (all 0-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Action {
+    pub stage: usize,
+    pub phase: Phase,
+    pub mb: usize,
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}{}", self.stage, self.phase.letter(), self.mb)
+    }
+}
+
+impl Serialize for Action {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// Why an action string does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{text}` is not an action; expected <stage><F|B><microbatch>, e.g. `4F0`")]
+pub struct ActionParseError {
+    pub text: String,
+}
+
+impl FromStr for Action {
+    type Err = ActionParseError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let err = || ActionParseError {
+            text: text.to_string(),
+        };
+        let at = text.find(['F', 'B']).ok_or_else(err)?;
+        let (stage, rest) = text.split_at(at);
+        let phase = match rest.chars().next() {
+            Some('F') => Phase::Forward,
+            Some('B') => Phase::Backward,
+            _ => return Err(err()),
+        };
+        let mb = rest.get(1..).ok_or_else(err)?;
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        if !digits(stage) || !digits(mb) {
+            return Err(err());
+        }
+        Ok(Action {
+            stage: stage.parse().map_err(|_| err())?,
+            phase,
+            mb: mb.parse().map_err(|_| err())?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn actions_print_and_parse() {
+        let a = Action {
+            stage: 4,
+            phase: Phase::Forward,
+            mb: 0,
+        };
+        assert_eq!(a.to_string(), "4F0");
+        assert_eq!("4F0".parse::<Action>(), Ok(a));
+        assert_eq!(
+            "12B31".parse::<Action>().map(|a| (a.stage, a.phase, a.mb)),
+            Ok((12, Phase::Backward, 31))
+        );
+        for bad in ["", "F0", "4F", "4X0", "-1F0", "4F0x", "4W0"] {
+            assert!(bad.parse::<Action>().is_err(), "{bad}");
+        }
+        assert_eq!(
+            "4W0".parse::<Action>().unwrap_err().to_string(),
+            "`4W0` is not an action; expected <stage><F|B><microbatch>, e.g. `4F0`"
+        );
+    }
+
+    #[test]
+    fn fwd_event_maps_to_stage_index() {
+        let e = Event::Fwd {
+            region: 2,
+            rank: 1,
+            mb: 3,
+        };
+        assert_eq!(e.action(4).map(|a| a.to_string()), Some("5F3".to_string()));
+        assert_eq!(e.label(4), "5F3@r1");
+    }
+}

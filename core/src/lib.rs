@@ -1,0 +1,24 @@
+//! `mpipe`: the Mpipe schedule algebra.
+//!
+//! `derive(cut, schedule, model) → (placement, collectives, order)` (Mpipe paper §4.1), with the
+//! scenario file format it reads, the validity rules and normal form, and the order graph.
+//! Pure and deterministic: no threads, no clock, no global state; I/O only through `impl Read`
+//! and `impl Write` at the edges.
+
+pub mod collectives;
+pub mod derive;
+pub mod event;
+pub mod json_locate;
+pub mod model;
+pub mod order;
+pub mod owner;
+pub mod plan;
+pub mod report;
+pub mod scenario;
+pub mod skeleton;
+pub mod slab;
+pub mod validity;
+pub mod wavefront;
+
+pub use derive::{Derivation, DeriveError, derive};
+pub use scenario::{Scenario, ScenarioError};

@@ -1,0 +1,288 @@
+//! The model `U = ⟨u1..uL⟩`: an ordered list of layers with their roles, trainable bits and costs.
+
+use serde::{Deserialize, Serialize};
+
+/// What a layer is for. The algebra never reads the role; the UI and the workload model do.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Encoder,
+    Projector,
+    Backbone,
+    Generator,
+    #[default]
+    Other,
+}
+
+impl Role {
+    pub const ALL: [Role; 5] = [
+        Role::Encoder,
+        Role::Projector,
+        Role::Backbone,
+        Role::Generator,
+        Role::Other,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Encoder => "encoder",
+            Role::Projector => "projector",
+            Role::Backbone => "backbone",
+            Role::Generator => "generator",
+            Role::Other => "other",
+        }
+    }
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+
+fn one() -> usize {
+    1
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// One entry of `model.layers` in a scenario file; `count` expands it into that many identical layers.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LayerSpec {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub role: Role,
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub count: usize,
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub trainable: bool,
+    /// Explicit forward time of one layer for one microbatch, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fwd_s: Option<f64>,
+    /// Explicit backward time; defaults to `2 × fwd_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bwd_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fwd_flops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bwd_flops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fwd_bytes: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bwd_bytes: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub param_bytes: Option<f64>,
+    /// Activation saved for backward, per microbatch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation_bytes: Option<f64>,
+    /// Activation handed to the next layer, per microbatch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_bytes: Option<f64>,
+    /// The layer's cost scales with the microbatch's workload factor (an encoder, say).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub workload_varies: bool,
+}
+
+/// How a layer's compute time is given.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cost {
+    /// Seconds per microbatch.
+    Explicit { fwd_s: f64, bwd_s: f64 },
+    /// Roofline inputs: FLOPs and HBM bytes per microbatch.
+    Roofline {
+        fwd_flops: f64,
+        bwd_flops: f64,
+        fwd_bytes: f64,
+        bwd_bytes: f64,
+    },
+}
+
+/// One expanded layer `u_i`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layer {
+    pub name: String,
+    pub role: Role,
+    pub trainable: bool,
+    pub cost: Cost,
+    pub param_bytes: f64,
+    pub activation_bytes: f64,
+    pub output_bytes: f64,
+    pub workload_varies: bool,
+}
+
+/// Why a layer's costs cannot be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LayerError {
+    #[error(
+        "give either explicit times (`fwd_s`, `bwd_s`) or roofline inputs (`fwd_flops`, `bwd_flops`, `fwd_bytes`, `bwd_bytes`), not both"
+    )]
+    MixedCosts,
+    #[error(
+        "no cost given: set `fwd_s` (and optionally `bwd_s`) or `fwd_flops` (with `fwd_bytes`)"
+    )]
+    NoCost,
+    #[error("`count` must be at least 1")]
+    ZeroCount,
+    #[error("`{field}` must be a finite number ≥ 0, got {value}")]
+    Negative { field: &'static str, value: f64 },
+}
+
+impl LayerSpec {
+    /// A layer with explicit times, the shape most samples use.
+    pub fn timed(name: &str, role: Role, count: usize, fwd_s: f64) -> Self {
+        LayerSpec {
+            name: name.to_string(),
+            role,
+            count,
+            trainable: true,
+            fwd_s: Some(fwd_s),
+            ..LayerSpec::default()
+        }
+    }
+
+    fn numbers(&self) -> [(&'static str, Option<f64>); 9] {
+        [
+            ("fwd_s", self.fwd_s),
+            ("bwd_s", self.bwd_s),
+            ("fwd_flops", self.fwd_flops),
+            ("bwd_flops", self.bwd_flops),
+            ("fwd_bytes", self.fwd_bytes),
+            ("bwd_bytes", self.bwd_bytes),
+            ("param_bytes", self.param_bytes),
+            ("activation_bytes", self.activation_bytes),
+            ("output_bytes", self.output_bytes),
+        ]
+    }
+
+    /// Reads the cost of one layer (`bwd = 2 × fwd` by default).
+    pub fn cost(&self) -> Result<Cost, LayerError> {
+        for (field, value) in self.numbers() {
+            if let Some(v) = value
+                && !(v.is_finite() && v >= 0.0)
+            {
+                return Err(LayerError::Negative { field, value: v });
+            }
+        }
+        let explicit = self.fwd_s.is_some() || self.bwd_s.is_some();
+        let roofline = self.fwd_flops.is_some()
+            || self.bwd_flops.is_some()
+            || self.fwd_bytes.is_some()
+            || self.bwd_bytes.is_some();
+        match (explicit, roofline) {
+            (true, true) => Err(LayerError::MixedCosts),
+            (false, false) => Err(LayerError::NoCost),
+            (true, false) => {
+                let fwd_s = self.fwd_s.unwrap_or(self.bwd_s.unwrap_or(0.0) / 2.0);
+                Ok(Cost::Explicit {
+                    fwd_s,
+                    bwd_s: self.bwd_s.unwrap_or(2.0 * fwd_s),
+                })
+            }
+            (false, true) => {
+                let fwd_flops = self.fwd_flops.unwrap_or(0.0);
+                let fwd_bytes = self.fwd_bytes.unwrap_or(0.0);
+                Ok(Cost::Roofline {
+                    fwd_flops,
+                    bwd_flops: self.bwd_flops.unwrap_or(2.0 * fwd_flops),
+                    fwd_bytes,
+                    bwd_bytes: self.bwd_bytes.unwrap_or(2.0 * fwd_bytes),
+                })
+            }
+        }
+    }
+
+    /// Expands `count` into that many layers, named `name` (count 1) or `name.0`, `name.1`, …
+    pub fn expand(&self) -> Result<Vec<Layer>, LayerError> {
+        if self.count == 0 {
+            return Err(LayerError::ZeroCount);
+        }
+        let cost = self.cost()?;
+        Ok((0..self.count)
+            .map(|i| Layer {
+                name: if self.count == 1 {
+                    self.name.clone()
+                } else {
+                    format!("{}.{i}", self.name)
+                },
+                role: self.role,
+                trainable: self.trainable,
+                cost,
+                param_bytes: self.param_bytes.unwrap_or(0.0),
+                activation_bytes: self.activation_bytes.unwrap_or(0.0),
+                output_bytes: self.output_bytes.unwrap_or(0.0),
+                workload_varies: self.workload_varies,
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backward_defaults_to_twice_forward() {
+        let spec = LayerSpec::timed("llm", Role::Backbone, 1, 1.5);
+        assert_eq!(
+            spec.cost(),
+            Ok(Cost::Explicit {
+                fwd_s: 1.5,
+                bwd_s: 3.0
+            })
+        );
+        let roof = LayerSpec {
+            name: "x".into(),
+            fwd_flops: Some(10.0),
+            fwd_bytes: Some(4.0),
+            ..LayerSpec::default()
+        };
+        assert_eq!(
+            roof.cost(),
+            Ok(Cost::Roofline {
+                fwd_flops: 10.0,
+                bwd_flops: 20.0,
+                fwd_bytes: 4.0,
+                bwd_bytes: 8.0
+            })
+        );
+    }
+
+    #[test]
+    fn cost_errors_are_named() {
+        let mixed = LayerSpec {
+            name: "x".into(),
+            fwd_s: Some(1.0),
+            fwd_flops: Some(1.0),
+            ..LayerSpec::default()
+        };
+        assert_eq!(mixed.cost(), Err(LayerError::MixedCosts));
+        let none = LayerSpec {
+            name: "x".into(),
+            ..LayerSpec::default()
+        };
+        assert_eq!(none.cost(), Err(LayerError::NoCost));
+        let neg = LayerSpec::timed("x", Role::Other, 1, -1.0);
+        assert_eq!(
+            neg.cost().map_err(|e| e.to_string()),
+            Err("`fwd_s` must be a finite number ≥ 0, got -1".to_string())
+        );
+    }
+
+    #[test]
+    fn count_expands_with_numbered_names() {
+        let layers = LayerSpec::timed("vit", Role::Encoder, 3, 0.5)
+            .expand()
+            .unwrap_or_default();
+        let names: Vec<_> = layers.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["vit.0", "vit.1", "vit.2"]);
+    }
+}

@@ -1,0 +1,105 @@
+//! A validated schedule: the expanded model cut into regions, each with its skeleton, layout,
+//! trainable bit and owner (`ByLayer` slabs or the `ByMicrobatch` map).
+
+use crate::model::Layer;
+use crate::skeleton::{Layout, Skeleton};
+use std::ops::Range;
+
+/// One region `Π_j` (numbered from 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Region {
+    pub index: usize,
+    /// Layer indices `[c(j−1), c(j))`, 0-based.
+    pub layers: Range<usize>,
+    pub skeleton: Skeleton,
+    /// Some layer of the region is trainable.
+    pub trainable: bool,
+    pub owner: RegionOwner,
+}
+
+/// How a region's work is split over the ranks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RegionOwner {
+    /// `ByLayer`: rank `r` runs the contiguous slab `slabs[r]` (possibly empty).
+    ByLayer { slabs: Vec<Range<usize>> },
+    /// `ByMicrobatch`: the whole region runs on `owner[m]` for microbatch `m`.
+    ByMicrobatch,
+}
+
+impl Region {
+    pub fn layout(&self) -> Layout {
+        self.skeleton.layout()
+    }
+
+    /// The slab rank `r` runs, for a Sharded region.
+    pub fn slab(&self, rank: usize) -> Option<Range<usize>> {
+        match &self.owner {
+            RegionOwner::ByLayer { slabs } => slabs.get(rank).cloned(),
+            RegionOwner::ByMicrobatch => None,
+        }
+    }
+
+    /// Ranks holding a non-empty slab, in rank order (Sharded regions only).
+    pub fn sharded_ranks(&self) -> Vec<usize> {
+        match &self.owner {
+            RegionOwner::ByLayer { slabs } => slabs
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| !s.is_empty())
+                .map(|(r, _)| r)
+                .collect(),
+            RegionOwner::ByMicrobatch => Vec::new(),
+        }
+    }
+}
+
+/// A maximal run of adjacent Sharded regions, woven into one wavefront of `v` virtual stages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    /// Region indices (1-based), in order.
+    pub regions: Range<usize>,
+    pub skeleton: Skeleton,
+}
+
+impl Run {
+    /// Virtual stages per rank.
+    pub fn chunks(&self) -> usize {
+        self.regions.len()
+    }
+}
+
+/// Everything `derive` needs, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub layers: Vec<Layer>,
+    pub regions: Vec<Region>,
+    pub runs: Vec<Run>,
+    pub ranks: usize,
+    pub microbatches: usize,
+    pub data_parallel: usize,
+    /// `ByMicrobatch` owner of each microbatch, shared by every Replicated region.
+    pub owner: Vec<usize>,
+}
+
+impl Plan {
+    /// Region `j` (1-based).
+    pub fn region(&self, index: usize) -> Option<&Region> {
+        index.checked_sub(1).and_then(|i| self.regions.get(i))
+    }
+
+    /// `rank + (region − 1)·P`.
+    pub fn stage_index(&self, region: usize, rank: usize) -> usize {
+        rank + region.saturating_sub(1) * self.ranks
+    }
+
+    /// Inverse of [`Plan::stage_index`].
+    pub fn stage_to_region_rank(&self, stage: usize) -> (usize, usize) {
+        let p = self.ranks.max(1);
+        (stage / p + 1, stage % p)
+    }
+
+    /// The owner rank of microbatch `m`.
+    pub fn owner_of(&self, mb: usize) -> usize {
+        self.owner.get(mb).copied().unwrap_or(0)
+    }
+}

@@ -1,0 +1,292 @@
+//! The scenario file, format `mpipe-scenario/1`: load and save with errors that name the file,
+//! the field path, and the line and column.
+
+use crate::json_locate::{self, PathSeg};
+use crate::model::LayerSpec;
+use crate::owner::OwnerSpec;
+use crate::skeleton::Skeleton;
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+
+/// The one format this version reads and writes.
+pub const FORMAT: &str = "mpipe-scenario/1";
+
+fn one() -> usize {
+    1
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
+/// A whole scenario: model, cut, schedule, sizes, hardware, workload and owner map.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub format: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    pub model: ModelSpec,
+    /// Interior boundaries `0 < c1 < … < c(k−1) < L`.
+    #[serde(default)]
+    pub cut: Vec<usize>,
+    /// One skeleton per region.
+    pub schedule: Vec<Skeleton>,
+    /// Pipeline ranks `P`.
+    pub ranks: usize,
+    /// Microbatches `M` per step.
+    pub microbatches: usize,
+    /// Data-parallel size (the DataGroup of every Sharded region).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub data_parallel: usize,
+    /// Per-region, per-rank layer counts for Sharded regions (`null` for balanced).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slabs: Option<Vec<Option<Vec<usize>>>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware: Option<Hardware>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<Workload>,
+    #[serde(default, skip_serializing_if = "OwnerSpec::is_default")]
+    pub owner: OwnerSpec,
+    /// Hand-written per-rank compute orders in action notation (`["0F0", "0F1", "0B0", …]`),
+    /// replacing the derived ones; checked for completeness and deadlock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orders: Option<Vec<Vec<String>>>,
+}
+
+/// `model`: the ordered layers.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    pub layers: Vec<LayerSpec>,
+}
+
+/// `hardware`: device and link parameters. Missing hardware means free communication.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Hardware {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_flops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hbm_bytes_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_alpha_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_bytes_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<f64>,
+}
+
+/// `workload`: per-microbatch scale of data-dependent layers.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoder_scale: Option<Vec<f64>>,
+}
+
+/// What went wrong reading a scenario. Every variant names the file; positions are 1-based.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("{file}: cannot read: {message}")]
+    Read { file: String, message: String },
+    #[error("{file}:{line}:{column}: {message}")]
+    Syntax {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{file}:{line}:{column}: field `{path}`: {message}")]
+    Field {
+        file: String,
+        path: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+}
+
+impl ScenarioError {
+    /// The file the error is about.
+    pub fn file(&self) -> &str {
+        match self {
+            ScenarioError::Read { file, .. }
+            | ScenarioError::Syntax { file, .. }
+            | ScenarioError::Field { file, .. } => file,
+        }
+    }
+}
+
+/// Turns serde's "... at line 3 column 7" into a message without the suffix.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+impl Scenario {
+    /// Parses a scenario from JSON text; `file` is the name errors give.
+    pub fn from_json_str(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let scenario: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|err| {
+            let inner = err.inner();
+            let message = strip_position(&inner.to_string());
+            let (line, column) = (inner.line(), inner.column());
+            let path = err.path().to_string();
+            if inner.is_syntax() || inner.is_eof() || path == "." {
+                ScenarioError::Syntax {
+                    file: file.to_string(),
+                    line,
+                    column,
+                    message,
+                }
+            } else {
+                ScenarioError::Field {
+                    file: file.to_string(),
+                    path,
+                    line,
+                    column,
+                    message,
+                }
+            }
+        })?;
+        de.end().map_err(|err| ScenarioError::Syntax {
+            file: file.to_string(),
+            line: err.line(),
+            column: err.column(),
+            message: strip_position(&err.to_string()),
+        })?;
+        if scenario.format != FORMAT {
+            return Err(field_error(
+                text,
+                file,
+                "format",
+                format!(
+                    "unsupported format `{}`, expected `{FORMAT}`",
+                    scenario.format
+                ),
+            ));
+        }
+        Ok(scenario)
+    }
+
+    /// Reads a scenario from any reader.
+    pub fn load(mut reader: impl Read, file: &str) -> Result<Scenario, ScenarioError> {
+        let mut text = String::new();
+        reader
+            .read_to_string(&mut text)
+            .map_err(|err| ScenarioError::Read {
+                file: file.to_string(),
+                message: err.to_string(),
+            })?;
+        Scenario::from_json_str(&text, file)
+    }
+
+    /// Pretty JSON, the form `save` writes.
+    pub fn to_json_string(&self) -> String {
+        // Serialising plain data with string keys cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
+    }
+
+    /// Writes the scenario as pretty JSON.
+    pub fn save(&self, mut writer: impl Write) -> std::io::Result<()> {
+        writer.write_all(self.to_json_string().as_bytes())
+    }
+}
+
+/// An error about the value at `path` (as `cut[1]`), positioned in `text` when it can be found.
+pub fn field_error(text: &str, file: &str, path: &str, message: String) -> ScenarioError {
+    let segs: Vec<PathSeg> = json_locate::parse_path(path);
+    let (line, column) = json_locate::locate(text, &segs).unwrap_or((1, 1));
+    ScenarioError::Field {
+        file: file.to_string(),
+        path: path.to_string(),
+        line,
+        column,
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"{
+  "format": "mpipe-scenario/1",
+  "model": { "layers": [ { "name": "llm", "count": 8, "fwd_s": 1.0 } ] },
+  "schedule": ["1f1b"],
+  "ranks": 4,
+  "microbatches": 8
+}"#;
+
+    #[test]
+    fn minimal_scenario_loads_with_defaults() {
+        let s = Scenario::from_json_str(MINIMAL, "m.json").unwrap();
+        assert_eq!(s.cut, Vec::<usize>::new());
+        assert_eq!(s.data_parallel, 1);
+        assert_eq!(s.owner, OwnerSpec::RoundRobin);
+        assert_eq!(s.model.layers[0].count, 8);
+    }
+
+    #[test]
+    fn unknown_field_is_named_with_position() {
+        let text = MINIMAL.replace("\"ranks\": 4", "\"rankz\": 4");
+        let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `orders`"
+        );
+        let text = MINIMAL.replace("\"count\": 8", "\"cnt\": 8");
+        let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("m.json:3:47: field `model.layers[0].cnt`: unknown field `cnt`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn wrong_types_and_syntax_errors_have_positions() {
+        let text = MINIMAL.replace("\"ranks\": 4", "\"ranks\": -4");
+        let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "m.json:5:13: field `ranks`: invalid value: integer `-4`, expected usize"
+        );
+        let text = MINIMAL.replace("[\"1f1b\"]", "[\"2f2b\"]");
+        let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "m.json:4:21: field `schedule[0]`: unknown variant `2f2b`, expected one of `1f1b`, `gpipe`, `transpose`"
+        );
+        let err = Scenario::from_json_str(&MINIMAL[..60], "m.json").unwrap_err();
+        assert_eq!(err.to_string(), "m.json:3:26: EOF while parsing an object");
+        let err = Scenario::from_json_str(&format!("{MINIMAL} x"), "m.json").unwrap_err();
+        assert_eq!(err.to_string(), "m.json:7:3: trailing characters");
+        let err = Scenario::from_json_str("{}", "m.json").unwrap_err();
+        assert_eq!(err.to_string(), "m.json:1:2: missing field `format`");
+    }
+
+    #[test]
+    fn wrong_format_is_rejected() {
+        let text = MINIMAL.replace("mpipe-scenario/1", "mpipe-scenario/9");
+        let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "m.json:2:13: field `format`: unsupported format `mpipe-scenario/9`, expected `mpipe-scenario/1`"
+        );
+    }
+
+    #[test]
+    fn save_then_load_is_identical() {
+        let s = Scenario::from_json_str(MINIMAL, "m.json").unwrap();
+        let mut bytes = Vec::new();
+        s.save(&mut bytes).unwrap();
+        let again = Scenario::load(bytes.as_slice(), "saved.json").unwrap();
+        assert_eq!(s, again);
+    }
+}
