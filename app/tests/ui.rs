@@ -1,5 +1,12 @@
 //! UI tests: drive the window by its labels, as a user would.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // tests fail by panicking
+
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use mpipe_studio::Studio;

@@ -53,8 +53,10 @@ fn derive_file(path: &Path) -> Result<(Scenario, mpipe::Derivation), InputError>
             if let mpipe::DeriveError::Invalid(v) = &err
                 && let Some((cut, schedule)) = v.normal_form()
             {
+                let names: Vec<String> = schedule.iter().map(|s| format!("\"{s}\"")).collect();
                 message.push_str(&format!(
-                    "\nnormal form: \"cut\": {cut:?}, \"schedule\": {schedule}"
+                    "\nfix: replace them with \"cut\": {cut:?}, \"schedule\": [{}]",
+                    names.join(", ")
                 ));
             }
             Err(InputError(message))

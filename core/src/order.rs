@@ -3,7 +3,7 @@
 
 use crate::collectives::{Gates, gates, seam_comms};
 use crate::event::{Action, Comm, EdgeKind, Event, Group, Phase, Seam};
-use crate::plan::{Plan, Region};
+use crate::plan::{Plan, Region, Wavefront};
 use crate::skeleton::{Layout, Skeleton};
 use crate::wavefront::{self, Slot};
 use petgraph::Direction;
@@ -279,15 +279,11 @@ pub fn build(plan: &Plan, explicit: Option<&[Vec<String>]>) -> Result<Order, Ord
     Ok(order)
 }
 
-/// The fixed per-rank sequence of one Sharded run, as nodes (absent events skipped).
-fn run_sequence(
-    b: &Builder,
-    run_start: usize,
-    chunks: usize,
-    skeleton: Skeleton,
-    rank: usize,
-) -> Vec<NodeIndex> {
+/// The fixed per-rank sequence of the wavefront, as nodes (absent events skipped).
+fn wavefront_sequence(b: &Builder, wavefront: &Wavefront, rank: usize) -> Vec<NodeIndex> {
     let plan = b.plan;
+    let chunks = wavefront.chunks();
+    let skeleton = wavefront.skeleton;
     let slots: Vec<Slot> = match skeleton {
         Skeleton::GPipe => wavefront::gpipe(plan.microbatches, chunks),
         _ if chunks > 1 => wavefront::interleaved(plan.ranks, plan.microbatches, chunks, rank),
@@ -295,18 +291,21 @@ fn run_sequence(
     };
     slots
         .into_iter()
-        .filter_map(|s| b.compute(s.phase, run_start + s.chunk, rank, s.mb))
+        .filter_map(|s| {
+            let region = *wavefront.regions.get(s.chunk)?;
+            b.compute(s.phase, region, rank, s.mb)
+        })
         .collect()
 }
 
 /// Per-rank compute orders (Fwd/Bwd only) of the derived schedule.
 ///
-/// Each Sharded run contributes its wavefront sequence per rank. A Replicated first region (the
-/// transposed encoder) runs its owned forwards before anything else on the rank and its backwards
-/// after the rank's last wavefront event. When there are several runs, or Replicated regions
-/// later in the model, the per-rank sequences are interleaved by a unit-time list schedule: each
-/// free rank runs the first ready event, preferring ready Replicated work, then the run head
-/// that became ready first (earlier run on ties). This is deterministic and deadlock-free.
+/// The wavefront (all Sharded regions) fixes each rank's sequence of Sharded work. A Replicated
+/// first region (the transposed encoder) runs its owned forwards before anything else on the rank
+/// and its backwards after the rank's last wavefront event. Replicated regions later in the model
+/// (between Sharded regions, or a sink) are placed by a unit-time list schedule: each rank runs
+/// its next wavefront event when it is ready, and any ready Replicated event first. Such events
+/// only delay the wavefront, never reorder it, so the order stays deadlock-free.
 fn merged_orders(b: &Builder) -> Vec<Vec<NodeIndex>> {
     let plan = b.plan;
     let p = plan.ranks;
@@ -345,23 +344,21 @@ fn merged_orders(b: &Builder) -> Vec<Vec<NodeIndex>> {
             }
         }
     }
-    let queues: Vec<Vec<Vec<NodeIndex>>> = (0..p)
+    let queues: Vec<Vec<NodeIndex>> = (0..p)
         .map(|rank| {
-            plan.runs
-                .iter()
-                .map(|run| run_sequence(b, run.regions.start, run.chunks(), run.skeleton, rank))
-                .collect()
+            plan.wavefront
+                .as_ref()
+                .map(|w| wavefront_sequence(b, w, rank))
+                .unwrap_or_default()
         })
         .collect();
 
-    // Fast path: one run, Replicated work only at the source: concatenate.
-    if !floating.iter().any(|&f| f) && plan.runs.len() <= 1 {
+    // Fast path: Replicated work only at the source: concatenate.
+    if !floating.iter().any(|&f| f) {
         return (0..p)
             .map(|r| {
                 let mut order = prologue.get(r).cloned().unwrap_or_default();
-                if let Some(q) = queues.get(r) {
-                    order.extend(q.iter().flatten().copied());
-                }
+                order.extend(queues.get(r).cloned().unwrap_or_default());
                 order.extend(epilogue.get(r).cloned().unwrap_or_default());
                 order
             })
@@ -374,10 +371,10 @@ fn merged_orders(b: &Builder) -> Vec<Vec<NodeIndex>> {
 struct Cursor<'a> {
     prologue: &'a [NodeIndex],
     epilogue: &'a [NodeIndex],
-    queues: &'a [Vec<NodeIndex>],
+    queue: &'a [NodeIndex],
     pro_at: usize,
     epi_at: usize,
-    queue_at: Vec<usize>,
+    queue_at: usize,
     /// Ready floating (non-source Replicated) events: (ready tick, region, mb, node).
     floats: BTreeSet<(u64, usize, usize, NodeIndex)>,
     running: Option<NodeIndex>,
@@ -395,26 +392,12 @@ impl Cursor<'_> {
         if let Some(key) = self.floats.pop_first() {
             return Some(key.3);
         }
-        let heads: Vec<(usize, NodeIndex)> = self
-            .queues
-            .iter()
-            .zip(&self.queue_at)
-            .enumerate()
-            .filter_map(|(k, (q, &i))| q.get(i).map(|&n| (k, n)))
-            .collect();
-        if let Some((_, k, n)) = heads
-            .iter()
-            .filter_map(|&(k, n)| ready(n).map(|t| (t, k, n)))
-            .min()
-        {
-            if let Some(at) = self.queue_at.get_mut(k) {
-                *at += 1;
-            }
+        if let Some(&n) = self.queue.get(self.queue_at) {
+            ready(n)?;
+            self.queue_at += 1;
             return Some(n);
         }
-        if heads.is_empty()
-            && let Some(&n) = self.epilogue.get(self.epi_at)
-        {
+        if let Some(&n) = self.epilogue.get(self.epi_at) {
             ready(n)?;
             self.epi_at += 1;
             return Some(n);
@@ -425,11 +408,7 @@ impl Cursor<'_> {
     /// Everything not yet run, in sequence order (used only when the schedule is stuck).
     fn leftovers(&self) -> Vec<NodeIndex> {
         let pro = self.prologue.get(self.pro_at..).unwrap_or_default();
-        let queued = self
-            .queues
-            .iter()
-            .zip(&self.queue_at)
-            .flat_map(|(q, &at)| q.get(at..).unwrap_or_default());
+        let queued = self.queue.get(self.queue_at..).unwrap_or_default();
         let epi = self.epilogue.get(self.epi_at..).unwrap_or_default();
         pro.iter().chain(queued).chain(epi).copied().collect()
     }
@@ -439,7 +418,7 @@ fn list_schedule(
     b: &Builder,
     prologue: &[Vec<NodeIndex>],
     epilogue: &[Vec<NodeIndex>],
-    queues: &[Vec<Vec<NodeIndex>>],
+    queues: &[Vec<NodeIndex>],
     floating: &[bool],
 ) -> Vec<Vec<NodeIndex>> {
     let g = &b.graph;
@@ -457,19 +436,16 @@ fn list_schedule(
     let total = g.node_indices().filter(|&n| is_compute(n)).count();
     let empty: &[NodeIndex] = &[];
     let mut cursors: Vec<Cursor> = (0..b.plan.ranks)
-        .map(|r| {
-            let queues = queues.get(r).map_or(&[][..], Vec::as_slice);
-            Cursor {
-                prologue: prologue.get(r).map_or(empty, Vec::as_slice),
-                epilogue: epilogue.get(r).map_or(empty, Vec::as_slice),
-                queues,
-                pro_at: 0,
-                epi_at: 0,
-                queue_at: vec![0; queues.len()],
-                floats: BTreeSet::new(),
-                running: None,
-                order: Vec::new(),
-            }
+        .map(|r| Cursor {
+            prologue: prologue.get(r).map_or(empty, Vec::as_slice),
+            epilogue: epilogue.get(r).map_or(empty, Vec::as_slice),
+            queue: queues.get(r).map_or(empty, Vec::as_slice),
+            pro_at: 0,
+            epi_at: 0,
+            queue_at: 0,
+            floats: BTreeSet::new(),
+            running: None,
+            order: Vec::new(),
         })
         .collect();
 

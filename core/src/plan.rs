@@ -53,15 +53,20 @@ impl Region {
     }
 }
 
-/// A maximal run of adjacent Sharded regions, woven into one wavefront of `v` virtual stages.
+/// The Sharded regions of a schedule, woven into one wavefront of `v` virtual stages per rank.
+///
+/// A maximal run of adjacent Sharded regions is one wavefront (interleaved 1F1B when `v > 1`).
+/// When Replicated regions separate Sharded ones (`⟨1f1b, transpose, 1f1b⟩`), every Sharded
+/// region still belongs to the one wavefront, chunk `c` being the `c`-th Sharded region; the
+/// Replicated regions between them are hops off the wavefront.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Run {
-    /// Region indices (1-based), in order.
-    pub regions: Range<usize>,
+pub struct Wavefront {
+    /// Region indices (1-based) of the chunks, in model order.
+    pub regions: Vec<usize>,
     pub skeleton: Skeleton,
 }
 
-impl Run {
+impl Wavefront {
     /// Virtual stages per rank.
     pub fn chunks(&self) -> usize {
         self.regions.len()
@@ -73,7 +78,8 @@ impl Run {
 pub struct Plan {
     pub layers: Vec<Layer>,
     pub regions: Vec<Region>,
-    pub runs: Vec<Run>,
+    /// `None` when no region is Sharded (a lone `transpose`).
+    pub wavefront: Option<Wavefront>,
     pub ranks: usize,
     pub microbatches: usize,
     pub data_parallel: usize,

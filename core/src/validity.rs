@@ -3,7 +3,7 @@
 
 use crate::model::{Layer, LayerError};
 use crate::owner::OwnerSpec;
-use crate::plan::{Plan, Region, RegionOwner, Run};
+use crate::plan::{Plan, Region, RegionOwner, Wavefront};
 use crate::scenario::Scenario;
 use crate::skeleton::{Layout, Skeleton, schedule_to_string};
 use crate::slab;
@@ -51,14 +51,15 @@ pub enum ValidityError {
     )]
     SkeletonCount { regions: usize, skeletons: usize },
     #[error(
-        "rule `no-adjacent-replicated`: regions {first} and {second} are both Replicated in {schedule}; adjacent transposes share one owner map and collapse into one region. Normal form: cut {normal_cut:?}, schedule {normal_schedule}"
+        "rule `no-adjacent-replicated`: regions {first} and {second} are both Replicated in {schedule}; adjacent transposes share one owner map and collapse into one region. Normal form: cut {normal_cut:?}, schedule {}",
+        schedule_to_string(normal_schedule)
     )]
     AdjacentReplicated {
         first: usize,
         second: usize,
         schedule: String,
         normal_cut: Vec<usize>,
-        normal_schedule: String,
+        normal_schedule: Vec<Skeleton>,
     },
     #[error("rule `sharded-slabs`: region {region} ({skeleton}) has {layers} layer(s) for {ranks} ranks; give per-rank layer counts in `slabs[{index}]` (zeros allowed)", index = region - 1)]
     TooFewLayers {
@@ -84,11 +85,13 @@ pub enum ValidityError {
         layers: usize,
     },
     #[error(
-        "rule `uniform-wavefront`: regions {first}–{last} form one Sharded wavefront but mix skeletons ({skeletons}); mixed skeletons inside one run are not defined yet"
+        "rule `uniform-wavefront`: the Sharded regions {regions} form one wavefront but mix skeletons ({skeletons}); mixed skeletons in one wavefront are not defined yet"
     )]
     MixedRun {
-        first: usize,
-        last: usize,
+        /// The Sharded regions, as `1, 2`.
+        regions: String,
+        /// The first region whose skeleton differs.
+        culprit: usize,
         skeletons: String,
     },
     #[error(
@@ -161,7 +164,7 @@ impl ValidityError {
             SlabsForReplicated { region } | SlabsRanks { region, .. } | SlabsSum { region, .. } => {
                 format!("slabs[{}]", region - 1)
             }
-            MixedRun { last, .. } => format!("schedule[{}]", last - 1),
+            MixedRun { culprit, .. } => format!("schedule[{}]", culprit - 1),
             InterleavedRounds { .. } => "microbatches".into(),
             OwnerLength { .. } => "owner".into(),
             OwnerRank { mb, .. } => format!("owner[{mb}]"),
@@ -171,7 +174,7 @@ impl ValidityError {
     }
 
     /// The normal form offered as a one-click fix, where there is one.
-    pub fn normal_form(&self) -> Option<(Vec<usize>, String)> {
+    pub fn normal_form(&self) -> Option<(Vec<usize>, Vec<Skeleton>)> {
         match self {
             ValidityError::AdjacentReplicated {
                 normal_cut,
@@ -255,7 +258,7 @@ pub fn check_schedule(
                 second: j + 2,
                 schedule: schedule_to_string(schedule),
                 normal_cut,
-                normal_schedule: schedule_to_string(&normal_schedule),
+                normal_schedule,
             });
         }
     }
@@ -394,10 +397,10 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
         });
     }
 
-    let runs = sharded_runs(&regions)?;
-    if runs
-        .iter()
-        .any(|run| run.skeleton == Skeleton::OneFOneB && run.chunks() > 1)
+    let wavefront = wavefront(&regions)?;
+    if wavefront
+        .as_ref()
+        .is_some_and(|w| w.skeleton == Skeleton::OneFOneB && w.chunks() > 1)
     {
         interleaved_rounds(ranks, microbatches)?;
     }
@@ -441,7 +444,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
     Ok(Plan {
         layers,
         regions,
-        runs,
+        wavefront,
         ranks,
         microbatches,
         data_parallel: scenario.data_parallel,
@@ -449,42 +452,29 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
     })
 }
 
-/// Maximal runs of adjacent Sharded regions; a run must use one skeleton.
-fn sharded_runs(regions: &[Region]) -> Result<Vec<Run>, ValidityError> {
-    let mut runs: Vec<Run> = Vec::new();
-    let mut start: Option<usize> = None;
-    for (i, region) in regions.iter().enumerate() {
-        let sharded = region.layout() == Layout::Sharded;
-        match (sharded, start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                runs.push(make_run(regions, s, i)?);
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(s) = start {
-        runs.push(make_run(regions, s, regions.len())?);
-    }
-    Ok(runs)
-}
-
-fn make_run(regions: &[Region], start: usize, end: usize) -> Result<Run, ValidityError> {
-    let members = regions.get(start..end).unwrap_or_default();
-    let skeleton = members.first().map_or(Skeleton::OneFOneB, |r| r.skeleton);
-    if members.iter().any(|r| r.skeleton != skeleton) {
-        let names: Vec<&str> = members.iter().map(|r| r.skeleton.name()).collect();
+/// All Sharded regions, woven into one wavefront; they must share one skeleton.
+fn wavefront(regions: &[Region]) -> Result<Option<Wavefront>, ValidityError> {
+    let members: Vec<&Region> = regions
+        .iter()
+        .filter(|r| r.layout() == Layout::Sharded)
+        .collect();
+    let Some(first) = members.first() else {
+        return Ok(None);
+    };
+    if let Some(culprit) = members.iter().find(|r| r.skeleton != first.skeleton) {
+        let list = |f: &dyn Fn(&Region) -> String| -> String {
+            members.iter().map(|r| f(r)).collect::<Vec<_>>().join(", ")
+        };
         return Err(ValidityError::MixedRun {
-            first: start + 1,
-            last: end,
-            skeletons: names.join(", "),
+            regions: list(&|r| r.index.to_string()),
+            culprit: culprit.index,
+            skeletons: list(&|r| r.skeleton.name().to_string()),
         });
     }
-    Ok(Run {
-        regions: start + 1..end + 1,
-        skeleton,
-    })
+    Ok(Some(Wavefront {
+        regions: members.iter().map(|r| r.index).collect(),
+        skeleton: first.skeleton,
+    }))
 }
 
 #[cfg(test)]

@@ -1,0 +1,44 @@
+//! Scenario builders shared by the core's integration tests.
+#![allow(dead_code)]
+
+use mpipe::model::{LayerSpec, Role};
+use mpipe::scenario::{FORMAT, ModelSpec, Scenario};
+use mpipe::skeleton::Skeleton;
+
+/// A scenario over the given layer specs.
+pub fn scenario(
+    layers: Vec<LayerSpec>,
+    cut: &[usize],
+    schedule: &[Skeleton],
+    ranks: usize,
+    microbatches: usize,
+) -> Scenario {
+    Scenario {
+        format: FORMAT.to_string(),
+        name: String::new(),
+        description: String::new(),
+        model: ModelSpec { layers },
+        cut: cut.to_vec(),
+        schedule: schedule.to_vec(),
+        ranks,
+        microbatches,
+        data_parallel: 1,
+        slabs: None,
+        hardware: None,
+        workload: None,
+        owner: Default::default(),
+        orders: None,
+    }
+}
+
+/// Mpipe's shape: `enc` encoder layers and `llm` backbone layers.
+pub fn vit_llm(enc: usize, llm: usize, encoder_trainable: bool) -> Vec<LayerSpec> {
+    let mut vit = LayerSpec::timed("vit", Role::Encoder, enc, 0.5);
+    vit.trainable = encoder_trainable;
+    vec![vit, LayerSpec::timed("llm", Role::Backbone, llm, 1.0)]
+}
+
+/// `n` uniform backbone layers.
+pub fn uniform(n: usize) -> Vec<LayerSpec> {
+    vec![LayerSpec::timed("layer", Role::Backbone, n, 1.0)]
+}

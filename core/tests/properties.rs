@@ -1,0 +1,235 @@
+//! Property tests: random valid scenarios derive acyclic, complete orders; random invalid ones
+//! are rejected; nothing panics on any input.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // tests fail by panicking
+
+mod common;
+
+use mpipe::event::{Event, Phase};
+use mpipe::model::{LayerSpec, Role};
+use mpipe::owner::OwnerSpec;
+use mpipe::skeleton::{Layout, Skeleton};
+use mpipe::{Derivation, Scenario};
+use petgraph::Direction;
+use proptest::prelude::*;
+use std::collections::HashMap;
+
+/// A random valid scenario: regions with no adjacent transposes, one skeleton per Sharded run,
+/// enough layers per Sharded region (or explicit counts with zeros), whole interleaved rounds.
+fn valid_scenario() -> impl Strategy<Value = Scenario> {
+    (
+        1usize..=5,
+        1usize..=10,
+        prop::collection::vec((0u8..3, 0usize..=3, any::<bool>(), any::<bool>()), 1..=4),
+        0u8..3,
+        prop::collection::vec(0usize..5, 10),
+    )
+        .prop_map(|(p, m, raw, owner_kind, owner_list)| {
+            let mut schedule: Vec<Skeleton> = Vec::new();
+            let mut wavefront_skeleton = None;
+            for &(kind, ..) in &raw {
+                let mut s =
+                    [Skeleton::OneFOneB, Skeleton::GPipe, Skeleton::Transpose][kind as usize];
+                if s == Skeleton::Transpose && schedule.last() == Some(&Skeleton::Transpose) {
+                    s = Skeleton::OneFOneB;
+                }
+                // One skeleton for every Sharded region: they weave into one wavefront.
+                if s != Skeleton::Transpose {
+                    s = *wavefront_skeleton.get_or_insert(s);
+                }
+                schedule.push(s);
+            }
+            let mut layers = Vec::new();
+            let mut cut = Vec::new();
+            let mut slabs = Vec::new();
+            let mut total = 0;
+            for (j, (&(_, extra, trainable, explicit), &s)) in raw.iter().zip(&schedule).enumerate()
+            {
+                let count = match s.layout() {
+                    Layout::Replicated => 1 + extra,
+                    Layout::Sharded if explicit => 1 + extra,
+                    Layout::Sharded => p + extra,
+                };
+                slabs.push(match s.layout() {
+                    Layout::Sharded if explicit => {
+                        // Put the region's layers on the first ranks, zeros after.
+                        let mut counts = vec![0; p];
+                        for l in 0..count {
+                            counts[l % p.min(2)] += 1;
+                        }
+                        Some(counts)
+                    }
+                    _ => None,
+                });
+                let mut spec = LayerSpec::timed(&format!("r{j}"), Role::Other, count, 1.0);
+                spec.trainable = trainable;
+                layers.push(spec);
+                if j > 0 {
+                    cut.push(total);
+                }
+                total += count;
+            }
+            let chunks = schedule
+                .iter()
+                .filter(|s| **s == Skeleton::OneFOneB)
+                .count();
+            let mut m = m;
+            if chunks > 1 {
+                let rounds = (m / p).max(1);
+                m = (m / rounds * rounds).max(1);
+            }
+            let owner = match owner_kind {
+                0 => OwnerSpec::RoundRobin,
+                1 => OwnerSpec::FirstRank,
+                _ => OwnerSpec::Explicit(
+                    owner_list
+                        .iter()
+                        .take(m)
+                        .map(|r| r % p)
+                        .chain(std::iter::repeat(0))
+                        .take(m)
+                        .collect(),
+                ),
+            };
+            let mut s = common::scenario(layers, &cut, &schedule, p, m);
+            s.owner = owner;
+            if slabs.iter().any(Option::is_some) {
+                s.slabs = Some(slabs);
+            }
+            s
+        })
+}
+
+/// Runs the per-rank orders against the data edges, independently of `derive`'s own check:
+/// every event must complete.
+fn executes(d: &Derivation) -> bool {
+    let g = &d.order.graph;
+    let mut done = vec![false; g.node_count()];
+    let mut at = vec![0usize; d.order.nodes.len()];
+    let on_rank: Vec<bool> = g.node_indices().map(|n| g[n].rank().is_some()).collect();
+    loop {
+        let mut progress = false;
+        // Off-rank events (collectives, the barrier) complete once their inputs have.
+        for n in g.node_indices() {
+            if !done[n.index()]
+                && !on_rank[n.index()]
+                && g.neighbors_directed(n, Direction::Incoming)
+                    .all(|p| done[p.index()])
+            {
+                done[n.index()] = true;
+                progress = true;
+            }
+        }
+        for (rank, nodes) in d.order.nodes.iter().enumerate() {
+            while let Some(&n) = nodes.get(at[rank]) {
+                if !g
+                    .neighbors_directed(n, Direction::Incoming)
+                    .all(|p| done[p.index()])
+                {
+                    break;
+                }
+                done[n.index()] = true;
+                at[rank] += 1;
+                progress = true;
+            }
+        }
+        if !progress {
+            return done.iter().all(|&x| x);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn valid_scenarios_derive_complete_acyclic_orders(s in valid_scenario()) {
+        let d = mpipe::derive(&s).map_err(|e| TestCaseError::fail(format!("{e}\n{}", s.to_json_string())))?;
+        prop_assert!(executes(&d), "the derived order does not execute:\n{}", s.to_json_string());
+
+        // Every compute-stream event sits on exactly one rank, once.
+        let g = &d.order.graph;
+        let mut seen = HashMap::new();
+        for (rank, nodes) in d.order.nodes.iter().enumerate() {
+            for &n in nodes {
+                prop_assert_eq!(g[n].rank(), Some(rank));
+                *seen.entry(n).or_insert(0) += 1;
+            }
+        }
+        let on_ranks = g.node_indices().filter(|&n| g[n].rank().is_some()).count();
+        prop_assert_eq!(seen.len(), on_ranks);
+        prop_assert!(seen.values().all(|&c| c == 1));
+
+        // Each microbatch's forward precedes its backward on the rank that runs both.
+        for (rank, _) in d.order.nodes.iter().enumerate() {
+            let actions = d.order.actions(rank, d.plan.ranks);
+            let pos: HashMap<_, _> = actions.iter().enumerate().map(|(i, a)| ((a.stage, a.phase, a.mb), i)).collect();
+            for a in &actions {
+                if a.phase == Phase::Backward {
+                    let f = pos.get(&(a.stage, Phase::Forward, a.mb));
+                    prop_assert!(f.is_some_and(|&f| f < pos[&(a.stage, a.phase, a.mb)]), "{} before its forward", a);
+                }
+            }
+        }
+
+        // Every microbatch runs a forward of every region exactly... once per placed slab.
+        let fwds = g.node_weights().filter(|e| matches!(e, Event::Fwd { .. })).count();
+        let per_mb: usize = d.plan.regions.iter().map(|r| match r.layout() {
+            Layout::Replicated => 1,
+            Layout::Sharded => r.sharded_ranks().len(),
+        }).sum();
+        prop_assert_eq!(fwds, per_mb * d.plan.microbatches);
+    }
+
+    #[test]
+    fn adjacent_transposes_or_bad_cuts_are_rejected(
+        s in valid_scenario(),
+        which in 0u8..3,
+        at in 0usize..4,
+    ) {
+        let mut s = s;
+        let layers: usize = s.model.layers.iter().map(|l| l.count).sum();
+        match which {
+            0 => { s.cut.push(layers); s.schedule.push(Skeleton::OneFOneB); }
+            1 => { s.schedule.insert(at.min(s.schedule.len()), Skeleton::Transpose); s.schedule.insert(at.min(s.schedule.len()), Skeleton::Transpose); s.cut = (1..s.schedule.len()).collect(); }
+            _ => { s.schedule.push(Skeleton::GPipe); }
+        }
+        prop_assert!(mpipe::derive(&s).is_err());
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(text in ".{0,200}") {
+        let _ = Scenario::from_json_str(&text, "fuzz.json");
+    }
+
+    #[test]
+    fn mutated_samples_never_panic(
+        flips in prop::collection::vec((0usize..2000, any::<u8>()), 1..6),
+        which in 0usize..5,
+    ) {
+        let samples = [
+            include_str!("../../samples/mpipe-vit-llm.json"),
+            include_str!("../../samples/1f1b.json"),
+            include_str!("../../samples/gpipe.json"),
+            include_str!("../../samples/vpp3.json"),
+            include_str!("../../samples/mpipe-vit-llm-frozen.json"),
+        ];
+        let mut bytes = samples[which].as_bytes().to_vec();
+        for (at, b) in flips {
+            let i = at % bytes.len();
+            bytes[i] = b;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        if let Ok(s) = Scenario::from_json_str(&text, "mutated.json") {
+            // Keep sizes sane so a mutated "ranks": 9999999 does not allocate for minutes.
+            if s.ranks * s.microbatches <= 4096 {
+                let _ = mpipe::derive(&s);
+            }
+        }
+    }
+}
