@@ -112,18 +112,98 @@ impl Studio {
             }
         }
         ui.separator();
-        match &self.derived {
-            Ok(d) => {
-                let name = self.scenario.as_ref().map_or("", |s| s.name.as_str());
-                let text = mpipe::report::text(name, d);
-                // The order itself is drawn on the right; show placement and collectives here.
-                let summary = text.split("\nper-rank order").next().unwrap_or(&text);
-                ui.label(RichText::new(summary.trim()).monospace());
-            }
+        let d = match &self.derived {
+            Ok(d) => d,
             Err(message) => {
                 ui.colored_label(Color32::from_rgb(0xE0, 0x50, 0x50), message);
+                return;
             }
+        };
+        let plan = &d.plan;
+        let schedule: Vec<_> = plan.regions.iter().map(|r| r.skeleton).collect();
+        ui.label(format!(
+            "{}   P = {}, M = {}, {} layers",
+            mpipe::skeleton::schedule_to_string(&schedule),
+            plan.ranks,
+            plan.microbatches,
+            plan.layers.len()
+        ));
+        ui.add_space(6.0);
+        ui.label(RichText::new("Placement").strong());
+        egui::Grid::new("placement").striped(true).show(ui, |ui| {
+            for head in ["", "region", "skeleton", "layout", "layers", ""] {
+                ui.label(RichText::new(head).small());
+            }
+            ui.end_row();
+            for r in &plan.regions {
+                let (fill, _) = (palette::chip(r.index, false), ());
+                ui.label(RichText::new("■").color(fill));
+                ui.label(r.index.to_string());
+                ui.label(r.skeleton.name());
+                ui.label(r.layout().to_string());
+                let name = |i: usize| plan.layers.get(i).map_or("?", |l| l.name.as_str());
+                ui.label(format!(
+                    "{}..{} ({}–{})",
+                    r.layers.start,
+                    r.layers.end,
+                    name(r.layers.start),
+                    name(r.layers.end.saturating_sub(1))
+                ));
+                ui.label(if r.trainable { "trainable" } else { "frozen" });
+                ui.end_row();
+            }
+        });
+        for r in &plan.regions {
+            let owner = match &r.owner {
+                mpipe::plan::RegionOwner::ByLayer { slabs } => {
+                    let parts: Vec<String> = slabs
+                        .iter()
+                        .enumerate()
+                        .map(|(rank, s)| format!("r{rank}: {}..{}", s.start, s.end))
+                        .collect();
+                    format!("ByLayer  {}", parts.join(", "))
+                }
+                mpipe::plan::RegionOwner::ByMicrobatch => format!("ByMicrobatch  {:?}", plan.owner),
+            };
+            ui.label(RichText::new(format!("region {}: {owner}", r.index)).small());
         }
+        ui.add_space(6.0);
+        ui.label(RichText::new("Collectives").strong());
+        for seam in &d.collectives.seams {
+            ui.label(format!(
+                "seam {} → {}: forward {:?}, backward {}",
+                seam.seam.from,
+                seam.seam.to,
+                seam.forward,
+                seam.backward
+                    .map_or("— (nothing trainable upstream)".to_string(), |c| format!(
+                        "{c:?}"
+                    ))
+            ));
+        }
+        for inner in &d.collectives.internal {
+            ui.label(format!(
+                "inside region {}: {:?} / {}",
+                inner.seam.from,
+                inner.forward,
+                inner.backward.map_or("—".to_string(), |c| format!("{c:?}"))
+            ));
+        }
+        for red in &d.collectives.reduces {
+            ui.label(format!(
+                "reduce region {} over {:?} ({} member{}{})",
+                red.region,
+                red.group,
+                red.members,
+                if red.members == 1 { "" } else { "s" },
+                if red.noop { ", no-op" } else { "" }
+            ));
+        }
+        ui.add_space(6.0);
+        ui.label(
+            RichText::new("Chips: region colour; light = forward, dark = backward. Stage index = rank + (region − 1)·P.")
+                .small(),
+        );
     }
 
     fn order_view(&self, ui: &mut egui::Ui) {

@@ -64,12 +64,26 @@ fn derive_file(path: &Path) -> Result<(Scenario, mpipe::Derivation), InputError>
     }
 }
 
+/// Writes to stdout; a closed pipe (`mpipe derive … | head`) ends quietly instead of panicking.
+fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing to stdout"),
+        _ => Ok(()),
+    }
+}
+
 fn run(cli: Cli) -> anyhow::Result<Result<(), InputError>> {
     match cli.command {
-        Command::Validate { file } => Ok(derive_file(&file).map(|(scenario, d)| {
+        Command::Validate { file } => {
+            let (scenario, d) = match derive_file(&file) {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            };
             let schedule: Vec<_> = d.plan.regions.iter().map(|r| r.skeleton).collect();
-            println!(
-                "{}: valid: {} over {} layers, P = {}, M = {}{}",
+            emit(&format!(
+                "{}: valid: {} over {} layers, P = {}, M = {}{}\n",
                 file.display(),
                 mpipe::skeleton::schedule_to_string(&schedule),
                 d.plan.layers.len(),
@@ -80,8 +94,9 @@ fn run(cli: Cli) -> anyhow::Result<Result<(), InputError>> {
                 } else {
                     format!(" ({})", scenario.name)
                 }
-            );
-        })),
+            ))?;
+            Ok(Ok(()))
+        }
         Command::Derive { file, json } => {
             let (scenario, d) = match derive_file(&file) {
                 Ok(v) => v,
@@ -90,9 +105,9 @@ fn run(cli: Cli) -> anyhow::Result<Result<(), InputError>> {
             if json {
                 let report = DeriveReport::new(&scenario.name, &d);
                 let text = serde_json::to_string(&report).context("serialising the derivation")?;
-                println!("{text}");
+                emit(&(text + "\n"))?;
             } else {
-                print!("{}", report::text(&scenario.name, &d));
+                emit(&report::text(&scenario.name, &d))?;
             }
             Ok(Ok(()))
         }
