@@ -98,14 +98,16 @@ fn mpipe_sample_has_the_paper_shape() {
             .map(|a| a.to_string())
             .collect()
     };
-    // Encoder forwards of the owned microbatches (round robin) first, then 1F1B on stages 4..8,
-    // then the encoder backwards in the cooldown.
+    // Encoder forwards of the owned microbatches first (greedy_slack: the heaviest encodes go to
+    // the ranks with the longest warmup windows), then 1F1B on stages 4..8, then the encoder
+    // backwards in the cooldown.
     assert_eq!(
         actions(0).join(" "),
-        "0F0 0F4 4F0 4F1 4F2 4F3 4B0 4F4 4B1 4F5 4B2 4F6 4B3 4F7 4B4 4B5 4B6 4B7 0B0 0B4"
+        "0F5 4F0 4F1 4F2 4F3 4B0 4F4 4B1 4F5 4B2 4F6 4B3 4F7 4B4 4B5 4B6 4B7 0B5"
     );
+    assert_eq!(d.plan.owner, [3, 2, 2, 1, 1, 0, 3, 1]);
     assert_eq!(
         actions(3).join(" "),
-        "3F3 3F7 7F0 7B0 7F1 7B1 7F2 7B2 7F3 7B3 7F4 7B4 7F5 7B5 7F6 7B6 7F7 7B7 3B3 3B7"
+        "3F0 3F6 7F0 7B0 7F1 7B1 7F2 7B2 7F3 7B3 7F4 7B4 7F5 7B5 7F6 7B6 7F7 7B7 3B0 3B6"
     );
 }

@@ -4,6 +4,7 @@ use crate::collectives::{self, Collectives};
 use crate::order::{self, Order, OrderError};
 use crate::plan::Plan;
 use crate::scenario::{Scenario, ScenarioError, field_error};
+use crate::simulate::SimOptions;
 use crate::validity::{self, ValidityError};
 
 /// Everything derived from a valid scenario.
@@ -50,7 +51,13 @@ impl DeriveError {
 
 /// Validates the scenario and derives placement, collectives and the per-rank order.
 pub fn derive(scenario: &Scenario) -> Result<Derivation, DeriveError> {
-    let plan = validity::plan(scenario)?;
+    let mut plan = validity::plan(scenario)?;
+    crate::owner_policy::choose(
+        &mut plan,
+        &scenario.owner,
+        scenario.orders.as_deref(),
+        SimOptions::default(),
+    )?;
     let collectives = collectives::collectives(&plan);
     let order = order::build(&plan, scenario.orders.as_deref())?;
     Ok(Derivation {

@@ -6,19 +6,30 @@
 //! and `impl Write` at the edges.
 
 pub mod collectives;
+pub mod cost;
 pub mod derive;
 pub mod event;
 pub mod json_locate;
+pub mod maxplus;
+pub mod memory;
+pub mod metrics;
 pub mod model;
 pub mod order;
 pub mod owner;
+pub mod owner_policy;
+pub mod palette;
 pub mod plan;
 pub mod report;
 pub mod scenario;
+pub mod sim_report;
+pub mod simulate;
+pub mod simulation;
 pub mod skeleton;
 pub mod slab;
+pub mod svg;
 pub mod validity;
 pub mod wavefront;
+pub mod workload;
 
 pub use derive::{Derivation, DeriveError, derive};
 pub use scenario::{Scenario, ScenarioError};

@@ -3,6 +3,9 @@
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use mpipe::report::{self, DeriveReport};
+use mpipe::sim_report::{self, CompareReport, SimulateReport};
+use mpipe::simulate::SimOptions;
+use mpipe::simulation::Simulation;
 use mpipe::{Scenario, derive};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -29,6 +32,72 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Simulate a scenario: makespan, bubbles, warmup windows, encoder spill, memory, critical path.
+    Simulate {
+        file: PathBuf,
+        /// Print one JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Leave the per-event timeline out of the JSON.
+        #[arg(long)]
+        no_events: bool,
+        #[command(flatten)]
+        sim: SimArgs,
+    },
+    /// Simulate two scenarios and print the speedup of B over A and the per-rank differences.
+    Compare {
+        a: PathBuf,
+        b: PathBuf,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        sim: SimArgs,
+    },
+    /// Draw the simulated Gantt chart as SVG.
+    Render {
+        file: PathBuf,
+        /// Where to write the SVG.
+        #[arg(long, value_name = "OUT.svg")]
+        svg: PathBuf,
+        #[command(flatten)]
+        sim: SimArgs,
+    },
+}
+
+#[derive(clap::Args, Debug, Clone, Copy)]
+struct SimArgs {
+    /// Transfers on one directed rank pair run one at a time.
+    #[arg(long)]
+    serialize_links: bool,
+}
+
+impl SimArgs {
+    fn options(self) -> SimOptions {
+        SimOptions {
+            serialize_links: self.serialize_links,
+        }
+    }
+}
+
+fn simulate_file(path: &Path, sim: SimArgs) -> Result<(Scenario, Simulation), InputError> {
+    let (scenario, d) = derive_file(path)?;
+    let simulation = mpipe::simulation::run(d, sim.options());
+    Ok((scenario, simulation))
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename.
+fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or("out".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
 }
 
 /// A failure the user caused (bad file, invalid schedule): exit status 2.
@@ -109,6 +178,62 @@ fn run(cli: Cli) -> anyhow::Result<Result<(), InputError>> {
             } else {
                 emit(&report::text(&scenario.name, &d))?;
             }
+            Ok(Ok(()))
+        }
+        Command::Simulate {
+            file,
+            json,
+            no_events,
+            sim,
+        } => {
+            let (scenario, simulation) = match simulate_file(&file, sim) {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            };
+            if json {
+                let report = SimulateReport::new(&scenario.name, &simulation, !no_events);
+                emit(
+                    &(serde_json::to_string(&report).context("serialising the simulation")? + "\n"),
+                )?;
+            } else {
+                emit(&sim_report::text(&scenario.name, &simulation))?;
+            }
+            Ok(Ok(()))
+        }
+        Command::Compare { a, b, json, sim } => {
+            let ((sa, a_sim), (sb, b_sim)) = match (simulate_file(&a, sim), simulate_file(&b, sim))
+            {
+                (Ok(x), Ok(y)) => (x, y),
+                (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+            };
+            let name = |s: &Scenario, p: &Path| {
+                if s.name.is_empty() {
+                    p.display().to_string()
+                } else {
+                    s.name.clone()
+                }
+            };
+            let (an, bn) = (name(&sa, &a), name(&sb, &b));
+            if json {
+                let report = CompareReport::new(&an, &a_sim, &bn, &b_sim);
+                emit(
+                    &(serde_json::to_string(&report).context("serialising the comparison")? + "\n"),
+                )?;
+            } else {
+                emit(&sim_report::compare_text(&an, &a_sim, &bn, &b_sim))?;
+            }
+            Ok(Ok(()))
+        }
+        Command::Render { file, svg, sim } => {
+            let (scenario, simulation) = match simulate_file(&file, sim) {
+                Ok(v) => v,
+                Err(e) => return Ok(Err(e)),
+            };
+            write_atomic(
+                &svg,
+                mpipe::svg::render(&scenario.name, &simulation).as_bytes(),
+            )?;
+            emit(&format!("wrote {}\n", svg.display()))?;
             Ok(Ok(()))
         }
     }

@@ -12,6 +12,11 @@ pub enum OwnerSpec {
     RoundRobin,
     /// Everything on rank 0: the naive baseline.
     FirstRank,
+    /// The paper's greedy: heaviest encodes first, each to the rank with the most remaining
+    /// warmup slack `w_r − E_r` (needs the cost model).
+    GreedySlack,
+    /// Minimises the simulated makespan by deterministic local search from `greedy_slack`.
+    Optimized,
     /// An explicit rank per microbatch.
     Explicit(Vec<usize>),
 }
@@ -25,14 +30,22 @@ impl OwnerSpec {
         match self {
             OwnerSpec::RoundRobin => "round_robin",
             OwnerSpec::FirstRank => "first_rank",
+            OwnerSpec::GreedySlack => "greedy_slack",
+            OwnerSpec::Optimized => "optimized",
             OwnerSpec::Explicit(_) => "explicit",
         }
     }
 
-    /// The rank of each microbatch. Explicit lists must already be validated.
+    /// Whether the map is computed from the cost model (after a first derivation).
+    pub fn needs_costs(&self) -> bool {
+        matches!(self, OwnerSpec::GreedySlack | OwnerSpec::Optimized)
+    }
+
+    /// The rank of each microbatch. Explicit lists must already be validated; cost-based maps
+    /// start from round robin and are replaced once the cost model has run.
     pub fn resolve(&self, ranks: usize, microbatches: usize) -> Vec<usize> {
         match self {
-            OwnerSpec::RoundRobin => {
+            OwnerSpec::RoundRobin | OwnerSpec::GreedySlack | OwnerSpec::Optimized => {
                 let width = ranks.min(microbatches).max(1);
                 (0..microbatches).map(|m| m % width).collect()
             }
@@ -42,7 +55,7 @@ impl OwnerSpec {
     }
 }
 
-const NAMES: &str = "`round_robin`, `first_rank` or a list with one rank per microbatch";
+const NAMES: &str = "`round_robin`, `first_rank`, `greedy_slack`, `optimized` or a list with one rank per microbatch";
 
 impl Serialize for OwnerSpec {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -65,6 +78,8 @@ impl<'de> Deserialize<'de> for OwnerSpec {
                 match v {
                     "round_robin" => Ok(OwnerSpec::RoundRobin),
                     "first_rank" => Ok(OwnerSpec::FirstRank),
+                    "greedy_slack" => Ok(OwnerSpec::GreedySlack),
+                    "optimized" => Ok(OwnerSpec::Optimized),
                     other => Err(E::custom(format!(
                         "unknown owner map `{other}`, expected {NAMES}"
                     ))),
@@ -100,7 +115,7 @@ mod tests {
         let err = serde_json::from_str::<OwnerSpec>("\"fastest\"").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown owner map `fastest`, expected `round_robin`, `first_rank` or a list with one rank per microbatch at line 1 column 9"
+            "unknown owner map `fastest`, expected `round_robin`, `first_rank`, `greedy_slack`, `optimized` or a list with one rank per microbatch at line 1 column 9"
         );
         assert_eq!(
             serde_json::to_string(&OwnerSpec::FirstRank).unwrap(),

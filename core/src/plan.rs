@@ -2,6 +2,7 @@
 //! trainable bit and owner (`ByLayer` slabs or the `ByMicrobatch` map).
 
 use crate::model::Layer;
+use crate::scenario::Hardware;
 use crate::skeleton::{Layout, Skeleton};
 use std::ops::Range;
 
@@ -85,6 +86,11 @@ pub struct Plan {
     pub data_parallel: usize,
     /// `ByMicrobatch` owner of each microbatch, shared by every Replicated region.
     pub owner: Vec<usize>,
+    /// Workload factor of each microbatch (scales `workload_varies` layers).
+    pub workload: Vec<f64>,
+    pub hardware: Hardware,
+    /// Static bytes per parameter byte (parameters, gradients, optimizer state).
+    pub static_memory_factor: f64,
 }
 
 impl Plan {
@@ -102,6 +108,11 @@ impl Plan {
     pub fn stage_to_region_rank(&self, stage: usize) -> (usize, usize) {
         let p = self.ranks.max(1);
         (stage / p + 1, stage % p)
+    }
+
+    /// The workload factor of microbatch `m`.
+    pub fn workload_of(&self, mb: usize) -> f64 {
+        self.workload.get(mb).copied().unwrap_or(1.0)
     }
 
     /// The owner rank of microbatch `m`.

@@ -5,6 +5,7 @@ use crate::json_locate::{self, PathSeg};
 use crate::model::LayerSpec;
 use crate::owner::OwnerSpec;
 use crate::skeleton::Skeleton;
+pub use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 
@@ -50,6 +51,10 @@ pub struct Scenario {
     pub workload: Option<Workload>,
     #[serde(default, skip_serializing_if = "OwnerSpec::is_default")]
     pub owner: OwnerSpec,
+    /// Static memory bytes per parameter byte (default 1: parameters only; about 8 for
+    /// mixed-precision Adam: bf16 parameters and gradients plus fp32 master weights, m and v).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_memory_factor: Option<f64>,
     /// Hand-written per-rank compute orders in action notation (`["0F0", "0F1", "0B0", …]`),
     /// replacing the derived ones; checked for completeness and deadlock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -77,14 +82,6 @@ pub struct Hardware {
     pub link_bytes_per_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_bytes: Option<f64>,
-}
-
-/// `workload`: per-microbatch scale of data-dependent layers.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
-#[serde(deny_unknown_fields)]
-pub struct Workload {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub encoder_scale: Option<Vec<f64>>,
 }
 
 /// What went wrong reading a scenario. Every variant names the file; positions are 1-based.
@@ -238,7 +235,7 @@ mod tests {
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `orders`"
+            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `static_memory_factor`, `orders`"
         );
         let text = MINIMAL.replace("\"count\": 8", "\"cnt\": 8");
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();

@@ -7,6 +7,7 @@ use crate::plan::{Plan, Region, RegionOwner, Wavefront};
 use crate::scenario::Scenario;
 use crate::skeleton::{Layout, Skeleton, schedule_to_string};
 use crate::slab;
+use crate::workload::WorkloadError;
 
 /// A rule of the algebra (or of the file's sizes) that a scenario breaks.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -114,14 +115,10 @@ pub enum ValidityError {
         rank: usize,
         ranks: usize,
     },
-    #[error(
-        "rule `workload`: `workload.encoder_scale` has {given} entries for {microbatches} microbatches"
-    )]
-    WorkloadLength { given: usize, microbatches: usize },
-    #[error(
-        "rule `workload`: `workload.encoder_scale[{mb}]` = {value} must be a finite number ≥ 0"
-    )]
-    WorkloadValue { mb: usize, value: f64 },
+    #[error("rule `workload`: {0}")]
+    Workload(#[from] WorkloadError),
+    #[error("rule `static-memory`: `static_memory_factor` = {0} must be a finite number ≥ 0")]
+    StaticMemory(f64),
 }
 
 impl ValidityError {
@@ -143,7 +140,8 @@ impl ValidityError {
             MixedRun { .. } => "uniform-wavefront",
             InterleavedRounds { .. } => "interleaved-rounds",
             OwnerLength { .. } | OwnerRank { .. } => "owner",
-            WorkloadLength { .. } | WorkloadValue { .. } => "workload",
+            Workload(_) => "workload",
+            StaticMemory(_) => "static-memory",
         }
     }
 
@@ -168,8 +166,8 @@ impl ValidityError {
             InterleavedRounds { .. } => "microbatches".into(),
             OwnerLength { .. } => "owner".into(),
             OwnerRank { mb, .. } => format!("owner[{mb}]"),
-            WorkloadLength { .. } => "workload.encoder_scale".into(),
-            WorkloadValue { mb, .. } => format!("workload.encoder_scale[{mb}]"),
+            Workload(e) => e.field(),
+            StaticMemory(_) => "static_memory_factor".into(),
         }
     }
 
@@ -421,24 +419,10 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
         spec => spec.resolve(ranks, microbatches),
     };
 
-    if let Some(scales) = scenario
-        .workload
-        .as_ref()
-        .and_then(|w| w.encoder_scale.as_ref())
-    {
-        if scales.len() != microbatches {
-            return Err(ValidityError::WorkloadLength {
-                given: scales.len(),
-                microbatches,
-            });
-        }
-        if let Some((mb, &value)) = scales
-            .iter()
-            .enumerate()
-            .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
-        {
-            return Err(ValidityError::WorkloadValue { mb, value });
-        }
+    let workload = crate::workload::Workload::factors(scenario.workload.as_ref(), microbatches)?;
+    let static_memory_factor = scenario.static_memory_factor.unwrap_or(1.0);
+    if !(static_memory_factor.is_finite() && static_memory_factor >= 0.0) {
+        return Err(ValidityError::StaticMemory(static_memory_factor));
     }
 
     Ok(Plan {
@@ -449,6 +433,9 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
         microbatches,
         data_parallel: scenario.data_parallel,
         owner,
+        workload,
+        hardware: scenario.hardware.clone().unwrap_or_default(),
+        static_memory_factor,
     })
 }
 

@@ -133,11 +133,11 @@ fn derive_json_has_the_documented_shape() {
         .iter()
         .map(|a| a.as_str().unwrap())
         .collect();
-    assert_eq!(actions[..4], ["0F0", "0F4", "4F0", "4F1"]);
+    assert_eq!(actions[..4], ["0F5", "4F0", "4F1", "4F2"]);
     assert_eq!(v["placement"][0]["layout"], "Replicated");
     assert_eq!(
         v["placement"][0]["owner"]["by_microbatch"],
-        serde_json::json!([0, 1, 2, 3, 0, 1, 2, 3])
+        serde_json::json!([3, 2, 2, 1, 1, 0, 3, 1])
     );
     assert_eq!(
         v["placement"][1]["owner"]["by_layer"][0],
@@ -172,5 +172,5 @@ fn derive_json_has_the_documented_shape() {
     // The per-rank order lists event ids, the first being the first encoder forward.
     let first = ranks[0]["order"][0].as_u64().unwrap() as usize;
     assert_eq!(events[first]["event"], "Fwd");
-    assert_eq!(events[first]["action"], "0F0");
+    assert_eq!(events[first]["action"], "0F5");
 }

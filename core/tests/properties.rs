@@ -66,7 +66,10 @@ fn valid_scenario() -> impl Strategy<Value = Scenario> {
                     }
                     _ => None,
                 });
-                let mut spec = LayerSpec::timed(&format!("r{j}"), Role::Other, count, 1.0);
+                // Distinct per-region times (in eighths of a second, exact in f64).
+                let fwd = 0.125 * (1 + (j * 3 + extra) % 7) as f64;
+                let mut spec = LayerSpec::timed(&format!("r{j}"), Role::Other, count, fwd);
+                spec.output_bytes = Some(64.0 * (1 + extra) as f64);
                 spec.trainable = trainable;
                 layers.push(spec);
                 if j > 0 {
@@ -98,6 +101,11 @@ fn valid_scenario() -> impl Strategy<Value = Scenario> {
             };
             let mut s = common::scenario(layers, &cut, &schedule, p, m);
             s.owner = owner;
+            s.hardware = Some(mpipe::scenario::Hardware {
+                link_alpha_s: Some(0.25),
+                link_bytes_per_s: Some(256.0),
+                ..Default::default()
+            });
             if slabs.iter().any(Option::is_some) {
                 s.slabs = Some(slabs);
             }
@@ -184,6 +192,17 @@ proptest! {
             Layout::Sharded => r.sharded_ranks().len(),
         }).sum();
         prop_assert_eq!(fwds, per_mb * d.plan.microbatches);
+    }
+
+    #[test]
+    fn composing_region_denotations_gives_the_longest_path(s in valid_scenario()) {
+        let sim = mpipe::simulation::simulate_scenario(&s, mpipe::simulate::SimOptions::default())
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let d = &sim.derivation;
+        let composed = mpipe::maxplus::composed_completion(&d.order, &sim.durations, d.plan.regions.len());
+        prop_assert_eq!(&composed, &sim.timeline.end, "{}", s.to_json_string());
+        let makespan = composed.iter().copied().fold(0.0, f64::max);
+        prop_assert_eq!(makespan, sim.makespan_s);
     }
 
     #[test]

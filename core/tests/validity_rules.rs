@@ -284,6 +284,7 @@ fn workload_scales_are_checked() {
     let mut s = scenario(vit_llm(4, 8, true), &[4], &[Transpose, OneFOneB], 4, 4);
     s.workload = Some(Workload {
         encoder_scale: Some(vec![1.0, 2.0]),
+        ..Workload::default()
     });
     assert_eq!(
         error(&s).2,
@@ -291,6 +292,7 @@ fn workload_scales_are_checked() {
     );
     s.workload = Some(Workload {
         encoder_scale: Some(vec![1.0, 2.0, -1.0, 0.0]),
+        ..Workload::default()
     });
     assert_eq!(
         error(&s).2,

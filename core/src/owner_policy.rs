@@ -1,0 +1,182 @@
+//! Owner maps that need the cost model: `greedy_slack` (the paper's greedy) and `optimized`
+//! (deterministic local search on the simulated makespan).
+
+use crate::cost::{self, compute_time, unit_layers};
+use crate::event::{Event, Phase};
+use crate::order::{self, Order, OrderError};
+use crate::owner::OwnerSpec;
+use crate::plan::Plan;
+use crate::simulate::{SimOptions, simulate};
+use crate::skeleton::Layout;
+
+/// The Replicated first region (the transposed encoder), if the schedule has one and a wavefront.
+pub fn source_region(plan: &Plan) -> Option<usize> {
+    plan.regions
+        .first()
+        .filter(|r| r.layout() == Layout::Replicated && plan.wavefront.is_some())
+        .map(|r| r.index)
+}
+
+/// Durations with the source region's work (its forwards, backwards, seam transfers and reduce)
+/// set to zero: the same schedule "with the encoder removed".
+pub fn without_source(order: &Order, durations: &[f64], source: usize) -> Vec<f64> {
+    order
+        .graph
+        .node_indices()
+        .map(|n| {
+            let zero = match order.graph.node_weight(n) {
+                Some(
+                    Event::Fwd { region, .. }
+                    | Event::Bwd { region, .. }
+                    | Event::DpReduce { region, .. },
+                ) => *region == source,
+                Some(Event::Coll { seam, .. }) => seam.from == source,
+                _ => false,
+            };
+            if zero {
+                0.0
+            } else {
+                durations.get(n.index()).copied().unwrap_or(0.0)
+            }
+        })
+        .collect()
+}
+
+/// `w_r` per rank: when each rank's first wavefront forward starts with the encoder removed.
+pub fn warmup_windows(
+    plan: &Plan,
+    order: &Order,
+    durations: &[f64],
+    source: usize,
+    options: SimOptions,
+) -> Vec<f64> {
+    let free = without_source(order, durations, source);
+    let timeline = simulate(order, &free, options);
+    (0..plan.ranks)
+        .map(|r| {
+            crate::metrics::wavefront_span(plan, order, &timeline, r)
+                .map_or(0.0, |(start, _)| start)
+        })
+        .collect()
+}
+
+/// The paper's greedy: encodes heaviest first (ties: lower microbatch), each to the rank with the
+/// most remaining slack `w_r − E_r` (ties: lower rank).
+pub fn greedy_slack(windows: &[f64], encode: &[f64]) -> Vec<usize> {
+    let mut slack: Vec<f64> = windows.to_vec();
+    let mut mbs: Vec<usize> = (0..encode.len()).collect();
+    mbs.sort_by(|&a, &b| {
+        encode
+            .get(b)
+            .unwrap_or(&0.0)
+            .total_cmp(encode.get(a).unwrap_or(&0.0))
+            .then(a.cmp(&b))
+    });
+    let mut owner = vec![0; encode.len()];
+    for m in mbs {
+        let best = slack
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(&a.0)))
+            .map_or(0, |(r, _)| r);
+        if let (Some(o), Some(s)) = (owner.get_mut(m), slack.get_mut(best)) {
+            *o = best;
+            *s -= encode.get(m).copied().unwrap_or(0.0);
+        }
+    }
+    owner
+}
+
+fn makespan(
+    plan: &Plan,
+    explicit: Option<&[Vec<String>]>,
+    options: SimOptions,
+) -> Result<f64, OrderError> {
+    let order = order::build(plan, explicit)?;
+    let durations = cost::durations(plan, &order.graph);
+    Ok(simulate(&order, &durations, options).makespan)
+}
+
+/// How many candidate owner maps `optimized` may simulate.
+pub const SEARCH_BUDGET: usize = 400;
+
+/// Replaces `plan.owner` by the map `spec` asks for (only cost-based specs change anything).
+pub fn choose(
+    plan: &mut Plan,
+    spec: &OwnerSpec,
+    explicit: Option<&[Vec<String>]>,
+    options: SimOptions,
+) -> Result<(), OrderError> {
+    if !spec.needs_costs() {
+        return Ok(());
+    }
+    let Some(source) = source_region(plan) else {
+        return Ok(());
+    };
+    let order = order::build(plan, explicit)?;
+    let durations = cost::durations(plan, &order.graph);
+    let windows = warmup_windows(plan, &order, &durations, source, options);
+    let encode: Vec<f64> = (0..plan.microbatches)
+        .map(|m| compute_time(plan, unit_layers(plan, source, 0), m, Phase::Forward))
+        .collect();
+    plan.owner = greedy_slack(&windows, &encode);
+    if *spec != OwnerSpec::Optimized {
+        return Ok(());
+    }
+    // Local search: move one microbatch at a time (heaviest first) to the rank that lowers the
+    // simulated makespan most; repeat until a pass improves nothing or the budget is spent.
+    let mut best = makespan(plan, explicit, options)?;
+    let mut budget = SEARCH_BUDGET;
+    let mut mbs: Vec<usize> = (0..plan.microbatches).collect();
+    mbs.sort_by(|&a, &b| {
+        encode
+            .get(b)
+            .unwrap_or(&0.0)
+            .total_cmp(encode.get(a).unwrap_or(&0.0))
+            .then(a.cmp(&b))
+    });
+    loop {
+        let mut improved = false;
+        for &m in &mbs {
+            let current = plan.owner_of(m);
+            let mut choice = current;
+            for rank in (0..plan.ranks).filter(|&r| r != current) {
+                if budget == 0 {
+                    break;
+                }
+                budget -= 1;
+                if let Some(o) = plan.owner.get_mut(m) {
+                    *o = rank;
+                }
+                let t = makespan(plan, explicit, options)?;
+                if t < best {
+                    best = t;
+                    choice = rank;
+                }
+            }
+            if let Some(o) = plan.owner.get_mut(m) {
+                *o = choice;
+            }
+            improved |= choice != current;
+        }
+        if !improved || budget == 0 {
+            return Ok(());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn greedy_gives_heavy_encodes_to_long_windows() {
+        // Windows 0, 1, 2, 3; encodes 3.0, 0.5, 2.0, 1.0: 3.0 → rank 3, 2.0 → rank 2, 1.0 →
+        // rank 1 (each leaving slack 0), then 0.5 → rank 0 (every slack is 0; ties → lower rank).
+        assert_eq!(
+            greedy_slack(&[0.0, 1.0, 2.0, 3.0], &[3.0, 0.5, 2.0, 1.0]),
+            [3, 0, 2, 1]
+        );
+        assert_eq!(greedy_slack(&[0.0, 10.0], &[1.0, 1.0, 1.0]), [1, 1, 1]);
+    }
+}

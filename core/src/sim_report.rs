@@ -1,0 +1,362 @@
+//! What `mpipe simulate` and `mpipe compare` print: the JSON object (keys fixed by the README) and
+//! readable tables.
+
+use crate::event::{Action, Comm, Event, Phase, Seam};
+use crate::memory::MemoryCurve;
+use crate::metrics::RankMetrics;
+use crate::simulation::Simulation;
+use crate::skeleton::{Skeleton, schedule_to_string};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// The `--json` output of `mpipe simulate`.
+#[derive(Serialize, Debug)]
+pub struct SimulateReport {
+    pub name: String,
+    pub schedule: Vec<Skeleton>,
+    pub num_ranks: usize,
+    pub num_microbatches: usize,
+    pub makespan_s: f64,
+    pub bubble_fraction: f64,
+    pub utilisation: f64,
+    /// The makespan with the transposed encoder removed (`null` without one).
+    pub encoder_free_makespan_s: Option<f64>,
+    /// The `ByMicrobatch` owner map used (after `greedy_slack` / `optimized`).
+    pub owner: Vec<usize>,
+    pub ranks: Vec<RankMetrics>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<EventTiming>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comms: Option<Vec<CommTiming>>,
+    pub memory: Vec<MemoryCurve>,
+    pub critical_path: Vec<String>,
+}
+
+/// A compute event on the timeline.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct EventTiming {
+    pub rank: usize,
+    pub action: Action,
+    pub region: usize,
+    pub mb: usize,
+    pub backward: bool,
+    pub start_s: f64,
+    pub end_s: f64,
+}
+
+/// A collective on the timeline (transfers and reduces).
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct CommTiming {
+    pub comm: String,
+    pub seam: Option<Seam>,
+    pub mb: Option<usize>,
+    pub from_rank: usize,
+    pub to_rank: usize,
+    pub start_s: f64,
+    pub end_s: f64,
+}
+
+/// Compute events of a simulation in rank order, then time order.
+pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
+    let d = &sim.derivation;
+    let g = &d.order.graph;
+    let mut out = Vec::new();
+    for nodes in &d.order.nodes {
+        for &n in nodes {
+            let Some(e) = g.node_weight(n) else { continue };
+            let (region, rank, mb, phase) = match *e {
+                Event::Fwd { region, rank, mb } => (region, rank, mb, Phase::Forward),
+                Event::Bwd { region, rank, mb } => (region, rank, mb, Phase::Backward),
+                _ => continue,
+            };
+            let Some(action) = e.action(d.plan.ranks) else {
+                continue;
+            };
+            out.push(EventTiming {
+                rank,
+                action,
+                region,
+                mb,
+                backward: phase == Phase::Backward,
+                start_s: sim.timeline.start_of(n),
+                end_s: sim.timeline.end_of(n),
+            });
+        }
+    }
+    out
+}
+
+/// Transfers and reduces that take time.
+pub fn comm_timings(sim: &Simulation) -> Vec<CommTiming> {
+    let g = &sim.derivation.order.graph;
+    g.node_indices()
+        .filter(|&n| sim.timeline.duration_of(n) > 0.0)
+        .filter_map(|n| {
+            let t = (sim.timeline.start_of(n), sim.timeline.end_of(n));
+            match *g.node_weight(n)? {
+                Event::Coll {
+                    comm,
+                    seam,
+                    mb,
+                    from_rank,
+                    to_rank,
+                } => Some(CommTiming {
+                    comm: comm_name(comm).into(),
+                    seam: Some(seam),
+                    mb: Some(mb),
+                    from_rank,
+                    to_rank,
+                    start_s: t.0,
+                    end_s: t.1,
+                }),
+                Event::DpReduce { rank, group, .. } => Some(CommTiming {
+                    comm: format!("AllReduce({group:?})"),
+                    seam: None,
+                    mb: None,
+                    from_rank: rank,
+                    to_rank: rank,
+                    start_s: t.0,
+                    end_s: t.1,
+                }),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+fn comm_name(c: Comm) -> &'static str {
+    match c {
+        Comm::Gather => "Gather",
+        Comm::Scatter => "Scatter",
+        Comm::Send => "Send",
+        Comm::RecvGrad => "RecvGrad",
+    }
+}
+
+impl SimulateReport {
+    pub fn new(name: &str, sim: &Simulation, with_events: bool) -> Self {
+        let d = &sim.derivation;
+        let ranks = d.plan.ranks;
+        SimulateReport {
+            name: name.to_string(),
+            schedule: d.plan.regions.iter().map(|r| r.skeleton).collect(),
+            num_ranks: ranks,
+            num_microbatches: d.plan.microbatches,
+            makespan_s: sim.makespan_s,
+            bubble_fraction: sim.bubble_fraction,
+            utilisation: sim.utilisation,
+            encoder_free_makespan_s: sim.encoder_free_makespan_s,
+            owner: d.plan.owner.clone(),
+            ranks: sim.ranks.clone(),
+            events: with_events.then(|| event_timings(sim)),
+            comms: with_events.then(|| comm_timings(sim)),
+            memory: sim.memory.clone(),
+            critical_path: sim
+                .critical_path
+                .iter()
+                .filter(|&&n| sim.timeline.duration_of(n) > 0.0)
+                .filter_map(|&n| d.order.graph.node_weight(n).map(|e| e.label(ranks)))
+                .collect(),
+        }
+    }
+}
+
+/// Seconds with a sensible number of digits.
+pub fn secs(t: f64) -> String {
+    if t == 0.0 {
+        "0".into()
+    } else if t.abs() >= 100.0 {
+        format!("{t:.1}")
+    } else if t.abs() >= 1.0 {
+        format!("{t:.3}")
+    } else {
+        format!("{:.3}ms", t * 1e3)
+    }
+}
+
+/// Bytes in GB/MB/kB.
+pub fn bytes(b: f64) -> String {
+    match b {
+        b if b >= 1e9 => format!("{:.2} GB", b / 1e9),
+        b if b >= 1e6 => format!("{:.1} MB", b / 1e6),
+        b if b >= 1e3 => format!("{:.1} kB", b / 1e3),
+        b => format!("{b:.0} B"),
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or("–".into(), secs)
+}
+
+/// The readable form of `mpipe simulate`.
+pub fn text(name: &str, sim: &Simulation) -> String {
+    let d = &sim.derivation;
+    let schedule: Vec<Skeleton> = d.plan.regions.iter().map(|r| r.skeleton).collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}{} — P = {}, M = {}",
+        if name.is_empty() {
+            String::new()
+        } else {
+            format!("{name}: ")
+        },
+        schedule_to_string(&schedule),
+        d.plan.ranks,
+        d.plan.microbatches
+    );
+    let _ = writeln!(
+        out,
+        "makespan {} s, bubble {:.1} %, utilisation {:.1} %{}",
+        secs(sim.makespan_s),
+        100.0 * sim.bubble_fraction,
+        100.0 * sim.utilisation,
+        sim.encoder_free_makespan_s
+            .map_or(String::new(), |f| format!(
+                ", without the encoder {} s",
+                secs(f)
+            ))
+    );
+    let _ = writeln!(
+        out,
+        "\n{:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11}",
+        "rank",
+        "busy",
+        "bubble",
+        "warmup",
+        "steady",
+        "cooldown",
+        "comm",
+        "w_r",
+        "E_r",
+        "spill",
+        "sim.extra",
+        "peak mem"
+    );
+    for r in &sim.ranks {
+        let _ = writeln!(
+            out,
+            "{:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11}{}",
+            r.rank,
+            secs(r.busy_s),
+            secs(r.bubble_s),
+            secs(r.bubble.warmup_s),
+            secs(r.bubble.steady_s),
+            secs(r.bubble.cooldown_s),
+            secs(r.bubble.comm_s),
+            opt(r.warmup_window_s),
+            opt(r.encoder_work_s),
+            opt(r.spill_s),
+            opt(r.simulated_extra_s),
+            bytes(r.peak_memory_bytes),
+            if r.over_capacity {
+                "  over capacity!"
+            } else {
+                ""
+            }
+        );
+    }
+    let report = SimulateReport::new(name, sim, false);
+    let _ = writeln!(out, "\ncritical path: {}", report.critical_path.join(" → "));
+    out
+}
+
+/// `mpipe compare A B`: the speedup of B over A and the per-rank differences.
+pub fn compare_text(a_name: &str, a: &Simulation, b_name: &str, b: &Simulation) -> String {
+    let mut out = String::new();
+    let speedup = if b.makespan_s > 0.0 {
+        a.makespan_s / b.makespan_s
+    } else {
+        f64::NAN
+    };
+    let _ = writeln!(
+        out,
+        "A: {a_name}: makespan {} s, bubble {:.1} %",
+        secs(a.makespan_s),
+        100.0 * a.bubble_fraction
+    );
+    let _ = writeln!(
+        out,
+        "B: {b_name}: makespan {} s, bubble {:.1} %",
+        secs(b.makespan_s),
+        100.0 * b.bubble_fraction
+    );
+    let _ = writeln!(out, "speedup of B over A: {speedup:.3}×");
+    let _ = writeln!(
+        out,
+        "\n{:>4} {:>12} {:>12} {:>12} {:>12} {:>13}",
+        "rank", "busy A", "busy B", "bubble A", "bubble B", "Δ peak mem"
+    );
+    let n = a.ranks.len().max(b.ranks.len());
+    for rank in 0..n {
+        let (ra, rb) = (a.ranks.get(rank), b.ranks.get(rank));
+        let f = |r: Option<&RankMetrics>, get: fn(&RankMetrics) -> f64| {
+            r.map_or("–".to_string(), |r| secs(get(r)))
+        };
+        let dmem = match (ra, rb) {
+            (Some(x), Some(y)) => {
+                let d = y.peak_memory_bytes - x.peak_memory_bytes;
+                format!("{}{}", if d < 0.0 { "−" } else { "+" }, bytes(d.abs()))
+            }
+            _ => "–".into(),
+        };
+        let _ = writeln!(
+            out,
+            "{rank:>4} {:>12} {:>12} {:>12} {:>12} {:>13}",
+            f(ra, |r| r.busy_s),
+            f(rb, |r| r.busy_s),
+            f(ra, |r| r.bubble_s),
+            f(rb, |r| r.bubble_s),
+            dmem
+        );
+    }
+    out
+}
+
+/// `mpipe compare --json`.
+#[derive(Serialize, Debug)]
+pub struct CompareReport {
+    pub a: String,
+    pub b: String,
+    pub makespan_a_s: f64,
+    pub makespan_b_s: f64,
+    /// `makespan_a / makespan_b`: above 1 when B is faster.
+    pub speedup: f64,
+    pub ranks: Vec<RankDelta>,
+}
+
+/// Per-rank differences, B minus A.
+#[derive(Serialize, Debug)]
+pub struct RankDelta {
+    pub rank: usize,
+    pub busy_delta_s: f64,
+    pub bubble_delta_s: f64,
+    pub peak_memory_delta_bytes: f64,
+}
+
+impl CompareReport {
+    pub fn new(a_name: &str, a: &Simulation, b_name: &str, b: &Simulation) -> Self {
+        CompareReport {
+            a: a_name.into(),
+            b: b_name.into(),
+            makespan_a_s: a.makespan_s,
+            makespan_b_s: b.makespan_s,
+            speedup: if b.makespan_s > 0.0 {
+                a.makespan_s / b.makespan_s
+            } else {
+                0.0
+            },
+            ranks: a
+                .ranks
+                .iter()
+                .zip(&b.ranks)
+                .map(|(x, y)| RankDelta {
+                    rank: x.rank,
+                    busy_delta_s: y.busy_s - x.busy_s,
+                    bubble_delta_s: y.bubble_s - x.bubble_s,
+                    peak_memory_delta_bytes: y.peak_memory_bytes - x.peak_memory_bytes,
+                })
+                .collect(),
+        }
+    }
+}

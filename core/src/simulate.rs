@@ -1,0 +1,182 @@
+//! The timed order graph: each rank's compute stream runs `nodes(r)` strictly in order; a
+//! collective starts when its inputs are ready (optionally one at a time per directed link); an
+//! event starts when its rank is free and every predecessor has finished. The makespan is the
+//! longest path; the critical path is the chain of events that bound each start.
+
+use crate::event::Event;
+use crate::order::Order;
+use petgraph::Direction;
+use petgraph::graph::NodeIndex;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap};
+
+/// Simulation switches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimOptions {
+    /// Transfers on the same directed rank pair run one at a time, in the order they become ready.
+    pub serialize_links: bool,
+}
+
+/// Start and end time of every node (indexed by node index), seconds from the step's start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    pub start: Vec<f64>,
+    pub end: Vec<f64>,
+    pub makespan: f64,
+    /// The event whose finish set each node's start (`None` when it starts at 0 unbound).
+    pub binder: Vec<Option<NodeIndex>>,
+}
+
+impl Timeline {
+    pub fn start_of(&self, n: NodeIndex) -> f64 {
+        self.start.get(n.index()).copied().unwrap_or(0.0)
+    }
+
+    pub fn end_of(&self, n: NodeIndex) -> f64 {
+        self.end.get(n.index()).copied().unwrap_or(0.0)
+    }
+
+    pub fn duration_of(&self, n: NodeIndex) -> f64 {
+        self.end_of(n) - self.start_of(n)
+    }
+}
+
+#[derive(PartialEq)]
+struct Finish(f64, usize);
+
+impl Eq for Finish {}
+
+impl Ord for Finish {
+    // Reversed: BinaryHeap is a max-heap, we want the earliest finish (then lowest index) first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.0.total_cmp(&self.0).then(other.1.cmp(&self.1))
+    }
+}
+
+impl PartialOrd for Finish {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Runs the order with the given durations (indexed by node index).
+pub fn simulate(order: &Order, durations: &[f64], options: SimOptions) -> Timeline {
+    let g = &order.graph;
+    let n = g.node_count();
+    let mut next_on_rank: Vec<Option<NodeIndex>> = vec![None; n];
+    let mut remaining: Vec<usize> = g
+        .node_indices()
+        .map(|v| g.neighbors_directed(v, Direction::Incoming).count())
+        .collect();
+    for list in &order.nodes {
+        for pair in list.windows(2) {
+            if let [a, b] = *pair {
+                if let Some(slot) = next_on_rank.get_mut(a.index()) {
+                    *slot = Some(b);
+                }
+                if let Some(r) = remaining.get_mut(b.index()) {
+                    *r += 1;
+                }
+            }
+        }
+    }
+    let mut ready = vec![0.0f64; n];
+    let mut binder: Vec<Option<NodeIndex>> = vec![None; n];
+    let mut start = vec![0.0f64; n];
+    let mut end = vec![0.0f64; n];
+    let mut link_free: HashMap<(usize, usize), (f64, NodeIndex)> = HashMap::new();
+    let mut heap = BinaryHeap::new();
+
+    let mut launch = |v: NodeIndex,
+                      ready: &[f64],
+                      binder: &mut Vec<Option<NodeIndex>>,
+                      start: &mut Vec<f64>,
+                      end: &mut Vec<f64>,
+                      heap: &mut BinaryHeap<Finish>| {
+        let i = v.index();
+        let mut s = ready.get(i).copied().unwrap_or(0.0);
+        if options.serialize_links
+            && let Some(Event::Coll {
+                from_rank, to_rank, ..
+            }) = g.node_weight(v)
+            && from_rank != to_rank
+        {
+            let key = (*from_rank, *to_rank);
+            if let Some(&(free, last)) = link_free.get(&key)
+                && free > s
+            {
+                s = free;
+                if let Some(b) = binder.get_mut(i) {
+                    *b = Some(last);
+                }
+            }
+            let e = s + durations.get(i).copied().unwrap_or(0.0);
+            link_free.insert(key, (e, v));
+        }
+        let e = s + durations.get(i).copied().unwrap_or(0.0);
+        if let (Some(ss), Some(ee)) = (start.get_mut(i), end.get_mut(i)) {
+            *ss = s;
+            *ee = e;
+        }
+        heap.push(Finish(e, i));
+    };
+
+    for v in g.node_indices() {
+        if remaining.get(v.index()) == Some(&0) {
+            launch(v, &ready, &mut binder, &mut start, &mut end, &mut heap);
+        }
+    }
+    let mut makespan = 0.0f64;
+    while let Some(Finish(t, i)) = heap.pop() {
+        makespan = makespan.max(t);
+        let v = NodeIndex::new(i);
+        let succs = g
+            .neighbors_directed(v, Direction::Outgoing)
+            .chain(next_on_rank.get(i).copied().flatten());
+        let succs: Vec<NodeIndex> = succs.collect();
+        for s in succs {
+            let j = s.index();
+            if let (Some(r), Some(b)) = (ready.get_mut(j), binder.get_mut(j))
+                && (t > *r || b.is_none())
+            {
+                *r = r.max(t);
+                *b = Some(v);
+            }
+            if let Some(left) = remaining.get_mut(j) {
+                *left = left.saturating_sub(1);
+                if *left == 0 {
+                    launch(s, &ready, &mut binder, &mut start, &mut end, &mut heap);
+                }
+            }
+        }
+    }
+    Timeline {
+        start,
+        end,
+        makespan,
+        binder,
+    }
+}
+
+/// The chain of events that bound the step's end, from the first to the last.
+pub fn critical_path(order: &Order, timeline: &Timeline) -> Vec<NodeIndex> {
+    let last = order.graph.node_indices().max_by(|a, b| {
+        timeline
+            .end_of(*a)
+            .total_cmp(&timeline.end_of(*b))
+            .then(b.index().cmp(&a.index()))
+    });
+    let mut path = Vec::new();
+    let mut at = last;
+    let mut guard = order.graph.node_count() + 1;
+    while let Some(v) = at {
+        path.push(v);
+        at = timeline.binder.get(v.index()).copied().flatten();
+        guard -= 1;
+        if guard == 0 {
+            break;
+        }
+    }
+    path.reverse();
+    path
+}
