@@ -99,8 +99,9 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
             let (mut current, mut peak, mut peak_at) = (base, base, 0.0);
             for (t, delta) in list {
                 current += delta;
+                let points_len = points.len();
                 match points.last_mut() {
-                    Some(last) if last[0] == t => last[1] = current,
+                    Some(last) if last[0] == t && points_len > 1 => last[1] = current,
                     _ => points.push([t, current]),
                 }
                 if current > peak {

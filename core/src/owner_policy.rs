@@ -124,9 +124,15 @@ pub fn choose(
         return Ok(());
     }
     // Local search: move one microbatch at a time (heaviest first) to the rank that lowers the
-    // simulated makespan most; repeat until a pass improves nothing or the budget is spent.
-    let mut best = makespan(plan, explicit, options)?;
-    let mut budget = SEARCH_BUDGET;
+    // simulated makespan most, then try swapping the owners of two microbatches; repeat until a
+    // pass improves nothing or the budget is spent. Only strict improvements are taken, so the
+    // result is deterministic and never worse than greedy_slack.
+    let mut search = Search {
+        best: makespan(plan, explicit, options)?,
+        budget: SEARCH_BUDGET,
+        explicit,
+        options,
+    };
     let mut mbs: Vec<usize> = (0..plan.microbatches).collect();
     mbs.sort_by(|&a, &b| {
         encode
@@ -138,29 +144,56 @@ pub fn choose(
     loop {
         let mut improved = false;
         for &m in &mbs {
-            let current = plan.owner_of(m);
-            let mut choice = current;
-            for rank in (0..plan.ranks).filter(|&r| r != current) {
-                if budget == 0 {
-                    break;
+            for rank in 0..plan.ranks {
+                if rank == plan.owner_of(m) {
+                    continue;
                 }
-                budget -= 1;
-                if let Some(o) = plan.owner.get_mut(m) {
+                let mut candidate = plan.owner.clone();
+                if let Some(o) = candidate.get_mut(m) {
                     *o = rank;
                 }
-                let t = makespan(plan, explicit, options)?;
-                if t < best {
-                    best = t;
-                    choice = rank;
-                }
+                improved |= search.try_owner(plan, candidate)?;
             }
-            if let Some(o) = plan.owner.get_mut(m) {
-                *o = choice;
-            }
-            improved |= choice != current;
         }
-        if !improved || budget == 0 {
+        for (i, &a) in mbs.iter().enumerate() {
+            for &b in mbs.iter().skip(i + 1) {
+                if plan.owner_of(a) == plan.owner_of(b) {
+                    continue;
+                }
+                let mut candidate = plan.owner.clone();
+                candidate.swap(a, b);
+                improved |= search.try_owner(plan, candidate)?;
+            }
+        }
+        if !improved || search.budget == 0 {
             return Ok(());
+        }
+    }
+}
+
+/// The state of the `optimized` local search.
+struct Search<'a> {
+    best: f64,
+    budget: usize,
+    explicit: Option<&'a [Vec<String>]>,
+    options: SimOptions,
+}
+
+impl Search<'_> {
+    /// Keeps `candidate` as the owner map when it strictly lowers the makespan.
+    fn try_owner(&mut self, plan: &mut Plan, candidate: Vec<usize>) -> Result<bool, OrderError> {
+        if self.budget == 0 {
+            return Ok(false);
+        }
+        self.budget -= 1;
+        let previous = std::mem::replace(&mut plan.owner, candidate);
+        let t = makespan(plan, self.explicit, self.options)?;
+        if t < self.best {
+            self.best = t;
+            Ok(true)
+        } else {
+            plan.owner = previous;
+            Ok(false)
         }
     }
 }

@@ -174,3 +174,86 @@ fn derive_json_has_the_documented_shape() {
     assert_eq!(events[first]["event"], "Fwd");
     assert_eq!(events[first]["action"], "0F5");
 }
+
+#[test]
+fn simulate_json_has_the_fixed_keys() {
+    let path = samples().join("1f1b.json");
+    let (code, out, err) = mpipe(&["simulate", path.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // 1F1B, P = 4, M = 8, two 1 s / 2 s layers per stage, free communication: (M + P − 1)·6 s.
+    assert_eq!(v["makespan_s"], 66.0);
+    assert_eq!(v["bubble_fraction"], 18.0 / 66.0);
+    let r0 = &v["ranks"][0];
+    for key in ["rank", "busy_s", "idle_s", "bubble_s", "bubble", "warmup_window_s", "encoder_work_s", "spill_s", "peak_memory_bytes"] {
+        assert!(r0.get(key).is_some(), "missing {key}");
+    }
+    for key in ["warmup_s", "steady_s", "cooldown_s", "comm_s"] {
+        assert!(r0["bubble"].get(key).is_some(), "missing bubble.{key}");
+    }
+    assert_eq!(r0["busy_s"], 48.0);
+    assert_eq!(r0["bubble_s"], 18.0);
+    assert_eq!(r0["warmup_window_s"], serde_json::Value::Null);
+    // 1F1B rank 0 holds four microbatches of two 1 GB activations, plus 2 GB of parameters.
+    assert_eq!(r0["peak_memory_bytes"], 2.0e9 + 4.0 * 2.0e9);
+    let events = v["events"].as_array().unwrap();
+    assert_eq!(events.len(), 4 * 16);
+    assert_eq!(
+        events[0],
+        serde_json::json!({"rank": 0, "action": "0F0", "region": 1, "mb": 0, "backward": false, "start_s": 0.0, "end_s": 2.0})
+    );
+    assert_eq!(v["memory"][0]["points"][0], serde_json::json!([0.0, 2.0e9]));
+    assert_eq!(v["memory"][0]["points"][1], serde_json::json!([0.0, 4.0e9]));
+    assert!(v["critical_path"].as_array().unwrap().len() > 1);
+
+    let (_, out, _) = mpipe(&["simulate", path.to_str().unwrap(), "--json", "--no-events"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v.get("events").is_none());
+    assert_eq!(v["makespan_s"], 66.0);
+}
+
+#[test]
+fn simulate_table_shows_the_transpose_columns() {
+    let path = samples().join("mpipe-vit-llm.json");
+    let (code, out, _) = mpipe(&["simulate", path.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(out.contains("w_r") && out.contains("E_r") && out.contains("spill") && out.contains("sim.extra"), "{out}");
+    assert!(out.contains("critical path: "), "{out}");
+}
+
+#[test]
+fn compare_prints_the_speedup() {
+    let gpipe = samples().join("gpipe.json");
+    let one = samples().join("1f1b.json");
+    let (code, out, _) = mpipe(&["compare", gpipe.to_str().unwrap(), one.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // Same makespan; 1F1B holds fewer activations on every rank but the last.
+    assert_eq!(v["speedup"], 1.0);
+    assert!(v["ranks"][0]["peak_memory_delta_bytes"].as_f64().unwrap() < 0.0);
+    assert_eq!(v["ranks"][3]["peak_memory_delta_bytes"].as_f64().unwrap(), -7.0 * 2.0e9);
+    let (code, out, _) = mpipe(&["compare", gpipe.to_str().unwrap(), one.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(out.contains("speedup of B over A: 1.000×"), "{out}");
+}
+
+#[test]
+fn render_writes_an_svg_gantt() {
+    let out_path = temp_file("gantt.svg", "old contents");
+    let path = samples().join("mpipe-vit-llm.json");
+    let (code, out, err) = mpipe(&["render", path.to_str().unwrap(), "--svg", out_path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, format!("wrote {}\n", out_path.display()));
+    let svg = std::fs::read_to_string(&out_path).unwrap();
+    assert!(svg.starts_with("<svg "));
+    assert!(svg.trim_end().ends_with("</svg>"));
+    for rank in 0..4 {
+        assert!(svg.contains(&format!(">rank {rank}</text>")));
+    }
+    assert!(svg.contains("warmup window"));
+    assert!(svg.contains("encoder spill"));
+    assert!(svg.contains(">time (s)</text>"));
+    // No temporary file is left beside the output.
+    let dir = out_path.parent().unwrap();
+    assert!(std::fs::read_dir(dir).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().contains(".tmp-")));
+}
