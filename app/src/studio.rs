@@ -169,35 +169,8 @@ impl Studio {
         }
         ui.add_space(6.0);
         ui.label(RichText::new("Collectives").strong());
-        for seam in &d.collectives.seams {
-            ui.label(format!(
-                "seam {} → {}: forward {:?}, backward {}",
-                seam.seam.from,
-                seam.seam.to,
-                seam.forward,
-                seam.backward
-                    .map_or("— (nothing trainable upstream)".to_string(), |c| format!(
-                        "{c:?}"
-                    ))
-            ));
-        }
-        for inner in &d.collectives.internal {
-            ui.label(format!(
-                "inside region {}: {:?} / {}",
-                inner.seam.from,
-                inner.forward,
-                inner.backward.map_or("—".to_string(), |c| format!("{c:?}"))
-            ));
-        }
-        for red in &d.collectives.reduces {
-            ui.label(format!(
-                "reduce region {} over {:?} ({} member{}{})",
-                red.region,
-                red.group,
-                red.members,
-                if red.members == 1 { "" } else { "s" },
-                if red.noop { ", no-op" } else { "" }
-            ));
+        for line in mpipe::report::collectives_in_words(&d.collectives) {
+            ui.label(line);
         }
         ui.add_space(6.0);
         ui.label(

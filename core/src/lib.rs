@@ -5,6 +5,7 @@
 //! Pure and deterministic: no threads, no clock, no global state; I/O only through `impl Read`
 //! and `impl Write` at the edges.
 
+pub mod adjacency;
 pub mod collectives;
 pub mod cost;
 pub mod derive;

@@ -1,6 +1,7 @@
 //! The order graph: typed events joined by typed edges (a `petgraph` DAG), and `nodes(r)`, each
 //! rank's events in execution order; with the deadlock check that names the cycle.
 
+use crate::adjacency::Adjacency;
 use crate::collectives::{Gates, gates, seam_comms};
 use crate::event::{Action, Comm, EdgeKind, Event, Group, Phase, Seam};
 use crate::plan::{Plan, Region, Wavefront};
@@ -37,6 +38,10 @@ pub struct Order {
     /// `nodes(r)`: the compute-stream events of rank `r` (Fwd, Bwd, Loss, DpReduce) in execution order.
     pub nodes: Vec<Vec<NodeIndex>>,
     pub barrier: NodeIndex,
+    /// Data edges plus each rank's sequence, flat, for the passes over large graphs.
+    pub adjacency: Adjacency,
+    /// A topological order of `adjacency` (filled by the deadlock check).
+    pub topological: Vec<u32>,
 }
 
 impl Order {
@@ -67,6 +72,8 @@ struct Builder<'a> {
     fwd: Vec<Option<NodeIndex>>,
     bwd: Vec<Option<NodeIndex>>,
     reduces: HashMap<(usize, usize), NodeIndex>,
+    /// The Loss that follows each microbatch's last forward.
+    loss_after: HashMap<NodeIndex, NodeIndex>,
     barrier: NodeIndex,
 }
 
@@ -176,6 +183,7 @@ impl Builder<'_> {
         });
         if let Some((_, last)) = prev {
             self.graph.add_edge(last, loss, EdgeKind::Activation);
+            self.loss_after.insert(last, loss);
         }
 
         let mut downstream: Option<(Unit, NodeIndex)> = None;
@@ -229,7 +237,19 @@ impl Builder<'_> {
 pub fn build(plan: &Plan, explicit: Option<&[Vec<String>]>) -> Result<Order, OrderError> {
     let trainable: Vec<bool> = plan.regions.iter().map(|r| r.trainable).collect();
     let size = plan.regions.len() * plan.ranks * plan.microbatches;
-    let mut graph = DiGraph::new();
+    let units: usize = plan
+        .regions
+        .iter()
+        .map(|r| match r.layout() {
+            Layout::Replicated => 1,
+            Layout::Sharded => r.sharded_ranks().len(),
+        })
+        .sum();
+    let per_mb = 4 * units + 1;
+    let mut graph = DiGraph::with_capacity(
+        per_mb * plan.microbatches + 1,
+        (6 * units + 2) * plan.microbatches,
+    );
     let barrier = graph.add_node(Event::StepBarrier);
     let mut b = Builder {
         plan,
@@ -238,6 +258,7 @@ pub fn build(plan: &Plan, explicit: Option<&[Vec<String>]>) -> Result<Order, Ord
         fwd: vec![None; size],
         bwd: vec![None; size],
         reduces: HashMap::new(),
+        loss_after: HashMap::new(),
         barrier,
     };
     for region in &plan.regions {
@@ -265,17 +286,20 @@ pub fn build(plan: &Plan, explicit: Option<&[Vec<String>]>) -> Result<Order, Ord
         Some(lists) => explicit_orders(&b, lists)?,
         None => merged_orders(&b),
     };
-    let nodes = compute
+    let nodes: Vec<Vec<NodeIndex>> = compute
         .into_iter()
         .enumerate()
         .map(|(rank, order)| with_loss_and_reduces(&b, rank, order))
         .collect();
-    let order = Order {
+    let adjacency = Adjacency::new(&b.graph, &nodes);
+    let mut order = Order {
         graph: b.graph,
         nodes,
         barrier,
+        adjacency,
+        topological: Vec::new(),
     };
-    check_deadlock(&order, plan.ranks)?;
+    order.topological = check_deadlock(&order, plan.ranks)?;
     Ok(order)
 }
 
@@ -586,28 +610,26 @@ fn explicit_orders(b: &Builder, lists: &[Vec<String>]) -> Result<Vec<Vec<NodeInd
 /// rank's last backward of its region (at the end when the rank has none).
 fn with_loss_and_reduces(b: &Builder, rank: usize, compute: Vec<NodeIndex>) -> Vec<NodeIndex> {
     let g = &b.graph;
-    let mut last_bwd: HashMap<usize, usize> = HashMap::new();
+    let regions = b.plan.regions.len();
+    let mut last_bwd: Vec<Option<usize>> = vec![None; regions + 1];
     for (i, &n) in compute.iter().enumerate() {
-        if let Some(Event::Bwd { region, .. }) = g.node_weight(n) {
-            last_bwd.insert(*region, i);
+        if let Some(Event::Bwd { region, .. }) = g.node_weight(n)
+            && let Some(slot) = last_bwd.get_mut(*region)
+        {
+            *slot = Some(i);
         }
     }
-    let mut reduces: Vec<(usize, NodeIndex)> = b
-        .reduces
-        .iter()
-        .filter(|((_, r), _)| *r == rank)
-        .map(|(&(region, _), &n)| (region, n))
+    let reduces: Vec<(usize, NodeIndex)> = (1..=regions)
+        .filter_map(|region| b.reduces.get(&(region, rank)).map(|&n| (region, n)))
         .collect();
-    reduces.sort();
-    let mut out = Vec::with_capacity(compute.len() + reduces.len());
+    let mut out = Vec::with_capacity(compute.len() + reduces.len() + b.plan.microbatches);
     for (i, &n) in compute.iter().enumerate() {
         out.push(n);
-        out.extend(
-            g.neighbors_directed(n, Direction::Outgoing)
-                .filter(|&s| matches!(g.node_weight(s), Some(Event::Loss { .. }))),
-        );
+        if let Some(&loss) = b.loss_after.get(&n) {
+            out.push(loss);
+        }
         if let Some(Event::Bwd { region, .. }) = g.node_weight(n)
-            && last_bwd.get(region) == Some(&i)
+            && last_bwd.get(*region).copied().flatten() == Some(i)
         {
             out.extend(reduces.iter().filter(|(r, _)| r == region).map(|&(_, n)| n));
         }
@@ -615,54 +637,31 @@ fn with_loss_and_reduces(b: &Builder, rank: usize, compute: Vec<NodeIndex>) -> V
     out.extend(
         reduces
             .iter()
-            .filter(|(region, _)| !last_bwd.contains_key(region))
+            .filter(|(region, _)| last_bwd.get(*region).copied().flatten().is_none())
             .map(|&(_, n)| n),
     );
     out
 }
 
-/// Kahn's algorithm over data edges plus each rank's sequence; on failure, walks back through
-/// the unprocessed events to a repeated one and reports that cycle.
-pub fn check_deadlock(order: &Order, ranks: usize) -> Result<(), OrderError> {
+/// Kahn's algorithm over data edges plus each rank's sequence, returning a topological order; on
+/// failure, walks back through the unprocessed events to a repeated one and reports that cycle.
+pub fn check_deadlock(order: &Order, ranks: usize) -> Result<Vec<u32>, OrderError> {
     let g = &order.graph;
-    let n = g.node_count();
-    let mut next_on_rank: Vec<Option<NodeIndex>> = vec![None; n];
-    let mut prev_on_rank: Vec<Option<NodeIndex>> = vec![None; n];
-    for list in &order.nodes {
-        for pair in list.windows(2) {
-            if let [a, b] = *pair {
-                if let Some(slot) = next_on_rank.get_mut(a.index()) {
-                    *slot = Some(b);
-                }
-                if let Some(slot) = prev_on_rank.get_mut(b.index()) {
-                    *slot = Some(a);
-                }
-            }
-        }
-    }
-    let mut indegree: Vec<usize> = g
-        .node_indices()
-        .map(|v| {
-            g.neighbors_directed(v, Direction::Incoming).count()
-                + usize::from(prev_on_rank.get(v.index()).copied().flatten().is_some())
-        })
-        .collect();
-    let mut stack: Vec<NodeIndex> = g
-        .node_indices()
-        .filter(|v| indegree.get(v.index()) == Some(&0))
+    let adj = &order.adjacency;
+    let n = adj.node_count();
+    let mut indegree = adj.in_degrees();
+    let mut stack: Vec<u32> = (0..n as u32)
+        .filter(|&v| indegree.get(v as usize) == Some(&0))
         .collect();
     let mut done = vec![false; n];
-    let mut processed = 0;
+    let mut topological = Vec::with_capacity(n);
     while let Some(v) = stack.pop() {
-        processed += 1;
-        if let Some(d) = done.get_mut(v.index()) {
+        topological.push(v);
+        if let Some(d) = done.get_mut(v as usize) {
             *d = true;
         }
-        let succs = g
-            .neighbors_directed(v, Direction::Outgoing)
-            .chain(next_on_rank.get(v.index()).copied().flatten());
-        for s in succs {
-            if let Some(d) = indegree.get_mut(s.index()) {
+        for &s in adj.succs(v as usize) {
+            if let Some(d) = indegree.get_mut(s as usize) {
                 *d -= 1;
                 if *d == 0 {
                     stack.push(s);
@@ -670,33 +669,35 @@ pub fn check_deadlock(order: &Order, ranks: usize) -> Result<(), OrderError> {
             }
         }
     }
-    if processed == n {
-        return Ok(());
+    if topological.len() == n {
+        return Ok(topological);
     }
     // Every unprocessed node has an unprocessed predecessor: walk back until a node repeats.
-    let Some(start) = g
-        .node_indices()
-        .find(|v| !done.get(v.index()).copied().unwrap_or(true))
-    else {
-        return Ok(());
+    let pending = |v: usize| !done.get(v).copied().unwrap_or(true);
+    let Some(start) = (0..n).find(|&v| pending(v)) else {
+        return Ok(topological);
     };
-    let pending = |v: NodeIndex| !done.get(v.index()).copied().unwrap_or(true);
+    let label = |v: usize| {
+        g.node_weight(NodeIndex::new(v))
+            .map(|e| e.label(ranks))
+            .unwrap_or_default()
+    };
     let mut path = vec![start];
-    let mut position: HashMap<NodeIndex, usize> = HashMap::from([(start, 0)]);
+    let mut position: HashMap<usize, usize> = HashMap::from([(start, 0)]);
     let mut current = start;
-    loop {
-        let pred = g
-            .neighbors_directed(current, Direction::Incoming)
-            .chain(prev_on_rank.get(current.index()).copied().flatten())
-            .find(|&p| pending(p));
-        let Some(pred) = pred else { break };
+    while let Some(pred) = adj
+        .preds(current)
+        .iter()
+        .map(|&p| p as usize)
+        .find(|&p| pending(p))
+    {
         if let Some(&at) = position.get(&pred) {
             // Walking back through predecessors, each event in `cycle` waits for the next.
-            let cycle: Vec<NodeIndex> = path.split_off(at);
+            let cycle: Vec<usize> = path.split_off(at);
             let mut labels: Vec<String> = cycle
                 .iter()
-                .filter(|&&v| !matches!(g.node_weight(v), Some(Event::Coll { .. })))
-                .filter_map(|&v| g.node_weight(v).map(|e| e.label(ranks)))
+                .filter(|&&v| !matches!(g.node_weight(NodeIndex::new(v)), Some(Event::Coll { .. })))
+                .map(|&v| label(v))
                 .collect();
             if let Some(first) = labels.first().cloned() {
                 labels.push(first);
@@ -708,10 +709,6 @@ pub fn check_deadlock(order: &Order, ranks: usize) -> Result<(), OrderError> {
         current = pred;
     }
     Err(OrderError::Deadlock {
-        cycle: vec![
-            g.node_weight(start)
-                .map(|e| e.label(ranks))
-                .unwrap_or_default(),
-        ],
+        cycle: vec![label(start)],
     })
 }

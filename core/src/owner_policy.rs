@@ -6,7 +6,7 @@ use crate::event::{Event, Phase};
 use crate::order::{self, Order, OrderError};
 use crate::owner::OwnerSpec;
 use crate::plan::Plan;
-use crate::simulate::{SimOptions, simulate};
+use crate::simulate::{SimOptions, Timeline, simulate};
 use crate::skeleton::Layout;
 
 /// The Replicated first region (the transposed encoder), if the schedule has one and a wavefront.
@@ -42,28 +42,19 @@ pub fn without_source(order: &Order, durations: &[f64], source: usize) -> Vec<f6
         .collect()
 }
 
-/// `w_r` per rank: when each rank's first wavefront forward starts with the encoder removed.
-pub fn warmup_windows(
-    plan: &Plan,
-    order: &Order,
-    durations: &[f64],
-    source: usize,
-    options: SimOptions,
-) -> Vec<f64> {
-    let free = without_source(order, durations, source);
-    let timeline = simulate(order, &free, options);
+/// `w_r` per rank: when each rank's first wavefront forward starts in `encoder_free`, the
+/// timeline of the same schedule with the encoder removed.
+pub fn warmup_windows(plan: &Plan, order: &Order, encoder_free: &Timeline) -> Vec<f64> {
     (0..plan.ranks)
         .map(|r| {
-            crate::metrics::wavefront_span(plan, order, &timeline, r)
+            crate::metrics::wavefront_span(plan, order, encoder_free, r)
                 .map_or(0.0, |(start, _)| start)
         })
         .collect()
 }
 
-/// The paper's greedy: encodes heaviest first (ties: lower microbatch), each to the rank with the
-/// most remaining slack `w_r − E_r` (ties: lower rank).
-pub fn greedy_slack(windows: &[f64], encode: &[f64]) -> Vec<usize> {
-    let mut slack: Vec<f64> = windows.to_vec();
+/// Microbatches by encode time, heaviest first (ties: lower microbatch).
+fn heaviest_first(encode: &[f64]) -> Vec<usize> {
     let mut mbs: Vec<usize> = (0..encode.len()).collect();
     mbs.sort_by(|&a, &b| {
         encode
@@ -72,8 +63,15 @@ pub fn greedy_slack(windows: &[f64], encode: &[f64]) -> Vec<usize> {
             .total_cmp(encode.get(a).unwrap_or(&0.0))
             .then(a.cmp(&b))
     });
+    mbs
+}
+
+/// The paper's greedy: encodes heaviest first (ties: lower microbatch), each to the rank with the
+/// most remaining slack `w_r − E_r` (ties: lower rank).
+pub fn greedy_slack(windows: &[f64], encode: &[f64]) -> Vec<usize> {
+    let mut slack: Vec<f64> = windows.to_vec();
     let mut owner = vec![0; encode.len()];
-    for m in mbs {
+    for m in heaviest_first(encode) {
         let best = slack
             .iter()
             .enumerate()
@@ -115,7 +113,8 @@ pub fn choose(
     };
     let order = order::build(plan, explicit)?;
     let durations = cost::durations(plan, &order.graph);
-    let windows = warmup_windows(plan, &order, &durations, source, options);
+    let encoder_free = simulate(&order, &without_source(&order, &durations, source), options);
+    let windows = warmup_windows(plan, &order, &encoder_free);
     let encode: Vec<f64> = (0..plan.microbatches)
         .map(|m| compute_time(plan, unit_layers(plan, source, 0), m, Phase::Forward))
         .collect();
@@ -133,14 +132,7 @@ pub fn choose(
         explicit,
         options,
     };
-    let mut mbs: Vec<usize> = (0..plan.microbatches).collect();
-    mbs.sort_by(|&a, &b| {
-        encode
-            .get(b)
-            .unwrap_or(&0.0)
-            .total_cmp(encode.get(a).unwrap_or(&0.0))
-            .then(a.cmp(&b))
-    });
+    let mbs = heaviest_first(&encode);
     loop {
         let mut improved = false;
         for &m in &mbs {

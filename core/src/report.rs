@@ -175,6 +175,45 @@ fn range_names(d: &Derivation, first: usize, end: usize) -> String {
     }
 }
 
+/// The derived collectives in words, one line each (the CLI table and the app both show these).
+pub fn collectives_in_words(c: &Collectives) -> Vec<String> {
+    let mut lines = Vec::new();
+    for s in &c.seams {
+        lines.push(format!(
+            "seam {}→{}: forward {:?}, backward {}",
+            s.seam.from,
+            s.seam.to,
+            s.forward,
+            s.backward.map_or(
+                "none (no trainable region upstream)".to_string(),
+                |c| format!("{c:?}")
+            )
+        ));
+    }
+    for s in &c.internal {
+        lines.push(format!(
+            "inside region {}: forward {:?} between slabs, backward {}",
+            s.seam.from,
+            s.forward,
+            s.backward.map_or("none".to_string(), |c| format!("{c:?}"))
+        ));
+    }
+    for red in &c.reduces {
+        lines.push(format!(
+            "reduce region {} weight gradients over {:?} ({} member{}{})",
+            red.region,
+            red.group,
+            red.members,
+            if red.members == 1 { "" } else { "s" },
+            if red.noop { ", a no-op" } else { "" }
+        ));
+    }
+    if c.reduces.is_empty() {
+        lines.push("no reduces (nothing is trainable)".to_string());
+    }
+    lines
+}
+
 /// The readable form of `mpipe derive`: placement, collectives in words, and a per-rank table.
 pub fn text(name: &str, d: &Derivation) -> String {
     let plan = &d.plan;
@@ -228,41 +267,8 @@ pub fn text(name: &str, d: &Derivation) -> String {
         }
     }
     let _ = writeln!(out, "\ncollectives:");
-    for s in &d.collectives.seams {
-        let _ = writeln!(
-            out,
-            "  seam {}→{}: forward {:?}, backward {}",
-            s.seam.from,
-            s.seam.to,
-            s.forward,
-            s.backward.map_or(
-                "none (no trainable region upstream)".to_string(),
-                |c| format!("{c:?}")
-            )
-        );
-    }
-    for s in &d.collectives.internal {
-        let _ = writeln!(
-            out,
-            "  inside region {}: forward {:?} between slabs, backward {}",
-            s.seam.from,
-            s.forward,
-            s.backward.map_or("none".to_string(), |c| format!("{c:?}"))
-        );
-    }
-    for red in &d.collectives.reduces {
-        let _ = writeln!(
-            out,
-            "  reduce region {} weight gradients over {:?} ({} member{}{})",
-            red.region,
-            red.group,
-            red.members,
-            if red.members == 1 { "" } else { "s" },
-            if red.noop { ", a no-op" } else { "" }
-        );
-    }
-    if d.collectives.reduces.is_empty() {
-        let _ = writeln!(out, "  no reduces (nothing is trainable)");
+    for line in collectives_in_words(&d.collectives) {
+        let _ = writeln!(out, "  {line}");
     }
     let _ = writeln!(out, "\nper-rank order (compute actions <stage><F|B><mb>):");
     for rank in 0..plan.ranks {

@@ -5,7 +5,6 @@
 
 use crate::event::Event;
 use crate::order::Order;
-use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
@@ -61,44 +60,69 @@ impl PartialOrd for Finish {
 
 /// Runs the order with the given durations (indexed by node index).
 pub fn simulate(order: &Order, durations: &[f64], options: SimOptions) -> Timeline {
-    let g = &order.graph;
-    let n = g.node_count();
-    let mut next_on_rank: Vec<Option<NodeIndex>> = vec![None; n];
-    let mut remaining: Vec<usize> = g
-        .node_indices()
-        .map(|v| g.neighbors_directed(v, Direction::Incoming).count())
-        .collect();
-    for list in &order.nodes {
-        for pair in list.windows(2) {
-            if let [a, b] = *pair {
-                if let Some(slot) = next_on_rank.get_mut(a.index()) {
-                    *slot = Some(b);
-                }
-                if let Some(r) = remaining.get_mut(b.index()) {
-                    *r += 1;
-                }
+    if options.serialize_links || order.topological.len() != order.adjacency.node_count() {
+        return simulate_events(order, durations, options);
+    }
+    // Without link contention the timeline is the longest path: one pass in topological order.
+    let adj = &order.adjacency;
+    let n = adj.node_count();
+    let mut start = vec![0.0f64; n];
+    let mut end = vec![0.0f64; n];
+    let mut binder: Vec<Option<NodeIndex>> = vec![None; n];
+    let mut makespan = 0.0f64;
+    for &v in &order.topological {
+        let i = v as usize;
+        let (mut s, mut bound) = (0.0f64, None);
+        for &p in adj.preds(i) {
+            let e = end.get(p as usize).copied().unwrap_or(0.0);
+            if bound.is_none() || e > s {
+                s = s.max(e);
+                bound = Some(NodeIndex::new(p as usize));
             }
         }
+        let e = s + durations.get(i).copied().unwrap_or(0.0);
+        if let (Some(ss), Some(ee), Some(b)) = (start.get_mut(i), end.get_mut(i), binder.get_mut(i))
+        {
+            *ss = s;
+            *ee = e;
+            *b = bound;
+        }
+        makespan = makespan.max(e);
     }
+    Timeline {
+        start,
+        end,
+        makespan,
+        binder,
+    }
+}
+
+/// The event-driven simulation, needed when transfers queue on links.
+fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) -> Timeline {
+    let g = &order.graph;
+    let adj = &order.adjacency;
+    let n = adj.node_count();
+    let mut remaining = adj.in_degrees();
     let mut ready = vec![0.0f64; n];
     let mut binder: Vec<Option<NodeIndex>> = vec![None; n];
     let mut start = vec![0.0f64; n];
     let mut end = vec![0.0f64; n];
     let mut link_free: HashMap<(usize, usize), (f64, NodeIndex)> = HashMap::new();
-    let mut heap = BinaryHeap::new();
+    let mut heap = BinaryHeap::with_capacity(1024);
+    let duration = |i: usize| durations.get(i).copied().unwrap_or(0.0);
 
-    let mut launch = |v: NodeIndex,
+    // Starts node `i` once every input is in: at its ready time, or later on a busy link.
+    let mut launch = |i: usize,
                       ready: &[f64],
-                      binder: &mut Vec<Option<NodeIndex>>,
-                      start: &mut Vec<f64>,
-                      end: &mut Vec<f64>,
+                      binder: &mut [Option<NodeIndex>],
+                      start: &mut [f64],
+                      end: &mut [f64],
                       heap: &mut BinaryHeap<Finish>| {
-        let i = v.index();
         let mut s = ready.get(i).copied().unwrap_or(0.0);
         if options.serialize_links
             && let Some(Event::Coll {
                 from_rank, to_rank, ..
-            }) = g.node_weight(v)
+            }) = g.node_weight(NodeIndex::new(i))
             && from_rank != to_rank
         {
             let key = (*from_rank, *to_rank);
@@ -110,10 +134,9 @@ pub fn simulate(order: &Order, durations: &[f64], options: SimOptions) -> Timeli
                     *b = Some(last);
                 }
             }
-            let e = s + durations.get(i).copied().unwrap_or(0.0);
-            link_free.insert(key, (e, v));
+            link_free.insert(key, (s + duration(i), NodeIndex::new(i)));
         }
-        let e = s + durations.get(i).copied().unwrap_or(0.0);
+        let e = s + duration(i);
         if let (Some(ss), Some(ee)) = (start.get_mut(i), end.get_mut(i)) {
             *ss = s;
             *ee = e;
@@ -121,31 +144,27 @@ pub fn simulate(order: &Order, durations: &[f64], options: SimOptions) -> Timeli
         heap.push(Finish(e, i));
     };
 
-    for v in g.node_indices() {
-        if remaining.get(v.index()) == Some(&0) {
-            launch(v, &ready, &mut binder, &mut start, &mut end, &mut heap);
+    for i in 0..n {
+        if remaining.get(i) == Some(&0) {
+            launch(i, &ready, &mut binder, &mut start, &mut end, &mut heap);
         }
     }
     let mut makespan = 0.0f64;
     while let Some(Finish(t, i)) = heap.pop() {
         makespan = makespan.max(t);
-        let v = NodeIndex::new(i);
-        let succs = g
-            .neighbors_directed(v, Direction::Outgoing)
-            .chain(next_on_rank.get(i).copied().flatten());
-        let succs: Vec<NodeIndex> = succs.collect();
-        for s in succs {
-            let j = s.index();
+        for &succ in adj.succs(i) {
+            let j = succ as usize;
+            // The latest-finishing input binds the start (the first one on ties).
             if let (Some(r), Some(b)) = (ready.get_mut(j), binder.get_mut(j))
                 && (t > *r || b.is_none())
             {
                 *r = r.max(t);
-                *b = Some(v);
+                *b = Some(NodeIndex::new(i));
             }
             if let Some(left) = remaining.get_mut(j) {
                 *left = left.saturating_sub(1);
                 if *left == 0 {
-                    launch(s, &ready, &mut binder, &mut start, &mut end, &mut heap);
+                    launch(j, &ready, &mut binder, &mut start, &mut end, &mut heap);
                 }
             }
         }

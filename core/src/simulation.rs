@@ -51,11 +51,10 @@ pub fn run(derivation: Derivation, options: SimOptions) -> Simulation {
     let source = source_region(plan);
     let (windows, encoder_free_makespan_s) = match source {
         Some(s) => {
-            let free = without_source(order, &durations, s);
-            let free_makespan = simulate(order, &free, options).makespan;
+            let free = simulate(order, &without_source(order, &durations, s), options);
             (
-                Some(warmup_windows(plan, order, &durations, s, options)),
-                Some(free_makespan),
+                Some(warmup_windows(plan, order, &free)),
+                Some(free.makespan),
             )
         }
         None => (None, None),

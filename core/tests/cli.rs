@@ -185,7 +185,17 @@ fn simulate_json_has_the_fixed_keys() {
     assert_eq!(v["makespan_s"], 66.0);
     assert_eq!(v["bubble_fraction"], 18.0 / 66.0);
     let r0 = &v["ranks"][0];
-    for key in ["rank", "busy_s", "idle_s", "bubble_s", "bubble", "warmup_window_s", "encoder_work_s", "spill_s", "peak_memory_bytes"] {
+    for key in [
+        "rank",
+        "busy_s",
+        "idle_s",
+        "bubble_s",
+        "bubble",
+        "warmup_window_s",
+        "encoder_work_s",
+        "spill_s",
+        "peak_memory_bytes",
+    ] {
         assert!(r0.get(key).is_some(), "missing {key}");
     }
     for key in ["warmup_s", "steady_s", "cooldown_s", "comm_s"] {
@@ -217,7 +227,13 @@ fn simulate_table_shows_the_transpose_columns() {
     let path = samples().join("mpipe-vit-llm.json");
     let (code, out, _) = mpipe(&["simulate", path.to_str().unwrap()]);
     assert_eq!(code, 0);
-    assert!(out.contains("w_r") && out.contains("E_r") && out.contains("spill") && out.contains("sim.extra"), "{out}");
+    assert!(
+        out.contains("w_r")
+            && out.contains("E_r")
+            && out.contains("spill")
+            && out.contains("sim.extra"),
+        "{out}"
+    );
     assert!(out.contains("critical path: "), "{out}");
 }
 
@@ -225,13 +241,21 @@ fn simulate_table_shows_the_transpose_columns() {
 fn compare_prints_the_speedup() {
     let gpipe = samples().join("gpipe.json");
     let one = samples().join("1f1b.json");
-    let (code, out, _) = mpipe(&["compare", gpipe.to_str().unwrap(), one.to_str().unwrap(), "--json"]);
+    let (code, out, _) = mpipe(&[
+        "compare",
+        gpipe.to_str().unwrap(),
+        one.to_str().unwrap(),
+        "--json",
+    ]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     // Same makespan; 1F1B holds fewer activations on every rank but the last.
     assert_eq!(v["speedup"], 1.0);
     assert!(v["ranks"][0]["peak_memory_delta_bytes"].as_f64().unwrap() < 0.0);
-    assert_eq!(v["ranks"][3]["peak_memory_delta_bytes"].as_f64().unwrap(), -7.0 * 2.0e9);
+    assert_eq!(
+        v["ranks"][3]["peak_memory_delta_bytes"].as_f64().unwrap(),
+        -7.0 * 2.0e9
+    );
     let (code, out, _) = mpipe(&["compare", gpipe.to_str().unwrap(), one.to_str().unwrap()]);
     assert_eq!(code, 0);
     assert!(out.contains("speedup of B over A: 1.000×"), "{out}");
@@ -241,7 +265,12 @@ fn compare_prints_the_speedup() {
 fn render_writes_an_svg_gantt() {
     let out_path = temp_file("gantt.svg", "old contents");
     let path = samples().join("mpipe-vit-llm.json");
-    let (code, out, err) = mpipe(&["render", path.to_str().unwrap(), "--svg", out_path.to_str().unwrap()]);
+    let (code, out, err) = mpipe(&[
+        "render",
+        path.to_str().unwrap(),
+        "--svg",
+        out_path.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, format!("wrote {}\n", out_path.display()));
     let svg = std::fs::read_to_string(&out_path).unwrap();
@@ -255,5 +284,11 @@ fn render_writes_an_svg_gantt() {
     assert!(svg.contains(">time (s)</text>"));
     // No temporary file is left beside the output.
     let dir = out_path.parent().unwrap();
-    assert!(std::fs::read_dir(dir).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().contains(".tmp-")));
+    assert!(
+        std::fs::read_dir(dir).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains(".tmp-"))
+    );
 }

@@ -1,10 +1,16 @@
 //! Owner maps that need the cost model, seeded workloads, link serialisation, the critical path.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)] // tests fail by panicking
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // tests fail by panicking
 
 mod common;
 
 use common::scenario;
+use mpipe::Scenario;
 use mpipe::model::{LayerSpec, Role};
 use mpipe::owner::OwnerSpec;
 use mpipe::scenario::Hardware;
@@ -12,12 +18,17 @@ use mpipe::simulate::SimOptions;
 use mpipe::simulation::simulate_scenario;
 use mpipe::skeleton::Skeleton::*;
 use mpipe::workload::{Distribution, Workload};
-use mpipe::Scenario;
 
 fn mpipe_with(owner: OwnerSpec, workload: Workload) -> Scenario {
     let mut vit = LayerSpec::timed("vit", Role::Encoder, 2, 0.5);
     vit.workload_varies = true;
-    let mut s = scenario(vec![vit, LayerSpec::timed("llm", Role::Backbone, 8, 1.0)], &[2], &[Transpose, OneFOneB], 4, 8);
+    let mut s = scenario(
+        vec![vit, LayerSpec::timed("llm", Role::Backbone, 8, 1.0)],
+        &[2],
+        &[Transpose, OneFOneB],
+        4,
+        8,
+    );
     s.owner = owner;
     s.workload = Some(workload);
     s
@@ -25,14 +36,19 @@ fn mpipe_with(owner: OwnerSpec, workload: Workload) -> Scenario {
 
 fn lognormal(seed: u64) -> Workload {
     Workload {
-        distribution: Some(Distribution::Lognormal { median: 1.0, sigma: 0.8 }),
+        distribution: Some(Distribution::Lognormal {
+            median: 1.0,
+            sigma: 0.8,
+        }),
         seed: Some(seed),
         ..Workload::default()
     }
 }
 
 fn makespan(s: &Scenario) -> f64 {
-    simulate_scenario(s, SimOptions::default()).unwrap().makespan_s
+    simulate_scenario(s, SimOptions::default())
+        .unwrap()
+        .makespan_s
 }
 
 #[test]
@@ -42,7 +58,10 @@ fn optimized_is_never_worse_than_greedy_which_beats_the_naive_maps() {
         let optimized = makespan(&mpipe_with(OwnerSpec::Optimized, lognormal(seed)));
         let first = makespan(&mpipe_with(OwnerSpec::FirstRank, lognormal(seed)));
         assert!(optimized <= greedy, "seed {seed}: {optimized} > {greedy}");
-        assert!(greedy < first, "seed {seed}: greedy {greedy} vs first_rank {first}");
+        assert!(
+            greedy < first,
+            "seed {seed}: greedy {greedy} vs first_rank {first}"
+        );
     }
 }
 
@@ -67,22 +86,43 @@ fn greedy_sends_no_encode_to_rank_zero_while_others_have_slack() {
     frozen.model.layers[0].trainable = false;
     let sim = simulate_scenario(&frozen, SimOptions::default()).unwrap();
     assert!(sim.ranks.iter().all(|r| r.spill_s == Some(0.0)));
-    assert_eq!(sim.encoder_free_makespan_s, Some((8 + 4 - 1) as f64 * 2.0 * (1.0 + 2.0)));
+    assert_eq!(
+        sim.encoder_free_makespan_s,
+        Some((8 + 4 - 1) as f64 * 2.0 * (1.0 + 2.0))
+    );
     assert_eq!(sim.ranks[0].simulated_extra_s, Some(1.0));
-    assert_eq!(Some(sim.makespan_s), sim.encoder_free_makespan_s.map(|m| m + 1.0));
+    assert_eq!(
+        Some(sim.makespan_s),
+        sim.encoder_free_makespan_s.map(|m| m + 1.0)
+    );
 }
 
 #[test]
 fn seeded_workloads_repeat_and_differ_by_seed() {
-    let a = simulate_scenario(&mpipe_with(OwnerSpec::RoundRobin, lognormal(11)), SimOptions::default()).unwrap();
-    let b = simulate_scenario(&mpipe_with(OwnerSpec::RoundRobin, lognormal(11)), SimOptions::default()).unwrap();
-    let c = simulate_scenario(&mpipe_with(OwnerSpec::RoundRobin, lognormal(12)), SimOptions::default()).unwrap();
+    let a = simulate_scenario(
+        &mpipe_with(OwnerSpec::RoundRobin, lognormal(11)),
+        SimOptions::default(),
+    )
+    .unwrap();
+    let b = simulate_scenario(
+        &mpipe_with(OwnerSpec::RoundRobin, lognormal(11)),
+        SimOptions::default(),
+    )
+    .unwrap();
+    let c = simulate_scenario(
+        &mpipe_with(OwnerSpec::RoundRobin, lognormal(12)),
+        SimOptions::default(),
+    )
+    .unwrap();
     assert_eq!(a.derivation.plan.workload, b.derivation.plan.workload);
     assert_eq!(a.makespan_s, b.makespan_s);
     assert_ne!(a.derivation.plan.workload, c.derivation.plan.workload);
     // The encoder's work scales with the factors: E_r is the sum of its owned encodes.
     let w = &a.derivation.plan.workload;
-    let e0: f64 = (0..8).filter(|m| m % 4 == 0).map(|m| 2.0 * 0.5 * w[m]).sum();
+    let e0: f64 = (0..8)
+        .filter(|m| m % 4 == 0)
+        .map(|m| 2.0 * 0.5 * w[m])
+        .sum();
     assert!((a.ranks[0].encoder_work_s.unwrap() - e0).abs() < 1e-12);
 }
 
@@ -92,25 +132,59 @@ fn serialised_links_queue_transfers() {
     // transfer takes 1 s. On free links they overlap; serialised, the second waits for the first.
     let mut first = LayerSpec::timed("a", Role::Backbone, 1, 0.0);
     first.output_bytes = Some(100.0);
-    let mut s = scenario(vec![first, LayerSpec::timed("b", Role::Backbone, 1, 1.0)], &[], &[GPipe], 2, 2);
-    s.hardware = Some(Hardware { link_alpha_s: Some(0.0), link_bytes_per_s: Some(100.0), ..Hardware::default() });
+    let mut s = scenario(
+        vec![first, LayerSpec::timed("b", Role::Backbone, 1, 1.0)],
+        &[],
+        &[GPipe],
+        2,
+        2,
+    );
+    s.hardware = Some(Hardware {
+        link_alpha_s: Some(0.0),
+        link_bytes_per_s: Some(100.0),
+        ..Hardware::default()
+    });
     let free = simulate_scenario(&s, SimOptions::default()).unwrap();
-    let queued = simulate_scenario(&s, SimOptions { serialize_links: true }).unwrap();
+    let queued = simulate_scenario(
+        &s,
+        SimOptions {
+            serialize_links: true,
+        },
+    )
+    .unwrap();
     let rank1 = |sim: &mpipe::simulation::Simulation| -> Vec<f64> {
-        mpipe::sim_report::event_timings(sim).iter().filter(|e| e.rank == 1).map(|e| e.start_s).collect()
+        mpipe::sim_report::event_timings(sim)
+            .iter()
+            .filter(|e| e.rank == 1)
+            .map(|e| e.start_s)
+            .collect()
     };
     // Rank 1 runs its forwards at 1 s and 2 s either way (it is busy until the second arrives).
     assert_eq!(rank1(&free)[..2], [1.0, 2.0]);
     assert_eq!(rank1(&queued)[..2], [1.0, 2.0]);
-    let comms: Vec<(f64, f64)> = mpipe::sim_report::comm_timings(&queued).iter().filter(|c| c.comm == "Send").map(|c| (c.start_s, c.end_s)).collect();
+    let comms: Vec<(f64, f64)> = mpipe::sim_report::comm_timings(&queued)
+        .iter()
+        .filter(|c| c.comm == "Send")
+        .map(|c| (c.start_s, c.end_s))
+        .collect();
     assert_eq!(comms[..2], [(0.0, 1.0), (1.0, 2.0)]);
-    let comms: Vec<(f64, f64)> = mpipe::sim_report::comm_timings(&free).iter().filter(|c| c.comm == "Send").map(|c| (c.start_s, c.end_s)).collect();
+    let comms: Vec<(f64, f64)> = mpipe::sim_report::comm_timings(&free)
+        .iter()
+        .filter(|c| c.comm == "Send")
+        .map(|c| (c.start_s, c.end_s))
+        .collect();
     assert_eq!(comms[..2], [(0.0, 1.0), (0.0, 1.0)]);
 }
 
 #[test]
 fn the_critical_path_spans_the_makespan() {
-    let s = scenario(vec![LayerSpec::timed("l", Role::Backbone, 4, 1.0)], &[], &[OneFOneB], 4, 8);
+    let s = scenario(
+        vec![LayerSpec::timed("l", Role::Backbone, 4, 1.0)],
+        &[],
+        &[OneFOneB],
+        4,
+        8,
+    );
     let sim = simulate_scenario(&s, SimOptions::default()).unwrap();
     let path = &sim.critical_path;
     // Consecutive events touch: each starts when the previous ends; the first starts at 0.
