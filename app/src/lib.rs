@@ -1,8 +1,12 @@
 //! Mpipe Studio: the egui app around the `mpipe` core. Nothing but UI and app state.
 
+pub mod editors;
 pub mod fonts;
+pub mod gantt;
+pub mod history;
 pub mod palette;
 pub mod samples;
+pub mod stats;
 pub mod studio;
 
 pub use studio::Studio;

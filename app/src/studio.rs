@@ -1,20 +1,29 @@
-//! App state and UI: the current scenario, its derivation (from `core`), and the views of it.
-//! The app computes no schedule semantics; everything shown comes from `mpipe::derive`.
+//! App state and UI: the scenario being edited (with undo/redo), its simulation (from `core`),
+//! the last valid simulation kept on screen (dimmed) while an edit is invalid, and the views.
+//! The app computes no schedule semantics; everything shown comes from `mpipe`.
 
-use crate::palette;
+use crate::gantt::{GanttState, gantt};
+use crate::history::History;
 use crate::samples::{SAMPLES, Sample};
+use crate::{editors, stats};
 use egui::{Color32, RichText};
-use mpipe::event::{Event, Phase};
-use mpipe::{Derivation, Scenario, derive};
+use mpipe::Scenario;
+use mpipe::simulate::SimOptions;
+use mpipe::simulation::{Simulation, simulate_scenario};
 
 /// Everything the window shows.
 #[derive(Debug)]
 pub struct Studio {
     /// Where the scenario came from (sample file name or path).
     pub source: String,
+    /// The scenario as edited (possibly invalid).
     pub scenario: Option<Scenario>,
-    /// The derivation of `scenario`, or the error that names why there is none.
-    pub derived: Result<Derivation, String>,
+    /// The simulation of `scenario`, or the error that names why there is none.
+    pub result: Result<Simulation, String>,
+    /// The last valid simulation, shown dimmed while `result` is an error.
+    pub last_good: Option<Simulation>,
+    pub history: History,
+    pub gantt: GanttState,
 }
 
 impl Default for Studio {
@@ -22,7 +31,10 @@ impl Default for Studio {
         let mut studio = Studio {
             source: String::new(),
             scenario: None,
-            derived: Err("no scenario".into()),
+            result: Err("no scenario".into()),
+            last_good: None,
+            history: History::default(),
+            gantt: GanttState::default(),
         };
         if let Some(sample) = SAMPLES.first() {
             studio.open_sample(sample);
@@ -32,48 +44,119 @@ impl Default for Studio {
 }
 
 impl Studio {
-    /// Loads an embedded sample and derives it.
+    /// Loads an embedded sample.
     pub fn open_sample(&mut self, sample: &Sample) {
         self.open_text(sample.json, sample.file);
     }
 
-    /// Loads scenario JSON text; on error the message names the file and position.
+    /// Loads scenario JSON text; on error the message names the file and position, and the
+    /// current scenario stays.
     pub fn open_text(&mut self, text: &str, source: &str) {
-        self.source = source.to_string();
         match Scenario::from_json_str(text, source) {
             Ok(scenario) => {
-                self.derived = derive(&scenario).map_err(|e| e.locate(text, source).to_string());
-                self.scenario = Some(scenario);
+                if let Some(old) = self.scenario.take() {
+                    self.history.record(old);
+                }
+                self.source = source.to_string();
+                self.set(scenario);
+                self.gantt = GanttState::default();
             }
             Err(err) => {
-                self.scenario = None;
-                self.derived = Err(err.to_string());
+                self.result = Err(err.to_string());
             }
         }
     }
 
-    /// Rank `r`'s compute actions as strings (what the order view draws).
-    pub fn rank_actions(&self, rank: usize) -> Vec<String> {
-        match &self.derived {
-            Ok(d) => d
-                .order
-                .actions(rank, d.plan.ranks)
-                .iter()
-                .map(|a| a.to_string())
-                .collect(),
-            Err(_) => Vec::new(),
+    /// Replaces the scenario (no history) and re-simulates.
+    fn set(&mut self, scenario: Scenario) {
+        self.result = simulate_scenario(&scenario, SimOptions::default()).map_err(|e| {
+            let text = scenario.to_json_string();
+            e.locate(&text, &self.source).to_string()
+        });
+        if let Ok(sim) = &self.result {
+            self.last_good = Some(sim.clone());
         }
+        self.scenario = Some(scenario);
+    }
+
+    /// Applies an edit to the scenario, recording the previous state for undo.
+    pub fn edit(&mut self, f: impl FnOnce(&mut Scenario)) {
+        let Some(mut next) = self.scenario.clone() else {
+            return;
+        };
+        f(&mut next);
+        if Some(&next) == self.scenario.as_ref() {
+            return;
+        }
+        if let Some(old) = self.scenario.take() {
+            self.history.record(old);
+        }
+        self.set(next);
+    }
+
+    pub fn undo(&mut self) {
+        if let Some(current) = self.scenario.clone()
+            && let Some(previous) = self.history.undo(current)
+        {
+            self.set(previous);
+        }
+    }
+
+    pub fn redo(&mut self) {
+        if let Some(current) = self.scenario.clone()
+            && let Some(next) = self.history.redo(current)
+        {
+            self.set(next);
+        }
+    }
+
+    /// The simulation on screen: the current one, or the last valid one while the edit is invalid.
+    pub fn shown(&self) -> Option<&Simulation> {
+        self.result.as_ref().ok().or(self.last_good.as_ref())
+    }
+
+    /// Rank `r`'s compute actions as strings, from the simulation on screen.
+    pub fn rank_actions(&self, rank: usize) -> Vec<String> {
+        self.shown()
+            .map(|s| {
+                s.derivation
+                    .order
+                    .actions(rank, s.derivation.plan.ranks)
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Draws the whole window into `ui`.
     pub fn show(&mut self, ui: &mut egui::Ui) {
+        self.shortcuts(ui);
         egui::Panel::top("top").show(ui, |ui| self.top_bar(ui));
-        egui::Panel::left("details")
-            .default_size(380.0)
+        egui::Panel::left("editors")
+            .default_size(360.0)
             .show(ui, |ui| {
-                egui::ScrollArea::vertical().show(ui, |ui| self.details(ui));
+                egui::ScrollArea::vertical().show(ui, |ui| self.editors(ui));
             });
-        egui::CentralPanel::default().show(ui, |ui| self.order_view(ui));
+        egui::CentralPanel::default().show(ui, |ui| {
+            egui::ScrollArea::vertical().show(ui, |ui| self.views(ui));
+        });
+    }
+
+    fn shortcuts(&mut self, ui: &mut egui::Ui) {
+        let (undo, redo) = ui.input_mut(|i| {
+            let redo = i.consume_key(
+                egui::Modifiers::COMMAND | egui::Modifiers::SHIFT,
+                egui::Key::Z,
+            ) || i.consume_key(egui::Modifiers::COMMAND, egui::Key::Y);
+            let undo = i.consume_key(egui::Modifiers::COMMAND, egui::Key::Z);
+            (undo, redo)
+        });
+        if redo {
+            self.redo();
+        } else if undo {
+            self.undo();
+        }
     }
 
     fn top_bar(&mut self, ui: &mut egui::Ui) {
@@ -101,133 +184,77 @@ impl Studio {
             if let Some(sample) = chosen {
                 self.open_sample(&sample);
             }
+            ui.separator();
+            if ui
+                .add_enabled(self.history.can_undo(), egui::Button::new("Undo"))
+                .on_hover_text("Ctrl+Z")
+                .clicked()
+            {
+                self.undo();
+            }
+            if ui
+                .add_enabled(self.history.can_redo(), egui::Button::new("Redo"))
+                .on_hover_text("Ctrl+Shift+Z or Ctrl+Y")
+                .clicked()
+            {
+                self.redo();
+            }
         });
     }
 
-    fn details(&self, ui: &mut egui::Ui) {
-        if let Some(s) = &self.scenario {
-            ui.label(RichText::new(&s.name).strong());
-            if !s.description.is_empty() {
-                ui.label(&s.description);
-            }
+    fn editors(&mut self, ui: &mut egui::Ui) {
+        let Some(scenario) = &self.scenario else {
+            ui.label("No scenario.");
+            return;
+        };
+        ui.label(RichText::new(&scenario.name).strong());
+        if !scenario.description.is_empty() {
+            ui.label(RichText::new(&scenario.description).small());
         }
         ui.separator();
-        let d = match &self.derived {
-            Ok(d) => d,
-            Err(message) => {
-                ui.colored_label(Color32::from_rgb(0xE0, 0x50, 0x50), message);
-                return;
-            }
-        };
-        let plan = &d.plan;
-        let schedule: Vec<_> = plan.regions.iter().map(|r| r.skeleton).collect();
-        ui.label(format!(
-            "{}   P = {}, M = {}, {} layers",
-            mpipe::skeleton::schedule_to_string(&schedule),
-            plan.ranks,
-            plan.microbatches,
-            plan.layers.len()
-        ));
-        ui.add_space(6.0);
-        ui.label(RichText::new("Placement").strong());
-        egui::Grid::new("placement").striped(true).show(ui, |ui| {
-            for head in ["", "region", "skeleton", "layout", "layers", ""] {
-                ui.label(RichText::new(head).small());
-            }
-            ui.end_row();
-            for r in &plan.regions {
-                let (fill, _) = (palette::chip(r.index, false), ());
-                ui.label(RichText::new("■").color(fill));
-                ui.label(r.index.to_string());
-                ui.label(r.skeleton.name());
-                ui.label(r.layout().to_string());
-                let name = |i: usize| plan.layers.get(i).map_or("?", |l| l.name.as_str());
-                ui.label(format!(
-                    "{}..{} ({}–{})",
-                    r.layers.start,
-                    r.layers.end,
-                    name(r.layers.start),
-                    name(r.layers.end.saturating_sub(1))
-                ));
-                ui.label(if r.trainable { "trainable" } else { "frozen" });
-                ui.end_row();
-            }
-        });
-        for r in &plan.regions {
-            let owner = match &r.owner {
-                mpipe::plan::RegionOwner::ByLayer { slabs } => {
-                    let parts: Vec<String> = slabs
-                        .iter()
-                        .enumerate()
-                        .map(|(rank, s)| format!("r{rank}: {}..{}", s.start, s.end))
-                        .collect();
-                    format!("ByLayer  {}", parts.join(", "))
-                }
-                mpipe::plan::RegionOwner::ByMicrobatch => format!("ByMicrobatch  {:?}", plan.owner),
-            };
-            ui.label(RichText::new(format!("region {}: {owner}", r.index)).small());
+        let mut draft = scenario.clone();
+        if editors::edit(ui, &mut draft) {
+            self.edit(|s| *s = draft);
         }
-        ui.add_space(6.0);
-        ui.label(RichText::new("Collectives").strong());
-        for line in mpipe::report::collectives_in_words(&d.collectives) {
-            ui.label(line);
-        }
-        ui.add_space(6.0);
-        ui.label(
-            RichText::new("Chips: region colour; light = forward, dark = backward. Stage index = rank + (region − 1)·P.")
-                .small(),
-        );
     }
 
-    fn order_view(&self, ui: &mut egui::Ui) {
-        let Ok(d) = &self.derived else {
+    fn views(&mut self, ui: &mut egui::Ui) {
+        if let Err(message) = &self.result {
+            ui.colored_label(
+                Color32::from_rgb(0xE0, 0x50, 0x50),
+                RichText::new(message).strong(),
+            );
+            if self.last_good.is_some() {
+                ui.label(RichText::new("Showing the last valid schedule, dimmed.").small());
+            }
+        }
+        let dimmed = self.result.is_err();
+        let Studio {
+            result,
+            last_good,
+            gantt: gantt_state,
+            ..
+        } = self;
+        let Some(sim) = result.as_ref().ok().or(last_good.as_ref()) else {
             ui.label("No valid schedule to show.");
             return;
         };
+        ui.label(RichText::new(stats::summary(sim)).strong());
         ui.label(
-            RichText::new("Per-rank order (PyTorch action notation <stage><F|B><microbatch>)")
-                .strong(),
+            RichText::new("Wheel: zoom · drag: pan · shift-drag: zoom to box · double-click: reset · click: select")
+                .small(),
         );
-        ui.add_space(4.0);
-        let g = &d.order.graph;
-        egui::ScrollArea::both().show(ui, |ui| {
-            for (rank, nodes) in d.order.nodes.iter().enumerate() {
-                ui.horizontal(|ui| {
-                    ui.add_sized(
-                        [64.0, 22.0],
-                        egui::Label::new(RichText::new(format!("rank {rank}")).strong()),
-                    );
-                    for &n in nodes {
-                        let Some(event) = g.node_weight(n) else {
-                            continue;
-                        };
-                        let (region, phase) = match *event {
-                            Event::Fwd { region, .. } => (region, Phase::Forward),
-                            Event::Bwd { region, .. } => (region, Phase::Backward),
-                            _ => continue,
-                        };
-                        let Some(action) = event.action(d.plan.ranks) else {
-                            continue;
-                        };
-                        let fill = palette::chip(region, phase == Phase::Backward);
-                        let chip = egui::Button::new(
-                            RichText::new(action.to_string())
-                                .color(Color32::WHITE)
-                                .monospace(),
-                        )
-                        .fill(fill)
-                        .min_size(egui::vec2(38.0, 22.0));
-                        ui.add(chip).on_hover_text(format!(
-                            "{} — region {region}, rank {rank}, microbatch {}",
-                            match phase {
-                                Phase::Forward => "forward",
-                                Phase::Backward => "backward",
-                            },
-                            event.mb().unwrap_or(0)
-                        ));
-                    }
-                });
-            }
-        });
+        gantt(ui, sim, gantt_state, dimmed);
+        ui.add_space(6.0);
+        ui.label(RichText::new("Memory per rank").strong());
+        stats::memory_plot(ui, sim, gantt_state.range);
+        ui.add_space(6.0);
+        ui.label(RichText::new("Per rank").strong());
+        stats::rank_table(ui, sim);
+        ui.add_space(6.0);
+        ui.label(RichText::new("Collectives").strong());
+        for line in mpipe::report::collectives_in_words(&sim.derivation.collectives) {
+            ui.label(line);
+        }
     }
 }

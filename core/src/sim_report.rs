@@ -42,6 +42,9 @@ pub struct EventTiming {
     pub backward: bool,
     pub start_s: f64,
     pub end_s: f64,
+    /// The event's node in the order graph.
+    #[serde(skip)]
+    pub node: usize,
 }
 
 /// A collective on the timeline (transfers and reduces).
@@ -80,6 +83,7 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
                 backward: phase == Phase::Backward,
                 start_s: sim.timeline.start_of(n),
                 end_s: sim.timeline.end_of(n),
+                node: n.index(),
             });
         }
     }

@@ -199,3 +199,27 @@ pub fn critical_path(order: &Order, timeline: &Timeline) -> Vec<NodeIndex> {
     path.reverse();
     path
 }
+
+/// How long each event could start later without delaying the step: latest start minus start,
+/// from a backward pass over the topological order (0 on the critical path).
+pub fn slack(order: &Order, timeline: &Timeline) -> Vec<f64> {
+    let adj = &order.adjacency;
+    let n = adj.node_count();
+    let mut latest_end = vec![timeline.makespan; n];
+    let mut slack = vec![0.0; n];
+    for &v in order.topological.iter().rev() {
+        let i = v as usize;
+        let duration = timeline.end.get(i).copied().unwrap_or(0.0)
+            - timeline.start.get(i).copied().unwrap_or(0.0);
+        let latest_start = latest_end.get(i).copied().unwrap_or(timeline.makespan) - duration;
+        if let Some(s) = slack.get_mut(i) {
+            *s = (latest_start - timeline.start.get(i).copied().unwrap_or(0.0)).max(0.0);
+        }
+        for &p in adj.preds(i) {
+            if let Some(le) = latest_end.get_mut(p as usize) {
+                *le = le.min(latest_start);
+            }
+        }
+    }
+    slack
+}

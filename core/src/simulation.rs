@@ -29,6 +29,8 @@ pub struct Simulation {
     pub ranks: Vec<RankMetrics>,
     pub memory: Vec<MemoryCurve>,
     pub critical_path: Vec<NodeIndex>,
+    /// How long each event (by node index) could start later without delaying the step.
+    pub slack: Vec<f64>,
 }
 
 /// Derives and simulates a scenario.
@@ -99,6 +101,7 @@ pub fn run(derivation: Derivation, options: SimOptions) -> Simulation {
         (0.0, 0.0)
     };
     let critical_path = critical_path(order, &timeline);
+    let slack = crate::simulate::slack(order, &timeline);
     Simulation {
         durations,
         makespan_s: makespan,
@@ -108,6 +111,7 @@ pub fn run(derivation: Derivation, options: SimOptions) -> Simulation {
         ranks,
         memory,
         critical_path,
+        slack,
         timeline,
         derivation,
     }

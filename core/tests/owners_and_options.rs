@@ -196,3 +196,36 @@ fn the_critical_path_spans_the_makespan() {
     let busy: f64 = path.iter().map(|&n| sim.timeline.duration_of(n)).sum();
     assert_eq!(busy, sim.makespan_s);
 }
+
+#[test]
+fn slack_is_zero_on_the_critical_path_and_positive_off_it() {
+    let s = scenario(
+        vec![LayerSpec::timed("l", Role::Backbone, 4, 1.0)],
+        &[],
+        &[OneFOneB],
+        4,
+        8,
+    );
+    let sim = simulate_scenario(&s, SimOptions::default()).unwrap();
+    let slack = mpipe::simulate::slack(&sim.derivation.order, &sim.timeline);
+    for n in &sim.critical_path {
+        assert_eq!(slack[n.index()], 0.0);
+    }
+    // Rank 3's first forward could start later only by waiting; its last backward has none.
+    // The first forward of rank 0 is on the critical path; some cooldown backward is not.
+    assert!(slack.iter().any(|&s| s > 0.0));
+    // Delaying an event by its slack keeps the makespan: check one with positive slack.
+    let (i, &most) = slack
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .unwrap();
+    let mut durations = sim.durations.clone();
+    durations[i] += most;
+    let delayed =
+        mpipe::simulate::simulate(&sim.derivation.order, &durations, SimOptions::default());
+    assert_eq!(delayed.makespan, sim.makespan_s);
+    durations[i] += 0.5;
+    let late = mpipe::simulate::simulate(&sim.derivation.order, &durations, SimOptions::default());
+    assert!(late.makespan > sim.makespan_s);
+}

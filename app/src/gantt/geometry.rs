@@ -1,0 +1,252 @@
+//! Pure geometry of the Gantt chart: the time ↔ pixel mapping (in `f64`, converted to screen
+//! `f32` only by the painter), zoom and pan, culling and merging events into drawable items, and
+//! hit testing. No egui here, so all of it is unit-tested with one time unit = one pixel.
+
+/// A visible time range `[t0, t1]` mapped onto `[x0, x0 + width]` pixels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeView {
+    pub t0: f64,
+    pub t1: f64,
+    pub x0: f64,
+    pub width: f64,
+}
+
+/// The smallest visible span, so zooming in stops before the mapping degenerates.
+pub const MIN_SPAN: f64 = 1e-9;
+
+impl TimeView {
+    pub fn new(t0: f64, t1: f64, x0: f64, width: f64) -> Self {
+        let t1 = if t1 - t0 > MIN_SPAN { t1 } else { t0 + 1.0 };
+        TimeView {
+            t0,
+            t1,
+            x0,
+            width: width.max(1.0),
+        }
+    }
+
+    pub fn span(&self) -> f64 {
+        self.t1 - self.t0
+    }
+
+    pub fn x_from_time(&self, t: f64) -> f64 {
+        self.x0 + (t - self.t0) / self.span() * self.width
+    }
+
+    pub fn time_from_x(&self, x: f64) -> f64 {
+        self.t0 + (x - self.x0) / self.width * self.span()
+    }
+
+    /// Seconds per pixel.
+    pub fn seconds_per_px(&self) -> f64 {
+        self.span() / self.width
+    }
+
+    /// Zooms by `factor` (> 1 zooms in) keeping the time under pixel `x` fixed.
+    pub fn zoom_at(&mut self, x: f64, factor: f64) {
+        if !(factor.is_finite() && factor > 0.0) {
+            return;
+        }
+        let anchor = self.time_from_x(x);
+        let span = (self.span() / factor).max(MIN_SPAN);
+        let left = (x - self.x0) / self.width;
+        self.t0 = anchor - left * span;
+        self.t1 = self.t0 + span;
+    }
+
+    /// Moves the content by `dx` pixels (dragging right shows earlier times).
+    pub fn pan_px(&mut self, dx: f64) {
+        let dt = dx * self.seconds_per_px();
+        self.t0 -= dt;
+        self.t1 -= dt;
+    }
+
+    /// Shows exactly the time under pixels `xa..xb` (box zoom); ignores boxes under 2 px.
+    pub fn zoom_to_px(&mut self, xa: f64, xb: f64) {
+        let (a, b) = (xa.min(xb), xa.max(xb));
+        if b - a < 2.0 {
+            return;
+        }
+        let (t0, t1) = (self.time_from_x(a), self.time_from_x(b));
+        self.t0 = t0;
+        self.t1 = t1.max(t0 + MIN_SPAN);
+    }
+}
+
+/// One event on a lane, as the chart sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span {
+    pub start: f64,
+    pub end: f64,
+    pub region: usize,
+    pub backward: bool,
+    pub mb: usize,
+    /// Index into the caller's event list.
+    pub index: usize,
+}
+
+/// A drawable box: one event, or a run of sub-pixel events merged into one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub lane: usize,
+    pub x0: f64,
+    pub x1: f64,
+    pub region: usize,
+    pub backward: bool,
+    /// The event (first of the run when merged).
+    pub index: usize,
+    /// How many events the item stands for.
+    pub count: usize,
+    /// The microbatch, when it fits inside the box.
+    pub label: Option<String>,
+}
+
+/// Width in pixels a label of `chars` characters needs.
+pub fn label_width(chars: usize) -> f64 {
+    7.0 * chars as f64 + 4.0
+}
+
+/// Culls each lane to the view, merges runs of events narrower than a pixel (and touching within
+/// a pixel) into one item, and labels boxes wide enough for their microbatch number. Each lane's
+/// spans must be sorted by start; the cost is O(log n + visible) per lane.
+pub fn render_items(lanes: &[Vec<Span>], view: &TimeView) -> Vec<Item> {
+    let mut items = Vec::new();
+    for (lane, spans) in lanes.iter().enumerate() {
+        // First span that ends at or after the view's start.
+        let first = spans.partition_point(|s| s.end < view.t0);
+        let mut open: Option<Item> = None;
+        for s in spans.get(first..).unwrap_or_default() {
+            if s.start > view.t1 {
+                break;
+            }
+            let (x0, x1) = (view.x_from_time(s.start), view.x_from_time(s.end));
+            let tiny = x1 - x0 < 1.0;
+            if let Some(item) = open.as_mut()
+                && tiny
+                && (item.count > 1 || item.x1 - item.x0 < 1.0)
+                && x0 - item.x1 < 1.0
+            {
+                item.x1 = item.x1.max(x1);
+                item.count += 1;
+                continue;
+            }
+            if let Some(done) = open.take() {
+                items.push(done);
+            }
+            let label = s.mb.to_string();
+            let fits = x1 - x0 >= label_width(label.len());
+            open = Some(Item {
+                lane,
+                x0,
+                x1,
+                region: s.region,
+                backward: s.backward,
+                index: s.index,
+                count: 1,
+                label: fits.then_some(label),
+            });
+        }
+        if let Some(done) = open.take() {
+            items.push(done);
+        }
+    }
+    items
+}
+
+/// The item under pixel `x` on `lane` (merged items are hit as a whole).
+pub fn hit_test(items: &[Item], lane: usize, x: f64) -> Option<&Item> {
+    items
+        .iter()
+        .filter(|i| i.lane == lane)
+        .find(|i| x >= i.x0 && x <= i.x1.max(i.x0 + 1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit_view(t0: f64, width: f64) -> TimeView {
+        TimeView::new(t0, t0 + width, 0.0, width)
+    }
+
+    fn span(start: f64, end: f64, index: usize) -> Span {
+        Span {
+            start,
+            end,
+            region: 1,
+            backward: false,
+            mb: index,
+            index,
+        }
+    }
+
+    #[test]
+    fn one_second_is_one_pixel() {
+        let v = unit_view(0.0, 100.0);
+        assert_eq!(v.x_from_time(42.0), 42.0);
+        assert_eq!(v.time_from_x(42.0), 42.0);
+        let shifted = TimeView::new(10.0, 110.0, 50.0, 100.0);
+        assert_eq!(shifted.x_from_time(10.0), 50.0);
+        assert_eq!(shifted.time_from_x(150.0), 110.0);
+    }
+
+    #[test]
+    fn zoom_keeps_the_anchor_and_pan_moves_by_pixels() {
+        let mut v = unit_view(0.0, 100.0);
+        v.zoom_at(25.0, 2.0);
+        assert_eq!((v.t0, v.t1), (12.5, 62.5));
+        assert_eq!(v.time_from_x(25.0), 25.0);
+        v.pan_px(10.0);
+        // Half a second per pixel now: dragging 10 px right shows 5 s earlier.
+        assert_eq!((v.t0, v.t1), (7.5, 57.5));
+        v.zoom_to_px(20.0, 40.0);
+        assert_eq!((v.t0, v.t1), (17.5, 27.5));
+        v.zoom_to_px(5.0, 6.0); // too small: ignored
+        assert_eq!((v.t0, v.t1), (17.5, 27.5));
+        v.zoom_at(0.0, f64::NAN);
+        assert_eq!((v.t0, v.t1), (17.5, 27.5));
+    }
+
+    #[test]
+    fn items_are_culled_to_the_view() {
+        let lanes = vec![vec![
+            span(0.0, 10.0, 0),
+            span(20.0, 32.0, 1),
+            span(200.0, 210.0, 2),
+        ]];
+        let items = render_items(&lanes, &unit_view(15.0, 100.0));
+        let indices: Vec<usize> = items.iter().map(|i| i.index).collect();
+        assert_eq!(indices, [1]);
+        assert_eq!((items[0].x0, items[0].x1), (5.0, 17.0));
+        assert_eq!(items[0].label.as_deref(), Some("1"));
+    }
+
+    #[test]
+    fn sub_pixel_runs_merge_and_labels_need_room() {
+        // A thousand 0.01 s events in a row draw as a couple of items, not a thousand.
+        let lane: Vec<Span> = (0..1000)
+            .map(|i| span(i as f64 * 0.01, (i + 1) as f64 * 0.01, i))
+            .collect();
+        let items = render_items(&[lane], &unit_view(0.0, 100.0));
+        assert!(items.len() <= 10, "{}", items.len());
+        assert_eq!(items.iter().map(|i| i.count).sum::<usize>(), 1000);
+        assert!(items.iter().all(|i| i.label.is_none()));
+        // One digit needs 7 + 4 = 11 px: a 10 px box stays unlabelled, an 11 px box is labelled.
+        let items = render_items(
+            &[vec![span(0.0, 10.0, 7), span(20.0, 31.0, 8)]],
+            &unit_view(0.0, 100.0),
+        );
+        assert_eq!(items[0].label, None);
+        assert_eq!(items[1].label.as_deref(), Some("8"));
+    }
+
+    #[test]
+    fn hit_testing_finds_the_box_under_the_pointer() {
+        let lanes = vec![vec![span(0.0, 10.0, 0)], vec![span(5.0, 8.0, 1)]];
+        let items = render_items(&lanes, &unit_view(0.0, 100.0));
+        assert_eq!(hit_test(&items, 0, 4.0).map(|i| i.index), Some(0));
+        assert_eq!(hit_test(&items, 1, 4.0).map(|i| i.index), None);
+        assert_eq!(hit_test(&items, 1, 6.0).map(|i| i.index), Some(1));
+        assert_eq!(hit_test(&items, 0, 11.5), None);
+    }
+}

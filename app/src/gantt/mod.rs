@@ -1,0 +1,6 @@
+//! The per-rank Gantt timeline: geometry (pure, tested) and the egui widget that paints it.
+
+pub mod geometry;
+pub mod widget;
+
+pub use widget::{GanttState, gantt};

@@ -1,0 +1,126 @@
+//! The statistics panel: step figures, the per-rank table (warmup window, encoder work, analytic
+//! vs simulated spill, peak memory), and the memory curves. All numbers come from `core`.
+
+use egui::{RichText, Ui};
+use mpipe::sim_report::{bytes, secs};
+use mpipe::simulation::Simulation;
+
+/// The one-line summary above the timeline.
+pub fn summary(sim: &Simulation) -> String {
+    format!(
+        "makespan {} s · bubble {:.1} % · utilisation {:.1} %{}",
+        secs(sim.makespan_s),
+        100.0 * sim.bubble_fraction,
+        100.0 * sim.utilisation,
+        sim.encoder_free_makespan_s
+            .map_or(String::new(), |f| format!(
+                " · without the encoder {} s",
+                secs(f)
+            ))
+    )
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or("–".into(), secs)
+}
+
+/// The per-rank table.
+pub fn rank_table(ui: &mut Ui, sim: &Simulation) {
+    egui::Grid::new("ranks").striped(true).show(ui, |ui| {
+        for head in [
+            "rank",
+            "busy",
+            "bubble",
+            "warmup",
+            "steady",
+            "cooldown",
+            "comm",
+            "w_r",
+            "E_r",
+            "spill",
+            "sim. extra",
+            "peak memory",
+        ] {
+            ui.label(RichText::new(head).small().strong());
+        }
+        ui.end_row();
+        for r in &sim.ranks {
+            ui.label(r.rank.to_string());
+            for v in [
+                r.busy_s,
+                r.bubble_s,
+                r.bubble.warmup_s,
+                r.bubble.steady_s,
+                r.bubble.cooldown_s,
+                r.bubble.comm_s,
+            ] {
+                ui.label(secs(v));
+            }
+            for v in [
+                r.warmup_window_s,
+                r.encoder_work_s,
+                r.spill_s,
+                r.simulated_extra_s,
+            ] {
+                ui.label(opt(v));
+            }
+            let mem = RichText::new(bytes(r.peak_memory_bytes));
+            ui.label(if r.over_capacity {
+                mem.color(egui::Color32::from_rgb(0xE0, 0x50, 0x50))
+            } else {
+                mem
+            });
+            ui.end_row();
+        }
+    });
+}
+
+/// Memory per rank over time, with the capacity line when the hardware gives one. The x axis is
+/// seconds, like the timeline above it.
+pub fn memory_plot(ui: &mut Ui, sim: &Simulation, range: Option<(f64, f64)>) {
+    use egui_plot::{HLine, Line, Plot, PlotPoints, Points};
+    let capacity = sim.derivation.plan.hardware.memory_bytes;
+    let (t0, t1) = range.unwrap_or((0.0, sim.makespan_s));
+    Plot::new("memory")
+        .height(160.0)
+        .allow_scroll(false)
+        .allow_zoom(false)
+        .allow_drag(false)
+        .include_x(t0)
+        .include_x(t1)
+        .include_y(0.0)
+        .x_axis_label("time (s)")
+        .y_axis_label("GB")
+        .legend(egui_plot::Legend::default())
+        .show(ui, |plot| {
+            plot.set_plot_bounds_x(t0..=t1);
+            for curve in &sim.memory {
+                let mut pts: Vec<[f64; 2]> = Vec::with_capacity(curve.points.len() * 2 + 1);
+                let mut last = None;
+                for p in &curve.points {
+                    if let Some(y) = last {
+                        pts.push([p[0], y]);
+                    }
+                    pts.push([p[0], p[1] / 1e9]);
+                    last = Some(p[1] / 1e9);
+                }
+                if let Some(y) = last {
+                    pts.push([sim.makespan_s, y]);
+                }
+                plot.line(Line::new(
+                    format!("rank {}", curve.rank),
+                    PlotPoints::from(pts),
+                ));
+                plot.points(
+                    Points::new(
+                        format!("rank {} peak", curve.rank),
+                        vec![[curve.peak_at_s, curve.peak_bytes / 1e9]],
+                    )
+                    .radius(3.0),
+                );
+            }
+            if let Some(c) = capacity {
+                plot.hline(HLine::new("capacity", c / 1e9));
+            }
+        });
+}
