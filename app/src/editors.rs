@@ -25,6 +25,9 @@ pub fn edit(ui: &mut Ui, s: &mut Scenario) -> bool {
             ui.end_row();
         }
     });
+    if changed {
+        resize_per_microbatch_lists(s);
+    }
     ui.separator();
     changed |= regions(ui, s);
     ui.separator();
@@ -158,4 +161,19 @@ fn model(ui: &mut Ui, s: &mut Scenario) -> bool {
             }
         });
     changed
+}
+
+/// Keeps per-microbatch lists (workload scales, an explicit owner map) as long as `M`: new
+/// microbatches get scale 1 and a round-robin owner, removed ones are dropped.
+pub fn resize_per_microbatch_lists(s: &mut Scenario) {
+    let m = s.microbatches;
+    if let Some(scales) = s.workload.as_mut().and_then(|w| w.encoder_scale.as_mut()) {
+        scales.resize(m, 1.0);
+    }
+    if let OwnerSpec::Explicit(list) = &mut s.owner {
+        let p = s.ranks.max(1);
+        let old = list.len();
+        list.truncate(m);
+        list.extend((old..m).map(|mb| mb % p));
+    }
 }

@@ -11,14 +11,37 @@ pub mod studio;
 
 pub use studio::Studio;
 
+/// The key the last session's scenario is stored under (eframe persistence).
+pub const SESSION_KEY: &str = "mpipe-studio/scenario";
+
 /// The eframe application.
 #[derive(Debug, Default)]
 pub struct StudioApp {
     pub studio: Studio,
 }
 
+impl StudioApp {
+    /// Starts on the last session's scenario when there is a valid one, else on the default sample.
+    pub fn restore(storage: Option<&dyn eframe::Storage>) -> Self {
+        let mut app = StudioApp::default();
+        if let Some(text) = storage.and_then(|s| s.get_string(SESSION_KEY))
+            && mpipe::Scenario::from_json_str(&text, "last session").is_ok()
+        {
+            app.studio.open_text(&text, "last session");
+            app.studio.history = history::History::default();
+        }
+        app
+    }
+}
+
 impl eframe::App for StudioApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         self.studio.show(ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        if let Some(s) = &self.studio.scenario {
+            storage.set_string(SESSION_KEY, s.to_json_string());
+        }
     }
 }

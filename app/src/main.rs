@@ -14,7 +14,7 @@ fn main() -> eframe::Result {
         options,
         Box::new(|cc| {
             mpipe_studio::fonts::install(&cc.egui_ctx);
-            Ok(Box::new(StudioApp::default()))
+            Ok(Box::new(StudioApp::restore(cc.storage)))
         }),
     )
 }

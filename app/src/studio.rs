@@ -2,7 +2,7 @@
 //! the last valid simulation kept on screen (dimmed) while an edit is invalid, and the views.
 //! The app computes no schedule semantics; everything shown comes from `mpipe`.
 
-use crate::gantt::{GanttState, gantt};
+use crate::gantt::{GanttOptions, GanttState, gantt};
 use crate::history::History;
 use crate::samples::{SAMPLES, Sample};
 use crate::{editors, stats};
@@ -24,6 +24,12 @@ pub struct Studio {
     pub last_good: Option<Simulation>,
     pub history: History,
     pub gantt: GanttState,
+    /// A pinned simulation to compare against (name, simulation).
+    pub baseline: Option<(String, Simulation)>,
+    /// Teaching mode: the time cursor, and whether it plays.
+    pub cursor: Option<f64>,
+    pub playing: bool,
+    pub show_help: bool,
 }
 
 impl Default for Studio {
@@ -35,6 +41,10 @@ impl Default for Studio {
             last_good: None,
             history: History::default(),
             gantt: GanttState::default(),
+            baseline: None,
+            cursor: None,
+            playing: false,
+            show_help: false,
         };
         if let Some(sample) = SAMPLES.first() {
             studio.open_sample(sample);
@@ -129,8 +139,62 @@ impl Studio {
             .unwrap_or_default()
     }
 
+    /// Pins the simulation on screen as the baseline to compare edits against.
+    pub fn pin_baseline(&mut self) {
+        let name = self
+            .scenario
+            .as_ref()
+            .map_or(String::new(), |s| s.name.clone());
+        self.baseline = self.shown().cloned().map(|sim| (name, sim));
+    }
+
+    /// `baseline makespan / current makespan`, when both exist.
+    pub fn speedup(&self) -> Option<f64> {
+        let (_, base) = self.baseline.as_ref()?;
+        let current = self.result.as_ref().ok()?;
+        (current.makespan_s > 0.0).then(|| base.makespan_s / current.makespan_s)
+    }
+
+    /// Opens the first dropped file (its bytes, or its path on native).
+    fn take_dropped(&mut self, ui: &egui::Ui) {
+        let dropped = ui.input(|i| i.raw.dropped_files.first().cloned());
+        let Some(file) = dropped else { return };
+        let name = file.path().display().to_string();
+        let text = file
+            .bytes()
+            .map_err(|e| format!("{name}: cannot read: {e}"))
+            .and_then(|bytes| {
+                String::from_utf8(bytes).map_err(|e| format!("{name}: not UTF-8 text: {e}"))
+            });
+        match text {
+            Ok(text) => self.open_text(&text, &name),
+            Err(message) => self.result = Err(message),
+        }
+    }
+
+    /// Advances the teaching cursor while playing (one second of the step per second of wall time).
+    fn advance(&mut self, ui: &egui::Ui) {
+        if !self.playing {
+            return;
+        }
+        let Some(span) = self.shown().map(|s| s.makespan_s) else {
+            return;
+        };
+        let dt = f64::from(ui.input(|i| i.stable_dt)).min(0.1);
+        let next = self.cursor.unwrap_or(0.0) + dt * (span / 10.0).max(1e-9);
+        if next >= span {
+            self.cursor = Some(span);
+            self.playing = false;
+        } else {
+            self.cursor = Some(next);
+            ui.ctx().request_repaint();
+        }
+    }
+
     /// Draws the whole window into `ui`.
     pub fn show(&mut self, ui: &mut egui::Ui) {
+        self.take_dropped(ui);
+        self.advance(ui);
         self.shortcuts(ui);
         egui::Panel::top("top").show(ui, |ui| self.top_bar(ui));
         egui::Panel::left("editors")
@@ -144,6 +208,9 @@ impl Studio {
     }
 
     fn shortcuts(&mut self, ui: &mut egui::Ui) {
+        if ui.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::F1)) {
+            self.show_help = !self.show_help;
+        }
         let (undo, redo) = ui.input_mut(|i| {
             let redo = i.consume_key(
                 egui::Modifiers::COMMAND | egui::Modifiers::SHIFT,
@@ -199,7 +266,53 @@ impl Studio {
             {
                 self.redo();
             }
+            ui.separator();
+            if self.baseline.is_some() {
+                if ui.button("Unpin baseline").clicked() {
+                    self.baseline = None;
+                }
+            } else if ui
+                .add_enabled(self.shown().is_some(), egui::Button::new("Pin as baseline"))
+                .clicked()
+            {
+                self.pin_baseline();
+            }
+            let mut teach = self.cursor.is_some();
+            if ui.checkbox(&mut teach, "Teach").changed() {
+                self.cursor = teach.then_some(0.0);
+                self.playing = false;
+            }
+            if ui.button("Help (F1)").clicked() {
+                self.show_help = !self.show_help;
+            }
         });
+        if self.show_help {
+            egui::Window::new("Keyboard and mouse")
+                .open(&mut self.show_help)
+                .collapsible(false)
+                .show(ui.ctx(), |ui| {
+                    egui::Grid::new("help").show(ui, |ui| {
+                        for (keys, what) in [
+                            ("Ctrl+Z", "undo the last edit"),
+                            ("Ctrl+Shift+Z, Ctrl+Y", "redo"),
+                            ("F1", "this help"),
+                            ("wheel, pinch", "zoom the timeline at the pointer"),
+                            ("drag", "pan the timeline"),
+                            ("shift + drag", "zoom to the dragged box"),
+                            ("double-click", "show the whole step"),
+                            (
+                                "click an event",
+                                "select it: its dependencies and the critical path light up",
+                            ),
+                            ("drop a .json file", "open it as the scenario"),
+                        ] {
+                            ui.label(RichText::new(keys).monospace());
+                            ui.label(what);
+                            ui.end_row();
+                        }
+                    });
+                });
+        }
     }
 
     fn editors(&mut self, ui: &mut egui::Ui) {
@@ -229,10 +342,14 @@ impl Studio {
             }
         }
         let dimmed = self.result.is_err();
+        let speedup = self.speedup();
         let Studio {
             result,
             last_good,
             gantt: gantt_state,
+            baseline,
+            cursor,
+            playing,
             ..
         } = self;
         let Some(sim) = result.as_ref().ok().or(last_good.as_ref()) else {
@@ -244,7 +361,75 @@ impl Studio {
             RichText::new("Wheel: zoom · drag: pan · shift-drag: zoom to box · double-click: reset · click: select")
                 .small(),
         );
-        gantt(ui, sim, gantt_state, dimmed);
+        let span = baseline
+            .as_ref()
+            .map_or(sim.makespan_s, |(_, b)| b.makespan_s.max(sim.makespan_s));
+        if let Some((name, base)) = baseline.as_ref() {
+            ui.label(
+                RichText::new(format!(
+                    "Baseline: {name} — makespan {} s{}",
+                    mpipe::sim_report::secs(base.makespan_s),
+                    speedup.map_or(String::new(), |x| format!(
+                        " · speedup of the current schedule: {x:.3}×"
+                    ))
+                ))
+                .strong(),
+            );
+            let mut base_state = gantt_state.clone();
+            gantt(
+                ui,
+                base,
+                &mut base_state,
+                GanttOptions {
+                    dimmed: true,
+                    span: Some(span),
+                    cursor: *cursor,
+                },
+            );
+            gantt_state.range = base_state.range;
+            ui.label(RichText::new("Current").strong());
+        }
+        if let Some(t) = cursor.as_mut() {
+            ui.horizontal(|ui| {
+                if ui.button(if *playing { "Pause" } else { "Play" }).clicked() {
+                    *playing = !*playing;
+                }
+                if ui.button("Step").clicked()
+                    && let Some(next) = mpipe::sim_report::next_boundary(sim, *t)
+                {
+                    *t = next;
+                }
+                let name = ui.label("time");
+                ui.add(egui::Slider::new(t, 0.0..=sim.makespan_s).suffix(" s"))
+                    .labelled_by(name.id);
+            });
+            for state in mpipe::sim_report::at_time(sim, *t) {
+                ui.label(format!(
+                    "rank {}: {} · holds {}",
+                    state.rank,
+                    state
+                        .running
+                        .as_ref()
+                        .map_or("idle".to_string(), |e| format!(
+                            "{} ({} of microbatch {})",
+                            e.action,
+                            if e.backward { "backward" } else { "forward" },
+                            e.mb
+                        )),
+                    mpipe::sim_report::bytes(state.memory_bytes)
+                ));
+            }
+        }
+        gantt(
+            ui,
+            sim,
+            gantt_state,
+            GanttOptions {
+                dimmed,
+                span: Some(span),
+                cursor: *cursor,
+            },
+        );
         ui.add_space(6.0);
         ui.label(RichText::new("Memory per rank").strong());
         stats::memory_plot(ui, sim, gantt_state.range);

@@ -7,7 +7,6 @@
     clippy::indexing_slicing
 )] // tests fail by panicking
 
-use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use mpipe_studio::Studio;
@@ -80,9 +79,9 @@ fn freezing_the_encoder_removes_its_backwards() {
     let mut harness = harness();
     let before = harness.state().rank_actions(0);
     assert_eq!(before.last().map(String::as_str), Some("0B5"));
-    // The first trainable box belongs to the first layer spec, the ViT encoder.
+    // The first "trainable" box belongs to the first layer spec, the ViT encoder.
     harness
-        .get_all_by_role(Role::CheckBox)
+        .get_all_by_label("trainable")
         .next()
         .unwrap()
         .click();
@@ -146,4 +145,158 @@ fn a_broken_file_shows_its_error_and_keeps_the_scenario() {
     harness.get_by_label_contains("broken.json:1:");
     assert_eq!(harness.state().source, "mpipe-vit-llm.json");
     harness.get_by_label_contains("makespan 74.039 s");
+}
+
+/// A file dropped onto the window in tests.
+#[derive(Debug)]
+struct Dropped {
+    path: std::path::PathBuf,
+    bytes: Vec<u8>,
+}
+
+impl egui::DroppedFile for Dropped {
+    fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        Ok(self.bytes.clone())
+    }
+}
+
+fn drop_file(harness: &mut Harness<'static, Studio>, name: &str, text: &str) {
+    harness
+        .input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(Dropped {
+            path: name.into(),
+            bytes: text.as_bytes().to_vec(),
+        }));
+    harness.run();
+}
+
+#[test]
+fn dropping_a_scenario_opens_it() {
+    let mut harness = harness();
+    drop_file(
+        &mut harness,
+        "/data/vpp3.json",
+        include_str!("../../samples/vpp3.json"),
+    );
+    assert_eq!(harness.state().source, "/data/vpp3.json");
+    assert_eq!(
+        harness.state().rank_actions(0)[..4],
+        ["0F0", "0F1", "0F2", "0F3"]
+    );
+    harness.get_by_label_contains("makespan");
+    // A broken drop names the file and keeps what was open.
+    drop_file(&mut harness, "/data/bad.json", "{\"format\": 3}");
+    harness.get_by_label_contains("/data/bad.json:1:");
+    assert_eq!(harness.state().source, "/data/vpp3.json");
+}
+
+#[test]
+fn compare_mode_shows_the_speedup_over_the_pinned_baseline() {
+    let mut harness = harness();
+    harness.get_by_label("Pin as baseline").click();
+    harness.run();
+    // Freeze the encoder: no cooldown backwards, a faster step.
+    harness
+        .get_all_by_label("trainable")
+        .next()
+        .unwrap()
+        .click();
+    harness.run();
+    let speedup = harness.state().speedup().unwrap();
+    assert!((speedup - 74.03882 / 68.01207).abs() < 1e-3, "{speedup}");
+    harness.get_by_label_contains(&format!("speedup of the current schedule: {speedup:.3}×"));
+    harness.get_by_label("Unpin baseline").click();
+    harness.run();
+    assert!(harness.state().baseline.is_none());
+}
+
+#[test]
+fn the_teaching_cursor_steps_through_the_step() {
+    let mut harness = harness();
+    harness.get_by_label("Teach").click();
+    harness.run();
+    assert_eq!(harness.state().cursor, Some(0.0));
+    harness.get_by_label_contains("rank 0: 0F5 (forward of microbatch 5)");
+    harness.get_by_label("Step").click();
+    harness.run();
+    let t = harness.state().cursor.unwrap();
+    assert!(t > 0.0);
+    harness.get_by_label("Play").click();
+    harness.run_steps(5);
+    assert!(harness.state().cursor.unwrap() > t);
+    assert!(harness.state().playing);
+}
+
+#[test]
+fn f1_shows_the_keyboard_help() {
+    let mut harness = harness();
+    harness.key_press(egui::Key::F1);
+    harness.run();
+    harness.get_by_label("Keyboard and mouse");
+    harness.get_by_label("undo the last edit");
+}
+
+/// eframe storage in memory.
+#[derive(Default)]
+struct Memory(std::collections::HashMap<String, String>);
+
+impl eframe::Storage for Memory {
+    fn get_string(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+    fn set_string(&mut self, key: &str, value: String) {
+        self.0.insert(key.to_string(), value);
+    }
+    fn remove_string(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+    fn flush(&mut self) {}
+}
+
+#[test]
+fn the_last_session_is_restored_and_a_corrupt_one_is_ignored() {
+    use eframe::{App, Storage};
+    let mut app = mpipe_studio::StudioApp::restore(None);
+    assert_eq!(app.studio.source, "mpipe-vit-llm.json");
+    app.studio
+        .edit(|s| s.owner = mpipe::owner::OwnerSpec::FirstRank);
+    let mut storage = Memory::default();
+    app.save(&mut storage);
+    let again = mpipe_studio::StudioApp::restore(Some(&storage));
+    assert_eq!(again.studio.scenario, app.studio.scenario);
+    assert!(
+        again.studio.result.is_ok(),
+        "{:?}",
+        again.studio.result.as_ref().err()
+    );
+    storage.set_string(mpipe_studio::SESSION_KEY, "{ not json".into());
+    let fresh = mpipe_studio::StudioApp::restore(Some(&storage));
+    assert_eq!(fresh.studio.source, "mpipe-vit-llm.json");
+    assert_eq!(
+        fresh.studio.scenario.as_ref().map(|s| s.owner.clone()),
+        Some(mpipe::owner::OwnerSpec::GreedySlack)
+    );
+}
+
+#[test]
+fn changing_m_resizes_the_per_microbatch_workload() {
+    let mut s =
+        mpipe::Scenario::from_json_str(include_str!("../../samples/mpipe-vit-llm.json"), "s.json")
+            .unwrap();
+    s.microbatches = 12;
+    mpipe_studio::editors::resize_per_microbatch_lists(&mut s);
+    let scales = s.workload.as_ref().unwrap().encoder_scale.as_ref().unwrap();
+    assert_eq!(scales.len(), 12);
+    assert_eq!(scales[8..], [1.0, 1.0, 1.0, 1.0]);
+    assert!(mpipe::derive(&s).is_ok());
+    s.microbatches = 3;
+    mpipe_studio::editors::resize_per_microbatch_lists(&mut s);
+    assert_eq!(
+        s.workload.as_ref().unwrap().encoder_scale.as_ref().unwrap(),
+        &vec![1.0, 0.3, 2.5]
+    );
 }

@@ -364,3 +364,43 @@ impl CompareReport {
         }
     }
 }
+
+/// What one rank is doing at an instant (teaching mode): the event running, or idle, and the
+/// memory it holds.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct RankAt {
+    pub rank: usize,
+    /// The compute event running at that instant, if any.
+    pub running: Option<EventTiming>,
+    pub memory_bytes: f64,
+}
+
+/// Every rank's state at time `t`. Events are half-open `[start, end)`.
+pub fn at_time(sim: &Simulation, t: f64) -> Vec<RankAt> {
+    let events = event_timings(sim);
+    (0..sim.derivation.plan.ranks)
+        .map(|rank| RankAt {
+            rank,
+            running: events
+                .iter()
+                .find(|e| e.rank == rank && e.start_s <= t && t < e.end_s)
+                .cloned(),
+            memory_bytes: sim.memory.get(rank).map_or(0.0, |c| {
+                c.points
+                    .iter()
+                    .take_while(|p| p[0] <= t)
+                    .last()
+                    .map_or(c.static_bytes, |p| p[1])
+            }),
+        })
+        .collect()
+}
+
+/// The next instant after `t` at which any event starts or ends (for stepping a time cursor).
+pub fn next_boundary(sim: &Simulation, t: f64) -> Option<f64> {
+    event_timings(sim)
+        .iter()
+        .flat_map(|e| [e.start_s, e.end_s])
+        .filter(|&x| x > t)
+        .min_by(f64::total_cmp)
+}

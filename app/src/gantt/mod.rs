@@ -3,4 +3,4 @@
 pub mod geometry;
 pub mod widget;
 
-pub use widget::{GanttState, gantt};
+pub use widget::{GanttOptions, GanttState, gantt};

@@ -68,14 +68,26 @@ fn neighbours(sim: &Simulation, node: usize) -> HashSet<usize> {
     out
 }
 
-/// Draws the chart of `sim` filling the available width; `dimmed` greys it out (a stale result
-/// shown while the current edit is invalid). Returns the node under the pointer, if any.
+/// How to draw one chart.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GanttOptions {
+    /// Grey the chart out (a stale result shown while the current edit is invalid).
+    pub dimmed: bool,
+    /// The full time range to show when not zoomed (shared by stacked charts); the step's
+    /// makespan when `None`.
+    pub span: Option<f64>,
+    /// A time cursor (teaching mode).
+    pub cursor: Option<f64>,
+}
+
+/// Draws the chart of `sim` filling the available width. Returns the node under the pointer.
 pub fn gantt(
     ui: &mut egui::Ui,
     sim: &Simulation,
     state: &mut GanttState,
-    dimmed: bool,
+    options: GanttOptions,
 ) -> Option<usize> {
+    let dimmed = options.dimmed;
     let ranks = sim.derivation.plan.ranks;
     let height = lane_top(Rect::ZERO, ranks) + AXIS;
     let width = ui.available_width().max(200.0);
@@ -85,7 +97,7 @@ pub fn gantt(
         Pos2::new(rect.left() + LABEL_W, rect.top()),
         rect.right_bottom(),
     );
-    let makespan = sim.makespan_s.max(1e-12);
+    let makespan = options.span.unwrap_or(sim.makespan_s).max(1e-12);
     let (t0, t1) = state.range.unwrap_or((0.0, makespan));
     let mut view = TimeView::new(t0, t1, f64::from(plot.left()), f64::from(plot.width()));
 
@@ -278,6 +290,14 @@ pub fn gantt(
             ui.visuals().text_color(),
         );
         t += step;
+    }
+    if let Some(t) = options.cursor
+        && visible(t, t)
+    {
+        painter.line_segment(
+            [Pos2::new(x(t), rect.top()), Pos2::new(x(t), axis_y)],
+            Stroke::new(2.0, Color32::from_rgb(0xFF, 0xD0, 0x40)),
+        );
     }
     if let Some(from) = state.box_from
         && let Some(p) = response.interact_pointer_pos()
