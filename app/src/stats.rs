@@ -2,7 +2,7 @@
 //! vs simulated spill, peak memory), and the memory curves. All numbers come from `core`.
 
 use egui::{RichText, Ui};
-use mpipe::sim_report::{bytes, secs};
+use mpipe::sim_report::secs;
 use mpipe::simulation::Simulation;
 
 /// The one-line summary above the timeline.
@@ -20,56 +20,24 @@ pub fn summary(sim: &Simulation) -> String {
     )
 }
 
-fn opt(v: Option<f64>) -> String {
-    v.map_or("–".into(), secs)
-}
-
-/// The per-rank table.
+/// The per-rank table (the same cells as `mpipe simulate`); an over-capacity peak is red.
 pub fn rank_table(ui: &mut Ui, sim: &Simulation) {
     egui::Grid::new("ranks").striped(true).show(ui, |ui| {
-        for head in [
-            "rank",
-            "busy",
-            "bubble",
-            "warmup",
-            "steady",
-            "cooldown",
-            "comm",
-            "w_r",
-            "E_r",
-            "spill",
-            "sim. extra",
-            "peak memory",
-        ] {
+        for head in mpipe::sim_report::RANK_COLUMNS {
             ui.label(RichText::new(head).small().strong());
         }
         ui.end_row();
         for r in &sim.ranks {
-            ui.label(r.rank.to_string());
-            for v in [
-                r.busy_s,
-                r.bubble_s,
-                r.bubble.warmup_s,
-                r.bubble.steady_s,
-                r.bubble.cooldown_s,
-                r.bubble.comm_s,
-            ] {
-                ui.label(secs(v));
+            let cells = mpipe::sim_report::rank_cells(r);
+            let last = cells.len().saturating_sub(1);
+            for (i, cell) in cells.into_iter().enumerate() {
+                let text = RichText::new(cell);
+                ui.label(if i == last && r.over_capacity {
+                    text.color(egui::Color32::from_rgb(0xE0, 0x50, 0x50))
+                } else {
+                    text
+                });
             }
-            for v in [
-                r.warmup_window_s,
-                r.encoder_work_s,
-                r.spill_s,
-                r.simulated_extra_s,
-            ] {
-                ui.label(opt(v));
-            }
-            let mem = RichText::new(bytes(r.peak_memory_bytes));
-            ui.label(if r.over_capacity {
-                mem.color(egui::Color32::from_rgb(0xE0, 0x50, 0x50))
-            } else {
-                mem
-            });
             ui.end_row();
         }
     });

@@ -24,12 +24,27 @@ pub struct Studio {
     pub last_good: Option<Simulation>,
     pub history: History,
     pub gantt: GanttState,
-    /// A pinned simulation to compare against (name, simulation).
+    /// A pinned simulation to compare against (name, simulation), and its chart's state.
     pub baseline: Option<(String, Simulation)>,
+    pub baseline_gantt: GanttState,
     /// Teaching mode: the time cursor, and whether it plays.
     pub cursor: Option<f64>,
     pub playing: bool,
     pub show_help: bool,
+    /// A simulation running on a worker thread (large scenarios), with its result to come.
+    pub pending: Option<std::sync::mpsc::Receiver<Result<Simulation, String>>>,
+}
+
+/// Scenarios with more than this many rank × microbatch pairs simulate on a worker thread, so
+/// the window never waits on them (P ≤ 16, M ≤ 128 stay within a frame).
+pub const FOREGROUND_LIMIT: usize = 16 * 128;
+
+/// Derives and simulates, with errors positioned in the scenario's JSON.
+fn simulate(scenario: &Scenario, source: &str) -> Result<Simulation, String> {
+    simulate_scenario(scenario, SimOptions::default()).map_err(|e| {
+        let text = scenario.to_json_string();
+        e.locate(&text, source).to_string()
+    })
 }
 
 impl Default for Studio {
@@ -42,9 +57,11 @@ impl Default for Studio {
             history: History::default(),
             gantt: GanttState::default(),
             baseline: None,
+            baseline_gantt: GanttState::default(),
             cursor: None,
             playing: false,
             show_help: false,
+            pending: None,
         };
         if let Some(sample) = SAMPLES.first() {
             studio.open_sample(sample);
@@ -79,14 +96,57 @@ impl Studio {
 
     /// Replaces the scenario (no history) and re-simulates.
     fn set(&mut self, scenario: Scenario) {
-        self.result = simulate_scenario(&scenario, SimOptions::default()).map_err(|e| {
-            let text = scenario.to_json_string();
-            e.locate(&text, &self.source).to_string()
-        });
+        self.pending = None; // a newer edit supersedes a run still in flight
+        if scenario.ranks.saturating_mul(scenario.microbatches) > FOREGROUND_LIMIT {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let (job, source) = (scenario.clone(), self.source.clone());
+            std::thread::spawn(move || {
+                // The receiver may be gone (cancelled or superseded): nothing to do then.
+                let _ = tx.send(simulate(&job, &source));
+            });
+            self.pending = Some(rx);
+        } else {
+            self.accept(simulate(&scenario, &self.source));
+        }
+        self.scenario = Some(scenario);
+    }
+
+    fn accept(&mut self, result: Result<Simulation, String>) {
+        self.result = result;
         if let Ok(sim) = &self.result {
             self.last_good = Some(sim.clone());
         }
-        self.scenario = Some(scenario);
+    }
+
+    /// Takes a finished background run, if any; true while one is still running.
+    pub fn poll(&mut self) -> bool {
+        let Some(rx) = &self.pending else {
+            return false;
+        };
+        match rx.try_recv() {
+            Ok(result) => {
+                self.pending = None;
+                self.accept(result);
+                false
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => true,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                self.pending = None;
+                self.result = Err("the simulation stopped unexpectedly".into());
+                false
+            }
+        }
+    }
+
+    /// Drops the run in flight and steps back to the scenario on screen (redo brings the
+    /// cancelled edit back).
+    pub fn cancel(&mut self) {
+        if self.pending.take().is_some()
+            && let Some(current) = self.scenario.clone()
+            && let Some(previous) = self.history.undo(current)
+        {
+            self.scenario = Some(previous);
+        }
     }
 
     /// Applies an edit to the scenario, recording the previous state for undo.
@@ -193,6 +253,10 @@ impl Studio {
 
     /// Draws the whole window into `ui`.
     pub fn show(&mut self, ui: &mut egui::Ui) {
+        if self.poll() {
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(30));
+        }
         self.take_dropped(ui);
         self.advance(ui);
         self.shortcuts(ui);
@@ -332,6 +396,17 @@ impl Studio {
     }
 
     fn views(&mut self, ui: &mut egui::Ui) {
+        if self.pending.is_some() {
+            let mut cancel = false;
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("Simulating the edited scenario in the background…");
+                cancel = ui.button("Cancel").clicked();
+            });
+            if cancel {
+                self.cancel();
+            }
+        }
         if let Err(message) = &self.result {
             ui.colored_label(
                 Color32::from_rgb(0xE0, 0x50, 0x50),
@@ -347,6 +422,7 @@ impl Studio {
             result,
             last_good,
             gantt: gantt_state,
+            baseline_gantt,
             baseline,
             cursor,
             playing,
@@ -375,18 +451,18 @@ impl Studio {
                 ))
                 .strong(),
             );
-            let mut base_state = gantt_state.clone();
+            baseline_gantt.range = gantt_state.range;
             gantt(
                 ui,
                 base,
-                &mut base_state,
+                baseline_gantt,
                 GanttOptions {
                     dimmed: true,
                     span: Some(span),
                     cursor: *cursor,
                 },
             );
-            gantt_state.range = base_state.range;
+            gantt_state.range = baseline_gantt.range;
             ui.label(RichText::new("Current").strong());
         }
         if let Some(t) = cursor.as_mut() {

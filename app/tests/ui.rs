@@ -300,3 +300,42 @@ fn changing_m_resizes_the_per_microbatch_workload() {
         &vec![1.0, 0.3, 2.5]
     );
 }
+
+fn large_scenario() -> String {
+    r#"{"format": "mpipe-scenario/1", "name": "big",
+        "model": {"layers": [{"name": "l", "count": 64, "fwd_s": 1.0}]},
+        "schedule": ["1f1b"], "ranks": 32, "microbatches": 128}"#
+        .to_string()
+}
+
+#[test]
+fn large_runs_simulate_in_the_background_and_can_be_cancelled() {
+    let mut harness = harness();
+    harness.state_mut().open_text(&large_scenario(), "big.json");
+    assert!(harness.state().pending.is_some());
+    harness.step();
+    harness.get_by_label("Simulating the edited scenario in the background…");
+    // The previous timeline stays on screen meanwhile.
+    assert_eq!(harness.state().rank_actions(0)[0], "0F5");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while harness.state().pending.is_some() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the background run did not finish"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        harness.step();
+    }
+    let sim = harness.state().result.as_ref().unwrap();
+    assert_eq!(sim.makespan_s, (128 + 32 - 1) as f64 * 2.0 * (1.0 + 2.0));
+
+    // Cancelling a run in flight steps back to the scenario on screen.
+    harness.state_mut().edit(|s| s.microbatches = 256);
+    assert!(harness.state().pending.is_some());
+    harness.step();
+    harness.get_by_label("Cancel").click();
+    harness.step();
+    assert!(harness.state().pending.is_none());
+    assert_eq!(harness.state().scenario.as_ref().unwrap().microbatches, 128);
+    assert!(harness.state().history.can_redo());
+}

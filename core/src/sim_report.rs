@@ -192,6 +192,51 @@ fn opt(v: Option<f64>) -> String {
     v.map_or("–".into(), secs)
 }
 
+/// Column heads of the per-rank table (the CLI and the app show the same table).
+pub const RANK_COLUMNS: [&str; 12] = [
+    "rank",
+    "busy",
+    "bubble",
+    "warmup",
+    "steady",
+    "cooldown",
+    "comm",
+    "w_r",
+    "E_r",
+    "spill",
+    "sim.extra",
+    "peak mem",
+];
+
+/// One rank's row of the per-rank table, formatted.
+pub fn rank_cells(r: &RankMetrics) -> Vec<String> {
+    let mut cells = vec![r.rank.to_string()];
+    cells.extend(
+        [
+            r.busy_s,
+            r.bubble_s,
+            r.bubble.warmup_s,
+            r.bubble.steady_s,
+            r.bubble.cooldown_s,
+            r.bubble.comm_s,
+        ]
+        .into_iter()
+        .map(secs),
+    );
+    cells.extend(
+        [
+            r.warmup_window_s,
+            r.encoder_work_s,
+            r.spill_s,
+            r.simulated_extra_s,
+        ]
+        .into_iter()
+        .map(opt),
+    );
+    cells.push(bytes(r.peak_memory_bytes));
+    cells
+}
+
 /// The readable form of `mpipe simulate`.
 pub fn text(name: &str, sim: &Simulation) -> String {
     let d = &sim.derivation;
@@ -221,44 +266,25 @@ pub fn text(name: &str, sim: &Simulation) -> String {
                 secs(f)
             ))
     );
-    let _ = writeln!(
-        out,
-        "\n{:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11}",
-        "rank",
-        "busy",
-        "bubble",
-        "warmup",
-        "steady",
-        "cooldown",
-        "comm",
-        "w_r",
-        "E_r",
-        "spill",
-        "sim.extra",
-        "peak mem"
-    );
+    let _ = writeln!(out);
+    let widths = [4, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 11];
+    let line = |cells: &[String]| -> String {
+        cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:>w$}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let heads: Vec<String> = RANK_COLUMNS.iter().map(|h| h.to_string()).collect();
+    let _ = writeln!(out, "{}", line(&heads));
     for r in &sim.ranks {
-        let _ = writeln!(
-            out,
-            "{:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11}{}",
-            r.rank,
-            secs(r.busy_s),
-            secs(r.bubble_s),
-            secs(r.bubble.warmup_s),
-            secs(r.bubble.steady_s),
-            secs(r.bubble.cooldown_s),
-            secs(r.bubble.comm_s),
-            opt(r.warmup_window_s),
-            opt(r.encoder_work_s),
-            opt(r.spill_s),
-            opt(r.simulated_extra_s),
-            bytes(r.peak_memory_bytes),
-            if r.over_capacity {
-                "  over capacity!"
-            } else {
-                ""
-            }
-        );
+        let flag = if r.over_capacity {
+            "  over capacity!"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "{}{flag}", line(&rank_cells(r)));
     }
     let report = SimulateReport::new(name, sim, false);
     let _ = writeln!(out, "\ncritical path: {}", report.critical_path.join(" → "));

@@ -7,7 +7,7 @@
 use super::geometry::{Item, Span, TimeView, hit_test, render_items};
 use crate::palette;
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
-use mpipe::sim_report::{comm_timings, event_timings, secs};
+use mpipe::sim_report::{CommTiming, EventTiming, comm_timings, event_timings, secs};
 use mpipe::simulation::Simulation;
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;
@@ -28,6 +28,64 @@ pub struct GanttState {
     pub selected: Option<usize>,
     /// Where a shift-drag box zoom started (pixels).
     box_from: Option<f32>,
+    /// Events and lanes of the simulation last drawn, rebuilt only when it changes.
+    cache: Option<std::sync::Arc<GanttData>>,
+}
+
+/// The simulation's events laid out per lane, computed once per simulation.
+#[derive(Debug)]
+pub struct GanttData {
+    key: (usize, u64, usize),
+    pub events: Vec<EventTiming>,
+    pub lanes: Vec<Vec<Span>>,
+    pub comms: Vec<CommTiming>,
+}
+
+impl GanttData {
+    fn key(sim: &Simulation) -> (usize, u64, usize) {
+        (
+            sim.derivation.order.graph.node_count(),
+            sim.makespan_s.to_bits(),
+            sim.derivation.plan.ranks,
+        )
+    }
+
+    pub fn new(sim: &Simulation) -> Self {
+        let events = event_timings(sim);
+        let mut lanes: Vec<Vec<Span>> = vec![Vec::new(); sim.derivation.plan.ranks];
+        for (i, e) in events.iter().enumerate() {
+            if let Some(lane) = lanes.get_mut(e.rank) {
+                lane.push(Span {
+                    start: e.start_s,
+                    end: e.end_s,
+                    region: e.region,
+                    backward: e.backward,
+                    mb: e.mb,
+                    index: i,
+                });
+            }
+        }
+        GanttData {
+            key: Self::key(sim),
+            events,
+            lanes,
+            comms: comm_timings(sim),
+        }
+    }
+}
+
+impl GanttState {
+    /// The laid-out events of `sim`, from the cache when it is the same simulation.
+    fn data(&mut self, sim: &Simulation) -> std::sync::Arc<GanttData> {
+        match &self.cache {
+            Some(d) if d.key == GanttData::key(sim) => d.clone(),
+            _ => {
+                let d = std::sync::Arc::new(GanttData::new(sim));
+                self.cache = Some(d.clone());
+                d
+            }
+        }
+    }
 }
 
 impl GanttState {
@@ -131,21 +189,9 @@ pub fn gantt(
     let painter = ui.painter_at(rect);
     let fade = |c: Color32| if dimmed { c.gamma_multiply(0.35) } else { c };
     let x = |t: f64| view.x_from_time(t) as f32;
-    let events = event_timings(sim);
-    let mut lanes: Vec<Vec<Span>> = vec![Vec::new(); ranks];
-    for (i, e) in events.iter().enumerate() {
-        if let Some(lane) = lanes.get_mut(e.rank) {
-            lane.push(Span {
-                start: e.start_s,
-                end: e.end_s,
-                region: e.region,
-                backward: e.backward,
-                mb: e.mb,
-                index: i,
-            });
-        }
-    }
-    let items = render_items(&lanes, &view);
+    let data = state.data(sim);
+    let events = &data.events;
+    let items = render_items(&data.lanes, &view);
     let visible = |a: f64, b: f64| b >= view.t0 && a <= view.t1;
 
     for (rank, metrics) in sim.ranks.iter().enumerate() {
@@ -251,7 +297,7 @@ pub fn gantt(
             );
         }
     }
-    for c in comm_timings(sim) {
+    for c in &data.comms {
         if !visible(c.start_s, c.end_s) || c.to_rank >= ranks {
             continue;
         }
