@@ -40,6 +40,7 @@ pub fn edit(ui: &mut Ui, s: &mut Scenario) -> bool {
 fn regions(ui: &mut Ui, s: &mut Scenario) -> bool {
     let mut changed = false;
     ui.label(egui::RichText::new("Regions").strong());
+    changed |= crate::cut_strip::cut_strip(ui, s);
     let total: usize = s.model.layers.iter().map(|l| l.count).sum();
     let mut remove: Option<usize> = None;
     for j in 0..s.schedule.len() {

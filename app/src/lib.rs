@@ -1,5 +1,6 @@
 //! Mpipe Studio: the egui app around the `mpipe` core. Nothing but UI and app state.
 
+pub mod cut_strip;
 pub mod editors;
 pub mod fonts;
 pub mod gantt;

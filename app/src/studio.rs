@@ -31,6 +31,8 @@ pub struct Studio {
     pub cursor: Option<f64>,
     pub playing: bool,
     pub show_help: bool,
+    /// An edit made by a drag that is still going on (later frames of it extend that edit).
+    gesture_open: bool,
     /// A simulation running on a worker thread (large scenarios), with its result to come.
     pub pending: Option<std::sync::mpsc::Receiver<Result<Simulation, String>>>,
 }
@@ -61,6 +63,7 @@ impl Default for Studio {
             cursor: None,
             playing: false,
             show_help: false,
+            gesture_open: false,
             pending: None,
         };
         if let Some(sample) = SAMPLES.first() {
@@ -151,6 +154,12 @@ impl Studio {
 
     /// Applies an edit to the scenario, recording the previous state for undo.
     pub fn edit(&mut self, f: impl FnOnce(&mut Scenario)) {
+        self.edit_in_gesture(false, f);
+    }
+
+    /// Like [`Studio::edit`]; with `continuing`, the edit extends the previous one (a drag in
+    /// progress) and one undo takes back the whole gesture.
+    pub fn edit_in_gesture(&mut self, continuing: bool, f: impl FnOnce(&mut Scenario)) {
         let Some(mut next) = self.scenario.clone() else {
             return;
         };
@@ -158,7 +167,9 @@ impl Studio {
         if Some(&next) == self.scenario.as_ref() {
             return;
         }
-        if let Some(old) = self.scenario.take() {
+        if let Some(old) = self.scenario.take()
+            && !continuing
+        {
             self.history.record(old);
         }
         self.set(next);
@@ -390,8 +401,14 @@ impl Studio {
         }
         ui.separator();
         let mut draft = scenario.clone();
-        if editors::edit(ui, &mut draft) {
-            self.edit(|s| *s = draft);
+        let changed = editors::edit(ui, &mut draft);
+        // Every frame of a drag (a cut handle, a number) edits; one undo takes the drag back.
+        let dragging = ui.ctx().dragged_id().is_some();
+        if changed {
+            self.edit_in_gesture(self.gesture_open && dragging, |s| *s = draft);
+            self.gesture_open = dragging;
+        } else if !dragging {
+            self.gesture_open = false;
         }
     }
 

@@ -12,8 +12,14 @@ use egui_kittest::kittest::Queryable;
 use mpipe_studio::Studio;
 
 fn harness() -> Harness<'static, Studio> {
+    harness_with_step(0.25)
+}
+
+/// A harness whose frames are `dt` seconds apart (double clicks need frames under 0.3 s apart).
+fn harness_with_step(dt: f32) -> Harness<'static, Studio> {
     let mut harness = Harness::builder()
         .with_size(egui::vec2(1500.0, 1000.0))
+        .with_step_dt(dt)
         .with_context_setup(mpipe_studio::fonts::install)
         .build_ui_state(|ui, studio: &mut Studio| studio.show(ui), Studio::default());
     harness.run();
@@ -338,4 +344,68 @@ fn large_runs_simulate_in_the_background_and_can_be_cancelled() {
     assert!(harness.state().pending.is_none());
     assert_eq!(harness.state().scenario.as_ref().unwrap().microbatches, 128);
     assert!(harness.state().history.can_redo());
+}
+
+#[test]
+fn dragging_a_cut_moves_the_region_boundary() {
+    let mut harness = harness();
+    let strip = harness.get_by_label("cut strip").rect();
+    // The Mpipe sample cuts 12 layers at 4: the handle sits 4/12 of the way along the strip.
+    let at = |b: f32| egui::pos2(strip.left() + strip.width() * b / 12.0, strip.center().y);
+    harness.hover_at(at(4.0));
+    harness.run();
+    harness.drag_at(at(4.0));
+    harness.run();
+    harness.hover_at(at(5.0));
+    harness.run();
+    harness.hover_at(at(6.0));
+    harness.run();
+    harness.drop_at(at(6.0));
+    harness.run();
+    let s = harness.state().scenario.as_ref().unwrap();
+    assert_eq!(s.cut, [6]);
+    // The encoder region now holds two backbone layers too; the derivation follows.
+    let sim = harness.state().result.as_ref().unwrap();
+    assert_eq!(sim.derivation.plan.regions[0].layers, 0..6);
+    // One undo puts the cut back where it was.
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+    harness.run();
+    assert_eq!(harness.state().scenario.as_ref().unwrap().cut, [4]);
+}
+
+#[test]
+fn double_clicking_the_strip_adds_a_cut_and_right_clicking_a_handle_removes_it() {
+    let mut harness = harness_with_step(0.02);
+    let strip = harness.get_by_label("cut strip").rect();
+    let at = |b: f32| egui::pos2(strip.left() + strip.width() * b / 12.0, strip.center().y);
+    harness.hover_at(at(8.0));
+    harness.step();
+    for _ in 0..2 {
+        for pressed in [true, false] {
+            harness.event(egui::Event::PointerButton {
+                pos: at(8.0),
+                button: egui::PointerButton::Primary,
+                pressed,
+                modifiers: egui::Modifiers::NONE,
+            });
+            harness.step();
+        }
+    }
+    harness.run();
+    let s = harness.state().scenario.as_ref().unwrap();
+    assert_eq!(s.cut, [4, 8]);
+    assert_eq!(s.schedule.len(), 3);
+    harness.hover_at(at(8.0));
+    harness.run();
+    for pressed in [true, false] {
+        harness.event(egui::Event::PointerButton {
+            pos: at(8.0),
+            button: egui::PointerButton::Secondary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+        harness.step();
+    }
+    harness.run();
+    assert_eq!(harness.state().scenario.as_ref().unwrap().cut, [4]);
 }
