@@ -32,6 +32,9 @@ pub fn edit(ui: &mut Ui, s: &mut Scenario) -> bool {
     changed |= regions(ui, s);
     ui.separator();
     changed |= owner(ui, s);
+    changed |= crate::workload_bars::workload_bars(ui, s);
+    ui.separator();
+    changed |= hardware(ui, s);
     ui.separator();
     changed |= model(ui, s);
     changed
@@ -177,4 +180,25 @@ pub fn resize_per_microbatch_lists(s: &mut Scenario) {
         list.truncate(m);
         list.extend((old..m).map(|mb| mb % p));
     }
+}
+
+fn hardware(ui: &mut Ui, s: &mut Scenario) -> bool {
+    let mut changed = false;
+    let current = crate::presets::matching(&s.hardware).unwrap_or("custom");
+    egui::ComboBox::from_label("Hardware")
+        .selected_text(current)
+        .width(220.0)
+        .show_ui(ui, |ui| {
+            for preset in crate::presets::presets() {
+                if ui
+                    .selectable_label(current == preset.name, preset.name)
+                    .clicked()
+                    && current != preset.name
+                {
+                    s.hardware = preset.hardware;
+                    changed = true;
+                }
+            }
+        });
+    changed
 }

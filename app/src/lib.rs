@@ -6,9 +6,11 @@ pub mod fonts;
 pub mod gantt;
 pub mod history;
 pub mod palette;
+pub mod presets;
 pub mod samples;
 pub mod stats;
 pub mod studio;
+pub mod workload_bars;
 
 pub use studio::Studio;
 

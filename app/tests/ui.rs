@@ -409,3 +409,56 @@ fn double_clicking_the_strip_adds_a_cut_and_right_clicking_a_handle_removes_it()
     harness.run();
     assert_eq!(harness.state().scenario.as_ref().unwrap().cut, [4]);
 }
+
+#[test]
+fn a_hardware_preset_sets_the_links() {
+    let mut harness = harness();
+    harness.get_by_label("Sample").click();
+    harness.run();
+    harness.get_by_label("1F1B").click();
+    harness.run();
+    assert_eq!(harness.state().result.as_ref().unwrap().makespan_s, 66.0);
+    harness.get_by_label("Hardware").click();
+    harness.run();
+    harness.get_by_label("NVIDIA A100 80GB, PCIe 4.0").click();
+    harness.run();
+    let s = harness.state().scenario.as_ref().unwrap();
+    assert_eq!(
+        s.hardware.as_ref().and_then(|h| h.link_bytes_per_s),
+        Some(25e9)
+    );
+    // Transfers now cost α + n/β between ranks: the step gets longer.
+    assert!(harness.state().result.as_ref().unwrap().makespan_s > 66.0);
+}
+
+#[test]
+fn dragging_a_workload_bar_sets_that_microbatchs_scale() {
+    let mut harness = harness();
+    let bars = harness.get_by_label("workload bars").rect();
+    // Eight bars; drag inside the third one to the top: scale 4 for microbatch 2.
+    let x = bars.left() + bars.width() * 2.5 / 8.0;
+    harness.hover_at(egui::pos2(x, bars.bottom() - 5.0));
+    harness.run();
+    harness.drag_at(egui::pos2(x, bars.bottom() - 5.0));
+    harness.run();
+    harness.hover_at(egui::pos2(x, bars.top() + 20.0));
+    harness.run();
+    harness.hover_at(egui::pos2(x, bars.top() - 10.0));
+    harness.run();
+    harness.drop_at(egui::pos2(x, bars.top() - 10.0));
+    harness.run();
+    let scales = harness
+        .state()
+        .scenario
+        .as_ref()
+        .unwrap()
+        .workload
+        .as_ref()
+        .unwrap()
+        .encoder_scale
+        .clone()
+        .unwrap();
+    assert_eq!(scales[2], 4.0);
+    assert_eq!(scales[0], 1.0);
+    assert!(harness.state().result.is_ok());
+}
