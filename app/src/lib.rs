@@ -16,6 +16,8 @@ pub use studio::Studio;
 
 /// The key the last session's scenario is stored under (eframe persistence).
 pub const SESSION_KEY: &str = "mpipe-studio/scenario";
+/// The key of the recent-files list.
+pub const RECENT_KEY: &str = "mpipe-studio/recent";
 
 /// The eframe application.
 #[derive(Debug, Default)]
@@ -33,6 +35,12 @@ impl StudioApp {
             app.studio.open_text(&text, "last session");
             app.studio.history = history::History::default();
         }
+        if let Some(recent) = storage
+            .and_then(|s| s.get_string(RECENT_KEY))
+            .and_then(|t| serde_json::from_str::<Vec<String>>(&t).ok())
+        {
+            app.studio.recent = recent;
+        }
         app
     }
 }
@@ -45,6 +53,9 @@ impl eframe::App for StudioApp {
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         if let Some(s) = &self.studio.scenario {
             storage.set_string(SESSION_KEY, s.to_json_string());
+        }
+        if let Ok(recent) = serde_json::to_string(&self.studio.recent) {
+            storage.set_string(RECENT_KEY, recent);
         }
     }
 }

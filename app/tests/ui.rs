@@ -462,3 +462,52 @@ fn dragging_a_workload_bar_sets_that_microbatchs_scale() {
     assert_eq!(scales[0], 1.0);
     assert!(harness.state().result.is_ok());
 }
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("mpipe-ui-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn save_writes_the_file_and_open_reads_it_back() {
+    let mut harness = harness();
+    let path = temp_dir("save").join("mine.json");
+    harness.state_mut().edit(|s| s.microbatches = 4);
+    harness.state_mut().save_to(&path);
+    harness.run();
+    harness.get_by_label_contains("saved ");
+    assert_eq!(harness.state().path.as_deref(), Some(path.as_path()));
+    assert_eq!(
+        harness.state().recent.first().map(String::as_str),
+        Some(path.display().to_string().as_str())
+    );
+    // Ctrl+S saves to the same file.
+    harness.state_mut().edit(|s| s.microbatches = 6);
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::S);
+    harness.run();
+    let saved = mpipe::Scenario::load(std::fs::File::open(&path).unwrap(), "mine.json").unwrap();
+    assert_eq!(saved.microbatches, 6);
+    // Opening it elsewhere gives the same scenario; a missing file names itself.
+    let mut other = harness_with_step(0.25);
+    other.state_mut().open_path(&path);
+    other.run();
+    assert_eq!(other.state().scenario.as_ref().unwrap(), &saved);
+    other
+        .state_mut()
+        .open_path(std::path::Path::new("/nonexistent/x.json"));
+    other.run();
+    other.get_by_label_contains("/nonexistent/x.json: cannot read:");
+    assert_eq!(other.state().scenario.as_ref().unwrap(), &saved);
+}
+
+#[test]
+fn export_writes_the_timeline_as_svg() {
+    let mut harness = harness();
+    let path = temp_dir("svg").join("t.svg");
+    harness.state_mut().export_svg(&path);
+    harness.run();
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(svg.starts_with("<svg ") && svg.contains(">rank 3</text>"));
+    harness.get_by_label_contains("exported ");
+}

@@ -10,6 +10,7 @@ pub mod collectives;
 pub mod cost;
 pub mod derive;
 pub mod event;
+pub mod io;
 pub mod json_locate;
 pub mod maxplus;
 pub mod memory;

@@ -85,21 +85,6 @@ fn simulate_file(path: &Path, sim: SimArgs) -> Result<(Scenario, Simulation), In
     Ok((scenario, simulation))
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename.
-fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map_or("out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
-}
-
 /// A failure the user caused (bad file, invalid schedule): exit status 2.
 #[derive(Debug)]
 struct InputError(String);
@@ -229,10 +214,11 @@ fn run(cli: Cli) -> anyhow::Result<Result<(), InputError>> {
                 Ok(v) => v,
                 Err(e) => return Ok(Err(e)),
             };
-            write_atomic(
+            mpipe::io::write_atomic(
                 &svg,
                 mpipe::svg::render(&scenario.name, &simulation).as_bytes(),
-            )?;
+            )
+            .with_context(|| format!("writing {}", svg.display()))?;
             emit(&format!("wrote {}\n", svg.display()))?;
             Ok(Ok(()))
         }
