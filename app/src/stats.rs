@@ -81,7 +81,7 @@ pub fn memory_plot(ui: &mut Ui, sim: &Simulation, range: Option<(f64, f64)>) {
                 ));
                 plot.points(
                     Points::new(
-                        format!("rank {} peak", curve.rank),
+                        format!("rank {}", curve.rank),
                         vec![[curve.peak_at_s, curve.peak_bytes / 1e9]],
                     )
                     .radius(3.0),
