@@ -2,6 +2,7 @@
 
 pub mod cut_strip;
 pub mod editors;
+pub mod files;
 pub mod fonts;
 pub mod gantt;
 pub mod history;

@@ -3,7 +3,8 @@
 //! seam collectives are transfer functions between regions; composing them — threading each
 //! rank's state (the per-rank sequence edges that cross regions) through the composition and
 //! iterating to the least fixed point — gives the same completion times as the operational
-//! longest path of [`crate::simulate`]. Kept as an independent check of the simulator.
+//! longest path of [`crate::simulate`]. Kept as an independent check of the simulator: it reads
+//! the petgraph edges and `nodes(r)` directly, not the simulator's flat adjacency.
 
 use crate::event::Event;
 use crate::order::Order;

@@ -97,8 +97,9 @@ pub fn simulate(order: &Order, durations: &[f64], options: SimOptions) -> Timeli
     }
 }
 
-/// The event-driven simulation, needed when transfers queue on links.
-fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) -> Timeline {
+/// The event-driven simulation (a heap of finish times), needed when transfers queue on links;
+/// without link contention it gives the same timeline as [`simulate`].
+pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) -> Timeline {
     let g = &order.graph;
     let adj = &order.adjacency;
     let n = adj.node_count();

@@ -203,6 +203,9 @@ proptest! {
         prop_assert_eq!(&composed, &sim.timeline.end, "{}", s.to_json_string());
         let makespan = composed.iter().copied().fold(0.0, f64::max);
         prop_assert_eq!(makespan, sim.makespan_s);
+        // The event-driven simulation (a different algorithm) agrees event by event.
+        let events = mpipe::simulate::simulate_events(&d.order, &sim.durations, mpipe::simulate::SimOptions::default());
+        prop_assert_eq!(&events.end, &sim.timeline.end);
     }
 
     #[test]

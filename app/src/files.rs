@@ -1,0 +1,138 @@
+//! Files: open, save (atomic), save as, export SVG, recent files, and files dropped on the window.
+//! Errors name the file; a failed open keeps the scenario on screen.
+
+use crate::studio::Studio;
+
+impl Studio {
+    /// Opens a scenario file; errors name the file, and the current scenario stays.
+    pub fn open_path(&mut self, path: &std::path::Path) {
+        let name = path.display().to_string();
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                self.open_text(&text, &name);
+                if self.source == name {
+                    self.path = Some(path.to_path_buf());
+                    self.remember(&name);
+                    self.notice = Some(format!("opened {name}"));
+                }
+            }
+            Err(e) => self.result = Err(format!("{name}: cannot read: {e}")),
+        }
+    }
+
+    /// Saves the scenario to `path` atomically (temporary file, then rename).
+    pub fn save_to(&mut self, path: &std::path::Path) {
+        let Some(scenario) = &self.scenario else {
+            return;
+        };
+        let name = path.display().to_string();
+        match mpipe::io::write_atomic(path, scenario.to_json_string().as_bytes()) {
+            Ok(()) => {
+                self.path = Some(path.to_path_buf());
+                self.source = name.clone();
+                self.remember(&name);
+                self.notice = Some(format!("saved {name}"));
+            }
+            Err(e) => self.notice = Some(format!("{name}: cannot save: {e}")),
+        }
+    }
+
+    /// Writes the timeline on screen as SVG.
+    pub fn export_svg(&mut self, path: &std::path::Path) {
+        let Some(sim) = self.shown() else { return };
+        let name = self.scenario.as_ref().map_or("", |s| s.name.as_str());
+        let svg = mpipe::svg::render(name, sim);
+        let shown = path.display().to_string();
+        self.notice = Some(match mpipe::io::write_atomic(path, svg.as_bytes()) {
+            Ok(()) => format!("exported {shown}"),
+            Err(e) => format!("{shown}: cannot export: {e}"),
+        });
+    }
+
+    pub(crate) fn remember(&mut self, name: &str) {
+        self.recent.retain(|r| r != name);
+        self.recent.insert(0, name.to_string());
+        self.recent.truncate(8);
+    }
+
+    pub(crate) fn file_buttons(&mut self, ui: &mut egui::Ui) {
+        let filter = |d: rfd::FileDialog| d.add_filter("Mpipe scenario", &["json"]);
+        if ui.button("Open…").clicked()
+            && let Some(path) = filter(rfd::FileDialog::new()).pick_file()
+        {
+            self.open_path(&path);
+        }
+        let save = ui.button("Save").on_hover_text("Ctrl+S").clicked()
+            || ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::S));
+        if save {
+            match self.path.clone() {
+                Some(path) => self.save_to(&path),
+                None => self.save_as(filter),
+            }
+        }
+        if ui.button("Save as…").clicked() {
+            self.save_as(filter);
+        }
+        if ui.button("Export SVG…").clicked()
+            && let Some(path) = rfd::FileDialog::new()
+                .add_filter("SVG", &["svg"])
+                .set_file_name("timeline.svg")
+                .save_file()
+        {
+            self.export_svg(&path);
+        }
+        let mut chosen = None;
+        ui.add_enabled_ui(!self.recent.is_empty(), |ui| {
+            egui::ComboBox::from_label("Recent")
+                .selected_text("")
+                .width(24.0)
+                .show_ui(ui, |ui| {
+                    for r in &self.recent {
+                        if ui.selectable_label(false, r).clicked() {
+                            chosen = Some(r.clone());
+                        }
+                    }
+                });
+        });
+        if let Some(r) = chosen {
+            self.open_path(std::path::Path::new(&r));
+        }
+    }
+
+    fn save_as(&mut self, filter: impl Fn(rfd::FileDialog) -> rfd::FileDialog) {
+        let name = self
+            .path
+            .as_ref()
+            .and_then(|p| p.file_name())
+            .map_or("scenario.json".into(), |n| n.to_string_lossy().into_owned());
+        if let Some(path) = filter(rfd::FileDialog::new())
+            .set_file_name(name)
+            .save_file()
+        {
+            self.save_to(&path);
+        }
+    }
+
+    /// Opens the first dropped file (its bytes, or its path on native).
+    pub(crate) fn take_dropped(&mut self, ui: &egui::Ui) {
+        let dropped = ui.input(|i| i.raw.dropped_files.first().cloned());
+        let Some(file) = dropped else { return };
+        let name = file.path().display().to_string();
+        let text = file
+            .bytes()
+            .map_err(|e| format!("{name}: cannot read: {e}"))
+            .and_then(|bytes| {
+                String::from_utf8(bytes).map_err(|e| format!("{name}: not UTF-8 text: {e}"))
+            });
+        match text {
+            Ok(text) => {
+                self.open_text(&text, &name);
+                if self.source == name {
+                    self.path = Some(file.path().to_path_buf());
+                    self.remember(&name);
+                }
+            }
+            Err(message) => self.result = Err(message),
+        }
+    }
+}
