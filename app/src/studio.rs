@@ -422,6 +422,31 @@ impl Studio {
                 self.cancel();
             }
         }
+        // The normal form, offered as a one-click fix (adjacent transposes merged).
+        let fix = self
+            .result
+            .as_ref()
+            .err()
+            .and(self.scenario.as_ref())
+            .and_then(|s| {
+                let layers = s.model.layers.iter().map(|l| l.count).sum();
+                mpipe::validity::check_schedule(&s.cut, &s.schedule, layers)
+                    .err()
+                    .and_then(|e| e.normal_form())
+            });
+        if let Some((cut, schedule)) = fix {
+            let label = format!(
+                "Apply the normal form: cut {cut:?}, schedule {}",
+                mpipe::skeleton::schedule_to_string(&schedule)
+            );
+            if ui.button(label).clicked() {
+                self.edit(|s| {
+                    s.cut = cut;
+                    s.schedule = schedule;
+                    s.slabs = None;
+                });
+            }
+        }
         if let Err(message) = &self.result {
             ui.colored_label(
                 Color32::from_rgb(0xE0, 0x50, 0x50),

@@ -511,3 +511,25 @@ fn export_writes_the_timeline_as_svg() {
     assert!(svg.starts_with("<svg ") && svg.contains(">rank 3</text>"));
     harness.get_by_label_contains("exported ");
 }
+
+#[test]
+fn adjacent_transposes_offer_the_normal_form_as_a_one_click_fix() {
+    let mut harness = harness();
+    harness.state_mut().edit(|s| {
+        s.cut = vec![2, 4];
+        s.schedule = vec![
+            mpipe::skeleton::Skeleton::Transpose,
+            mpipe::skeleton::Skeleton::Transpose,
+            mpipe::skeleton::Skeleton::OneFOneB,
+        ];
+    });
+    harness.run();
+    harness.get_by_label_contains("rule `no-adjacent-replicated`");
+    harness
+        .get_by_label("Apply the normal form: cut [4], schedule ⟨transpose, 1f1b⟩")
+        .click();
+    harness.run();
+    let s = harness.state().scenario.as_ref().unwrap();
+    assert_eq!(s.cut, [4]);
+    assert!(harness.state().result.is_ok());
+}
