@@ -45,7 +45,8 @@ fn regions(ui: &mut Ui, s: &mut Scenario) -> bool {
     ui.label(egui::RichText::new("Regions").strong());
     changed |= crate::cut_strip::cut_strip(ui, s);
     let total: usize = s.model.layers.iter().map(|l| l.count).sum();
-    let mut remove: Option<usize> = None;
+    let mut merge: Option<usize> = None;
+    let mut swap: Option<usize> = None;
     for j in 0..s.schedule.len() {
         ui.horizontal(|ui| {
             let mut skeleton = s.schedule.get(j).copied().unwrap_or(Skeleton::OneFOneB);
@@ -67,28 +68,34 @@ fn regions(ui: &mut Ui, s: &mut Scenario) -> bool {
                     .add(egui::DragValue::new(boundary).range(0..=total))
                     .labelled_by(name.id)
                     .changed();
-            }
-            if s.schedule.len() > 1
-                && ui
+                if ui
+                    .small_button("⬆")
+                    .on_hover_text("swap this skeleton with the region above")
+                    .clicked()
+                {
+                    swap = Some(j);
+                }
+                if ui
                     .small_button("✕")
                     .on_hover_text("merge into the previous region")
                     .clicked()
-            {
-                remove = Some(j);
+                {
+                    merge = Some(j);
+                }
             }
         });
     }
-    if let Some(j) = remove {
-        s.schedule.remove(j);
-        if !s.cut.is_empty() {
-            s.cut.remove(j.saturating_sub(1).min(s.cut.len() - 1));
-        }
+    if let Some(j) = swap {
+        s.schedule.swap(j - 1, j);
+        changed = true;
+    }
+    if let Some(j) = merge {
+        crate::cut_strip::remove_cut(s, j - 1);
         changed = true;
     }
     if ui.button("Add region (split the last)").clicked() {
         let start = s.cut.last().copied().unwrap_or(0);
-        s.cut.push(start + (total.saturating_sub(start)) / 2);
-        s.schedule.push(Skeleton::OneFOneB);
+        crate::cut_strip::add_cut(s, start + total.saturating_sub(start) / 2);
         changed = true;
     }
     changed

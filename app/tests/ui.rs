@@ -533,3 +533,33 @@ fn adjacent_transposes_offer_the_normal_form_as_a_one_click_fix() {
     assert_eq!(s.cut, [4]);
     assert!(harness.state().result.is_ok());
 }
+
+#[test]
+fn regions_can_be_split_swapped_and_merged_from_the_list() {
+    let mut harness = harness();
+    harness.get_by_label("Add region (split the last)").click();
+    harness.run();
+    // 12 layers cut at 4: the last region (4..12) splits at 8 and copies its skeleton.
+    let s = harness.state().scenario.as_ref().unwrap().clone();
+    assert_eq!(s.cut, [4, 8]);
+    assert_eq!(s.schedule.len(), 3);
+    // Swap regions 1 and 2: ⟨1f1b, transpose, 1f1b⟩, a Replicated region between two Sharded ones.
+    harness.get_all_by_label("⬆").next().unwrap().click();
+    harness.run();
+    use mpipe::skeleton::Skeleton::*;
+    assert_eq!(
+        harness.state().scenario.as_ref().unwrap().schedule,
+        [OneFOneB, Transpose, OneFOneB]
+    );
+    assert!(
+        harness.state().result.is_ok(),
+        "{:?}",
+        harness.state().result.as_ref().err()
+    );
+    // Merge region 3 into region 2.
+    harness.get_all_by_label("✕").nth(1).unwrap().click();
+    harness.run();
+    let s = harness.state().scenario.as_ref().unwrap();
+    assert_eq!(s.cut, [4]);
+    assert_eq!(s.schedule, [OneFOneB, Transpose]);
+}
