@@ -49,6 +49,34 @@ impl Studio {
         });
     }
 
+    /// Asks the window for a screenshot and writes the charts' part of it to `path` as PNG;
+    /// the outcome arrives as a notice a frame or two later.
+    pub fn export_png(&mut self, ctx: &egui::Context, path: std::path::PathBuf) {
+        let rects = [
+            self.gantt.last_rect,
+            self.baseline.as_ref().and(self.baseline_gantt.last_rect),
+        ];
+        let Some(rect) = rects.into_iter().flatten().reduce(|a, b| a.union(b)) else {
+            self.notice = Some("nothing to export: no timeline on screen".into());
+            return;
+        };
+        let ppp = ctx.pixels_per_point();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let repaint = ctx.clone();
+        ctx.request_screenshot(move |image| {
+            let shown = path.display().to_string();
+            let message = match crate::png_export::crop_to_png(&image, rect, ppp)
+                .and_then(|png| mpipe::io::write_atomic(&path, &png).map_err(|e| e.to_string()))
+            {
+                Ok(()) => format!("exported {shown}"),
+                Err(e) => format!("{shown}: cannot export: {e}"),
+            };
+            let _ = tx.send(message);
+            repaint.request_repaint();
+        });
+        self.png_pending = Some(rx);
+    }
+
     pub(crate) fn remember(&mut self, name: &str) {
         self.recent.retain(|r| r != name);
         self.recent.insert(0, name.to_string());
@@ -80,6 +108,14 @@ impl Studio {
                 .save_file()
         {
             self.export_svg(&path);
+        }
+        if ui.button("Export PNG…").clicked()
+            && let Some(path) = rfd::FileDialog::new()
+                .add_filter("PNG", &["png"])
+                .set_file_name("timeline.png")
+                .save_file()
+        {
+            self.export_png(ui.ctx(), path);
         }
         let mut chosen = None;
         ui.add_enabled_ui(!self.recent.is_empty(), |ui| {

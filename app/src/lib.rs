@@ -7,6 +7,7 @@ pub mod fonts;
 pub mod gantt;
 pub mod history;
 pub mod palette;
+pub mod png_export;
 pub mod presets;
 pub mod samples;
 pub mod stats;

@@ -39,6 +39,8 @@ pub struct Studio {
     pub recent: Vec<String>,
     /// A one-line message about the last file operation.
     pub notice: Option<String>,
+    /// The outcome of a PNG export waiting for its screenshot.
+    pub png_pending: Option<std::sync::mpsc::Receiver<String>>,
     /// A simulation running on a worker thread (large scenarios), with its result to come.
     pub pending: Option<std::sync::mpsc::Receiver<Result<Simulation, String>>>,
 }
@@ -73,6 +75,7 @@ impl Default for Studio {
             path: None,
             recent: Vec::new(),
             notice: None,
+            png_pending: None,
             pending: None,
         };
         if let Some(sample) = SAMPLES.first() {
@@ -256,6 +259,10 @@ impl Studio {
 
     /// Draws the whole window into `ui`.
     pub fn show(&mut self, ui: &mut egui::Ui) {
+        if let Some(message) = self.png_pending.as_ref().and_then(|rx| rx.try_recv().ok()) {
+            self.notice = Some(message);
+            self.png_pending = None;
+        }
         if self.poll() {
             ui.ctx()
                 .request_repaint_after(std::time::Duration::from_millis(30));

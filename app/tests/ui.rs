@@ -563,3 +563,20 @@ fn regions_can_be_split_swapped_and_merged_from_the_list() {
     assert_eq!(s.cut, [4]);
     assert_eq!(s.schedule, [OneFOneB, Transpose]);
 }
+
+#[test]
+fn png_export_asks_the_window_for_a_screenshot_of_the_timeline() {
+    let mut harness = harness();
+    let path = temp_dir("png").join("t.png");
+    let ctx = harness.ctx.clone();
+    harness.state_mut().export_png(&ctx, path);
+    // The screenshot arrives from the renderer; the request is in flight and names the file then.
+    assert!(harness.state().png_pending.is_some());
+    assert!(
+        harness
+            .state()
+            .gantt
+            .last_rect
+            .is_some_and(|r| r.width() > 100.0)
+    );
+}

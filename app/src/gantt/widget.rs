@@ -30,6 +30,8 @@ pub struct GanttState {
     box_from: Option<f32>,
     /// Events and lanes of the simulation last drawn, rebuilt only when it changes.
     cache: Option<std::sync::Arc<GanttData>>,
+    /// Where the chart was drawn last frame (for PNG export).
+    pub last_rect: Option<Rect>,
 }
 
 /// The simulation's events laid out per lane, computed once per simulation.
@@ -151,6 +153,7 @@ pub fn gantt(
     let width = ui.available_width().max(200.0);
     let (rect, response) =
         ui.allocate_exact_size(Vec2::new(width, height), Sense::click_and_drag());
+    state.last_rect = Some(rect);
     let plot = Rect::from_min_max(
         Pos2::new(rect.left() + LABEL_W, rect.top()),
         rect.right_bottom(),
