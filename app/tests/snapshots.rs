@@ -1,0 +1,60 @@
+//! Image snapshots of the window, rendered by wgpu (Mesa's software drivers on CI machines).
+//! Regenerate with `UPDATE_SNAPSHOTS=1 cargo test -p mpipe-studio --test snapshots` after a
+//! deliberate visual change, and look at the new PNGs in `app/tests/snapshots/` before committing.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // tests fail by panicking
+
+use egui_kittest::{Harness, SnapshotOptions};
+use mpipe_studio::Studio;
+
+fn harness(studio: Studio) -> Harness<'static, Studio> {
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1400.0, 900.0))
+        .with_context_setup(mpipe_studio::fonts::install)
+        .wgpu()
+        .build_ui_state(|ui, studio: &mut Studio| studio.show(ui), studio);
+    harness.run();
+    harness
+}
+
+/// The one place snapshot tolerances live: the default per-pixel colour distance, and a handful
+/// of pixels for anti-aliasing differences between software rasterisers.
+fn snapshot(harness: &mut Harness<'static, Studio>, name: &str) {
+    harness.snapshot_options(
+        name,
+        &SnapshotOptions::new().threshold(0.6).max_failed_pixels(16),
+    );
+}
+
+#[test]
+fn the_default_window() {
+    let mut h = harness(Studio::default());
+    snapshot(&mut h, "mpipe_default");
+}
+
+#[test]
+fn gpipe_with_a_pinned_1f1b_baseline() {
+    let mut studio = Studio::default();
+    let sample = mpipe_studio::samples::SAMPLES
+        .iter()
+        .find(|s| s.file == "1f1b.json")
+        .unwrap();
+    studio.open_sample(sample);
+    studio.pin_baseline();
+    studio.edit(|s| s.schedule = vec![mpipe::skeleton::Skeleton::GPipe]);
+    let mut h = harness(studio);
+    snapshot(&mut h, "compare_gpipe_over_1f1b");
+}
+
+#[test]
+fn an_invalid_edit_dims_the_last_timeline() {
+    let mut studio = Studio::default();
+    studio.edit(|s| s.ranks = 16);
+    let mut h = harness(studio);
+    snapshot(&mut h, "invalid_edit_dimmed");
+}
