@@ -43,19 +43,19 @@ pub fn rank_table(ui: &mut Ui, sim: &Simulation) {
     });
 }
 
-/// Memory per rank over time, with the capacity line when the hardware gives one. The x axis is
-/// seconds, like the timeline above it.
-pub fn memory_plot(ui: &mut Ui, sim: &Simulation, range: Option<(f64, f64)>) {
+/// Memory per rank over time, with the capacity line when the hardware gives one. The x axis
+/// follows the timeline: `range` is the timeline's visible range (the whole step when `None`);
+/// dragging or zooming the plot along x returns the range to give the timeline.
+pub fn memory_plot(ui: &mut Ui, sim: &Simulation, range: Option<(f64, f64)>) -> Option<(f64, f64)> {
     use egui_plot::{HLine, Line, Plot, PlotPoints, Points};
     let capacity = sim.derivation.plan.hardware.memory_bytes;
     let (t0, t1) = range.unwrap_or((0.0, sim.makespan_s));
-    Plot::new("memory")
+    let response = Plot::new("memory")
         .height(160.0)
         .allow_scroll(false)
-        .allow_zoom(false)
-        .allow_drag(false)
-        .include_x(t0)
-        .include_x(t1)
+        .allow_zoom([true, false])
+        .allow_drag([true, false])
+        .allow_double_click_reset(false)
         .include_y(0.0)
         .x_axis_label("time (s)")
         .y_axis_label("GB")
@@ -91,4 +91,9 @@ pub fn memory_plot(ui: &mut Ui, sim: &Simulation, range: Option<(f64, f64)>) {
                 plot.hline(HLine::new("capacity", c / 1e9));
             }
         });
+    let interacted = response.response.dragged()
+        || (response.response.hovered() && ui.input(|i| i.zoom_delta() != 1.0));
+    let bounds = response.transform.bounds();
+    let (a, b) = (bounds.min()[0], bounds.max()[0]);
+    (interacted && (a, b) != (t0, t1) && b > a).then_some((a, b))
 }

@@ -555,7 +555,9 @@ impl Studio {
         );
         ui.add_space(6.0);
         ui.label(RichText::new("Memory per rank").strong());
-        stats::memory_plot(ui, sim, gantt_state.range);
+        if let Some(range) = stats::memory_plot(ui, sim, gantt_state.range) {
+            gantt_state.range = Some(range);
+        }
         ui.add_space(6.0);
         ui.label(RichText::new("Per rank").strong());
         stats::rank_table(ui, sim);

@@ -580,3 +580,29 @@ fn png_export_asks_the_window_for_a_screenshot_of_the_timeline() {
             .is_some_and(|r| r.width() > 100.0)
     );
 }
+
+#[test]
+fn dragging_the_memory_plot_pans_the_timeline_too() {
+    let mut harness = harness();
+    assert_eq!(harness.state().gantt.range, None);
+    let title = harness.get_by_label("Memory per rank").rect();
+    let from = egui::pos2(title.left() + 400.0, title.bottom() + 80.0);
+    let to = egui::pos2(from.x + 200.0, from.y);
+    harness.hover_at(from);
+    harness.run();
+    harness.drag_at(from);
+    harness.run();
+    harness.hover_at(egui::pos2(from.x + 100.0, from.y));
+    harness.run();
+    harness.hover_at(to);
+    harness.run();
+    harness.drop_at(to);
+    harness.run();
+    // Dragging right shows earlier times: the timeline now starts before 0.
+    let (t0, t1) = harness
+        .state()
+        .gantt
+        .range
+        .expect("the timeline follows the plot");
+    assert!(t0 < 0.0 && t1 < 74.04, "{t0} {t1}");
+}
