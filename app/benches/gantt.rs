@@ -1,7 +1,10 @@
 //! A million events on the timeline: culling and merging into drawable items must fit a frame.
 
+#![allow(clippy::expect_used)] // a benchmark scenario that does not derive is a bug in the benchmark
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use mpipe_studio::gantt::geometry::{Span, TimeView, render_items};
+use mpipe_studio::gantt::{GanttOptions, GanttState, gantt};
 use std::hint::black_box;
 
 /// 64 lanes × 16,384 back-to-back events of 1 ms: 1,048,576 events.
@@ -39,5 +42,48 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench);
+/// A whole frame of the timeline widget on a simulated schedule of 1,048,576 compute events
+/// (interleaved 1F1B, P = 64, M = 2048, v = 4): layout from the per-simulation cache, painting
+/// and tessellation, headless (no GPU upload).
+fn frame(c: &mut Criterion) {
+    let text = r#"{"format": "mpipe-scenario/1",
+        "model": {"layers": [{"name": "a", "count": 64, "fwd_s": 1.0}, {"name": "b", "count": 64, "fwd_s": 1.0},
+                             {"name": "c", "count": 64, "fwd_s": 1.0}, {"name": "d", "count": 64, "fwd_s": 1.0}]},
+        "cut": [64, 128, 192], "schedule": ["1f1b", "1f1b", "1f1b", "1f1b"], "ranks": 64, "microbatches": 2048}"#;
+    let scenario = mpipe::Scenario::from_json_str(text, "bench.json").expect("valid");
+    let sim =
+        mpipe::simulation::simulate_scenario(&scenario, mpipe::simulate::SimOptions::default())
+            .expect("derives");
+    let events = mpipe::sim_report::event_timings(&sim).len();
+    eprintln!("timeline frame: {events} compute events");
+    let ctx = egui::Context::default();
+    mpipe_studio::fonts::install(&ctx);
+    let mut state = GanttState::default();
+    let run = |state: &mut GanttState| {
+        let input = egui::RawInput {
+            screen_rect: Some(egui::Rect::from_min_size(
+                egui::Pos2::ZERO,
+                egui::vec2(1400.0, 2400.0),
+            )),
+            ..Default::default()
+        };
+        let out = ctx.run_ui(input, |ui| {
+            gantt(ui, &sim, state, GanttOptions::default());
+        });
+        ctx.tessellate(out.shapes, out.pixels_per_point).len()
+    };
+    run(&mut state); // builds the per-simulation layout cache, as the first frame after an edit does
+    let mut group = c.benchmark_group("frame");
+    group.sample_size(20);
+    group.bench_function("timeline frame, 1M compute events, whole step", |b| {
+        b.iter(|| run(&mut state))
+    });
+    state.range = Some((100.0, 140.0));
+    group.bench_function("timeline frame, 1M compute events, zoomed in", |b| {
+        b.iter(|| run(&mut state))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench, frame);
 criterion_main!(benches);

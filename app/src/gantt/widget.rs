@@ -41,6 +41,8 @@ pub struct GanttData {
     pub events: Vec<EventTiming>,
     pub lanes: Vec<Vec<Span>>,
     pub comms: Vec<CommTiming>,
+    /// When each rank's first backbone (wavefront) forward starts.
+    pub first_backbone: Vec<Option<f64>>,
 }
 
 impl GanttData {
@@ -72,6 +74,17 @@ impl GanttData {
             events,
             lanes,
             comms: comm_timings(sim),
+            first_backbone: (0..sim.derivation.plan.ranks)
+                .map(|r| {
+                    mpipe::metrics::wavefront_span(
+                        &sim.derivation.plan,
+                        &sim.derivation.order,
+                        &sim.timeline,
+                        r,
+                    )
+                    .map(|s| s.0)
+                })
+                .collect(),
         }
     }
 }
@@ -229,13 +242,7 @@ pub fn gantt(
             );
             hx += step;
         }
-        let first = mpipe::metrics::wavefront_span(
-            &sim.derivation.plan,
-            &sim.derivation.order,
-            &sim.timeline,
-            rank,
-        )
-        .map(|s| s.0);
+        let first = data.first_backbone.get(rank).copied().flatten();
         let window = metrics.warmup_window_s.or(first).unwrap_or(0.0);
         if window > 0.0 && visible(0.0, window) {
             let r = Rect::from_min_max(
