@@ -606,3 +606,19 @@ fn dragging_the_memory_plot_pans_the_timeline_too() {
         .expect("the timeline follows the plot");
     assert!(t0 < 0.0 && t1 < 74.04, "{t0} {t1}");
 }
+
+#[test]
+fn an_invalid_cut_shows_the_rule_and_keeps_the_old_timeline() {
+    let mut harness = harness();
+    let before = harness.state().rank_actions(3);
+    // Type a cut outside the model into the "starts at layer" box of region 2.
+    harness.state_mut().edit(|s| s.cut = vec![12]);
+    harness.run();
+    harness.get_by_label_contains("rule `cut-tiles`: cut[0] = 12 is outside (0, 12)");
+    harness.get_by_label("Showing the last valid schedule, dimmed.");
+    assert_eq!(harness.state().rank_actions(3), before);
+    // Undo brings the valid cut back.
+    harness.get_by_label("Undo").click();
+    harness.run();
+    assert!(harness.state().result.is_ok());
+}
