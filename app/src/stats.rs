@@ -118,16 +118,22 @@ pub fn memory_plot(ui: &mut Ui, sim: &Simulation, range: Option<(f64, f64)>) -> 
             plot.set_plot_bounds_x(t0..=t1);
             for curve in &sim.memory {
                 let pts = step_points(&curve.points, sim.makespan_s, (t0, t1), 600);
-                plot.line(Line::new(
-                    format!("rank {}", curve.rank),
-                    PlotPoints::from(pts),
-                ));
+                // One colour per rank for its line and its peak marker.
+                let (r, g, b) = mpipe::palette::REGION_HUES
+                    .get(curve.rank % mpipe::palette::REGION_HUES.len())
+                    .copied()
+                    .unwrap_or((0x80, 0x80, 0x80));
+                let colour = egui::Color32::from_rgb(r, g, b);
+                plot.line(
+                    Line::new(format!("rank {}", curve.rank), PlotPoints::from(pts)).color(colour),
+                );
                 plot.points(
                     Points::new(
                         format!("rank {}", curve.rank),
                         vec![[curve.peak_at_s, curve.peak_bytes / 1e9]],
                     )
-                    .radius(3.0),
+                    .radius(3.0)
+                    .color(colour),
                 );
             }
             if let Some(c) = capacity {
