@@ -49,11 +49,13 @@ pub struct Studio {
 /// the window never waits on them (P ≤ 16, M ≤ 128 stay within a frame).
 pub const FOREGROUND_LIMIT: usize = 16 * 128;
 
-/// Derives and simulates, with errors positioned in the scenario's JSON.
-fn simulate(scenario: &Scenario, source: &str) -> Result<Simulation, String> {
-    simulate_scenario(scenario, SimOptions::default()).map_err(|e| {
-        let text = scenario.to_json_string();
-        e.locate(&text, source).to_string()
+/// Derives and simulates. Errors name the field and rule; with the file's `text` (a scenario
+/// just opened) also the line and column there. An edited scenario has no file text of its own,
+/// so its errors name the field only.
+fn simulate(scenario: &Scenario, source: &str, text: Option<&str>) -> Result<Simulation, String> {
+    simulate_scenario(scenario, SimOptions::default()).map_err(|e| match text {
+        Some(text) => e.locate(text, source).to_string(),
+        None => format!("{source}: field `{}`: {e}", e.field()),
     })
 }
 
@@ -100,7 +102,7 @@ impl Studio {
                     self.history.record(old);
                 }
                 self.source = source.to_string();
-                self.set(scenario);
+                self.set_from(scenario, Some(text));
                 self.gantt = GanttState::default();
             }
             Err(err) => {
@@ -111,17 +113,26 @@ impl Studio {
 
     /// Replaces the scenario (no history) and re-simulates.
     fn set(&mut self, scenario: Scenario) {
+        self.set_from(scenario, None);
+    }
+
+    /// [`Studio::set`], with the file text the scenario was read from, if any.
+    fn set_from(&mut self, scenario: Scenario, text: Option<&str>) {
         self.pending = None; // a newer edit supersedes a run still in flight
         if scenario.ranks.saturating_mul(scenario.microbatches) > FOREGROUND_LIMIT {
             let (tx, rx) = std::sync::mpsc::channel();
-            let (job, source) = (scenario.clone(), self.source.clone());
+            let (job, source, text) = (
+                scenario.clone(),
+                self.source.clone(),
+                text.map(str::to_string),
+            );
             std::thread::spawn(move || {
                 // The receiver may be gone (cancelled or superseded): nothing to do then.
-                let _ = tx.send(simulate(&job, &source));
+                let _ = tx.send(simulate(&job, &source, text.as_deref()));
             });
             self.pending = Some(rx);
         } else {
-            self.accept(simulate(&scenario, &self.source));
+            self.accept(simulate(&scenario, &self.source, text));
         }
         self.scenario = Some(scenario);
     }

@@ -622,3 +622,13 @@ fn an_invalid_cut_shows_the_rule_and_keeps_the_old_timeline() {
     harness.run();
     assert!(harness.state().result.is_ok());
 }
+
+#[test]
+fn a_file_that_opens_but_breaks_a_rule_is_positioned_in_that_file() {
+    let mut harness = harness();
+    let text = include_str!("../../samples/1f1b.json").replace("\"ranks\": 4", "\"ranks\": 16");
+    harness.state_mut().open_text(&text, "wide.json");
+    harness.run();
+    // The first skeleton sits on line 11 of the sample, column 16.
+    harness.get_by_label_contains("wide.json:11:16: field `schedule[0]`: rule `sharded-slabs`");
+}
