@@ -13,10 +13,10 @@ impl Studio {
                 if self.source == name {
                     self.path = Some(path.to_path_buf());
                     self.remember(&name);
-                    self.notice = Some(format!("opened {name}"));
+                    self.inform(format!("opened {name}"));
                 }
             }
-            Err(e) => self.result = Err(format!("{name}: cannot read: {e}")),
+            Err(e) => self.fail(format!("{name}: cannot read: {e}")),
         }
     }
 
@@ -31,9 +31,9 @@ impl Studio {
                 self.path = Some(path.to_path_buf());
                 self.source = name.clone();
                 self.remember(&name);
-                self.notice = Some(format!("saved {name}"));
+                self.inform(format!("saved {name}"));
             }
-            Err(e) => self.notice = Some(format!("{name}: cannot save: {e}")),
+            Err(e) => self.fail(format!("{name}: cannot save: {e}")),
         }
     }
 
@@ -43,10 +43,10 @@ impl Studio {
         let name = self.scenario.as_ref().map_or("", |s| s.name.as_str());
         let svg = mpipe::svg::render(name, sim);
         let shown = path.display().to_string();
-        self.notice = Some(match mpipe::io::write_atomic(path, svg.as_bytes()) {
-            Ok(()) => format!("exported {shown}"),
-            Err(e) => format!("{shown}: cannot export: {e}"),
-        });
+        match mpipe::io::write_atomic(path, svg.as_bytes()) {
+            Ok(()) => self.inform(format!("exported {shown}")),
+            Err(e) => self.fail(format!("{shown}: cannot export: {e}")),
+        }
     }
 
     /// Asks the window for a screenshot and writes the charts' part of it to `path` as PNG;
@@ -57,7 +57,7 @@ impl Studio {
             self.baseline.as_ref().and(self.baseline_gantt.last_rect),
         ];
         let Some(rect) = rects.into_iter().flatten().reduce(|a, b| a.union(b)) else {
-            self.notice = Some("nothing to export: no timeline on screen".into());
+            self.fail("nothing to export: no timeline on screen".into());
             return;
         };
         let ppp = ctx.pixels_per_point();
@@ -168,7 +168,7 @@ impl Studio {
                     self.remember(&name);
                 }
             }
-            Err(message) => self.result = Err(message),
+            Err(message) => self.fail(message),
         }
     }
 }

@@ -39,6 +39,8 @@ pub struct Studio {
     pub recent: Vec<String>,
     /// A one-line message about the last file operation.
     pub notice: Option<String>,
+    /// Whether `notice` reports a failure (a file that cannot be read, parsed or written).
+    pub notice_is_error: bool,
     /// The outcome of a PNG export waiting for its screenshot.
     pub png_pending: Option<std::sync::mpsc::Receiver<String>>,
     /// A simulation running on a worker thread (large scenarios), with its result to come.
@@ -77,6 +79,7 @@ impl Default for Studio {
             path: None,
             recent: Vec::new(),
             notice: None,
+            notice_is_error: false,
             png_pending: None,
             pending: None,
         };
@@ -102,13 +105,24 @@ impl Studio {
                     self.history.record(old);
                 }
                 self.source = source.to_string();
+                self.notice = None;
                 self.set_from(scenario, Some(text));
                 self.gantt = GanttState::default();
             }
-            Err(err) => {
-                self.result = Err(err.to_string());
-            }
+            Err(err) => self.fail(err.to_string()),
         }
+    }
+
+    /// Reports a file operation that worked.
+    pub(crate) fn inform(&mut self, message: String) {
+        self.notice = Some(message);
+        self.notice_is_error = false;
+    }
+
+    /// Reports a file that could not be read, parsed or written; the scenario on screen stays.
+    pub(crate) fn fail(&mut self, message: String) {
+        self.notice = Some(message);
+        self.notice_is_error = true;
     }
 
     /// Replaces the scenario (no history) and re-simulates.
@@ -271,7 +285,11 @@ impl Studio {
     /// Draws the whole window into `ui`.
     pub fn show(&mut self, ui: &mut egui::Ui) {
         if let Some(message) = self.png_pending.as_ref().and_then(|rx| rx.try_recv().ok()) {
-            self.notice = Some(message);
+            if message.contains(": cannot export") {
+                self.fail(message);
+            } else {
+                self.inform(message);
+            }
             self.png_pending = None;
         }
         if self.poll() {
@@ -427,7 +445,14 @@ impl Studio {
 
     fn views(&mut self, ui: &mut egui::Ui) {
         if let Some(notice) = &self.notice {
-            ui.label(RichText::new(notice).small());
+            if self.notice_is_error {
+                ui.colored_label(
+                    Color32::from_rgb(0xE0, 0x50, 0x50),
+                    RichText::new(notice).strong(),
+                );
+            } else {
+                ui.label(RichText::new(notice).small());
+            }
         }
         if self.pending.is_some() {
             let mut cancel = false;

@@ -150,6 +150,9 @@ fn a_broken_file_shows_its_error_and_keeps_the_scenario() {
     harness.run();
     harness.get_by_label_contains("broken.json:1:");
     assert_eq!(harness.state().source, "mpipe-vit-llm.json");
+    // The schedule on screen is still the valid one, not dimmed.
+    assert!(harness.state().result.is_ok());
+    assert!(harness.state().notice_is_error);
     harness.get_by_label_contains("makespan 74.039 s");
 }
 
