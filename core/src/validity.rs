@@ -16,6 +16,12 @@ pub enum ValidityError {
     ZeroSize { field: &'static str },
     #[error("rule `sizes`: the model has no layers")]
     NoLayers,
+    #[error("rule `sizes`: `{field}` = {value} is larger than this version supports ({max})")]
+    TooLarge {
+        field: &'static str,
+        value: usize,
+        max: usize,
+    },
     #[error("rule `layer-cost`: layer {index} (`{name}`): {source}")]
     LayerCost {
         index: usize,
@@ -126,7 +132,7 @@ impl ValidityError {
     pub fn rule(&self) -> &'static str {
         use ValidityError::*;
         match self {
-            ZeroSize { .. } | NoLayers => "sizes",
+            ZeroSize { .. } | NoLayers | TooLarge { .. } => "sizes",
             LayerCost { .. } => "layer-cost",
             RooflineHardware { .. } => "roofline-hardware",
             CutOutOfRange { .. } | CutNotIncreasing { .. } => "cut-tiles",
@@ -149,7 +155,7 @@ impl ValidityError {
     pub fn field(&self) -> String {
         use ValidityError::*;
         match self {
-            ZeroSize { field } => (*field).to_string(),
+            ZeroSize { field } | TooLarge { field, .. } => (*field).to_string(),
             NoLayers => "model.layers".into(),
             LayerCost { index, .. } | RooflineHardware { index, .. } => {
                 format!("model.layers[{index}]")
@@ -315,6 +321,43 @@ pub fn interleaved_rounds(ranks: usize, microbatches: usize) -> Result<usize, Va
     Ok(rounds)
 }
 
+/// The largest sizes a scenario may ask for, so that no file can make `derive` allocate without
+/// bound: ranks, microbatches, data-parallel size, layers after `count` expansion, and the
+/// number of (region, rank, microbatch) slots of the order graph.
+pub const MAX_RANKS: usize = 1 << 16;
+pub const MAX_MICROBATCHES: usize = 1 << 20;
+pub const MAX_LAYERS: usize = 1 << 20;
+pub const MAX_SLOTS: usize = 1 << 26;
+
+fn check_limits(scenario: &Scenario) -> Result<(), ValidityError> {
+    let too_large = |field, value, max| ValidityError::TooLarge { field, value, max };
+    for (field, value, max) in [
+        ("ranks", scenario.ranks, MAX_RANKS),
+        ("microbatches", scenario.microbatches, MAX_MICROBATCHES),
+        ("data_parallel", scenario.data_parallel, MAX_RANKS),
+    ] {
+        if value > max {
+            return Err(too_large(field, value, max));
+        }
+    }
+    let layers = scenario
+        .model
+        .layers
+        .iter()
+        .try_fold(0usize, |sum, l| sum.checked_add(l.count))
+        .unwrap_or(usize::MAX);
+    if layers > MAX_LAYERS {
+        return Err(too_large("model.layers", layers, MAX_LAYERS));
+    }
+    let slots = (scenario.schedule.len().max(1))
+        .saturating_mul(scenario.ranks)
+        .saturating_mul(scenario.microbatches);
+    if slots > MAX_SLOTS {
+        return Err(too_large("microbatches", slots, MAX_SLOTS));
+    }
+    Ok(())
+}
+
 /// Validates a scenario and expands it into a [`Plan`].
 pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
     for (field, value) in [
@@ -326,6 +369,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
             return Err(ValidityError::ZeroSize { field });
         }
     }
+    check_limits(scenario)?;
     let (ranks, microbatches) = (scenario.ranks, scenario.microbatches);
     let layers = expand_layers(scenario)?;
     let ranges = check_schedule(&scenario.cut, &scenario.schedule, layers.len())?;
@@ -354,7 +398,10 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
                         ranks,
                     });
                 }
-                let sum: usize = counts.iter().sum();
+                let sum = counts
+                    .iter()
+                    .try_fold(0usize, |a, &b| a.checked_add(b))
+                    .unwrap_or(usize::MAX);
                 if sum != range.len() {
                     return Err(ValidityError::SlabsSum {
                         region: index,

@@ -249,7 +249,7 @@ proptest! {
         let text = String::from_utf8_lossy(&bytes);
         if let Ok(s) = Scenario::from_json_str(&text, "mutated.json") {
             // Keep sizes sane so a mutated "ranks": 9999999 does not allocate for minutes.
-            if s.ranks * s.microbatches <= 4096 {
+            if s.ranks.saturating_mul(s.microbatches) <= 4096 {
                 let _ = mpipe::derive(&s);
             }
         }

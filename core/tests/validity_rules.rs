@@ -317,3 +317,37 @@ fn validity_errors_are_positioned_in_the_file() {
         "bad.json:4:14: field `cut[1]`: rule `cut-tiles`: cut[1] = 4 does not follow cut[0] = 6; boundaries must be strictly increasing"
     );
 }
+
+#[test]
+fn huge_sizes_are_rejected_before_anything_is_allocated() {
+    let mut s = scenario(uniform(4), &[], &[OneFOneB], 2, 2);
+    s.ranks = 1 << 40;
+    assert_eq!(
+        error(&s),
+        (
+            "sizes".into(),
+            "ranks".into(),
+            format!(
+                "rule `sizes`: `ranks` = {} is larger than this version supports (65536)",
+                1u64 << 40
+            )
+        )
+    );
+    let mut s = scenario(uniform(4), &[], &[OneFOneB], 2, 2);
+    s.model.layers[0].count = usize::MAX;
+    s.model
+        .layers
+        .push(LayerSpec::timed("more", Role::Backbone, 5, 1.0));
+    assert_eq!(error(&s).1, "model.layers");
+    let s = scenario(uniform(64), &[], &[OneFOneB], 65536, 1 << 20);
+    assert_eq!(error(&s).0, "sizes");
+    let mut s = scenario(uniform(4), &[], &[OneFOneB], 2, 2);
+    s.slabs = Some(vec![Some(vec![usize::MAX, 5])]);
+    assert_eq!(
+        error(&s).2,
+        format!(
+            "rule `sharded-slabs`: `slabs[0]` sums to {} but region 1 has 4 layers",
+            usize::MAX
+        )
+    );
+}
