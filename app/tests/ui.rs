@@ -26,6 +26,20 @@ fn harness_with_step(dt: f32) -> Harness<'static, Studio> {
     harness
 }
 
+/// Presses at `from`, moves through the midpoint to `to`, and releases, a frame per step.
+fn drag(harness: &mut Harness<'static, Studio>, from: egui::Pos2, to: egui::Pos2) {
+    harness.hover_at(from);
+    harness.run();
+    harness.drag_at(from);
+    harness.run();
+    harness.hover_at(from + (to - from) / 2.0);
+    harness.run();
+    harness.hover_at(to);
+    harness.run();
+    harness.drop_at(to);
+    harness.run();
+}
+
 #[test]
 fn opens_on_the_mpipe_sample_and_shows_its_timeline() {
     let harness = harness();
@@ -355,16 +369,7 @@ fn dragging_a_cut_moves_the_region_boundary() {
     let strip = harness.get_by_label("cut strip").rect();
     // The Mpipe sample cuts 12 layers at 4: the handle sits 4/12 of the way along the strip.
     let at = |b: f32| egui::pos2(strip.left() + strip.width() * b / 12.0, strip.center().y);
-    harness.hover_at(at(4.0));
-    harness.run();
-    harness.drag_at(at(4.0));
-    harness.run();
-    harness.hover_at(at(5.0));
-    harness.run();
-    harness.hover_at(at(6.0));
-    harness.run();
-    harness.drop_at(at(6.0));
-    harness.run();
+    drag(&mut harness, at(4.0), at(6.0));
     let s = harness.state().scenario.as_ref().unwrap();
     assert_eq!(s.cut, [6]);
     // The encoder region now holds two backbone layers too; the derivation follows.
@@ -440,16 +445,11 @@ fn dragging_a_workload_bar_sets_that_microbatchs_scale() {
     let bars = harness.get_by_label("workload bars").rect();
     // Eight bars; drag inside the third one to the top: scale 4 for microbatch 2.
     let x = bars.left() + bars.width() * 2.5 / 8.0;
-    harness.hover_at(egui::pos2(x, bars.bottom() - 5.0));
-    harness.run();
-    harness.drag_at(egui::pos2(x, bars.bottom() - 5.0));
-    harness.run();
-    harness.hover_at(egui::pos2(x, bars.top() + 20.0));
-    harness.run();
-    harness.hover_at(egui::pos2(x, bars.top() - 10.0));
-    harness.run();
-    harness.drop_at(egui::pos2(x, bars.top() - 10.0));
-    harness.run();
+    drag(
+        &mut harness,
+        egui::pos2(x, bars.bottom() - 5.0),
+        egui::pos2(x, bars.top() - 10.0),
+    );
     let scales = harness
         .state()
         .scenario
@@ -591,16 +591,7 @@ fn dragging_the_memory_plot_pans_the_timeline_too() {
     let title = harness.get_by_label("Memory per rank").rect();
     let from = egui::pos2(title.left() + 400.0, title.bottom() + 80.0);
     let to = egui::pos2(from.x + 200.0, from.y);
-    harness.hover_at(from);
-    harness.run();
-    harness.drag_at(from);
-    harness.run();
-    harness.hover_at(egui::pos2(from.x + 100.0, from.y));
-    harness.run();
-    harness.hover_at(to);
-    harness.run();
-    harness.drop_at(to);
-    harness.run();
+    drag(&mut harness, from, to);
     // Dragging right shows earlier times: the timeline now starts before 0.
     let (t0, t1) = harness
         .state()
