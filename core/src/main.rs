@@ -85,8 +85,9 @@ fn simulate_file(path: &Path, sim: SimArgs) -> Result<(Scenario, Simulation), In
     Ok((scenario, simulation))
 }
 
-/// A failure the user caused (bad file, invalid schedule): exit status 2.
-#[derive(Debug)]
+/// A failure the user caused (bad file, invalid schedule): exit status 2, anything else 1.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 struct InputError(String);
 
 fn read_scenario(path: &Path) -> Result<(Scenario, String), InputError> {
@@ -128,13 +129,10 @@ fn emit(text: &str) -> anyhow::Result<()> {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<Result<(), InputError>> {
+fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Validate { file } => {
-            let (scenario, d) = match derive_file(&file) {
-                Ok(v) => v,
-                Err(e) => return Ok(Err(e)),
-            };
+            let (scenario, d) = derive_file(&file)?;
             let schedule: Vec<_> = d.plan.regions.iter().map(|r| r.skeleton).collect();
             emit(&format!(
                 "{}: valid: {} over {} layers, P = {}, M = {}{}\n",
@@ -149,13 +147,10 @@ fn run(cli: Cli) -> anyhow::Result<Result<(), InputError>> {
                     format!(" ({})", scenario.name)
                 }
             ))?;
-            Ok(Ok(()))
+            Ok(())
         }
         Command::Derive { file, json } => {
-            let (scenario, d) = match derive_file(&file) {
-                Ok(v) => v,
-                Err(e) => return Ok(Err(e)),
-            };
+            let (scenario, d) = derive_file(&file)?;
             if json {
                 let report = DeriveReport::new(&scenario.name, &d);
                 let text = serde_json::to_string(&report).context("serialising the derivation")?;
@@ -163,7 +158,7 @@ fn run(cli: Cli) -> anyhow::Result<Result<(), InputError>> {
             } else {
                 emit(&report::text(&scenario.name, &d))?;
             }
-            Ok(Ok(()))
+            Ok(())
         }
         Command::Simulate {
             file,
@@ -171,10 +166,7 @@ fn run(cli: Cli) -> anyhow::Result<Result<(), InputError>> {
             no_events,
             sim,
         } => {
-            let (scenario, simulation) = match simulate_file(&file, sim) {
-                Ok(v) => v,
-                Err(e) => return Ok(Err(e)),
-            };
+            let (scenario, simulation) = simulate_file(&file, sim)?;
             if json {
                 let report = SimulateReport::new(&scenario.name, &simulation, !no_events);
                 emit(
@@ -183,14 +175,11 @@ fn run(cli: Cli) -> anyhow::Result<Result<(), InputError>> {
             } else {
                 emit(&sim_report::text(&scenario.name, &simulation))?;
             }
-            Ok(Ok(()))
+            Ok(())
         }
         Command::Compare { a, b, json, sim } => {
-            let ((sa, a_sim), (sb, b_sim)) = match (simulate_file(&a, sim), simulate_file(&b, sim))
-            {
-                (Ok(x), Ok(y)) => (x, y),
-                (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
-            };
+            let (sa, a_sim) = simulate_file(&a, sim)?;
+            let (sb, b_sim) = simulate_file(&b, sim)?;
             let name = |s: &Scenario, p: &Path| {
                 if s.name.is_empty() {
                     p.display().to_string()
@@ -207,20 +196,17 @@ fn run(cli: Cli) -> anyhow::Result<Result<(), InputError>> {
             } else {
                 emit(&sim_report::compare_text(&an, &a_sim, &bn, &b_sim))?;
             }
-            Ok(Ok(()))
+            Ok(())
         }
         Command::Render { file, svg, sim } => {
-            let (scenario, simulation) = match simulate_file(&file, sim) {
-                Ok(v) => v,
-                Err(e) => return Ok(Err(e)),
-            };
+            let (scenario, simulation) = simulate_file(&file, sim)?;
             mpipe::io::write_atomic(
                 &svg,
                 mpipe::svg::render(&scenario.name, &simulation).as_bytes(),
             )
             .with_context(|| format!("writing {}", svg.display()))?;
             emit(&format!("wrote {}\n", svg.display()))?;
-            Ok(Ok(()))
+            Ok(())
         }
     }
 }
@@ -228,9 +214,9 @@ fn run(cli: Cli) -> anyhow::Result<Result<(), InputError>> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
-        Ok(Ok(())) => ExitCode::SUCCESS,
-        Ok(Err(InputError(message))) => {
-            eprintln!("error: {message}");
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) if err.downcast_ref::<InputError>().is_some() => {
+            eprintln!("error: {err}");
             ExitCode::from(2)
         }
         Err(err) => {
