@@ -119,10 +119,7 @@ pub fn memory_plot(ui: &mut Ui, sim: &Simulation, range: Option<(f64, f64)>) -> 
             for curve in &sim.memory {
                 let pts = step_points(&curve.points, sim.makespan_s, (t0, t1), 600);
                 // One colour per rank for its line and its peak marker.
-                let (r, g, b) = mpipe::palette::REGION_HUES
-                    .get(curve.rank % mpipe::palette::REGION_HUES.len())
-                    .copied()
-                    .unwrap_or((0x80, 0x80, 0x80));
+                let (r, g, b) = mpipe::palette::hue(curve.rank);
                 let colour = egui::Color32::from_rgb(r, g, b);
                 plot.line(
                     Line::new(format!("rank {}", curve.rank), PlotPoints::from(pts)).color(colour),

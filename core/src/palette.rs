@@ -18,12 +18,17 @@ pub const SPILL: (u8, u8, u8) = (0xD6, 0x27, 0x28);
 /// Collectives.
 pub const COMM: (u8, u8, u8) = (0x88, 0x88, 0x88);
 
+/// The `i`-th hue (0-based), cycling through [`REGION_HUES`].
+pub fn hue(i: usize) -> (u8, u8, u8) {
+    REGION_HUES
+        .get(i % REGION_HUES.len())
+        .copied()
+        .unwrap_or((0x80, 0x80, 0x80))
+}
+
 /// The fill of a compute event of `region` (1-based).
 pub fn chip(region: usize, backward: bool) -> (u8, u8, u8) {
-    let (r, g, b) = REGION_HUES
-        .get(region.saturating_sub(1) % REGION_HUES.len())
-        .copied()
-        .unwrap_or((0x80, 0x80, 0x80));
+    let (r, g, b) = hue(region.saturating_sub(1));
     if backward {
         (r / 2 + 10, g / 2 + 10, b / 2 + 10)
     } else {
