@@ -549,12 +549,13 @@ impl Studio {
             ui.label(RichText::new("Current").strong());
         }
         if let Some(t) = cursor.as_mut() {
+            let events = &gantt_state.data(sim).events;
             ui.horizontal(|ui| {
                 if ui.button(if *playing { "Pause" } else { "Play" }).clicked() {
                     *playing = !*playing;
                 }
                 if ui.button("Step").clicked()
-                    && let Some(next) = mpipe::sim_report::next_boundary(sim, *t)
+                    && let Some(next) = mpipe::sim_report::next_boundary(events, *t)
                 {
                     *t = next;
                 }
@@ -562,7 +563,7 @@ impl Studio {
                 ui.add(egui::Slider::new(t, 0.0..=sim.makespan_s).suffix(" s"))
                     .labelled_by(name.id);
             });
-            for state in mpipe::sim_report::at_time(sim, *t) {
+            for state in mpipe::sim_report::at_time(sim, events, *t) {
                 ui.label(format!(
                     "rank {}: {} · holds {}",
                     state.rank,

@@ -401,9 +401,9 @@ pub struct RankAt {
     pub memory_bytes: f64,
 }
 
-/// Every rank's state at time `t`. Events are half-open `[start, end)`.
-pub fn at_time(sim: &Simulation, t: f64) -> Vec<RankAt> {
-    let events = event_timings(sim);
+/// Every rank's state at time `t`, given the simulation's [`event_timings`] (callers that draw
+/// every frame keep them). Events are half-open `[start, end)`.
+pub fn at_time(sim: &Simulation, events: &[EventTiming], t: f64) -> Vec<RankAt> {
     (0..sim.derivation.plan.ranks)
         .map(|rank| RankAt {
             rank,
@@ -422,9 +422,9 @@ pub fn at_time(sim: &Simulation, t: f64) -> Vec<RankAt> {
         .collect()
 }
 
-/// The next instant after `t` at which any event starts or ends (for stepping a time cursor).
-pub fn next_boundary(sim: &Simulation, t: f64) -> Option<f64> {
-    event_timings(sim)
+/// The next instant after `t` at which any of `events` starts or ends (for stepping a cursor).
+pub fn next_boundary(events: &[EventTiming], t: f64) -> Option<f64> {
+    events
         .iter()
         .flat_map(|e| [e.start_s, e.end_s])
         .filter(|&x| x > t)

@@ -91,7 +91,7 @@ impl GanttData {
 
 impl GanttState {
     /// The laid-out events of `sim`, from the cache when it is the same simulation.
-    fn data(&mut self, sim: &Simulation) -> std::sync::Arc<GanttData> {
+    pub fn data(&mut self, sim: &Simulation) -> std::sync::Arc<GanttData> {
         match &self.cache {
             Some(d) if d.key == GanttData::key(sim) => d.clone(),
             _ => {
