@@ -32,14 +32,6 @@ impl Region {
         self.skeleton.layout()
     }
 
-    /// The slab rank `r` runs, for a Sharded region.
-    pub fn slab(&self, rank: usize) -> Option<Range<usize>> {
-        match &self.owner {
-            RegionOwner::ByLayer { slabs } => slabs.get(rank).cloned(),
-            RegionOwner::ByMicrobatch => None,
-        }
-    }
-
     /// Ranks holding a non-empty slab, in rank order (Sharded regions only).
     pub fn sharded_ranks(&self) -> Vec<usize> {
         match &self.owner {

@@ -106,17 +106,6 @@ pub enum ScenarioError {
     },
 }
 
-impl ScenarioError {
-    /// The file the error is about.
-    pub fn file(&self) -> &str {
-        match self {
-            ScenarioError::Read { file, .. }
-            | ScenarioError::Syntax { file, .. }
-            | ScenarioError::Field { file, .. } => file,
-        }
-    }
-}
-
 /// Turns serde's "... at line 3 column 7" into a message without the suffix.
 fn strip_position(message: &str) -> String {
     match message.rfind(" at line ") {
