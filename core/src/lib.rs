@@ -29,6 +29,7 @@ pub mod simulation;
 pub mod skeleton;
 pub mod slab;
 pub mod svg;
+pub mod trace;
 pub mod validity;
 pub mod wavefront;
 pub mod workload;

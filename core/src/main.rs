@@ -62,6 +62,26 @@ enum Command {
         #[command(flatten)]
         sim: SimArgs,
     },
+    /// Import profiler traces (Chrome trace JSON, .json.gz): every rank's recovered schedule actions.
+    Trace {
+        /// One file per rank, or one merged file.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        trace: TraceArgs,
+    },
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct TraceArgs {
+    /// The rank of one file, when neither the file nor its name says: `--rank worker.json=3`.
+    #[arg(long = "rank", value_name = "FILE=N")]
+    ranks: Vec<String>,
+    /// Schedule rules (JSON, as `mpipe trace --print-rules` writes them) instead of the built-in set.
+    #[arg(long, value_name = "RULES.json")]
+    rules: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug, Clone, Copy)]
@@ -77,6 +97,58 @@ impl SimArgs {
             serialize_links: self.serialize_links,
         }
     }
+}
+
+/// Imports trace files and recovers, ranks and aligns their schedule events.
+fn load_traces(
+    files: &[PathBuf],
+    args: &TraceArgs,
+) -> Result<(mpipe::trace::Measurement, mpipe::trace::Alignment), InputError> {
+    let rules = match &args.rules {
+        Some(path) => {
+            let name = path.display().to_string();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| InputError(format!("{name}: cannot read: {e}")))?;
+            let mut de = serde_json::Deserializer::from_str(&text);
+            serde_path_to_error::deserialize::<_, mpipe::trace::RuleSet>(&mut de).map_err(|e| {
+                InputError(format!(
+                    "{name}:{}:{}: field `{}`: {}",
+                    e.inner().line(),
+                    e.inner().column(),
+                    e.path(),
+                    e.inner()
+                ))
+            })?
+        }
+        None => mpipe::trace::RuleSet::default(),
+    };
+    let compiled = rules.compile().map_err(|e| InputError(e.to_string()))?;
+    let mut user_ranks = vec![None; files.len()];
+    for given in &args.ranks {
+        let (file, rank) = given
+            .rsplit_once('=')
+            .and_then(|(f, r)| Some((f, r.trim().parse::<usize>().ok()?)))
+            .ok_or_else(|| InputError(format!("--rank {given}: expected FILE=N")))?;
+        let at = files
+            .iter()
+            .position(|p| p.as_os_str() == file || p.file_name().is_some_and(|n| n == file))
+            .ok_or_else(|| InputError(format!("--rank {given}: `{file}` is not one of the trace files")))?;
+        if let Some(slot) = user_ranks.get_mut(at) {
+            *slot = Some(rank);
+        }
+    }
+    let mut traces = Vec::with_capacity(files.len());
+    for path in files {
+        let name = path.display().to_string();
+        let file = std::fs::File::open(path)
+            .map_err(|e| InputError(format!("{name}: cannot read: {e}")))?;
+        let trace = mpipe::trace::import(file, &name, &mut |_| true)
+            .map_err(|e| InputError(e.to_string()))?;
+        traces.push(trace);
+    }
+    let measurement = mpipe::trace::recover(&traces, &compiled, &user_ranks);
+    let alignment = mpipe::trace::align(&measurement);
+    Ok((measurement, alignment))
 }
 
 fn simulate_file(path: &Path, sim: SimArgs) -> Result<(Scenario, Simulation), InputError> {
@@ -206,6 +278,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             )
             .with_context(|| format!("writing {}", svg.display()))?;
             emit(&format!("wrote {}\n", svg.display()))?;
+            Ok(())
+        }
+        Command::Trace { files, json, trace } => {
+            let (measurement, alignment) = load_traces(&files, &trace)?;
+            let report = mpipe::trace::report::TraceReport::new(&measurement, &alignment);
+            if json {
+                emit(&(serde_json::to_string(&report).context("serialising the trace")? + "\n"))?;
+            } else {
+                emit(&report.text())?;
+            }
             Ok(())
         }
     }

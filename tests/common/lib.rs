@@ -20,3 +20,8 @@ pub fn sample_files() -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// A trace fixture under `tests/fixtures/traces/`.
+pub fn trace_fixture(relative: &str) -> PathBuf {
+    repo_root().join("tests/fixtures/traces").join(relative)
+}

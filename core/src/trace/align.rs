@@ -1,0 +1,340 @@
+//! Aligning the ranks' clocks. Every cross-rank dependency the schedule implies is a causality
+//! constraint on the offsets: stage `s+1`'s forward of a microbatch cannot finish before stage
+//! `s`'s forward of it finished, and stage `s`'s backward cannot finish before stage `s+1`'s (the
+//! activation or gradient has to be sent and received in between). Transfer spans themselves are
+//! not used: PyTorch posts non-blocking receives long before the matching send. Each dependency
+//! is a difference constraint
+//! `offset_a − offset_b ≤ c`; shortest paths give, for every rank, the interval of offsets
+//! (relative to the lowest rank) that satisfies them all — its width is how sure the alignment is.
+//!
+//! When every file counts from the Unix epoch and zero offsets satisfy all constraints, the files
+//! share a clock and stay as they are; otherwise the offsets are solved from the constraints.
+
+use super::recover::{MeasuredEvent, Measurement};
+use super::raw::ClockBase;
+use super::rules::ActionKind;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// How the clocks were aligned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlignMethod {
+    /// Epoch timestamps consistent with every dependency: used as they are.
+    SharedClock,
+    /// Offsets solved from send→receive causality between the stages' compute.
+    Causality,
+    /// Nothing to align with (one rank), or the constraints contradict each other.
+    None,
+}
+
+/// One rank's clock correction: aligned time = own time + `offset_ns`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RankOffset {
+    pub rank: usize,
+    pub offset_ns: i64,
+    /// The offsets the constraints allow, relative to the reference (lowest) rank; `None` where unbounded.
+    pub min_ns: Option<i64>,
+    pub max_ns: Option<i64>,
+    /// Half the width of the allowed interval; `None` when it is unbounded on either side.
+    pub uncertainty_ns: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Alignment {
+    pub method: AlignMethod,
+    pub ranks: Vec<RankOffset>,
+    /// Cross-rank dependencies used.
+    pub constraints: usize,
+    /// What a user should know: why the clocks could not be aligned, which rank floats free.
+    pub notes: Vec<String>,
+}
+
+impl Alignment {
+    /// The offset of `rank` (0 when the rank is unknown).
+    pub fn offset(&self, rank: usize) -> i64 {
+        self.ranks
+            .iter()
+            .find(|r| r.rank == rank)
+            .map_or(0, |r| r.offset_ns)
+    }
+}
+
+/// `(from, to, c)`: `x_to ≤ x_from + c`.
+type Edge = (usize, usize, i64);
+
+/// Aligns the ranks of a measurement.
+pub fn align(m: &Measurement) -> Alignment {
+    let ranks: Vec<usize> = m.ranks.iter().map(|r| r.rank).collect();
+    let index: FxHashMap<usize, usize> = ranks.iter().enumerate().map(|(i, &r)| (r, i)).collect();
+    let edges = constraints(m, &index);
+    let n = ranks.len();
+    let zero = |method, notes| Alignment {
+        method,
+        ranks: ranks
+            .iter()
+            .map(|&rank| RankOffset {
+                rank,
+                offset_ns: 0,
+                min_ns: None,
+                max_ns: None,
+                uncertainty_ns: None,
+            })
+            .collect(),
+        constraints: edges.len(),
+        notes,
+    };
+    if n < 2 {
+        return zero(AlignMethod::None, Vec::new());
+    }
+    let Some(hi) = shortest(n, &edges, false) else {
+        return zero(
+            AlignMethod::None,
+            vec![
+                "the cross-rank dependencies contradict each other (a cycle of constraints); clocks left as they are"
+                    .to_string(),
+            ],
+        );
+    };
+    let lo: Vec<Option<i64>> = shortest(n, &edges, true)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|d| d.map(|d| -d))
+        .collect();
+    let epoch = m.ranks.iter().all(|r| r.clock == ClockBase::Epoch);
+    let zero_feasible = edges.iter().all(|&(_, _, c)| c >= 0);
+    let mut notes = Vec::new();
+    let method = if epoch && zero_feasible {
+        AlignMethod::SharedClock
+    } else {
+        if epoch {
+            notes.push(
+                "the files count from the epoch but disagree with the schedule's dependencies; offsets solved from causality"
+                    .to_string(),
+            );
+        }
+        AlignMethod::Causality
+    };
+    let mut offsets: Vec<i64> = (0..n)
+        .map(|i| {
+            if method == AlignMethod::SharedClock {
+                return 0;
+            }
+            match (lo.get(i).copied().flatten(), hi.get(i).copied().flatten()) {
+                (Some(l), Some(h)) => l + (h - l) / 2,
+                (Some(l), None) => l,
+                (None, Some(h)) => h,
+                (None, None) => 0,
+            }
+        })
+        .collect();
+    let feasible = |x: &[i64]| {
+        edges.iter().all(|&(from, to, c)| match (x.get(from), x.get(to)) {
+            (Some(&a), Some(&b)) => b <= a + c,
+            _ => true,
+        })
+    };
+    if !feasible(&offsets) {
+        offsets = hi.iter().map(|d| d.unwrap_or(0)).collect();
+    }
+    let result = ranks
+        .iter()
+        .enumerate()
+        .map(|(i, &rank)| {
+            let (min_ns, max_ns) = (lo.get(i).copied().flatten(), hi.get(i).copied().flatten());
+            if i > 0 && min_ns.is_none() && max_ns.is_none() {
+                notes.push(format!(
+                    "rank {rank} shares no dependency with rank {}: its clock is not aligned",
+                    ranks.first().copied().unwrap_or(0)
+                ));
+            }
+            RankOffset {
+                rank,
+                offset_ns: offsets.get(i).copied().unwrap_or(0),
+                min_ns,
+                max_ns,
+                uncertainty_ns: match (min_ns, max_ns) {
+                    (Some(l), Some(h)) => Some((h - l) / 2),
+                    _ => None,
+                },
+            }
+        })
+        .collect();
+    Alignment {
+        method,
+        ranks: result,
+        constraints: edges.len(),
+        notes,
+    }
+}
+
+/// The tightest constraint per ordered pair of ranks.
+fn constraints(m: &Measurement, index: &FxHashMap<usize, usize>) -> Vec<Edge> {
+    type Key = (usize, ActionKind, usize, usize);
+    let mut at: FxHashMap<Key, (usize, MeasuredEvent)> = FxHashMap::default();
+    for r in &m.ranks {
+        let Some(&i) = index.get(&r.rank) else { continue };
+        for e in &r.actions {
+            at.entry((e.stage, e.kind, e.mb, e.step))
+                .or_insert((i, *e));
+        }
+    }
+    let mut tightest: FxHashMap<(usize, usize), i64> = FxHashMap::default();
+    let mut add = |earlier: (usize, i64), later: (usize, i64)| {
+        // later_time + x_later ≥ earlier_time + x_earlier  ⇔  x_earlier ≤ x_later + (later − earlier)
+        let ((a, t_a), (b, t_b)) = (earlier, later);
+        if a != b {
+            let c = t_b - t_a;
+            let slot = tightest.entry((b, a)).or_insert(c);
+            *slot = (*slot).min(c);
+        }
+    };
+    for (&(stage, kind, mb, step), &(rank, e)) in &at {
+        let find = |stage: usize, kind| at.get(&(stage, kind, mb, step));
+        match kind {
+            ActionKind::Forward => {
+                if let Some(&(next, f)) = find(stage + 1, ActionKind::Forward) {
+                    add((rank, e.end_ns), (next, f.end_ns));
+                }
+            }
+            ActionKind::Backward | ActionKind::BackwardInput => {
+                if let Some(prev) = stage.checked_sub(1) {
+                    if let Some(&(r, b)) = find(prev, kind) {
+                        add((rank, e.end_ns), (r, b.end_ns));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut edges: Vec<Edge> = tightest.into_iter().map(|((from, to), c)| (from, to, c)).collect();
+    edges.sort_unstable();
+    edges
+}
+
+/// Bellman–Ford from node 0 (or, `reverse`, to node 0); `None` on a negative cycle.
+fn shortest(n: usize, edges: &[Edge], reverse: bool) -> Option<Vec<Option<i64>>> {
+    let mut dist: Vec<Option<i64>> = vec![None; n];
+    if let Some(d) = dist.first_mut() {
+        *d = Some(0);
+    }
+    for round in 0..=n {
+        let mut changed = false;
+        for &(from, to, c) in edges {
+            let (from, to) = if reverse { (to, from) } else { (from, to) };
+            let Some(Some(d)) = dist.get(from).copied() else { continue };
+            let candidate = d.saturating_add(c);
+            if let Some(slot) = dist.get_mut(to) {
+                if slot.is_none_or(|old| candidate < old) {
+                    *slot = Some(candidate);
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return Some(dist);
+        }
+        if round == n {
+            return None;
+        }
+    }
+    Some(dist)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::rank::RankSource;
+    use crate::trace::recover::{MeasuredRank, SpanRef};
+
+    fn ev(stage: usize, kind: ActionKind, mb: usize, start: i64, end: i64) -> MeasuredEvent {
+        MeasuredEvent {
+            stage,
+            kind,
+            direction: None,
+            mb,
+            start_ns: start,
+            end_ns: end,
+            step: 0,
+            source: SpanRef { file: 0, span: 0 },
+        }
+    }
+
+    fn rank(rank: usize, clock: ClockBase, actions: Vec<MeasuredEvent>) -> MeasuredRank {
+        MeasuredRank {
+            rank,
+            files: vec![rank],
+            rank_source: RankSource::FileName,
+            clock,
+            steps: Vec::new(),
+            actions,
+            transfers: Vec::new(),
+            device_side: false,
+            event_count: 0,
+        }
+    }
+
+    #[test]
+    fn offsets_are_solved_from_dependencies_with_their_uncertainty() {
+        use ActionKind::*;
+        // Rank 1's clock runs 1000 ns ahead. True times: 0F0 ends at 100, 1F0 ends at 250,
+        // 1B0 ends at 400, 0B0 ends at 600.
+        let m = Measurement {
+            files: vec![],
+            ranks: vec![
+                rank(0, ClockBase::Local, vec![ev(0, Forward, 0, 0, 100), ev(0, Backward, 0, 450, 600)]),
+                rank(1, ClockBase::Local, vec![ev(1, Forward, 0, 1150, 1250), ev(1, Backward, 0, 1300, 1400)]),
+            ],
+            warnings: vec![],
+        };
+        let a = align(&m);
+        assert_eq!(a.method, AlignMethod::Causality);
+        assert_eq!(a.constraints, 2);
+        // x1 ≥ 100 − 1250 = −1150 and x1 ≤ 600 − 1400 = −800.
+        assert_eq!(
+            a.ranks[1],
+            RankOffset {
+                rank: 1,
+                offset_ns: -975,
+                min_ns: Some(-1150),
+                max_ns: Some(-800),
+                uncertainty_ns: Some(175)
+            }
+        );
+        assert_eq!(a.ranks[0].offset_ns, 0);
+    }
+
+    #[test]
+    fn a_shared_epoch_clock_is_kept_when_consistent() {
+        use ActionKind::*;
+        let m = Measurement {
+            files: vec![],
+            ranks: vec![
+                rank(0, ClockBase::Epoch, vec![ev(0, Forward, 0, 0, 100), ev(0, Backward, 0, 450, 600)]),
+                rank(1, ClockBase::Epoch, vec![ev(1, Forward, 0, 150, 250), ev(1, Backward, 0, 300, 400)]),
+            ],
+            warnings: vec![],
+        };
+        let a = align(&m);
+        assert_eq!(a.method, AlignMethod::SharedClock);
+        assert_eq!(a.ranks[1].offset_ns, 0);
+        assert_eq!((a.ranks[1].min_ns, a.ranks[1].max_ns), (Some(-150), Some(200)));
+        assert!(a.notes.is_empty());
+    }
+
+    #[test]
+    fn a_rank_without_dependencies_is_named() {
+        use ActionKind::*;
+        let m = Measurement {
+            files: vec![],
+            ranks: vec![
+                rank(0, ClockBase::Local, vec![ev(0, Forward, 0, 0, 100)]),
+                rank(1, ClockBase::Local, vec![ev(5, Forward, 0, 0, 100)]),
+            ],
+            warnings: vec![],
+        };
+        let a = align(&m);
+        assert_eq!(a.notes, ["rank 1 shares no dependency with rank 0: its clock is not aligned"]);
+        assert_eq!(a.ranks[1].uncertainty_ns, None);
+    }
+}

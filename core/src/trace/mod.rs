@@ -1,0 +1,17 @@
+//! Real profiler traces (DESIGN §5): import Chrome Trace Event Format files, recover the schedule
+//! events, align the ranks' clocks, compare with the prediction, calibrate, and export.
+
+pub mod align;
+pub mod chrome;
+pub mod rank;
+pub mod raw;
+pub mod recover;
+pub mod report;
+pub mod rules;
+pub mod timestamp;
+
+pub use align::{Alignment, align};
+pub use chrome::{TraceError, import, import_bytes};
+pub use raw::{RawTrace, Span, Warning};
+pub use recover::{Measurement, recover};
+pub use rules::RuleSet;

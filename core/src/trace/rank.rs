@@ -1,0 +1,62 @@
+//! Which rank a trace file (or one process or thread of a merged file) belongs to.
+//!
+//! In order: what the user said, `distributedInfo.rank`, then the file's path (`rank3`,
+//! `rank-3`, `rank_3`, `worker3`, `device_3`, nearest path component first), then a process or
+//! thread name that carries a rank; failing all of these the importer numbers the sources in
+//! order and warns.
+
+use serde::Serialize;
+
+/// Where a rank number came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RankSource {
+    /// Given by the user (`--rank FILE=N`, the app's rank field).
+    User,
+    /// `distributedInfo.rank`.
+    DistributedInfo,
+    /// The file's path.
+    FileName,
+    /// A process name such as `rank 3`.
+    ProcessName,
+    /// A thread name, or the thread's position among the threads with schedule events.
+    Thread,
+    /// Guessed from the order of the sources.
+    Order,
+}
+
+/// A rank written in a name: `rank3`, `Rank-3`, `rank_3`, `rank 3`, `worker3`, `device_3`.
+pub fn rank_in_name(name: &str) -> Option<usize> {
+    let lower = name.to_ascii_lowercase();
+    ["rank", "worker", "device"].iter().find_map(|word| {
+        lower.match_indices(word).find_map(|(at, w)| {
+            let rest = lower.get(at + w.len()..)?;
+            let rest = rest.strip_prefix(['-', '_', ' ']).unwrap_or(rest);
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+    })
+}
+
+/// A rank in a file path: the file name first, then its folders from the nearest.
+pub fn rank_in_path(path: &str) -> Option<usize> {
+    path.rsplit(['/', '\\']).find_map(rank_in_name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_come_from_every_usual_file_naming() {
+        assert_eq!(rank_in_path("traces/rank3.json.gz"), Some(3));
+        assert_eq!(rank_in_path("sampled_rank-1.json.gz"), Some(1));
+        assert_eq!(rank_in_path("run/rank_12.pt.trace.json"), Some(12));
+        assert_eq!(rank_in_path("dlrm_kineto/worker5_step_12.1694040543224.pt.trace.json"), Some(5));
+        assert_eq!(rank_in_path("PROF_1/device_1/timeline/msprof_1_0_1.json"), Some(1));
+        assert_eq!(rank_in_path("C:\\runs\\Rank 2\\trace.json"), Some(2));
+        assert_eq!(rank_in_path("pipe_visualized.json"), None);
+        assert_eq!(rank_in_path("ranking/trace.json"), None);
+        assert_eq!(rank_in_name("Rank-7 (python3)"), Some(7));
+    }
+}

@@ -1,0 +1,419 @@
+//! From imported files to the schedule each rank ran: rules classify event names (each distinct
+//! name once), GPU-side annotation copies replace CPU ones when present, sources get their
+//! ranks, and every action gets a step (from `ProfilerStep#N`, else from the schedule repeating)
+//! and a microbatch.
+
+use super::rank::{RankSource, rank_in_name, rank_in_path};
+use super::raw::{ClockBase, RawTrace, Warning, Warnings};
+use super::rules::{ActionKind, Classified, Compiled, Direction};
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The category Kineto gives device-side copies of `record_function` ranges.
+pub const GPU_ANNOTATION: &str = "gpu_user_annotation";
+
+/// One training step of one rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StepWindow {
+    /// `N` of `ProfilerStep#N`, when the marker carries it.
+    pub number: Option<i64>,
+    pub start_ns: i64,
+    pub end_ns: i64,
+}
+
+/// Where a recovered event sits in the imported files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpanRef {
+    /// Index into the list of files given to [`recover`].
+    pub file: usize,
+    /// Index into that file's [`RawTrace::spans`].
+    pub span: usize,
+}
+
+/// A schedule event recovered from a trace, on its rank's own clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MeasuredEvent {
+    pub stage: usize,
+    pub kind: ActionKind,
+    pub direction: Option<Direction>,
+    pub mb: usize,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// Index into the rank's [`MeasuredRank::steps`].
+    pub step: usize,
+    pub source: SpanRef,
+}
+
+impl MeasuredEvent {
+    /// PyTorch's notation: `0F3`, `2B0`, `1SEND_F2`, `0RECV0`.
+    pub fn label(&self) -> String {
+        match (self.kind.letter(), self.kind, self.direction) {
+            (Some(letter), _, _) => format!("{}{letter}{}", self.stage, self.mb),
+            (None, kind, direction) => {
+                let verb = if kind == ActionKind::Send { "SEND" } else { "RECV" };
+                let suffix = match direction {
+                    Some(Direction::Activation) => "_F",
+                    Some(Direction::Gradient) => "_B",
+                    None => "",
+                };
+                format!("{}{verb}{suffix}{}", self.stage, self.mb)
+            }
+        }
+    }
+
+    pub fn dur_ns(&self) -> i64 {
+        self.end_ns - self.start_ns
+    }
+}
+
+/// What one rank ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredRank {
+    pub rank: usize,
+    /// The files (indices into the list given to [`recover`]) that hold this rank.
+    pub files: Vec<usize>,
+    pub rank_source: RankSource,
+    pub clock: ClockBase,
+    pub steps: Vec<StepWindow>,
+    /// Compute actions in time order.
+    pub actions: Vec<MeasuredEvent>,
+    /// Transfers in time order.
+    pub transfers: Vec<MeasuredEvent>,
+    /// Whether the events are device-side (`gpu_user_annotation`) copies.
+    pub device_side: bool,
+    /// Trace events in this rank's files.
+    pub event_count: usize,
+}
+
+/// Every rank of a run, in rank order, and what the recovery could not do.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Measurement {
+    pub files: Vec<String>,
+    pub ranks: Vec<MeasuredRank>,
+    pub warnings: Vec<Warning>,
+}
+
+impl Measurement {
+    pub fn rank(&self, rank: usize) -> Option<&MeasuredRank> {
+        self.ranks.iter().find(|r| r.rank == rank)
+    }
+}
+
+/// Events of one source (a file, or a process or thread of a merged file) before ranks are known.
+struct Source {
+    file: usize,
+    rank: Option<(usize, RankSource)>,
+    events: Vec<(usize, Classified)>,
+    steps: Vec<StepWindow>,
+    device_side: bool,
+    event_count: usize,
+    clock: ClockBase,
+    label: String,
+}
+
+/// Recovers the schedule from `traces` (one or several files of one run). `user_ranks[i]`, when
+/// given, is the rank of file `i`.
+pub fn recover(traces: &[RawTrace], rules: &Compiled, user_ranks: &[Option<usize>]) -> Measurement {
+    let mut warnings = Warnings::default();
+    let mut sources: Vec<Source> = Vec::new();
+    for (file, trace) in traces.iter().enumerate() {
+        sources.extend(file_sources(file, trace, rules, user_ranks.get(file).copied().flatten(), &mut warnings));
+    }
+
+    // Sources without a rank take the lowest ranks nobody claimed.
+    let taken: FxHashSet<usize> = sources.iter().filter_map(|s| s.rank.map(|r| r.0)).collect();
+    let mut free = (0..).filter(|r| !taken.contains(r));
+    for source in sources.iter_mut().filter(|s| s.rank.is_none()) {
+        let rank = free.next().unwrap_or(0);
+        let label = &source.label;
+        warnings.add("rank guessed", label, None, || {
+            format!("no rank in the file, its name or its process names: taken as rank {rank} (set it with --rank FILE=N)")
+        });
+        source.rank = Some((rank, RankSource::Order));
+    }
+
+    let mut by_rank: BTreeMap<usize, Vec<Source>> = BTreeMap::new();
+    for source in sources {
+        let rank = source.rank.map_or(0, |r| r.0);
+        by_rank.entry(rank).or_default().push(source);
+    }
+    let ranks = by_rank
+        .into_iter()
+        .map(|(rank, sources)| build_rank(rank, sources, traces, &mut warnings))
+        .collect();
+    Measurement {
+        files: traces.iter().map(|t| t.file.clone()).collect(),
+        ranks,
+        warnings: traces
+            .iter()
+            .flat_map(|t| t.warnings.iter().cloned())
+            .chain(warnings.into_vec())
+            .collect(),
+    }
+}
+
+fn file_sources(
+    file: usize,
+    trace: &RawTrace,
+    rules: &Compiled,
+    user_rank: Option<usize>,
+    warnings: &mut Warnings,
+) -> Vec<Source> {
+    // Classify every distinct name once.
+    let mut classes: FxHashMap<u32, Option<Classified>> = FxHashMap::default();
+    let mut step_names: FxHashMap<u32, Option<Option<i64>>> = FxHashMap::default();
+    let gpu_cat = trace.strings.iter().position(|s| &**s == GPU_ANNOTATION).map(|i| i as u32);
+    let mut matched: Vec<(usize, Classified)> = Vec::new();
+    let mut step_spans: Vec<(usize, Option<i64>)> = Vec::new();
+    for (i, span) in trace.spans.iter().enumerate() {
+        let class = *classes
+            .entry(span.name)
+            .or_insert_with(|| rules.classify(trace.string(span.name)));
+        if let Some(c) = class {
+            matched.push((i, c));
+            continue;
+        }
+        let step = *step_names
+            .entry(span.name)
+            .or_insert_with(|| rules.step(trace.string(span.name)));
+        if let Some(number) = step {
+            step_spans.push((i, number));
+        }
+    }
+    drop_nested(trace, &mut matched);
+    let is_gpu = |i: usize| trace.spans.get(i).is_some_and(|s| Some(s.cat) == gpu_cat);
+    // Device-side copies replace the CPU annotations only when they are complete (Kineto copies
+    // some ranges to the GPU and not others).
+    let on_gpu = matched.iter().filter(|&&(i, _)| is_gpu(i)).count();
+    let device_side = rules.prefer_gpu_annotations && on_gpu > 0 && on_gpu * 2 >= matched.len();
+    matched.retain(|&(i, _)| is_gpu(i) == device_side);
+    let gpu_steps = step_spans.iter().any(|&(i, _)| is_gpu(i));
+    step_spans.retain(|&(i, _)| is_gpu(i) == (device_side && gpu_steps));
+
+    let file_rank = user_rank
+        .map(|r| (r, RankSource::User))
+        .or_else(|| {
+            trace
+                .distributed
+                .and_then(|d| d.rank)
+                .map(|r| (r, RankSource::DistributedInfo))
+        })
+        .or_else(|| rank_in_path(&trace.file).map(|r| (r, RankSource::FileName)));
+    if matched.is_empty() {
+        warnings.add("no schedule", &trace.file, None, || {
+            "no schedule annotations (no event name matches a rule): the rank has no actions; \
+             add a rule for this trace's names, or annotate the run (torch.distributed.pipelining does)"
+                .to_string()
+        });
+    }
+
+    // Without a rank for the whole file, each process (or else each thread) with schedule events is a source.
+    let split: Vec<(String, Option<(usize, RankSource)>, Vec<(usize, Classified)>)> = match file_rank {
+        Some(rank) => vec![(trace.file.clone(), Some(rank), matched)],
+        None => {
+            let process_of = |i: usize| trace.spans.get(i).and_then(|s| trace.thread(s.thread)).map_or(0, |t| t.process);
+            let processes: FxHashSet<u32> = matched.iter().map(|&(i, _)| process_of(i)).collect();
+            if processes.len() > 1 {
+                group_by(matched, process_of)
+                    .into_iter()
+                    .map(|(p, events)| {
+                        let process = trace.processes.get(p as usize);
+                        let named = process.and_then(|p| p.name.as_deref()).and_then(rank_in_name);
+                        let label = format!("{} (pid {})", trace.file, process.map_or(String::new(), |p| p.key.to_string()));
+                        (label, named.map(|r| (r, RankSource::ProcessName)), events)
+                    })
+                    .collect()
+            } else {
+                let thread_of = |i: usize| trace.spans.get(i).map_or(0, |s| s.thread);
+                let threads: FxHashSet<u32> = matched.iter().map(|&(i, _)| thread_of(i)).collect();
+                if threads.len() > 1 {
+                    let mut position = 0;
+                    group_by(matched, thread_of)
+                        .into_iter()
+                        .map(|(t, events)| {
+                            let thread = trace.thread(t);
+                            let named = thread.and_then(|t| t.name.as_deref()).and_then(rank_in_name);
+                            let number = match thread.map(|t| &t.key) {
+                                Some(super::raw::TrackKey::Num(n)) => usize::try_from(*n).ok(),
+                                Some(super::raw::TrackKey::Text(s)) => s.trim().parse().ok(),
+                                None => None,
+                            };
+                            let rank = named.or(number).unwrap_or(position);
+                            position += 1;
+                            (trace.track_label(t), Some((rank, RankSource::Thread)), events)
+                        })
+                        .collect()
+                } else {
+                    vec![(trace.file.clone(), None, matched)]
+                }
+            }
+        }
+    };
+    let steps = step_windows(trace, &step_spans);
+    split
+        .into_iter()
+        .map(|(label, rank, events)| Source {
+            file,
+            rank,
+            events,
+            steps: steps.clone(),
+            device_side,
+            event_count: trace.event_count,
+            clock: trace.clock_base(),
+            label,
+        })
+        .collect()
+}
+
+/// A match inside another match of the same class on one thread (gloo's `c10d::send` inside
+/// `PP:0SEND_F0`, a `Forward 0` inside `PP:0F0`) is the same event seen twice: keep the outer one.
+fn drop_nested(trace: &RawTrace, matched: &mut Vec<(usize, Classified)>) {
+    let span = |i: usize| trace.spans.get(i).copied().unwrap_or_default();
+    let mut order: Vec<usize> = (0..matched.len()).collect();
+    order.sort_by_key(|&k| {
+        let s = matched.get(k).map(|m| span(m.0)).unwrap_or_default();
+        (s.thread, s.start_ns, std::cmp::Reverse(s.dur_ns))
+    });
+    let mut keep = vec![true; matched.len()];
+    // Per thread and class: the end of the latest kept span.
+    let mut open: FxHashMap<(u32, bool), i64> = FxHashMap::default();
+    for k in order {
+        let Some(&(i, c)) = matched.get(k) else { continue };
+        let s = span(i);
+        let end = open.entry((s.thread, c.kind.is_compute())).or_insert(i64::MIN);
+        if s.end_ns() <= *end {
+            if let Some(slot) = keep.get_mut(k) {
+                *slot = false;
+            }
+        } else {
+            *end = s.end_ns();
+        }
+    }
+    let mut flags = keep.into_iter();
+    matched.retain(|_| flags.next().unwrap_or(true));
+}
+
+fn group_by<K: Ord + Copy>(
+    items: Vec<(usize, Classified)>,
+    key: impl Fn(usize) -> K,
+) -> BTreeMap<K, Vec<(usize, Classified)>> {
+    let mut groups: BTreeMap<K, Vec<(usize, Classified)>> = BTreeMap::new();
+    for item in items {
+        groups.entry(key(item.0)).or_default().push(item);
+    }
+    groups
+}
+
+fn step_windows(trace: &RawTrace, step_spans: &[(usize, Option<i64>)]) -> Vec<StepWindow> {
+    let mut windows: Vec<StepWindow> = step_spans
+        .iter()
+        .filter_map(|&(i, number)| {
+            trace.spans.get(i).map(|s| StepWindow {
+                number,
+                start_ns: s.start_ns,
+                end_ns: s.end_ns(),
+            })
+        })
+        .collect();
+    windows.sort_by_key(|w| (w.start_ns, w.end_ns));
+    windows.dedup_by_key(|w| (w.number, w.start_ns));
+    windows
+}
+
+fn build_rank(rank: usize, sources: Vec<Source>, traces: &[RawTrace], warnings: &mut Warnings) -> MeasuredRank {
+    let mut files: Vec<usize> = sources.iter().map(|s| s.file).collect();
+    files.dedup();
+    if files.len() > 1 {
+        let names: Vec<&str> = files.iter().filter_map(|&f| traces.get(f)).map(|t| t.file.as_str()).collect();
+        warnings.add("merged", names.first().copied().unwrap_or(""), None, || {
+            format!("several files are rank {rank}; merged: {}", names.join(", "))
+        });
+    }
+    let rank_source = sources.first().and_then(|s| s.rank).map_or(RankSource::Order, |r| r.1);
+    let clock = sources.first().map_or(ClockBase::Local, |s| s.clock);
+    let device_side = sources.iter().any(|s| s.device_side);
+    let event_count = {
+        let mut seen = FxHashSet::default();
+        sources.iter().filter(|s| seen.insert(s.file)).map(|s| s.event_count).sum()
+    };
+    let mut steps: Vec<StepWindow> = sources.iter().flat_map(|s| s.steps.iter().copied()).collect();
+    steps.sort_by_key(|w| (w.start_ns, w.end_ns));
+    steps.dedup();
+
+    let mut events: Vec<MeasuredEvent> = sources
+        .iter()
+        .flat_map(|s| {
+            s.events.iter().filter_map(move |&(span, c)| {
+                let sp = traces.get(s.file)?.spans.get(span)?;
+                Some(MeasuredEvent {
+                    stage: c.stage.unwrap_or(rank),
+                    kind: c.kind,
+                    direction: c.direction,
+                    mb: c.mb.unwrap_or(usize::MAX),
+                    start_ns: sp.start_ns,
+                    end_ns: sp.end_ns(),
+                    step: 0,
+                    source: SpanRef { file: s.file, span },
+                })
+            })
+        })
+        .collect();
+    events.sort_by_key(|e| (e.start_ns, e.end_ns));
+
+    if steps.is_empty() {
+        steps = steps_from_repetition(&mut events);
+    } else {
+        for e in &mut events {
+            e.step = steps.iter().rposition(|w| w.start_ns <= e.start_ns).unwrap_or(0);
+        }
+    }
+    number_microbatches(&mut events);
+    let (actions, transfers) = events.into_iter().partition(|e| e.kind.is_compute());
+    MeasuredRank {
+        rank,
+        files,
+        rank_source,
+        clock,
+        steps,
+        actions,
+        transfers,
+        device_side,
+        event_count,
+    }
+}
+
+/// Without step markers, a new step begins when a compute action with a known microbatch
+/// repeats. Returns the steps' windows.
+fn steps_from_repetition(events: &mut [MeasuredEvent]) -> Vec<StepWindow> {
+    let mut seen: FxHashSet<(usize, ActionKind, usize)> = FxHashSet::default();
+    let mut windows: Vec<StepWindow> = Vec::new();
+    let mut step = 0;
+    for e in events.iter_mut() {
+        if e.kind.is_compute() && e.mb != usize::MAX && !seen.insert((e.stage, e.kind, e.mb)) {
+            step += 1;
+            seen.clear();
+            seen.insert((e.stage, e.kind, e.mb));
+        }
+        e.step = step;
+        match windows.get_mut(step) {
+            Some(w) => w.end_ns = w.end_ns.max(e.end_ns),
+            None => windows.push(StepWindow {
+                number: None,
+                start_ns: e.start_ns,
+                end_ns: e.end_ns,
+            }),
+        }
+    }
+    windows
+}
+
+/// Events whose rule gives no microbatch are numbered in order within their step.
+fn number_microbatches(events: &mut [MeasuredEvent]) {
+    let mut next: FxHashMap<(usize, usize, ActionKind, Option<Direction>), usize> = FxHashMap::default();
+    for e in events.iter_mut().filter(|e| e.mb == usize::MAX) {
+        let n = next.entry((e.step, e.stage, e.kind, e.direction)).or_insert(0);
+        e.mb = *n;
+        *n += 1;
+    }
+}

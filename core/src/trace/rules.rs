@@ -1,0 +1,331 @@
+//! Rules that turn trace event names into schedule events: a regular expression per rule with
+//! the named groups `stage`, `phase` and `mb`. A missing `stage` means the rank's own stage
+//! (single-stage schedules); a missing `mb` numbers the matches in order within each step; a
+//! missing `phase` takes the rule's fixed `phase`. The built-in set covers PyTorch pipelining,
+//! single-stage `Forward <mb>`/`Backward <mb>`, PiPPy and Megatron/NVTX-style ranges; users edit
+//! the list (app rules editor, `mpipe trace --rules FILE`). The first matching rule wins.
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+/// What a matched event is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum ActionKind {
+    /// Forward (`F`).
+    Forward,
+    /// Whole backward (`B`).
+    Backward,
+    /// Backward for inputs only (`I`, zero-bubble schedules).
+    BackwardInput,
+    /// Backward for weights only (`W`).
+    BackwardWeight,
+    /// Sending an activation (`SEND_F`), a gradient (`SEND_B`) or anything (`send`).
+    Send,
+    /// Receiving.
+    Recv,
+}
+
+impl ActionKind {
+    /// The letter of a compute action in PyTorch's notation; `None` for communication.
+    pub fn letter(self) -> Option<char> {
+        match self {
+            ActionKind::Forward => Some('F'),
+            ActionKind::Backward => Some('B'),
+            ActionKind::BackwardInput => Some('I'),
+            ActionKind::BackwardWeight => Some('W'),
+            ActionKind::Send | ActionKind::Recv => None,
+        }
+    }
+
+    pub fn is_compute(self) -> bool {
+        self.letter().is_some()
+    }
+
+    /// Reads a phase as a rule captures or states it: `F`, `forward`, `B`, `backward`, `I`,
+    /// `W`, `weight`, `SEND_F`, `RECV_B`, `send`, `recv` (any case).
+    pub fn parse(text: &str) -> Option<(ActionKind, Option<Direction>)> {
+        let lower = text.trim().to_ascii_lowercase();
+        Some(match lower.as_str() {
+            "f" | "fwd" | "forward" => (ActionKind::Forward, None),
+            "b" | "bwd" | "backward" => (ActionKind::Backward, None),
+            "i" | "input" | "backward_input" => (ActionKind::BackwardInput, None),
+            "w" | "weight" | "backward_weight" => (ActionKind::BackwardWeight, None),
+            "send_f" => (ActionKind::Send, Some(Direction::Activation)),
+            "send_b" => (ActionKind::Send, Some(Direction::Gradient)),
+            "recv_f" => (ActionKind::Recv, Some(Direction::Activation)),
+            "recv_b" => (ActionKind::Recv, Some(Direction::Gradient)),
+            "send" | "isend" => (ActionKind::Send, None),
+            "recv" | "recv_" | "irecv" => (ActionKind::Recv, None),
+            _ => return None,
+        })
+    }
+}
+
+/// What a transfer carries, when the name says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Direction {
+    Activation,
+    Gradient,
+}
+
+/// One rule as the user sees and edits it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// What the rule recognises, for the editor and warnings.
+    pub name: String,
+    /// A regular expression matched against whole event names.
+    pub pattern: String,
+    /// The phase when the pattern has no `phase` group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub enabled: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// The whole rule set: schedule rules in priority order and the step marker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSet {
+    pub rules: Vec<Rule>,
+    /// Events whose name matches mark one training step each; an optional `step` group numbers it.
+    pub step_pattern: String,
+    /// Prefer `gpu_user_annotation` copies (device time) over the CPU annotations when a rank has both.
+    #[serde(default = "yes")]
+    pub prefer_gpu_annotations: bool,
+}
+
+impl Default for RuleSet {
+    fn default() -> Self {
+        let rule = |name: &str, pattern: &str, phase: Option<&str>| Rule {
+            name: name.to_string(),
+            pattern: pattern.to_string(),
+            phase: phase.map(str::to_string),
+            enabled: true,
+        };
+        RuleSet {
+            rules: vec![
+                rule(
+                    "PyTorch pipelining compute",
+                    r"^PP:(?P<stage>\d+)(?P<phase>F|B|I|W)(?P<mb>\d+)$",
+                    None,
+                ),
+                rule(
+                    "PyTorch pipelining transfers",
+                    r"^PP:(?P<stage>\d+)(?P<phase>SEND_F|RECV_F|SEND_B|RECV_B)(?P<mb>\d+)$",
+                    None,
+                ),
+                rule(
+                    "Single-stage schedules",
+                    r"^(?P<phase>Forward|Backward) (?P<mb>\d+)$",
+                    None,
+                ),
+                rule(
+                    "PiPPy",
+                    r"^(?P<phase>F|B)_(?P<stage>\d+),(?P<mb>\d+)$",
+                    None,
+                ),
+                rule(
+                    "Megatron / NVTX ranges",
+                    r"^(?i)(?P<phase>forward|backward|weight)[-_ ](?:step|compute|pass)$",
+                    None,
+                ),
+                rule(
+                    "Phase markers (## forward ##)",
+                    r"^## (?P<phase>forward|backward) ##$",
+                    None,
+                ),
+                rule(
+                    "NCCL / c10d point-to-point",
+                    r"^(?:nccl:|c10d::)(?P<phase>send|recv_?)$",
+                    None,
+                ),
+            ],
+            step_pattern: r"^(?:ProfilerStep#|Iteration )(?P<step>\d+)$".to_string(),
+            prefer_gpu_annotations: true,
+        }
+    }
+}
+
+/// Why a rule set cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    #[error("rule {index} ({name}): bad pattern: {message}")]
+    Pattern {
+        index: usize,
+        name: String,
+        message: String,
+    },
+    #[error(
+        "rule {index} ({name}): no `phase` group and no fixed phase; say `\"phase\": \"F\"` (or B, I, W, send, recv)"
+    )]
+    NoPhase { index: usize, name: String },
+    #[error("rule {index} ({name}): unknown phase `{phase}` (use F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, send or recv)")]
+    BadPhase {
+        index: usize,
+        name: String,
+        phase: String,
+    },
+    #[error("step pattern: {message}")]
+    StepPattern { message: String },
+}
+
+/// An event name recognised by a rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Classified {
+    pub rule: usize,
+    pub kind: ActionKind,
+    pub direction: Option<Direction>,
+    pub stage: Option<usize>,
+    pub mb: Option<usize>,
+}
+
+/// A checked, compiled rule set.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    rules: Vec<(usize, Regex, Option<(ActionKind, Option<Direction>)>)>,
+    step: Regex,
+    pub prefer_gpu_annotations: bool,
+}
+
+impl RuleSet {
+    /// Compiles the enabled rules, or says which one is broken.
+    pub fn compile(&self) -> Result<Compiled, RuleError> {
+        let mut rules = Vec::new();
+        for (index, rule) in self.rules.iter().enumerate() {
+            if !rule.enabled {
+                continue;
+            }
+            let regex = Regex::new(&rule.pattern).map_err(|e| RuleError::Pattern {
+                index,
+                name: rule.name.clone(),
+                message: e.to_string(),
+            })?;
+            let has_group = regex.capture_names().flatten().any(|n| n == "phase");
+            let fixed = match &rule.phase {
+                Some(p) => Some(ActionKind::parse(p).ok_or_else(|| RuleError::BadPhase {
+                    index,
+                    name: rule.name.clone(),
+                    phase: p.clone(),
+                })?),
+                None if has_group => None,
+                None => {
+                    return Err(RuleError::NoPhase {
+                        index,
+                        name: rule.name.clone(),
+                    });
+                }
+            };
+            rules.push((index, regex, fixed));
+        }
+        let step = Regex::new(&self.step_pattern).map_err(|e| RuleError::StepPattern {
+            message: e.to_string(),
+        })?;
+        Ok(Compiled {
+            rules,
+            step,
+            prefer_gpu_annotations: self.prefer_gpu_annotations,
+        })
+    }
+}
+
+impl Compiled {
+    /// The first rule that recognises `name`.
+    pub fn classify(&self, name: &str) -> Option<Classified> {
+        self.rules.iter().find_map(|(index, regex, fixed)| {
+            let caps = regex.captures(name)?;
+            let number = |group: &str| caps.name(group).and_then(|m| m.as_str().parse().ok());
+            let (kind, direction) = match fixed {
+                Some(k) => *k,
+                None => ActionKind::parse(caps.name("phase")?.as_str())?,
+            };
+            Some(Classified {
+                rule: *index,
+                kind,
+                direction,
+                stage: number("stage"),
+                mb: number("mb"),
+            })
+        })
+    }
+
+    /// Whether `name` marks a step, and its number when the pattern captures one.
+    pub fn step(&self, name: &str) -> Option<Option<i64>> {
+        let caps = self.step.captures(name)?;
+        Some(caps.name("step").and_then(|m| m.as_str().parse().ok()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classify(name: &str) -> Option<(ActionKind, Option<usize>, Option<usize>)> {
+        let c = RuleSet::default().compile().unwrap().classify(name)?;
+        Some((c.kind, c.stage, c.mb))
+    }
+
+    #[test]
+    fn built_in_rules_recognise_every_documented_naming() {
+        use ActionKind::*;
+        assert_eq!(classify("PP:2F13"), Some((Forward, Some(2), Some(13))));
+        assert_eq!(classify("PP:0B1"), Some((Backward, Some(0), Some(1))));
+        assert_eq!(classify("PP:3I0"), Some((BackwardInput, Some(3), Some(0))));
+        assert_eq!(classify("PP:3W0"), Some((BackwardWeight, Some(3), Some(0))));
+        assert_eq!(classify("PP:1SEND_F2"), Some((Send, Some(1), Some(2))));
+        assert_eq!(classify("PP:1RECV_B0"), Some((Recv, Some(1), Some(0))));
+        assert_eq!(classify("Forward 7"), Some((Forward, None, Some(7))));
+        assert_eq!(classify("Backward 0"), Some((Backward, None, Some(0))));
+        assert_eq!(classify("F_3,1"), Some((Forward, Some(3), Some(1))));
+        assert_eq!(classify("B_0,2"), Some((Backward, Some(0), Some(2))));
+        assert_eq!(classify("forward-compute"), Some((Forward, None, None)));
+        assert_eq!(classify("Backward_step"), Some((Backward, None, None)));
+        assert_eq!(classify("nccl:send"), Some((Send, None, None)));
+        assert_eq!(classify("c10d::recv_"), Some((Recv, None, None)));
+        for other in ["PP:0UNSHARD", "PP:2WAIT_SEND_F0", "PP:0REDUCE_GRAD", "S_3,0", "aten::mm", "## optimizer ##"] {
+            assert_eq!(classify(other), None, "{other}");
+        }
+        let set = RuleSet::default().compile().unwrap();
+        assert_eq!(set.step("ProfilerStep#551"), Some(Some(551)));
+        assert_eq!(set.step("ProfilerStep"), None);
+        assert_eq!(set.step("Iteration 1"), Some(Some(1)));
+        assert_eq!(classify("## backward ##"), Some((Backward, None, None)));
+    }
+
+    #[test]
+    fn edited_rules_are_checked() {
+        let mut set = RuleSet::default();
+        set.rules[0].pattern = "PP:(".to_string();
+        let err = set.compile().unwrap_err().to_string();
+        assert!(err.starts_with("rule 0 (PyTorch pipelining compute): bad pattern: regex parse error"), "{err}");
+        let mut set = RuleSet::default();
+        set.rules.push(Rule {
+            name: "mine".into(),
+            pattern: "^fwd$".into(),
+            phase: None,
+            enabled: true,
+        });
+        assert_eq!(
+            set.compile().unwrap_err().to_string(),
+            "rule 7 (mine): no `phase` group and no fixed phase; say `\"phase\": \"F\"` (or B, I, W, send, recv)"
+        );
+        set.rules[7].phase = Some("X".into());
+        assert_eq!(
+            set.compile().unwrap_err().to_string(),
+            "rule 7 (mine): unknown phase `X` (use F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, send or recv)"
+        );
+        set.rules[7].phase = Some("forward".into());
+        set.rules[0].enabled = false;
+        let compiled = set.compile().unwrap();
+        assert_eq!(compiled.classify("fwd").map(|c| (c.rule, c.kind)), Some((7, ActionKind::Forward)));
+        assert_eq!(compiled.classify("PP:0F0"), None);
+    }
+}
