@@ -51,8 +51,14 @@ fn every_shared_trace_imports_with_the_documented_event_count() {
         ("shared/hta/trace_filter/sampled_rank-0.json.gz", 4_855),
         ("shared/hta/trace_filter/sampled_rank-1.json.gz", 4_720),
         ("shared/hta/nccl_parser_config/nccl_data.json.gz", 40_573),
-        ("shared/hta/negative_queue_length_values_check/rank0.json.gz", 108_936),
-        ("shared/hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz", 220),
+        (
+            "shared/hta/negative_queue_length_values_check/rank0.json.gz",
+            108_936,
+        ),
+        (
+            "shared/hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+            220,
+        ),
         ("shared/pippy/pipe_visualized.json", 36),
         ("shared/tracelens/b200/eager_trace.json.gz", 24_656),
         ("shared/mindinsight/device_0/msprof_0_2_1.json", 1_108),
@@ -65,24 +71,37 @@ fn every_shared_trace_imports_with_the_documented_event_count() {
         assert!(!t.spans.is_empty(), "{file}");
     }
     let counts: Vec<usize> = dlrm().iter().map(|t| t.event_count).collect();
-    assert_eq!(counts, [3_290, 3_424, 3_268, 3_474, 3_310, 3_250, 3_272, 3_250]);
+    assert_eq!(
+        counts,
+        [3_290, 3_424, 3_268, 3_474, 3_310, 3_250, 3_272, 3_250]
+    );
 }
 
 #[test]
 fn timestamps_of_every_form_become_nanoseconds() {
     // torch_npu writes `ts` as a string with nanosecond digits.
     let npu = load("shared/ascend-mstt/trace_view.json");
-    assert!(npu.spans.iter().all(|s| s.start_ns > 1_704_000_000_000_000_000));
+    assert!(
+        npu.spans
+            .iter()
+            .all(|s| s.start_ns > 1_704_000_000_000_000_000)
+    );
     assert_eq!(npu.clock_base(), ClockBase::Epoch);
     // Newer Kineto: float µs relative to baseTimeNanoseconds; this run was on 2024-05-23 UTC.
     let kineto = load("shared/hta/nccl_parser_config/nccl_data.json.gz");
     let (start, end) = kineto.span_ns().unwrap();
-    assert!((1_716_422_400_000_000_000..1_716_508_800_000_000_000).contains(&start), "{start}");
+    assert!(
+        (1_716_422_400_000_000_000..1_716_508_800_000_000_000).contains(&start),
+        "{start}"
+    );
     assert_eq!(kineto.clock_base(), ClockBase::Epoch);
     // The README's 729,031 µs also counts flow and instant events; complete events span this much.
     assert_eq!(end - start, 713_092_254);
     // Ascend msprof: device-relative floats, not epoch.
-    assert_eq!(load("shared/mindinsight/device_0/msprof_0_2_1.json").clock_base(), ClockBase::Local);
+    assert_eq!(
+        load("shared/mindinsight/device_0/msprof_0_2_1.json").clock_base(),
+        ClockBase::Local
+    );
     // GPU streams keep their names, trailing space and all.
     let streams: Vec<&str> = kineto
         .threads
@@ -99,19 +118,36 @@ fn ranks_come_from_distributed_info_file_names_and_threads() {
         load("shared/hta/trace_filter/sampled_rank-1.json.gz"),
         load("shared/hta/trace_filter/sampled_rank-0.json.gz"),
     ]);
-    let ranks: Vec<(usize, RankSource, usize)> =
-        m.ranks.iter().map(|r| (r.rank, r.rank_source, r.steps.len())).collect();
+    let ranks: Vec<(usize, RankSource, usize)> = m
+        .ranks
+        .iter()
+        .map(|r| (r.rank, r.rank_source, r.steps.len()))
+        .collect();
     assert_eq!(
         ranks,
-        [(0, RankSource::DistributedInfo, 2), (1, RankSource::DistributedInfo, 2)]
+        [
+            (0, RankSource::DistributedInfo, 2),
+            (1, RankSource::DistributedInfo, 2)
+        ]
     );
     // `## forward ##` / `## backward ##` phase markers: one forward and one backward per step.
-    let order: Vec<String> = m.ranks[0].actions.iter().map(|a| format!("{}@{}", a.label(), a.step)).collect();
+    let order: Vec<String> = m.ranks[0]
+        .actions
+        .iter()
+        .map(|a| format!("{}@{}", a.label(), a.step))
+        .collect();
     assert_eq!(order, ["0F0@0", "0B0@0", "0F0@1", "0B0@1"]);
 
     let m = measure(&dlrm());
-    assert_eq!(m.ranks.iter().map(|r| r.rank).collect::<Vec<_>>(), (0..8).collect::<Vec<_>>());
-    assert!(m.ranks.iter().all(|r| r.rank_source == RankSource::DistributedInfo && r.steps.len() == 1));
+    assert_eq!(
+        m.ranks.iter().map(|r| r.rank).collect::<Vec<_>>(),
+        (0..8).collect::<Vec<_>>()
+    );
+    assert!(
+        m.ranks
+            .iter()
+            .all(|r| r.rank_source == RankSource::DistributedInfo && r.steps.len() == 1)
+    );
     assert_eq!(m.ranks[3].event_count, 3_474);
 
     let m = measure(&[
@@ -121,24 +157,48 @@ fn ranks_come_from_distributed_info_file_names_and_threads() {
     let ranks: Vec<(usize, RankSource, usize, Option<i64>)> = m
         .ranks
         .iter()
-        .map(|r| (r.rank, r.rank_source, r.steps.len(), r.steps.first().and_then(|s| s.number)))
+        .map(|r| {
+            (
+                r.rank,
+                r.rank_source,
+                r.steps.len(),
+                r.steps.first().and_then(|s| s.number),
+            )
+        })
         .collect();
     assert_eq!(
         ranks,
-        [(0, RankSource::FileName, 1, Some(1)), (1, RankSource::FileName, 1, Some(1))]
+        [
+            (0, RankSource::FileName, 1, Some(1)),
+            (1, RankSource::FileName, 1, Some(1))
+        ]
     );
-    assert!(m.warnings.iter().any(|w| w.message.starts_with("no schedule annotations")));
+    assert!(
+        m.warnings
+            .iter()
+            .any(|w| w.message.starts_with("no schedule annotations"))
+    );
 }
 
 #[test]
 fn pippy_stages_are_ranks_and_the_last_stage_runs_one_forward_one_backward() {
     let m = measure(&[load("shared/pippy/pipe_visualized.json")]);
     assert_eq!(m.ranks.len(), 4);
-    assert!(m.ranks.iter().all(|r| r.rank_source == RankSource::Thread && r.actions.len() == 8));
+    assert!(
+        m.ranks
+            .iter()
+            .all(|r| r.rank_source == RankSource::Thread && r.actions.len() == 8)
+    );
     let last: Vec<String> = m.ranks[3].actions.iter().map(|a| a.label()).collect();
-    assert_eq!(last, ["3F0", "3F1", "3B0", "3F2", "3B1", "3F3", "3B2", "3B3"]);
+    assert_eq!(
+        last,
+        ["3F0", "3F1", "3B0", "3F2", "3B1", "3F3", "3B2", "3B3"]
+    );
     let first: Vec<String> = m.ranks[0].actions.iter().map(|a| a.label()).collect();
-    assert_eq!(first, ["0F0", "0F1", "0F2", "0F3", "0B0", "0B1", "0B2", "0B3"]);
+    assert_eq!(
+        first,
+        ["0F0", "0F1", "0F2", "0F3", "0B0", "0B1", "0B2", "0B3"]
+    );
 }
 
 #[test]
@@ -149,9 +209,11 @@ fn a_trace_without_schedule_annotations_says_so() {
     let messages: Vec<String> = m.warnings.iter().map(ToString::to_string).collect();
     assert_eq!(
         messages,
-        ["shared/tracelens/b200/eager_trace.json.gz: no schedule annotations (no event name matches a rule): \
+        [
+            "shared/tracelens/b200/eager_trace.json.gz: no schedule annotations (no event name matches a rule): \
           the rank has no actions; add a rule for this trace's names, or annotate the run \
-          (torch.distributed.pipelining does)"]
+          (torch.distributed.pipelining does)"
+        ]
     );
 }
 
@@ -164,7 +226,10 @@ mod pipelining_fixture {
     }
 
     fn run() -> Measurement {
-        measure(&[load("pp-interleaved/rank1.json.gz"), load("pp-interleaved/rank0.json.gz")])
+        measure(&[
+            load("pp-interleaved/rank1.json.gz"),
+            load("pp-interleaved/rank0.json.gz"),
+        ])
     }
 
     #[test]
@@ -183,8 +248,12 @@ mod pipelining_fixture {
                 .collect();
             assert_eq!(want.len(), 16);
             for step in 0..2 {
-                let got: Vec<String> =
-                    r.actions.iter().filter(|a| a.step == step).map(|a| a.label()).collect();
+                let got: Vec<String> = r
+                    .actions
+                    .iter()
+                    .filter(|a| a.step == step)
+                    .map(|a| a.label())
+                    .collect();
                 assert_eq!(got, want, "rank {} step {step}", r.rank);
             }
             // 24 transfers a step: each stage's sends and receives of activations and gradients.
@@ -199,10 +268,18 @@ mod pipelining_fixture {
         let d = mpipe::derive(&scenario).unwrap();
         let m = run();
         for r in &m.ranks {
-            let derived: Vec<String> =
-                d.order.actions(r.rank, d.plan.ranks).iter().map(ToString::to_string).collect();
-            let measured: Vec<String> =
-                r.actions.iter().filter(|a| a.step == 0).map(|a| a.label()).collect();
+            let derived: Vec<String> = d
+                .order
+                .actions(r.rank, d.plan.ranks)
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            let measured: Vec<String> = r
+                .actions
+                .iter()
+                .filter(|a| a.step == 0)
+                .map(|a| a.label())
+                .collect();
             assert_eq!(derived, measured, "rank {}", r.rank);
         }
     }

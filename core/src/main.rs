@@ -132,7 +132,11 @@ fn load_traces(
         let at = files
             .iter()
             .position(|p| p.as_os_str() == file || p.file_name().is_some_and(|n| n == file))
-            .ok_or_else(|| InputError(format!("--rank {given}: `{file}` is not one of the trace files")))?;
+            .ok_or_else(|| {
+                InputError(format!(
+                    "--rank {given}: `{file}` is not one of the trace files"
+                ))
+            })?;
         if let Some(slot) = user_ranks.get_mut(at) {
             *slot = Some(rank);
         }

@@ -10,8 +10,8 @@
 //! When every file counts from the Unix epoch and zero offsets satisfy all constraints, the files
 //! share a clock and stay as they are; otherwise the offsets are solved from the constraints.
 
-use super::recover::{MeasuredEvent, Measurement};
 use super::raw::ClockBase;
+use super::recover::{MeasuredEvent, Measurement};
 use super::rules::ActionKind;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -129,10 +129,12 @@ pub fn align(m: &Measurement) -> Alignment {
         })
         .collect();
     let feasible = |x: &[i64]| {
-        edges.iter().all(|&(from, to, c)| match (x.get(from), x.get(to)) {
-            (Some(&a), Some(&b)) => b <= a + c,
-            _ => true,
-        })
+        edges
+            .iter()
+            .all(|&(from, to, c)| match (x.get(from), x.get(to)) {
+                (Some(&a), Some(&b)) => b <= a + c,
+                _ => true,
+            })
     };
     if !feasible(&offsets) {
         offsets = hi.iter().map(|d| d.unwrap_or(0)).collect();
@@ -173,10 +175,11 @@ fn constraints(m: &Measurement, index: &FxHashMap<usize, usize>) -> Vec<Edge> {
     type Key = (usize, ActionKind, usize, usize);
     let mut at: FxHashMap<Key, (usize, MeasuredEvent)> = FxHashMap::default();
     for r in &m.ranks {
-        let Some(&i) = index.get(&r.rank) else { continue };
+        let Some(&i) = index.get(&r.rank) else {
+            continue;
+        };
         for e in &r.actions {
-            at.entry((e.stage, e.kind, e.mb, e.step))
-                .or_insert((i, *e));
+            at.entry((e.stage, e.kind, e.mb, e.step)).or_insert((i, *e));
         }
     }
     let mut tightest: FxHashMap<(usize, usize), i64> = FxHashMap::default();
@@ -198,16 +201,19 @@ fn constraints(m: &Measurement, index: &FxHashMap<usize, usize>) -> Vec<Edge> {
                 }
             }
             ActionKind::Backward | ActionKind::BackwardInput => {
-                if let Some(prev) = stage.checked_sub(1) {
-                    if let Some(&(r, b)) = find(prev, kind) {
-                        add((rank, e.end_ns), (r, b.end_ns));
-                    }
+                if let Some(prev) = stage.checked_sub(1)
+                    && let Some(&(r, b)) = find(prev, kind)
+                {
+                    add((rank, e.end_ns), (r, b.end_ns));
                 }
             }
             _ => {}
         }
     }
-    let mut edges: Vec<Edge> = tightest.into_iter().map(|((from, to), c)| (from, to, c)).collect();
+    let mut edges: Vec<Edge> = tightest
+        .into_iter()
+        .map(|((from, to), c)| (from, to, c))
+        .collect();
     edges.sort_unstable();
     edges
 }
@@ -222,13 +228,15 @@ fn shortest(n: usize, edges: &[Edge], reverse: bool) -> Option<Vec<Option<i64>>>
         let mut changed = false;
         for &(from, to, c) in edges {
             let (from, to) = if reverse { (to, from) } else { (from, to) };
-            let Some(Some(d)) = dist.get(from).copied() else { continue };
+            let Some(Some(d)) = dist.get(from).copied() else {
+                continue;
+            };
             let candidate = d.saturating_add(c);
-            if let Some(slot) = dist.get_mut(to) {
-                if slot.is_none_or(|old| candidate < old) {
-                    *slot = Some(candidate);
-                    changed = true;
-                }
+            if let Some(slot) = dist.get_mut(to)
+                && slot.is_none_or(|old| candidate < old)
+            {
+                *slot = Some(candidate);
+                changed = true;
             }
         }
         if !changed {
@@ -282,8 +290,19 @@ mod tests {
         let m = Measurement {
             files: vec![],
             ranks: vec![
-                rank(0, ClockBase::Local, vec![ev(0, Forward, 0, 0, 100), ev(0, Backward, 0, 450, 600)]),
-                rank(1, ClockBase::Local, vec![ev(1, Forward, 0, 1150, 1250), ev(1, Backward, 0, 1300, 1400)]),
+                rank(
+                    0,
+                    ClockBase::Local,
+                    vec![ev(0, Forward, 0, 0, 100), ev(0, Backward, 0, 450, 600)],
+                ),
+                rank(
+                    1,
+                    ClockBase::Local,
+                    vec![
+                        ev(1, Forward, 0, 1150, 1250),
+                        ev(1, Backward, 0, 1300, 1400),
+                    ],
+                ),
             ],
             warnings: vec![],
         };
@@ -310,15 +329,26 @@ mod tests {
         let m = Measurement {
             files: vec![],
             ranks: vec![
-                rank(0, ClockBase::Epoch, vec![ev(0, Forward, 0, 0, 100), ev(0, Backward, 0, 450, 600)]),
-                rank(1, ClockBase::Epoch, vec![ev(1, Forward, 0, 150, 250), ev(1, Backward, 0, 300, 400)]),
+                rank(
+                    0,
+                    ClockBase::Epoch,
+                    vec![ev(0, Forward, 0, 0, 100), ev(0, Backward, 0, 450, 600)],
+                ),
+                rank(
+                    1,
+                    ClockBase::Epoch,
+                    vec![ev(1, Forward, 0, 150, 250), ev(1, Backward, 0, 300, 400)],
+                ),
             ],
             warnings: vec![],
         };
         let a = align(&m);
         assert_eq!(a.method, AlignMethod::SharedClock);
         assert_eq!(a.ranks[1].offset_ns, 0);
-        assert_eq!((a.ranks[1].min_ns, a.ranks[1].max_ns), (Some(-150), Some(200)));
+        assert_eq!(
+            (a.ranks[1].min_ns, a.ranks[1].max_ns),
+            (Some(-150), Some(200))
+        );
         assert!(a.notes.is_empty());
     }
 
@@ -334,7 +364,10 @@ mod tests {
             warnings: vec![],
         };
         let a = align(&m);
-        assert_eq!(a.notes, ["rank 1 shares no dependency with rank 0: its clock is not aligned"]);
+        assert_eq!(
+            a.notes,
+            ["rank 1 shares no dependency with rank 0: its clock is not aligned"]
+        );
         assert_eq!(a.ranks[1].uncertainty_ns, None);
     }
 }

@@ -1065,10 +1065,7 @@ mod tests {
             "t.json: an object without `traceEvents`: not a Chrome trace"
         );
         let err = import_str("").unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "t.json: the file is empty"
-        );
+        assert_eq!(err.to_string(), "t.json: the file is empty");
     }
 
     #[test]

@@ -52,8 +52,14 @@ mod tests {
         assert_eq!(rank_in_path("traces/rank3.json.gz"), Some(3));
         assert_eq!(rank_in_path("sampled_rank-1.json.gz"), Some(1));
         assert_eq!(rank_in_path("run/rank_12.pt.trace.json"), Some(12));
-        assert_eq!(rank_in_path("dlrm_kineto/worker5_step_12.1694040543224.pt.trace.json"), Some(5));
-        assert_eq!(rank_in_path("PROF_1/device_1/timeline/msprof_1_0_1.json"), Some(1));
+        assert_eq!(
+            rank_in_path("dlrm_kineto/worker5_step_12.1694040543224.pt.trace.json"),
+            Some(5)
+        );
+        assert_eq!(
+            rank_in_path("PROF_1/device_1/timeline/msprof_1_0_1.json"),
+            Some(1)
+        );
         assert_eq!(rank_in_path("C:\\runs\\Rank 2\\trace.json"), Some(2));
         assert_eq!(rank_in_path("pipe_visualized.json"), None);
         assert_eq!(rank_in_path("ranking/trace.json"), None);

@@ -51,7 +51,11 @@ impl MeasuredEvent {
         match (self.kind.letter(), self.kind, self.direction) {
             (Some(letter), _, _) => format!("{}{letter}{}", self.stage, self.mb),
             (None, kind, direction) => {
-                let verb = if kind == ActionKind::Send { "SEND" } else { "RECV" };
+                let verb = if kind == ActionKind::Send {
+                    "SEND"
+                } else {
+                    "RECV"
+                };
                 let suffix = match direction {
                     Some(Direction::Activation) => "_F",
                     Some(Direction::Gradient) => "_B",
@@ -118,7 +122,13 @@ pub fn recover(traces: &[RawTrace], rules: &Compiled, user_ranks: &[Option<usize
     let mut warnings = Warnings::default();
     let mut sources: Vec<Source> = Vec::new();
     for (file, trace) in traces.iter().enumerate() {
-        sources.extend(file_sources(file, trace, rules, user_ranks.get(file).copied().flatten(), &mut warnings));
+        sources.extend(file_sources(
+            file,
+            trace,
+            rules,
+            user_ranks.get(file).copied().flatten(),
+            &mut warnings,
+        ));
     }
 
     // Sources without a rank take the lowest ranks nobody claimed.
@@ -153,6 +163,13 @@ pub fn recover(traces: &[RawTrace], rules: &Compiled, user_ranks: &[Option<usize
     }
 }
 
+/// A group of matched events, its label for messages, and its rank when known.
+type SourceEvents = (
+    String,
+    Option<(usize, RankSource)>,
+    Vec<(usize, Classified)>,
+);
+
 fn file_sources(
     file: usize,
     trace: &RawTrace,
@@ -163,7 +180,11 @@ fn file_sources(
     // Classify every distinct name once.
     let mut classes: FxHashMap<u32, Option<Classified>> = FxHashMap::default();
     let mut step_names: FxHashMap<u32, Option<Option<i64>>> = FxHashMap::default();
-    let gpu_cat = trace.strings.iter().position(|s| &**s == GPU_ANNOTATION).map(|i| i as u32);
+    let gpu_cat = trace
+        .strings
+        .iter()
+        .position(|s| &**s == GPU_ANNOTATION)
+        .map(|i| i as u32);
     let mut matched: Vec<(usize, Classified)> = Vec::new();
     let mut step_spans: Vec<(usize, Option<i64>)> = Vec::new();
     for (i, span) in trace.spans.iter().enumerate() {
@@ -209,18 +230,30 @@ fn file_sources(
     }
 
     // Without a rank for the whole file, each process (or else each thread) with schedule events is a source.
-    let split: Vec<(String, Option<(usize, RankSource)>, Vec<(usize, Classified)>)> = match file_rank {
+    let split: Vec<SourceEvents> = match file_rank {
         Some(rank) => vec![(trace.file.clone(), Some(rank), matched)],
         None => {
-            let process_of = |i: usize| trace.spans.get(i).and_then(|s| trace.thread(s.thread)).map_or(0, |t| t.process);
+            let process_of = |i: usize| {
+                trace
+                    .spans
+                    .get(i)
+                    .and_then(|s| trace.thread(s.thread))
+                    .map_or(0, |t| t.process)
+            };
             let processes: FxHashSet<u32> = matched.iter().map(|&(i, _)| process_of(i)).collect();
             if processes.len() > 1 {
                 group_by(matched, process_of)
                     .into_iter()
                     .map(|(p, events)| {
                         let process = trace.processes.get(p as usize);
-                        let named = process.and_then(|p| p.name.as_deref()).and_then(rank_in_name);
-                        let label = format!("{} (pid {})", trace.file, process.map_or(String::new(), |p| p.key.to_string()));
+                        let named = process
+                            .and_then(|p| p.name.as_deref())
+                            .and_then(rank_in_name);
+                        let label = format!(
+                            "{} (pid {})",
+                            trace.file,
+                            process.map_or(String::new(), |p| p.key.to_string())
+                        );
                         (label, named.map(|r| (r, RankSource::ProcessName)), events)
                     })
                     .collect()
@@ -233,7 +266,9 @@ fn file_sources(
                         .into_iter()
                         .map(|(t, events)| {
                             let thread = trace.thread(t);
-                            let named = thread.and_then(|t| t.name.as_deref()).and_then(rank_in_name);
+                            let named = thread
+                                .and_then(|t| t.name.as_deref())
+                                .and_then(rank_in_name);
                             let number = match thread.map(|t| &t.key) {
                                 Some(super::raw::TrackKey::Num(n)) => usize::try_from(*n).ok(),
                                 Some(super::raw::TrackKey::Text(s)) => s.trim().parse().ok(),
@@ -241,7 +276,11 @@ fn file_sources(
                             };
                             let rank = named.or(number).unwrap_or(position);
                             position += 1;
-                            (trace.track_label(t), Some((rank, RankSource::Thread)), events)
+                            (
+                                trace.track_label(t),
+                                Some((rank, RankSource::Thread)),
+                                events,
+                            )
                         })
                         .collect()
                 } else {
@@ -279,9 +318,13 @@ fn drop_nested(trace: &RawTrace, matched: &mut Vec<(usize, Classified)>) {
     // Per thread and class: the end of the latest kept span.
     let mut open: FxHashMap<(u32, bool), i64> = FxHashMap::default();
     for k in order {
-        let Some(&(i, c)) = matched.get(k) else { continue };
+        let Some(&(i, c)) = matched.get(k) else {
+            continue;
+        };
         let s = span(i);
-        let end = open.entry((s.thread, c.kind.is_compute())).or_insert(i64::MIN);
+        let end = open
+            .entry((s.thread, c.kind.is_compute()))
+            .or_insert(i64::MIN);
         if s.end_ns() <= *end {
             if let Some(slot) = keep.get_mut(k) {
                 *slot = false;
@@ -321,23 +364,45 @@ fn step_windows(trace: &RawTrace, step_spans: &[(usize, Option<i64>)]) -> Vec<St
     windows
 }
 
-fn build_rank(rank: usize, sources: Vec<Source>, traces: &[RawTrace], warnings: &mut Warnings) -> MeasuredRank {
+fn build_rank(
+    rank: usize,
+    sources: Vec<Source>,
+    traces: &[RawTrace],
+    warnings: &mut Warnings,
+) -> MeasuredRank {
     let mut files: Vec<usize> = sources.iter().map(|s| s.file).collect();
     files.dedup();
     if files.len() > 1 {
-        let names: Vec<&str> = files.iter().filter_map(|&f| traces.get(f)).map(|t| t.file.as_str()).collect();
+        let names: Vec<&str> = files
+            .iter()
+            .filter_map(|&f| traces.get(f))
+            .map(|t| t.file.as_str())
+            .collect();
         warnings.add("merged", names.first().copied().unwrap_or(""), None, || {
-            format!("several files are rank {rank}; merged: {}", names.join(", "))
+            format!(
+                "several files are rank {rank}; merged: {}",
+                names.join(", ")
+            )
         });
     }
-    let rank_source = sources.first().and_then(|s| s.rank).map_or(RankSource::Order, |r| r.1);
+    let rank_source = sources
+        .first()
+        .and_then(|s| s.rank)
+        .map_or(RankSource::Order, |r| r.1);
     let clock = sources.first().map_or(ClockBase::Local, |s| s.clock);
     let device_side = sources.iter().any(|s| s.device_side);
     let event_count = {
         let mut seen = FxHashSet::default();
-        sources.iter().filter(|s| seen.insert(s.file)).map(|s| s.event_count).sum()
+        sources
+            .iter()
+            .filter(|s| seen.insert(s.file))
+            .map(|s| s.event_count)
+            .sum()
     };
-    let mut steps: Vec<StepWindow> = sources.iter().flat_map(|s| s.steps.iter().copied()).collect();
+    let mut steps: Vec<StepWindow> = sources
+        .iter()
+        .flat_map(|s| s.steps.iter().copied())
+        .collect();
     steps.sort_by_key(|w| (w.start_ns, w.end_ns));
     steps.dedup();
 
@@ -365,7 +430,10 @@ fn build_rank(rank: usize, sources: Vec<Source>, traces: &[RawTrace], warnings: 
         steps = steps_from_repetition(&mut events);
     } else {
         for e in &mut events {
-            e.step = steps.iter().rposition(|w| w.start_ns <= e.start_ns).unwrap_or(0);
+            e.step = steps
+                .iter()
+                .rposition(|w| w.start_ns <= e.start_ns)
+                .unwrap_or(0);
         }
     }
     number_microbatches(&mut events);
@@ -410,9 +478,12 @@ fn steps_from_repetition(events: &mut [MeasuredEvent]) -> Vec<StepWindow> {
 
 /// Events whose rule gives no microbatch are numbered in order within their step.
 fn number_microbatches(events: &mut [MeasuredEvent]) {
-    let mut next: FxHashMap<(usize, usize, ActionKind, Option<Direction>), usize> = FxHashMap::default();
+    let mut next: FxHashMap<(usize, usize, ActionKind, Option<Direction>), usize> =
+        FxHashMap::default();
     for e in events.iter_mut().filter(|e| e.mb == usize::MAX) {
-        let n = next.entry((e.step, e.stage, e.kind, e.direction)).or_insert(0);
+        let n = next
+            .entry((e.step, e.stage, e.kind, e.direction))
+            .or_insert(0);
         e.mb = *n;
         *n += 1;
     }

@@ -92,7 +92,8 @@ impl TraceReport {
             self.files.len(),
             self.ranks.len(),
             match self.alignment.method {
-                super::align::AlignMethod::SharedClock => "shared (epoch timestamps agree with the schedule)",
+                super::align::AlignMethod::SharedClock =>
+                    "shared (epoch timestamps agree with the schedule)",
                 super::align::AlignMethod::Causality => "aligned from cross-rank dependencies",
                 super::align::AlignMethod::None => "as recorded",
             }
@@ -116,7 +117,11 @@ impl TraceReport {
                 r.actions.len(),
                 r.transfers.len(),
                 r.offset_ns,
-                if r.device_side { ", device-side annotations" } else { "" }
+                if r.device_side {
+                    ", device-side annotations"
+                } else {
+                    ""
+                }
             );
             let steps = r.actions.iter().map(|a| a.step).max().map_or(0, |s| s + 1);
             for step in 0..steps {

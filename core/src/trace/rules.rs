@@ -168,7 +168,9 @@ pub enum RuleError {
         "rule {index} ({name}): no `phase` group and no fixed phase; say `\"phase\": \"F\"` (or B, I, W, send, recv)"
     )]
     NoPhase { index: usize, name: String },
-    #[error("rule {index} ({name}): unknown phase `{phase}` (use F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, send or recv)")]
+    #[error(
+        "rule {index} ({name}): unknown phase `{phase}` (use F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, send or recv)"
+    )]
     BadPhase {
         index: usize,
         name: String,
@@ -188,10 +190,14 @@ pub struct Classified {
     pub mb: Option<usize>,
 }
 
+/// A kind of event and, for transfers, what it carries.
+type Phase = (ActionKind, Option<Direction>);
+
 /// A checked, compiled rule set.
 #[derive(Debug, Clone)]
 pub struct Compiled {
-    rules: Vec<(usize, Regex, Option<(ActionKind, Option<Direction>)>)>,
+    /// (index in the rule set, pattern, fixed phase).
+    rules: Vec<(usize, Regex, Option<Phase>)>,
     step: Regex,
     pub prefer_gpu_annotations: bool,
 }
@@ -290,7 +296,14 @@ mod tests {
         assert_eq!(classify("Backward_step"), Some((Backward, None, None)));
         assert_eq!(classify("nccl:send"), Some((Send, None, None)));
         assert_eq!(classify("c10d::recv_"), Some((Recv, None, None)));
-        for other in ["PP:0UNSHARD", "PP:2WAIT_SEND_F0", "PP:0REDUCE_GRAD", "S_3,0", "aten::mm", "## optimizer ##"] {
+        for other in [
+            "PP:0UNSHARD",
+            "PP:2WAIT_SEND_F0",
+            "PP:0REDUCE_GRAD",
+            "S_3,0",
+            "aten::mm",
+            "## optimizer ##",
+        ] {
             assert_eq!(classify(other), None, "{other}");
         }
         let set = RuleSet::default().compile().unwrap();
@@ -305,7 +318,10 @@ mod tests {
         let mut set = RuleSet::default();
         set.rules[0].pattern = "PP:(".to_string();
         let err = set.compile().unwrap_err().to_string();
-        assert!(err.starts_with("rule 0 (PyTorch pipelining compute): bad pattern: regex parse error"), "{err}");
+        assert!(
+            err.starts_with("rule 0 (PyTorch pipelining compute): bad pattern: regex parse error"),
+            "{err}"
+        );
         let mut set = RuleSet::default();
         set.rules.push(Rule {
             name: "mine".into(),
@@ -325,7 +341,10 @@ mod tests {
         set.rules[7].phase = Some("forward".into());
         set.rules[0].enabled = false;
         let compiled = set.compile().unwrap();
-        assert_eq!(compiled.classify("fwd").map(|c| (c.rule, c.kind)), Some((7, ActionKind::Forward)));
+        assert_eq!(
+            compiled.classify("fwd").map(|c| (c.rule, c.kind)),
+            Some((7, ActionKind::Forward))
+        );
         assert_eq!(compiled.classify("PP:0F0"), None);
     }
 }
