@@ -72,6 +72,36 @@ enum Command {
         #[command(flatten)]
         trace: TraceArgs,
     },
+    /// Export a scenario's prediction, or imported traces, as a Chrome trace (Perfetto opens it).
+    Export {
+        /// A scenario, or one or more trace files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long, value_name = "OUT.json")]
+        chrome_trace: PathBuf,
+        #[command(flatten)]
+        trace: TraceArgs,
+        #[command(flatten)]
+        sim: SimArgs,
+    },
+    /// Compare a scenario's prediction with measured traces, calibrate it, and report the errors.
+    CompareTrace {
+        scenario: PathBuf,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+        /// The step to fit on (default 0); the next step, when there is one, checks the fit.
+        #[arg(long, default_value_t = 0)]
+        fit_step: usize,
+        /// Write the calibrated scenario here.
+        #[arg(long, value_name = "OUT.json")]
+        calibrated: Option<PathBuf>,
+        #[command(flatten)]
+        trace: TraceArgs,
+        #[command(flatten)]
+        sim: SimArgs,
+    },
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -99,6 +129,18 @@ impl SimArgs {
     }
 }
 
+/// Whether a file is a scenario (it names the scenario format near its start) rather than a trace.
+fn is_scenario(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 4096];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    let head = head.get(..n).unwrap_or_default();
+    head.windows(mpipe::scenario::FORMAT.len())
+        .any(|w| w == mpipe::scenario::FORMAT.as_bytes())
+}
+
 /// Imports trace files and recovers, ranks and aligns their schedule events.
 fn load_traces(
     files: &[PathBuf],
@@ -111,12 +153,13 @@ fn load_traces(
                 .map_err(|e| InputError(format!("{name}: cannot read: {e}")))?;
             let mut de = serde_json::Deserializer::from_str(&text);
             serde_path_to_error::deserialize::<_, mpipe::trace::RuleSet>(&mut de).map_err(|e| {
+                let message = e.inner().to_string();
+                let message = message.split(" at line ").next().unwrap_or_default();
                 InputError(format!(
-                    "{name}:{}:{}: field `{}`: {}",
+                    "{name}:{}:{}: field `{}`: {message}",
                     e.inner().line(),
                     e.inner().column(),
                     e.path(),
-                    e.inner()
                 ))
             })?
         }
@@ -282,6 +325,94 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             )
             .with_context(|| format!("writing {}", svg.display()))?;
             emit(&format!("wrote {}\n", svg.display()))?;
+            Ok(())
+        }
+        Command::CompareTrace {
+            scenario,
+            files,
+            json,
+            fit_step,
+            calibrated,
+            trace,
+            sim,
+        } => {
+            let (model, simulation) = simulate_file(&scenario, sim)?;
+            let (measurement, alignment) = load_traces(&files, &trace)?;
+            let steps = measurement
+                .ranks
+                .iter()
+                .map(|r| r.steps.len())
+                .min()
+                .unwrap_or(0);
+            if fit_step >= steps.max(1) {
+                return Err(InputError(format!(
+                    "--fit-step {fit_step}: the traces have {steps} step(s) on every rank"
+                ))
+                .into());
+            }
+            let check_step = if fit_step + 1 < steps {
+                fit_step + 1
+            } else {
+                fit_step
+            };
+            let calibration = mpipe::trace::calibrate::calibrate(
+                &model,
+                &simulation,
+                &measurement,
+                &alignment,
+                fit_step,
+                check_step,
+                sim.options(),
+            )
+            .map_err(|e| InputError(e.to_string()))?;
+            let name = if model.name.is_empty() {
+                scenario.display().to_string()
+            } else {
+                model.name.clone()
+            };
+            let report = mpipe::trace::report::CompareTraceReport::new(
+                &name,
+                &calibration,
+                &alignment,
+                &measurement,
+            );
+            if let Some(out) = calibrated {
+                mpipe::io::write_atomic(&out, calibration.scenario.to_json_string().as_bytes())
+                    .with_context(|| format!("writing {}", out.display()))?;
+            }
+            if json {
+                emit(
+                    &(serde_json::to_string(&report).context("serialising the comparison")? + "\n"),
+                )?;
+            } else {
+                emit(&report.text())?;
+            }
+            Ok(())
+        }
+        Command::Export {
+            files,
+            chrome_trace,
+            trace,
+            sim,
+        } => {
+            let mut bytes = Vec::new();
+            let what = match files.as_slice() {
+                [one] if is_scenario(one) => {
+                    let (scenario, simulation) = simulate_file(one, sim)?;
+                    mpipe::trace::export::write_prediction(&simulation, &scenario.name, &mut bytes)
+                        .context("writing the trace")?;
+                    "prediction"
+                }
+                _ => {
+                    let (measurement, alignment) = load_traces(&files, &trace)?;
+                    mpipe::trace::export::write_measurement(&measurement, &alignment, &mut bytes)
+                        .context("writing the trace")?;
+                    "measurement"
+                }
+            };
+            mpipe::io::write_atomic(&chrome_trace, &bytes)
+                .with_context(|| format!("writing {}", chrome_trace.display()))?;
+            emit(&format!("wrote the {what} to {}\n", chrome_trace.display()))?;
             Ok(())
         }
         Command::Trace { files, json, trace } => {

@@ -116,6 +116,7 @@ fn syntax_error(file: &str, e: &serde_json::Error, gzip: bool) -> TraceError {
         }
         serde_json::error::Category::Io if gzip => format!("broken gzip stream: {message}"),
         serde_json::error::Category::Io => format!("read error: {message}"),
+        serde_json::error::Category::Syntax => format!("not valid JSON: {message}"),
         _ => message,
     };
     if e.line() == 0 {
@@ -1043,7 +1044,10 @@ mod tests {
     #[test]
     fn broken_json_names_line_and_column() {
         let err = import_str("[\n{\"ph\":\"X\",\"ts\":1,}\n]").unwrap_err();
-        assert_eq!(err.to_string(), "t.json:2:18: trailing comma");
+        assert_eq!(
+            err.to_string(),
+            "t.json:2:18: not valid JSON: trailing comma"
+        );
         let err = import_str("{\"traceEvents\":[{\"ph\":\"X\"").unwrap_err();
         assert_eq!(
             err.to_string(),

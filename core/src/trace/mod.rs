@@ -2,7 +2,10 @@
 //! events, align the ranks' clocks, compare with the prediction, calibrate, and export.
 
 pub mod align;
+pub mod calibrate;
 pub mod chrome;
+pub mod compare;
+pub mod export;
 pub mod rank;
 pub mod raw;
 pub mod recover;

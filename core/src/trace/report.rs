@@ -143,3 +143,155 @@ impl TraceReport {
         out
     }
 }
+
+/// What `mpipe compare-trace` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareTraceReport {
+    pub scenario: String,
+    pub fit_step: usize,
+    pub check_step: usize,
+    /// Over all ranks, on the check step.
+    pub order_agreement: f64,
+    pub makespan_measured_s: f64,
+    pub makespan_predicted_s: f64,
+    pub makespan_calibrated_s: f64,
+    /// `|predicted − measured| / measured`.
+    pub predicted_error: f64,
+    pub calibrated_error: f64,
+    pub factors: Vec<super::calibrate::Factor>,
+    pub transfer_s: Option<f64>,
+    pub alignment: Alignment,
+    pub ranks: Vec<RankResiduals>,
+    /// Every matched action of the check step, against the uncalibrated prediction.
+    pub actions: Vec<super::compare::ActionResidual>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RankResiduals {
+    pub rank: usize,
+    pub order_agreement: f64,
+    pub measured_bubble_s: f64,
+    pub predicted_bubble_s: f64,
+    pub calibrated_bubble_s: f64,
+    pub mean_abs_start_residual_s: f64,
+    pub mean_abs_duration_residual_s: f64,
+    pub calibrated_mean_abs_start_residual_s: f64,
+    pub calibrated_mean_abs_duration_residual_s: f64,
+    pub missing: usize,
+    pub unexpected: usize,
+}
+
+impl CompareTraceReport {
+    pub fn new(
+        scenario: &str,
+        c: &super::calibrate::Calibration,
+        alignment: &Alignment,
+        m: &Measurement,
+    ) -> CompareTraceReport {
+        let (predicted_error, calibrated_error) = c.errors();
+        let ranks = c
+            .before
+            .ranks
+            .iter()
+            .map(|b| {
+                let a = c.after.ranks.iter().find(|a| a.rank == b.rank);
+                RankResiduals {
+                    rank: b.rank,
+                    order_agreement: b.order_agreement,
+                    measured_bubble_s: b.measured_bubble_s,
+                    predicted_bubble_s: b.predicted_bubble_s,
+                    calibrated_bubble_s: a.map_or(0.0, |a| a.predicted_bubble_s),
+                    mean_abs_start_residual_s: b.mean_abs_start_residual_s,
+                    mean_abs_duration_residual_s: b.mean_abs_duration_residual_s,
+                    calibrated_mean_abs_start_residual_s: a
+                        .map_or(0.0, |a| a.mean_abs_start_residual_s),
+                    calibrated_mean_abs_duration_residual_s: a
+                        .map_or(0.0, |a| a.mean_abs_duration_residual_s),
+                    missing: b.missing,
+                    unexpected: b.unexpected,
+                }
+            })
+            .collect();
+        CompareTraceReport {
+            scenario: scenario.to_string(),
+            fit_step: c.fit_step,
+            check_step: c.check_step,
+            order_agreement: c.before.order_agreement,
+            makespan_measured_s: c.before.makespan_measured_s,
+            makespan_predicted_s: c.before.makespan_predicted_s,
+            makespan_calibrated_s: c.after.makespan_predicted_s,
+            predicted_error,
+            calibrated_error,
+            factors: c.factors.clone(),
+            transfer_s: c.transfer_s,
+            alignment: alignment.clone(),
+            ranks,
+            actions: c.before.actions.clone(),
+            warnings: m.warnings.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let ms = |s: f64| format!("{:.3} ms", s * 1e3);
+        let _ = writeln!(
+            out,
+            "{}: fitted on step {}, checked on step {}\n  step time: measured {}, predicted {} ({:+.1}%), calibrated {} ({:+.1}%)\n  order agreement {:.1}%",
+            self.scenario,
+            self.fit_step,
+            self.check_step,
+            ms(self.makespan_measured_s),
+            ms(self.makespan_predicted_s),
+            signed_error(self.makespan_predicted_s, self.makespan_measured_s),
+            ms(self.makespan_calibrated_s),
+            signed_error(self.makespan_calibrated_s, self.makespan_measured_s),
+            self.order_agreement * 100.0
+        );
+        let factors: Vec<String> = self
+            .factors
+            .iter()
+            .map(|f| {
+                format!(
+                    "region {} {} ×{:.3} ({} actions)",
+                    f.region, f.phase, f.factor, f.samples
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "  fitted: {}", factors.join(", "));
+        if let Some(t) = self.transfer_s {
+            let _ = writeln!(out, "  fitted transfer latency: {}", ms(t));
+        }
+        let _ = writeln!(
+            out,
+            "\nrank  order   bubble meas/pred/cal          |start resid| pred → cal     |dur resid| pred → cal"
+        );
+        for r in &self.ranks {
+            let _ = writeln!(
+                out,
+                "{:>4}  {:>5.1}%  {} / {} / {}   {} → {}   {} → {}",
+                r.rank,
+                r.order_agreement * 100.0,
+                ms(r.measured_bubble_s),
+                ms(r.predicted_bubble_s),
+                ms(r.calibrated_bubble_s),
+                ms(r.mean_abs_start_residual_s),
+                ms(r.calibrated_mean_abs_start_residual_s),
+                ms(r.mean_abs_duration_residual_s),
+                ms(r.calibrated_mean_abs_duration_residual_s),
+            );
+        }
+        for w in &self.warnings {
+            let _ = writeln!(out, "warning: {w}");
+        }
+        out
+    }
+}
+
+fn signed_error(value: f64, reference: f64) -> f64 {
+    if reference > 0.0 {
+        (value - reference) / reference * 100.0
+    } else {
+        0.0
+    }
+}

@@ -1,0 +1,279 @@
+//! Fitting the cost model to a measurement. For every region and phase the factor is the median,
+//! over the step's matched actions, of measured over predicted duration (the median, because a
+//! PyTorch action span also holds the wait for its input, which inflates some of them). The
+//! calibrated scenario scales that region's layer costs by the factors (layer groups that straddle
+//! a cut are split). Then the link latency `α` is fitted so that the simulated step is as long as
+//! the measured one, and the calibrated scenario is simulated again; the error is checked on
+//! another step when the trace has one.
+
+use super::align::Alignment;
+use super::compare::{Comparison, compare, measured_step, predicted_actions};
+use super::recover::Measurement;
+use crate::derive::DeriveError;
+use crate::event::Phase;
+use crate::model::LayerSpec;
+use crate::scenario::Scenario;
+use crate::simulate::SimOptions;
+use crate::simulation::{Simulation, simulate_scenario};
+use serde::Serialize;
+
+/// One fitted factor.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Factor {
+    /// 1-based, as in `mpipe derive`.
+    pub region: usize,
+    /// `F` or `B`.
+    pub phase: char,
+    /// Measured over predicted duration (1 when nothing was measured).
+    pub factor: f64,
+    /// Actions the factor was fitted on.
+    pub samples: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct Calibration {
+    pub fit_step: usize,
+    pub check_step: usize,
+    pub factors: Vec<Factor>,
+    /// The link latency `α` (seconds) that makes the scaled scenario's step as long as the
+    /// fit step: it absorbs transfers and the per-hop overheads the model has no term for.
+    pub transfer_s: Option<f64>,
+    pub scenario: Scenario,
+    pub simulation: Simulation,
+    /// The prediction against the check step.
+    pub before: Comparison,
+    /// The calibrated prediction against the check step.
+    pub after: Comparison,
+}
+
+impl Calibration {
+    /// `|predicted − measured| / measured` on the check step, before and after calibration.
+    pub fn errors(&self) -> (f64, f64) {
+        let err = |c: &Comparison| {
+            if c.makespan_measured_s > 0.0 {
+                (c.makespan_predicted_s - c.makespan_measured_s).abs() / c.makespan_measured_s
+            } else {
+                0.0
+            }
+        };
+        (err(&self.before), err(&self.after))
+    }
+}
+
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => values.get(n / 2).copied(),
+        _ => Some((values.get(n / 2 - 1)? + values.get(n / 2)?) / 2.0),
+    }
+}
+
+/// Fits `scenario` (simulated as `sim`) to step `fit_step` of the measurement and checks the
+/// result on `check_step`.
+pub fn calibrate(
+    scenario: &Scenario,
+    sim: &Simulation,
+    m: &Measurement,
+    alignment: &Alignment,
+    fit_step: usize,
+    check_step: usize,
+    options: SimOptions,
+) -> Result<Calibration, DeriveError> {
+    let plan = &sim.derivation.plan;
+    let predicted = predicted_actions(sim);
+    let (_, _, measured) = measured_step(m, alignment, fit_step);
+    let regions = plan.regions.len();
+    let mut ratios: Vec<[Vec<f64>; 2]> = vec![[Vec::new(), Vec::new()]; regions];
+    for (rank, actions) in &measured {
+        for (action, _, s, e) in actions {
+            let Some(action) = action else { continue };
+            let Some(&(ps, pe)) = predicted.get(&(*rank, *action)) else {
+                continue;
+            };
+            let (region, _) = plan.stage_to_region_rank(action.stage);
+            let phase = usize::from(action.phase == Phase::Backward);
+            if pe - ps > 0.0
+                && let Some(slot) = region
+                    .checked_sub(1)
+                    .and_then(|r| ratios.get_mut(r))
+                    .and_then(|pair| pair.get_mut(phase))
+            {
+                slot.push((e - s) as f64 * 1e-9 / (pe - ps));
+            }
+        }
+    }
+    let factors: Vec<Factor> = ratios
+        .into_iter()
+        .enumerate()
+        .flat_map(|(r, [fwd, bwd])| {
+            [('F', fwd), ('B', bwd)].map(|(phase, values)| Factor {
+                region: r + 1,
+                phase,
+                samples: values.len(),
+                factor: median(values).unwrap_or(1.0),
+            })
+        })
+        .collect();
+    let mut calibrated = scaled(
+        scenario,
+        plan.regions.iter().map(|r| r.layers.clone()).collect(),
+        &factors,
+    );
+    let (t0, t1, _) = measured_step(m, alignment, fit_step);
+    let transfer_s = fit_transfer(&calibrated, (t1 - t0) as f64 * 1e-9, options)?;
+    if let Some(t) = transfer_s {
+        let hw = calibrated.hardware.get_or_insert_with(Default::default);
+        hw.link_alpha_s = Some(t);
+    }
+    let simulation = simulate_scenario(&calibrated, options)?;
+    Ok(Calibration {
+        fit_step,
+        check_step,
+        factors,
+        transfer_s,
+        before: compare(sim, m, alignment, check_step),
+        after: compare(&simulation, m, alignment, check_step),
+        scenario: calibrated,
+        simulation,
+    })
+}
+
+/// The link latency `α` at which the scenario's simulated step time equals `target_s` (bisection:
+/// the step time never shrinks as `α` grows). `None` when the step is at least as long with free
+/// links, or the scenario has no transfer between ranks.
+fn fit_transfer(
+    scenario: &Scenario,
+    target_s: f64,
+    options: SimOptions,
+) -> Result<Option<f64>, DeriveError> {
+    let with_alpha = |alpha: f64| -> Result<f64, DeriveError> {
+        let mut s = scenario.clone();
+        s.hardware.get_or_insert_with(Default::default).link_alpha_s = Some(alpha);
+        Ok(simulate_scenario(&s, options)?.makespan_s)
+    };
+    let free = with_alpha(0.0)?;
+    if target_s.partial_cmp(&free) != Some(std::cmp::Ordering::Greater) {
+        return Ok(None);
+    }
+    let (mut lo, mut hi) = (0.0, target_s);
+    if with_alpha(hi)? <= free {
+        return Ok(None);
+    }
+    for _ in 0..48 {
+        let mid = 0.5 * (lo + hi);
+        if with_alpha(mid)? < target_s {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(Some(0.5 * (lo + hi)))
+}
+
+/// `scenario` with each region's layer costs scaled by its factors; layer groups that straddle
+/// a region boundary are split so each piece gets its own region's factors.
+pub fn scaled(
+    scenario: &Scenario,
+    regions: Vec<std::ops::Range<usize>>,
+    factors: &[Factor],
+) -> Scenario {
+    let factor = |region: usize, phase: char| {
+        factors
+            .iter()
+            .find(|f| f.region == region && f.phase == phase)
+            .map_or(1.0, |f| f.factor)
+    };
+    let mut out = scenario.clone();
+    let mut layers: Vec<LayerSpec> = Vec::new();
+    let mut at = 0usize;
+    for spec in &scenario.model.layers {
+        let end = at + spec.count;
+        while at < end {
+            let region = regions
+                .iter()
+                .position(|r| r.contains(&at))
+                .map_or(0, |i| i + 1);
+            let stop = regions
+                .get(region.wrapping_sub(1))
+                .map_or(end, |r| r.end.min(end))
+                .max(at + 1);
+            let mut piece = spec.clone();
+            piece.count = stop - at;
+            let (f, b) = (factor(region, 'F'), factor(region, 'B'));
+            let old_fwd = piece.fwd_s;
+            piece.fwd_s = piece.fwd_s.map(|x| x * f);
+            piece.bwd_s = piece.bwd_s.or(old_fwd.map(|x| 2.0 * x)).map(|x| x * b);
+            piece.fwd_flops = piece.fwd_flops.map(|x| x * f);
+            piece.fwd_bytes = piece.fwd_bytes.map(|x| x * f);
+            piece.bwd_flops = piece.bwd_flops.map(|x| x * b);
+            piece.bwd_bytes = piece.bwd_bytes.map(|x| x * b);
+            layers.push(piece);
+            at = stop;
+        }
+    }
+    out.model.layers = layers;
+    if !out.name.is_empty() && !out.name.ends_with(" (calibrated)") {
+        out.name.push_str(" (calibrated)");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Role;
+
+    #[test]
+    fn a_layer_group_across_a_cut_is_split_and_each_piece_scaled() {
+        let scenario = Scenario {
+            format: crate::scenario::FORMAT.to_string(),
+            name: "s".into(),
+            description: String::new(),
+            model: crate::scenario::ModelSpec {
+                layers: vec![LayerSpec::timed("x", Role::Backbone, 4, 1.0)],
+            },
+            cut: vec![1],
+            schedule: vec![
+                crate::skeleton::Skeleton::OneFOneB,
+                crate::skeleton::Skeleton::OneFOneB,
+            ],
+            ranks: 1,
+            microbatches: 1,
+            data_parallel: 1,
+            slabs: None,
+            hardware: None,
+            workload: None,
+            owner: Default::default(),
+            static_memory_factor: None,
+            orders: None,
+        };
+        let factors = [
+            Factor {
+                region: 1,
+                phase: 'F',
+                factor: 2.0,
+                samples: 1,
+            },
+            Factor {
+                region: 2,
+                phase: 'B',
+                factor: 0.5,
+                samples: 1,
+            },
+        ];
+        let out = scaled(&scenario, vec![0..1, 1..4], &factors);
+        let got: Vec<(usize, Option<f64>, Option<f64>)> = out
+            .model
+            .layers
+            .iter()
+            .map(|l| (l.count, l.fwd_s, l.bwd_s))
+            .collect();
+        assert_eq!(got, [(1, Some(2.0), Some(2.0)), (3, Some(1.0), Some(1.0))]);
+        assert_eq!(out.name, "s (calibrated)");
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(vec![]), None);
+    }
+}

@@ -1,0 +1,260 @@
+//! Measured against predicted, action by action, for one step: start and duration residuals
+//! (measured minus predicted, both from the step's first action), each rank's bubble, the step
+//! time, and how far each rank's measured order agrees with the predicted one (longest common
+//! subsequence over the longer of the two).
+
+use super::align::Alignment;
+use super::recover::Measurement;
+use crate::event::{Action, Phase};
+use crate::simulation::Simulation;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// One action seen on both sides.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ActionResidual {
+    pub rank: usize,
+    pub action: String,
+    pub measured_start_s: f64,
+    pub measured_duration_s: f64,
+    pub predicted_start_s: f64,
+    pub predicted_duration_s: f64,
+    /// Measured minus predicted.
+    pub start_residual_s: f64,
+    pub duration_residual_s: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankComparison {
+    pub rank: usize,
+    /// `LCS(measured, predicted) / max(len)`: 1 when the rank ran exactly the predicted order.
+    pub order_agreement: f64,
+    pub measured_bubble_s: f64,
+    pub predicted_bubble_s: f64,
+    pub mean_abs_start_residual_s: f64,
+    pub mean_abs_duration_residual_s: f64,
+    /// Predicted actions the trace does not have on this rank.
+    pub missing: usize,
+    /// Measured actions the prediction does not have on this rank.
+    pub unexpected: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub step: usize,
+    pub order_agreement: f64,
+    pub makespan_measured_s: f64,
+    pub makespan_predicted_s: f64,
+    pub ranks: Vec<RankComparison>,
+    pub actions: Vec<ActionResidual>,
+}
+
+/// Predicted `(start, end)` of every compute action, by `(rank, action)`.
+pub fn predicted_actions(sim: &Simulation) -> FxHashMap<(usize, Action), (f64, f64)> {
+    let ranks = sim.derivation.plan.ranks;
+    let graph = &sim.derivation.order.graph;
+    graph
+        .node_indices()
+        .filter_map(|n| {
+            let event = graph.node_weight(n)?;
+            let action = event.action(ranks)?;
+            let rank = event.rank()?;
+            Some((
+                (rank, action),
+                (sim.timeline.start_of(n), sim.timeline.end_of(n)),
+            ))
+        })
+        .collect()
+}
+
+/// The measured action as the predicted notation has it (`None` for `I`/`W`, which the
+/// simulator does not split yet).
+fn as_action(stage: usize, letter: Option<char>, mb: usize) -> Option<Action> {
+    let phase = match letter? {
+        'F' => Phase::Forward,
+        'B' => Phase::Backward,
+        _ => return None,
+    };
+    Some(Action { stage, phase, mb })
+}
+
+/// A measured action of one step: as a predicted action (when it is one), its label, and its
+/// aligned start and end.
+pub type StepAction = (Option<Action>, String, i64, i64);
+
+/// Measured step `step` (aligned clock): each rank's actions, with the step's first start.
+pub fn measured_step(
+    m: &Measurement,
+    alignment: &Alignment,
+    step: usize,
+) -> (i64, i64, Vec<(usize, Vec<StepAction>)>) {
+    let mut first = i64::MAX;
+    let mut last = i64::MIN;
+    let ranks = m
+        .ranks
+        .iter()
+        .map(|r| {
+            let offset = alignment.offset(r.rank);
+            let actions: Vec<_> = r
+                .actions
+                .iter()
+                .filter(|a| a.step == step)
+                .map(|a| {
+                    let (s, e) = (a.start_ns + offset, a.end_ns + offset);
+                    first = first.min(s);
+                    last = last.max(e);
+                    (as_action(a.stage, a.kind.letter(), a.mb), a.label(), s, e)
+                })
+                .collect();
+            (r.rank, actions)
+        })
+        .collect();
+    if first > last {
+        (0, 0, ranks)
+    } else {
+        (first, last, ranks)
+    }
+}
+
+/// Seconds between two nanosecond instants.
+fn seconds(ns: i64) -> f64 {
+    ns as f64 * 1e-9
+}
+
+/// Compares step `step` of the measurement with the simulation.
+pub fn compare(
+    sim: &Simulation,
+    m: &Measurement,
+    alignment: &Alignment,
+    step: usize,
+) -> Comparison {
+    let predicted = predicted_actions(sim);
+    let plan_ranks = sim.derivation.plan.ranks;
+    let (t0, t1, measured) = measured_step(m, alignment, step);
+    let makespan_measured_s = seconds(t1 - t0);
+    let mut actions = Vec::new();
+    let mut ranks = Vec::new();
+    let (mut lcs_total, mut len_total) = (0usize, 0usize);
+    for rank in 0..plan_ranks.max(measured.iter().map(|(r, _)| r + 1).max().unwrap_or(0)) {
+        let mine: &[StepAction] = measured
+            .iter()
+            .find(|(r, _)| *r == rank)
+            .map_or(&[], |(_, a)| a.as_slice());
+        let want: Vec<Action> = sim.derivation.order.actions(rank, plan_ranks);
+        let got: Vec<Option<Action>> = mine.iter().map(|a| a.0).collect();
+        let lcs = lcs_len(&got, &want);
+        let longer = got.len().max(want.len());
+        lcs_total += lcs;
+        len_total += longer;
+        let mut residuals = Vec::new();
+        for (action, label, s, e) in mine {
+            let Some(&(ps, pe)) = action.and_then(|a| predicted.get(&(rank, a))) else {
+                continue;
+            };
+            let (ms, md) = (seconds(s - t0), seconds(e - s));
+            residuals.push(ActionResidual {
+                rank,
+                action: label.clone(),
+                measured_start_s: ms,
+                measured_duration_s: md,
+                predicted_start_s: ps,
+                predicted_duration_s: pe - ps,
+                start_residual_s: ms - ps,
+                duration_residual_s: md - (pe - ps),
+            });
+        }
+        let matched = residuals.len();
+        let mean = |f: fn(&ActionResidual) -> f64| {
+            if matched == 0 {
+                0.0
+            } else {
+                residuals.iter().map(|r| f(r).abs()).sum::<f64>() / matched as f64
+            }
+        };
+        let measured_busy: f64 = mine.iter().map(|(_, _, s, e)| seconds(e - s)).sum();
+        let predicted_busy: f64 = want
+            .iter()
+            .filter_map(|a| predicted.get(&(rank, *a)))
+            .map(|(s, e)| e - s)
+            .sum();
+        ranks.push(RankComparison {
+            rank,
+            order_agreement: if longer == 0 {
+                1.0
+            } else {
+                lcs as f64 / longer as f64
+            },
+            measured_bubble_s: if mine.is_empty() {
+                0.0
+            } else {
+                makespan_measured_s - measured_busy
+            },
+            predicted_bubble_s: sim.makespan_s - predicted_busy,
+            mean_abs_start_residual_s: mean(|r| r.start_residual_s),
+            mean_abs_duration_residual_s: mean(|r| r.duration_residual_s),
+            missing: want.len() - matched.min(want.len()),
+            unexpected: mine.len() - matched,
+        });
+        actions.extend(residuals);
+    }
+    Comparison {
+        step,
+        order_agreement: if len_total == 0 {
+            1.0
+        } else {
+            lcs_total as f64 / len_total as f64
+        },
+        makespan_measured_s,
+        makespan_predicted_s: sim.makespan_s,
+        ranks,
+        actions,
+    }
+}
+
+/// Length of the longest common subsequence of the measured and predicted orders.
+fn lcs_len(got: &[Option<Action>], want: &[Action]) -> usize {
+    let mut row = vec![0usize; want.len() + 1];
+    for g in got {
+        let mut diagonal = 0;
+        for (j, w) in want.iter().enumerate() {
+            let above = row.get(j + 1).copied().unwrap_or(0);
+            let left = row.get(j).copied().unwrap_or(0);
+            let value = if *g == Some(*w) {
+                diagonal + 1
+            } else {
+                above.max(left)
+            };
+            diagonal = above;
+            if let Some(slot) = row.get_mut(j + 1) {
+                *slot = value;
+            }
+        }
+    }
+    row.last().copied().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(s: &str) -> Action {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn order_agreement_is_the_longest_common_subsequence() {
+        let want = [a("0F0"), a("0F1"), a("0B0"), a("0B1")];
+        let same: Vec<Option<Action>> = want.iter().copied().map(Some).collect();
+        assert_eq!(lcs_len(&same, &want), 4);
+        let swapped = [
+            Some(a("0F0")),
+            Some(a("0B0")),
+            Some(a("0F1")),
+            Some(a("0B1")),
+        ];
+        assert_eq!(lcs_len(&swapped, &want), 3);
+        let with_unknown = [Some(a("0F0")), None, Some(a("0B1"))];
+        assert_eq!(lcs_len(&with_unknown, &want), 2);
+        assert_eq!(lcs_len(&[], &want), 0);
+    }
+}

@@ -1,0 +1,326 @@
+//! `mpipe trace`, `mpipe compare-trace` and `mpipe export` as a user runs them, on the recorded
+//! pipeline-parallel fixture and on the corpus of broken files in `tests/fixtures/traces/bad/`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // tests fail by panicking
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/traces")
+}
+
+fn path(relative: &str) -> String {
+    fixtures().join(relative).display().to_string()
+}
+
+fn mpipe(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mpipe"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let (code, out, err) = mpipe(args);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn every_broken_file_is_a_clear_error_with_its_position_and_exit_2() {
+    let expected = [
+        (
+            "bad-utf8.json",
+            ":1:3: not valid JSON: invalid unicode code point",
+        ),
+        ("binary.bin", ":1:1: not valid JSON: expected value"),
+        ("broken-args.json", ":1:40: not valid JSON: expected value"),
+        (
+            "corrupt.json.gz",
+            ": broken gzip stream: corrupt deflate stream",
+        ),
+        ("empty.json", ": the file is empty"),
+        (
+            "event-not-an-object.json",
+            ":2:7: invalid type: string \"oops\", expected a trace event object",
+        ),
+        (
+            "events-not-an-array.json",
+            ":1:18: invalid type: integer `5`, expected an array of trace events",
+        ),
+        (
+            "no-trace-events.json",
+            ": an object without `traceEvents`: not a Chrome trace",
+        ),
+        ("not-json.txt", ":1:1: not valid JSON: expected value"),
+        (
+            "top-level-number.json",
+            ":1:2: invalid type: integer `42`, expected a Chrome trace: an object with `traceEvents` or an array of events",
+        ),
+        (
+            "trailing-garbage.json",
+            ":2:1: not valid JSON: trailing characters",
+        ),
+        (
+            "truncated.json",
+            ":1:82: the file ends in the middle of the trace (truncated?): EOF while parsing a string",
+        ),
+        (
+            "truncated.json.gz",
+            ":1:60653: broken gzip stream: incomplete deflate stream",
+        ),
+    ];
+    let mut listed: Vec<String> = std::fs::read_dir(fixtures().join("bad"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    listed.sort();
+    let names: Vec<&str> = expected.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        listed, names,
+        "every file of the corpus has its expected message"
+    );
+    for (name, message) in expected {
+        let file = path(&format!("bad/{name}"));
+        let (code, out, err) = mpipe(&["trace", &file]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(out.is_empty(), "{name}");
+        assert_eq!(err, format!("error: {file}{message}\n"), "{name}");
+    }
+}
+
+#[test]
+fn trace_json_lists_each_ranks_actions_in_time_order() {
+    let v = json(&[
+        "trace",
+        &path("pp-interleaved/rank1.json.gz"),
+        &path("pp-interleaved/rank0.json.gz"),
+        "--json",
+    ]);
+    let ranks = v["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 2);
+    for (i, r) in ranks.iter().enumerate() {
+        assert_eq!(r["rank"], i);
+        assert_eq!(r["steps"], 2);
+        assert_eq!(r["rank_source"], "distributed_info");
+        assert!(
+            r["file"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("rank{i}.json.gz"))
+        );
+        let actions = r["actions"].as_array().unwrap();
+        assert_eq!(actions.len(), 32);
+        let starts: Vec<i64> = actions
+            .iter()
+            .map(|a| a["start_ns"].as_i64().unwrap())
+            .collect();
+        assert!(starts.windows(2).all(|w| w[0] <= w[1]));
+        assert!(
+            actions
+                .iter()
+                .all(|a| a["end_ns"].as_i64() > a["start_ns"].as_i64())
+        );
+    }
+    let first: Vec<&str> = ranks[1]["actions"].as_array().unwrap()[..6]
+        .iter()
+        .map(|a| a["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(first, ["1F0", "1F1", "3F0", "3B0", "3F1", "3B1"]);
+    assert_eq!(v["alignment"]["method"], "shared_clock");
+    assert_eq!(v["warnings"], serde_json::json!([]));
+}
+
+#[test]
+fn a_rank_the_user_gives_wins() {
+    let pippy = path("shared/pippy/pipe_visualized.json");
+    let v = json(&["trace", &pippy, "--json"]);
+    assert_eq!(v["ranks"].as_array().unwrap().len(), 4);
+    let v = json(&[
+        "trace",
+        &pippy,
+        "--rank",
+        "pipe_visualized.json=5",
+        "--json",
+    ]);
+    let ranks = v["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 1);
+    assert_eq!(ranks[0]["rank"], 5);
+    assert_eq!(ranks[0]["rank_source"], "user");
+    let (code, _, err) = mpipe(&["trace", &pippy, "--rank", "other.json=1"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        "error: --rank other.json=1: `other.json` is not one of the trace files\n"
+    );
+}
+
+#[test]
+fn edited_rules_are_read_from_a_file_and_checked() {
+    let dir = std::env::temp_dir().join(format!("mpipe-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = dir.join("rules.json");
+    std::fs::write(
+        &rules,
+        r#"{"rules":[{"name":"only forwards","pattern":"^PP:(?P<stage>\\d+)F(?P<mb>\\d+)$","phase":"F"}],
+            "step_pattern":"^ProfilerStep#(?P<step>\\d+)$"}"#,
+    )
+    .unwrap();
+    let v = json(&[
+        "trace",
+        &path("pp-interleaved/rank0.json.gz"),
+        "--rules",
+        rules.to_str().unwrap(),
+        "--json",
+    ]);
+    let actions = v["ranks"][0]["actions"].as_array().unwrap();
+    assert_eq!(actions.len(), 16);
+    assert!(
+        actions
+            .iter()
+            .all(|a| a["action"].as_str().unwrap().contains('F'))
+    );
+    std::fs::write(
+        &rules,
+        r#"{"rules":[{"name":"x","pattern":"("}],"step_pattern":"s"}"#,
+    )
+    .unwrap();
+    let (code, _, err) = mpipe(&[
+        "trace",
+        &path("pp-interleaved/rank0.json.gz"),
+        "--rules",
+        rules.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("error: rule 0 (x): bad pattern: regex parse error"),
+        "{err}"
+    );
+    std::fs::write(
+        &rules,
+        r#"{"rules":[{"name":"x","patern":"("}],"step_pattern":"s"}"#,
+    )
+    .unwrap();
+    let (code, _, err) = mpipe(&[
+        "trace",
+        &path("pp-interleaved/rank0.json.gz"),
+        "--rules",
+        rules.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(":1:30: field `rules[0].patern`: unknown field `patern`, expected one of `name`, `pattern`, `phase`, `enabled`\n"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn compare_trace_reports_agreement_step_times_and_a_calibration_that_helps() {
+    let v = json(&[
+        "compare-trace",
+        &path("pp-interleaved/scenario.json"),
+        &path("pp-interleaved/rank0.json.gz"),
+        &path("pp-interleaved/rank1.json.gz"),
+        "--json",
+    ]);
+    assert_eq!(v["order_agreement"], 1.0);
+    assert_eq!(
+        (v["fit_step"].as_u64(), v["check_step"].as_u64()),
+        (Some(0), Some(1))
+    );
+    // The scenario's guesses: 2 stages × (1 ms F + 2 ms B) × 4 microbatches per rank plus the
+    // interleaved warmup and cooldown.
+    // (2 · 4 · 3 ms of work per rank + 3 ms of bubble).
+    assert!((v["makespan_predicted_s"].as_f64().unwrap() - 0.027).abs() < 1e-12);
+    let measured = v["makespan_measured_s"].as_f64().unwrap();
+    let calibrated = v["makespan_calibrated_s"].as_f64().unwrap();
+    assert!(measured > 0.0 && calibrated > 0.0);
+    assert!(v["calibrated_error"].as_f64().unwrap() < v["predicted_error"].as_f64().unwrap());
+    let ranks = v["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 2);
+    for r in ranks {
+        assert_eq!(r["order_agreement"], 1.0);
+        assert_eq!(
+            (r["missing"].as_u64(), r["unexpected"].as_u64()),
+            (Some(0), Some(0))
+        );
+        assert!(
+            r["calibrated_mean_abs_start_residual_s"].as_f64()
+                < r["mean_abs_start_residual_s"].as_f64()
+        );
+    }
+    let factors = v["factors"].as_array().unwrap();
+    assert_eq!(factors.len(), 4);
+    assert!(factors.iter().all(|f| f["samples"] == 8));
+    assert_eq!(v["actions"].as_array().unwrap().len(), 32);
+}
+
+#[test]
+fn export_writes_chrome_traces_that_import_again() {
+    let dir = std::env::temp_dir().join(format!("mpipe-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("predicted.json");
+    let (code, stdout, err) = mpipe(&[
+        "export",
+        &path("pp-interleaved/scenario.json"),
+        "--chrome-trace",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        stdout,
+        format!("wrote the prediction to {}\n", out.display())
+    );
+    let exported: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let events = exported["traceEvents"].as_array().unwrap();
+    let flows = events.iter().filter(|e| e["ph"] == "s").count();
+    assert_eq!(flows, events.iter().filter(|e| e["ph"] == "f").count());
+    assert!(flows > 0);
+    // Imported again, the prediction gives back the derived order.
+    let v = json(&["trace", out.to_str().unwrap(), "--json"]);
+    let order: Vec<&str> = v["ranks"][1]["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "1F0", "1F1", "3F0", "3B0", "3F1", "3B1", "1F2", "1B0", "1F3", "1B1", "3F2", "3B2",
+            "3F3", "3B3", "1B2", "1B3"
+        ]
+    );
+    assert_eq!(v["ranks"][1]["rank_source"], "process_name");
+
+    let measured = dir.join("measured.json");
+    let (code, stdout, err) = mpipe(&[
+        "export",
+        &path("pp-interleaved/rank0.json.gz"),
+        &path("pp-interleaved/rank1.json.gz"),
+        "--chrome-trace",
+        measured.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        stdout,
+        format!("wrote the measurement to {}\n", measured.display())
+    );
+    let v = json(&["trace", measured.to_str().unwrap(), "--json"]);
+    assert_eq!(v["ranks"][0]["actions"].as_array().unwrap().len(), 32);
+    assert_eq!(v["ranks"][0]["transfers"].as_array().unwrap().len(), 48);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
