@@ -7,13 +7,15 @@
 //! is well-formed JSON but unusable (no `ts`, a `dur` that is a string of letters, an `E` without
 //! its `B`) is skipped with a [`Warning`](super::raw::Warning) naming its index.
 
-use super::raw::{DistributedInfo, FlowPoint, Process, RawTrace, Span, Thread, TrackKey, Warnings};
-use super::timestamp;
+use super::builder::Builder;
+use super::event_json::{
+    BaseTimeSeed, DistributedSeed, EventRef, EventsShape, FieldKey, KeySeed, TopShape,
+};
+use super::json_stream::{JsonStream, Position, StreamError};
+use super::raw::RawTrace;
 use flate2::read::MultiGzDecoder;
-use rustc_hash::FxHashMap;
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, IgnoredAny};
 use std::cell::Cell;
-use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 
 /// What went wrong importing a trace file. Every variant names the file; positions are 1-based
@@ -72,23 +74,47 @@ pub fn import(
     };
     let mut builder = Builder::new(file);
     let result = if gzip {
-        let decoded = BufReader::with_capacity(1 << 16, MultiGzDecoder::new(buffered));
-        parse(decoded, &mut builder)
+        walk(
+            &mut JsonStream::new(MultiGzDecoder::new(buffered)),
+            &mut builder,
+        )
     } else {
-        parse(buffered, &mut builder)
+        walk(&mut JsonStream::new(buffered), &mut builder)
     };
     if cancelled.get() {
         return Err(TraceError::Cancelled {
             file: file.to_string(),
         });
     }
+    let at = |pos: Position, message: String| TraceError::Syntax {
+        file: file.to_string(),
+        line: pos.line,
+        column: pos.column,
+        message,
+    };
     match result {
         Ok(true) => Ok(builder.finish()),
         Ok(false) => Err(TraceError::Format {
             file: file.to_string(),
             message: "an object without `traceEvents`: not a Chrome trace".to_string(),
         }),
-        Err(e) => Err(syntax_error(file, &e, gzip)),
+        Err(Problem::Empty) => Err(TraceError::Format {
+            file: file.to_string(),
+            message: "the file is empty".to_string(),
+        }),
+        Err(Problem::At(pos, message)) => Err(at(pos, message)),
+        Err(Problem::Stream(StreamError::Eof(pos))) => Err(at(
+            pos,
+            "the file ends in the middle of the trace (truncated?)".to_string(),
+        )),
+        Err(Problem::Stream(StreamError::Io(e, pos))) => Err(at(
+            pos,
+            if gzip {
+                format!("broken gzip stream: {e}")
+            } else {
+                format!("read error: {e}")
+            },
+        )),
     }
 }
 
@@ -97,39 +123,212 @@ pub fn import_bytes(bytes: &[u8], file: &str) -> Result<RawTrace, TraceError> {
     import(bytes, file, &mut |_| true)
 }
 
-fn parse(reader: impl Read, builder: &mut Builder) -> Result<bool, serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_reader(reader);
-    let found = de.deserialize_any(TopVisitor { builder })?;
-    de.end()?;
-    Ok(found)
+/// What stopped the walk.
+enum Problem {
+    Empty,
+    At(Position, String),
+    Stream(StreamError),
 }
 
-fn syntax_error(file: &str, e: &serde_json::Error, gzip: bool) -> TraceError {
+impl From<StreamError> for Problem {
+    fn from(e: StreamError) -> Self {
+        Problem::Stream(e)
+    }
+}
+
+/// Places a serde error found in a value that starts at `start`.
+fn serde_problem(start: Position, e: &serde_json::Error) -> Problem {
     let text = e.to_string();
     let message = match text.rfind(" at line ") {
         Some(i) => text.get(..i).unwrap_or(&text).to_string(),
         None => text,
     };
     let message = match e.classify() {
-        serde_json::error::Category::Eof => {
-            format!("the file ends in the middle of the trace (truncated?): {message}")
-        }
-        serde_json::error::Category::Io if gzip => format!("broken gzip stream: {message}"),
-        serde_json::error::Category::Io => format!("read error: {message}"),
-        serde_json::error::Category::Syntax => format!("not valid JSON: {message}"),
-        _ => message,
+        serde_json::error::Category::Data => message,
+        _ => format!("not valid JSON: {message}"),
     };
-    if e.line() == 0 {
-        TraceError::Format {
-            file: file.to_string(),
-            message,
+    Problem::At(
+        JsonStream::<&[u8]>::locate(start, e.line(), e.column()),
+        message,
+    )
+}
+
+/// Runs `seed` over one value's bytes, requiring nothing after it.
+fn parse_value<'de, T: DeserializeSeed<'de>>(
+    bytes: &'de [u8],
+    start: Position,
+    seed: T,
+) -> Result<T::Value, Problem> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    seed.deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v))
+        .map_err(|e| serde_problem(start, &e))
+}
+
+/// Parses the event at the stream's position straight from its buffer (serde finds where it
+/// ends); an event cut by the buffer's end is parsed again after a refill.
+fn next_event<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<(), Problem> {
+    loop {
+        let mut events =
+            serde_json::Deserializer::from_slice(stream.rest()).into_iter::<EventRef>();
+        let error = match events.next() {
+            Some(Ok(event)) => {
+                let used = events.byte_offset();
+                builder.accept(event);
+                stream.consume(used);
+                return Ok(());
+            }
+            // An event cut by the buffer's end fails as EOF, or as a number or literal cut
+            // short: read on and parse it again.
+            Some(Err(e)) if !stream.at_eof() && near_end(stream.rest(), &e) => None,
+            Some(Err(e)) => Some(e),
+            None => return Err(StreamError::Eof(stream.position()).into()),
+        };
+        match error {
+            None => {
+                stream.refill()?;
+            }
+            Some(e) => {
+                let start = stream.position();
+                if e.is_eof() {
+                    let at = JsonStream::<&[u8]>::locate(start, e.line(), e.column());
+                    return Err(StreamError::Eof(at).into());
+                }
+                return Err(serde_problem(start, &e));
+            }
         }
-    } else {
-        TraceError::Syntax {
-            file: file.to_string(),
-            line: e.line(),
-            column: e.column().max(1),
-            message,
+    }
+}
+
+/// Whether serde stopped within the last few bytes of `bytes` (where a value may be cut short).
+fn near_end(bytes: &[u8], e: &serde_json::Error) -> bool {
+    if e.is_eof() {
+        return true;
+    }
+    let line_start = match e.line() {
+        0 | 1 => 0,
+        line => memchr::memchr_iter(b'\n', bytes)
+            .nth(line - 2)
+            .map_or(bytes.len(), |i| i + 1),
+    };
+    line_start + e.column() + 64 >= bytes.len()
+}
+
+fn expected<R: Read>(stream: &mut JsonStream<R>, what: &str) -> Problem {
+    Problem::At(
+        stream.position(),
+        format!("not valid JSON: expected {what}"),
+    )
+}
+
+/// The top level: an object (with `traceEvents`) or a bare array of events. Returns whether
+/// events were found.
+fn walk<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<bool, Problem> {
+    let found = match stream.peek()? {
+        None => return Err(Problem::Empty),
+        Some(b'[') => {
+            stream.bump();
+            events(stream, builder)?;
+            true
+        }
+        Some(b'{') => {
+            stream.bump();
+            object(stream, builder)?
+        }
+        Some(_) => {
+            let (bytes, start) = stream.value()?;
+            parse_value(bytes, start, TopShape)?;
+            false
+        }
+    };
+    if stream.peek()?.is_some() {
+        return Err(Problem::At(
+            stream.position(),
+            "not valid JSON: trailing characters".to_string(),
+        ));
+    }
+    Ok(found)
+}
+
+fn object<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<bool, Problem> {
+    let mut found = false;
+    if stream.peek()? == Some(b'}') {
+        stream.bump();
+        return Ok(false);
+    }
+    loop {
+        match stream.peek()? {
+            Some(b'"') => {}
+            Some(_) => return Err(expected(stream, "a key in double quotes")),
+            None => return Err(StreamError::Eof(stream.position()).into()),
+        }
+        let (bytes, start) = stream.value()?;
+        let key = parse_value(bytes, start, KeySeed)?;
+        match stream.peek()? {
+            Some(b':') => stream.bump(),
+            Some(_) => return Err(expected(stream, "`:`")),
+            None => return Err(StreamError::Eof(stream.position()).into()),
+        }
+        match (key, stream.peek()?) {
+            (_, None) => return Err(StreamError::Eof(stream.position()).into()),
+            (FieldKey::TraceEvents, Some(b'[')) => {
+                stream.bump();
+                events(stream, builder)?;
+                found = true;
+            }
+            (key, Some(_)) => {
+                let (bytes, start) = stream.value()?;
+                match key {
+                    FieldKey::TraceEvents => parse_value(bytes, start, EventsShape)?,
+                    FieldKey::DistributedInfo => {
+                        builder.distributed = parse_value(bytes, start, DistributedSeed)?;
+                    }
+                    FieldKey::BaseTime => {
+                        builder.base_time_ns = parse_value(bytes, start, BaseTimeSeed)?;
+                    }
+                    _ => parse_value(bytes, start, std::marker::PhantomData::<IgnoredAny>)
+                        .map(|_| ())?,
+                }
+            }
+        }
+        match stream.peek()? {
+            Some(b',') => stream.bump(),
+            Some(b'}') => {
+                stream.bump();
+                return Ok(found);
+            }
+            Some(_) => return Err(expected(stream, "`,` or `}`")),
+            None => return Err(StreamError::Eof(stream.position()).into()),
+        }
+    }
+}
+
+/// The elements of the `traceEvents` array (its `[` already consumed), one slice each.
+fn events<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<(), Problem> {
+    if stream.peek()? == Some(b']') {
+        stream.bump();
+        return Ok(());
+    }
+    loop {
+        match stream.peek()? {
+            Some(b']') => {
+                return Err(Problem::At(
+                    stream.position(),
+                    "not valid JSON: trailing comma".to_string(),
+                ));
+            }
+            Some(_) => {}
+            None => return Err(StreamError::Eof(stream.position()).into()),
+        }
+        next_event(stream, builder)?;
+        match stream.peek()? {
+            Some(b',') => stream.bump(),
+            Some(b']') => {
+                stream.bump();
+                return Ok(());
+            }
+            Some(_) => return Err(expected(stream, "`,` or `]` after a trace event")),
+            None => return Err(StreamError::Eof(stream.position()).into()),
         }
     }
 }
@@ -157,803 +356,10 @@ impl<R: Read> Read for CountingReader<'_, R> {
     }
 }
 
-/// A pid, tid or flow id as a map key without allocating: a number or an interned string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Key {
-    Num(i64),
-    Str(u32),
-}
-
-#[derive(Default)]
-struct Interner {
-    ids: FxHashMap<Box<str>, u32>,
-    strings: Vec<Box<str>>,
-}
-
-impl Interner {
-    fn intern(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.ids.get(s) {
-            return id;
-        }
-        let id = self.strings.len() as u32;
-        self.strings.push(s.into());
-        self.ids.insert(s.into(), id);
-        id
-    }
-}
-
-/// An open `B` event waiting for its `E`.
-struct Open {
-    name: u32,
-    cat: u32,
-    index: u32,
-    start_ns: i64,
-}
-
-struct Builder<'f> {
-    file: &'f str,
-    strings: Interner,
-    processes: Vec<Process>,
-    process_ids: FxHashMap<Key, u32>,
-    threads: Vec<Thread>,
-    thread_ids: FxHashMap<(u32, Key), u32>,
-    spans: Vec<Span>,
-    flows: Vec<FlowPoint>,
-    flow_ids: FxHashMap<(u32, Key), u32>,
-    open: FxHashMap<u32, Vec<Open>>,
-    event_count: usize,
-    distributed: Option<DistributedInfo>,
-    base_time_ns: i64,
-    warnings: Warnings,
-}
-
-impl<'f> Builder<'f> {
-    fn new(file: &'f str) -> Self {
-        let mut strings = Interner::default();
-        strings.intern("");
-        Builder {
-            file,
-            strings,
-            processes: Vec::new(),
-            process_ids: FxHashMap::default(),
-            threads: Vec::new(),
-            thread_ids: FxHashMap::default(),
-            spans: Vec::new(),
-            flows: Vec::new(),
-            flow_ids: FxHashMap::default(),
-            open: FxHashMap::default(),
-            event_count: 0,
-            distributed: None,
-            base_time_ns: 0,
-            warnings: Warnings::default(),
-        }
-    }
-
-    fn track_key(&self, key: Key) -> TrackKey {
-        match key {
-            Key::Num(n) => TrackKey::Num(n),
-            Key::Str(s) => TrackKey::Text(
-                self.strings
-                    .strings
-                    .get(s as usize)
-                    .map_or(String::new(), |s| s.to_string()),
-            ),
-        }
-    }
-
-    fn process(&mut self, pid: Key) -> u32 {
-        if let Some(&p) = self.process_ids.get(&pid) {
-            return p;
-        }
-        let p = self.processes.len() as u32;
-        let key = self.track_key(pid);
-        self.processes.push(Process {
-            key,
-            name: None,
-            labels: None,
-        });
-        self.process_ids.insert(pid, p);
-        p
-    }
-
-    fn thread(&mut self, pid: Key, tid: Key) -> u32 {
-        let process = self.process(pid);
-        if let Some(&t) = self.thread_ids.get(&(process, tid)) {
-            return t;
-        }
-        let t = self.threads.len() as u32;
-        let key = self.track_key(tid);
-        self.threads.push(Thread {
-            process,
-            key,
-            name: None,
-        });
-        self.thread_ids.insert((process, tid), t);
-        t
-    }
-
-    fn warn(&mut self, kind: &'static str, event: usize, message: impl FnOnce() -> String) {
-        self.warnings.add(kind, self.file, Some(event), message);
-    }
-
-    fn accept(&mut self, ev: RawEvent) {
-        let index = self.event_count;
-        self.event_count += 1;
-        let ph = match ev.ph {
-            Some(Atom::Str(id)) => self
-                .strings
-                .strings
-                .get(id as usize)
-                .and_then(|s| s.bytes().next())
-                .filter(|_| {
-                    self.strings
-                        .strings
-                        .get(id as usize)
-                        .is_some_and(|s| s.len() == 1)
-                }),
-            _ => None,
-        };
-        let Some(ph) = ph else {
-            return self.warn("ph", index, || {
-                "no one-letter `ph` (phase); skipped".to_string()
-            });
-        };
-        let to_key = |atom: Option<Atom>| match atom {
-            None => Some(Key::Num(0)),
-            Some(Atom::Int(n)) => Some(Key::Num(n)),
-            Some(Atom::Str(s)) => Some(Key::Str(s)),
-            Some(Atom::Float(x)) if x.fract() == 0.0 && x.abs() < 9.0e18 => {
-                Some(Key::Num(x as i64))
-            }
-            Some(_) => None,
-        };
-        let (Some(pid), Some(tid)) = (to_key(ev.pid), to_key(ev.tid)) else {
-            return self.warn("pid", index, || {
-                "`pid` or `tid` is neither a number nor a string; skipped".to_string()
-            });
-        };
-        let name = match ev.name {
-            Some(Atom::Str(s)) => s,
-            _ => 0,
-        };
-        let cat = match ev.cat {
-            Some(Atom::Str(s)) => s,
-            _ => 0,
-        };
-        match ph {
-            b'M' => {
-                let which = self.strings.strings.get(name as usize).map(|s| &**s);
-                match which {
-                    Some("process_name") => {
-                        let p = self.process(pid);
-                        if let Some(process) = self.processes.get_mut(p as usize) {
-                            process.name = ev.args_name;
-                        }
-                    }
-                    Some("process_labels") => {
-                        let p = self.process(pid);
-                        if let Some(process) = self.processes.get_mut(p as usize) {
-                            process.labels = ev.args_labels;
-                        }
-                    }
-                    Some("thread_name") => {
-                        let t = self.thread(pid, tid);
-                        if let Some(thread) = self.threads.get_mut(t as usize) {
-                            thread.name = ev.args_name;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            b'X' | b'B' | b'E' | b's' | b't' | b'f' => {
-                let Some(ts) = self.time(ev.ts, "ts", index, ph) else {
-                    return;
-                };
-                let thread = self.thread(pid, tid);
-                match ph {
-                    b'X' => {
-                        let Some(dur) = self.time(ev.dur, "dur", index, ph) else {
-                            return;
-                        };
-                        if dur < 0 {
-                            return self.warn("negative dur", index, || {
-                                "`X` event with a negative `dur`; skipped".to_string()
-                            });
-                        }
-                        self.spans.push(Span {
-                            name,
-                            cat,
-                            thread,
-                            index: index as u32,
-                            start_ns: ts,
-                            dur_ns: dur,
-                        });
-                    }
-                    b'B' => self.open.entry(thread).or_default().push(Open {
-                        name,
-                        cat,
-                        index: index as u32,
-                        start_ns: ts,
-                    }),
-                    b'E' => match self.open.get_mut(&thread).and_then(Vec::pop) {
-                        Some(open) if ts >= open.start_ns => self.spans.push(Span {
-                            name: open.name,
-                            cat: open.cat,
-                            thread,
-                            index: open.index,
-                            start_ns: open.start_ns,
-                            dur_ns: ts - open.start_ns,
-                        }),
-                        Some(open) => self.warn("E before B", index, || {
-                            format!(
-                                "`E` ends before its `B` (event {}) begins; skipped",
-                                open.index
-                            )
-                        }),
-                        None => self.warn("lone E", index, || {
-                            "`E` event without an open `B` on its thread; skipped".to_string()
-                        }),
-                    },
-                    _ => {
-                        let id = match to_key(ev.id) {
-                            Some(key) if ev.id.is_some() => key,
-                            _ => {
-                                return self.warn("flow id", index, || {
-                                    "flow event without a number or string `id`; skipped"
-                                        .to_string()
-                                });
-                            }
-                        };
-                        let next = self.flow_ids.len() as u32;
-                        let id = *self.flow_ids.entry((cat, id)).or_insert(next);
-                        self.flows.push(FlowPoint {
-                            id,
-                            phase: ph,
-                            thread,
-                            ts_ns: ts,
-                        });
-                    }
-                }
-            }
-            b'i' | b'I' | b'C' | b'b' | b'e' | b'n' | b'N' | b'O' | b'D' | b'P' | b'R' | b'c'
-            | b'S' | b'T' | b'F' | b'p' | b'v' | b'V' | b'(' | b')' => {}
-            other => self.warn("unknown ph", index, || {
-                format!("unknown phase `{}`; skipped", char::from(other))
-            }),
-        }
-    }
-
-    fn time(
-        &mut self,
-        atom: Option<TimeAtom>,
-        field: &'static str,
-        index: usize,
-        ph: u8,
-    ) -> Option<i64> {
-        let ns = match atom {
-            Some(TimeAtom::Ns(ns)) => return Some(ns),
-            None => "missing",
-            Some(TimeAtom::Bad(what)) => what,
-        };
-        let kind = if field == "ts" { "bad ts" } else { "bad dur" };
-        self.warn(kind, index, || {
-            format!(
-                "`{}` event: `{field}` is {ns}, expected microseconds (a number or a numeric string); skipped",
-                char::from(ph)
-            )
-        });
-        None
-    }
-
-    fn finish(mut self) -> RawTrace {
-        let mut unclosed: Vec<u32> = self
-            .open
-            .values()
-            .flat_map(|stack| stack.iter().map(|o| o.index))
-            .collect();
-        unclosed.sort_unstable();
-        for index in unclosed {
-            self.warn("unclosed B", index as usize, || {
-                "`B` event never closed by an `E`; skipped".to_string()
-            });
-        }
-        let base = self.base_time_ns;
-        if base != 0 {
-            for span in &mut self.spans {
-                span.start_ns = span.start_ns.saturating_add(base);
-            }
-            for flow in &mut self.flows {
-                flow.ts_ns = flow.ts_ns.saturating_add(base);
-            }
-        }
-        RawTrace {
-            file: self.file.to_string(),
-            strings: self.strings.strings,
-            processes: self.processes,
-            threads: self.threads,
-            spans: self.spans,
-            flows: self.flows,
-            event_count: self.event_count,
-            distributed: self.distributed,
-            base_time_ns: base,
-            warnings: self.warnings.into_vec(),
-        }
-    }
-}
-
-/// A scalar field with strings interned.
-#[derive(Debug, Clone, Copy)]
-enum Atom {
-    Str(u32),
-    Int(i64),
-    Float(f64),
-    Other,
-}
-
-/// A time field: nanoseconds, or what it was instead.
-#[derive(Debug, Clone, Copy)]
-enum TimeAtom {
-    Ns(i64),
-    Bad(&'static str),
-}
-
-#[derive(Default)]
-struct RawEvent {
-    name: Option<Atom>,
-    ph: Option<Atom>,
-    cat: Option<Atom>,
-    pid: Option<Atom>,
-    tid: Option<Atom>,
-    id: Option<Atom>,
-    ts: Option<TimeAtom>,
-    dur: Option<TimeAtom>,
-    args_name: Option<String>,
-    args_labels: Option<String>,
-}
-
-/// Consumes whatever compound value the visitor was handed.
-fn skip_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
-    while seq.next_element::<IgnoredAny>()?.is_some() {}
-    Ok(())
-}
-
-fn skip_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
-    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-    Ok(())
-}
-
-struct AtomSeed<'a>(&'a mut Interner);
-
-impl<'de> DeserializeSeed<'de> for AtomSeed<'_> {
-    type Value = Atom;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Atom, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for AtomSeed<'_> {
-    type Value = Atom;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string or a number")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Atom, E> {
-        Ok(Atom::Str(self.0.intern(v)))
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Atom, E> {
-        Ok(Atom::Int(v))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Atom, E> {
-        Ok(i64::try_from(v).map_or(Atom::Float(v as f64), Atom::Int))
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Atom, E> {
-        Ok(Atom::Float(v))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Atom, E> {
-        Ok(Atom::Other)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Atom, E> {
-        Ok(Atom::Other)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Atom, A::Error> {
-        skip_seq(seq).map(|()| Atom::Other)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Atom, A::Error> {
-        skip_map(map).map(|()| Atom::Other)
-    }
-}
-
-struct TimeSeed;
-
-impl<'de> DeserializeSeed<'de> for TimeSeed {
-    type Value = TimeAtom;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<TimeAtom, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for TimeSeed {
-    type Value = TimeAtom;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("microseconds")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<TimeAtom, E> {
-        Ok(timestamp::from_micros_str(v)
-            .map_or(TimeAtom::Bad("a string that is not a number"), TimeAtom::Ns))
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<TimeAtom, E> {
-        Ok(timestamp::from_micros_i64(v).map_or(TimeAtom::Bad("out of range"), TimeAtom::Ns))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<TimeAtom, E> {
-        Ok(timestamp::from_micros_u64(v).map_or(TimeAtom::Bad("out of range"), TimeAtom::Ns))
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<TimeAtom, E> {
-        Ok(timestamp::from_micros_f64(v).map_or(TimeAtom::Bad("out of range"), TimeAtom::Ns))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<TimeAtom, E> {
-        Ok(TimeAtom::Bad("a boolean"))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<TimeAtom, E> {
-        Ok(TimeAtom::Bad("null"))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<TimeAtom, A::Error> {
-        skip_seq(seq).map(|()| TimeAtom::Bad("an array"))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TimeAtom, A::Error> {
-        skip_map(map).map(|()| TimeAtom::Bad("an object"))
-    }
-}
-
-/// A string, or `None` for anything else (consumed).
-struct MaybeString;
-
-impl<'de> DeserializeSeed<'de> for MaybeString {
-    type Value = Option<String>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<String>, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for MaybeString {
-    type Value = Option<String>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Some(v.to_string()))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        skip_seq(seq).map(|()| None)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        skip_map(map).map(|()| None)
-    }
-}
-
-/// `args`: only `name` and `labels` matter (for metadata events).
-struct ArgsSeed;
-
-impl<'de> DeserializeSeed<'de> for ArgsSeed {
-    type Value = (Option<String>, Option<String>);
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ArgsSeed {
-    type Value = (Option<String>, Option<String>);
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an `args` object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let (mut name, mut labels) = (None, None);
-        while let Some(key) = map.next_key_seed(KeySeed)? {
-            match key {
-                FieldKey::Name => name = map.next_value_seed(MaybeString)?,
-                FieldKey::Labels => labels = map.next_value_seed(MaybeString)?,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok((name, labels))
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok((None, None))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok((None, None))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok((None, None))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok((None, None))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok((None, None))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok((None, None))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        skip_seq(seq).map(|()| (None, None))
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum FieldKey {
-    Name,
-    Ph,
-    Cat,
-    Pid,
-    Tid,
-    Id,
-    Ts,
-    Dur,
-    Args,
-    Labels,
-    TraceEvents,
-    DistributedInfo,
-    BaseTime,
-    Rank,
-    WorldSize,
-    Other,
-}
-
-struct KeySeed;
-
-impl<'de> DeserializeSeed<'de> for KeySeed {
-    type Value = FieldKey;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<FieldKey, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for KeySeed {
-    type Value = FieldKey;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a key")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<FieldKey, E> {
-        Ok(match v {
-            "name" => FieldKey::Name,
-            "ph" => FieldKey::Ph,
-            "cat" => FieldKey::Cat,
-            "pid" => FieldKey::Pid,
-            "tid" => FieldKey::Tid,
-            "id" => FieldKey::Id,
-            "ts" => FieldKey::Ts,
-            "dur" => FieldKey::Dur,
-            "args" => FieldKey::Args,
-            "labels" => FieldKey::Labels,
-            "traceEvents" => FieldKey::TraceEvents,
-            "distributedInfo" => FieldKey::DistributedInfo,
-            "baseTimeNanoseconds" => FieldKey::BaseTime,
-            "rank" => FieldKey::Rank,
-            "world_size" => FieldKey::WorldSize,
-            _ => FieldKey::Other,
-        })
-    }
-}
-
-struct EventSeed<'b, 'f>(&'b mut Builder<'f>);
-
-impl<'de> DeserializeSeed<'de> for EventSeed<'_, '_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for EventSeed<'_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a trace event object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let builder = self.0;
-        let mut ev = RawEvent::default();
-        while let Some(key) = map.next_key_seed(KeySeed)? {
-            let strings = &mut builder.strings;
-            match key {
-                FieldKey::Name => ev.name = Some(map.next_value_seed(AtomSeed(strings))?),
-                FieldKey::Ph => ev.ph = Some(map.next_value_seed(AtomSeed(strings))?),
-                FieldKey::Cat => ev.cat = Some(map.next_value_seed(AtomSeed(strings))?),
-                FieldKey::Pid => ev.pid = Some(map.next_value_seed(AtomSeed(strings))?),
-                FieldKey::Tid => ev.tid = Some(map.next_value_seed(AtomSeed(strings))?),
-                FieldKey::Id => ev.id = Some(map.next_value_seed(AtomSeed(strings))?),
-                FieldKey::Ts => ev.ts = Some(map.next_value_seed(TimeSeed)?),
-                FieldKey::Dur => ev.dur = Some(map.next_value_seed(TimeSeed)?),
-                FieldKey::Args => (ev.args_name, ev.args_labels) = map.next_value_seed(ArgsSeed)?,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        builder.accept(ev);
-        Ok(())
-    }
-}
-
-struct EventsSeed<'b, 'f>(&'b mut Builder<'f>);
-
-impl<'de> DeserializeSeed<'de> for EventsSeed<'_, '_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array of trace events")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element_seed(EventSeed(self.0))?.is_some() {}
-        Ok(())
-    }
-}
-
-/// `distributedInfo.rank` / `world_size`: a number, or a string of digits.
-struct CountSeed;
-
-impl<'de> DeserializeSeed<'de> for CountSeed {
-    type Value = Option<usize>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for CountSeed {
-    type Value = Option<usize>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a whole number")
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(usize::try_from(v).ok())
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(usize::try_from(v).ok())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(v.trim().parse().ok())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        skip_seq(seq).map(|()| None)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        skip_map(map).map(|()| None)
-    }
-}
-
-struct DistributedSeed;
-
-impl<'de> DeserializeSeed<'de> for DistributedSeed {
-    type Value = Option<DistributedInfo>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for DistributedSeed {
-    type Value = Option<DistributedInfo>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a `distributedInfo` object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut info = DistributedInfo::default();
-        while let Some(key) = map.next_key_seed(KeySeed)? {
-            match key {
-                FieldKey::Rank => info.rank = map.next_value_seed(CountSeed)?,
-                FieldKey::WorldSize => info.world_size = map.next_value_seed(CountSeed)?,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(Some(info))
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        skip_seq(seq).map(|()| None)
-    }
-}
-
-/// The top level: an object (with `traceEvents`) or a bare array of events. Returns whether
-/// events were found.
-struct TopVisitor<'b, 'f> {
-    builder: &'b mut Builder<'f>,
-}
-
-impl<'de> Visitor<'de> for TopVisitor<'_, '_> {
-    type Value = bool;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a Chrome trace: an object with `traceEvents` or an array of events")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<bool, A::Error> {
-        EventsSeed(self.builder).visit_seq(seq)?;
-        Ok(true)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
-        let mut found = false;
-        while let Some(key) = map.next_key_seed(KeySeed)? {
-            match key {
-                FieldKey::TraceEvents => {
-                    map.next_value_seed(EventsSeed(self.builder))?;
-                    found = true;
-                }
-                FieldKey::DistributedInfo => {
-                    self.builder.distributed = map.next_value_seed(DistributedSeed)?;
-                }
-                FieldKey::BaseTime => {
-                    let base = map.next_value_seed(AtomSeed(&mut self.builder.strings))?;
-                    self.builder.base_time_ns = match base {
-                        Atom::Int(ns) => ns,
-                        Atom::Float(ns) if ns.is_finite() && ns.abs() < 9.0e18 => ns as i64,
-                        Atom::Str(id) => self
-                            .builder
-                            .strings
-                            .strings
-                            .get(id as usize)
-                            .and_then(|s| s.trim().parse().ok())
-                            .unwrap_or(0),
-                        _ => 0,
-                    };
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(found)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::raw::DistributedInfo;
 
     fn import_str(text: &str) -> Result<RawTrace, TraceError> {
         import_bytes(text.as_bytes(), "t.json")
@@ -1051,17 +457,17 @@ mod tests {
         let err = import_str("{\"traceEvents\":[{\"ph\":\"X\"").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "t.json:1:25: the file ends in the middle of the trace (truncated?): EOF while parsing an object"
+            "t.json:1:25: the file ends in the middle of the trace (truncated?)"
         );
         let err = import_str("[1]").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "t.json:1:3: invalid type: integer `1`, expected a trace event object"
+            "t.json:1:2: invalid type: integer `1`, expected a trace event object"
         );
         let err = import_str("{\"traceEvents\":{}}").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "t.json:1:16: invalid type: map, expected an array of trace events"
+            "t.json:1:17: invalid type: map, expected an array of trace events"
         );
         let err = import_str("{\"schemaVersion\":1}").unwrap_err();
         assert_eq!(
@@ -1085,6 +491,33 @@ mod tests {
         let cut = &bytes[..bytes.len() - 12];
         let err = import_bytes(cut, "t.json.gz").unwrap_err();
         assert!(err.to_string().starts_with("t.json.gz"), "{err}");
+    }
+
+    #[test]
+    fn events_across_buffer_refills_keep_every_digit() {
+        // About 3 MB: events (and their float timestamps) straddle the 1 MiB buffer's ends.
+        let mut text = String::from("{\"traceEvents\":[");
+        for i in 0..30_000u64 {
+            if i > 0 {
+                text.push_str(",\n");
+            }
+            text.push_str(&format!(
+                r#"{{"ph":"X","name":"op \"{}\"","pid":1,"tid":2,"ts":{}.{:03},"dur":0.5,"args":{{"k":[1,2,{{"x":"y"}}]}}}}"#,
+                i % 5,
+                1_000_000 + i * 7,
+                i % 1000
+            ));
+        }
+        text.push_str("]}");
+        let t = import_str(&text).unwrap();
+        assert_eq!(t.spans.len(), 30_000);
+        for (i, s) in t.spans.iter().enumerate() {
+            let i = i as i64;
+            assert_eq!(s.start_ns, (1_000_000 + i * 7) * 1000 + i % 1000, "event {i}");
+            assert_eq!(s.dur_ns, 500);
+        }
+        assert_eq!(t.name(&t.spans[3]), "op \"3\"");
+        assert!(t.warnings.is_empty());
     }
 
     #[test]

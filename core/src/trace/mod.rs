@@ -2,10 +2,13 @@
 //! events, align the ranks' clocks, compare with the prediction, calibrate, and export.
 
 pub mod align;
+mod builder;
 pub mod calibrate;
 pub mod chrome;
 pub mod compare;
+mod event_json;
 pub mod export;
+pub mod json_stream;
 pub mod rank;
 pub mod raw;
 pub mod recover;

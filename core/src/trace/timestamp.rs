@@ -21,34 +21,48 @@ pub fn from_micros_f64(us: f64) -> Option<i64> {
 }
 
 /// Microseconds written as text (`"12"`, `"-3.5"`, `"1704161511420306.491"`, `"1.5e3"`) → nanoseconds.
-/// Plain decimals are exact to the nanosecond (further digits round half up); exponents go
-/// through `f64`.
+/// Plain decimals are exact to the nanosecond (further digits round half up), in one pass over
+/// the bytes; exponents go through `f64`.
 pub fn from_micros_str(text: &str) -> Option<i64> {
-    let text = text.trim();
-    if text.contains(['e', 'E']) {
-        return from_micros_f64(text.parse().ok()?);
-    }
-    let (negative, unsigned) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    let bytes = text.trim().as_bytes();
+    let (negative, digits) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, bytes),
     };
-    let (whole, fraction) = unsigned.split_once('.').unwrap_or((unsigned, ""));
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if (whole.is_empty() && fraction.is_empty()) || !digits(whole) || !digits(fraction) {
+    let mut ns: i64 = 0;
+    let mut seen_digit = false;
+    let mut fraction: Option<u32> = None;
+    let mut round_up = false;
+    for &b in digits {
+        match b {
+            b'0'..=b'9' => {
+                seen_digit = true;
+                let d = i64::from(b - b'0');
+                match fraction {
+                    None => ns = ns.checked_mul(10)?.checked_add(d)?,
+                    Some(n) if n < 3 => {
+                        ns = ns.checked_mul(10)?.checked_add(d)?;
+                        fraction = Some(n + 1);
+                    }
+                    Some(3) => {
+                        round_up = d >= 5;
+                        fraction = Some(4);
+                    }
+                    Some(_) => {}
+                }
+            }
+            b'.' if fraction.is_none() => fraction = Some(0),
+            b'e' | b'E' => return from_micros_f64(text.trim().parse().ok()?),
+            _ => return None,
+        }
+    }
+    if !seen_digit {
         return None;
     }
-    let mut ns: i64 = 0;
-    for b in whole.bytes() {
-        ns = ns.checked_mul(10)?.checked_add(i64::from(b - b'0'))?;
-    }
-    ns = ns.checked_mul(1000)?;
-    let mut scale = 100;
-    let mut rest = fraction.bytes();
-    for b in rest.by_ref().take(3) {
-        ns = ns.checked_add(i64::from(b - b'0') * scale)?;
-        scale /= 10;
-    }
-    if rest.next().is_some_and(|b| b >= b'5') {
+    let places = fraction.map_or(0, |n| n.min(3));
+    ns = ns.checked_mul(10i64.pow(3 - places))?;
+    if round_up {
         ns = ns.checked_add(1)?;
     }
     Some(if negative { -ns } else { ns })

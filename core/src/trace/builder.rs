@@ -1,0 +1,328 @@
+//! Building a [`RawTrace`] from parsed events: interning names, numbering processes and threads,
+//! pairing `B`/`E`, keeping flow points, and turning unusable events into counted warnings.
+
+use super::event_json::{Atom, EventRef, TimeAtom};
+use super::raw::{DistributedInfo, FlowPoint, Process, RawTrace, Span, Thread, TrackKey, Warnings};
+use rustc_hash::FxHashMap;
+
+/// A pid, tid or flow id as a map key without allocating: a number or an interned string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Key {
+    Num(i64),
+    Str(u32),
+}
+
+/// Every distinct string once, looked up by its bytes (so a repeated name is neither copied
+/// nor checked for UTF-8 again).
+#[derive(Default)]
+pub(super) struct Interner {
+    ids: FxHashMap<Box<[u8]>, u32>,
+    pub(super) strings: Vec<Box<str>>,
+}
+
+impl Interner {
+    pub(super) fn intern(&mut self, s: &[u8]) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = self.strings.len() as u32;
+        self.strings.push(String::from_utf8_lossy(s).into());
+        self.ids.insert(s.into(), id);
+        id
+    }
+
+    fn get(&self, id: u32) -> &str {
+        self.strings.get(id as usize).map_or("", |s| s)
+    }
+}
+
+/// An open `B` event waiting for its `E`.
+struct Open {
+    name: u32,
+    cat: u32,
+    index: u32,
+    start_ns: i64,
+}
+
+pub(super) struct Builder<'f> {
+    file: &'f str,
+    pub(super) strings: Interner,
+    processes: Vec<Process>,
+    process_ids: FxHashMap<Key, u32>,
+    threads: Vec<Thread>,
+    thread_ids: FxHashMap<(u32, Key), u32>,
+    spans: Vec<Span>,
+    flows: Vec<FlowPoint>,
+    flow_ids: FxHashMap<(u32, Key), u32>,
+    open: FxHashMap<u32, Vec<Open>>,
+    event_count: usize,
+    pub(super) distributed: Option<DistributedInfo>,
+    pub(super) base_time_ns: i64,
+    warnings: Warnings,
+}
+
+impl<'f> Builder<'f> {
+    pub(super) fn new(file: &'f str) -> Self {
+        let mut strings = Interner::default();
+        strings.intern(b"");
+        Builder {
+            file,
+            strings,
+            processes: Vec::new(),
+            process_ids: FxHashMap::default(),
+            threads: Vec::new(),
+            thread_ids: FxHashMap::default(),
+            spans: Vec::new(),
+            flows: Vec::new(),
+            flow_ids: FxHashMap::default(),
+            open: FxHashMap::default(),
+            event_count: 0,
+            distributed: None,
+            base_time_ns: 0,
+            warnings: Warnings::default(),
+        }
+    }
+
+    fn track_key(&self, key: Key) -> TrackKey {
+        match key {
+            Key::Num(n) => TrackKey::Num(n),
+            Key::Str(s) => TrackKey::Text(self.strings.get(s).to_string()),
+        }
+    }
+
+    fn process(&mut self, pid: Key) -> u32 {
+        if let Some(&p) = self.process_ids.get(&pid) {
+            return p;
+        }
+        let p = self.processes.len() as u32;
+        let key = self.track_key(pid);
+        self.processes.push(Process {
+            key,
+            name: None,
+            labels: None,
+        });
+        self.process_ids.insert(pid, p);
+        p
+    }
+
+    fn thread(&mut self, pid: Key, tid: Key) -> u32 {
+        let process = self.process(pid);
+        if let Some(&t) = self.thread_ids.get(&(process, tid)) {
+            return t;
+        }
+        let t = self.threads.len() as u32;
+        let key = self.track_key(tid);
+        self.threads.push(Thread {
+            process,
+            key,
+            name: None,
+        });
+        self.thread_ids.insert((process, tid), t);
+        t
+    }
+
+    fn warn(&mut self, kind: &'static str, event: usize, message: impl FnOnce() -> String) {
+        self.warnings.add(kind, self.file, Some(event), message);
+    }
+
+    /// Takes one parsed event.
+    pub(super) fn accept(&mut self, ev: EventRef) {
+        let index = self.event_count;
+        self.event_count += 1;
+        let ph = match &ev.ph {
+            Some(Atom::Str(s)) if s.len() == 1 => s.first().copied(),
+            _ => None,
+        };
+        let Some(ph) = ph else {
+            return self.warn("ph", index, || {
+                "no one-letter `ph` (phase); skipped".to_string()
+            });
+        };
+        let (Some(pid), Some(tid)) = (self.key(ev.pid.as_ref()), self.key(ev.tid.as_ref())) else {
+            return self.warn("pid", index, || {
+                "`pid` or `tid` is neither a number nor a string; skipped".to_string()
+            });
+        };
+        let name = match &ev.name {
+            Some(Atom::Str(s)) => self.strings.intern(s),
+            _ => 0,
+        };
+        let cat = match &ev.cat {
+            Some(Atom::Str(s)) => self.strings.intern(s),
+            _ => 0,
+        };
+        match ph {
+            b'M' => {
+                let args = ev.args;
+                let args_name = args.name.map(|s| s.into_owned());
+                match self.strings.get(name) {
+                    "process_name" => {
+                        let p = self.process(pid);
+                        if let Some(process) = self.processes.get_mut(p as usize) {
+                            process.name = args_name;
+                        }
+                    }
+                    "process_labels" => {
+                        let p = self.process(pid);
+                        if let Some(process) = self.processes.get_mut(p as usize) {
+                            process.labels = args.labels.map(|s| s.into_owned());
+                        }
+                    }
+                    "thread_name" => {
+                        let t = self.thread(pid, tid);
+                        if let Some(thread) = self.threads.get_mut(t as usize) {
+                            thread.name = args_name;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            b'X' | b'B' | b'E' | b's' | b't' | b'f' => {
+                let Some(ts) = self.time(ev.ts, "ts", index, ph) else {
+                    return;
+                };
+                let thread = self.thread(pid, tid);
+                match ph {
+                    b'X' => {
+                        let Some(dur) = self.time(ev.dur, "dur", index, ph) else {
+                            return;
+                        };
+                        if dur < 0 {
+                            return self.warn("negative dur", index, || {
+                                "`X` event with a negative `dur`; skipped".to_string()
+                            });
+                        }
+                        self.spans.push(Span {
+                            name,
+                            cat,
+                            thread,
+                            index: index as u32,
+                            start_ns: ts,
+                            dur_ns: dur,
+                        });
+                    }
+                    b'B' => self.open.entry(thread).or_default().push(Open {
+                        name,
+                        cat,
+                        index: index as u32,
+                        start_ns: ts,
+                    }),
+                    b'E' => match self.open.get_mut(&thread).and_then(Vec::pop) {
+                        Some(open) if ts >= open.start_ns => self.spans.push(Span {
+                            name: open.name,
+                            cat: open.cat,
+                            thread,
+                            index: open.index,
+                            start_ns: open.start_ns,
+                            dur_ns: ts - open.start_ns,
+                        }),
+                        Some(open) => self.warn("E before B", index, || {
+                            format!(
+                                "`E` ends before its `B` (event {}) begins; skipped",
+                                open.index
+                            )
+                        }),
+                        None => self.warn("lone E", index, || {
+                            "`E` event without an open `B` on its thread; skipped".to_string()
+                        }),
+                    },
+                    _ => {
+                        let id = match ev.id.as_ref().and_then(|id| self.key(Some(id))) {
+                            Some(key) => key,
+                            None => {
+                                return self.warn("flow id", index, || {
+                                    "flow event without a number or string `id`; skipped"
+                                        .to_string()
+                                });
+                            }
+                        };
+                        let next = self.flow_ids.len() as u32;
+                        let id = *self.flow_ids.entry((cat, id)).or_insert(next);
+                        self.flows.push(FlowPoint {
+                            id,
+                            phase: ph,
+                            thread,
+                            ts_ns: ts,
+                        });
+                    }
+                }
+            }
+            b'i' | b'I' | b'C' | b'b' | b'e' | b'n' | b'N' | b'O' | b'D' | b'P' | b'R' | b'c'
+            | b'S' | b'T' | b'F' | b'p' | b'v' | b'V' | b'(' | b')' => {}
+            other => self.warn("unknown ph", index, || {
+                format!("unknown phase `{}`; skipped", char::from(other))
+            }),
+        }
+    }
+
+    fn time(
+        &mut self,
+        atom: Option<TimeAtom>,
+        field: &'static str,
+        index: usize,
+        ph: u8,
+    ) -> Option<i64> {
+        let ns = match atom {
+            Some(TimeAtom::Ns(ns)) => return Some(ns),
+            None => "missing",
+            Some(TimeAtom::Bad(what)) => what,
+        };
+        let kind = if field == "ts" { "bad ts" } else { "bad dur" };
+        self.warn(kind, index, || {
+            format!(
+                "`{}` event: `{field}` is {ns}, expected microseconds (a number or a numeric string); skipped",
+                char::from(ph)
+            )
+        });
+        None
+    }
+
+    /// A pid, tid or flow id; a missing one is 0.
+    fn key(&mut self, atom: Option<&Atom>) -> Option<Key> {
+        match atom {
+            None => Some(Key::Num(0)),
+            Some(Atom::Int(n)) => Some(Key::Num(*n)),
+            Some(Atom::Str(s)) => Some(Key::Str(self.strings.intern(s))),
+            Some(Atom::Float(x)) if x.fract() == 0.0 && x.abs() < 9.0e18 => {
+                Some(Key::Num(*x as i64))
+            }
+            Some(Atom::Other) => None,
+            Some(Atom::Float(_)) => None,
+        }
+    }
+
+    pub(super) fn finish(mut self) -> RawTrace {
+        let mut unclosed: Vec<u32> = self
+            .open
+            .values()
+            .flat_map(|stack| stack.iter().map(|o| o.index))
+            .collect();
+        unclosed.sort_unstable();
+        for index in unclosed {
+            self.warn("unclosed B", index as usize, || {
+                "`B` event never closed by an `E`; skipped".to_string()
+            });
+        }
+        let base = self.base_time_ns;
+        if base != 0 {
+            for span in &mut self.spans {
+                span.start_ns = span.start_ns.saturating_add(base);
+            }
+            for flow in &mut self.flows {
+                flow.ts_ns = flow.ts_ns.saturating_add(base);
+            }
+        }
+        RawTrace {
+            file: self.file.to_string(),
+            strings: self.strings.strings,
+            processes: self.processes,
+            threads: self.threads,
+            spans: self.spans,
+            flows: self.flows,
+            event_count: self.event_count,
+            distributed: self.distributed,
+            base_time_ns: base,
+            warnings: self.warnings.into_vec(),
+        }
+    }
+}

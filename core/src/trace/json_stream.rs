@@ -1,0 +1,349 @@
+//! A JSON byte stream cut into whole values, one at a time, with line and column kept: the trace
+//! reader walks the top level itself and hands each trace event's bytes to serde as one small
+//! slice. Memory stays at one buffer (1 MiB, grown only for a value larger than that), and serde
+//! parses from a slice, borrowing strings and raw numbers instead of copying them.
+//!
+//! The scanner only matches brackets and strings to find where a value ends; serde then parses
+//! the value and reports any error inside it, which [`JsonStream::locate`] turns into a position in
+//! the whole file.
+
+use std::io::Read;
+
+/// 1-based line and column in the whole (decompressed) text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+}
+
+#[derive(Debug)]
+pub enum StreamError {
+    Io(std::io::Error, Position),
+    /// The stream ended inside a value.
+    Eof(Position),
+}
+
+const CHUNK: usize = 1 << 20;
+
+#[derive(Debug)]
+pub struct JsonStream<R> {
+    reader: R,
+    buf: Vec<u8>,
+    /// Next unread byte.
+    pos: usize,
+    /// End of the valid bytes.
+    end: usize,
+    eof: bool,
+    /// Newlines are counted lazily: `line` is the line of `buf[counted]`, and `line_start` the
+    /// absolute offset where that line starts.
+    counted: usize,
+    line: usize,
+    line_start: u64,
+    /// Absolute offset of `buf[0]`.
+    base: u64,
+}
+
+impl<R: Read> JsonStream<R> {
+    pub fn new(reader: R) -> Self {
+        JsonStream {
+            reader,
+            buf: vec![0; CHUNK],
+            pos: 0,
+            end: 0,
+            eof: false,
+            counted: 0,
+            line: 1,
+            line_start: 0,
+            base: 0,
+        }
+    }
+
+    /// Where the next unread byte is.
+    pub fn position(&mut self) -> Position {
+        self.count_lines(self.pos);
+        let absolute = self.base + self.pos as u64;
+        Position {
+            line: self.line,
+            column: (absolute.saturating_sub(self.line_start) + 1) as usize,
+        }
+    }
+
+    /// Counts the newlines in `buf[counted..upto]`.
+    fn count_lines(&mut self, upto: usize) {
+        if upto <= self.counted {
+            return;
+        }
+        if let Some(bytes) = self.buf.get(self.counted..upto)
+            && let Some(last) = memchr::memrchr(b'\n', bytes)
+        {
+            self.line += memchr::memchr_iter(b'\n', bytes).count();
+            self.line_start = self.base + (self.counted + last + 1) as u64;
+        }
+        self.counted = upto;
+    }
+
+    /// Reads more bytes, keeping the unread ones; `false` at the end of the stream.
+    fn fill(&mut self) -> Result<bool, StreamError> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.pos > 0 {
+            self.count_lines(self.pos);
+            self.counted = 0;
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.base += self.pos as u64;
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.end == self.buf.len() {
+            self.buf.resize(self.buf.len() * 2, 0);
+        }
+        loop {
+            let Some(space) = self.buf.get_mut(self.end..) else {
+                return Ok(false);
+            };
+            match self.reader.read(space) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(false);
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(StreamError::Io(e, self.position())),
+            }
+        }
+    }
+
+    /// Consumes `len` bytes from `pos`.
+    fn advance(&mut self, len: usize) {
+        self.pos = (self.pos + len).min(self.end);
+    }
+
+    /// The next byte that is not whitespace, without consuming it; `None` at the end.
+    pub fn peek(&mut self) -> Result<Option<u8>, StreamError> {
+        loop {
+            let skip = self
+                .buf
+                .get(self.pos..self.end)
+                .unwrap_or_default()
+                .iter()
+                .position(|b| !b.is_ascii_whitespace());
+            match skip {
+                Some(n) => {
+                    self.advance(n);
+                    return Ok(self.buf.get(self.pos).copied());
+                }
+                None => {
+                    self.advance(self.end - self.pos);
+                    if !self.fill()? {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The unread bytes in the buffer.
+    pub fn rest(&self) -> &[u8] {
+        self.buf.get(self.pos..self.end).unwrap_or_default()
+    }
+
+    /// Whether the reader has no more bytes to give.
+    pub fn at_eof(&self) -> bool {
+        self.eof
+    }
+
+    /// Reads more into the buffer (growing it when full); `false` at the end of the stream.
+    pub fn refill(&mut self) -> Result<bool, StreamError> {
+        self.fill()
+    }
+
+    /// Consumes `len` bytes of [`rest`](Self::rest).
+    pub fn consume(&mut self, len: usize) {
+        self.advance(len);
+    }
+
+    /// Consumes one (non-newline) byte.
+    pub fn bump(&mut self) {
+        self.advance(1);
+    }
+
+    /// Whether the stream has been read to its end with nothing left.
+    pub fn is_at_end(&mut self) -> Result<bool, StreamError> {
+        Ok(self.peek()?.is_none())
+    }
+
+    /// The next whole value (call after [`peek`](Self::peek) saw its first byte): its bytes and
+    /// where it starts. The value is consumed.
+    pub fn value(&mut self) -> Result<(&[u8], Position), StreamError> {
+        let len = loop {
+            let rest = self.buf.get(self.pos..self.end).unwrap_or_default();
+            match value_len(rest, self.eof) {
+                Some(len) => break len,
+                None if self.eof => {
+                    let rest = self.end - self.pos;
+                    self.advance(rest);
+                    return Err(StreamError::Eof(self.position()));
+                }
+                None => {
+                    self.fill()?;
+                }
+            }
+        };
+        let start = self.position();
+        let from = self.pos;
+        self.advance(len);
+        Ok((self.buf.get(from..from + len).unwrap_or_default(), start))
+    }
+
+    /// Where an error serde found at `(line, column)` inside a value that starts at `start` is
+    /// in the whole text.
+    pub fn locate(start: Position, line: usize, column: usize) -> Position {
+        if line <= 1 {
+            Position {
+                line: start.line,
+                column: start.column + column.saturating_sub(1),
+            }
+        } else {
+            Position {
+                line: start.line + line - 1,
+                column,
+            }
+        }
+    }
+}
+
+/// The length of the value at the start of `bytes`, or `None` when it does not end inside them.
+/// An object's end is found by its braces alone and an array's by its brackets alone (strings
+/// skipped); whether the inside is valid JSON is serde's to say. A scalar ends at the first
+/// delimiter (or at the end of the stream).
+fn value_len(bytes: &[u8], eof: bool) -> Option<usize> {
+    let (open, close) = match *bytes.first()? {
+        b'{' => (b'{', b'}'),
+        b'[' => (b'[', b']'),
+        b'"' => return string_end(bytes, 0).map(|end| end + 1),
+        _ => {
+            return match bytes
+                .iter()
+                .position(|&b| matches!(b, b',' | b'}' | b']') || b.is_ascii_whitespace())
+            {
+                Some(n) => Some(n.max(1)),
+                None if eof => Some(bytes.len()),
+                None => None,
+            };
+        }
+    };
+    let mut depth = 0usize;
+    let mut i = 0;
+    loop {
+        let at = i + memchr::memchr3(b'"', open, close, bytes.get(i..)?)?;
+        match bytes.get(at) {
+            Some(&b'"') => i = string_end(bytes, at)? + 1,
+            Some(&b) if b == open => {
+                depth += 1;
+                i = at + 1;
+            }
+            _ => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Some(at + 1);
+                }
+                i = at + 1;
+            }
+        }
+    }
+}
+
+/// Index of the quote that closes the string whose opening quote is at `open`.
+fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
+    let mut i = open + 1;
+    loop {
+        let at = i + memchr::memchr2(b'"', b'\\', bytes.get(i..)?)?;
+        if bytes.get(at) == Some(&b'"') {
+            return Some(at);
+        }
+        i = at + 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands out a few bytes at a time, to cross buffer refills.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(self.0.len()).min(3);
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn values_come_whole_with_their_positions() {
+        let text = b"[ {\"a\": \"}\\\"]\"},\n  [1, [2]] ,\n\"s\\\\\", 12.5e3 , null]";
+        let mut s = JsonStream::new(Trickle(text));
+        assert_eq!(s.peek().unwrap(), Some(b'['));
+        s.bump();
+        let mut got = Vec::new();
+        loop {
+            s.peek().unwrap();
+            let (v, at) = s.value().unwrap();
+            got.push((String::from_utf8(v.to_vec()).unwrap(), at.line, at.column));
+            match s.peek().unwrap() {
+                Some(b',') => s.bump(),
+                _ => break,
+            }
+        }
+        assert_eq!(
+            got,
+            [
+                ("{\"a\": \"}\\\"]\"}".to_string(), 1, 3),
+                ("[1, [2]]".to_string(), 2, 3),
+                ("\"s\\\\\"".to_string(), 3, 1),
+                ("12.5e3".to_string(), 3, 8),
+                ("null".to_string(), 3, 17),
+            ]
+        );
+        assert_eq!(s.peek().unwrap(), Some(b']'));
+        s.bump();
+        assert!(s.is_at_end().unwrap());
+    }
+
+    #[test]
+    fn a_value_cut_short_is_an_end_of_stream_error_at_the_end() {
+        let mut s = JsonStream::new(Trickle(b"[{\"a\":\n [1,"));
+        s.peek().unwrap();
+        s.bump();
+        s.peek().unwrap();
+        match s.value() {
+            Err(StreamError::Eof(p)) => assert_eq!(p, Position { line: 2, column: 5 }),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn errors_inside_a_value_are_placed_in_the_whole_text() {
+        let start = Position {
+            line: 4,
+            column: 10,
+        };
+        assert_eq!(
+            JsonStream::<&[u8]>::locate(start, 1, 3),
+            Position {
+                line: 4,
+                column: 12
+            }
+        );
+        assert_eq!(
+            JsonStream::<&[u8]>::locate(start, 2, 3),
+            Position { line: 5, column: 3 }
+        );
+    }
+}
