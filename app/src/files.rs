@@ -2,6 +2,7 @@
 //! Errors name the file; a failed open keeps the scenario on screen.
 
 use crate::studio::Studio;
+use crate::traces::{TraceSource, looks_like_trace};
 
 impl Studio {
     /// Opens a scenario file; errors name the file, and the current scenario stays.
@@ -149,26 +150,46 @@ impl Studio {
         }
     }
 
-    /// Opens the first dropped file (its bytes, or its path on native).
+    /// Opens dropped files: profiler traces (gzip, or JSON that is not a scenario) are imported
+    /// together on a worker thread; otherwise the first file opens as the scenario.
     pub(crate) fn take_dropped(&mut self, ui: &egui::Ui) {
-        let dropped = ui.input(|i| i.raw.dropped_files.first().cloned());
-        let Some(file) = dropped else { return };
-        let name = file.path().display().to_string();
-        let text = file
-            .bytes()
-            .map_err(|e| format!("{name}: cannot read: {e}"))
-            .and_then(|bytes| {
-                String::from_utf8(bytes).map_err(|e| format!("{name}: not UTF-8 text: {e}"))
-            });
-        match text {
+        let dropped = ui.input(|i| i.raw.dropped_files.clone());
+        if dropped.is_empty() {
+            return;
+        }
+        let mut traces = Vec::new();
+        let mut scenario = None;
+        for file in dropped {
+            let name = file.path().display().to_string();
+            let bytes = match file.bytes() {
+                Ok(bytes) => bytes,
+                Err(e) => {
+                    self.fail(format!("{name}: cannot read: {e}"));
+                    return;
+                }
+            };
+            if looks_like_trace(&bytes) {
+                traces.push(TraceSource::Bytes {
+                    name,
+                    bytes: bytes.into(),
+                });
+            } else if scenario.is_none() {
+                scenario = Some((name, file.path().to_path_buf(), bytes));
+            }
+        }
+        self.open_traces(traces);
+        let Some((name, path, bytes)) = scenario else {
+            return;
+        };
+        match String::from_utf8(bytes) {
             Ok(text) => {
                 self.open_text(&text, &name);
                 if self.source == name {
-                    self.path = Some(file.path().to_path_buf());
+                    self.path = Some(path);
                     self.remember(&name);
                 }
             }
-            Err(message) => self.fail(message),
+            Err(e) => self.fail(format!("{name}: not UTF-8 text: {e}")),
         }
     }
 }

@@ -12,6 +12,8 @@ pub mod presets;
 pub mod samples;
 pub mod stats;
 pub mod studio;
+pub mod trace_view;
+pub mod traces;
 pub mod workload_bars;
 
 pub use studio::Studio;

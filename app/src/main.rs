@@ -1,6 +1,9 @@
-//! `mpipe-studio`: opens the embedded default scenario (Mpipe ⟨transpose, 1f1b⟩).
+//! `mpipe-studio [SCENARIO.json] [TRACE...]`: opens the embedded default scenario (Mpipe
+//! ⟨transpose, 1f1b⟩) or the last session's; a scenario file given on the command line opens
+//! instead, and profiler traces given after it are imported for comparison.
 
 use mpipe_studio::StudioApp;
+use mpipe_studio::traces::{TraceSource, looks_like_trace};
 
 fn main() -> eframe::Result {
     let options = eframe::NativeOptions {
@@ -9,12 +12,27 @@ fn main() -> eframe::Result {
             .with_inner_size([1500.0, 900.0]),
         ..Default::default()
     };
+    let args: Vec<std::path::PathBuf> = std::env::args_os().skip(1).map(Into::into).collect();
     eframe::run_native(
         "Mpipe Studio",
         options,
-        Box::new(|cc| {
+        Box::new(move |cc| {
             mpipe_studio::fonts::install(&cc.egui_ctx);
-            Ok(Box::new(StudioApp::restore(cc.storage)))
+            let mut app = StudioApp::restore(cc.storage);
+            let mut traces = Vec::new();
+            for path in args {
+                let mut head = [0u8; 4096];
+                let n = std::fs::File::open(&path)
+                    .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+                    .unwrap_or(0);
+                if looks_like_trace(head.get(..n).unwrap_or_default()) {
+                    traces.push(TraceSource::Path(path));
+                } else {
+                    app.studio.open_path(&path);
+                }
+            }
+            app.studio.open_traces(traces);
+            Ok(Box::new(app))
         }),
     )
 }

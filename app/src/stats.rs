@@ -8,13 +8,13 @@ use mpipe::simulation::Simulation;
 /// The one-line summary above the timeline.
 pub fn summary(sim: &Simulation) -> String {
     format!(
-        "makespan {} s · bubble {:.1} % · utilisation {:.1} %{}",
+        "makespan {} · bubble {:.1} % · utilisation {:.1} %{}",
         secs(sim.makespan_s),
         100.0 * sim.bubble_fraction,
         100.0 * sim.utilisation,
         sim.encoder_free_makespan_s
             .map_or(String::new(), |f| format!(
-                " · without the encoder {} s",
+                " · without the encoder {}",
                 secs(f)
             ))
     )

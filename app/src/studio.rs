@@ -5,11 +5,13 @@
 use crate::gantt::{GanttOptions, GanttState, gantt};
 use crate::history::History;
 use crate::samples::{SAMPLES, Sample};
+use crate::traces::Traces;
 use crate::{editors, stats};
 use egui::{Color32, RichText};
 use mpipe::Scenario;
 use mpipe::simulate::SimOptions;
 use mpipe::simulation::{Simulation, simulate_scenario};
+use mpipe::trace::calibrate::Calibration;
 
 /// Everything the window shows.
 #[derive(Debug)]
@@ -45,6 +47,10 @@ pub struct Studio {
     pub png_pending: Option<std::sync::mpsc::Receiver<String>>,
     /// A simulation running on a worker thread (large scenarios), with its result to come.
     pub pending: Option<std::sync::mpsc::Receiver<Result<Simulation, String>>>,
+    /// Imported profiler traces, their rules, alignment and comparison step.
+    pub traces: Traces,
+    /// A calibration running on a worker thread.
+    pub calibrating: Option<std::sync::mpsc::Receiver<Result<Calibration, String>>>,
 }
 
 /// Scenarios with more than this many rank × microbatch pairs simulate on a worker thread, so
@@ -82,6 +88,8 @@ impl Default for Studio {
             notice_is_error: false,
             png_pending: None,
             pending: None,
+            traces: Traces::default(),
+            calibrating: None,
         };
         if let Some(sample) = SAMPLES.first() {
             studio.open_sample(sample);
@@ -292,7 +300,7 @@ impl Studio {
             }
             self.png_pending = None;
         }
-        if self.poll() {
+        if self.poll() | self.poll_traces() {
             ui.ctx()
                 .request_repaint_after(std::time::Duration::from_millis(30));
         }
@@ -509,6 +517,8 @@ impl Studio {
             baseline,
             cursor,
             playing,
+            traces,
+            calibrating,
             ..
         } = self;
         let Some(sim) = result.as_ref().ok().or(last_good.as_ref()) else {
@@ -526,7 +536,7 @@ impl Studio {
         if let Some((name, base)) = baseline.as_ref() {
             ui.label(
                 RichText::new(format!(
-                    "Baseline: {name} — makespan {} s{}",
+                    "Baseline: {name} — makespan {}{}",
                     mpipe::sim_report::secs(base.makespan_s),
                     speedup.map_or(String::new(), |x| format!(
                         " · speedup of the current schedule: {x:.3}×"
@@ -591,6 +601,15 @@ impl Studio {
             },
         );
         ui.add_space(6.0);
+        let calibrate = crate::trace_view::trace_panel(
+            ui,
+            sim,
+            traces,
+            gantt_state,
+            calibrating.is_some(),
+            !dimmed,
+        );
+        ui.add_space(6.0);
         ui.label(RichText::new("Memory per rank").strong());
         if let Some(range) = stats::memory_plot(ui, sim, gantt_state.range) {
             gantt_state.range = Some(range);
@@ -602,6 +621,9 @@ impl Studio {
         ui.label(RichText::new("Collectives").strong());
         for line in mpipe::report::collectives_in_words(&sim.derivation.collectives) {
             ui.label(line);
+        }
+        if calibrate {
+            self.start_calibration();
         }
     }
 }

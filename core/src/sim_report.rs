@@ -165,16 +165,16 @@ impl SimulateReport {
     }
 }
 
-/// Seconds with a sensible number of digits.
+/// Seconds with a sensible number of digits and their unit: `74.039 s`, `27.000 ms`, `0 s`.
 pub fn secs(t: f64) -> String {
     if t == 0.0 {
-        "0".into()
+        "0 s".into()
     } else if t.abs() >= 100.0 {
-        format!("{t:.1}")
+        format!("{t:.1} s")
     } else if t.abs() >= 1.0 {
-        format!("{t:.3}")
+        format!("{t:.3} s")
     } else {
-        format!("{:.3}ms", t * 1e3)
+        format!("{:.3} ms", t * 1e3)
     }
 }
 
@@ -256,13 +256,13 @@ pub fn text(name: &str, sim: &Simulation) -> String {
     );
     let _ = writeln!(
         out,
-        "makespan {} s, bubble {:.1} %, utilisation {:.1} %{}",
+        "makespan {}, bubble {:.1} %, utilisation {:.1} %{}",
         secs(sim.makespan_s),
         100.0 * sim.bubble_fraction,
         100.0 * sim.utilisation,
         sim.encoder_free_makespan_s
             .map_or(String::new(), |f| format!(
-                ", without the encoder {} s",
+                ", without the encoder {}",
                 secs(f)
             ))
     );
@@ -301,13 +301,13 @@ pub fn compare_text(a_name: &str, a: &Simulation, b_name: &str, b: &Simulation) 
     };
     let _ = writeln!(
         out,
-        "A: {a_name}: makespan {} s, bubble {:.1} %",
+        "A: {a_name}: makespan {}, bubble {:.1} %",
         secs(a.makespan_s),
         100.0 * a.bubble_fraction
     );
     let _ = writeln!(
         out,
-        "B: {b_name}: makespan {} s, bubble {:.1} %",
+        "B: {b_name}: makespan {}, bubble {:.1} %",
         secs(b.makespan_s),
         100.0 * b.bubble_fraction
     );

@@ -82,7 +82,7 @@ pub fn render(name: &str, sim: &Simulation) -> String {
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let schedule: Vec<_> = plan.regions.iter().map(|r| r.skeleton).collect();
     let title = format!(
-        "{}{} — P = {}, M = {}: makespan {} s, bubble {:.1} %",
+        "{}{} — P = {}, M = {}: makespan {}, bubble {:.1} %",
         if name.is_empty() {
             String::new()
         } else {
@@ -145,7 +145,7 @@ pub fn render(name: &str, sim: &Simulation) -> String {
         if window > 0.0 {
             let _ = writeln!(
                 s,
-                r#"<rect x="{LEFT}" y="{:.1}" width="{:.2}" height="{:.1}" fill="{}" fill-opacity="0.45"><title>warmup window {} s</title></rect>"#,
+                r#"<rect x="{LEFT}" y="{:.1}" width="{:.2}" height="{:.1}" fill="{}" fill-opacity="0.45"><title>warmup window {}</title></rect>"#,
                 y - 2.0,
                 x(window) - LEFT,
                 LANE + 4.0,
@@ -158,7 +158,7 @@ pub fn render(name: &str, sim: &Simulation) -> String {
         {
             let _ = writeln!(
                 s,
-                r#"<rect x="{:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="url(#spill)" stroke="{}" stroke-width="1.5"><title>encoder spill {} s (analytic {} s)</title></rect>"#,
+                r#"<rect x="{:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="url(#spill)" stroke="{}" stroke-width="1.5"><title>encoder spill {} (analytic {})</title></rect>"#,
                 x(w),
                 y - 2.0,
                 x(start) - x(w),
@@ -176,7 +176,7 @@ pub fn render(name: &str, sim: &Simulation) -> String {
         let fill = hex(palette::chip(e.region, e.backward));
         let _ = writeln!(
             s,
-            r#"<rect x="{x0:.2}" y="{y:.1}" width="{w:.2}" height="{LANE}" fill="{fill}" stroke="white" stroke-width="0.6"><title>{} rank {} mb {}: {}–{} s</title></rect>"#,
+            r#"<rect x="{x0:.2}" y="{y:.1}" width="{w:.2}" height="{LANE}" fill="{fill}" stroke="white" stroke-width="0.6"><title>{} rank {} mb {}: {}–{}</title></rect>"#,
             e.action,
             e.rank,
             e.mb,
@@ -198,7 +198,7 @@ pub fn render(name: &str, sim: &Simulation) -> String {
         let (x0, x1) = (x(c.start_s), x(c.end_s));
         let _ = writeln!(
             s,
-            r#"<rect x="{x0:.2}" y="{y:.1}" width="{:.2}" height="{COMM_LANE}" fill="{}"><title>{} r{}→r{}: {}–{} s</title></rect>"#,
+            r#"<rect x="{x0:.2}" y="{y:.1}" width="{:.2}" height="{COMM_LANE}" fill="{}"><title>{} r{}→r{}: {}–{}</title></rect>"#,
             (x1 - x0).max(0.5),
             hex(palette::COMM),
             c.comm,

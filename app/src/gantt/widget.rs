@@ -376,13 +376,13 @@ pub fn gantt(
     if let Some((count, e)) = &hovered_event {
         let text = if *count > 1 {
             format!(
-                "{count} events around {}–{} s (zoom in to see each)",
+                "{count} events around {}–{} (zoom in to see each)",
                 secs(e.start_s),
                 secs(e.end_s)
             )
         } else {
             format!(
-                "{} {}\nrank {}, region {}, microbatch {}\nstart {} s, end {} s, duration {} s\nslack {} s",
+                "{} {}\nrank {}, region {}, microbatch {}\nstart {}, end {}, duration {}\nslack {}",
                 e.action,
                 if e.backward { "backward" } else { "forward" },
                 e.rank,

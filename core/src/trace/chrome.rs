@@ -513,7 +513,11 @@ mod tests {
         assert_eq!(t.spans.len(), 30_000);
         for (i, s) in t.spans.iter().enumerate() {
             let i = i as i64;
-            assert_eq!(s.start_ns, (1_000_000 + i * 7) * 1000 + i % 1000, "event {i}");
+            assert_eq!(
+                s.start_ns,
+                (1_000_000 + i * 7) * 1000 + i % 1000,
+                "event {i}"
+            );
             assert_eq!(s.dur_ns, 500);
         }
         assert_eq!(t.name(&t.spans[3]), "op \"3\"");

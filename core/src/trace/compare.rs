@@ -211,6 +211,46 @@ pub fn compare(
     }
 }
 
+/// One measured action of a step as the app draws it: seconds from the step's first action, and
+/// the predicted start and end when the prediction has the same action on the same rank.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeasuredBlock {
+    pub rank: usize,
+    pub action: String,
+    pub backward: bool,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub predicted: Option<(f64, f64)>,
+}
+
+/// Every measured action of step `step`, matched with the prediction where it can be.
+pub fn measured_blocks(
+    sim: &Simulation,
+    m: &Measurement,
+    alignment: &Alignment,
+    step: usize,
+) -> Vec<MeasuredBlock> {
+    let predicted = predicted_actions(sim);
+    let (t0, _, measured) = measured_step(m, alignment, step);
+    measured
+        .into_iter()
+        .flat_map(|(rank, actions)| {
+            let predicted = &predicted;
+            actions
+                .into_iter()
+                .map(move |(action, label, s, e)| MeasuredBlock {
+                    rank,
+                    backward: action.is_some_and(|a| a.phase == Phase::Backward)
+                        || label.contains(['B', 'I', 'W']),
+                    action: label,
+                    start_s: seconds(s - t0),
+                    end_s: seconds(e - t0),
+                    predicted: action.and_then(|a| predicted.get(&(rank, a)).copied()),
+                })
+        })
+        .collect()
+}
+
 /// Length of the longest common subsequence of the measured and predicted orders.
 fn lcs_len(got: &[Option<Action>], want: &[Action]) -> usize {
     let mut row = vec![0usize; want.len() + 1];

@@ -1,0 +1,182 @@
+//! Predicted against measured: for every rank its predicted lane with the measured lane under it,
+//! a thin link from each predicted action to the same action measured, and the measured action
+//! coloured by how far its start is from the prediction (green within 2 % of the step, amber
+//! within 10 %, red beyond, grey when the prediction has no such action). Shares the time range
+//! with the main chart: wheel zooms, drag pans, double-click resets. Hover names the residuals.
+
+use super::geometry::TimeView;
+use crate::palette;
+use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
+use mpipe::sim_report::{EventTiming, secs};
+use mpipe::trace::compare::MeasuredBlock;
+
+const LABEL_W: f32 = 64.0;
+const ROW: f32 = 16.0;
+const PAIR_GAP: f32 = 10.0;
+const AXIS: f32 = 20.0;
+
+/// The colour of a measured action whose start is `residual` seconds off in a step of `span`.
+pub fn residual_color(residual: Option<f64>, span: f64) -> Color32 {
+    match residual {
+        None => Color32::from_gray(140),
+        Some(r) if r.abs() <= 0.02 * span => Color32::from_rgb(0x4C, 0xAF, 0x50),
+        Some(r) if r.abs() <= 0.10 * span => Color32::from_rgb(0xF0, 0xA0, 0x30),
+        Some(_) => Color32::from_rgb(0xE0, 0x50, 0x50),
+    }
+}
+
+fn pair_top(rect: Rect, rank: usize) -> f32 {
+    rect.top() + rank as f32 * (2.0 * ROW + PAIR_GAP)
+}
+
+/// Draws the chart; `range` is the shared visible time range (`None`: the whole of `span`).
+pub fn measured_chart(
+    ui: &mut egui::Ui,
+    predicted: &[EventTiming],
+    blocks: &[MeasuredBlock],
+    ranks: usize,
+    span: f64,
+    range: &mut Option<(f64, f64)>,
+) {
+    let ranks = blocks
+        .iter()
+        .map(|b| b.rank + 1)
+        .max()
+        .unwrap_or(0)
+        .max(ranks);
+    let height = pair_top(Rect::ZERO, ranks) + AXIS;
+    let width = ui.available_width().max(200.0);
+    let (rect, response) =
+        ui.allocate_exact_size(Vec2::new(width, height), Sense::click_and_drag());
+    let plot_left = rect.left() + LABEL_W;
+    let span = span.max(1e-12);
+    let (t0, t1) = range.unwrap_or((0.0, span));
+    let mut view = TimeView::new(
+        t0,
+        t1,
+        f64::from(plot_left),
+        f64::from(rect.right() - plot_left),
+    );
+    if response.double_clicked() {
+        *range = None;
+        view = TimeView::new(0.0, span, view.x0, view.width);
+    } else if let Some(pointer) = response.hover_pos() {
+        let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta, i.zoom_delta()));
+        let factor = f64::from(zoom) * (f64::from(scroll.y) * 0.003).exp();
+        if (factor - 1.0).abs() > 1e-6 {
+            view.zoom_at(f64::from(pointer.x), factor);
+        }
+    }
+    if response.dragged() {
+        view.pan_px(f64::from(response.drag_delta().x));
+    }
+    if (view.t0, view.t1) != (0.0, span) && !response.double_clicked() {
+        *range = Some((view.t0, view.t1));
+    }
+    let painter = ui.painter_at(rect);
+    let x = |t: f64| view.x_from_time(t) as f32;
+    let visible = |a: f64, b: f64| b >= view.t0 && a <= view.t1;
+    let text = ui.visuals().text_color();
+    let bg = ui.visuals().faint_bg_color;
+    for rank in 0..ranks {
+        let top = pair_top(rect, rank);
+        for (row, label) in [
+            (0.0, format!("r{rank} pred")),
+            (ROW, format!("r{rank} meas")),
+        ] {
+            painter.text(
+                Pos2::new(rect.left() + 4.0, top + row + ROW / 2.0),
+                Align2::LEFT_CENTER,
+                label,
+                FontId::proportional(11.0),
+                text,
+            );
+            painter.rect_filled(
+                Rect::from_min_max(
+                    Pos2::new(plot_left, top + row),
+                    Pos2::new(rect.right(), top + row + ROW - 1.0),
+                ),
+                0.0,
+                bg,
+            );
+        }
+    }
+    let chip = |a: f64, b: f64, top: f32| {
+        Rect::from_min_max(
+            Pos2::new(x(a).max(plot_left), top + 1.0),
+            Pos2::new(x(b).max(x(a) + 1.0).min(rect.right()), top + ROW - 2.0),
+        )
+    };
+    for e in predicted.iter().filter(|e| visible(e.start_s, e.end_s)) {
+        let top = pair_top(rect, e.rank);
+        painter.rect_filled(
+            chip(e.start_s, e.end_s, top),
+            1.0,
+            palette::chip(e.region, e.backward),
+        );
+    }
+    let mut hovered: Option<&MeasuredBlock> = None;
+    let pointer = response.hover_pos();
+    for b in blocks.iter().filter(|b| {
+        visible(
+            b.start_s.min(b.predicted.map_or(b.start_s, |p| p.0)),
+            b.end_s,
+        )
+    }) {
+        let top = pair_top(rect, b.rank) + ROW;
+        let r = chip(b.start_s, b.end_s, top);
+        let residual = b.predicted.map(|(ps, _)| b.start_s - ps);
+        painter.rect_filled(r, 1.0, residual_color(residual, span));
+        if let Some((ps, _)) = b.predicted {
+            painter.line_segment(
+                [
+                    Pos2::new(x(ps), top - 1.0),
+                    Pos2::new(x(b.start_s), top + 1.0),
+                ],
+                Stroke::new(1.0, Color32::from_gray(120)),
+            );
+        }
+        if r.width() > 7.0 * b.action.len() as f32 {
+            painter.text(
+                r.center(),
+                Align2::CENTER_CENTER,
+                &b.action,
+                FontId::monospace(10.0),
+                Color32::BLACK,
+            );
+        }
+        if pointer.is_some_and(|p| r.expand(1.0).contains(p)) {
+            hovered = Some(b);
+        }
+    }
+    let axis_y = pair_top(rect, ranks) + 4.0;
+    for t in [view.t0, 0.5 * (view.t0 + view.t1), view.t1] {
+        painter.text(
+            Pos2::new(x(t).clamp(plot_left, rect.right() - 40.0), axis_y),
+            Align2::LEFT_TOP,
+            secs(t),
+            FontId::proportional(10.0),
+            text,
+        );
+    }
+    if let Some(b) = hovered {
+        let mut lines = format!(
+            "rank {}: {} measured at {} for {}",
+            b.rank,
+            b.action,
+            secs(b.start_s),
+            secs(b.end_s - b.start_s)
+        );
+        match b.predicted {
+            Some((ps, pe)) => lines.push_str(&format!(
+                "\npredicted at {} for {}\nresidual: start {:+.3} ms, duration {:+.3} ms",
+                secs(ps),
+                secs(pe - ps),
+                (b.start_s - ps) * 1e3,
+                ((b.end_s - b.start_s) - (pe - ps)) * 1e3
+            )),
+            None => lines.push_str("\nnot in the prediction"),
+        }
+        response.on_hover_text_at_pointer(lines);
+    }
+}

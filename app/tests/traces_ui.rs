@@ -1,0 +1,168 @@
+//! UI tests of the traces part of the window: import on a worker thread (progress, Cancel), the
+//! predicted-vs-measured summary, calibration as an undoable edit, and the rules editor.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // tests fail by panicking
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use mpipe_studio::Studio;
+use mpipe_studio::traces::TraceSource;
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/traces/pp-interleaved")
+        .join(name)
+}
+
+/// The window on the traced run's scenario, with its two rank traces imported.
+fn traced() -> Harness<'static, Studio> {
+    let mut studio = Studio::default();
+    studio.open_path(&fixture("scenario.json"));
+    let sources = ["rank0.json.gz", "rank1.json.gz"]
+        .map(|f| TraceSource::Bytes {
+            name: f.to_string(),
+            bytes: std::fs::read(fixture(f)).unwrap().into(),
+        })
+        .to_vec();
+    studio.open_traces(sources);
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1500.0, 1400.0))
+        .with_step_dt(0.25)
+        .with_context_setup(mpipe_studio::fonts::install)
+        .build_ui_state(|ui, studio: &mut Studio| studio.show(ui), studio);
+    wait(&mut harness, |s| s.traces.import.is_none());
+    harness
+}
+
+/// Runs frames until `done` (the worker threads finish in well under the 400 frames allowed).
+fn wait(harness: &mut Harness<'static, Studio>, done: impl Fn(&Studio) -> bool) {
+    for _ in 0..400 {
+        harness.step();
+        if done(harness.state()) {
+            harness.run();
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("the background work did not finish");
+}
+
+/// Moves the pointer onto the button first (away from the chart's tooltip), then clicks it.
+fn press(harness: &mut Harness<'static, Studio>, label: &str) {
+    let at = harness.get_by_label(label).rect().center();
+    harness.hover_at(at);
+    harness.run();
+    harness.get_by_label(label).click();
+    harness.step();
+}
+
+#[test]
+fn imported_traces_show_under_the_prediction_with_their_agreement() {
+    let harness = traced();
+    assert_eq!(
+        harness.state().notice.as_deref(),
+        Some("imported rank0.json.gz, rank1.json.gz")
+    );
+    harness.get_by_label_contains("2 file(s), 2 rank(s), shared clock · order agreement 100.0%");
+    harness.get_by_label_contains("predicted 27.000 ms");
+    harness.get_by_label("Calibrate");
+    harness.get_by_label("of 2");
+    let m = harness.state().traces.measurement.as_ref().unwrap();
+    assert_eq!(m.ranks.len(), 2);
+    assert!(m.ranks.iter().all(|r| r.actions.len() == 32));
+}
+
+#[test]
+fn calibrate_makes_the_fitted_scenario_current_and_undo_takes_it_back() {
+    let mut harness = traced();
+    let before = harness.state().scenario.clone().unwrap();
+    press(&mut harness, "Calibrate");
+    wait(&mut harness, |s| s.calibrating.is_none());
+    harness.run();
+    let after = harness.state().scenario.clone().unwrap();
+    assert_ne!(after, before);
+    assert!(after.name.ends_with(" (calibrated)"));
+    // The traced blocks split at the cut: one group per region, each scaled by its own factors.
+    assert_eq!(after.model.layers.len(), 2);
+    assert!(
+        after
+            .hardware
+            .as_ref()
+            .and_then(|h| h.link_alpha_s)
+            .is_some()
+    );
+    let notice = harness.state().notice.clone().unwrap();
+    assert!(
+        notice.starts_with("calibrated on step 0, checked on step 1: step-time error "),
+        "{notice}"
+    );
+    press(&mut harness, "Undo");
+    assert_eq!(harness.state().scenario.as_ref(), Some(&before));
+}
+
+#[test]
+fn a_broken_rule_is_reported_and_the_old_rules_stay() {
+    let mut harness = traced();
+    harness.get_by_label("Schedule rules").click();
+    harness.run();
+    harness.state_mut().traces.rules_text =
+        r#"{"rules":[{"name":"x","pattern":"("}],"step_pattern":"s"}"#.into();
+    press(&mut harness, "Apply rules");
+    let error = harness.state().traces.rules_error.clone().unwrap();
+    assert!(
+        error.starts_with("rule 0 (x): bad pattern: regex parse error"),
+        "{error}"
+    );
+    harness.get_by_label_contains("rule 0 (x): bad pattern");
+    assert_eq!(
+        harness.state().traces.measurement.as_ref().unwrap().ranks[0]
+            .actions
+            .len(),
+        32
+    );
+    // Only forwards: half the actions.
+    harness.state_mut().traces.rules_text = r#"{"rules":[{"name":"F","pattern":"^PP:(?P<stage>\\d+)F(?P<mb>\\d+)$","phase":"F"}],"step_pattern":"^ProfilerStep#(?P<step>\\d+)$"}"#.into();
+    press(&mut harness, "Apply rules");
+    assert_eq!(harness.state().traces.rules_error, None);
+    assert_eq!(
+        harness.state().traces.measurement.as_ref().unwrap().ranks[0]
+            .actions
+            .len(),
+        16
+    );
+}
+
+#[test]
+fn a_long_import_shows_progress_and_can_be_cancelled() {
+    // 40 MB of events: long enough to still be running when Cancel is pressed.
+    let mut text = String::from("[");
+    for i in 0..400_000 {
+        text.push_str(&format!(r#"{{"ph":"X","name":"aten::mm","pid":1,"tid":1,"ts":{i},"dur":1,"args":{{"a":"{}"}}}},"#, "x".repeat(40)));
+    }
+    text.push_str(r#"{"ph":"i","ts":0}]"#);
+    let mut studio = Studio::default();
+    studio.open_traces(vec![TraceSource::Bytes {
+        name: "big.json".into(),
+        bytes: text.into_bytes().into(),
+    }]);
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1500.0, 1000.0))
+        .with_step_dt(0.25)
+        .with_context_setup(mpipe_studio::fonts::install)
+        .build_ui_state(|ui, studio: &mut Studio| studio.show(ui), studio);
+    harness.run();
+    harness.get_by_label_contains("importing 1 file(s)");
+    harness.get_by_label("Cancel import").click();
+    wait(&mut harness, |s| s.traces.import.is_none());
+    assert_eq!(
+        harness.state().notice.as_deref(),
+        Some("big.json: import cancelled")
+    );
+    assert!(harness.state().traces.raw.is_empty());
+}
