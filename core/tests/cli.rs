@@ -8,22 +8,11 @@
 )] // tests fail by panicking
 
 use std::path::PathBuf;
-use std::process::Command;
+mod common;
+use common::mpipe;
 
 fn samples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../samples")
-}
-
-fn mpipe(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mpipe"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// Writes `text` to a fresh file in the temp dir and returns its path.

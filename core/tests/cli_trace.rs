@@ -9,7 +9,8 @@
 )] // tests fail by panicking
 
 use std::path::PathBuf;
-use std::process::Command;
+mod common;
+use common::mpipe;
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/traces")
@@ -17,18 +18,6 @@ fn fixtures() -> PathBuf {
 
 fn path(relative: &str) -> String {
     fixtures().join(relative).display().to_string()
-}
-
-fn mpipe(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mpipe"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn json(args: &[&str]) -> serde_json::Value {
@@ -322,5 +311,16 @@ fn export_writes_chrome_traces_that_import_again() {
     let v = json(&["trace", measured.to_str().unwrap(), "--json"]);
     assert_eq!(v["ranks"][0]["actions"].as_array().unwrap().len(), 32);
     assert_eq!(v["ranks"][0]["transfers"].as_array().unwrap().len(), 48);
+    // The export counts from the first action, not the epoch: the ranks' clocks are solved from
+    // the dependencies again, and the solution lies inside the interval they allow.
+    let rank1 = &v["alignment"]["ranks"][1];
+    assert_eq!(v["alignment"]["method"], "causality");
+    let (lo, hi, offset) = (
+        rank1["min_ns"].as_i64().unwrap(),
+        rank1["max_ns"].as_i64().unwrap(),
+        rank1["offset_ns"].as_i64().unwrap(),
+    );
+    assert!(lo <= offset && offset <= hi, "{rank1}");
+    assert_eq!(rank1["uncertainty_ns"].as_i64().unwrap(), (hi - lo) / 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -61,6 +61,30 @@ fn skip_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
     Ok(())
 }
 
+/// Visitor methods that take any number, boolean, null or array as `$value` (arrays consumed).
+macro_rules! other_values_are {
+    ($value:expr) => {
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            skip_seq(seq).map(|()| $value)
+        }
+    };
+}
+
 /// Any scalar (`pid`, `tid`, `id`, `baseTimeNanoseconds`).
 struct AnyAtom;
 
@@ -169,27 +193,10 @@ impl<'de> Visitor<'de> for MaybeString {
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
         Ok(Some(Cow::Owned(v.to_string())))
     }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        skip_seq(seq).map(|()| None)
-    }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         skip_map(map).map(|()| None)
     }
+    other_values_are!(None);
 }
 
 /// The keys the importer reads, at the top level, in events and in `args`.
@@ -280,30 +287,10 @@ impl<'de> Visitor<'de> for ArgsSeed {
         }
         Ok(args)
     }
-    fn visit_borrowed_str<E: de::Error>(self, _: &'de str) -> Result<Args<'de>, E> {
-        Ok(Args::default())
-    }
     fn visit_str<E: de::Error>(self, _: &str) -> Result<Args<'de>, E> {
         Ok(Args::default())
     }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Args<'de>, E> {
-        Ok(Args::default())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Args<'de>, E> {
-        Ok(Args::default())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Args<'de>, E> {
-        Ok(Args::default())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Args<'de>, E> {
-        Ok(Args::default())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Args<'de>, E> {
-        Ok(Args::default())
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Args<'de>, A::Error> {
-        skip_seq(seq).map(|()| Args::default())
-    }
+    other_values_are!(Args::default());
 }
 
 impl<'de> Deserialize<'de> for EventRef<'de> {
@@ -393,24 +380,7 @@ impl<'de> Visitor<'de> for DistributedSeed {
     fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
         Ok(None)
     }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        skip_seq(seq).map(|()| None)
-    }
+    other_values_are!(None);
 }
 
 /// `baseTimeNanoseconds`: nanoseconds as a number or a string (0 when unreadable).

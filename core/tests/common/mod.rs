@@ -1,4 +1,4 @@
-//! Scenario builders shared by the core's integration tests.
+//! Scenario builders and the CLI runner shared by the core's integration tests.
 #![allow(dead_code)]
 
 use mpipe::model::{LayerSpec, Role};
@@ -42,4 +42,17 @@ pub fn vit_llm(enc: usize, llm: usize, encoder_trainable: bool) -> Vec<LayerSpec
 /// `n` uniform backbone layers.
 pub fn uniform(n: usize) -> Vec<LayerSpec> {
     vec![LayerSpec::timed("layer", Role::Backbone, n, 1.0)]
+}
+
+/// Runs the `mpipe` binary: (exit status, stdout, stderr).
+pub fn mpipe(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mpipe"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
