@@ -225,8 +225,50 @@ pub(crate) fn trace_panel(
         }
         traces.step = step;
     }
+    files_and_ranks(ui, traces);
     rules_editor(ui, traces);
     calibrate
+}
+
+/// Each imported file with the rank it was given and where that came from; the user can set it.
+fn files_and_ranks(ui: &mut egui::Ui, traces: &mut Traces) {
+    let mut changed = false;
+    egui::CollapsingHeader::new("Files and ranks").show(ui, |ui| {
+        egui::Grid::new("trace-files").striped(true).show(ui, |ui| {
+            for (i, raw) in traces.raw.iter().enumerate() {
+                let found = traces.measurement.as_ref().and_then(|m| {
+                    m.ranks
+                        .iter()
+                        .find(|r| r.files.contains(&i))
+                        .map(|r| (r.rank, r.rank_source))
+                });
+                let name = ui.label(&raw.file);
+                ui.label(format!("{} events", raw.event_count));
+                let Some(slot) = traces.user_ranks.get_mut(i) else {
+                    continue;
+                };
+                let mut set = slot.is_some();
+                if ui.checkbox(&mut set, "set rank").changed() {
+                    *slot = set.then(|| found.map_or(0, |f| f.0));
+                    changed = true;
+                }
+                if let Some(rank) = slot.as_mut() {
+                    changed |= ui
+                        .add(egui::DragValue::new(rank).range(0..=65_535))
+                        .labelled_by(name.id)
+                        .changed();
+                } else {
+                    ui.label(found.map_or("–".to_string(), |(rank, source)| {
+                        format!("rank {rank} (from {source})")
+                    }));
+                }
+                ui.end_row();
+            }
+        });
+    });
+    if changed {
+        traces.analyse();
+    }
 }
 
 fn rules_editor(ui: &mut egui::Ui, traces: &mut Traces) {

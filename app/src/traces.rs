@@ -119,6 +119,8 @@ impl ImportJob {
 #[derive(Debug)]
 pub struct Traces {
     pub raw: Vec<RawTrace>,
+    /// The rank the user gave each file (`None`: from the file, its name or its processes).
+    pub user_ranks: Vec<Option<usize>>,
     pub rules: RuleSet,
     /// The rules as the editor shows them (JSON), and why the last edit could not be applied.
     pub rules_text: String,
@@ -137,6 +139,7 @@ impl Default for Traces {
         let rules = RuleSet::default();
         Traces {
             raw: Vec::new(),
+            user_ranks: Vec::new(),
             rules_text: serde_json::to_string_pretty(&rules).unwrap_or_default(),
             rules,
             rules_error: None,
@@ -155,7 +158,7 @@ impl Traces {
         let Ok(compiled) = self.rules.compile() else {
             return;
         };
-        let m = mpipe::trace::recover(&self.raw, &compiled, &[]);
+        let m = mpipe::trace::recover(&self.raw, &compiled, &self.user_ranks);
         self.alignment = Some(mpipe::trace::align(&m));
         let steps = self.steps_of(&m);
         self.step = self.step.min(steps.saturating_sub(1));
@@ -197,6 +200,7 @@ impl Traces {
         self.import = None;
         Some(result.map(|traces| {
             let names: Vec<String> = traces.iter().map(|t| t.file.clone()).collect();
+            self.user_ranks = vec![None; traces.len()];
             self.raw = traces;
             self.analyse();
             format!("imported {}", names.join(", "))
@@ -217,6 +221,7 @@ impl Traces {
     /// Drops every imported trace.
     pub fn clear(&mut self) {
         self.raw.clear();
+        self.user_ranks.clear();
         self.measurement = None;
         self.alignment = None;
         self.calibrated = None;

@@ -166,3 +166,28 @@ fn a_long_import_shows_progress_and_can_be_cancelled() {
     );
     assert!(harness.state().traces.raw.is_empty());
 }
+
+#[test]
+fn the_user_can_set_a_files_rank() {
+    let mut harness = traced();
+    press(&mut harness, "Files and ranks");
+    harness.run();
+    let first = harness
+        .get_all_by_label("set rank")
+        .next()
+        .unwrap()
+        .rect()
+        .center();
+    harness.hover_at(first);
+    harness.run();
+    harness.get_all_by_label("set rank").next().unwrap().click();
+    harness.run();
+    assert_eq!(harness.state().traces.user_ranks, [Some(0), None]);
+    let m = harness.state().traces.measurement.as_ref().unwrap();
+    assert_eq!(m.ranks[0].rank_source, mpipe::trace::rank::RankSource::User);
+    assert_eq!(
+        m.ranks[1].rank_source,
+        mpipe::trace::rank::RankSource::DistributedInfo
+    );
+    harness.get_by_label_contains("rank 1 (from distributedInfo)");
+}

@@ -25,6 +25,19 @@ pub enum RankSource {
     Order,
 }
 
+impl std::fmt::Display for RankSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RankSource::User => "set by the user",
+            RankSource::DistributedInfo => "distributedInfo",
+            RankSource::FileName => "the file name",
+            RankSource::ProcessName => "the process name",
+            RankSource::Thread => "the thread",
+            RankSource::Order => "guessed from the order",
+        })
+    }
+}
+
 /// A rank written in a name: `rank3`, `Rank-3`, `rank_3`, `rank 3`, `worker3`, `device_3`.
 pub fn rank_in_name(name: &str) -> Option<usize> {
     let lower = name.to_ascii_lowercase();

@@ -99,16 +99,17 @@ impl TraceReport {
             }
         );
         for r in &self.ranks {
-            let unc = self
-                .alignment
-                .ranks
-                .iter()
-                .find(|o| o.rank == r.rank)
-                .and_then(|o| o.uncertainty_ns)
-                .map_or(String::new(), |u| format!(" ± {u} ns"));
+            let reference = self.alignment.ranks.first().map(|o| o.rank) == Some(r.rank);
+            let unc = match self.alignment.ranks.iter().find(|o| o.rank == r.rank) {
+                _ if reference && self.ranks.len() > 1 => " (the reference clock)".to_string(),
+                Some(o) => o
+                    .uncertainty_ns
+                    .map_or(String::new(), |u| format!(" ± {u} ns")),
+                None => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "\nrank {}: {} (rank from {:?}), {} events, {} step(s), {} actions, {} transfers, offset {} ns{unc}{}",
+                "\nrank {}: {} (rank from {}), {} events, {} step(s), {} actions, {} transfers, offset {} ns{unc}{}",
                 r.rank,
                 r.file,
                 r.rank_source,
