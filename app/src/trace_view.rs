@@ -148,9 +148,11 @@ pub(crate) fn trace_panel(
         );
         return false;
     }
-    if let (Some(m), Some(alignment)) = (&traces.measurement, &traces.alignment) {
-        let steps = traces.steps();
-        let comparison = mpipe::trace::compare::compare(sim, m, alignment, traces.step);
+    let steps = traces.steps();
+    if let Some(view) = traces.view(sim)
+        && let (Some(m), Some(alignment)) = (&traces.measurement, &traces.alignment)
+    {
+        let comparison = &view.comparison;
         let clocks = match alignment.method {
             AlignMethod::SharedClock => "shared clock",
             AlignMethod::Causality => "clocks aligned from dependencies",
@@ -187,14 +189,13 @@ pub(crate) fn trace_panel(
         if let Some(message) = &traces.calibrated {
             ui.label(RichText::new(message).small());
         }
-        let blocks = mpipe::trace::compare::measured_blocks(sim, m, alignment, step);
         let span = sim.makespan_s.max(comparison.makespan_measured_s);
         let data = gantt.data(sim);
         let mut range = gantt.range;
         measured_chart(
             ui,
             &data.events,
-            &blocks,
+            &view.blocks,
             sim.derivation.plan.ranks,
             span,
             &mut range,

@@ -2,7 +2,9 @@
 //! rules that recover the schedule (editable as JSON, applied without importing again), the
 //! measurement's alignment, and calibration. All semantics come from `mpipe::trace`.
 
+use mpipe::simulation::Simulation;
 use mpipe::trace::align::Alignment;
+use mpipe::trace::compare::{Comparison, MeasuredBlock, compare, measured_blocks};
 use mpipe::trace::{Measurement, RawTrace, RuleSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
@@ -132,6 +134,20 @@ pub struct Traces {
     pub import: Option<ImportJob>,
     /// What the last calibration found, for the notice line.
     pub calibrated: Option<String>,
+    /// Bumped whenever the measurement changes (new files, rules, ranks).
+    generation: u64,
+    /// The comparison on screen, computed once per simulation, measurement and step.
+    view: Option<(ViewKey, Arc<ComparisonView>)>,
+}
+
+/// What a comparison on screen depends on.
+type ViewKey = (u64, usize, usize, u64);
+
+/// The comparison of one step with the simulation on screen.
+#[derive(Debug)]
+pub struct ComparisonView {
+    pub comparison: Comparison,
+    pub blocks: Vec<MeasuredBlock>,
 }
 
 impl Default for Traces {
@@ -148,6 +164,8 @@ impl Default for Traces {
             step: 0,
             import: None,
             calibrated: None,
+            generation: 0,
+            view: None,
         }
     }
 }
@@ -158,6 +176,7 @@ impl Traces {
         let Ok(compiled) = self.rules.compile() else {
             return;
         };
+        self.generation += 1;
         let m = mpipe::trace::recover(&self.raw, &compiled, &self.user_ranks);
         self.alignment = Some(mpipe::trace::align(&m));
         let steps = self.steps_of(&m);
@@ -172,6 +191,28 @@ impl Traces {
             .min()
             .unwrap_or(0)
             .max(1)
+    }
+
+    /// The comparison of the current step with `sim`, recomputed only when either changes.
+    pub fn view(&mut self, sim: &Simulation) -> Option<Arc<ComparisonView>> {
+        let key = (
+            sim.makespan_s.to_bits(),
+            sim.derivation.order.graph.node_count(),
+            self.step,
+            self.generation,
+        );
+        if let Some((k, v)) = &self.view
+            && *k == key
+        {
+            return Some(v.clone());
+        }
+        let (m, a) = (self.measurement.as_ref()?, self.alignment.as_ref()?);
+        let view = Arc::new(ComparisonView {
+            comparison: compare(sim, m, a, self.step),
+            blocks: measured_blocks(sim, m, a, self.step),
+        });
+        self.view = Some((key, view.clone()));
+        Some(view)
     }
 
     /// Steps every rank has.
