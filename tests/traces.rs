@@ -294,3 +294,24 @@ mod pipelining_fixture {
         assert!(r1.min_ns.unwrap() <= 0 && r1.max_ns.unwrap() >= 0, "{r1:?}");
     }
 }
+
+#[test]
+fn inputs_the_fuzzer_found_import_recover_align_and_export_without_panicking() {
+    let dir = mpipe_e2e::trace_fixture("fuzz-regressions");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    assert!(!names.is_empty());
+    for path in names {
+        let bytes = std::fs::read(&path).unwrap();
+        let name = path.display().to_string();
+        if let Ok(trace) = mpipe::trace::import_bytes(&bytes, &name) {
+            let m = measure(std::slice::from_ref(&trace));
+            let a = align(&m);
+            let mut out = Vec::new();
+            mpipe::trace::export::write_measurement(&m, &a, &mut out).unwrap();
+        }
+    }
+}

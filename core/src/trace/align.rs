@@ -99,7 +99,7 @@ pub fn align(m: &Measurement) -> Alignment {
     let lo: Vec<Option<i64>> = shortest(n, &edges, true)
         .unwrap_or_default()
         .into_iter()
-        .map(|d| d.map(|d| -d))
+        .map(|d| d.map(i64::saturating_neg))
         .collect();
     let epoch = m.ranks.iter().all(|r| r.clock == ClockBase::Epoch);
     let zero_feasible = edges.iter().all(|&(_, _, c)| c >= 0);
@@ -121,7 +121,7 @@ pub fn align(m: &Measurement) -> Alignment {
                 return 0;
             }
             match (lo.get(i).copied().flatten(), hi.get(i).copied().flatten()) {
-                (Some(l), Some(h)) => l + (h - l) / 2,
+                (Some(l), Some(h)) => ((i128::from(l) + i128::from(h)) / 2) as i64,
                 (Some(l), None) => l,
                 (None, Some(h)) => h,
                 (None, None) => 0,
@@ -132,7 +132,7 @@ pub fn align(m: &Measurement) -> Alignment {
         edges
             .iter()
             .all(|&(from, to, c)| match (x.get(from), x.get(to)) {
-                (Some(&a), Some(&b)) => b <= a + c,
+                (Some(&a), Some(&b)) => b <= a.saturating_add(c),
                 _ => true,
             })
     };
@@ -156,7 +156,7 @@ pub fn align(m: &Measurement) -> Alignment {
                 min_ns,
                 max_ns,
                 uncertainty_ns: match (min_ns, max_ns) {
-                    (Some(l), Some(h)) => Some((h - l) / 2),
+                    (Some(l), Some(h)) => Some(h.saturating_sub(l) / 2),
                     _ => None,
                 },
             }
@@ -187,7 +187,7 @@ fn constraints(m: &Measurement, index: &FxHashMap<usize, usize>) -> Vec<Edge> {
         // later_time + x_later ≥ earlier_time + x_earlier  ⇔  x_earlier ≤ x_later + (later − earlier)
         let ((a, t_a), (b, t_b)) = (earlier, later);
         if a != b {
-            let c = t_b - t_a;
+            let c = t_b.saturating_sub(t_a);
             let slot = tightest.entry((b, a)).or_insert(c);
             *slot = (*slot).min(c);
         }

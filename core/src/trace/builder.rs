@@ -55,6 +55,8 @@ pub(super) struct Builder<'f> {
     flows: Vec<FlowPoint>,
     flow_ids: FxHashMap<(u32, Key), u32>,
     open: FxHashMap<u32, Vec<Open>>,
+    /// The last `(pid, tid)` looked up and its thread: consecutive events mostly share one.
+    last_thread: Option<(Key, Key, u32)>,
     event_count: usize,
     pub(super) distributed: Option<DistributedInfo>,
     pub(super) base_time_ns: i64,
@@ -76,6 +78,7 @@ impl<'f> Builder<'f> {
             flows: Vec::new(),
             flow_ids: FxHashMap::default(),
             open: FxHashMap::default(),
+            last_thread: None,
             event_count: 0,
             distributed: None,
             base_time_ns: 0,
@@ -106,6 +109,17 @@ impl<'f> Builder<'f> {
     }
 
     fn thread(&mut self, pid: Key, tid: Key) -> u32 {
+        if let Some((p, t, id)) = self.last_thread
+            && (p, t) == (pid, tid)
+        {
+            return id;
+        }
+        let id = self.find_thread(pid, tid);
+        self.last_thread = Some((pid, tid, id));
+        id
+    }
+
+    fn find_thread(&mut self, pid: Key, tid: Key) -> u32 {
         let process = self.process(pid);
         if let Some(&t) = self.thread_ids.get(&(process, tid)) {
             return t;
@@ -214,7 +228,7 @@ impl<'f> Builder<'f> {
                             thread,
                             index: open.index,
                             start_ns: open.start_ns,
-                            dur_ns: ts - open.start_ns,
+                            dur_ns: ts.saturating_sub(open.start_ns),
                         }),
                         Some(open) => self.warn("E before B", index, || {
                             format!(

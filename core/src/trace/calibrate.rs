@@ -100,7 +100,7 @@ pub fn calibrate(
                     .and_then(|r| ratios.get_mut(r))
                     .and_then(|pair| pair.get_mut(phase))
             {
-                slot.push((e - s) as f64 * 1e-9 / (pe - ps));
+                slot.push(e.saturating_sub(*s) as f64 * 1e-9 / (pe - ps));
             }
         }
     }
@@ -122,7 +122,7 @@ pub fn calibrate(
         &factors,
     );
     let (t0, t1, _) = measured_step(m, alignment, fit_step);
-    let transfer_s = fit_transfer(&calibrated, (t1 - t0) as f64 * 1e-9, options)?;
+    let transfer_s = fit_transfer(&calibrated, t1.saturating_sub(t0) as f64 * 1e-9, options)?;
     if let Some(t) = transfer_s {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.link_alpha_s = Some(t);

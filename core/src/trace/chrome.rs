@@ -11,6 +11,7 @@ use super::builder::Builder;
 use super::event_json::{
     BaseTimeSeed, DistributedSeed, EventRef, EventsShape, FieldKey, KeySeed, TopShape,
 };
+use super::fast_event;
 use super::json_stream::{JsonStream, Position, StreamError};
 use super::raw::RawTrace;
 use flate2::read::MultiGzDecoder;
@@ -169,6 +170,11 @@ fn parse_value<'de, T: DeserializeSeed<'de>>(
 /// ends); an event cut by the buffer's end is parsed again after a refill.
 fn next_event<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<(), Problem> {
     loop {
+        if let Some((event, used)) = fast_event::parse(stream.rest()) {
+            builder.accept(event);
+            stream.consume(used);
+            return Ok(());
+        }
         let mut events =
             serde_json::Deserializer::from_slice(stream.rest()).into_iter::<EventRef>();
         let error = match events.next() {

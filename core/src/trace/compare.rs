@@ -100,7 +100,10 @@ pub fn measured_step(
                 .iter()
                 .filter(|a| a.step == step)
                 .map(|a| {
-                    let (s, e) = (a.start_ns + offset, a.end_ns + offset);
+                    let (s, e) = (
+                        a.start_ns.saturating_add(offset),
+                        a.end_ns.saturating_add(offset),
+                    );
                     first = first.min(s);
                     last = last.max(e);
                     (as_action(a.stage, a.kind.letter(), a.mb), a.label(), s, e)
@@ -131,7 +134,7 @@ pub fn compare(
     let predicted = predicted_actions(sim);
     let plan_ranks = sim.derivation.plan.ranks;
     let (t0, t1, measured) = measured_step(m, alignment, step);
-    let makespan_measured_s = seconds(t1 - t0);
+    let makespan_measured_s = seconds(t1.saturating_sub(t0));
     let mut actions = Vec::new();
     let mut ranks = Vec::new();
     let (mut lcs_total, mut len_total) = (0usize, 0usize);
@@ -151,7 +154,7 @@ pub fn compare(
             let Some(&(ps, pe)) = action.and_then(|a| predicted.get(&(rank, a))) else {
                 continue;
             };
-            let (ms, md) = (seconds(s - t0), seconds(e - s));
+            let (ms, md) = (seconds(s.saturating_sub(t0)), seconds(e.saturating_sub(*s)));
             residuals.push(ActionResidual {
                 rank,
                 action: label.clone(),
@@ -171,7 +174,10 @@ pub fn compare(
                 residuals.iter().map(|r| f(r).abs()).sum::<f64>() / matched as f64
             }
         };
-        let measured_busy: f64 = mine.iter().map(|(_, _, s, e)| seconds(e - s)).sum();
+        let measured_busy: f64 = mine
+            .iter()
+            .map(|(_, _, s, e)| seconds(e.saturating_sub(*s)))
+            .sum();
         let predicted_busy: f64 = want
             .iter()
             .filter_map(|a| predicted.get(&(rank, *a)))
@@ -243,8 +249,8 @@ pub fn measured_blocks(
                     backward: action.is_some_and(|a| a.phase == Phase::Backward)
                         || label.contains(['B', 'I', 'W']),
                     action: label,
-                    start_s: seconds(s - t0),
-                    end_s: seconds(e - t0),
+                    start_s: seconds(s.saturating_sub(t0)),
+                    end_s: seconds(e.saturating_sub(t0)),
                     predicted: action.and_then(|a| predicted.get(&(rank, a)).copied()),
                 })
         })

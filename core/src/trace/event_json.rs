@@ -30,14 +30,14 @@ pub enum TimeAtom {
 }
 
 /// `args.name` and `args.labels`.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Args<'a> {
     pub name: Option<Cow<'a, str>>,
     pub labels: Option<Cow<'a, str>>,
 }
 
 /// One event of `traceEvents`.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct EventRef<'a> {
     pub name: Option<Atom<'a>>,
     pub ph: Option<Atom<'a>>,

@@ -202,11 +202,11 @@ pub fn write_measurement(
             r.actions
                 .iter()
                 .chain(&r.transfers)
-                .map(move |e| e.start_ns + offset)
+                .map(move |e| e.start_ns.saturating_add(offset))
         })
         .min()
         .unwrap_or(0);
-    let us = |ns: i64| (ns - t0) as f64 / 1000.0;
+    let us = |ns: i64| ns.saturating_sub(t0) as f64 / 1000.0;
     for r in &m.ranks {
         let offset = alignment.offset(r.rank);
         for (e, tid) in r
@@ -228,7 +228,7 @@ pub fn write_measurement(
                 cat,
                 pid: r.rank,
                 tid,
-                ts: us(e.start_ns + offset),
+                ts: us(e.start_ns.saturating_add(offset)),
                 dur: e.dur_ns() as f64 / 1000.0,
                 args: json!({"step": e.step, "mb": e.mb, "file": m.files.get(e.source.file)}),
             })?;
@@ -262,8 +262,16 @@ pub fn write_measurement(
                 id += 1;
                 w.flow(
                     id,
-                    (r.rank, COMPUTE, us(a.start_ns + alignment.offset(r.rank))),
-                    (rank, COMPUTE, us(b.start_ns + alignment.offset(rank))),
+                    (
+                        r.rank,
+                        COMPUTE,
+                        us(a.start_ns.saturating_add(alignment.offset(r.rank))),
+                    ),
+                    (
+                        rank,
+                        COMPUTE,
+                        us(b.start_ns.saturating_add(alignment.offset(rank))),
+                    ),
                     "dependency",
                 )?;
             }

@@ -8,6 +8,7 @@ pub mod chrome;
 pub mod compare;
 mod event_json;
 pub mod export;
+mod fast_event;
 pub mod json_stream;
 pub mod rank;
 pub mod raw;
@@ -18,6 +19,7 @@ pub mod timestamp;
 
 pub use align::{Alignment, align};
 pub use chrome::{TraceError, import, import_bytes};
+pub use fast_event::check_agreement as fast_path_agrees_with_serde;
 pub use raw::{RawTrace, Span, Warning};
 pub use recover::{Measurement, recover};
 pub use rules::RuleSet;

@@ -67,7 +67,7 @@ impl MeasuredEvent {
     }
 
     pub fn dur_ns(&self) -> i64 {
-        self.end_ns - self.start_ns
+        self.end_ns.saturating_sub(self.start_ns)
     }
 }
 

@@ -24,7 +24,11 @@ pub fn from_micros_f64(us: f64) -> Option<i64> {
 /// Plain decimals are exact to the nanosecond (further digits round half up), in one pass over
 /// the bytes; exponents go through `f64`.
 pub fn from_micros_str(text: &str) -> Option<i64> {
-    let bytes = text.trim().as_bytes();
+    from_micros_bytes(text.trim().as_bytes())
+}
+
+/// [`from_micros_str`] on the bytes of the text (no surrounding whitespace).
+pub fn from_micros_bytes(bytes: &[u8]) -> Option<i64> {
     let (negative, digits) = match bytes.split_first() {
         Some((b'-', rest)) => (true, rest),
         Some((b'+', rest)) => (false, rest),
@@ -53,7 +57,7 @@ pub fn from_micros_str(text: &str) -> Option<i64> {
                 }
             }
             b'.' if fraction.is_none() => fraction = Some(0),
-            b'e' | b'E' => return from_micros_f64(text.trim().parse().ok()?),
+            b'e' | b'E' => return from_micros_f64(std::str::from_utf8(bytes).ok()?.parse().ok()?),
             _ => return None,
         }
     }

@@ -1,0 +1,347 @@
+//! The fast path for one trace event: a small validating scanner for the plain shape nearly
+//! every event has (keys and names without escapes, integer or string ids, numeric or string
+//! times, `args` skipped). It reads exactly what [`EventRef`]'s serde path reads and accepts only
+//! JSON that serde accepts; anything else — a metadata event, an escape in a name, a float pid,
+//! a wrong type, broken JSON — returns `None`, and serde parses the event (and words the error).
+//! A fuzz target checks the two paths agree on every input the fast one takes.
+
+use super::event_json::{Args, Atom, EventRef, TimeAtom, time_from_raw};
+use super::timestamp;
+use std::borrow::Cow;
+
+/// serde_json's recursion limit is 128; deeper values go to serde, which reports it.
+const MAX_DEPTH: u32 = 100;
+
+/// The event at the start of `bytes` and the number of bytes it takes, when it has the plain shape.
+pub fn parse(bytes: &[u8]) -> Option<(EventRef<'_>, usize)> {
+    let mut c = Cursor { b: bytes, i: 0 };
+    let mut ev = EventRef::default();
+    c.eat(b'{')?;
+    c.ws();
+    if c.peek()? == b'}' {
+        c.i += 1;
+    } else {
+        loop {
+            let key = c.plain_string()?;
+            c.ws();
+            c.eat(b':')?;
+            c.ws();
+            match key {
+                b"name" => ev.name = Some(Atom::Str(Cow::Borrowed(c.plain_string()?))),
+                b"ph" => ev.ph = Some(Atom::Str(Cow::Borrowed(c.plain_string()?))),
+                b"cat" => ev.cat = Some(Atom::Str(Cow::Borrowed(c.plain_string()?))),
+                b"pid" => ev.pid = Some(c.id()?),
+                b"tid" => ev.tid = Some(c.id()?),
+                b"id" => ev.id = Some(c.id()?),
+                b"ts" => ev.ts = Some(c.time()?),
+                b"dur" => ev.dur = Some(c.time()?),
+                _ => c.skip_value(0)?,
+            }
+            c.ws();
+            match c.peek()? {
+                b',' => {
+                    c.i += 1;
+                    c.ws();
+                }
+                b'}' => {
+                    c.i += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    // Metadata events need `args`; serde reads those.
+    if matches!(&ev.ph, Some(Atom::Str(ph)) if ph.as_ref() == b"M") || ev.ph.is_none() {
+        return None;
+    }
+    // As serde's stream reader: the value must be followed by a delimiter or the end.
+    match c.peek() {
+        None
+        | Some(b' ' | b'\n' | b'\t' | b'\r' | b'"' | b'[' | b']' | b'{' | b'}' | b',' | b':') => {}
+        Some(_) => return None,
+    }
+    ev.args = Args::default();
+    Some((ev, c.i))
+}
+
+struct Cursor<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        (self.peek()? == byte).then(|| self.i += 1)
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
+            self.i += 1;
+        }
+    }
+
+    /// A string with no escape: its bytes (serde's byte strings are not checked for UTF-8 either).
+    fn plain_string(&mut self) -> Option<&'a [u8]> {
+        self.eat(b'"')?;
+        let start = self.i;
+        loop {
+            match self.peek()? {
+                b'"' => break,
+                b'\\' | 0..=0x1F => return None,
+                _ => self.i += 1,
+            }
+        }
+        let s = self.b.get(start..self.i)?;
+        self.i += 1;
+        Some(s)
+    }
+
+    /// A pid, tid or flow id: an integer that fits `i64`, or a plain UTF-8 string.
+    fn id(&mut self) -> Option<Atom<'a>> {
+        match self.peek()? {
+            b'"' => {
+                let s = self.plain_string()?;
+                std::str::from_utf8(s).ok()?;
+                Some(Atom::Str(Cow::Borrowed(s)))
+            }
+            _ => {
+                // An integer that fits i64 (a fraction, an exponent or overflow goes to serde).
+                let text = self.number()?;
+                let (negative, digits) = match text.split_first()? {
+                    (b'-', rest) => (true, rest),
+                    _ => (false, text),
+                };
+                let mut n: i64 = 0;
+                for &d in digits {
+                    if !d.is_ascii_digit() {
+                        return None;
+                    }
+                    n = n.checked_mul(10)?.checked_add(i64::from(d - b'0'))?;
+                }
+                Some(Atom::Int(if negative { -n } else { n }))
+            }
+        }
+    }
+
+    /// A time: a number, or a plain string of a number.
+    fn time(&mut self) -> Option<TimeAtom> {
+        match self.peek()? {
+            b'"' => {
+                let start = self.i;
+                self.plain_string()?;
+                Some(time_from_raw(
+                    std::str::from_utf8(self.b.get(start..self.i)?).ok()?,
+                ))
+            }
+            _ => {
+                let text = self.number()?;
+                Some(
+                    timestamp::from_micros_bytes(text)
+                        .map_or(TimeAtom::Bad("out of range"), TimeAtom::Ns),
+                )
+            }
+        }
+    }
+
+    /// A JSON number, checked against the grammar.
+    fn number(&mut self) -> Option<&'a [u8]> {
+        let start = self.i;
+        if self.peek() == Some(b'-') {
+            self.i += 1;
+        }
+        match self.peek()? {
+            b'0' => self.i += 1,
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.i += 1;
+            if !self.peek()?.is_ascii_digit() {
+                return None;
+            }
+            self.digits();
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.i += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.i += 1;
+            }
+            if !self.peek()?.is_ascii_digit() {
+                return None;
+            }
+            self.digits();
+        }
+        self.b.get(start..self.i)
+    }
+
+    fn digits(&mut self) {
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.i += 1;
+        }
+    }
+
+    /// Skips any JSON value as serde's `IgnoredAny` does (escapes checked, UTF-8 not).
+    fn skip_value(&mut self, depth: u32) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match self.peek()? {
+            b'"' => self.skip_string(),
+            b'{' => {
+                self.i += 1;
+                self.ws();
+                if self.eat(b'}').is_some() {
+                    return Some(());
+                }
+                loop {
+                    self.skip_string()?;
+                    self.ws();
+                    self.eat(b':')?;
+                    self.ws();
+                    self.skip_value(depth + 1)?;
+                    self.ws();
+                    match self.peek()? {
+                        b',' => {
+                            self.i += 1;
+                            self.ws();
+                        }
+                        b'}' => {
+                            self.i += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                self.i += 1;
+                self.ws();
+                if self.eat(b']').is_some() {
+                    return Some(());
+                }
+                loop {
+                    self.skip_value(depth + 1)?;
+                    self.ws();
+                    match self.peek()? {
+                        b',' => {
+                            self.i += 1;
+                            self.ws();
+                        }
+                        b']' => {
+                            self.i += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            _ => self.number().map(|_| ()),
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.i + word.len();
+        (self.b.get(self.i..end)? == word).then(|| self.i = end)
+    }
+
+    /// Skips a string, checking its escapes (`\u` needs four hex digits) and control characters.
+    fn skip_string(&mut self) -> Option<()> {
+        self.eat(b'"')?;
+        loop {
+            match self.peek()? {
+                b'"' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                b'\\' => {
+                    self.i += 1;
+                    match self.peek()? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.i += 1,
+                        b'u' => {
+                            let hex = self.b.get(self.i + 1..self.i + 5)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return None;
+                            }
+                            self.i += 5;
+                        }
+                        _ => return None,
+                    }
+                }
+                0..=0x1F => return None,
+                _ => self.i += 1,
+            }
+        }
+    }
+}
+
+/// What serde's path makes of the event at the start of `bytes`.
+fn parse_with_serde(bytes: &[u8]) -> Option<(EventRef<'_>, usize)> {
+    let mut events = serde_json::Deserializer::from_slice(bytes).into_iter::<EventRef>();
+    let event = events.next()?.ok()?;
+    Some((event, events.byte_offset()))
+}
+
+/// Checks that whenever the fast path takes the event at the start of `bytes`, serde reads the
+/// same event and the same length (for tests and the fuzz target). Returns whether the fast path
+/// took it.
+pub fn check_agreement(bytes: &[u8]) -> Result<bool, String> {
+    let Some(fast) = parse(bytes) else {
+        return Ok(false);
+    };
+    match parse_with_serde(bytes) {
+        Some(slow) if slow == fast => Ok(true),
+        slow => Err(format!("fast path {fast:?}, serde {slow:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agree(text: &str) -> bool {
+        check_agreement(text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn plain_events_take_the_fast_path_and_agree_with_serde() {
+        assert!(agree(
+            r#"{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":42,"tid":-7,"ts":5114768343893.906,"dur":3.125,"args":{"a":[1,2.5e3,{"b":null}],"c":"\u00e9\n"}}"#
+        ));
+        assert!(agree(
+            r#"{ "name" : "PP:0F0" , "ph" : "X" , "pid" : "a" , "tid" : 0 , "ts" : "1704161511420306.491" , "dur" : 1 } ,"#
+        ));
+        assert!(agree(
+            r#"{"ph":"s","id":17,"cat":"ac2g","pid":0,"tid":7,"ts":1}"#
+        ));
+        assert!(agree(r#"{"ph":"X","ts":1,"ts":2}"#));
+    }
+
+    #[test]
+    fn anything_unusual_goes_to_serde() {
+        for text in [
+            r#"{"ph":"M","name":"process_name","pid":1,"args":{"name":"x"}}"#,
+            r#"{"name":"a\"b","ph":"X"}"#,
+            r#"{"ph":"X","pid":1.0}"#,
+            r#"{"ph":"X","pid":99999999999999999999}"#,
+            r#"{"ph":"X","ts":true}"#,
+            r#"{"ph":"X","name":5}"#,
+            r#"{"ph":"X","args":{"a":01}}"#,
+            r#"{"ph":"X","args":{"a":"\x"}}"#,
+            r#"{"ph":"X",}"#,
+            r#"{"ph":"X"}x"#,
+            r#"{"name":"a"}"#,
+            r#"{"ph":"X","args":[1,]}"#,
+            r#"{"ph":"X","dur":-}"#,
+        ] {
+            assert!(!agree(text), "{text}");
+        }
+    }
+}
