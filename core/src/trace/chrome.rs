@@ -1,9 +1,10 @@
 //! The streaming reader of the Chrome Trace Event Format (torch.profiler/Kineto, Ascend msprof,
 //! torch_npu, PiPPy): an object with `traceEvents` or a bare array, plain or gzip.
 //!
-//! Events are visited one at a time straight off the byte stream (serde visitors, no JSON tree):
-//! names are interned, complete events become [`Span`]s, `B`/`E` pairs are matched per thread,
-//! metadata names tracks. Broken JSON is an error naming the file, line and column; an event that
+//! The top level is walked here over a refilled buffer ([`JsonStream`]); each event is parsed
+//! straight from the buffer (the plain-shape scanner in `fast_event`, else serde) and handed to
+//! the builder, which interns names, makes complete events into spans, matches `B`/`E` pairs per
+//! thread and names tracks from metadata. No JSON tree is built. Broken JSON is an error naming the file, line and column; an event that
 //! is well-formed JSON but unusable (no `ts`, a `dur` that is a string of letters, an `E` without
 //! its `B`) is skipped with a [`Warning`](super::raw::Warning) naming its index.
 

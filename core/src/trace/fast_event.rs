@@ -192,58 +192,43 @@ impl<'a> Cursor<'a> {
         }
         match self.peek()? {
             b'"' => self.skip_string(),
-            b'{' => {
-                self.i += 1;
-                self.ws();
-                if self.eat(b'}').is_some() {
-                    return Some(());
-                }
-                loop {
-                    self.skip_string()?;
-                    self.ws();
-                    self.eat(b':')?;
-                    self.ws();
-                    self.skip_value(depth + 1)?;
-                    self.ws();
-                    match self.peek()? {
-                        b',' => {
-                            self.i += 1;
-                            self.ws();
-                        }
-                        b'}' => {
-                            self.i += 1;
-                            return Some(());
-                        }
-                        _ => return None,
-                    }
-                }
-            }
-            b'[' => {
-                self.i += 1;
-                self.ws();
-                if self.eat(b']').is_some() {
-                    return Some(());
-                }
-                loop {
-                    self.skip_value(depth + 1)?;
-                    self.ws();
-                    match self.peek()? {
-                        b',' => {
-                            self.i += 1;
-                            self.ws();
-                        }
-                        b']' => {
-                            self.i += 1;
-                            return Some(());
-                        }
-                        _ => return None,
-                    }
-                }
-            }
+            b'{' => self.list(b'}', |c| {
+                c.skip_string()?;
+                c.ws();
+                c.eat(b':')?;
+                c.ws();
+                c.skip_value(depth + 1)
+            }),
+            b'[' => self.list(b']', |c| c.skip_value(depth + 1)),
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
             b'n' => self.literal(b"null"),
             _ => self.number().map(|_| ()),
+        }
+    }
+
+    /// The items of an object or array after its opening byte, each read by `item`, separated
+    /// by commas, up to `close`.
+    fn list(&mut self, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.i += 1;
+        self.ws();
+        if self.eat(close).is_some() {
+            return Some(());
+        }
+        loop {
+            item(self)?;
+            self.ws();
+            match self.peek()? {
+                b',' => {
+                    self.i += 1;
+                    self.ws();
+                }
+                b if b == close => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
         }
     }
 
