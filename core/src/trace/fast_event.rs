@@ -123,6 +123,10 @@ impl<'a> Cursor<'a> {
                     }
                     n = n.checked_mul(10)?.checked_add(i64::from(d - b'0'))?;
                 }
+                // serde reads `-0` as the float -0.0.
+                if negative && n == 0 {
+                    return None;
+                }
                 Some(Atom::Int(if negative { -n } else { n }))
             }
         }
@@ -315,6 +319,7 @@ mod tests {
             r#"{"ph":"M","name":"process_name","pid":1,"args":{"name":"x"}}"#,
             r#"{"name":"a\"b","ph":"X"}"#,
             r#"{"ph":"X","pid":1.0}"#,
+            r#"{"ph":"X","pid":-0}"#,
             r#"{"ph":"X","pid":99999999999999999999}"#,
             r#"{"ph":"X","ts":true}"#,
             r#"{"ph":"X","name":5}"#,
