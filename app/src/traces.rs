@@ -272,14 +272,42 @@ impl Traces {
     }
 }
 
-/// Whether dropped or chosen bytes are a trace rather than a scenario: gzip, or no scenario
-/// format tag near the start.
+/// Whether dropped or chosen bytes are a trace rather than a scenario: gzip, a bare array, or an
+/// object whose first 4 KiB name a Chrome-trace key. Anything else is opened as a scenario (whose
+/// loader then says what is wrong with it).
 pub fn looks_like_trace(head: &[u8]) -> bool {
     if head.starts_with(&[0x1f, 0x8b]) {
         return true;
     }
     let head = head.get(..head.len().min(4096)).unwrap_or_default();
-    !head
-        .windows(mpipe::scenario::FORMAT.len())
-        .any(|w| w == mpipe::scenario::FORMAT.as_bytes())
+    if head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        return true;
+    }
+    const TRACE_KEYS: [&str; 5] = [
+        "\"traceEvents\"",
+        "\"schemaVersion\"",
+        "\"deviceProperties\"",
+        "\"distributedInfo\"",
+        "\"displayTimeUnit\"",
+    ];
+    TRACE_KEYS
+        .iter()
+        .any(|key| head.windows(key.len()).any(|w| w == key.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::looks_like_trace;
+
+    #[test]
+    fn traces_and_scenarios_are_told_apart() {
+        assert!(looks_like_trace(&[0x1f, 0x8b, 8, 0]));
+        assert!(looks_like_trace(b"  [{\"ph\":\"X\"}]"));
+        assert!(looks_like_trace(
+            b"{\"schemaVersion\":1,\"traceEvents\":[]}"
+        ));
+        assert!(!looks_like_trace(b"{\"format\": \"mpipe-scenario/1\"}"));
+        assert!(!looks_like_trace(b"{\"format\": 3}"));
+        assert!(!looks_like_trace(b""));
+    }
 }

@@ -218,6 +218,36 @@ fn dropping_a_scenario_opens_it() {
 }
 
 #[test]
+fn dropping_trace_files_imports_them_beside_the_scenario() {
+    let mut harness = harness();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/traces/pp-interleaved");
+    for name in ["rank0.json.gz", "rank1.json.gz"] {
+        harness
+            .input_mut()
+            .dropped_files
+            .push(std::sync::Arc::new(Dropped {
+                path: dir.join(name),
+                bytes: std::fs::read(dir.join(name)).unwrap(),
+            }));
+    }
+    harness.step();
+    for _ in 0..400 {
+        if harness.state().traces.import.is_none() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        harness.step();
+    }
+    harness.run();
+    // The scenario on screen stays; the traces sit beside it.
+    assert_eq!(harness.state().source, "mpipe-vit-llm.json");
+    let m = harness.state().traces.measurement.as_ref().unwrap();
+    assert_eq!(m.ranks.len(), 2);
+    harness.get_by_label_contains("2 file(s), 2 rank(s), shared clock");
+}
+
+#[test]
 fn compare_mode_shows_the_speedup_over_the_pinned_baseline() {
     let mut harness = harness();
     harness.get_by_label("Pin as baseline").click();
