@@ -150,10 +150,14 @@ pub fn measured_chart(
         }
     }
     let axis_y = pair_top(rect, ranks) + 4.0;
-    for t in [view.t0, 0.5 * (view.t0 + view.t1), view.t1] {
+    for (t, align) in [
+        (view.t0, Align2::LEFT_TOP),
+        (0.5 * (view.t0 + view.t1), Align2::CENTER_TOP),
+        (view.t1, Align2::RIGHT_TOP),
+    ] {
         painter.text(
-            Pos2::new(x(t).clamp(plot_left, rect.right() - 40.0), axis_y),
-            Align2::LEFT_TOP,
+            Pos2::new(x(t), axis_y),
+            align,
             secs(t),
             FontId::proportional(10.0),
             text,
