@@ -2,7 +2,8 @@
 //! Errors name the file; a failed open keeps the scenario on screen.
 
 use crate::studio::Studio;
-use crate::traces::{TraceSource, looks_like_trace};
+use crate::traces::TraceSource;
+use mpipe::trace::looks_like_trace;
 
 impl Studio {
     /// Opens a scenario file; errors name the file, and the current scenario stays.

@@ -2,8 +2,9 @@
 //! ⟨transpose, 1f1b⟩) or the last session's; a scenario file given on the command line opens
 //! instead, and profiler traces given after it are imported for comparison.
 
+use mpipe::trace::looks_like_trace;
 use mpipe_studio::StudioApp;
-use mpipe_studio::traces::{TraceSource, looks_like_trace};
+use mpipe_studio::traces::TraceSource;
 
 fn main() -> eframe::Result {
     let options = eframe::NativeOptions {

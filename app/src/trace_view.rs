@@ -149,10 +149,9 @@ pub(crate) fn trace_panel(
         return false;
     }
     let steps = traces.steps();
-    if let Some(view) = traces.view(sim)
+    if let Some(comparison) = traces.view(sim)
         && let (Some(m), Some(alignment)) = (&traces.measurement, &traces.alignment)
     {
-        let comparison = &view.comparison;
         let clocks = match alignment.method {
             AlignMethod::SharedClock => "shared clock",
             AlignMethod::Causality => "clocks aligned from dependencies",
@@ -195,7 +194,7 @@ pub(crate) fn trace_panel(
         measured_chart(
             ui,
             &data.events,
-            &view.blocks,
+            &comparison.blocks,
             sim.derivation.plan.ranks,
             span,
             &mut range,

@@ -4,7 +4,7 @@
 
 use mpipe::simulation::Simulation;
 use mpipe::trace::align::Alignment;
-use mpipe::trace::compare::{Comparison, MeasuredBlock, compare, measured_blocks};
+use mpipe::trace::compare::{Comparison, compare};
 use mpipe::trace::{Measurement, RawTrace, RuleSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
@@ -137,18 +137,11 @@ pub struct Traces {
     /// Bumped whenever the measurement changes (new files, rules, ranks).
     generation: u64,
     /// The comparison on screen, computed once per simulation, measurement and step.
-    view: Option<(ViewKey, Arc<ComparisonView>)>,
+    view: Option<(ViewKey, Arc<Comparison>)>,
 }
 
 /// What a comparison on screen depends on.
 type ViewKey = (u64, usize, usize, u64);
-
-/// The comparison of one step with the simulation on screen.
-#[derive(Debug)]
-pub struct ComparisonView {
-    pub comparison: Comparison,
-    pub blocks: Vec<MeasuredBlock>,
-}
 
 impl Default for Traces {
     fn default() -> Self {
@@ -194,7 +187,7 @@ impl Traces {
     }
 
     /// The comparison of the current step with `sim`, recomputed only when either changes.
-    pub fn view(&mut self, sim: &Simulation) -> Option<Arc<ComparisonView>> {
+    pub fn view(&mut self, sim: &Simulation) -> Option<Arc<Comparison>> {
         let key = (
             sim.makespan_s.to_bits(),
             sim.derivation.order.graph.node_count(),
@@ -207,10 +200,7 @@ impl Traces {
             return Some(v.clone());
         }
         let (m, a) = (self.measurement.as_ref()?, self.alignment.as_ref()?);
-        let view = Arc::new(ComparisonView {
-            comparison: compare(sim, m, a, self.step),
-            blocks: measured_blocks(sim, m, a, self.step),
-        });
+        let view = Arc::new(compare(sim, m, a, self.step));
         self.view = Some((key, view.clone()));
         Some(view)
     }
@@ -222,16 +212,13 @@ impl Traces {
 
     /// Applies the rules in the editor; on error the old rules stay and the error is shown.
     pub fn apply_rules_text(&mut self) {
-        let parsed = serde_json::from_str::<RuleSet>(&self.rules_text)
-            .map_err(|e| format!("rules: {e}"))
-            .and_then(|rules| rules.compile().map(|_| rules).map_err(|e| e.to_string()));
-        match parsed {
+        match RuleSet::from_json_str(&self.rules_text, "rules") {
             Ok(rules) => {
                 self.rules = rules;
                 self.rules_error = None;
                 self.analyse();
             }
-            Err(e) => self.rules_error = Some(e),
+            Err(e) => self.rules_error = Some(e.to_string()),
         }
     }
 
@@ -269,45 +256,5 @@ impl Traces {
         if let Some(job) = self.import.take() {
             job.cancel();
         }
-    }
-}
-
-/// Whether dropped or chosen bytes are a trace rather than a scenario: gzip, a bare array, or an
-/// object whose first 4 KiB name a Chrome-trace key. Anything else is opened as a scenario (whose
-/// loader then says what is wrong with it).
-pub fn looks_like_trace(head: &[u8]) -> bool {
-    if head.starts_with(&[0x1f, 0x8b]) {
-        return true;
-    }
-    let head = head.get(..head.len().min(4096)).unwrap_or_default();
-    if head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
-        return true;
-    }
-    const TRACE_KEYS: [&str; 5] = [
-        "\"traceEvents\"",
-        "\"schemaVersion\"",
-        "\"deviceProperties\"",
-        "\"distributedInfo\"",
-        "\"displayTimeUnit\"",
-    ];
-    TRACE_KEYS
-        .iter()
-        .any(|key| head.windows(key.len()).any(|w| w == key.as_bytes()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::looks_like_trace;
-
-    #[test]
-    fn traces_and_scenarios_are_told_apart() {
-        assert!(looks_like_trace(&[0x1f, 0x8b, 8, 0]));
-        assert!(looks_like_trace(b"  [{\"ph\":\"X\"}]"));
-        assert!(looks_like_trace(
-            b"{\"schemaVersion\":1,\"traceEvents\":[]}"
-        ));
-        assert!(!looks_like_trace(b"{\"format\": \"mpipe-scenario/1\"}"));
-        assert!(!looks_like_trace(b"{\"format\": 3}"));
-        assert!(!looks_like_trace(b""));
     }
 }

@@ -4,6 +4,14 @@
 //! This is a small tolerant scanner, not a parser: it walks the text once, following the path,
 //! and gives up (returns `None`) on anything it does not understand.
 
+/// A serde_json message without its " at line L column C" suffix (the caller says where).
+pub fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message.get(..i).unwrap_or(message).to_string(),
+        None => message.to_string(),
+    }
+}
+
 /// One step of a field path: an object key or an array index.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathSeg {

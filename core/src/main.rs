@@ -129,16 +129,14 @@ impl SimArgs {
     }
 }
 
-/// Whether a file is a scenario (it names the scenario format near its start) rather than a trace.
+/// Whether a file is a scenario rather than a trace (judged by its first 4 KiB).
 fn is_scenario(path: &Path) -> bool {
     use std::io::Read;
     let mut head = [0u8; 4096];
     let n = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut head))
         .unwrap_or(0);
-    let head = head.get(..n).unwrap_or_default();
-    head.windows(mpipe::scenario::FORMAT.len())
-        .any(|w| w == mpipe::scenario::FORMAT.as_bytes())
+    !mpipe::trace::looks_like_trace(head.get(..n).unwrap_or_default())
 }
 
 /// Imports trace files and recovers, ranks and aligns their schedule events.
@@ -151,17 +149,8 @@ fn load_traces(
             let name = path.display().to_string();
             let text = std::fs::read_to_string(path)
                 .map_err(|e| InputError(format!("{name}: cannot read: {e}")))?;
-            let mut de = serde_json::Deserializer::from_str(&text);
-            serde_path_to_error::deserialize::<_, mpipe::trace::RuleSet>(&mut de).map_err(|e| {
-                let message = e.inner().to_string();
-                let message = message.split(" at line ").next().unwrap_or_default();
-                InputError(format!(
-                    "{name}:{}:{}: field `{}`: {message}",
-                    e.inner().line(),
-                    e.inner().column(),
-                    e.path(),
-                ))
-            })?
+            mpipe::trace::RuleSet::from_json_str(&text, &name)
+                .map_err(|e| InputError(e.to_string()))?
         }
         None => mpipe::trace::RuleSet::default(),
     };

@@ -1,7 +1,7 @@
 //! The scenario file, format `mpipe-scenario/1`: load and save with errors that name the file,
 //! the field path, and the line and column.
 
-use crate::json_locate::{self, PathSeg};
+use crate::json_locate::{self, PathSeg, strip_position};
 use crate::model::LayerSpec;
 use crate::owner::OwnerSpec;
 use crate::skeleton::Skeleton;
@@ -104,14 +104,6 @@ pub enum ScenarioError {
         column: usize,
         message: String,
     },
-}
-
-/// Turns serde's "... at line 3 column 7" into a message without the suffix.
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_string(),
-        None => message.to_string(),
-    }
 }
 
 impl Scenario {

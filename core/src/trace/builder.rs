@@ -15,13 +15,13 @@ enum Key {
 /// Every distinct string once, looked up by its bytes (so a repeated name is neither copied
 /// nor checked for UTF-8 again).
 #[derive(Default)]
-pub(super) struct Interner {
+struct Interner {
     ids: FxHashMap<Box<[u8]>, u32>,
-    pub(super) strings: Vec<Box<str>>,
+    strings: Vec<Box<str>>,
 }
 
 impl Interner {
-    pub(super) fn intern(&mut self, s: &[u8]) -> u32 {
+    fn intern(&mut self, s: &[u8]) -> u32 {
         if let Some(&id) = self.ids.get(s) {
             return id;
         }
@@ -46,7 +46,7 @@ struct Open {
 
 pub(super) struct Builder<'f> {
     file: &'f str,
-    pub(super) strings: Interner,
+    strings: Interner,
     processes: Vec<Process>,
     process_ids: FxHashMap<Key, u32>,
     threads: Vec<Thread>,

@@ -15,6 +15,7 @@ use super::event_json::{
 use super::fast_event;
 use super::json_stream::{JsonStream, Position, StreamError};
 use super::raw::RawTrace;
+use crate::json_locate::strip_position;
 use flate2::read::MultiGzDecoder;
 use serde::de::{DeserializeSeed, IgnoredAny};
 use std::cell::Cell;
@@ -60,12 +61,6 @@ pub fn import(
     };
     let mut buffered = BufReader::with_capacity(1 << 16, counting);
     let gzip = match buffered.fill_buf() {
-        Ok([]) => {
-            return Err(TraceError::Format {
-                file: file.to_string(),
-                message: "the file is empty".to_string(),
-            });
-        }
         Ok(head) => head.starts_with(&[0x1f, 0x8b]),
         Err(e) => {
             return Err(TraceError::Read {
@@ -125,6 +120,29 @@ pub fn import_bytes(bytes: &[u8], file: &str) -> Result<RawTrace, TraceError> {
     import(bytes, file, &mut |_| true)
 }
 
+/// Whether dropped or chosen bytes are a trace rather than a scenario: gzip, a bare array, or an
+/// object whose first 4 KiB name a Chrome-trace key. Anything else is opened as a scenario (whose
+/// loader then says what is wrong with it).
+pub fn looks_like_trace(head: &[u8]) -> bool {
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return true;
+    }
+    let head = head.get(..head.len().min(4096)).unwrap_or_default();
+    if head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        return true;
+    }
+    const TRACE_KEYS: [&str; 5] = [
+        "\"traceEvents\"",
+        "\"schemaVersion\"",
+        "\"deviceProperties\"",
+        "\"distributedInfo\"",
+        "\"displayTimeUnit\"",
+    ];
+    TRACE_KEYS
+        .iter()
+        .any(|key| head.windows(key.len()).any(|w| w == key.as_bytes()))
+}
+
 /// What stopped the walk.
 enum Problem {
     Empty,
@@ -140,19 +158,12 @@ impl From<StreamError> for Problem {
 
 /// Places a serde error found in a value that starts at `start`.
 fn serde_problem(start: Position, e: &serde_json::Error) -> Problem {
-    let text = e.to_string();
-    let message = match text.rfind(" at line ") {
-        Some(i) => text.get(..i).unwrap_or(&text).to_string(),
-        None => text,
-    };
+    let message = strip_position(&e.to_string());
     let message = match e.classify() {
         serde_json::error::Category::Data => message,
         _ => format!("not valid JSON: {message}"),
     };
-    Problem::At(
-        JsonStream::<&[u8]>::locate(start, e.line(), e.column()),
-        message,
-    )
+    Problem::At(start.within(e.line(), e.column()), message)
 }
 
 /// Runs `seed` over one value's bytes, requiring nothing after it.
@@ -189,7 +200,7 @@ fn next_event<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Res
             // short: read on and parse it again.
             Some(Err(e)) if !stream.at_eof() && near_end(stream.rest(), &e) => None,
             Some(Err(e)) => Some(e),
-            None => return Err(StreamError::Eof(stream.position()).into()),
+            None => return Err(truncated(stream)),
         };
         match error {
             None => {
@@ -198,7 +209,7 @@ fn next_event<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Res
             Some(e) => {
                 let start = stream.position();
                 if e.is_eof() {
-                    let at = JsonStream::<&[u8]>::locate(start, e.line(), e.column());
+                    let at = start.within(e.line(), e.column());
                     return Err(StreamError::Eof(at).into());
                 }
                 return Err(serde_problem(start, &e));
@@ -219,6 +230,11 @@ fn near_end(bytes: &[u8], e: &serde_json::Error) -> bool {
             .map_or(bytes.len(), |i| i + 1),
     };
     line_start + e.column() + 64 >= bytes.len()
+}
+
+/// The stream ended where more was needed.
+fn truncated<R: Read>(stream: &mut JsonStream<R>) -> Problem {
+    StreamError::Eof(stream.position()).into()
 }
 
 fn expected<R: Read>(stream: &mut JsonStream<R>, what: &str) -> Problem {
@@ -267,17 +283,17 @@ fn object<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<
         match stream.peek()? {
             Some(b'"') => {}
             Some(_) => return Err(expected(stream, "a key in double quotes")),
-            None => return Err(StreamError::Eof(stream.position()).into()),
+            None => return Err(truncated(stream)),
         }
         let (bytes, start) = stream.value()?;
         let key = parse_value(bytes, start, KeySeed)?;
         match stream.peek()? {
             Some(b':') => stream.bump(),
             Some(_) => return Err(expected(stream, "`:`")),
-            None => return Err(StreamError::Eof(stream.position()).into()),
+            None => return Err(truncated(stream)),
         }
         match (key, stream.peek()?) {
-            (_, None) => return Err(StreamError::Eof(stream.position()).into()),
+            (_, None) => return Err(truncated(stream)),
             (FieldKey::TraceEvents, Some(b'[')) => {
                 stream.bump();
                 events(stream, builder)?;
@@ -305,12 +321,12 @@ fn object<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<
                 return Ok(found);
             }
             Some(_) => return Err(expected(stream, "`,` or `}`")),
-            None => return Err(StreamError::Eof(stream.position()).into()),
+            None => return Err(truncated(stream)),
         }
     }
 }
 
-/// The elements of the `traceEvents` array (its `[` already consumed), one slice each.
+/// The elements of the `traceEvents` array (its `[` already consumed).
 fn events<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<(), Problem> {
     if stream.peek()? == Some(b']') {
         stream.bump();
@@ -325,7 +341,7 @@ fn events<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<
                 ));
             }
             Some(_) => {}
-            None => return Err(StreamError::Eof(stream.position()).into()),
+            None => return Err(truncated(stream)),
         }
         next_event(stream, builder)?;
         match stream.peek()? {
@@ -335,7 +351,7 @@ fn events<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<
                 return Ok(());
             }
             Some(_) => return Err(expected(stream, "`,` or `]` after a trace event")),
-            None => return Err(StreamError::Eof(stream.position()).into()),
+            None => return Err(truncated(stream)),
         }
     }
 }
@@ -556,5 +572,17 @@ mod tests {
                 file: "big.json".to_string()
             }
         );
+    }
+
+    #[test]
+    fn traces_and_scenarios_are_told_apart() {
+        assert!(looks_like_trace(&[0x1f, 0x8b, 8, 0]));
+        assert!(looks_like_trace(b"  [{\"ph\":\"X\"}]"));
+        assert!(looks_like_trace(
+            b"{\"schemaVersion\":1,\"traceEvents\":[]}"
+        ));
+        assert!(!looks_like_trace(b"{\"format\": \"mpipe-scenario/1\"}"));
+        assert!(!looks_like_trace(b"{\"format\": 3}"));
+        assert!(!looks_like_trace(b""));
     }
 }

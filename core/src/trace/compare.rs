@@ -46,7 +46,10 @@ pub struct Comparison {
     pub makespan_measured_s: f64,
     pub makespan_predicted_s: f64,
     pub ranks: Vec<RankComparison>,
+    /// Every measured action seen on both sides.
     pub actions: Vec<ActionResidual>,
+    /// Every measured action of the step, matched or not, as the app draws it.
+    pub blocks: Vec<MeasuredBlock>,
 }
 
 /// Predicted `(start, end)` of every compute action, by `(rank, action)`.
@@ -136,6 +139,7 @@ pub fn compare(
     let (t0, t1, measured) = measured_step(m, alignment, step);
     let makespan_measured_s = seconds(t1.saturating_sub(t0));
     let mut actions = Vec::new();
+    let mut blocks = Vec::new();
     let mut ranks = Vec::new();
     let (mut lcs_total, mut len_total) = (0usize, 0usize);
     for rank in 0..plan_ranks.max(measured.iter().map(|(r, _)| r + 1).max().unwrap_or(0)) {
@@ -151,7 +155,15 @@ pub fn compare(
         len_total += longer;
         let mut residuals = Vec::new();
         for (action, label, s, e) in mine {
-            let Some(&(ps, pe)) = action.and_then(|a| predicted.get(&(rank, a))) else {
+            let matched = action.and_then(|a| predicted.get(&(rank, a))).copied();
+            blocks.push(MeasuredBlock {
+                rank,
+                action: label.clone(),
+                start_s: seconds(s.saturating_sub(t0)),
+                end_s: seconds(e.saturating_sub(t0)),
+                predicted: matched,
+            });
+            let Some((ps, pe)) = matched else {
                 continue;
             };
             let (ms, md) = (seconds(s.saturating_sub(t0)), seconds(e.saturating_sub(*s)));
@@ -214,6 +226,7 @@ pub fn compare(
         makespan_predicted_s: sim.makespan_s,
         ranks,
         actions,
+        blocks,
     }
 }
 
@@ -223,38 +236,9 @@ pub fn compare(
 pub struct MeasuredBlock {
     pub rank: usize,
     pub action: String,
-    pub backward: bool,
     pub start_s: f64,
     pub end_s: f64,
     pub predicted: Option<(f64, f64)>,
-}
-
-/// Every measured action of step `step`, matched with the prediction where it can be.
-pub fn measured_blocks(
-    sim: &Simulation,
-    m: &Measurement,
-    alignment: &Alignment,
-    step: usize,
-) -> Vec<MeasuredBlock> {
-    let predicted = predicted_actions(sim);
-    let (t0, _, measured) = measured_step(m, alignment, step);
-    measured
-        .into_iter()
-        .flat_map(|(rank, actions)| {
-            let predicted = &predicted;
-            actions
-                .into_iter()
-                .map(move |(action, label, s, e)| MeasuredBlock {
-                    rank,
-                    backward: action.is_some_and(|a| a.phase == Phase::Backward)
-                        || label.contains(['B', 'I', 'W']),
-                    action: label,
-                    start_s: seconds(s.saturating_sub(t0)),
-                    end_s: seconds(e.saturating_sub(t0)),
-                    predicted: action.and_then(|a| predicted.get(&(rank, a)).copied()),
-                })
-        })
-        .collect()
 }
 
 /// Length of the longest common subsequence of the measured and predicted orders.

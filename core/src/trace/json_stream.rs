@@ -1,11 +1,8 @@
-//! A JSON byte stream cut into whole values, one at a time, with line and column kept: the trace
-//! reader walks the top level itself and hands each trace event's bytes to serde as one small
-//! slice. Memory stays at one buffer (1 MiB, grown only for a value larger than that), and serde
-//! parses from a slice, borrowing strings and raw numbers instead of copying them.
-//!
-//! The scanner only matches brackets and strings to find where a value ends; serde then parses
-//! the value and reports any error inside it, which [`JsonStream::locate`] turns into a position in
-//! the whole file.
+//! A JSON byte stream read through one refilled buffer (1 MiB, grown only for a value larger than
+//! that), with line and column kept: the trace reader walks the top level itself, parses each
+//! event straight from [`JsonStream::rest`], and takes other top-level values whole with
+//! [`JsonStream::value`] (a bracket-and-string scanner finds where one ends; serde parses it and
+//! reports any error inside it, which [`Position::within`] places in the whole file).
 
 use std::io::Read;
 
@@ -14,6 +11,23 @@ use std::io::Read;
 pub struct Position {
     pub line: usize,
     pub column: usize,
+}
+
+impl Position {
+    /// Where serde's `(line, column)` inside a value that starts here is in the whole text.
+    pub fn within(self, line: usize, column: usize) -> Position {
+        if line <= 1 {
+            Position {
+                line: self.line,
+                column: self.column + column.saturating_sub(1),
+            }
+        } else {
+            Position {
+                line: self.line + line - 1,
+                column,
+            }
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -82,8 +96,9 @@ impl<R: Read> JsonStream<R> {
         self.counted = upto;
     }
 
-    /// Reads more bytes, keeping the unread ones; `false` at the end of the stream.
-    fn fill(&mut self) -> Result<bool, StreamError> {
+    /// Reads more bytes, keeping the unread ones (growing the buffer when full); `false` at the
+    /// end of the stream.
+    pub fn refill(&mut self) -> Result<bool, StreamError> {
         if self.eof {
             return Ok(false);
         }
@@ -117,8 +132,8 @@ impl<R: Read> JsonStream<R> {
         }
     }
 
-    /// Consumes `len` bytes from `pos`.
-    fn advance(&mut self, len: usize) {
+    /// Consumes `len` bytes of [`rest`](Self::rest).
+    pub fn consume(&mut self, len: usize) {
         self.pos = (self.pos + len).min(self.end);
     }
 
@@ -133,12 +148,12 @@ impl<R: Read> JsonStream<R> {
                 .position(|b| !b.is_ascii_whitespace());
             match skip {
                 Some(n) => {
-                    self.advance(n);
+                    self.consume(n);
                     return Ok(self.buf.get(self.pos).copied());
                 }
                 None => {
-                    self.advance(self.end - self.pos);
-                    if !self.fill()? {
+                    self.consume(self.end - self.pos);
+                    if !self.refill()? {
                         return Ok(None);
                     }
                 }
@@ -156,24 +171,9 @@ impl<R: Read> JsonStream<R> {
         self.eof
     }
 
-    /// Reads more into the buffer (growing it when full); `false` at the end of the stream.
-    pub fn refill(&mut self) -> Result<bool, StreamError> {
-        self.fill()
-    }
-
-    /// Consumes `len` bytes of [`rest`](Self::rest).
-    pub fn consume(&mut self, len: usize) {
-        self.advance(len);
-    }
-
     /// Consumes one (non-newline) byte.
     pub fn bump(&mut self) {
-        self.advance(1);
-    }
-
-    /// Whether the stream has been read to its end with nothing left.
-    pub fn is_at_end(&mut self) -> Result<bool, StreamError> {
-        Ok(self.peek()?.is_none())
+        self.consume(1);
     }
 
     /// The next whole value (call after [`peek`](Self::peek) saw its first byte): its bytes and
@@ -185,34 +185,18 @@ impl<R: Read> JsonStream<R> {
                 Some(len) => break len,
                 None if self.eof => {
                     let rest = self.end - self.pos;
-                    self.advance(rest);
+                    self.consume(rest);
                     return Err(StreamError::Eof(self.position()));
                 }
                 None => {
-                    self.fill()?;
+                    self.refill()?;
                 }
             }
         };
         let start = self.position();
         let from = self.pos;
-        self.advance(len);
+        self.consume(len);
         Ok((self.buf.get(from..from + len).unwrap_or_default(), start))
-    }
-
-    /// Where an error serde found at `(line, column)` inside a value that starts at `start` is
-    /// in the whole text.
-    pub fn locate(start: Position, line: usize, column: usize) -> Position {
-        if line <= 1 {
-            Position {
-                line: start.line,
-                column: start.column + column.saturating_sub(1),
-            }
-        } else {
-            Position {
-                line: start.line + line - 1,
-                column,
-            }
-        }
     }
 }
 
@@ -313,7 +297,7 @@ mod tests {
         );
         assert_eq!(s.peek().unwrap(), Some(b']'));
         s.bump();
-        assert!(s.is_at_end().unwrap());
+        assert_eq!(s.peek().unwrap(), None);
     }
 
     #[test]
@@ -335,15 +319,12 @@ mod tests {
             column: 10,
         };
         assert_eq!(
-            JsonStream::<&[u8]>::locate(start, 1, 3),
+            start.within(1, 3),
             Position {
                 line: 4,
                 column: 12
             }
         );
-        assert_eq!(
-            JsonStream::<&[u8]>::locate(start, 2, 3),
-            Position { line: 5, column: 3 }
-        );
+        assert_eq!(start.within(2, 3), Position { line: 5, column: 3 });
     }
 }

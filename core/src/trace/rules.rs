@@ -178,6 +178,14 @@ pub enum RuleError {
     },
     #[error("step pattern: {message}")]
     StepPattern { message: String },
+    #[error("{file}:{line}:{column}: field `{path}`: {message}")]
+    Json {
+        file: String,
+        line: usize,
+        column: usize,
+        path: String,
+        message: String,
+    },
 }
 
 /// An event name recognised by a rule.
@@ -203,6 +211,22 @@ pub struct Compiled {
 }
 
 impl RuleSet {
+    /// Reads a rule set written as JSON (a rules file, the app's editor) and checks that it
+    /// compiles; `file` is the name errors give.
+    pub fn from_json_str(text: &str, file: &str) -> Result<RuleSet, RuleError> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let rules: RuleSet =
+            serde_path_to_error::deserialize(&mut de).map_err(|e| RuleError::Json {
+                file: file.to_string(),
+                line: e.inner().line(),
+                column: e.inner().column(),
+                path: e.path().to_string(),
+                message: crate::json_locate::strip_position(&e.inner().to_string()),
+            })?;
+        rules.compile()?;
+        Ok(rules)
+    }
+
     /// Compiles the enabled rules, or says which one is broken.
     pub fn compile(&self) -> Result<Compiled, RuleError> {
         let mut rules = Vec::new();
