@@ -160,19 +160,23 @@ fn edited_rules_are_read_from_a_file_and_checked() {
     let dir = std::env::temp_dir().join(format!("mpipe-rules-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let rules = dir.join("rules.json");
-    std::fs::write(
-        &rules,
+    // Writes the rules file and runs `mpipe trace` on rank 0 with it.
+    let trace_with = |text: &str, json: bool| {
+        std::fs::write(&rules, text).unwrap();
+        let file = path("pp-interleaved/rank0.json.gz");
+        let mut args = vec!["trace", file.as_str(), "--rules", rules.to_str().unwrap()];
+        if json {
+            args.push("--json");
+        }
+        mpipe(&args)
+    };
+    let (code, out, err) = trace_with(
         r#"{"rules":[{"name":"only forwards","pattern":"^PP:(?P<stage>\\d+)F(?P<mb>\\d+)$","phase":"F"}],
             "step_pattern":"^ProfilerStep#(?P<step>\\d+)$"}"#,
-    )
-    .unwrap();
-    let v = json(&[
-        "trace",
-        &path("pp-interleaved/rank0.json.gz"),
-        "--rules",
-        rules.to_str().unwrap(),
-        "--json",
-    ]);
+        true,
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let actions = v["ranks"][0]["actions"].as_array().unwrap();
     assert_eq!(actions.len(), 16);
     assert!(
@@ -180,33 +184,19 @@ fn edited_rules_are_read_from_a_file_and_checked() {
             .iter()
             .all(|a| a["action"].as_str().unwrap().contains('F'))
     );
-    std::fs::write(
-        &rules,
+    let (code, _, err) = trace_with(
         r#"{"rules":[{"name":"x","pattern":"("}],"step_pattern":"s"}"#,
-    )
-    .unwrap();
-    let (code, _, err) = mpipe(&[
-        "trace",
-        &path("pp-interleaved/rank0.json.gz"),
-        "--rules",
-        rules.to_str().unwrap(),
-    ]);
+        false,
+    );
     assert_eq!(code, 2);
     assert!(
         err.starts_with("error: rule 0 (x): bad pattern: regex parse error"),
         "{err}"
     );
-    std::fs::write(
-        &rules,
+    let (code, _, err) = trace_with(
         r#"{"rules":[{"name":"x","patern":"("}],"step_pattern":"s"}"#,
-    )
-    .unwrap();
-    let (code, _, err) = mpipe(&[
-        "trace",
-        &path("pp-interleaved/rank0.json.gz"),
-        "--rules",
-        rules.to_str().unwrap(),
-    ]);
+        false,
+    );
     assert_eq!(code, 2);
     assert!(
         err.contains(":1:30: field `rules[0].patern`: unknown field `patern`, expected one of `name`, `pattern`, `phase`, `enabled`\n"),
@@ -229,9 +219,8 @@ fn compare_trace_reports_agreement_step_times_and_a_calibration_that_helps() {
         (v["fit_step"].as_u64(), v["check_step"].as_u64()),
         (Some(0), Some(1))
     );
-    // The scenario's guesses: 2 stages × (1 ms F + 2 ms B) × 4 microbatches per rank plus the
-    // interleaved warmup and cooldown.
-    // (2 · 4 · 3 ms of work per rank + 3 ms of bubble).
+    // The scenario's guesses: 2 stages × (1 ms F + 2 ms B) × 4 microbatches of work per rank
+    // (24 ms) plus 3 ms of interleaved warmup and cooldown bubble.
     assert!((v["makespan_predicted_s"].as_f64().unwrap() - 0.027).abs() < 1e-12);
     let measured = v["makespan_measured_s"].as_f64().unwrap();
     let calibrated = v["makespan_calibrated_s"].as_f64().unwrap();
