@@ -3,8 +3,9 @@
 #![allow(clippy::expect_used)] // a benchmark scenario that does not derive is a bug in the benchmark
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mpipe_studio::gantt::geometry::{Span, TimeView, render_items};
-use mpipe_studio::gantt::{GanttOptions, GanttState, gantt};
+use mpipe_studio::state::derived::Shown;
+use mpipe_studio::timeline::geometry::{Span, TimeView, render_items};
+use mpipe_studio::timeline::{ChartInput, chart_ui};
 use std::hint::black_box;
 
 /// 64 lanes × 16,384 back-to-back events of 1 ms: 1,048,576 events.
@@ -17,6 +18,7 @@ fn lanes() -> Vec<Vec<Span>> {
                     end: (i + 1) as f64 * 1e-3,
                     region: 1 + (i / 7) % 3,
                     backward: (i + lane) % 2 == 0,
+                    stage: lane,
                     mb: i % 1024,
                     index: lane * 16_384 + i,
                 })
@@ -43,7 +45,7 @@ fn bench(c: &mut Criterion) {
 }
 
 /// A whole frame of the timeline widget on a simulated schedule of 1,048,576 compute events
-/// (interleaved 1F1B, P = 64, M = 2048, v = 4): layout from the per-simulation cache, painting
+/// (interleaved 1F1B, P = 64, M = 2048, v = 4): layout from the per-simulation scene, painting
 /// and tessellation, headless (no GPU upload).
 fn frame(c: &mut Criterion) {
     let text = r#"{"format": "mpipe-scenario/1",
@@ -54,12 +56,15 @@ fn frame(c: &mut Criterion) {
     let sim =
         mpipe::simulation::simulate_scenario(&scenario, mpipe::simulate::SimOptions::default())
             .expect("derives");
-    let events = mpipe::sim_report::event_timings(&sim).len();
-    eprintln!("timeline frame: {events} compute events");
+    // Laid out once per simulation, as the app does after every edit.
+    let shown = Shown::new(1, "bench", sim);
+    eprintln!(
+        "timeline frame: {} compute events",
+        shown.scene.events.len()
+    );
     let ctx = egui::Context::default();
     mpipe_studio::fonts::install(&ctx);
-    let mut state = GanttState::default();
-    let run = |state: &mut GanttState| {
+    let run = |range: Option<(f64, f64)>| {
         let input = egui::RawInput {
             screen_rect: Some(egui::Rect::from_min_size(
                 egui::Pos2::ZERO,
@@ -68,19 +73,30 @@ fn frame(c: &mut Criterion) {
             ..Default::default()
         };
         let out = ctx.run_ui(input, |ui| {
-            gantt(ui, &sim, state, GanttOptions::default());
+            chart_ui(
+                ui,
+                ChartInput {
+                    shown: &shown,
+                    span: shown.sim.makespan_s,
+                    range,
+                    dimmed: false,
+                    cursor: None,
+                    selected: None,
+                    matches: &[],
+                    lane_height: 24.0,
+                    id_salt: "bench",
+                },
+            );
         });
         ctx.tessellate(out.shapes, out.pixels_per_point).len()
     };
-    run(&mut state); // builds the per-simulation layout cache, as the first frame after an edit does
     let mut group = c.benchmark_group("frame");
     group.sample_size(20);
     group.bench_function("timeline frame, 1M compute events, whole step", |b| {
-        b.iter(|| run(&mut state))
+        b.iter(|| run(None))
     });
-    state.range = Some((100.0, 140.0));
     group.bench_function("timeline frame, 1M compute events, zoomed in", |b| {
-        b.iter(|| run(&mut state))
+        b.iter(|| run(Some((100.0, 140.0))))
     });
     group.finish();
 }

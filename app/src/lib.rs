@@ -1,22 +1,15 @@
-//! Mpipe Studio: the egui app around the `mpipe` core. Nothing but UI and app state.
+//! Mpipe Studio: the egui app around the `mpipe` core. Nothing but UI and app state: `state`
+//! holds the document, what is derived from it and the view; `command` is every user action;
+//! `panels` draw the state and return commands; `timeline` paints the charts.
 
-pub mod cut_strip;
-pub mod editors;
-pub mod files;
+pub mod command;
 pub mod fonts;
-pub mod gantt;
-pub mod history;
-pub mod palette;
-pub mod png_export;
-pub mod presets;
+pub mod panels;
 pub mod samples;
-pub mod stats;
-pub mod studio;
-pub mod trace_view;
-pub mod traces;
-pub mod workload_bars;
+pub mod state;
+pub mod timeline;
 
-pub use studio::Studio;
+pub use state::Studio;
 
 /// The key the last session's scenario is stored under (eframe persistence).
 pub const SESSION_KEY: &str = "mpipe-studio/scenario";
@@ -36,8 +29,8 @@ impl StudioApp {
         if let Some(text) = storage.and_then(|s| s.get_string(SESSION_KEY))
             && mpipe::Scenario::from_json_str(&text, "last session").is_ok()
         {
-            app.studio.open_text(&text, "last session");
-            app.studio.history = history::History::default();
+            app.studio.open_text(&text, "last session", None);
+            app.studio.doc.clear_history();
         }
         if let Some(recent) = storage
             .and_then(|s| s.get_string(RECENT_KEY))
@@ -55,7 +48,7 @@ impl eframe::App for StudioApp {
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        if let Some(s) = &self.studio.scenario {
+        if let Some(s) = self.studio.scenario() {
             storage.set_string(SESSION_KEY, s.to_json_string());
         }
         if let Ok(recent) = serde_json::to_string(&self.studio.recent) {

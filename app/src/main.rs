@@ -2,9 +2,9 @@
 //! ⟨transpose, 1f1b⟩) or the last session's; a scenario file given on the command line opens
 //! instead, and profiler traces given after it are imported for comparison.
 
-use mpipe::trace::looks_like_trace;
 use mpipe_studio::StudioApp;
-use mpipe_studio::traces::TraceSource;
+use mpipe_studio::state::files::is_trace_file;
+use mpipe_studio::state::traces::TraceSource;
 
 fn main() -> eframe::Result {
     let options = eframe::NativeOptions {
@@ -22,11 +22,7 @@ fn main() -> eframe::Result {
             let mut app = StudioApp::restore(cc.storage);
             let mut traces = Vec::new();
             for path in args {
-                let mut head = [0u8; 4096];
-                let n = std::fs::File::open(&path)
-                    .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-                    .unwrap_or(0);
-                if looks_like_trace(head.get(..n).unwrap_or_default()) {
+                if is_trace_file(&path) {
                     traces.push(TraceSource::Path(path));
                 } else {
                     app.studio.open_path(&path);

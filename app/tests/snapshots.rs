@@ -46,7 +46,13 @@ fn gpipe_with_a_pinned_1f1b_baseline() {
         .unwrap();
     studio.open_sample(sample);
     studio.pin_baseline();
-    studio.edit(|s| s.schedule = vec![mpipe::skeleton::Skeleton::GPipe]);
+    studio.apply(mpipe_studio::command::Command::Edit {
+        edit: mpipe::edit::Edit::Skeleton {
+            region: 1,
+            skeleton: mpipe::skeleton::Skeleton::GPipe,
+        },
+        gesture: None,
+    });
     let mut h = harness(studio);
     snapshot(&mut h, "compare_gpipe_over_1f1b");
 }
@@ -54,7 +60,10 @@ fn gpipe_with_a_pinned_1f1b_baseline() {
 #[test]
 fn an_invalid_edit_dims_the_last_timeline() {
     let mut studio = Studio::default();
-    studio.edit(|s| s.ranks = 16);
+    studio.apply(mpipe_studio::command::Command::Edit {
+        edit: mpipe::edit::Edit::Ranks(16),
+        gesture: None,
+    });
     let mut h = harness(studio);
     snapshot(&mut h, "invalid_edit_dimmed");
 }

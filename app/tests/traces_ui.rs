@@ -11,7 +11,7 @@
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use mpipe_studio::Studio;
-use mpipe_studio::traces::TraceSource;
+use mpipe_studio::state::traces::TraceSource;
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {
@@ -53,12 +53,14 @@ fn wait(harness: &mut Harness<'static, Studio>, done: impl Fn(&Studio) -> bool) 
     panic!("the background work did not finish");
 }
 
-/// Moves the pointer onto the button first (away from the chart's tooltip), then clicks it.
+/// Moves the pointer onto the button first (away from the chart's tooltip), then clicks it; a
+/// second frame draws what the click did.
 fn press(harness: &mut Harness<'static, Studio>, label: &str) {
     let at = harness.get_by_label(label).rect().center();
     harness.hover_at(at);
     harness.run();
     harness.get_by_label(label).click();
+    harness.step();
     harness.step();
 }
 
@@ -66,7 +68,7 @@ fn press(harness: &mut Harness<'static, Studio>, label: &str) {
 fn imported_traces_show_under_the_prediction_with_their_agreement() {
     let harness = traced();
     assert_eq!(
-        harness.state().notice.as_deref(),
+        harness.state().notice.as_ref().map(|n| n.text.as_str()),
         Some("imported rank0.json.gz, rank1.json.gz")
     );
     harness.get_by_label_contains("2 file(s), 2 rank(s), shared clock · order agreement 100.0%");
@@ -81,11 +83,11 @@ fn imported_traces_show_under_the_prediction_with_their_agreement() {
 #[test]
 fn calibrate_makes_the_fitted_scenario_current_and_undo_takes_it_back() {
     let mut harness = traced();
-    let before = harness.state().scenario.clone().unwrap();
+    let before = harness.state().scenario().cloned().unwrap();
     press(&mut harness, "Calibrate");
-    wait(&mut harness, |s| s.calibrating.is_none());
+    wait(&mut harness, |s| s.traces.calibrating.is_none());
     harness.run();
-    let after = harness.state().scenario.clone().unwrap();
+    let after = harness.state().scenario().cloned().unwrap();
     assert_ne!(after, before);
     assert!(after.name.ends_with(" (calibrated)"));
     // The traced blocks split at the cut: one group per region, each scaled by its own factors.
@@ -97,13 +99,13 @@ fn calibrate_makes_the_fitted_scenario_current_and_undo_takes_it_back() {
             .and_then(|h| h.link_alpha_s)
             .is_some()
     );
-    let notice = harness.state().notice.clone().unwrap();
+    let notice = harness.state().notice.clone().unwrap().text;
     assert!(
         notice.starts_with("calibrated on step 0, checked on step 1: step-time error "),
         "{notice}"
     );
     press(&mut harness, "Undo");
-    assert_eq!(harness.state().scenario.as_ref(), Some(&before));
+    assert_eq!(harness.state().scenario(), Some(&before));
 }
 
 #[test]
@@ -161,7 +163,7 @@ fn a_long_import_shows_progress_and_can_be_cancelled() {
     harness.get_by_label("Cancel import").click();
     wait(&mut harness, |s| s.traces.import.is_none());
     assert_eq!(
-        harness.state().notice.as_deref(),
+        harness.state().notice.as_ref().map(|n| n.text.as_str()),
         Some("big.json: import cancelled")
     );
     assert!(harness.state().traces.raw.is_empty());
@@ -190,4 +192,5 @@ fn the_user_can_set_a_files_rank() {
         mpipe::trace::rank::RankSource::DistributedInfo
     );
     harness.get_by_label_contains("rank 1 (from distributedInfo)");
+    harness.get_by_label_contains("rank 0 (set by hand)");
 }

@@ -8,6 +8,7 @@ use crate::order::Order;
 use crate::plan::Plan;
 use crate::simulate::Timeline;
 use crate::skeleton::Layout;
+use petgraph::graph::NodeIndex;
 use serde::Serialize;
 
 /// Idle time of one rank by where it falls.
@@ -77,31 +78,68 @@ pub fn wavefront_span(
     Some((timeline.start_of(*first), timeline.end_of(*last)))
 }
 
-/// Busy time and the bubble split of one rank.
-pub fn rank_time(
+/// Where an idle gap of a rank's compute stream falls.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GapKind {
+    /// Before the rank's first wavefront (backbone) forward.
+    Warmup,
+    /// Between the first wavefront forward and the last wavefront event.
+    Steady,
+    /// After the last wavefront event.
+    Cooldown,
+    /// Waiting on a transfer into the next event that is still in flight.
+    Transfer,
+}
+
+/// One idle stretch of a rank's compute stream.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq)]
+pub struct Gap {
+    pub start_s: f64,
+    pub end_s: f64,
+    pub kind: GapKind,
+}
+
+/// The idle stretch `[from, to)` classified by where it falls against the wavefront span
+/// `[w0, w1]`; `None` when it is empty.
+fn classify(from: f64, to: f64, (w0, w1): (f64, f64)) -> Option<Gap> {
+    if to - from <= 0.0 {
+        return None;
+    }
+    let kind = if to <= w0 {
+        GapKind::Warmup
+    } else if from >= w1 {
+        GapKind::Cooldown
+    } else {
+        GapKind::Steady
+    };
+    Some(Gap {
+        start_s: from,
+        end_s: to,
+        kind,
+    })
+}
+
+/// One step of a walk along a rank's compute stream.
+enum Stretch {
+    /// An idle stretch, with its length (computed once, so that sums over it are exact).
+    Idle(Gap, f64),
+    /// An event running from `start` to `end`.
+    Event(NodeIndex, f64, f64),
+}
+
+/// Walks one rank's compute stream in order, calling `visit` for every idle stretch and every
+/// event. The wait before an event whose start a transfer bound is split: the part while the
+/// transfer is in flight is [`GapKind::Transfer`], the rest is classified by where it falls.
+fn walk(
     plan: &Plan,
     order: &Order,
     timeline: &Timeline,
     rank: usize,
-) -> (f64, BubbleSplit) {
+    mut visit: impl FnMut(Stretch),
+) {
     let g = &order.graph;
-    let (w0, w1) = wavefront_span(plan, order, timeline, rank).unwrap_or((0.0, timeline.makespan));
-    let mut split = BubbleSplit::default();
-    let mut busy = 0.0;
+    let span = wavefront_span(plan, order, timeline, rank).unwrap_or((0.0, timeline.makespan));
     let mut prev_end = 0.0f64;
-    let classify = |split: &mut BubbleSplit, from: f64, to: f64| {
-        let gap = to - from;
-        if gap <= 0.0 {
-            return;
-        }
-        if to <= w0 {
-            split.warmup_s += gap;
-        } else if from >= w1 {
-            split.cooldown_s += gap;
-        } else {
-            split.steady_s += gap;
-        }
-    };
     for &n in order.nodes.get(rank).map_or(&[][..], Vec::as_slice) {
         let (start, end) = (timeline.start_of(n), timeline.end_of(n));
         if start > prev_end {
@@ -113,16 +151,60 @@ pub fn rank_time(
                 comm = (timeline.end_of(b) - timeline.start_of(b).max(prev_end))
                     .clamp(0.0, start - prev_end);
             }
-            split.comm_s += comm;
-            classify(&mut split, prev_end, start - comm);
+            if comm > 0.0 {
+                let wait = Gap {
+                    start_s: start - comm,
+                    end_s: start,
+                    kind: GapKind::Transfer,
+                };
+                visit(Stretch::Idle(wait, comm));
+            }
+            if let Some(gap) = classify(prev_end, start - comm, span) {
+                visit(Stretch::Idle(gap, gap.end_s - gap.start_s));
+            }
         }
-        match g.node_weight(n) {
+        visit(Stretch::Event(n, start, end));
+        prev_end = prev_end.max(end);
+    }
+    if let Some(gap) = classify(prev_end, timeline.makespan, span) {
+        visit(Stretch::Idle(gap, gap.end_s - gap.start_s));
+    }
+}
+
+/// The idle stretches of one rank's compute stream, in time order.
+pub fn idle_gaps(plan: &Plan, order: &Order, timeline: &Timeline, rank: usize) -> Vec<Gap> {
+    let mut gaps = Vec::new();
+    walk(plan, order, timeline, rank, |s| {
+        if let Stretch::Idle(gap, _) = s {
+            gaps.push(gap);
+        }
+    });
+    gaps.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+    gaps
+}
+
+/// Busy time and the bubble split of one rank.
+pub fn rank_time(
+    plan: &Plan,
+    order: &Order,
+    timeline: &Timeline,
+    rank: usize,
+) -> (f64, BubbleSplit) {
+    let g = &order.graph;
+    let mut split = BubbleSplit::default();
+    let mut busy = 0.0;
+    walk(plan, order, timeline, rank, |s| match s {
+        Stretch::Idle(gap, length) => match gap.kind {
+            GapKind::Warmup => split.warmup_s += length,
+            GapKind::Steady => split.steady_s += length,
+            GapKind::Cooldown => split.cooldown_s += length,
+            GapKind::Transfer => split.comm_s += length,
+        },
+        Stretch::Event(n, start, end) => match g.node_weight(n) {
             Some(Event::Fwd { .. } | Event::Bwd { .. }) => busy += end - start,
             Some(Event::DpReduce { .. }) => split.comm_s += end - start,
             _ => {}
-        }
-        prev_end = prev_end.max(end);
-    }
-    classify(&mut split, prev_end, timeline.makespan);
+        },
+    });
     (busy, split)
 }

@@ -188,8 +188,35 @@ pub fn bytes(b: f64) -> String {
     }
 }
 
-fn opt(v: Option<f64>) -> String {
-    v.map_or("–".into(), secs)
+/// Seconds in a fixed unit with three decimals (`105.000 s`, `48.000 s`), so that a column of
+/// figures reads alike; `–` for none.
+fn secs_in(t: Option<f64>, unit: f64, suffix: &str) -> String {
+    t.map_or("–".into(), |t| format!("{:.3} {suffix}", t / unit))
+}
+
+/// Bytes in a fixed unit with two decimals.
+fn bytes_in(b: f64, unit: f64, suffix: &str) -> String {
+    format!("{:.2} {suffix}", b / unit)
+}
+
+/// The unit a column of seconds reads best in: seconds when its largest figure is at least
+/// one, else milliseconds.
+fn secs_unit(values: impl Iterator<Item = f64>) -> (f64, &'static str) {
+    if values.fold(0.0f64, |m, v| m.max(v.abs())) >= 1.0 {
+        (1.0, "s")
+    } else {
+        (1e-3, "ms")
+    }
+}
+
+/// The unit a column of bytes reads best in.
+fn bytes_unit(values: impl Iterator<Item = f64>) -> (f64, &'static str) {
+    match values.fold(0.0f64, |m, v| m.max(v.abs())) {
+        m if m >= 1e9 => (1e9, "GB"),
+        m if m >= 1e6 => (1e6, "MB"),
+        m if m >= 1e3 => (1e3, "kB"),
+        _ => (1.0, "B"),
+    }
 }
 
 /// Column heads of the per-rank table (the CLI and the app show the same table).
@@ -208,33 +235,56 @@ pub const RANK_COLUMNS: [&str; 12] = [
     "peak mem",
 ];
 
-/// One rank's row of the per-rank table, formatted.
-pub fn rank_cells(r: &RankMetrics) -> Vec<String> {
-    let mut cells = vec![r.rank.to_string()];
-    cells.extend(
-        [
-            r.busy_s,
-            r.bubble_s,
-            r.bubble.warmup_s,
-            r.bubble.steady_s,
-            r.bubble.cooldown_s,
-            r.bubble.comm_s,
-        ]
-        .into_iter()
-        .map(secs),
-    );
-    cells.extend(
-        [
-            r.warmup_window_s,
-            r.encoder_work_s,
-            r.spill_s,
-            r.simulated_extra_s,
-        ]
-        .into_iter()
-        .map(opt),
-    );
-    cells.push(bytes(r.peak_memory_bytes));
-    cells
+/// What each column of the per-rank table means (the app shows it on hover).
+pub const RANK_COLUMN_HELP: [&str; 12] = [
+    "the pipeline rank",
+    "time spent computing forwards and backwards",
+    "idle time: the step's makespan minus busy",
+    "idle before the rank's first backbone forward",
+    "idle between its first backbone forward and its last backbone event",
+    "idle after its last backbone event",
+    "waiting on transfers still in flight, plus its own gradient reduces",
+    "w_r: the warmup window — idle time before the first backbone forward of the same schedule with the encoder removed (the room Mpipe's transposed encoder fills)",
+    "E_r: the encoder forward work of the microbatches this rank owns",
+    "spill: the paper's analytic spill max(0, E_r − w_r), encoder work that does not fit the warmup window",
+    "sim.extra: how much later the first backbone forward starts than without the encoder, in the simulation (compare with spill: the analytic figure ignores when each microbatch is needed)",
+    "the highest memory the rank holds during the step",
+];
+
+/// The per-rank table's rows, formatted column by column: each column of times in one unit, so
+/// figures line up (`105.000 s` above `48.000 s`, never `105.0` above `48.000`).
+pub fn rank_rows(ranks: &[RankMetrics]) -> Vec<Vec<String>> {
+    let times: [fn(&RankMetrics) -> Option<f64>; 10] = [
+        |r| Some(r.busy_s),
+        |r| Some(r.bubble_s),
+        |r| Some(r.bubble.warmup_s),
+        |r| Some(r.bubble.steady_s),
+        |r| Some(r.bubble.cooldown_s),
+        |r| Some(r.bubble.comm_s),
+        |r| r.warmup_window_s,
+        |r| r.encoder_work_s,
+        |r| r.spill_s,
+        |r| r.simulated_extra_s,
+    ];
+    let units: Vec<(f64, &str)> = times
+        .iter()
+        .map(|get| secs_unit(ranks.iter().filter_map(get)))
+        .collect();
+    let (mem_unit, mem_suffix) = bytes_unit(ranks.iter().map(|r| r.peak_memory_bytes));
+    ranks
+        .iter()
+        .map(|r| {
+            let mut cells = vec![r.rank.to_string()];
+            cells.extend(
+                times
+                    .iter()
+                    .zip(&units)
+                    .map(|(get, &(unit, suffix))| secs_in(get(r), unit, suffix)),
+            );
+            cells.push(bytes_in(r.peak_memory_bytes, mem_unit, mem_suffix));
+            cells
+        })
+        .collect()
 }
 
 /// The readable form of `mpipe simulate`.
@@ -278,13 +328,13 @@ pub fn text(name: &str, sim: &Simulation) -> String {
     };
     let heads: Vec<String> = RANK_COLUMNS.iter().map(|h| h.to_string()).collect();
     let _ = writeln!(out, "{}", line(&heads));
-    for r in &sim.ranks {
+    for (r, cells) in sim.ranks.iter().zip(rank_rows(&sim.ranks)) {
         let flag = if r.over_capacity {
             "  over capacity!"
         } else {
             ""
         };
-        let _ = writeln!(out, "{}{flag}", line(&rank_cells(r)));
+        let _ = writeln!(out, "{}{flag}", line(&cells));
     }
     let report = SimulateReport::new(name, sim, false);
     let _ = writeln!(out, "\ncritical path: {}", report.critical_path.join(" → "));
@@ -315,32 +365,61 @@ pub fn compare_text(a_name: &str, a: &Simulation, b_name: &str, b: &Simulation) 
     let _ = writeln!(
         out,
         "\n{:>4} {:>12} {:>12} {:>12} {:>12} {:>13}",
-        "rank", "busy A", "busy B", "bubble A", "bubble B", "Δ peak mem"
+        COMPARE_COLUMNS[0],
+        COMPARE_COLUMNS[1],
+        COMPARE_COLUMNS[2],
+        COMPARE_COLUMNS[3],
+        COMPARE_COLUMNS[4],
+        COMPARE_COLUMNS[5]
     );
-    let n = a.ranks.len().max(b.ranks.len());
-    for rank in 0..n {
-        let (ra, rb) = (a.ranks.get(rank), b.ranks.get(rank));
-        let f = |r: Option<&RankMetrics>, get: fn(&RankMetrics) -> f64| {
-            r.map_or("–".to_string(), |r| secs(get(r)))
-        };
-        let dmem = match (ra, rb) {
-            (Some(x), Some(y)) => {
-                let d = y.peak_memory_bytes - x.peak_memory_bytes;
-                format!("{}{}", if d < 0.0 { "−" } else { "+" }, bytes(d.abs()))
-            }
-            _ => "–".into(),
-        };
-        let _ = writeln!(
-            out,
-            "{rank:>4} {:>12} {:>12} {:>12} {:>12} {:>13}",
-            f(ra, |r| r.busy_s),
-            f(rb, |r| r.busy_s),
-            f(ra, |r| r.bubble_s),
-            f(rb, |r| r.bubble_s),
-            dmem
-        );
+    for row in compare_rows(a, b) {
+        if let [rank, busy_a, busy_b, bubble_a, bubble_b, dmem] = row.as_slice() {
+            let _ = writeln!(
+                out,
+                "{rank:>4} {busy_a:>12} {busy_b:>12} {bubble_a:>12} {bubble_b:>12} {dmem:>13}"
+            );
+        }
     }
     out
+}
+
+/// Column heads of the per-rank difference table of `mpipe compare` (and the app's).
+pub const COMPARE_COLUMNS: [&str; 6] = [
+    "rank",
+    "busy A",
+    "busy B",
+    "bubble A",
+    "bubble B",
+    "Δ peak mem",
+];
+
+/// The per-rank difference table of B against A, formatted: busy and bubble of each, and the
+/// change in peak memory (B − A); `–` where one side has no such rank.
+pub fn compare_rows(a: &Simulation, b: &Simulation) -> Vec<Vec<String>> {
+    let n = a.ranks.len().max(b.ranks.len());
+    (0..n)
+        .map(|rank| {
+            let (ra, rb) = (a.ranks.get(rank), b.ranks.get(rank));
+            let f = |r: Option<&RankMetrics>, get: fn(&RankMetrics) -> f64| {
+                r.map_or("–".to_string(), |r| secs(get(r)))
+            };
+            let dmem = match (ra, rb) {
+                (Some(x), Some(y)) => {
+                    let d = y.peak_memory_bytes - x.peak_memory_bytes;
+                    format!("{}{}", if d < 0.0 { "−" } else { "+" }, bytes(d.abs()))
+                }
+                _ => "–".into(),
+            };
+            vec![
+                rank.to_string(),
+                f(ra, |r| r.busy_s),
+                f(rb, |r| r.busy_s),
+                f(ra, |r| r.bubble_s),
+                f(rb, |r| r.bubble_s),
+                dmem,
+            ]
+        })
+        .collect()
 }
 
 /// `mpipe compare --json`.
@@ -389,44 +468,4 @@ impl CompareReport {
                 .collect(),
         }
     }
-}
-
-/// What one rank is doing at an instant (teaching mode): the event running, or idle, and the
-/// memory it holds.
-#[derive(Serialize, Debug, Clone, PartialEq)]
-pub struct RankAt {
-    pub rank: usize,
-    /// The compute event running at that instant, if any.
-    pub running: Option<EventTiming>,
-    pub memory_bytes: f64,
-}
-
-/// Every rank's state at time `t`, given the simulation's [`event_timings`] (callers that draw
-/// every frame keep them). Events are half-open `[start, end)`.
-pub fn at_time(sim: &Simulation, events: &[EventTiming], t: f64) -> Vec<RankAt> {
-    (0..sim.derivation.plan.ranks)
-        .map(|rank| RankAt {
-            rank,
-            running: events
-                .iter()
-                .find(|e| e.rank == rank && e.start_s <= t && t < e.end_s)
-                .cloned(),
-            memory_bytes: sim.memory.get(rank).map_or(0.0, |c| {
-                c.points
-                    .iter()
-                    .take_while(|p| p[0] <= t)
-                    .last()
-                    .map_or(c.static_bytes, |p| p[1])
-            }),
-        })
-        .collect()
-}
-
-/// The next instant after `t` at which any of `events` starts or ends (for stepping a cursor).
-pub fn next_boundary(events: &[EventTiming], t: f64) -> Option<f64> {
-    events
-        .iter()
-        .flat_map(|e| [e.start_s, e.end_s])
-        .filter(|&x| x > t)
-        .min_by(f64::total_cmp)
 }

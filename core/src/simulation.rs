@@ -11,6 +11,7 @@ use crate::owner_policy::{source_region, warmup_windows, without_source};
 use crate::scenario::Scenario;
 use crate::simulate::{SimOptions, Timeline, critical_path, simulate};
 use petgraph::graph::NodeIndex;
+use std::convert::Infallible;
 
 /// A simulated scenario.
 #[derive(Debug, Clone)]
@@ -33,6 +34,16 @@ pub struct Simulation {
     pub slack: Vec<f64>,
 }
 
+/// Why a simulation has no result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimulationError {
+    #[error(transparent)]
+    Derive(#[from] DeriveError),
+    /// The caller's `keep_going` said stop.
+    #[error("cancelled")]
+    Cancelled,
+}
+
 /// Derives and simulates a scenario.
 pub fn simulate_scenario(
     scenario: &Scenario,
@@ -41,14 +52,56 @@ pub fn simulate_scenario(
     Ok(run(derive(scenario)?, options))
 }
 
+/// [`simulate_scenario`] that reports how far it got and can be stopped: between its passes it
+/// calls `keep_going` with the fraction done (0 to 1) and stops with
+/// [`SimulationError::Cancelled`] as soon as that returns false. Each pass is linear in the
+/// number of events, so a stop takes effect within one pass.
+pub fn simulate_scenario_cancellable(
+    scenario: &Scenario,
+    options: SimOptions,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Result<Simulation, SimulationError> {
+    if !keep_going(0.0) {
+        return Err(SimulationError::Cancelled);
+    }
+    let derivation = derive(scenario)?;
+    run_cancellable(derivation, options, keep_going).ok_or(SimulationError::Cancelled)
+}
+
 /// Simulates a derivation.
 pub fn run(derivation: Derivation, options: SimOptions) -> Simulation {
+    let Ok(sim) = run_passes(derivation, options, |_| Ok::<(), Infallible>(()));
+    sim
+}
+
+/// [`run`], asking `keep_going` between passes; `None` when it said stop.
+pub fn run_cancellable(
+    derivation: Derivation,
+    options: SimOptions,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Option<Simulation> {
+    run_passes(derivation, options, |f| {
+        if keep_going(f) { Ok(()) } else { Err(()) }
+    })
+    .ok()
+}
+
+/// The simulation, calling `pass` with the fraction done between its passes and stopping with
+/// the error `pass` returns.
+fn run_passes<E>(
+    derivation: Derivation,
+    options: SimOptions,
+    mut pass: impl FnMut(f32) -> Result<(), E>,
+) -> Result<Simulation, E> {
     let plan = &derivation.plan;
     let order = &derivation.order;
+    pass(0.3)?;
     let durations = cost::durations(plan, &order.graph);
     let timeline = simulate(order, &durations, options);
     let makespan = timeline.makespan;
+    pass(0.5)?;
     let memory = memory::memory(plan, order, &timeline);
+    pass(0.6)?;
 
     let source = source_region(plan);
     let (windows, encoder_free_makespan_s) = match source {
@@ -62,6 +115,7 @@ pub fn run(derivation: Derivation, options: SimOptions) -> Simulation {
         None => (None, None),
     };
 
+    pass(0.75)?;
     let ranks: Vec<RankMetrics> = (0..plan.ranks)
         .map(|rank| {
             let (busy, bubble) = metrics::rank_time(plan, order, &timeline, rank);
@@ -100,9 +154,11 @@ pub fn run(derivation: Derivation, options: SimOptions) -> Simulation {
     } else {
         (0.0, 0.0)
     };
+    pass(0.85)?;
     let critical_path = critical_path(order, &timeline);
     let slack = crate::simulate::slack(order, &timeline);
-    Simulation {
+    pass(1.0)?;
+    Ok(Simulation {
         durations,
         makespan_s: makespan,
         bubble_fraction,
@@ -114,5 +170,5 @@ pub fn run(derivation: Derivation, options: SimOptions) -> Simulation {
         slack,
         timeline,
         derivation,
-    }
+    })
 }

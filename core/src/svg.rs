@@ -3,9 +3,9 @@
 //! microbatch where it fits, idle time hatched, warmup windows shaded, encoder spill marked, and a
 //! time axis in seconds.
 
-use crate::metrics::wavefront_span;
 use crate::palette::{self, hex};
-use crate::sim_report::{comm_timings, event_timings, secs};
+use crate::scene::Scene;
+use crate::sim_report::secs;
 use crate::simulation::Simulation;
 use crate::skeleton::schedule_to_string;
 use std::fmt::Write as _;
@@ -57,8 +57,8 @@ pub fn tick_label(t: f64, step: f64) -> String {
 
 /// Renders the simulation's timeline.
 pub fn render(name: &str, sim: &Simulation) -> String {
-    let d = &sim.derivation;
-    let plan = &d.plan;
+    let scene = Scene::new(sim);
+    let plan = &sim.derivation.plan;
     let p = plan.ranks;
     let makespan = if sim.makespan_s > 0.0 {
         sim.makespan_s
@@ -101,18 +101,19 @@ pub fn render(name: &str, sim: &Simulation) -> String {
     );
     // Legend: regions, warmup, spill, idle.
     let mut lx = LEFT;
-    for r in &plan.regions {
+    for r in &scene.regions {
         let _ = writeln!(
             s,
-            r#"<rect x="{lx}" y="32" width="12" height="12" fill="{}"/><rect x="{}" y="32" width="12" height="12" fill="{}"/><text x="{}" y="42" font-size="11">region {} {}</text>"#,
-            hex(palette::chip(r.index, false)),
+            r#"<rect x="{lx}" y="32" width="12" height="12" fill="{}"/><rect x="{}" y="32" width="12" height="12" fill="{}"/><text x="{}" y="42" font-size="11">region {} {} {}</text>"#,
+            hex(r.forward),
             lx + 12.0,
-            hex(palette::chip(r.index, true)),
+            hex(r.backward),
             lx + 28.0,
-            r.index,
+            r.region,
+            r.role.name(),
             r.skeleton
         );
-        lx += 160.0;
+        lx += 190.0;
     }
     let _ = writeln!(
         s,
@@ -126,7 +127,8 @@ pub fn render(name: &str, sim: &Simulation) -> String {
         lx + 240.0
     );
 
-    for (rank, metrics) in sim.ranks.iter().enumerate() {
+    for lane in &scene.lanes {
+        let rank = lane.rank;
         let y = lane_y(rank);
         let _ = writeln!(
             s,
@@ -138,42 +140,37 @@ pub fn render(name: &str, sim: &Simulation) -> String {
             s,
             r#"<rect x="{LEFT}" y="{y:.1}" width="{plot:.1}" height="{LANE}" fill="url(#idle)"/>"#
         );
-        // Warmup window: w_r with a transposed encoder, else the idle time before the first
-        // wavefront forward.
-        let first = wavefront_span(plan, &d.order, &sim.timeline, rank).map(|(a, _)| a);
-        let window = metrics.warmup_window_s.or(first).unwrap_or(0.0);
-        if window > 0.0 {
+        if let Some(w) = lane.warmup {
             let _ = writeln!(
                 s,
                 r#"<rect x="{LEFT}" y="{:.1}" width="{:.2}" height="{:.1}" fill="{}" fill-opacity="0.45"><title>warmup window {}</title></rect>"#,
                 y - 2.0,
-                x(window) - LEFT,
+                x(w.end_s) - LEFT,
                 LANE + 4.0,
                 hex(palette::WARMUP),
-                secs(window)
+                secs(w.end_s)
             );
         }
-        if let (Some(w), Some(start)) = (metrics.warmup_window_s, first)
-            && start > w
-        {
+        if let Some(spill) = lane.spill {
+            let analytic = sim.ranks.get(rank).and_then(|m| m.spill_s).unwrap_or(0.0);
             let _ = writeln!(
                 s,
                 r#"<rect x="{:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="url(#spill)" stroke="{}" stroke-width="1.5"><title>encoder spill {} (analytic {})</title></rect>"#,
-                x(w),
+                x(spill.start_s),
                 y - 2.0,
-                x(start) - x(w),
+                x(spill.end_s) - x(spill.start_s),
                 LANE + 4.0,
                 hex(palette::SPILL),
-                secs(start - w),
-                secs(metrics.spill_s.unwrap_or(0.0))
+                secs(spill.end_s - spill.start_s),
+                secs(analytic)
             );
         }
     }
-    for e in event_timings(sim) {
+    for e in &scene.events {
         let y = lane_y(e.rank);
         let (x0, x1) = (x(e.start_s), x(e.end_s));
         let w = (x1 - x0).max(0.5);
-        let fill = hex(palette::chip(e.region, e.backward));
+        let fill = hex(scene.colour(e.region, e.backward));
         let _ = writeln!(
             s,
             r#"<rect x="{x0:.2}" y="{y:.1}" width="{w:.2}" height="{LANE}" fill="{fill}" stroke="white" stroke-width="0.6"><title>{} rank {} mb {}: {}–{}</title></rect>"#,
@@ -183,8 +180,7 @@ pub fn render(name: &str, sim: &Simulation) -> String {
             secs(e.start_s),
             secs(e.end_s)
         );
-        let label = e.mb.to_string();
-        if w >= 7.0 * label.len() as f64 + 4.0 {
+        if let Some(label) = crate::scene::chip_label(e, w) {
             let _ = writeln!(
                 s,
                 r#"<text x="{:.2}" y="{:.1}" font-size="11" fill="white" text-anchor="middle">{label}</text>"#,
@@ -193,7 +189,7 @@ pub fn render(name: &str, sim: &Simulation) -> String {
             );
         }
     }
-    for c in comm_timings(sim) {
+    for c in &scene.transfers {
         let y = lane_y(c.to_rank) + LANE + 1.0;
         let (x0, x1) = (x(c.start_s), x(c.end_s));
         let _ = writeln!(

@@ -241,8 +241,8 @@ fn the_teaching_cursor_sees_what_each_rank_runs() {
     );
     let sim = simulate_scenario(&s, SimOptions::default()).unwrap();
     // 1F1B, P = 2, M = 2, t_f = 1, t_b = 2: rank 0 runs 0F0 [0,1), 0F1 [1,2); rank 1 1F0 [1,2).
-    let events = mpipe::sim_report::event_timings(&sim);
-    let at = mpipe::sim_report::at_time(&sim, &events, 1.5);
+    let scene = mpipe::scene::Scene::new(&sim);
+    let at = mpipe::explain::at_time(&sim, &scene, 1.5);
     assert_eq!(
         at[0].running.as_ref().map(|e| e.action.to_string()),
         Some("0F1".into())
@@ -251,11 +251,8 @@ fn the_teaching_cursor_sees_what_each_rank_runs() {
         at[1].running.as_ref().map(|e| e.action.to_string()),
         Some("1F0".into())
     );
-    let at = mpipe::sim_report::at_time(&sim, &events, 0.5);
+    let at = mpipe::explain::at_time(&sim, &scene, 0.5);
     assert_eq!(at[1].running, None);
-    assert_eq!(mpipe::sim_report::next_boundary(&events, 0.0), Some(1.0));
-    assert_eq!(
-        mpipe::sim_report::next_boundary(&events, sim.makespan_s),
-        None
-    );
+    assert_eq!(scene.next_boundary(0.0), Some(1.0));
+    assert_eq!(scene.next_boundary(sim.makespan_s), None);
 }

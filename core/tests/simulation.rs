@@ -288,3 +288,32 @@ fn static_memory_counts_slabs_replicas_and_the_state_factor() {
             .all(|r| r.over_capacity && r.peak_memory_bytes == 1760.0)
     );
 }
+
+#[test]
+fn a_cancellable_simulation_reports_progress_and_stops_when_told() {
+    use mpipe::simulation::{SimulationError, simulate_scenario_cancellable};
+    let s = uniform(OneFOneB, 4, 8, 1);
+    let mut seen = Vec::new();
+    let sim = simulate_scenario_cancellable(&s, SimOptions::default(), &mut |f| {
+        seen.push(f);
+        true
+    })
+    .unwrap();
+    assert_eq!(
+        sim.makespan_s,
+        simulate_scenario(&s, SimOptions::default())
+            .unwrap()
+            .makespan_s
+    );
+    assert_eq!(seen.first(), Some(&0.0));
+    assert_eq!(seen.last(), Some(&1.0));
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+    // Told to stop at its third question, it stops there and says so.
+    let mut asked = 0;
+    let stopped = simulate_scenario_cancellable(&s, SimOptions::default(), &mut |_| {
+        asked += 1;
+        asked < 3
+    });
+    assert_eq!(stopped.err(), Some(SimulationError::Cancelled));
+    assert_eq!(asked, 3);
+}

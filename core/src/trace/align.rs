@@ -273,6 +273,7 @@ mod tests {
             rank,
             files: vec![rank],
             rank_source: RankSource::FileName,
+            sources: vec![(rank, RankSource::FileName)],
             clock,
             steps: Vec::new(),
             actions,

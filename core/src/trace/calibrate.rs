@@ -14,7 +14,7 @@ use crate::event::Phase;
 use crate::model::LayerSpec;
 use crate::scenario::Scenario;
 use crate::simulate::SimOptions;
-use crate::simulation::{Simulation, simulate_scenario};
+use crate::simulation::{Simulation, SimulationError, simulate_scenario};
 use serde::Serialize;
 
 /// One fitted factor.
@@ -81,6 +81,61 @@ pub fn calibrate(
     check_step: usize,
     options: SimOptions,
 ) -> Result<Calibration, DeriveError> {
+    let steps = Steps {
+        fit: fit_step,
+        check: check_step,
+    };
+    calibrate_with(scenario, sim, m, alignment, steps, options, |_| Ok(()))
+}
+
+/// [`calibrate`] that reports how far it got and can be stopped: before each of its simulations
+/// it calls `keep_going` with the fraction done and stops with [`SimulationError::Cancelled`]
+/// when that returns false.
+#[allow(clippy::too_many_arguments)] // the calibration's inputs, plus the caller's stop switch
+pub fn calibrate_cancellable(
+    scenario: &Scenario,
+    sim: &Simulation,
+    m: &Measurement,
+    alignment: &Alignment,
+    fit_step: usize,
+    check_step: usize,
+    options: SimOptions,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Result<Calibration, SimulationError> {
+    let steps = Steps {
+        fit: fit_step,
+        check: check_step,
+    };
+    calibrate_with(scenario, sim, m, alignment, steps, options, |f| {
+        if keep_going(f) {
+            Ok(())
+        } else {
+            Err(SimulationError::Cancelled)
+        }
+    })
+}
+
+/// The step fitted on and the step checked on.
+#[derive(Debug, Clone, Copy)]
+struct Steps {
+    fit: usize,
+    check: usize,
+}
+
+/// The calibration, calling `pass` with the fraction done before each simulation and stopping
+/// with the error it returns.
+fn calibrate_with<E: From<DeriveError>>(
+    scenario: &Scenario,
+    sim: &Simulation,
+    m: &Measurement,
+    alignment: &Alignment,
+    Steps {
+        fit: fit_step,
+        check: check_step,
+    }: Steps,
+    options: SimOptions,
+    mut pass: impl FnMut(f32) -> Result<(), E>,
+) -> Result<Calibration, E> {
     let plan = &sim.derivation.plan;
     let predicted = predicted_actions(sim);
     let (_, _, measured) = measured_step(m, alignment, fit_step);
@@ -122,7 +177,12 @@ pub fn calibrate(
         &factors,
     );
     let (t0, t1, _) = measured_step(m, alignment, fit_step);
-    let transfer_s = fit_transfer(&calibrated, t1.saturating_sub(t0) as f64 * 1e-9, options)?;
+    let transfer_s = fit_transfer(
+        &calibrated,
+        t1.saturating_sub(t0) as f64 * 1e-9,
+        options,
+        &mut pass,
+    )?;
     if let Some(t) = transfer_s {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.link_alpha_s = Some(t);
@@ -143,12 +203,17 @@ pub fn calibrate(
 /// The link latency `α` at which the scenario's simulated step time equals `target_s` (bisection:
 /// the step time never shrinks as `α` grows). `None` when the step is at least as long with free
 /// links, or the scenario has no transfer between ranks.
-fn fit_transfer(
+fn fit_transfer<E: From<DeriveError>>(
     scenario: &Scenario,
     target_s: f64,
     options: SimOptions,
-) -> Result<Option<f64>, DeriveError> {
-    let with_alpha = |alpha: f64| -> Result<f64, DeriveError> {
+    pass: &mut impl FnMut(f32) -> Result<(), E>,
+) -> Result<Option<f64>, E> {
+    let mut done = 0u8;
+    let mut with_alpha = |alpha: f64| -> Result<f64, E> {
+        // About fifty simulations in all.
+        pass(f32::from(done) / 52.0)?;
+        done = done.saturating_add(1);
         let mut s = scenario.clone();
         s.hardware.get_or_insert_with(Default::default).link_alpha_s = Some(alpha);
         Ok(simulate_scenario(&s, options)?.makespan_s)

@@ -38,6 +38,20 @@ impl std::fmt::Display for RankSource {
     }
 }
 
+impl RankSource {
+    /// How the app and the CLI say where a rank came from: `from distributedInfo`, `set by hand`.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            RankSource::User => "set by hand",
+            RankSource::DistributedInfo => "from distributedInfo",
+            RankSource::FileName => "from the file name",
+            RankSource::ProcessName => "from the process name",
+            RankSource::Thread => "from the thread",
+            RankSource::Order => "guessed from the order",
+        }
+    }
+}
+
 /// A rank written in a name: `rank3`, `Rank-3`, `rank_3`, `rank 3`, `worker3`, `device_3`.
 pub fn rank_in_name(name: &str) -> Option<usize> {
     let lower = name.to_ascii_lowercase();

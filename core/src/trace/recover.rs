@@ -77,7 +77,11 @@ pub struct MeasuredRank {
     pub rank: usize,
     /// The files (indices into the list given to [`recover`]) that hold this rank.
     pub files: Vec<usize>,
+    /// Where the rank came from: the first of `sources`.
     pub rank_source: RankSource,
+    /// Each of its files and where that file's rank came from (they can differ: a file the
+    /// user set to rank 1 merges with the file whose `distributedInfo` says rank 1).
+    pub sources: Vec<(usize, RankSource)>,
     pub clock: ClockBase,
     pub steps: Vec<StepWindow>,
     /// Compute actions in time order.
@@ -389,6 +393,11 @@ fn build_rank(
         .first()
         .and_then(|s| s.rank)
         .map_or(RankSource::Order, |r| r.1);
+    let mut file_sources: Vec<(usize, RankSource)> = sources
+        .iter()
+        .map(|s| (s.file, s.rank.map_or(RankSource::Order, |r| r.1)))
+        .collect();
+    file_sources.dedup_by_key(|f| f.0);
     let clock = sources.first().map_or(ClockBase::Local, |s| s.clock);
     let device_side = sources.iter().any(|s| s.device_side);
     let event_count = {
@@ -442,6 +451,7 @@ fn build_rank(
         rank,
         files,
         rank_source,
+        sources: file_sources,
         clock,
         steps,
         actions,

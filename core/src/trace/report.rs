@@ -109,10 +109,10 @@ impl TraceReport {
             };
             let _ = writeln!(
                 out,
-                "\nrank {}: {} (rank from {}), {} events, {} step(s), {} actions, {} transfers, offset {} ns{unc}{}",
+                "\nrank {}: {} (rank {}), {} events, {} step(s), {} actions, {} transfers, offset {} ns{unc}{}",
                 r.rank,
                 r.file,
-                r.rank_source,
+                r.rank_source.phrase(),
                 r.events,
                 r.steps,
                 r.actions.len(),

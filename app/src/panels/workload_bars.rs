@@ -1,7 +1,9 @@
 //! Per-microbatch workload scales of the encoder as bars you can drag up and down.
 
+use crate::command::Command;
 use egui::{Color32, Pos2, Rect, Sense, Stroke, Vec2};
 use mpipe::Scenario;
+use mpipe::edit::Edit;
 
 /// The largest scale the bars show (drag beyond it clamps).
 pub const MAX_SCALE: f64 = 4.0;
@@ -12,15 +14,10 @@ pub fn scale_at(y: f32, top: f32, bottom: f32) -> f64 {
     (f64::from(frac) * MAX_SCALE * 20.0).round() / 20.0
 }
 
-/// Draws the bars (when the scenario lists per-microbatch scales) and applies drags; returns true
-/// when a scale changed. Offers to start a list when there is none.
-pub fn workload_bars(ui: &mut egui::Ui, s: &mut Scenario) -> bool {
-    let m = s.microbatches;
-    let has_list = s
-        .workload
-        .as_ref()
-        .is_some_and(|w| w.encoder_scale.is_some());
-    if !has_list {
+/// Draws the bars (when the scenario lists per-microbatch scales) and returns the edits of a
+/// drag or click (a whole drag is one undo step). Offers to start a list when there is none.
+pub fn workload_bars_ui(ui: &mut egui::Ui, s: &Scenario, colour: Color32) -> Vec<Command> {
+    let Some(scales) = s.workload.as_ref().and_then(|w| w.encoder_scale.as_ref()) else {
         let distribution = s
             .workload
             .as_ref()
@@ -30,14 +27,12 @@ pub fn workload_bars(ui: &mut egui::Ui, s: &mut Scenario) -> bool {
                 .button("Vary the encoder's workload per microbatch")
                 .clicked()
         {
-            let w = s.workload.get_or_insert_with(Default::default);
-            w.encoder_scale = Some(vec![1.0; m]);
-            return true;
+            return vec![Command::Edit {
+                edit: Edit::VaryWorkload,
+                gesture: None,
+            }];
         }
-        return false;
-    }
-    let Some(scales) = s.workload.as_mut().and_then(|w| w.encoder_scale.as_mut()) else {
-        return false;
+        return Vec::new();
     };
     ui.label(egui::RichText::new("Encoder workload per microbatch (drag the bars)").small());
     let (rect, response) = ui.allocate_exact_size(
@@ -56,35 +51,38 @@ pub fn workload_bars(ui: &mut egui::Ui, s: &mut Scenario) -> bool {
         ],
         Stroke::new(1.0, Color32::from_gray(120)),
     );
-    for (i, v) in scales.iter().enumerate() {
+    // One rectangle per bar, at most one per pixel column.
+    for (i, v) in scales
+        .iter()
+        .enumerate()
+        .take(rect.width().max(1.0) as usize)
+    {
         let x0 = rect.left() + i as f32 * w;
         let bar = Rect::from_min_max(
             Pos2::new(x0 + 1.0, y_of(*v)),
             Pos2::new(x0 + w - 1.0, rect.bottom()),
         );
-        painter.rect_filled(bar, 1.0, crate::palette::chip(1, false));
+        painter.rect_filled(bar, 1.0, colour);
     }
-    let mut changed = false;
+    let mut out = Vec::new();
+    let bar_at = |x: f32| (((x - rect.left()) / w).floor().max(0.0) as usize).min(n - 1);
     if (response.dragged() || response.clicked())
         && let Some(p) = response.interact_pointer_pos()
     {
-        let i = (((p.x - rect.left()) / w).floor().max(0.0) as usize).min(n - 1);
-        let v = scale_at(p.y, rect.top(), rect.bottom());
-        if let Some(slot) = scales.get_mut(i)
-            && *slot != v
-        {
-            *slot = v;
-            changed = true;
+        let mb = bar_at(p.x);
+        let scale = scale_at(p.y, rect.top(), rect.bottom());
+        if scales.get(mb).is_some_and(|&old| old != scale) {
+            out.push(Command::Edit {
+                edit: Edit::WorkloadScale { mb, scale },
+                gesture: response.dragged().then_some(response.id),
+            });
         }
     }
-    let hover = response
-        .hover_pos()
-        .map(|p| (((p.x - rect.left()) / w).floor().max(0.0) as usize).min(n - 1));
-    if let Some(i) = hover {
+    if let Some(i) = response.hover_pos().map(|p| bar_at(p.x)) {
         let v = scales.get(i).copied().unwrap_or(0.0);
         response.on_hover_text(format!("microbatch {i}: scale {v:.2}"));
     }
-    changed
+    out
 }
 
 #[cfg(test)]

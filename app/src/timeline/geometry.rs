@@ -1,6 +1,7 @@
 //! Pure geometry of the Gantt chart: the time ↔ pixel mapping (in `f64`, converted to screen
-//! `f32` only by the painter), zoom and pan, culling and merging events into drawable items, and
-//! hit testing. No egui here, so all of it is unit-tested with one time unit = one pixel.
+//! `f32` only by the painter), zoom and pan kept inside the step, culling and merging events into
+//! drawable items clipped to the plot, lane placement, and hit testing. No egui here, so all of
+//! it is unit-tested with one time unit = one pixel.
 
 /// A visible time range `[t0, t1]` mapped onto `[x0, x0 + width]` pixels.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -61,6 +62,33 @@ impl TimeView {
         self.t1 -= dt;
     }
 
+    /// The view kept inside `[0, span]`: never wider than the step, never past either end.
+    pub fn clamped(mut self, span: f64) -> TimeView {
+        let span = span.max(MIN_SPAN);
+        if self.span() >= span {
+            self.t0 = 0.0;
+            self.t1 = span;
+        } else if self.t0 < 0.0 {
+            self.t1 -= self.t0;
+            self.t0 = 0.0;
+        } else if self.t1 > span {
+            self.t0 -= self.t1 - span;
+            self.t1 = span;
+        }
+        self
+    }
+
+    /// Whether the view shows the whole of `[0, span]`.
+    pub fn is_whole(&self, span: f64) -> bool {
+        self.t0 <= 0.0 && self.t1 >= span
+    }
+
+    /// The view centred on `[a, b]` with a margin of a tenth on each side (fit to a selection).
+    pub fn fit(&self, a: f64, b: f64) -> TimeView {
+        let width = (b - a).max(MIN_SPAN);
+        TimeView::new(a - 0.1 * width, b + 0.1 * width, self.x0, self.width)
+    }
+
     /// Shows exactly the time under pixels `xa..xb` (box zoom); ignores boxes under 2 px.
     pub fn zoom_to_px(&mut self, xa: f64, xb: f64) {
         let (a, b) = (xa.min(xb), xa.max(xb));
@@ -80,6 +108,8 @@ pub struct Span {
     pub end: f64,
     pub region: usize,
     pub backward: bool,
+    /// The stage index, for the `4F0` label.
+    pub stage: usize,
     pub mb: usize,
     /// Index into the caller's event list.
     pub index: usize,
@@ -97,18 +127,27 @@ pub struct Item {
     pub index: usize,
     /// How many events the item stands for.
     pub count: usize,
-    /// The microbatch, when it fits inside the box.
+    /// The action (`4F0`) or, with less room, the microbatch, when it fits inside the box.
     pub label: Option<String>,
 }
 
-/// Width in pixels a label of `chars` characters needs.
-pub fn label_width(chars: usize) -> f64 {
-    7.0 * chars as f64 + 4.0
+pub use mpipe::scene::label_width;
+
+/// The label of a span `width` pixels wide: its action (`4F0`, naming the stage) when that fits,
+/// else its microbatch, else none.
+fn label(s: &Span, width: f64) -> Option<String> {
+    let action = format!("{}{}{}", s.stage, if s.backward { 'B' } else { 'F' }, s.mb);
+    if width >= label_width(action.len()) {
+        return Some(action);
+    }
+    let mb = s.mb.to_string();
+    (width >= label_width(mb.len())).then_some(mb)
 }
 
 /// Culls each lane to the view, merges runs of events narrower than a pixel (and touching within
-/// a pixel) into one item, and labels boxes wide enough for their microbatch number. Each lane's
-/// spans must be sorted by start; the cost is O(log n + visible) per lane.
+/// a pixel) into one item, clips boxes to the view (a span that starts left of it starts at its
+/// left edge, never over the rank labels), and labels boxes wide enough. Each lane's spans must
+/// be sorted by start; the cost is O(log n + visible) per lane.
 pub fn render_items(lanes: &[Vec<Span>], view: &TimeView) -> Vec<Item> {
     let mut items = Vec::new();
     for (lane, spans) in lanes.iter().enumerate() {
@@ -119,7 +158,9 @@ pub fn render_items(lanes: &[Vec<Span>], view: &TimeView) -> Vec<Item> {
             if s.start > view.t1 {
                 break;
             }
-            let (x0, x1) = (view.x_from_time(s.start), view.x_from_time(s.end));
+            let (left, right) = (view.x0, view.x0 + view.width);
+            let x0 = view.x_from_time(s.start).max(left);
+            let x1 = view.x_from_time(s.end).min(right);
             let tiny = x1 - x0 < 1.0;
             if let Some(item) = open.as_mut()
                 && tiny
@@ -133,8 +174,6 @@ pub fn render_items(lanes: &[Vec<Span>], view: &TimeView) -> Vec<Item> {
             if let Some(done) = open.take() {
                 items.push(done);
             }
-            let label = s.mb.to_string();
-            let fits = x1 - x0 >= label_width(label.len());
             open = Some(Item {
                 lane,
                 x0,
@@ -143,7 +182,7 @@ pub fn render_items(lanes: &[Vec<Span>], view: &TimeView) -> Vec<Item> {
                 backward: s.backward,
                 index: s.index,
                 count: 1,
-                label: fits.then_some(label),
+                label: label(s, x1 - x0),
             });
         }
         if let Some(done) = open.take() {
@@ -151,6 +190,57 @@ pub fn render_items(lanes: &[Vec<Span>], view: &TimeView) -> Vec<Item> {
         }
     }
     items
+}
+
+/// Where the lanes sit vertically: rank `r`'s compute lane, then the thin lane of transfers
+/// arriving there, then a gap.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LaneLayout {
+    /// The y of the first lane's top.
+    pub top: f32,
+    /// Height of a compute lane (the user can change it).
+    pub lane: f32,
+    /// Height of the transfer lane under it.
+    pub comm: f32,
+    pub gap: f32,
+}
+
+/// What part of a lane a point is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaneRow {
+    Compute,
+    Transfers,
+}
+
+impl LaneLayout {
+    /// From one lane's top to the next one's.
+    pub fn pitch(&self) -> f32 {
+        self.lane + self.comm + self.gap
+    }
+
+    /// The top of lane `i` (of lane `lanes`: the bottom of the last one's gap).
+    pub fn lane_top(&self, i: usize) -> f32 {
+        self.top + i as f32 * self.pitch()
+    }
+
+    /// The lane and row under `y`, if any (`None` in the gaps).
+    pub fn hit(&self, y: f32, lanes: usize) -> Option<(usize, LaneRow)> {
+        let offset = y - self.top;
+        if offset < 0.0 {
+            return None;
+        }
+        let lane = (offset / self.pitch()).floor() as usize;
+        let within = offset - lane as f32 * self.pitch();
+        if lane >= lanes {
+            None
+        } else if within <= self.lane {
+            Some((lane, LaneRow::Compute))
+        } else if within <= self.lane + self.comm {
+            Some((lane, LaneRow::Transfers))
+        } else {
+            None
+        }
+    }
 }
 
 /// The item under pixel `x` on `lane` (merged items are hit as a whole).
@@ -175,6 +265,7 @@ mod tests {
             end,
             region: 1,
             backward: false,
+            stage: 4,
             mb: index,
             index,
         }
@@ -222,6 +313,34 @@ mod tests {
     }
 
     #[test]
+    fn a_span_that_starts_left_of_the_view_is_clipped_to_its_left_edge() {
+        // Zoomed in to [15, 115] drawn at x = 64..164: the span 10..40 starts 5 s off screen.
+        let lanes = vec![vec![span(10.0, 40.0, 0), span(100.0, 200.0, 1)]];
+        let view = TimeView::new(15.0, 115.0, 64.0, 100.0);
+        let items = render_items(&lanes, &view);
+        assert_eq!((items[0].x0, items[0].x1), (64.0, 89.0));
+        // … and one that ends right of it stops at its right edge.
+        assert_eq!((items[1].x0, items[1].x1), (149.0, 164.0));
+        assert_eq!(items[0].label.as_deref(), Some("4F0"));
+    }
+
+    #[test]
+    fn views_stay_inside_the_step() {
+        let step = 74.0;
+        let v = TimeView::new(-10.0, 20.0, 0.0, 100.0).clamped(step);
+        assert_eq!((v.t0, v.t1), (0.0, 30.0));
+        let v = TimeView::new(60.0, 90.0, 0.0, 100.0).clamped(step);
+        assert_eq!((v.t0, v.t1), (44.0, 74.0));
+        // Zooming out past the step shows the whole step, no more.
+        let mut v = TimeView::new(0.0, step, 0.0, 100.0);
+        v.zoom_at(30.0, 0.5);
+        assert_eq!(v.clamped(step), TimeView::new(0.0, step, 0.0, 100.0));
+        assert!(v.clamped(step).is_whole(step));
+        let fit = TimeView::new(0.0, step, 0.0, 100.0).fit(10.0, 20.0);
+        assert_eq!((fit.t0, fit.t1), (9.0, 21.0));
+    }
+
+    #[test]
     fn sub_pixel_runs_merge_and_labels_need_room() {
         // A thousand 0.01 s events in a row draw as a couple of items, not a thousand.
         let lane: Vec<Span> = (0..1000)
@@ -231,13 +350,39 @@ mod tests {
         assert!(items.len() <= 10, "{}", items.len());
         assert_eq!(items.iter().map(|i| i.count).sum::<usize>(), 1000);
         assert!(items.iter().all(|i| i.label.is_none()));
-        // One digit needs 7 + 4 = 11 px: a 10 px box stays unlabelled, an 11 px box is labelled.
+        // One digit needs 7 + 4 = 11 px: a 10 px box stays unlabelled, an 11 px box is labelled;
+        // the action `4F9` needs 25 px.
         let items = render_items(
-            &[vec![span(0.0, 10.0, 7), span(20.0, 31.0, 8)]],
+            &[vec![
+                span(0.0, 10.0, 7),
+                span(20.0, 31.0, 8),
+                span(40.0, 65.0, 9),
+            ]],
             &unit_view(0.0, 100.0),
         );
         assert_eq!(items[0].label, None);
         assert_eq!(items[1].label.as_deref(), Some("8"));
+        assert_eq!(items[2].label.as_deref(), Some("4F9"));
+    }
+
+    #[test]
+    fn lanes_are_placed_one_pitch_apart_and_hit_by_row() {
+        let layout = LaneLayout {
+            top: 10.0,
+            lane: 24.0,
+            comm: 6.0,
+            gap: 8.0,
+        };
+        assert_eq!(layout.lane_top(2), 10.0 + 2.0 * 38.0);
+        assert_eq!(layout.hit(12.0, 4), Some((0, LaneRow::Compute)));
+        assert_eq!(layout.hit(10.0 + 26.0, 4), Some((0, LaneRow::Transfers)));
+        assert_eq!(layout.hit(10.0 + 33.0, 4), None);
+        assert_eq!(
+            layout.hit(10.0 + 38.0 + 1.0, 4),
+            Some((1, LaneRow::Compute))
+        );
+        assert_eq!(layout.hit(5.0, 4), None);
+        assert_eq!(layout.hit(10.0 + 4.0 * 38.0 + 1.0, 4), None);
     }
 
     #[test]

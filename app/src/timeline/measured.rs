@@ -2,18 +2,19 @@
 //! a thin link from each predicted action to the same action measured, and the measured action
 //! coloured by how far its start is from the prediction (green within 2 % of the step, amber
 //! within 10 %, red beyond, grey when the prediction has no such action). Shares the time range
-//! with the main chart: wheel zooms, drag pans, double-click resets. Hover names the residuals.
+//! with the main chart (and its interaction: wheel zooms without scrolling the page, drag pans,
+//! double-click resets, never past the step). Hover names the residuals.
 
 use super::geometry::TimeView;
-use crate::palette;
+use super::{LABEL_W, axis, predicted, rgb};
+use crate::state::derived::Shown;
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
-use mpipe::sim_report::{EventTiming, secs};
+use mpipe::sim_report::secs;
 use mpipe::trace::compare::MeasuredBlock;
 
-const LABEL_W: f32 = 64.0;
 const ROW: f32 = 16.0;
 const PAIR_GAP: f32 = 10.0;
-const AXIS: f32 = 20.0;
+const AXIS: f32 = 28.0;
 
 /// The colour of a measured action whose start is `residual` seconds off in a step of `span`.
 pub fn residual_color(residual: Option<f64>, span: f64) -> Color32 {
@@ -30,50 +31,50 @@ fn pair_top(rect: Rect, rank: usize) -> f32 {
 }
 
 /// Draws the chart; `range` is the shared visible time range (`None`: the whole of `span`).
+/// Returns the new range when the user zoomed or panned.
 pub fn measured_chart(
     ui: &mut egui::Ui,
-    predicted: &[EventTiming],
+    shown: &Shown,
     blocks: &[MeasuredBlock],
-    ranks: usize,
     span: f64,
-    range: &mut Option<(f64, f64)>,
-) {
+    range: Option<(f64, f64)>,
+) -> Option<Option<(f64, f64)>> {
+    let scene = &shown.scene;
     let ranks = blocks
         .iter()
         .map(|b| b.rank + 1)
         .max()
         .unwrap_or(0)
-        .max(ranks);
+        .max(scene.ranks);
     let height = pair_top(Rect::ZERO, ranks) + AXIS;
     let width = ui.available_width().max(200.0);
     let (rect, response) =
         ui.allocate_exact_size(Vec2::new(width, height), Sense::click_and_drag());
+    response.widget_info(|| {
+        egui::WidgetInfo::labeled(egui::Role::Canvas, true, "predicted vs measured")
+    });
     let plot_left = rect.left() + LABEL_W;
     let span = span.max(1e-12);
     let (t0, t1) = range.unwrap_or((0.0, span));
-    let mut view = TimeView::new(
+    let before = TimeView::new(
         t0,
         t1,
         f64::from(plot_left),
         f64::from(rect.right() - plot_left),
+    )
+    .clamped(span);
+    let view = predicted::interact(
+        ui,
+        &response,
+        before,
+        span,
+        ui.scope_id().with("measured box"),
     );
-    if response.double_clicked() {
-        *range = None;
-        view = TimeView::new(0.0, span, view.x0, view.width);
-    } else if let Some(pointer) = response.hover_pos() {
-        let (scroll, zoom) = ui.input(|i| (i.smooth_scroll_delta, i.zoom_delta()));
-        let factor = f64::from(zoom) * (f64::from(scroll.y) * 0.003).exp();
-        if (factor - 1.0).abs() > 1e-6 {
-            view.zoom_at(f64::from(pointer.x), factor);
-        }
-    }
-    if response.dragged() {
-        view.pan_px(f64::from(response.drag_delta().x));
-    }
-    if (view.t0, view.t1) != (0.0, span) && !response.double_clicked() {
-        *range = Some((view.t0, view.t1));
-    }
+    let changed = (view != before || range.is_some() && view.is_whole(span))
+        .then_some((!view.is_whole(span)).then_some((view.t0, view.t1)));
     let painter = ui.painter_at(rect);
+    let plot = Rect::from_min_max(Pos2::new(plot_left, rect.top()), rect.right_bottom());
+    let clipped = painter.with_clip_rect(plot.intersect(painter.clip_rect()));
     let x = |t: f64| view.x_from_time(t) as f32;
     let visible = |a: f64, b: f64| b >= view.t0 && a <= view.t1;
     let text = ui.visuals().text_color();
@@ -107,12 +108,12 @@ pub fn measured_chart(
             Pos2::new(x(b).max(x(a) + 1.0).min(rect.right()), top + ROW - 2.0),
         )
     };
-    for e in predicted.iter().filter(|e| visible(e.start_s, e.end_s)) {
+    for e in scene.events.iter().filter(|e| visible(e.start_s, e.end_s)) {
         let top = pair_top(rect, e.rank);
-        painter.rect_filled(
+        clipped.rect_filled(
             chip(e.start_s, e.end_s, top),
             1.0,
-            palette::chip(e.region, e.backward),
+            rgb(scene.colour(e.region, e.backward)),
         );
     }
     let mut hovered: Option<&MeasuredBlock> = None;
@@ -126,9 +127,9 @@ pub fn measured_chart(
         let top = pair_top(rect, b.rank) + ROW;
         let r = chip(b.start_s, b.end_s, top);
         let residual = b.predicted.map(|(ps, _)| b.start_s - ps);
-        painter.rect_filled(r, 1.0, residual_color(residual, span));
+        clipped.rect_filled(r, 1.0, residual_color(residual, span));
         if let Some((ps, _)) = b.predicted {
-            painter.line_segment(
+            clipped.line_segment(
                 [
                     Pos2::new(x(ps), top - 1.0),
                     Pos2::new(x(b.start_s), top + 1.0),
@@ -137,7 +138,7 @@ pub fn measured_chart(
             );
         }
         if r.width() > 7.0 * b.action.len() as f32 {
-            painter.text(
+            clipped.text(
                 r.center(),
                 Align2::CENTER_CENTER,
                 &b.action,
@@ -149,20 +150,14 @@ pub fn measured_chart(
             hovered = Some(b);
         }
     }
-    let axis_y = pair_top(rect, ranks) + 4.0;
-    for (t, align) in [
-        (view.t0, Align2::LEFT_TOP),
-        (0.5 * (view.t0 + view.t1), Align2::CENTER_TOP),
-        (view.t1, Align2::RIGHT_TOP),
-    ] {
-        painter.text(
-            Pos2::new(x(t), axis_y),
-            align,
-            secs(t),
-            FontId::proportional(10.0),
-            text,
-        );
-    }
+    let axis_y = pair_top(rect, ranks) + 2.0;
+    axis::paint(
+        &painter,
+        &axis::ticks(&view),
+        axis_y,
+        (plot_left, rect.right()),
+        Stroke::new(1.0, text),
+    );
     if let Some(b) = hovered {
         let mut lines = format!(
             "rank {}: {} measured at {} for {}",
@@ -183,4 +178,5 @@ pub fn measured_chart(
         }
         response.on_hover_text_at_pointer(lines);
     }
+    changed
 }

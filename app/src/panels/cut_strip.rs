@@ -1,0 +1,205 @@
+//! The cut editor: a strip of the model's layers coloured by region, with a handle at every cut.
+//! Drag a handle to move the cut; double-click a layer to cut in front of it; right-click a handle
+//! to remove the cut (the two regions merge). The geometry is pure and unit-tested; the edits are
+//! `core`'s, as commands (a whole drag is one undo step).
+
+use crate::command::Command;
+use crate::timeline::rgb;
+use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
+use mpipe::Scenario;
+use mpipe::edit::Edit;
+use mpipe::scene::{region_colours, region_roles};
+
+/// Layer cells laid out over `[x0, x0 + width]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StripGeometry {
+    pub x0: f32,
+    pub width: f32,
+    pub layers: usize,
+}
+
+impl StripGeometry {
+    fn cell(&self) -> f32 {
+        self.width / self.layers.max(1) as f32
+    }
+
+    /// X of boundary `b` (the left edge of layer `b`; `b = layers` is the right end).
+    pub fn boundary_x(&self, b: usize) -> f32 {
+        self.x0 + b as f32 * self.cell()
+    }
+
+    /// The layer under `x`, clamped to the model.
+    pub fn layer_at(&self, x: f32) -> usize {
+        let i = ((x - self.x0) / self.cell()).floor().max(0.0) as usize;
+        i.min(self.layers.saturating_sub(1))
+    }
+
+    /// The boundary nearest to `x`, clamped to `lo..=hi`.
+    pub fn boundary_near(&self, x: f32, lo: usize, hi: usize) -> usize {
+        let b = ((x - self.x0) / self.cell()).round().max(0.0) as usize;
+        b.clamp(lo, hi.max(lo))
+    }
+
+    /// The cut whose handle is within `slop` pixels of `x`, if any.
+    pub fn handle_at(&self, cut: &[usize], x: f32, slop: f32) -> Option<usize> {
+        cut.iter()
+            .enumerate()
+            .map(|(i, &b)| (i, (self.boundary_x(b) - x).abs()))
+            .filter(|(_, d)| *d <= slop)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(i, _)| i)
+    }
+}
+
+/// The region (1-based) layer `layer` falls in.
+fn region_of(cut: &[usize], layer: usize) -> usize {
+    1 + cut.iter().filter(|&&b| b <= layer).count()
+}
+
+/// The name of expanded layer `layer`.
+fn layer_name(s: &Scenario, layer: usize) -> Option<&str> {
+    let mut at = 0usize;
+    s.model.layers.iter().find_map(|l| {
+        let end = at.saturating_add(l.count);
+        let hit = (at..end).contains(&layer).then_some(l.name.as_str());
+        at = end;
+        hit
+    })
+}
+
+/// Draws the strip of `s`; returns the edits the user's gestures make.
+pub fn cut_strip_ui(ui: &mut egui::Ui, s: &Scenario) -> Vec<Command> {
+    // Bounded by the model size `core` accepts, whatever the file says.
+    let roles: Vec<mpipe::model::Role> = s
+        .model
+        .layers
+        .iter()
+        .flat_map(|l| std::iter::repeat_n(l.role, l.count))
+        .take(mpipe::validity::MAX_LAYERS)
+        .collect();
+    let colours = region_colours(&region_roles(&roles, &s.cut));
+    let layers = roles.len();
+    let (rect, response) = ui.allocate_exact_size(
+        Vec2::new(ui.available_width().max(120.0), 34.0),
+        Sense::click_and_drag(),
+    );
+    response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Slider, true, "cut strip"));
+    let geo = StripGeometry {
+        x0: rect.left(),
+        width: rect.width(),
+        layers,
+    };
+    let painter = ui.painter_at(rect);
+    let mut bounds = vec![0];
+    bounds.extend(s.cut.iter().map(|&b| b.min(layers)));
+    bounds.push(layers);
+    for (j, w) in bounds.windows(2).enumerate() {
+        let [a, b] = *w else { continue };
+        let band = Rect::from_min_max(
+            Pos2::new(geo.boundary_x(a), rect.top() + 6.0),
+            Pos2::new(geo.boundary_x(b.max(a)), rect.bottom() - 6.0),
+        );
+        let colour = colours.get(j).copied().unwrap_or((0x80, 0x80, 0x80));
+        painter.rect_filled(band, 1.0, rgb(colour));
+    }
+    // Layer boundaries, when there is room to see them.
+    if geo.width / layers.max(1) as f32 >= 3.0 {
+        for layer in 1..layers {
+            let x = geo.boundary_x(layer);
+            painter.line_segment(
+                [
+                    Pos2::new(x, rect.top() + 6.0),
+                    Pos2::new(x, rect.bottom() - 6.0),
+                ],
+                Stroke::new(1.0, ui.visuals().panel_fill),
+            );
+        }
+    }
+    for (i, &b) in s.cut.iter().enumerate() {
+        let x = geo.boundary_x(b);
+        painter.line_segment(
+            [Pos2::new(x, rect.top()), Pos2::new(x, rect.bottom())],
+            Stroke::new(3.0, Color32::WHITE),
+        );
+        painter.text(
+            Pos2::new(x + 2.0, rect.top()),
+            Align2::LEFT_TOP,
+            format!("{}", i + 1),
+            FontId::proportional(9.0),
+            Color32::WHITE,
+        );
+    }
+    let mut out = Vec::new();
+    let dragging = response.id.with("dragged cut");
+    // A drag starts once the pointer has moved: pick the handle where the button went down.
+    if response.drag_started()
+        && let Some(p) = ui.input(|i| i.pointer.press_origin())
+        && let Some(i) = geo.handle_at(&s.cut, p.x, 6.0)
+    {
+        ui.data_mut(|d| d.insert_temp(dragging, i));
+    }
+    if response.dragged()
+        && let Some(i) = ui.data(|d| d.get_temp::<usize>(dragging))
+        && let Some(p) = response.interact_pointer_pos()
+    {
+        let to = geo.boundary_near(p.x, 1, layers.saturating_sub(1));
+        if s.cut.get(i) != Some(&to) {
+            out.push(Command::Edit {
+                edit: Edit::MoveCut { index: i, to },
+                gesture: Some(response.id),
+            });
+        }
+    }
+    if response.drag_stopped() {
+        ui.data_mut(|d| d.remove::<usize>(dragging));
+    }
+    if response.double_clicked()
+        && let Some(p) = response.interact_pointer_pos()
+    {
+        let at = geo.boundary_near(p.x, 0, layers);
+        out.push(Command::Edit {
+            edit: Edit::AddCut { at },
+            gesture: None,
+        });
+    }
+    if response.secondary_clicked()
+        && let Some(p) = response.interact_pointer_pos()
+        && let Some(i) = geo.handle_at(&s.cut, p.x, 6.0)
+    {
+        out.push(Command::Edit {
+            edit: Edit::RemoveCut { index: i },
+            gesture: None,
+        });
+    }
+    let hover = response.hover_pos().map(|p| geo.layer_at(p.x));
+    response.on_hover_text(match hover.and_then(|l| layer_name(s, l).map(|n| (l, n))) {
+        Some((l, name)) => format!("layer {l} ({name}), region {}\ndrag a handle to move a cut · double-click to cut here · right-click a handle to remove it", region_of(&s.cut, l)),
+        None => "drag a handle to move a cut · double-click to cut · right-click a handle to remove it".to_string(),
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_layer_per_ten_pixels() {
+        let g = StripGeometry {
+            x0: 0.0,
+            width: 120.0,
+            layers: 12,
+        };
+        assert_eq!(g.boundary_x(4), 40.0);
+        assert_eq!(g.layer_at(45.0), 4);
+        assert_eq!(g.layer_at(-5.0), 0);
+        assert_eq!(g.layer_at(500.0), 11);
+        assert_eq!(g.boundary_near(44.0, 1, 11), 4);
+        assert_eq!(g.boundary_near(46.0, 1, 11), 5);
+        assert_eq!(g.boundary_near(200.0, 1, 11), 11);
+        assert_eq!(g.handle_at(&[4, 8], 43.0, 6.0), Some(0));
+        assert_eq!(g.handle_at(&[4, 8], 60.0, 6.0), None);
+        assert_eq!(region_of(&[4, 8], 3), 1);
+        assert_eq!(region_of(&[4, 8], 4), 2);
+    }
+}

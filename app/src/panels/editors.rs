@@ -1,0 +1,362 @@
+//! The scenario editors: sizes, regions (the cut strip, skeletons, per-rank layer counts), the
+//! owner map, the encoder's workload, hardware and the model table. Every widget edits a copy of
+//! one value and, only when the user changed it, returns the edit of that one field — so a value
+//! nobody touched is never rewritten (a loaded `fwd_s` of 1e308 stays 1e308). No schedule
+//! semantics here.
+
+use super::{cut_strip, presets, workload_bars};
+use crate::command::Command;
+use crate::state::Studio;
+use crate::timeline::rgb;
+use egui::{RichText, Ui};
+use mpipe::Scenario;
+use mpipe::edit::{Edit, region_layers};
+use mpipe::model::Role;
+use mpipe::owner::OwnerSpec;
+use mpipe::skeleton::{Layout, Skeleton};
+
+/// The edit of a widget's `response`: part of a drag gesture while it is being dragged.
+fn edit_of(response: &egui::Response, edit: Edit) -> Command {
+    Command::Edit {
+        edit,
+        gesture: response.dragged().then_some(response.id),
+    }
+}
+
+/// A `DragValue` over a copy of `value` that shows the value as it is (never clamped for
+/// display) and returns the new value only when the user changed it.
+fn number_ui<T: egui::emath::Numeric>(
+    ui: &mut Ui,
+    value: T,
+    range: std::ops::RangeInclusive<T>,
+    speed: f64,
+    label: egui::Id,
+) -> (egui::Response, Option<T>) {
+    let mut v = value;
+    let response = ui
+        .add(
+            egui::DragValue::new(&mut v)
+                .range(range)
+                .clamp_existing_to_range(false)
+                .speed(speed),
+        )
+        .labelled_by(label);
+    let changed = response.changed() && v != value;
+    (response, changed.then_some(v))
+}
+
+/// Draws every editor for the document; returns the edits.
+pub fn editors_ui(ui: &mut Ui, studio: &Studio) -> Vec<Command> {
+    let mut out = Vec::new();
+    let Some(s) = studio.scenario() else {
+        ui.label("No scenario.");
+        return out;
+    };
+    ui.label(RichText::new(&s.name).strong());
+    if !s.description.is_empty() {
+        ui.label(RichText::new(&s.description).small());
+    }
+    ui.separator();
+    sizes_ui(ui, s, &mut out);
+    ui.separator();
+    regions_ui(ui, s, &mut out);
+    ui.separator();
+    owner_ui(ui, s, &mut out);
+    let encoder = mpipe::palette::region_hue(Role::Encoder, 0);
+    out.extend(workload_bars::workload_bars_ui(ui, s, rgb(encoder)));
+    ui.separator();
+    hardware_ui(ui, s, &mut out);
+    ui.separator();
+    model_ui(ui, s, &mut out);
+    out
+}
+
+/// Makes the edit of a size from its new value.
+type SizeEdit = fn(usize) -> Edit;
+
+/// Makes the edit of one layer's time (layer, seconds).
+type TimeEdit = fn(usize, f64) -> Edit;
+
+fn sizes_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
+    egui::Grid::new("sizes").num_columns(2).show(ui, |ui| {
+        let rows: [(&str, usize, usize, SizeEdit); 3] = [
+            ("Ranks (P)", s.ranks, 256, Edit::Ranks),
+            ("Microbatches (M)", s.microbatches, 4096, Edit::Microbatches),
+            ("Data parallel", s.data_parallel, 1024, Edit::DataParallel),
+        ];
+        for (label, value, max, make) in rows {
+            let name = ui.label(label);
+            let (response, new) = number_ui(ui, value, 1..=max, 0.1, name.id);
+            if let Some(v) = new {
+                out.push(edit_of(&response, make(v)));
+            }
+            ui.end_row();
+        }
+    });
+}
+
+fn regions_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
+    ui.label(RichText::new("Regions").strong());
+    out.extend(cut_strip::cut_strip_ui(ui, s));
+    let total = mpipe::edit::layer_count(s);
+    for (j, skeleton) in s.schedule.iter().enumerate() {
+        let region = j + 1;
+        ui.horizontal(|ui| {
+            let mut chosen = *skeleton;
+            egui::ComboBox::from_label(format!("region {region}"))
+                .selected_text(chosen.name())
+                .show_ui(ui, |ui| {
+                    for k in Skeleton::ALL {
+                        ui.selectable_value(&mut chosen, k, k.name());
+                    }
+                });
+            if chosen != *skeleton {
+                out.push(Command::Edit {
+                    edit: Edit::Skeleton {
+                        region,
+                        skeleton: chosen,
+                    },
+                    gesture: None,
+                });
+            }
+            if let Some(&boundary) = j.checked_sub(1).and_then(|i| s.cut.get(i)) {
+                let name = ui.label("starts at layer");
+                let (response, new) = number_ui(ui, boundary, 0..=total, 0.1, name.id);
+                if let Some(to) = new {
+                    out.push(edit_of(&response, Edit::SetCut { index: j - 1, to }));
+                }
+                if ui
+                    .small_button("⬆")
+                    .on_hover_text("swap this skeleton with the region above")
+                    .clicked()
+                {
+                    out.push(Command::Edit {
+                        edit: Edit::SwapWithAbove { region },
+                        gesture: None,
+                    });
+                }
+                if ui
+                    .small_button("✕")
+                    .on_hover_text("merge into the previous region")
+                    .clicked()
+                {
+                    out.push(Command::Edit {
+                        edit: Edit::RemoveCut { index: j - 1 },
+                        gesture: None,
+                    });
+                }
+            }
+        });
+        if skeleton.layout() == Layout::Sharded {
+            slabs_ui(ui, s, region, out);
+        }
+    }
+    if ui.button("Add region (split the last)").clicked() {
+        let start = s.cut.last().copied().unwrap_or(0);
+        out.push(Command::Edit {
+            edit: Edit::AddCut {
+                at: start + total.saturating_sub(start) / 2,
+            },
+            gesture: None,
+        });
+    }
+}
+
+/// Per-rank layer counts of Sharded region `region` (the scenario's `slabs[region − 1]`):
+/// balanced, or one count per rank (zeros allowed, so a region can have fewer layers than ranks).
+fn slabs_ui(ui: &mut Ui, s: &Scenario, region: usize, out: &mut Vec<Command>) {
+    let layers = region_layers(s, region).map_or(0, |r| r.len());
+    let counts = s
+        .slabs
+        .as_ref()
+        .and_then(|all| all.get(region - 1))
+        .and_then(Option::as_ref);
+    let field = format!("slabs[{}]", region - 1);
+    ui.horizontal_wrapped(|ui| {
+        ui.add_space(12.0);
+        let label = ui
+            .label(RichText::new(format!("layers per rank ({field})")).small())
+            .on_hover_text(
+                "how many of the region's layers each rank holds: balanced, or one count per rank (zeros allowed)",
+            );
+        match counts {
+            None => {
+                ui.label(RichText::new("balanced").small().weak());
+                if ui
+                    .small_button("set per rank")
+                    .on_hover_text("start from the balanced split (ranks beyond the layers get none)")
+                    .clicked()
+                {
+                    out.push(Command::Edit {
+                        edit: Edit::Slabs {
+                            region,
+                            counts: Some(mpipe::slab::balanced_counts(layers, s.ranks.clamp(1, 4096))),
+                        },
+                        gesture: None,
+                    });
+                }
+            }
+            Some(counts) => {
+                for (rank, &n) in counts.iter().enumerate().take(256) {
+                    let (response, new) = number_ui(ui, n, 0..=layers, 0.05, label.id);
+                    let response = response.on_hover_text(format!("rank {rank}"));
+                    if let Some(v) = new {
+                        let mut next = counts.clone();
+                        if let Some(slot) = next.get_mut(rank) {
+                            *slot = v;
+                        }
+                        out.push(edit_of(
+                            &response,
+                            Edit::Slabs {
+                                region,
+                                counts: Some(next),
+                            },
+                        ));
+                    }
+                }
+                let sum: usize = counts.iter().fold(0, |a, &b| a.saturating_add(b));
+                let text = format!("Σ {sum} of {layers}");
+                if sum == layers && counts.len() == s.ranks {
+                    ui.label(RichText::new(text).small());
+                } else {
+                    ui.colored_label(egui::Color32::from_rgb(0xE0, 0x50, 0x50), RichText::new(text).small());
+                }
+                if ui.small_button("balanced").clicked() {
+                    out.push(Command::Edit {
+                        edit: Edit::Slabs {
+                            region,
+                            counts: None,
+                        },
+                        gesture: None,
+                    });
+                }
+            }
+        }
+    });
+}
+
+fn owner_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
+    let current = s.owner.name();
+    egui::ComboBox::from_label("Owner map")
+        .selected_text(current)
+        .show_ui(ui, |ui| {
+            for spec in [
+                OwnerSpec::RoundRobin,
+                OwnerSpec::FirstRank,
+                OwnerSpec::GreedySlack,
+                OwnerSpec::Optimized,
+            ] {
+                let name = spec.name();
+                if ui.selectable_label(current == name, name).clicked() && current != name {
+                    out.push(Command::Edit {
+                        edit: Edit::Owner(spec),
+                        gesture: None,
+                    });
+                }
+            }
+        });
+}
+
+fn hardware_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
+    let current = presets::matching(&s.hardware).unwrap_or("custom");
+    egui::ComboBox::from_label("Hardware")
+        .selected_text(current)
+        .width(220.0)
+        .show_ui(ui, |ui| {
+            for preset in presets::presets() {
+                if ui
+                    .selectable_label(current == preset.name, preset.name)
+                    .clicked()
+                    && current != preset.name
+                {
+                    out.push(Command::Edit {
+                        edit: Edit::Hardware(preset.hardware),
+                        gesture: None,
+                    });
+                }
+            }
+        });
+}
+
+fn model_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
+    ui.label(RichText::new("Model").strong());
+    egui::Grid::new("model")
+        .striped(true)
+        .num_columns(6)
+        .show(ui, |ui| {
+            let heads: Vec<egui::Id> = ["layer", "role", "count", "fwd s", "bwd s"]
+                .iter()
+                .map(|h| ui.label(RichText::new(*h).small()).id)
+                .collect();
+            let head = |k: usize| heads.get(k).copied().unwrap_or(egui::Id::NULL);
+            ui.end_row();
+            for (layer, spec) in s.model.layers.iter().enumerate() {
+                let mut name = spec.name.clone();
+                if ui
+                    .add(egui::TextEdit::singleline(&mut name).desired_width(70.0))
+                    .labelled_by(head(0))
+                    .changed()
+                {
+                    out.push(Command::Edit {
+                        edit: Edit::LayerName { layer, name },
+                        gesture: None,
+                    });
+                }
+                let mut role = spec.role;
+                egui::ComboBox::from_id_salt(("role", layer))
+                    .selected_text(role.name())
+                    .show_ui(ui, |ui| {
+                        for r in Role::ALL {
+                            ui.selectable_value(&mut role, r, r.name());
+                        }
+                    })
+                    .response
+                    .labelled_by(head(1));
+                if role != spec.role {
+                    out.push(Command::Edit {
+                        edit: Edit::LayerRole { layer, role },
+                        gesture: None,
+                    });
+                }
+                let (response, new) = number_ui(ui, spec.count, 1..=4096, 0.1, head(2));
+                if let Some(count) = new {
+                    out.push(edit_of(&response, Edit::LayerCount { layer, count }));
+                }
+                let times: [(usize, Option<f64>, TimeEdit); 2] = [
+                    (3, spec.fwd_s, |layer, seconds| Edit::LayerFwd {
+                        layer,
+                        seconds,
+                    }),
+                    (4, spec.bwd_s, |layer, seconds| Edit::LayerBwd {
+                        layer,
+                        seconds,
+                    }),
+                ];
+                for (k, value, make) in times {
+                    match value {
+                        Some(v) => {
+                            let (response, new) = number_ui(ui, v, 0.0..=f64::MAX, 0.01, head(k));
+                            if let Some(seconds) = new {
+                                out.push(edit_of(&response, make(layer, seconds)));
+                            }
+                        }
+                        None => {
+                            ui.label("–").on_hover_text(if k == 4 {
+                                "2 × fwd when not given"
+                            } else {
+                                "roofline costs (FLOPs and bytes) in the file"
+                            });
+                        }
+                    }
+                }
+                let mut trainable = spec.trainable;
+                if ui.checkbox(&mut trainable, "trainable").changed() {
+                    out.push(Command::Edit {
+                        edit: Edit::LayerTrainable { layer, trainable },
+                        gesture: None,
+                    });
+                }
+                ui.end_row();
+            }
+        });
+}

@@ -1,0 +1,246 @@
+//! Memory per rank over time: the current schedule's curves solid, each pinned baseline's dashed,
+//! the device capacity as a line, peaks marked, and the teaching cursor. The y axis fits the
+//! curves (or starts at zero) with room above the peaks; the time axis is the timeline's — the
+//! same left margin and the same visible range, so a time sits at the same x in both, and
+//! dragging or zooming the plot along x moves the timeline too.
+
+use crate::state::Baseline;
+use crate::state::derived::Shown;
+use crate::state::view::PlotFrame;
+use crate::timeline::{LABEL_W, rgb};
+use egui::Ui;
+use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoints, Points, VLine};
+use mpipe::memory::MemoryCurve;
+
+/// The memory step curve in GB as plot points, limited to about `buckets` buckets over the
+/// visible range: a curve with more changes than that keeps, per bucket, its first, lowest,
+/// highest and last value, so peaks survive and a million-event step still draws in a frame.
+pub fn step_points(
+    points: &[[f64; 2]],
+    end: f64,
+    (t0, t1): (f64, f64),
+    buckets: usize,
+) -> Vec<[f64; 2]> {
+    let mut steps: Vec<[f64; 2]> = Vec::with_capacity(points.len() * 2 + 1);
+    let mut last: Option<f64> = None;
+    for p in points {
+        if let Some(y) = last {
+            steps.push([p[0], y]);
+        }
+        steps.push([p[0], p[1] / 1e9]);
+        last = Some(p[1] / 1e9);
+    }
+    if let Some(y) = last {
+        steps.push([end, y]);
+    }
+    if steps.len() <= 4 * buckets.max(1) || t1 <= t0 {
+        return steps;
+    }
+    let width = (t1 - t0) / buckets as f64;
+    let mut out: Vec<[f64; 2]> = Vec::with_capacity(4 * buckets + 2);
+    let mut i = 0;
+    while i < steps.len() {
+        let Some(&first) = steps.get(i) else { break };
+        let bucket = ((first[0] - t0) / width).floor();
+        let mut j = i;
+        let (mut lo, mut hi) = (first, first);
+        while let Some(&p) = steps.get(j) {
+            if ((p[0] - t0) / width).floor() != bucket {
+                break;
+            }
+            if p[1] < lo[1] {
+                lo = p;
+            }
+            if p[1] > hi[1] {
+                hi = p;
+            }
+            j += 1;
+        }
+        let last = steps.get(j - 1).copied().unwrap_or(first);
+        let mut group = vec![first, lo, hi, last];
+        group.sort_by(|a, b| a[0].total_cmp(&b[0]));
+        group.dedup();
+        out.extend(group);
+        i = j;
+    }
+    out
+}
+
+/// The y range (GB) that shows every curve with room above the peaks (and below the lowest
+/// point, unless the axis starts at zero).
+pub fn y_range<'a>(curves: impl Iterator<Item = &'a MemoryCurve>, from_zero: bool) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for c in curves {
+        for p in &c.points {
+            lo = lo.min(p[1] / 1e9);
+            hi = hi.max(p[1] / 1e9);
+        }
+        lo = lo.min(c.static_bytes / 1e9);
+        hi = hi.max(c.peak_bytes / 1e9);
+    }
+    if !(lo.is_finite() && hi.is_finite()) {
+        return (0.0, 1.0);
+    }
+    if from_zero {
+        lo = 0.0;
+    }
+    let pad = ((hi - lo) * 0.08).max(hi.abs() * 0.01).max(1e-9);
+    ((lo - pad).max(0.0).min(lo), hi + pad)
+}
+
+/// What the memory plot shows.
+#[derive(Debug, Clone, Copy)]
+pub struct MemoryInput<'a> {
+    pub current: &'a Shown,
+    pub baselines: &'a [Baseline],
+    /// The timeline's visible range.
+    pub range: (f64, f64),
+    pub cursor: Option<f64>,
+    pub from_zero: bool,
+}
+
+/// Draws the plot. Returns the range to give the timeline when the user dragged or zoomed the
+/// plot along x, and where the plot put its axes.
+pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, PlotFrame) {
+    let MemoryInput {
+        current,
+        baselines,
+        range: (t0, t1),
+        cursor,
+        from_zero,
+    } = input;
+    let capacity = current.sim.derivation.plan.hardware.memory_bytes;
+    let curves = || {
+        current
+            .sim
+            .memory
+            .iter()
+            .chain(baselines.iter().flat_map(|b| b.shown.sim.memory.iter()))
+    };
+    let (lo, hi) = y_range(curves(), from_zero);
+    // The capacity line joins the plot when it is near the curves; far above, it is named.
+    let capacity_gb = capacity.map(|c| c / 1e9);
+    let hi = match capacity_gb {
+        Some(c) if c > hi && c <= hi * 1.5 => c * 1.04,
+        _ => hi,
+    };
+    let response = Plot::new("memory")
+        .height(170.0)
+        .allow_scroll(false)
+        .allow_zoom([true, false])
+        .allow_drag([true, false])
+        .allow_double_click_reset(false)
+        .allow_boxed_zoom(false)
+        .y_axis_min_width(LABEL_W)
+        .y_grid_spacer(egui_plot::uniform_grid_spacer(move |_| {
+            // About four labelled lines over the range, finer ones between.
+            let step = mpipe::svg::tick_step(hi - lo, 4.0);
+            [step / 5.0, step, step * 5.0]
+        }))
+        .y_axis_label("GB")
+        .x_axis_label("time (s)")
+        .legend(egui_plot::Legend::default())
+        .show(ui, |plot| {
+            plot.set_plot_bounds_x(t0..=t1);
+            plot.set_plot_bounds_y(lo..=hi);
+            let mut draw = |curves: &[MemoryCurve], prefix: &str, end: f64, dashed: bool| {
+                for curve in curves {
+                    let colour = rgb(mpipe::palette::hue(curve.rank));
+                    let name = format!("{prefix}rank {}", curve.rank);
+                    let pts = step_points(&curve.points, end, (t0, t1), 600);
+                    let mut line = Line::new(name.clone(), PlotPoints::from(pts))
+                        .color(colour)
+                        .allow_band(false);
+                    if dashed {
+                        line = line.style(LineStyle::dashed_loose()).width(1.0);
+                    }
+                    plot.line(line);
+                    plot.points(
+                        Points::new(name, vec![[curve.peak_at_s, curve.peak_bytes / 1e9]])
+                            .radius(3.0)
+                            .color(colour),
+                    );
+                }
+            };
+            draw(&current.sim.memory, "", current.sim.makespan_s, false);
+            for b in baselines {
+                let letter = b.name.split(':').next().unwrap_or("");
+                draw(
+                    &b.shown.sim.memory,
+                    &format!("{letter} "),
+                    b.shown.sim.makespan_s,
+                    true,
+                );
+            }
+            if let Some(c) = capacity_gb
+                && c <= hi
+            {
+                plot.hline(HLine::new("capacity", c));
+            }
+            if let Some(t) = cursor {
+                plot.vline(VLine::new("cursor", t).color(crate::timeline::legend::CRITICAL));
+            }
+        });
+    if let Some(c) = capacity_gb
+        && c > hi
+    {
+        ui.label(
+            egui::RichText::new(format!(
+                "device capacity {} is above the plot",
+                mpipe::sim_report::bytes(c * 1e9)
+            ))
+            .small(),
+        );
+    }
+    let transform = response.transform;
+    let frame = PlotFrame {
+        x_of_t0: transform.position_from_point_x(t0),
+        x_of_t1: transform.position_from_point_x(t1),
+        y_gb: (transform.bounds().min()[1], transform.bounds().max()[1]),
+    };
+    let interacted = response.response.dragged()
+        || (response.response.hovered() && ui.input(|i| i.zoom_delta() != 1.0));
+    let bounds = transform.bounds();
+    let (a, b) = (bounds.min()[0], bounds.max()[0]);
+    let moved = (interacted && (a, b) != (t0, t1) && b > a).then_some((a, b));
+    (moved, frame)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_curves_keep_peaks_when_thinned() {
+        // A saw-tooth of 10,000 changes between 1 and 2 GB, one peak of 9 GB in the middle.
+        let mut points: Vec<[f64; 2]> = (0..10_000)
+            .map(|i| [i as f64, if i % 2 == 0 { 1e9 } else { 2e9 }])
+            .collect();
+        points[5_001][1] = 9e9;
+        let thin = step_points(&points, 10_000.0, (0.0, 10_000.0), 100);
+        assert!(thin.len() <= 4 * 100 + 8, "{}", thin.len());
+        let peak = thin.iter().map(|p| p[1]).fold(0.0, f64::max);
+        assert_eq!(peak, 9.0);
+        // Few points: drawn as exact steps.
+        let exact = step_points(&[[0.0, 1e9], [2.0, 3e9]], 5.0, (0.0, 5.0), 100);
+        assert_eq!(exact, vec![[0.0, 1.0], [2.0, 1.0], [2.0, 3.0], [5.0, 3.0]]);
+    }
+
+    #[test]
+    fn the_y_range_fits_the_curves_with_room_above_the_peak() {
+        let curve = |lo: f64, hi: f64| MemoryCurve {
+            rank: 0,
+            static_bytes: lo,
+            points: vec![[0.0, lo], [1.0, hi]],
+            peak_bytes: hi,
+            peak_at_s: 1.0,
+            over_capacity: false,
+        };
+        let curves = [curve(2.8e9, 12.8e9), curve(4.0e9, 12.2e9)];
+        let (lo, hi) = y_range(curves.iter(), false);
+        assert!((lo - 2.0).abs() < 1e-9, "{lo}");
+        assert!((hi - 13.6).abs() < 1e-9, "{hi}");
+        assert_eq!(y_range(curves.iter(), true).0, 0.0);
+        assert_eq!(y_range([].iter(), false), (0.0, 1.0));
+    }
+}

@@ -1,0 +1,351 @@
+//! The "Predicted vs measured" part of the window: importing traces (progress bar, Cancel), the
+//! comparison summary and chart, calibration (an undoable edit of the scenario) and what it
+//! fitted — factors, link latency and the per-rank residual table `mpipe compare-trace` prints —,
+//! the warnings, the files and their ranks, and the rules editor.
+
+use super::stats::table_ui;
+use crate::command::{Command, FilePurpose};
+use crate::state::Studio;
+use crate::state::derived::Shown;
+use crate::timeline::measured::measured_chart;
+use egui::{Color32, RichText};
+use mpipe::sim_report::secs;
+use mpipe::trace::align::AlignMethod;
+use mpipe::trace::report::CompareTraceReport;
+
+const RED: Color32 = Color32::from_rgb(0xE0, 0x50, 0x50);
+
+/// Text of an error that may carry a `^` caret under a column (regex errors do): monospace, so
+/// the caret stands under the character it points at.
+pub fn error_text(message: &str) -> RichText {
+    let text = RichText::new(message).color(RED);
+    if message.lines().any(|l| l.trim_start().starts_with('^')) {
+        text.monospace()
+    } else {
+        text
+    }
+}
+
+/// The traces section, under the main chart. `can_calibrate`: the scenario on screen is valid.
+pub fn traces_ui(ui: &mut egui::Ui, studio: &Studio, shown: &Shown) -> Vec<Command> {
+    let mut out = Vec::new();
+    let traces = &studio.traces;
+    ui.horizontal(|ui| {
+        ui.label(RichText::new("Predicted vs measured").strong());
+        if ui.button("Open traces…").clicked() {
+            out.push(Command::ShowFileDialog(FilePurpose::OpenTraces));
+        }
+        if !traces.raw.is_empty() && ui.button("Clear traces").clicked() {
+            out.push(Command::ClearTraces);
+        }
+    });
+    if let Some(import) = &traces.import {
+        ui.horizontal(|ui| {
+            ui.add(
+                egui::ProgressBar::new(import.job.progress())
+                    .show_percentage()
+                    .desired_width(240.0),
+            );
+            ui.label(format!("importing {} file(s)…", import.files));
+            if import.job.is_cancelled() {
+                ui.label("stopping…");
+            } else if ui.button("Cancel import").clicked() {
+                out.push(Command::CancelImport);
+            }
+        });
+    }
+    if traces.raw.is_empty() {
+        ui.label(
+            RichText::new(
+                "Open or drop profiler traces (Chrome trace JSON or .json.gz, one per rank) to \
+                 see what the run did under each rank's prediction.",
+            )
+            .small(),
+        );
+        return out;
+    }
+    let steps = traces.steps();
+    if let Some(comparison) = traces.cached_view(shown)
+        && let (Some(m), Some(alignment)) = (&traces.measurement, &traces.alignment)
+    {
+        let clocks = match alignment.method {
+            AlignMethod::SharedClock => "shared clock",
+            AlignMethod::Causality => "clocks aligned from dependencies",
+            AlignMethod::None => "clocks as recorded",
+        };
+        ui.label(format!(
+            "{} file(s), {} rank(s), {clocks} · order agreement {:.1}% · step time measured {}, predicted {}",
+            m.files.len(),
+            m.ranks.len(),
+            comparison.order_agreement * 100.0,
+            secs(comparison.makespan_measured_s),
+            secs(comparison.makespan_predicted_s),
+        ));
+        ui.horizontal(|ui| {
+            let label = ui.label("step");
+            let mut step = traces.step;
+            if ui
+                .add(egui::DragValue::new(&mut step).range(0..=steps.saturating_sub(1)))
+                .labelled_by(label.id)
+                .changed()
+            {
+                out.push(Command::TraceStep(step));
+            }
+            ui.label(format!("of {steps}"));
+            let calibrating = traces.calibrating.is_some();
+            if ui
+                .add_enabled(
+                    !calibrating && studio.current().is_some(),
+                    egui::Button::new("Calibrate"),
+                )
+                .on_hover_text(
+                    "Fit each region's forward/backward times and the link latency to this step, \
+                     check on the next step, and make the result the scenario (undo takes it back)",
+                )
+                .clicked()
+            {
+                out.push(Command::Calibrate);
+            }
+            if let Some(c) = &traces.calibrating {
+                ui.add(egui::ProgressBar::new(c.job.progress()).desired_width(120.0));
+                if c.job.is_cancelled() {
+                    ui.label("stopping…");
+                } else if ui.button("Cancel calibration").clicked() {
+                    out.push(Command::CancelCalibration);
+                }
+            }
+        });
+        if let Some(report) = &traces.calibration {
+            calibration_ui(ui, report);
+        }
+        let span = shown.sim.makespan_s.max(comparison.makespan_measured_s);
+        if let Some(range) = measured_chart(ui, shown, &comparison.blocks, span, studio.view.range)
+        {
+            out.push(Command::Range(range));
+        }
+        ui.label(
+            RichText::new(
+                "Measured start vs predicted: green within 2% of the step, amber within 10%, red beyond; grey: not predicted.",
+            )
+            .small(),
+        );
+        if !m.warnings.is_empty() || !alignment.notes.is_empty() {
+            egui::CollapsingHeader::new(format!(
+                "Import warnings ({})",
+                m.warnings.len() + alignment.notes.len()
+            ))
+            .show(ui, |ui| {
+                for note in &alignment.notes {
+                    ui.label(RichText::new(note).small());
+                }
+                for w in &m.warnings {
+                    ui.colored_label(
+                        Color32::from_rgb(0xF0, 0xA0, 0x30),
+                        RichText::new(w.to_string()).small(),
+                    );
+                }
+            });
+        }
+    }
+    files_and_ranks_ui(ui, studio, &mut out);
+    rules_ui(ui, studio, &mut out);
+    out
+}
+
+/// What the last calibration fitted, as `mpipe compare-trace` prints it.
+fn calibration_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
+    egui::CollapsingHeader::new("Calibration: fitted factors and residuals")
+        .default_open(true)
+        .show(ui, |ui| {
+            ui.label(
+                RichText::new(format!(
+                    "fitted on step {}, checked on step {}: step time measured {}, predicted {} ({:+.1}%), calibrated {} ({:+.1}%)",
+                    report.fit_step,
+                    report.check_step,
+                    secs(report.makespan_measured_s),
+                    secs(report.makespan_predicted_s),
+                    100.0 * report.predicted_error,
+                    secs(report.makespan_calibrated_s),
+                    100.0 * report.calibrated_error,
+                ))
+                .small(),
+            );
+            let factors: Vec<Vec<String>> = report
+                .factors
+                .iter()
+                .map(|f| {
+                    vec![
+                        f.region.to_string(),
+                        f.phase.to_string(),
+                        if f.samples == 0 {
+                            "–".to_string()
+                        } else {
+                            format!("×{:.3}", f.factor)
+                        },
+                        f.samples.to_string(),
+                    ]
+                })
+                .collect();
+            table_ui(
+                ui,
+                "calibration factors",
+                &[
+                    ("region", ""),
+                    ("phase", "F forward, B backward"),
+                    ("factor", "measured over predicted duration (median); – when nothing was measured"),
+                    ("actions", "how many measured actions the factor was fitted on"),
+                ],
+                &factors,
+                |r, _| report.factors.get(r).is_some_and(|f| f.samples == 0),
+            );
+            ui.label(
+                RichText::new(match report.transfer_s {
+                    Some(t) => format!("fitted link latency α: {}", secs(t)),
+                    None => "link latency: not fitted (the step is no longer than with free links)".to_string(),
+                })
+                .small(),
+            );
+            let ms = |s: f64| format!("{:.3} ms", s * 1e3);
+            let rows: Vec<Vec<String>> = report
+                .ranks
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.rank.to_string(),
+                        format!("{:.1}%", r.order_agreement * 100.0),
+                        ms(r.measured_bubble_s),
+                        ms(r.predicted_bubble_s),
+                        ms(r.calibrated_bubble_s),
+                        format!(
+                            "{} → {}",
+                            ms(r.mean_abs_start_residual_s),
+                            ms(r.calibrated_mean_abs_start_residual_s)
+                        ),
+                        format!(
+                            "{} → {}",
+                            ms(r.mean_abs_duration_residual_s),
+                            ms(r.calibrated_mean_abs_duration_residual_s)
+                        ),
+                        r.missing.to_string(),
+                        r.unexpected.to_string(),
+                    ]
+                })
+                .collect();
+            table_ui(
+                ui,
+                "calibration residuals",
+                &[
+                    ("rank", ""),
+                    ("order", "share of the rank's order that agrees with the prediction"),
+                    ("bubble meas", "measured idle time"),
+                    ("bubble pred", "predicted idle time before calibration"),
+                    ("bubble cal", "predicted idle time after calibration"),
+                    ("|start resid| pred → cal", "mean absolute start residual before → after"),
+                    ("|dur resid| pred → cal", "mean absolute duration residual before → after"),
+                    ("missing", "predicted actions the trace does not have"),
+                    ("unexpected", "measured actions the prediction does not have"),
+                ],
+                &rows,
+                |_, _| false,
+            );
+        });
+}
+
+/// Each imported file with the rank it was given and where that came from; the user can set it.
+fn files_and_ranks_ui(ui: &mut egui::Ui, studio: &Studio, out: &mut Vec<Command>) {
+    let traces = &studio.traces;
+    egui::CollapsingHeader::new("Files and ranks").show(ui, |ui| {
+        egui::Grid::new("trace-files").striped(true).show(ui, |ui| {
+            for (i, raw) in traces.raw.iter().enumerate() {
+                let name = ui.label(&raw.file);
+                ui.label(format!("{} events", raw.event_count));
+                let Some(slot) = traces.user_ranks.get(i) else {
+                    continue;
+                };
+                let mut set = slot.is_some();
+                if ui.checkbox(&mut set, "set rank").changed() {
+                    out.push(Command::TraceFileRank {
+                        file: i,
+                        rank: set.then(|| traces.found_rank(i).unwrap_or(0)),
+                    });
+                }
+                if let Some(rank) = *slot {
+                    let mut r = rank;
+                    if ui
+                        .add(egui::DragValue::new(&mut r).range(0..=65_535))
+                        .labelled_by(name.id)
+                        .changed()
+                    {
+                        out.push(Command::TraceFileRank {
+                            file: i,
+                            rank: Some(r),
+                        });
+                    }
+                }
+                ui.label(traces.file_rank(i).unwrap_or_else(|| "–".to_string()));
+                ui.end_row();
+            }
+        });
+    });
+}
+
+fn rules_ui(ui: &mut egui::Ui, studio: &Studio, out: &mut Vec<Command>) {
+    let traces = &studio.traces;
+    egui::CollapsingHeader::new("Schedule rules").show(ui, |ui| {
+        ui.label(
+            RichText::new(
+                "Regular expressions over event names with groups `stage`, `phase`, `mb`; the first match wins.",
+            )
+            .small(),
+        );
+        let label = ui.label("Rules (JSON)");
+        let mut text = traces.rules_text.clone();
+        if ui
+            .add(
+                egui::TextEdit::multiline(&mut text)
+                    .code_editor()
+                    .desired_rows(12)
+                    .desired_width(f32::INFINITY),
+            )
+            .labelled_by(label.id)
+            .changed()
+        {
+            out.push(Command::RulesText(text));
+        }
+        ui.horizontal(|ui| {
+            if ui.button("Apply rules").clicked() {
+                out.push(Command::ApplyRules);
+            }
+            if ui.button("Built-in rules").clicked() {
+                out.push(Command::BuiltInRules);
+            }
+        });
+        if let Some(e) = &traces.rules_error {
+            ui.label(error_text(e));
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_with_a_caret_is_monospace_so_the_caret_points_right() {
+        let regex =
+            "rule 0 (x): bad pattern: regex parse error:\n    (\n    ^\nerror: unclosed group";
+        let plain = "rule 0 (x): `phase` must be F, B, I or W";
+        let font = |t: RichText| {
+            let job = egui::WidgetText::from(t).into_layout_job(
+                &egui::Style::default(),
+                egui::FontSelection::Default,
+                egui::Align::LEFT,
+            );
+            job.sections
+                .first()
+                .map(|s| s.format.font_id.family.clone())
+        };
+        assert_eq!(font(error_text(regex)), Some(egui::FontFamily::Monospace));
+        assert_ne!(font(error_text(plain)), Some(egui::FontFamily::Monospace));
+    }
+}

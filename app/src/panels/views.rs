@@ -1,0 +1,275 @@
+//! The central panel: the notice line, a background run's progress, what is wrong with an
+//! invalid edit (with one-click fixes where `core` knows one), the summary, the legend, search,
+//! teaching, the pinned baselines and the current timeline on one time axis, the selection,
+//! the comparison tables, measured traces, memory, the per-rank table and the collectives.
+
+use super::{Drawn, compare, memory, selection, stats, teach, traces};
+use crate::command::Command;
+use crate::state::Studio;
+use crate::state::view::LANE_HEIGHTS;
+use crate::timeline::{ChartInput, chart_ui, legend};
+use egui::{Color32, RichText, Ui};
+use mpipe::edit::Edit;
+use mpipe::validity::ValidityError;
+
+const RED: Color32 = Color32::from_rgb(0xE0, 0x50, 0x50);
+
+/// The notice, a running simulation, and an invalid edit's message and fixes.
+fn status_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
+    if let Some(notice) = &studio.notice {
+        if notice.is_error {
+            ui.colored_label(RED, RichText::new(&notice.text).strong());
+        } else {
+            ui.label(RichText::new(&notice.text).small());
+        }
+    }
+    if let Some(job) = studio.derived.running() {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.add(egui::ProgressBar::new(job.progress()).desired_width(160.0));
+            ui.label("Simulating the edited scenario in the background…");
+            if ui.button("Cancel").clicked() {
+                out.push(Command::CancelSimulation);
+            }
+        });
+    } else if studio.derived.stopping() > 0 {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label(RichText::new("stopping the cancelled simulation…").small());
+        });
+    }
+    let Some(message) = studio.error() else {
+        return;
+    };
+    ui.colored_label(RED, RichText::new(message).strong());
+    if let Some(s) = studio.scenario() {
+        let layers = mpipe::edit::layer_count(s);
+        // The normal form, offered as a one-click fix (adjacent transposes merged).
+        if let Some((cut, schedule)) = mpipe::validity::check_schedule(&s.cut, &s.schedule, layers)
+            .err()
+            .and_then(|e| e.normal_form())
+        {
+            let label = format!(
+                "Apply the normal form: cut {cut:?}, schedule {}",
+                mpipe::skeleton::schedule_to_string(&schedule)
+            );
+            if ui.button(label).clicked() {
+                out.push(Command::Edit {
+                    edit: Edit::CutAndSchedule { cut, schedule },
+                    gesture: None,
+                });
+            }
+        }
+        // Fewer layers than ranks: per-rank counts with zeros make it valid.
+        if let Err(ValidityError::TooFewLayers { region, layers, .. }) = mpipe::validity::plan(s) {
+            let label = format!(
+                "Give region {region}'s {layers} layer(s) one rank each (slabs[{}]; the other ranks get none)",
+                region - 1
+            );
+            if ui.button(label).clicked() {
+                out.push(Command::Edit {
+                    edit: Edit::Slabs {
+                        region,
+                        counts: Some(mpipe::slab::balanced_counts(layers, s.ranks.clamp(1, 4096))),
+                    },
+                    gesture: None,
+                });
+            }
+        }
+    }
+    if studio.derived.last_good().is_some() {
+        ui.label(RichText::new("Showing the last valid schedule, dimmed.").small());
+    }
+}
+
+/// The row above the timeline: the gestures, lane height, legend and search switches.
+fn chart_header_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
+    ui.horizontal_wrapped(|ui| {
+        ui.label(
+            RichText::new(
+                "Wheel, W/S: zoom · drag, A/D: pan · shift-drag: zoom to box · double-click: whole step · click: select · F: fit · Ctrl+F: search",
+            )
+            .small(),
+        );
+        let mut h = studio.view.lane_height;
+        let name = ui.label(RichText::new("lane height").small());
+        if ui
+            .add(egui::Slider::new(&mut h, LANE_HEIGHTS).show_value(false))
+            .labelled_by(name.id)
+            .changed()
+        {
+            out.push(Command::LaneHeight(h));
+        }
+        let mut legend = studio.view.show_legend;
+        if ui.checkbox(&mut legend, "Legend").changed() {
+            out.push(Command::ToggleLegend);
+        }
+        if ui.button("Search (Ctrl+F)").clicked() {
+            out.push(Command::ToggleSearch);
+        }
+    });
+}
+
+fn search_ui(ui: &mut Ui, studio: &Studio, matches: usize, out: &mut Vec<Command>) {
+    let search = &studio.view.search;
+    ui.horizontal(|ui| {
+        let name = ui.label("Search");
+        let mut text = search.text.clone();
+        let response = ui
+            .add(
+                egui::TextEdit::singleline(&mut text)
+                    .hint_text("4F0, mb 7, stage 4, rank 2 B")
+                    .desired_width(220.0),
+            )
+            .labelled_by(name.id);
+        if response.changed() {
+            out.push(Command::SearchText(text));
+        }
+        if response.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+            out.push(Command::NextMatch);
+            response.request_focus();
+        }
+        match &search.error {
+            Some(e) => {
+                ui.colored_label(RED, RichText::new(e).small());
+            }
+            None if !search.text.trim().is_empty() => {
+                ui.label(RichText::new(format!("{matches} match(es)")).small());
+            }
+            None => {}
+        }
+        if ui.button("Next").clicked() {
+            out.push(Command::NextMatch);
+        }
+        if ui.button("Close").clicked() {
+            out.push(Command::CloseSearch);
+        }
+    });
+}
+
+/// Draws the central panel; returns what the user asked for and records where charts went.
+pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command> {
+    let mut out = Vec::new();
+    status_ui(ui, studio, &mut out);
+    let Some(shown) = studio.shown() else {
+        ui.label("No valid schedule to show.");
+        return out;
+    };
+    let dimmed = studio.error().is_some();
+    let computing = studio.derived.running().is_some();
+    ui.label(
+        RichText::new(format!(
+            "{}{}",
+            stats::summary(&shown.sim),
+            if computing {
+                " (the previous scenario, until the background run ends)"
+            } else {
+                ""
+            }
+        ))
+        .strong(),
+    );
+    chart_header_ui(ui, studio, &mut out);
+    if studio.view.show_legend {
+        legend::legend_ui(ui, &shown.scene);
+    }
+    let matches = studio.view.search.cached(shown);
+    if studio.view.search.open {
+        search_ui(ui, studio, matches.len(), &mut out);
+    }
+    if let Some(t) = &studio.view.teach {
+        out.extend(teach::teach_ui(ui, shown, t));
+    }
+    let span = studio.span();
+    let cursor = studio.view.teach.map(|t| t.t);
+    let lane_height = studio.view.lane_height;
+    let mut chart = |ui: &mut Ui, input: ChartInput<'_>, out: &mut Vec<Command>, current: bool| {
+        let o = chart_ui(ui, input);
+        drawn.chart_rects.push(o.rect);
+        if current {
+            drawn.timeline_x = Some((o.plot.left(), o.plot.right()));
+            if let Some(clicked) = o.clicked {
+                out.push(Command::Select(clicked));
+            }
+        }
+        if let Some(range) = o.range {
+            out.push(Command::Range(range));
+        }
+    };
+    for (i, b) in studio.baselines.iter().enumerate() {
+        ui.label(RichText::new(format!("Baseline {}", b.name)).strong());
+        let salt = format!("baseline {i}");
+        chart(
+            ui,
+            ChartInput {
+                shown: &b.shown,
+                span,
+                range: studio.view.range,
+                dimmed: false,
+                cursor,
+                selected: None,
+                matches: &[],
+                lane_height,
+                id_salt: &salt,
+            },
+            &mut out,
+            false,
+        );
+    }
+    if !studio.baselines.is_empty() {
+        ui.label(RichText::new(format!("Current: {}", shown.name)).strong());
+    }
+    let selected = studio.selected();
+    chart(
+        ui,
+        ChartInput {
+            shown,
+            span,
+            range: studio.view.range,
+            dimmed,
+            cursor,
+            selected,
+            matches,
+            lane_height,
+            id_salt: "current",
+        },
+        &mut out,
+        true,
+    );
+    if let Some(i) = selected {
+        out.extend(selection::selection_ui(ui, shown, i));
+    }
+    if !studio.baselines.is_empty() {
+        ui.add_space(6.0);
+        out.extend(compare::compare_ui(ui, studio));
+    }
+    ui.add_space(6.0);
+    out.extend(traces::traces_ui(ui, studio, shown));
+    ui.add_space(6.0);
+    ui.label(RichText::new("Memory per rank").strong());
+    let mut from_zero = studio.view.memory_from_zero;
+    if ui.checkbox(&mut from_zero, "y axis from zero").changed() {
+        out.push(Command::MemoryFromZero(from_zero));
+    }
+    let (moved, frame) = memory::memory_ui(
+        ui,
+        memory::MemoryInput {
+            current: shown,
+            baselines: &studio.baselines,
+            range: studio.view.visible(span),
+            cursor,
+            from_zero,
+        },
+    );
+    drawn.memory_frame = Some(frame);
+    if let Some((t0, t1)) = moved {
+        out.push(Command::Range(Some((t0, t1))));
+    }
+    ui.add_space(6.0);
+    ui.label(RichText::new("Per rank").strong());
+    stats::rank_table_ui(ui, &shown.sim);
+    ui.add_space(6.0);
+    ui.label(RichText::new("Collectives").strong());
+    stats::collectives_ui(ui, &shown.sim);
+    out
+}

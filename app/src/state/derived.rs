@@ -1,0 +1,301 @@
+//! What is derived from the document: its simulation and the timeline scene laid out from it,
+//! each stamped with the document generation it came from — so a view can never show the
+//! schedule of a previous edit as the current one. Large scenarios simulate on a background job
+//! that a newer edit or Cancel really stops.
+
+use super::jobs::{Job, Poll};
+use crate::timeline::geometry::Span;
+use mpipe::Scenario;
+use mpipe::scene::Scene;
+use mpipe::simulate::SimOptions;
+use mpipe::simulation::{Simulation, SimulationError, simulate_scenario_cancellable};
+use std::sync::Arc;
+
+/// Scenarios with more than this many rank × microbatch pairs simulate on a worker thread, so
+/// the window never waits on them (P ≤ 16, M ≤ 128 stay within a frame).
+pub const FOREGROUND_LIMIT: usize = 16 * 128;
+
+/// A simulation with everything the views draw from it, and the generation it belongs to.
+#[derive(Debug)]
+pub struct Shown {
+    /// The document generation this was derived from.
+    pub generation: u64,
+    /// The scenario's name.
+    pub name: String,
+    pub sim: Simulation,
+    pub scene: Scene,
+    /// Each rank's events as the chart's geometry sees them (sorted by start).
+    pub lanes: Vec<Vec<Span>>,
+    /// Whether each event (by index into the scene's events) is on the critical path.
+    critical: Vec<bool>,
+}
+
+impl Shown {
+    /// Lays out `sim` (this is the linear work a large simulation does on its worker too).
+    pub fn new(generation: u64, name: &str, sim: Simulation) -> Shown {
+        let scene = Scene::new(&sim);
+        let lanes = scene
+            .lanes
+            .iter()
+            .map(|lane| {
+                scene
+                    .events
+                    .get(lane.events.clone())
+                    .unwrap_or_default()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| Span {
+                        start: e.start_s,
+                        end: e.end_s,
+                        region: e.region,
+                        backward: e.backward,
+                        stage: e.action.stage,
+                        mb: e.mb,
+                        index: lane.events.start + i,
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut critical = vec![false; scene.events.len()];
+        for n in &sim.critical_path {
+            if let Some(slot) = scene
+                .event_at_node(n.index())
+                .and_then(|i| critical.get_mut(i))
+            {
+                *slot = true;
+            }
+        }
+        Shown {
+            generation,
+            name: name.to_string(),
+            sim,
+            scene,
+            lanes,
+            critical,
+        }
+    }
+
+    /// Whether event `index` is on the critical path.
+    pub fn on_critical_path(&self, index: usize) -> bool {
+        self.critical.get(index).copied().unwrap_or(false)
+    }
+
+    /// Rank `r`'s compute actions in order (`0F5`, `4F0`, …).
+    pub fn rank_actions(&self, rank: usize) -> Vec<String> {
+        self.scene
+            .lane_events(rank)
+            .iter()
+            .map(|e| e.action.to_string())
+            .collect()
+    }
+}
+
+/// Derives and simulates. Errors name the field and rule; with the file's `text` (a scenario
+/// just opened) also the line and column there. An edited scenario has no file text of its own,
+/// so its errors name the field only. `None` when cancelled.
+fn derive(
+    scenario: &Scenario,
+    generation: u64,
+    source: &str,
+    text: Option<&str>,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Option<Result<Shown, String>> {
+    match simulate_scenario_cancellable(scenario, SimOptions::default(), keep_going) {
+        Ok(sim) => Some(Ok(Shown::new(generation, &scenario.name, sim))),
+        Err(SimulationError::Cancelled) => None,
+        Err(SimulationError::Derive(e)) => Some(Err(match text {
+            Some(text) => e.locate(text, source).to_string(),
+            None => format!("{source}: field `{}`: {e}", e.field()),
+        })),
+    }
+}
+
+/// An invalid scenario: the message that names why, and the generation it is about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invalid {
+    pub generation: u64,
+    pub message: String,
+}
+
+/// A simulation running in the background for one generation.
+type Running = (u64, Job<Option<Result<Shown, String>>>);
+
+/// The derived state of the document.
+#[derive(Debug)]
+pub struct Derived {
+    /// The latest finished result (its generation is older than the document's while a
+    /// background run is still going).
+    result: Result<Arc<Shown>, Invalid>,
+    /// The last valid result of a finished edit: shown, dimmed, while the document is invalid.
+    last_good: Option<Arc<Shown>>,
+    running: Option<Running>,
+    /// Cancelled runs whose threads have not ended yet (they stop at their next check).
+    stopping: Vec<Job<Option<Result<Shown, String>>>>,
+}
+
+impl Default for Derived {
+    fn default() -> Self {
+        Derived {
+            result: Err(Invalid {
+                generation: 0,
+                message: "no scenario".into(),
+            }),
+            last_good: None,
+            running: None,
+            stopping: Vec::new(),
+        }
+    }
+}
+
+impl Derived {
+    /// Derives `scenario` (generation `generation`): at once when it is small, else on a
+    /// background job (a run still going for an older generation is cancelled). `committed`:
+    /// the edit is finished (no drag is extending it), so a valid result becomes the last good.
+    pub fn request(
+        &mut self,
+        scenario: &Scenario,
+        generation: u64,
+        source: &str,
+        text: Option<&str>,
+        committed: bool,
+    ) {
+        self.cancel();
+        // Undo and redo bring back states whose results may still be here.
+        let held = [self.result.as_ref().ok(), self.last_good.as_ref()]
+            .into_iter()
+            .flatten()
+            .find(|s| s.generation == generation)
+            .cloned();
+        if let Some(shown) = held {
+            self.finish(Ok(shown), committed);
+            return;
+        }
+        if scenario.ranks.saturating_mul(scenario.microbatches) > FOREGROUND_LIMIT {
+            let (job, source, text) = (
+                scenario.clone(),
+                source.to_string(),
+                text.map(str::to_string),
+            );
+            let spawned = Job::spawn("mpipe simulation", move |control| {
+                derive(&job, generation, &source, text.as_deref(), &mut |f| {
+                    control.keep_going(f)
+                })
+            });
+            match spawned {
+                Ok(job) => self.running = Some((generation, job)),
+                Err(message) => self.finish(
+                    Err(Invalid {
+                        generation,
+                        message,
+                    }),
+                    committed,
+                ),
+            }
+        } else if let Some(result) = derive(scenario, generation, source, text, &mut |_| true) {
+            self.finish(
+                result.map(Arc::new).map_err(|message| Invalid {
+                    generation,
+                    message,
+                }),
+                committed,
+            );
+        }
+    }
+
+    fn finish(&mut self, result: Result<Arc<Shown>, Invalid>, committed: bool) {
+        self.result = result;
+        if committed {
+            self.commit();
+        }
+    }
+
+    /// The edit is finished: a valid current result becomes the last good one.
+    pub fn commit(&mut self) {
+        if let Ok(shown) = &self.result {
+            self.last_good = Some(shown.clone());
+        }
+    }
+
+    /// Another document is open: its last good state is its own, not the previous document's.
+    pub fn forget_last_good(&mut self) {
+        self.last_good = None;
+    }
+
+    /// Takes a finished background run for `generation`; true while one is still running.
+    pub fn poll(&mut self, committed: bool) -> bool {
+        self.stopping.retain(|job| !job.is_finished());
+        let Some((generation, job)) = &self.running else {
+            return false;
+        };
+        let generation = *generation;
+        match job.poll() {
+            Poll::Running => return true,
+            Poll::Done(Some(result)) => {
+                self.running = None;
+                let result = result.map(Arc::new).map_err(|message| Invalid {
+                    generation,
+                    message,
+                });
+                self.finish(result, committed);
+            }
+            Poll::Done(None) => self.running = None,
+            Poll::Lost => {
+                self.running = None;
+                self.finish(
+                    Err(Invalid {
+                        generation,
+                        message: "the simulation stopped unexpectedly".into(),
+                    }),
+                    committed,
+                );
+            }
+        }
+        false
+    }
+
+    /// Stops the background run, if any (its thread ends at its next check); true when one was
+    /// running.
+    pub fn cancel(&mut self) -> bool {
+        match self.running.take() {
+            Some((_, job)) => {
+                job.cancel();
+                self.stopping.push(job);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// How many cancelled runs are still winding down.
+    pub fn stopping(&self) -> usize {
+        self.stopping
+            .iter()
+            .filter(|job| !job.is_finished())
+            .count()
+    }
+
+    /// The background run, if one is going.
+    pub fn running(&self) -> Option<&Job<Option<Result<Shown, String>>>> {
+        self.running.as_ref().map(|(_, job)| job)
+    }
+
+    /// The latest result: the simulation, or why there is none.
+    pub fn result(&self) -> Result<&Arc<Shown>, &Invalid> {
+        self.result.as_ref()
+    }
+
+    pub fn last_good(&self) -> Option<&Arc<Shown>> {
+        self.last_good.as_ref()
+    }
+
+    /// The simulation on screen: the current one, or the last valid one while the edit is
+    /// invalid.
+    pub fn shown(&self) -> Option<&Arc<Shown>> {
+        self.result.as_ref().ok().or(self.last_good.as_ref())
+    }
+
+    /// Whether what is on screen is not the current document's (invalid, or still computing).
+    pub fn is_stale(&self, generation: u64) -> bool {
+        self.shown().is_none_or(|s| s.generation != generation)
+    }
+}

@@ -1,0 +1,636 @@
+//! App state: the document (scenario, undo history, where it lives), what is derived from it
+//! (keyed by the document's generation), the view, pinned baselines, imported traces, background
+//! jobs and the notice line. Commands (`crate::command`) change it; panels (`crate::panels`)
+//! draw it. The app computes no schedule semantics; everything shown comes from `mpipe`.
+
+pub mod derived;
+pub mod document;
+pub mod files;
+pub mod history;
+pub mod jobs;
+pub mod png_export;
+pub mod traces;
+pub mod view;
+
+use crate::command::{Command, FilePurpose};
+use crate::panels::file_dialog::FileDialog;
+use crate::samples::{SAMPLES, Sample};
+use derived::{Derived, Shown};
+use document::{Document, Identity};
+use mpipe::Scenario;
+use mpipe::edit::Edit;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use traces::{Calibrating, TraceSource, Traces};
+use view::{Selection, View};
+
+/// A simulation pinned to compare the current one against.
+#[derive(Debug, Clone)]
+pub struct Baseline {
+    /// `A: 8-layer LLM, 1F1B`.
+    pub name: String,
+    pub shown: Arc<Shown>,
+}
+
+/// A one-line message about the last file operation or job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    pub text: String,
+    /// A file that cannot be read, parsed or written; a job that failed.
+    pub is_error: bool,
+}
+
+/// Everything the window shows.
+#[derive(Debug)]
+pub struct Studio {
+    pub doc: Document,
+    pub derived: Derived,
+    pub view: View,
+    pub baselines: Vec<Baseline>,
+    pub traces: Traces,
+    pub notice: Option<Notice>,
+    /// Recently opened or saved files (absolute paths), newest first.
+    pub recent: Vec<String>,
+    /// The in-app file dialog, while it is open.
+    pub dialog: Option<FileDialog>,
+    /// The outcome of a PNG export waiting for its screenshot.
+    pub png_pending: Option<std::sync::mpsc::Receiver<Result<String, String>>>,
+}
+
+impl Default for Studio {
+    fn default() -> Self {
+        let mut studio = Studio::empty();
+        if let Some(sample) = SAMPLES.first() {
+            studio.open_sample(sample);
+        }
+        studio
+    }
+}
+
+impl Studio {
+    /// A window with no scenario open.
+    pub fn empty() -> Self {
+        Studio {
+            doc: Document::default(),
+            derived: Derived::default(),
+            view: View::default(),
+            baselines: Vec::new(),
+            traces: Traces::default(),
+            notice: None,
+            recent: Vec::new(),
+            dialog: None,
+            png_pending: None,
+        }
+    }
+
+    /// The scenario being edited, once one is open.
+    pub fn scenario(&self) -> Option<&Scenario> {
+        self.doc.scenario()
+    }
+
+    /// The sample file name or path the document came from.
+    pub fn source(&self) -> &str {
+        self.doc.source()
+    }
+
+    /// The simulation on screen: the current one, or the last valid one while the edit is invalid.
+    pub fn shown(&self) -> Option<&Arc<Shown>> {
+        self.derived.shown()
+    }
+
+    /// The simulation of the current document state, when it is valid and computed.
+    pub fn current(&self) -> Option<&Arc<Shown>> {
+        self.derived
+            .result()
+            .ok()
+            .filter(|s| s.generation == self.doc.generation())
+    }
+
+    /// Why the current document state has no simulation, when it is invalid.
+    pub fn error(&self) -> Option<&str> {
+        self.derived
+            .result()
+            .err()
+            .filter(|e| e.generation == self.doc.generation())
+            .map(|e| e.message.as_str())
+    }
+
+    /// Rank `r`'s compute actions as strings, from the simulation on screen.
+    pub fn rank_actions(&self, rank: usize) -> Vec<String> {
+        self.shown()
+            .map(|s| s.rank_actions(rank))
+            .unwrap_or_default()
+    }
+
+    /// The makespan of the simulation on screen.
+    pub fn current_makespan(&self) -> f64 {
+        self.shown().map_or(0.0, |s| s.sim.makespan_s)
+    }
+
+    /// The time range every chart spans: the longest of the simulation on screen and the
+    /// baselines, so they share one time axis.
+    pub fn span(&self) -> f64 {
+        self.baselines
+            .iter()
+            .map(|b| b.shown.sim.makespan_s)
+            .fold(self.current_makespan(), f64::max)
+    }
+
+    /// `baseline makespan / current makespan` for the first baseline, when both exist.
+    pub fn speedup(&self) -> Option<f64> {
+        self.speedup_over(0)
+    }
+
+    /// `baseline i's makespan / current makespan`, when both exist.
+    pub fn speedup_over(&self, i: usize) -> Option<f64> {
+        let base = self.baselines.get(i)?;
+        let current = self.current()?;
+        (current.sim.makespan_s > 0.0).then(|| base.shown.sim.makespan_s / current.sim.makespan_s)
+    }
+
+    /// The selected event's index in the simulation on screen.
+    pub fn selected(&self) -> Option<usize> {
+        let shown = self.shown()?;
+        self.view.selected.as_ref()?.resolve(shown)
+    }
+
+    /// Reports a file operation that worked.
+    pub fn inform(&mut self, text: String) {
+        self.notice = Some(Notice {
+            text,
+            is_error: false,
+        });
+    }
+
+    /// Reports a file that could not be read, parsed or written; the scenario on screen stays.
+    pub fn fail(&mut self, text: String) {
+        self.notice = Some(Notice {
+            text,
+            is_error: true,
+        });
+    }
+
+    /// Carries out `command` (outside a frame: no window for PNG export).
+    pub fn apply(&mut self, command: Command) {
+        command.apply(self, None);
+    }
+
+    /// Derives the document's current state (`text`: the file it was just read from).
+    fn rederive(&mut self, text: Option<&str>) {
+        let Some(scenario) = self.doc.scenario() else {
+            return;
+        };
+        let committed = !self.doc.in_gesture();
+        self.derived.request(
+            scenario,
+            self.doc.generation(),
+            self.doc.source(),
+            text,
+            committed,
+        );
+    }
+
+    /// After an edit, undo or redo: a notice about an earlier save no longer describes the
+    /// document, so it goes (errors stay until something else is reported).
+    fn changed(&mut self) {
+        if self.notice.as_ref().is_some_and(|n| !n.is_error) {
+            self.notice = None;
+        }
+        self.rederive(None);
+    }
+
+    /// Applies an edit to the scenario (one undo step, or part of the drag `gesture`).
+    pub fn edit(&mut self, edit: &Edit, gesture: Option<egui::Id>) {
+        if self.doc.edit(edit, gesture) {
+            self.changed();
+        }
+    }
+
+    /// The drag that was editing has ended: its result becomes the last good state if valid.
+    pub fn end_gesture(&mut self) {
+        if self.doc.end_gesture()
+            && self
+                .derived
+                .result()
+                .is_ok_and(|s| s.generation == self.doc.generation())
+        {
+            self.derived.commit();
+        }
+    }
+
+    pub fn undo(&mut self) {
+        if self.doc.undo() {
+            self.changed();
+        }
+    }
+
+    pub fn redo(&mut self) {
+        if self.doc.redo() {
+            self.changed();
+        }
+    }
+
+    /// Loads an embedded sample.
+    pub fn open_sample(&mut self, sample: &Sample) {
+        self.open_text(sample.json, sample.file, None);
+    }
+
+    /// Opens scenario JSON text as the document; on a parse error the message names the file
+    /// and position and the current document stays. Returns whether it opened.
+    pub fn open_text(&mut self, text: &str, source: &str, path: Option<PathBuf>) -> bool {
+        match Scenario::from_json_str(text, source) {
+            Ok(scenario) => {
+                self.doc.open(
+                    scenario,
+                    Identity {
+                        source: source.to_string(),
+                        path,
+                    },
+                );
+                // Another document: the last valid state of the previous one is not its own.
+                self.derived.forget_last_good();
+                self.view.range = None;
+                self.view.selected = None;
+                self.notice = None;
+                self.rederive(Some(text));
+                true
+            }
+            Err(err) => {
+                self.fail(err.to_string());
+                false
+            }
+        }
+    }
+
+    /// Opens a scenario file; errors name the file, and the current scenario stays.
+    pub fn open_path(&mut self, path: &Path) {
+        let path = files::absolute(path);
+        let name = path.display().to_string();
+        match files::read_text(&path) {
+            Ok(text) => {
+                if self.open_text(&text, &name, Some(path.clone())) {
+                    files::remember(&mut self.recent, &name);
+                    self.inform(format!("opened {name}"));
+                }
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Saves the scenario to `path` atomically (temporary file, then rename).
+    pub fn save_to(&mut self, path: &Path) {
+        let Some(scenario) = self.scenario() else {
+            return;
+        };
+        let path = files::absolute(path);
+        match files::write(&path, scenario.to_json_string().as_bytes(), "save") {
+            Ok(()) => {
+                self.doc.saved_as(&path);
+                let name = path.display().to_string();
+                files::remember(&mut self.recent, &name);
+                self.inform(format!("saved {name}"));
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Writes the timeline on screen as SVG (drawn by `core`, like `mpipe render`).
+    pub fn export_svg(&mut self, path: &Path) {
+        let Some(shown) = self.shown() else {
+            self.fail("nothing to export: no valid schedule".into());
+            return;
+        };
+        let svg = mpipe::svg::render(&shown.name, &shown.sim);
+        match files::write(path, svg.as_bytes(), "export") {
+            Ok(()) => self.inform(format!("exported {}", path.display())),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Asks the window for a screenshot and writes the charts' part of it to `path` as PNG;
+    /// the outcome arrives as a notice a frame or two later.
+    pub fn export_png(&mut self, ctx: &egui::Context, path: PathBuf) {
+        let Some(rect) = self
+            .view
+            .chart_rects
+            .iter()
+            .copied()
+            .reduce(|a, b| a.union(b))
+        else {
+            self.fail("nothing to export: no timeline on screen".into());
+            return;
+        };
+        let ppp = ctx.pixels_per_point();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let repaint = ctx.clone();
+        ctx.request_screenshot(move |image| {
+            let result = png_export::crop_to_png(&image, rect, ppp)
+                .map_err(|e| format!("{}: cannot export: {e}", path.display()))
+                .and_then(|png| files::write(&path, &png, "export"))
+                .map(|()| format!("exported {}", path.display()));
+            let _ = tx.send(result);
+            repaint.request_repaint();
+        });
+        self.png_pending = Some(rx);
+    }
+
+    /// Opens the in-app file dialog for `purpose`, in the folder of the document or of the
+    /// last file used.
+    pub fn show_dialog(&mut self, purpose: FilePurpose) {
+        let start = self
+            .doc
+            .path()
+            .map(Path::to_path_buf)
+            .or_else(|| self.recent.first().map(PathBuf::from));
+        let name = self
+            .doc
+            .path()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned());
+        self.dialog = Some(FileDialog::new(purpose, start.as_deref(), name));
+    }
+
+    /// Opens dropped files: profiler traces are imported together on a background job;
+    /// otherwise the first file opens as the scenario.
+    pub fn open_dropped(&mut self, dropped: &[egui::DroppedFileHandle]) {
+        let sorted = files::sort_dropped(dropped);
+        if let Some(e) = sorted.errors.into_iter().next() {
+            self.fail(e);
+        }
+        self.open_traces(sorted.traces);
+        if let Some((name, path, text)) = sorted.scenario
+            && self.open_text(&text, &name, Some(path))
+        {
+            files::remember(&mut self.recent, &name);
+        }
+    }
+
+    /// Starts importing trace files on a background job.
+    pub fn open_traces(&mut self, sources: Vec<TraceSource>) {
+        if let Err(e) = self.traces.start_import(sources) {
+            self.fail(e);
+        }
+    }
+
+    /// Stops the background simulation and steps back to the scenario on screen (redo brings
+    /// the cancelled edit back).
+    pub fn cancel_simulation(&mut self) {
+        if self.derived.cancel() && self.doc.undo() {
+            self.rederive(None);
+        }
+    }
+
+    /// Pins the simulation on screen as a baseline.
+    pub fn pin_baseline(&mut self) {
+        let Some(shown) = self.shown().cloned() else {
+            return;
+        };
+        let letter = char::from(b'A' + (self.baselines.len() % 26) as u8);
+        self.baselines.push(Baseline {
+            name: format!("{letter}: {}", shown.name),
+            shown,
+        });
+    }
+
+    /// Selects event `event` of the simulation on screen (`None` clears).
+    pub fn select(&mut self, event: Option<usize>) {
+        self.view.selected = event
+            .zip(self.shown())
+            .and_then(|(e, shown)| Selection::of(shown, e));
+    }
+
+    /// Zooms to the selected event (the whole step without one).
+    pub fn fit_selection(&mut self) {
+        let span = self.span();
+        let event = self
+            .selected()
+            .zip(self.shown())
+            .and_then(|(i, s)| s.scene.events.get(i).cloned());
+        match event {
+            Some(e) => {
+                let fit = crate::timeline::geometry::TimeView::new(0.0, span, 0.0, 1.0)
+                    .fit(e.start_s, e.end_s);
+                self.view.set_range(fit.t0, fit.t1, span);
+            }
+            None => self.view.range = None,
+        }
+    }
+
+    /// Selects the next search match and brings it into view.
+    pub fn next_match(&mut self) {
+        let Some(shown) = self.shown().cloned() else {
+            return;
+        };
+        let matches = self.view.search.matches(&shown).to_vec();
+        if matches.is_empty() {
+            return;
+        }
+        let at = self.view.search.current % matches.len();
+        self.view.search.current = at + 1;
+        if let Some(&event) = matches.get(at) {
+            self.select(Some(event));
+            self.fit_selection();
+        }
+    }
+
+    /// Moves the teaching cursor to the next (or previous) instant an event starts or ends.
+    pub fn step_cursor(&mut self, forward: bool) {
+        let Some(shown) = self.derived.shown() else {
+            return;
+        };
+        let Some(teach) = self.view.teach.as_mut() else {
+            return;
+        };
+        teach.playing = false;
+        let next = if forward {
+            shown.scene.next_boundary(teach.t)
+        } else {
+            shown.scene.previous_boundary(teach.t)
+        };
+        if let Some(t) = next {
+            teach.t = t;
+        }
+    }
+
+    /// Fits the scenario to the measured step on a background job; the result arrives as an
+    /// edit (one undo takes it back).
+    pub fn start_calibration(&mut self) {
+        let (Some(scenario), Some(shown)) = (self.scenario().cloned(), self.current().cloned())
+        else {
+            return;
+        };
+        let (Some(m), Some(a)) = (
+            self.traces.measurement.clone(),
+            self.traces.alignment.clone(),
+        ) else {
+            return;
+        };
+        let step = self.traces.step;
+        let check = if step + 1 < self.traces.steps() {
+            step + 1
+        } else {
+            step
+        };
+        let generation = self.doc.generation();
+        let job = jobs::Job::spawn("mpipe calibration", move |control| {
+            match mpipe::trace::calibrate::calibrate_cancellable(
+                &scenario,
+                &shown.sim,
+                &m,
+                &a,
+                step,
+                check,
+                Default::default(),
+                &mut |f| control.keep_going(f),
+            ) {
+                Ok(c) => Some(Ok(c)),
+                Err(mpipe::simulation::SimulationError::Cancelled) => None,
+                Err(mpipe::simulation::SimulationError::Derive(e)) => Some(Err(e.to_string())),
+            }
+        });
+        match job {
+            Ok(job) => self.traces.calibrating = Some(Calibrating { job, generation }),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Takes finished background work; true while some is still running.
+    pub fn poll(&mut self) -> bool {
+        if let Some(result) = self.png_pending.as_ref().and_then(|rx| rx.try_recv().ok()) {
+            self.png_pending = None;
+            match result {
+                Ok(message) => self.inform(message),
+                Err(message) => self.fail(message),
+            }
+        }
+        let simulating = self.derived.poll(!self.doc.in_gesture());
+        match self.traces.poll_import() {
+            Some(Ok(message)) => self.inform(message),
+            Some(Err(message)) => self.fail(message),
+            None => {}
+        }
+        let calibrating = self.poll_calibration();
+        simulating
+            || calibrating
+            || self.traces.import.is_some()
+            || self.derived.stopping() > 0
+            || self.png_pending.is_some()
+    }
+
+    /// Takes a finished calibration; true while one runs.
+    fn poll_calibration(&mut self) -> bool {
+        let Some(c) = &self.traces.calibrating else {
+            return false;
+        };
+        let result = match c.job.poll() {
+            jobs::Poll::Running => return true,
+            jobs::Poll::Done(Some(result)) => result,
+            jobs::Poll::Done(None) => {
+                self.traces.calibrating = None;
+                self.inform("calibration cancelled".into());
+                return false;
+            }
+            jobs::Poll::Lost => Err("the calibration stopped unexpectedly".into()),
+        };
+        let fitted_generation = c.generation;
+        self.traces.calibrating = None;
+        match result {
+            Ok(c) if fitted_generation == self.doc.generation() => {
+                let (before, after) = c.errors();
+                let message = format!(
+                    "calibrated on step {}, checked on step {}: step-time error {:.1}% → {:.1}%",
+                    c.fit_step,
+                    c.check_step,
+                    before * 100.0,
+                    after * 100.0
+                );
+                if let (Some(m), Some(a)) = (&self.traces.measurement, &self.traces.alignment) {
+                    let name = self.scenario().map_or(String::new(), |s| s.name.clone());
+                    self.traces.calibration = Some(mpipe::trace::report::CompareTraceReport::new(
+                        &name, &c, a, m,
+                    ));
+                }
+                self.edit(&Edit::Replace(Box::new(c.scenario)), None);
+                self.inform(message);
+            }
+            Ok(_) => {
+                self.fail("calibration: the scenario changed while it ran; calibrate again".into())
+            }
+            Err(e) => self.fail(format!("calibration: {e}")),
+        }
+        false
+    }
+
+    /// Advances the teaching cursor while playing: the whole step in `10 s / speed`.
+    fn advance(&mut self, ui: &egui::Ui) {
+        let span = self.current_makespan();
+        let Some(teach) = self.view.teach.as_mut() else {
+            return;
+        };
+        if !teach.playing {
+            return;
+        }
+        let dt = f64::from(ui.input(|i| i.stable_dt)).min(0.1);
+        let next = teach.t + dt * teach.speed * (span / 10.0).max(1e-9);
+        if next >= span {
+            teach.t = span;
+            teach.playing = false;
+        } else {
+            teach.t = next;
+            ui.ctx().request_repaint();
+        }
+    }
+
+    /// Computes what the panels read this frame and is not yet computed for the simulation on
+    /// screen: the search matches and the trace comparison (each cached by what it is derived
+    /// from, so this is free when nothing changed).
+    fn refresh(&mut self) {
+        if let Some(shown) = self.shown().cloned() {
+            if self.view.search.open {
+                self.view.search.matches(&shown);
+            }
+            self.traces.view(&shown);
+        }
+    }
+
+    /// Draws the whole window into `ui` and carries out what the user did.
+    pub fn show(&mut self, ui: &mut egui::Ui) {
+        if self.poll() {
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(30));
+        }
+        self.advance(ui);
+        self.refresh();
+        let mut commands = crate::command::shortcuts(ui.ctx());
+        let dropped = ui.input(|i| i.raw.dropped_files.clone());
+        if !dropped.is_empty() {
+            commands.push(Command::Dropped(dropped));
+        }
+        let (drawn, frame) = crate::panels::window_ui(ui, self);
+        commands.extend(drawn);
+        self.view.chart_rects = frame.chart_rects;
+        self.view.timeline_x = frame.timeline_x;
+        self.view.memory_frame = frame.memory_frame;
+        if let Some(dialog) = self.dialog.as_mut() {
+            match dialog.ui(ui.ctx()) {
+                Some(Some(command)) => {
+                    self.dialog = None;
+                    commands.push(command);
+                }
+                Some(None) => self.dialog = None,
+                None => {}
+            }
+        }
+        // A drag that edited the scenario has ended once nothing is dragged any more.
+        if self.doc.in_gesture() && ui.ctx().dragged_id().is_none() {
+            commands.push(Command::EndGesture);
+        }
+        if !commands.is_empty() {
+            // What the commands changed is drawn next frame.
+            ui.ctx().request_repaint();
+        }
+        for command in commands {
+            command.apply(self, Some(ui.ctx()));
+        }
+    }
+}

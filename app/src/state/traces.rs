@@ -1,0 +1,278 @@
+//! Measured traces in the app: importing files on a background job (progress, a real Cancel),
+//! the rules that recover the schedule (editable as JSON, applied without importing again), the
+//! user's ranks, the measurement's alignment, the comparison on screen and the last calibration.
+//! All semantics come from `mpipe::trace`.
+
+use super::derived::Shown;
+use super::jobs::{Job, Poll};
+use mpipe::trace::align::Alignment;
+use mpipe::trace::calibrate::Calibration;
+use mpipe::trace::compare::{Comparison, compare};
+use mpipe::trace::report::CompareTraceReport;
+use mpipe::trace::{Measurement, RawTrace, RuleSet};
+use std::sync::Arc;
+
+/// Where a trace's bytes come from.
+#[derive(Debug, Clone)]
+pub enum TraceSource {
+    Path(std::path::PathBuf),
+    Bytes { name: String, bytes: Arc<[u8]> },
+}
+
+impl TraceSource {
+    pub fn name(&self) -> String {
+        match self {
+            TraceSource::Path(p) => p.display().to_string(),
+            TraceSource::Bytes { name, .. } => name.clone(),
+        }
+    }
+
+    fn len(&self) -> u64 {
+        match self {
+            TraceSource::Path(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
+            TraceSource::Bytes { bytes, .. } => bytes.len() as u64,
+        }
+    }
+
+    fn import(&self, progress: &mut dyn FnMut(u64) -> bool) -> Result<RawTrace, String> {
+        let name = self.name();
+        let result = match self {
+            TraceSource::Path(p) => {
+                let file =
+                    std::fs::File::open(p).map_err(|e| format!("{name}: cannot read: {e}"))?;
+                mpipe::trace::import(file, &name, progress)
+            }
+            TraceSource::Bytes { bytes, .. } => mpipe::trace::import(&bytes[..], &name, progress),
+        };
+        result.map_err(|e| e.to_string())
+    }
+}
+
+/// An import of one or more files.
+#[derive(Debug)]
+pub struct Import {
+    pub job: Job<Result<Vec<RawTrace>, String>>,
+    pub files: usize,
+}
+
+/// Reads `sources` in order on a background job.
+fn start_import(sources: Vec<TraceSource>) -> Result<Import, String> {
+    let files = sources.len();
+    let total: u64 = sources.iter().map(TraceSource::len).sum::<u64>().max(1);
+    let job = Job::spawn("mpipe trace import", move |control| {
+        let mut traces = Vec::with_capacity(sources.len());
+        let mut before = 0u64;
+        for source in &sources {
+            let trace = source.import(&mut |n| {
+                control.keep_going((before.saturating_add(n)) as f32 / total as f32)
+            })?;
+            traces.push(trace);
+            before = before.saturating_add(source.len());
+        }
+        Ok(traces)
+    })?;
+    Ok(Import { job, files })
+}
+
+/// A calibration running on a background job, for the document generation it fits.
+#[derive(Debug)]
+pub struct Calibrating {
+    pub job: Job<Option<Result<Calibration, String>>>,
+    pub generation: u64,
+}
+
+/// Everything the app holds about measured traces.
+#[derive(Debug)]
+pub struct Traces {
+    pub raw: Vec<RawTrace>,
+    /// The rank the user gave each file (`None`: from the file, its name or its processes).
+    pub user_ranks: Vec<Option<usize>>,
+    pub rules: RuleSet,
+    /// The rules as the editor shows them (JSON), and why the last edit could not be applied.
+    pub rules_text: String,
+    pub rules_error: Option<String>,
+    pub measurement: Option<Measurement>,
+    pub alignment: Option<Alignment>,
+    /// The step compared with the prediction.
+    pub step: usize,
+    pub import: Option<Import>,
+    pub calibrating: Option<Calibrating>,
+    /// What the last calibration found: the report `mpipe compare-trace` prints.
+    pub calibration: Option<CompareTraceReport>,
+    /// Bumped whenever the measurement changes (new files, rules, ranks).
+    generation: u64,
+    /// The comparison on screen, keyed by what it was computed from.
+    view: Option<(ViewKey, Arc<Comparison>)>,
+}
+
+/// What a comparison on screen is derived from: the simulation's document generation, the
+/// measurement's generation and the step.
+type ViewKey = (u64, u64, usize);
+
+impl Default for Traces {
+    fn default() -> Self {
+        let rules = RuleSet::default();
+        Traces {
+            raw: Vec::new(),
+            user_ranks: Vec::new(),
+            rules_text: serde_json::to_string_pretty(&rules).unwrap_or_default(),
+            rules,
+            rules_error: None,
+            measurement: None,
+            alignment: None,
+            step: 0,
+            import: None,
+            calibrating: None,
+            calibration: None,
+            generation: 0,
+            view: None,
+        }
+    }
+}
+
+impl Traces {
+    /// Recovers and aligns the schedule of the imported files with the current rules.
+    pub fn analyse(&mut self) {
+        let Ok(compiled) = self.rules.compile() else {
+            return;
+        };
+        self.generation += 1;
+        let m = mpipe::trace::recover(&self.raw, &compiled, &self.user_ranks);
+        self.alignment = Some(mpipe::trace::align(&m));
+        let steps = steps_of(&m);
+        self.step = self.step.min(steps.saturating_sub(1));
+        self.measurement = Some(m);
+    }
+
+    /// The comparison of the current step with `shown`, recomputed only when either changes.
+    pub fn view(&mut self, shown: &Shown) -> Option<Arc<Comparison>> {
+        let key = (shown.generation, self.generation, self.step);
+        if let Some((k, v)) = &self.view
+            && *k == key
+        {
+            return Some(v.clone());
+        }
+        let (m, a) = (self.measurement.as_ref()?, self.alignment.as_ref()?);
+        let view = Arc::new(compare(&shown.sim, m, a, self.step));
+        self.view = Some((key, view.clone()));
+        Some(view)
+    }
+
+    /// The comparison computed for exactly `key`, if it is the one cached (drawing reads it
+    /// without recomputing).
+    pub fn cached_view(&self, shown: &Shown) -> Option<Arc<Comparison>> {
+        let key = (shown.generation, self.generation, self.step);
+        self.view
+            .as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, v)| v.clone())
+    }
+
+    /// Steps every rank has.
+    pub fn steps(&self) -> usize {
+        self.measurement.as_ref().map_or(0, steps_of)
+    }
+
+    /// Applies the rules in the editor; on error the old rules stay and the error is shown.
+    pub fn apply_rules_text(&mut self) {
+        match RuleSet::from_json_str(&self.rules_text, "rules") {
+            Ok(rules) => {
+                self.rules = rules;
+                self.rules_error = None;
+                self.analyse();
+            }
+            Err(e) => self.rules_error = Some(e.to_string()),
+        }
+    }
+
+    /// Takes a finished import; returns a message for the notice line.
+    pub fn poll_import(&mut self) -> Option<Result<String, String>> {
+        let import = self.import.as_ref()?;
+        let result = match import.job.poll() {
+            Poll::Running => return None,
+            Poll::Done(result) => result,
+            Poll::Lost => Err("the import stopped unexpectedly".into()),
+        };
+        self.import = None;
+        Some(result.map(|traces| {
+            let names: Vec<String> = traces.iter().map(|t| t.file.clone()).collect();
+            self.user_ranks = vec![None; traces.len()];
+            self.raw = traces;
+            self.calibration = None;
+            self.analyse();
+            format!("imported {}", names.join(", "))
+        }))
+    }
+
+    /// Starts importing `sources` on a background job (a running import is cancelled).
+    pub fn start_import(&mut self, sources: Vec<TraceSource>) -> Result<(), String> {
+        if sources.is_empty() {
+            return Ok(());
+        }
+        self.cancel_import();
+        self.import = Some(start_import(sources)?);
+        Ok(())
+    }
+
+    /// Stops the import in flight (its thread ends at its next read).
+    pub fn cancel_import(&mut self) {
+        if let Some(import) = &self.import {
+            import.job.cancel();
+        }
+    }
+
+    /// Sets (or clears) the rank of file `file` and recovers again.
+    pub fn set_rank(&mut self, file: usize, rank: Option<usize>) {
+        if let Some(slot) = self.user_ranks.get_mut(file) {
+            *slot = rank;
+            self.analyse();
+        }
+    }
+
+    /// The rank of each file and where it came from, as the files-and-ranks table says it.
+    pub fn file_rank(&self, file: usize) -> Option<String> {
+        let m = self.measurement.as_ref()?;
+        let found: Vec<String> = m
+            .ranks
+            .iter()
+            .filter_map(|r| {
+                r.sources
+                    .iter()
+                    .find(|(f, _)| *f == file)
+                    .map(|(_, source)| format!("rank {} ({})", r.rank, source.phrase()))
+            })
+            .collect();
+        (!found.is_empty()).then(|| found.join(", "))
+    }
+
+    /// The rank file `file` was given, if any, for the "set rank" box to start from.
+    pub fn found_rank(&self, file: usize) -> Option<usize> {
+        self.measurement
+            .as_ref()?
+            .ranks
+            .iter()
+            .find(|r| r.files.contains(&file))
+            .map(|r| r.rank)
+    }
+
+    /// Drops every imported trace.
+    pub fn clear(&mut self) {
+        self.cancel_import();
+        self.import = None;
+        self.raw.clear();
+        self.user_ranks.clear();
+        self.measurement = None;
+        self.alignment = None;
+        self.calibration = None;
+        self.generation += 1;
+    }
+}
+
+fn steps_of(m: &Measurement) -> usize {
+    m.ranks
+        .iter()
+        .map(|r| r.steps.len())
+        .min()
+        .unwrap_or(0)
+        .max(1)
+}

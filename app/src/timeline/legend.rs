@@ -1,0 +1,131 @@
+//! The timeline's legend: what each colour and mark means. Regions are listed with their role and
+//! skeleton (their colour follows the role, so the encoder is amber and the backbone blue in
+//! every scenario), then idle time, warmup windows, spill, transfers and waits, and the marks of
+//! the selection.
+
+use super::rgb;
+use egui::{Color32, Rect, Sense, Stroke, StrokeKind, Ui, Vec2};
+use mpipe::palette;
+use mpipe::scene::Scene;
+
+/// What a swatch shows.
+#[derive(Debug, Clone, Copy)]
+enum Swatch {
+    /// A forward and a backward chip.
+    Pair(Color32, Color32),
+    Fill(Color32),
+    /// Diagonal hatching (idle time).
+    Hatch,
+    Outline(Color32),
+    /// A thin bar at the bottom (a transfer).
+    Thin(Color32),
+}
+
+/// Paints `swatch` into `rect`.
+fn paint_swatch(ui: &Ui, rect: Rect, swatch: Swatch) {
+    let painter = ui.painter_at(rect);
+    match swatch {
+        Swatch::Pair(f, b) => {
+            let (left, right) = rect.split_left_right_at_fraction(0.5);
+            painter.rect_filled(left, 1.0, f);
+            painter.rect_filled(right, 1.0, b);
+        }
+        Swatch::Fill(c) => {
+            painter.rect_filled(rect, 1.0, c);
+        }
+        Swatch::Hatch => {
+            painter.rect_filled(rect, 0.0, ui.visuals().faint_bg_color);
+            let mut x = rect.left() - rect.height();
+            while x < rect.right() {
+                painter.line_segment(
+                    [
+                        egui::pos2(x, rect.bottom()),
+                        egui::pos2(x + rect.height(), rect.top()),
+                    ],
+                    Stroke::new(1.0, Color32::from_gray(110)),
+                );
+                x += 5.0;
+            }
+        }
+        Swatch::Outline(c) => {
+            painter.rect_stroke(
+                rect.shrink(1.0),
+                1.0,
+                Stroke::new(2.0, c),
+                StrokeKind::Inside,
+            );
+        }
+        Swatch::Thin(c) => {
+            let bar = Rect::from_min_max(egui::pos2(rect.left(), rect.bottom() - 5.0), rect.max);
+            painter.rect_filled(bar, 0.0, c);
+        }
+    }
+}
+
+/// One legend entry, a swatch and its words, allocated as one widget so the row wraps between
+/// entries, never inside one.
+fn entry_ui(ui: &mut Ui, swatch: Swatch, text: &str) {
+    let galley = ui.painter().layout_no_wrap(
+        text.to_string(),
+        egui::TextStyle::Small.resolve(ui.style()),
+        ui.visuals().text_color(),
+    );
+    let size = Vec2::new(26.0 + 4.0 + galley.size().x, galley.size().y.max(14.0));
+    let (rect, response) = ui.allocate_exact_size(size, Sense::hover());
+    response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, text));
+    let swatch_rect = Rect::from_min_size(
+        egui::pos2(rect.left(), rect.center().y - 7.0),
+        Vec2::new(26.0, 14.0),
+    );
+    paint_swatch(ui, swatch_rect, swatch);
+    ui.painter().galley(
+        egui::pos2(rect.left() + 30.0, rect.center().y - galley.size().y / 2.0),
+        galley,
+        ui.visuals().text_color(),
+    );
+}
+
+/// The colour of the outline of the selected event and of what it depends on.
+pub const SELECTED: Color32 = Color32::WHITE;
+/// The colour of the outline of critical-path events once something is selected.
+pub const CRITICAL: Color32 = Color32::from_rgb(0xFF, 0xD0, 0x40);
+/// The colour of search matches.
+pub const MATCH: Color32 = Color32::from_rgb(0x40, 0xE0, 0xFF);
+/// The fill of waits for a transfer.
+pub const WAIT: Color32 = Color32::from_rgb(0x90, 0x90, 0x90);
+
+/// Draws the legend for `scene` in a wrapped row.
+pub fn legend_ui(ui: &mut Ui, scene: &Scene) {
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 14.0;
+        for r in &scene.regions {
+            entry_ui(
+                ui,
+                Swatch::Pair(rgb(r.forward), rgb(r.backward)),
+                &format!("{} (forward light, backward dark)", r.label()),
+            );
+        }
+        entry_ui(ui, Swatch::Hatch, "idle: a bubble");
+        entry_ui(
+            ui,
+            Swatch::Fill(rgb(palette::WARMUP).gamma_multiply(0.5)),
+            "warmup window",
+        );
+        if scene.lanes.iter().any(|l| l.spill.is_some()) {
+            entry_ui(ui, Swatch::Outline(rgb(palette::SPILL)), "encoder spill");
+        }
+        entry_ui(ui, Swatch::Thin(rgb(palette::COMM)), "transfer arriving");
+        entry_ui(
+            ui,
+            Swatch::Fill(WAIT.gamma_multiply(0.5)),
+            "waiting for a transfer",
+        );
+        entry_ui(
+            ui,
+            Swatch::Outline(SELECTED),
+            "selected and its dependencies",
+        );
+        entry_ui(ui, Swatch::Outline(CRITICAL), "critical path");
+        entry_ui(ui, Swatch::Outline(MATCH), "search match");
+    });
+}
