@@ -285,6 +285,54 @@ mod pipelining_fixture {
     }
 
     #[test]
+    fn a_calibration_reports_its_progress_and_stops_when_told() {
+        use mpipe::simulation::SimulationError;
+        use mpipe::trace::calibrate::{calibrate, calibrate_cancellable};
+        let text = std::fs::read_to_string(trace_fixture("pp-interleaved/scenario.json")).unwrap();
+        let scenario = mpipe::Scenario::from_json_str(&text, "scenario.json").unwrap();
+        let sim = mpipe::simulation::simulate_scenario(&scenario, Default::default()).unwrap();
+        let m = run();
+        let a = align(&m);
+        let whole = calibrate(&scenario, &sim, &m, &a, 0, 1, Default::default()).unwrap();
+        let mut seen = Vec::new();
+        let same = calibrate_cancellable(
+            &scenario,
+            &sim,
+            &m,
+            &a,
+            0,
+            1,
+            Default::default(),
+            &mut |f| {
+                seen.push(f);
+                true
+            },
+        )
+        .unwrap();
+        assert_eq!(same.scenario, whole.scenario);
+        assert!(
+            seen.len() > 10 && seen.windows(2).all(|w| w[0] < w[1]),
+            "{seen:?}"
+        );
+        let mut asked = 0;
+        let stopped = calibrate_cancellable(
+            &scenario,
+            &sim,
+            &m,
+            &a,
+            0,
+            1,
+            Default::default(),
+            &mut |_| {
+                asked += 1;
+                asked < 4
+            },
+        );
+        assert_eq!(stopped.err(), Some(SimulationError::Cancelled));
+        assert_eq!(asked, 4);
+    }
+
+    #[test]
     fn both_ranks_share_the_host_clock() {
         let a = align(&run());
         assert_eq!(a.method, mpipe::trace::align::AlignMethod::SharedClock);

@@ -8,9 +8,13 @@
     clippy::indexing_slicing
 )] // tests fail by panicking
 
+mod common;
+
+use common::{sized, wait};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use mpipe_studio::Studio;
+use mpipe_studio::command::Command;
 use mpipe_studio::state::traces::TraceSource;
 use std::path::PathBuf;
 
@@ -31,26 +35,9 @@ fn traced() -> Harness<'static, Studio> {
         })
         .to_vec();
     studio.open_traces(sources);
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1500.0, 1400.0))
-        .with_step_dt(0.25)
-        .with_context_setup(mpipe_studio::fonts::install)
-        .build_ui_state(|ui, studio: &mut Studio| studio.show(ui), studio);
+    let mut harness = sized(studio, egui::vec2(1500.0, 1400.0), 0.25);
     wait(&mut harness, |s| s.traces.import.is_none());
     harness
-}
-
-/// Runs frames until `done` (the worker threads finish in well under the 400 frames allowed).
-fn wait(harness: &mut Harness<'static, Studio>, done: impl Fn(&Studio) -> bool) {
-    for _ in 0..400 {
-        harness.step();
-        if done(harness.state()) {
-            harness.run();
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    panic!("the background work did not finish");
 }
 
 /// Moves the pointer onto the button first (away from the chart's tooltip), then clicks it; a
@@ -153,12 +140,7 @@ fn a_long_import_shows_progress_and_can_be_cancelled() {
         name: "big.json".into(),
         bytes: text.into_bytes().into(),
     }]);
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1500.0, 1000.0))
-        .with_step_dt(0.25)
-        .with_context_setup(mpipe_studio::fonts::install)
-        .build_ui_state(|ui, studio: &mut Studio| studio.show(ui), studio);
-    harness.run();
+    let mut harness = common::harness_on(studio);
     harness.get_by_label_contains("importing 1 file(s)");
     harness.get_by_label("Cancel import").click();
     wait(&mut harness, |s| s.traces.import.is_none());
@@ -193,4 +175,29 @@ fn the_user_can_set_a_files_rank() {
     );
     harness.get_by_label_contains("rank 1 (from distributedInfo)");
     harness.get_by_label_contains("rank 0 (set by hand)");
+}
+
+/// With file 0 set by hand to rank 1 (so both files are rank 1), file 1 read "from set by the
+/// user": the source was the merged rank's, not each file's.
+#[test]
+fn each_file_says_where_its_own_rank_came_from() {
+    let mut harness = traced();
+    press(&mut harness, "Files and ranks");
+    harness.state_mut().apply(Command::TraceFileRank {
+        file: 0,
+        rank: Some(1),
+    });
+    harness.run();
+    let m = harness.state().traces.measurement.as_ref().unwrap();
+    assert_eq!(m.ranks.len(), 1);
+    assert_eq!(
+        harness.state().traces.file_rank(0).as_deref(),
+        Some("rank 1 (set by hand)")
+    );
+    assert_eq!(
+        harness.state().traces.file_rank(1).as_deref(),
+        Some("rank 1 (from distributedInfo)")
+    );
+    harness.get_by_label("rank 1 (set by hand)");
+    harness.get_by_label("rank 1 (from distributedInfo)");
 }

@@ -7,47 +7,18 @@
     clippy::indexing_slicing
 )] // tests fail by panicking
 
+mod common;
+
+use common::{drag, edit, harness, sized};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use mpipe::edit::Edit;
 use mpipe_studio::Studio;
 use mpipe_studio::command::Command;
 
-fn harness() -> Harness<'static, Studio> {
-    harness_with_step(0.25)
-}
-
 /// A harness whose frames are `dt` seconds apart (double clicks need frames under 0.3 s apart).
 fn harness_with_step(dt: f32) -> Harness<'static, Studio> {
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1500.0, 1000.0))
-        .with_step_dt(dt)
-        .with_context_setup(mpipe_studio::fonts::install)
-        .build_ui_state(|ui, studio: &mut Studio| studio.show(ui), Studio::default());
-    harness.run();
-    harness
-}
-
-/// Applies a scenario edit as the editors would (one undo step).
-fn edit(harness: &mut Harness<'static, Studio>, edit: Edit) {
-    harness.state_mut().apply(Command::Edit {
-        edit,
-        gesture: None,
-    });
-}
-
-/// Presses at `from`, moves through the midpoint to `to`, and releases, a frame per step.
-fn drag(harness: &mut Harness<'static, Studio>, from: egui::Pos2, to: egui::Pos2) {
-    harness.hover_at(from);
-    harness.run();
-    harness.drag_at(from);
-    harness.run();
-    harness.hover_at(from + (to - from) / 2.0);
-    harness.run();
-    harness.hover_at(to);
-    harness.run();
-    harness.drop_at(to);
-    harness.run();
+    sized(Studio::default(), egui::vec2(1500.0, 1000.0), dt)
 }
 
 #[test]

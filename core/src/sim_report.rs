@@ -469,3 +469,38 @@ impl CompareReport {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::BubbleSplit;
+
+    fn rank(rank: usize, busy_s: f64, warmup_s: f64, peak: f64) -> RankMetrics {
+        RankMetrics {
+            rank,
+            busy_s,
+            idle_s: 0.0,
+            bubble_s: 0.0,
+            bubble: BubbleSplit {
+                warmup_s,
+                ..Default::default()
+            },
+            warmup_window_s: None,
+            encoder_work_s: None,
+            spill_s: None,
+            simulated_extra_s: None,
+            peak_memory_bytes: peak,
+            over_capacity: false,
+        }
+    }
+
+    #[test]
+    fn each_column_of_the_rank_table_reads_in_one_unit() {
+        let rows = rank_rows(&[rank(0, 105.0, 0.6013, 12.8e9), rank(1, 48.0, 0.0, 900e6)]);
+        let column = |c: usize| rows.iter().map(|r| r[c].clone()).collect::<Vec<_>>();
+        assert_eq!(column(1), ["105.000 s", "48.000 s"]);
+        assert_eq!(column(3), ["601.300 ms", "0.000 ms"]);
+        assert_eq!(column(7), ["–", "–"]);
+        assert_eq!(column(11), ["12.80 GB", "0.90 GB"]);
+    }
+}

@@ -242,7 +242,7 @@ impl FileDialog {
                         for entry in entries {
                             if entry.is_dir {
                                 if ui
-                                    .selectable_label(false, format!("📁 {}/", entry.name))
+                                    .selectable_label(false, format!("▸ {}/", entry.name))
                                     .clicked()
                                 {
                                     go = Some(entry.path.clone());

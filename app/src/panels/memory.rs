@@ -197,6 +197,7 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
         x_of_t0: transform.position_from_point_x(t0),
         x_of_t1: transform.position_from_point_x(t1),
         y_gb: (transform.bounds().min()[1], transform.bounds().max()[1]),
+        cursor_x: cursor.map(|t| transform.position_from_point_x(t)),
     };
     let interacted = response.response.dragged()
         || (response.response.hovered() && ui.input(|i| i.zoom_delta() != 1.0));

@@ -18,8 +18,13 @@ fn file_menu_ui(ui: &mut egui::Ui, studio: &Studio, out: &mut Vec<Command>) {
     use crate::command::KeyCommand;
     ui.menu_button("File", |ui| {
         let item = |ui: &mut egui::Ui, label: &str, keys: String| {
-            ui.add(egui::Button::new(label).shortcut_text(keys))
-                .clicked()
+            let button = egui::Button::new(label);
+            let button = if keys.is_empty() {
+                button
+            } else {
+                button.shortcut_text(keys)
+            };
+            ui.add(button).clicked()
         };
         if item(ui, "Open…", keys_of(KeyCommand::Open)) {
             out.push(Command::ShowFileDialog(FilePurpose::OpenScenario));

@@ -342,11 +342,17 @@ impl Studio {
             .path()
             .map(Path::to_path_buf)
             .or_else(|| self.recent.first().map(PathBuf::from));
-        let name = self
-            .doc
-            .path()
-            .and_then(|p| p.file_name())
-            .map(|n| n.to_string_lossy().into_owned());
+        // Save as offers the document's file name; exports its stem with their extension.
+        let name = self.doc.path().and_then(|p| match purpose {
+            FilePurpose::SaveScenario => p.file_name().map(|n| n.to_string_lossy().into_owned()),
+            FilePurpose::ExportSvg => p
+                .file_stem()
+                .map(|n| format!("{}.svg", n.to_string_lossy())),
+            FilePurpose::ExportPng => p
+                .file_stem()
+                .map(|n| format!("{}.png", n.to_string_lossy())),
+            FilePurpose::OpenScenario | FilePurpose::OpenTraces => None,
+        });
         self.dialog = Some(FileDialog::new(purpose, start.as_deref(), name));
     }
 

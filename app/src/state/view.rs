@@ -121,6 +121,8 @@ pub struct PlotFrame {
     pub x_of_t1: f32,
     /// The plot's y range, GB.
     pub y_gb: (f64, f64),
+    /// Screen x of the teaching cursor, when the plot drew one.
+    pub cursor_x: Option<f32>,
 }
 
 /// Everything about how the document is viewed.

@@ -1,0 +1,80 @@
+//! What the app's UI tests share: harnesses, a drag, edits as the editors make them, waiting for
+//! background work, and where things are on the timeline.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
+
+use egui_kittest::Harness;
+use mpipe::edit::Edit;
+use mpipe_studio::Studio;
+use mpipe_studio::command::Command;
+
+/// The window at 1500 × 1000 on `studio`, frames 0.25 s apart.
+pub fn harness_on(studio: Studio) -> Harness<'static, Studio> {
+    sized(studio, egui::vec2(1500.0, 1000.0), 0.25)
+}
+
+/// The window on the default sample.
+pub fn harness() -> Harness<'static, Studio> {
+    harness_on(Studio::default())
+}
+
+/// A window of `size` whose frames are `dt` seconds apart (double clicks need frames under
+/// 0.3 s apart).
+pub fn sized(studio: Studio, size: egui::Vec2, dt: f32) -> Harness<'static, Studio> {
+    let mut harness = Harness::builder()
+        .with_size(size)
+        .with_step_dt(dt)
+        .with_context_setup(mpipe_studio::fonts::install)
+        .build_ui_state(|ui, studio: &mut Studio| studio.show(ui), studio);
+    harness.run();
+    harness
+}
+
+/// Applies a scenario edit as the editors would (one undo step).
+pub fn edit(harness: &mut Harness<'static, Studio>, edit: Edit) {
+    harness.state_mut().apply(Command::Edit {
+        edit,
+        gesture: None,
+    });
+}
+
+/// Presses at `from`, moves through the midpoint to `to`, and releases, a frame per step.
+pub fn drag(harness: &mut Harness<'static, Studio>, from: egui::Pos2, to: egui::Pos2) {
+    harness.hover_at(from);
+    harness.run();
+    harness.drag_at(from);
+    harness.run();
+    harness.hover_at(from + (to - from) / 2.0);
+    harness.run();
+    harness.hover_at(to);
+    harness.run();
+    harness.drop_at(to);
+    harness.run();
+}
+
+/// Runs frames until `done` (background work finishes well within the 400 frames allowed).
+pub fn wait(harness: &mut Harness<'static, Studio>, done: impl Fn(&Studio) -> bool) {
+    for _ in 0..400 {
+        harness.step();
+        if done(harness.state()) {
+            harness.run();
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("the background work did not finish");
+}
+
+/// Where time `t` of rank `rank`'s lane is on the current timeline (the last chart drawn), at
+/// the lane's vertical middle (lanes of 24 px, 38 px apart, 4 px below the chart's top).
+pub fn timeline_point(harness: &Harness<'static, Studio>, rank: usize, t: f64) -> egui::Pos2 {
+    let state = harness.state();
+    let (x0, x1) = state.view.timeline_x.expect("a timeline was drawn");
+    let rect = *state.view.chart_rects.last().expect("a timeline was drawn");
+    let (t0, t1) = state.view.visible(state.span());
+    let x = x0 + ((t - t0) / (t1 - t0)) as f32 * (x1 - x0);
+    let pitch = state.view.lane_height + 6.0 + 8.0;
+    egui::pos2(
+        x,
+        rect.top() + 4.0 + rank as f32 * pitch + state.view.lane_height / 2.0,
+    )
+}

@@ -1,0 +1,452 @@
+//! One UI test per bug found by trying the app as a user would (issue 9). Each failed before its
+//! fix; the comment says what went wrong.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // tests fail by panicking
+
+mod common;
+
+use common::{drag, edit, harness, harness_on, sized, timeline_point};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use mpipe::edit::Edit;
+use mpipe_studio::Studio;
+use mpipe_studio::command::Command;
+use mpipe_studio::samples::SAMPLES;
+
+fn sample(file: &str) -> &'static mpipe_studio::samples::Sample {
+    SAMPLES.iter().find(|s| s.file == file).unwrap()
+}
+
+fn choose_sample(harness: &mut Harness<'static, Studio>, title: &str) {
+    harness.get_by_label("Sample").click();
+    harness.run();
+    harness.get_by_label(title).click();
+    harness.run();
+}
+
+/// Hovers `at` and lets the tooltip appear.
+fn hover(harness: &mut Harness<'static, Studio>, at: egui::Pos2) {
+    harness.hover_at(at);
+    for _ in 0..6 {
+        harness.step();
+    }
+}
+
+/// The 1F1B sample switched to GPipe drew 1F1B still: the chart's layout cache was keyed on
+/// (event count, makespan, ranks), which the two share, so hover, Teach and the chart read the
+/// previous simulation's events.
+#[test]
+fn switching_1f1b_to_gpipe_redraws_the_timeline_with_gpipe() {
+    let mut harness = harness();
+    choose_sample(&mut harness, "1F1B");
+    harness.get_by_label("Pin as baseline").click();
+    harness.run();
+    harness.get_by_label("region 1").click();
+    harness.run();
+    harness.get_by_label("gpipe").click();
+    harness.run();
+    // Stages of 2 s forwards: at 9 s GPipe's rank 0 runs its fifth forward, 1F1B's rank 0 has
+    // run its four and waits for the first gradient.
+    let at = timeline_point(&harness, 0, 9.0);
+    hover(&mut harness, at);
+    harness.get_by_label_contains("0F4 forward");
+    harness.get_by_label("Teach").click();
+    harness.run();
+    harness.state_mut().apply(Command::Cursor(9.0));
+    harness.run();
+    harness.get_by_label_contains("rank 0: 0F4 (forward of microbatch 4)");
+    // The pinned baseline still is 1F1B, the current chart GPipe.
+    let s = harness.state();
+    assert_eq!(s.baselines[0].shown.rank_actions(0)[4], "0B0");
+    assert_eq!(s.current().unwrap().rank_actions(0)[4], "0F4");
+    assert_ne!(
+        s.baselines[0].shown.generation,
+        s.current().unwrap().generation
+    );
+}
+
+/// One turn of the mouse wheel of `points` (positive: away from the user).
+fn wheel(harness: &mut Harness<'static, Studio>, points: f32) {
+    harness.event(egui::Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Point,
+        delta: egui::vec2(0.0, points),
+        phase: egui::TouchPhase::Move,
+        source: egui::MouseWheelSource::Wheel,
+        modifiers: egui::Modifiers::NONE,
+    });
+}
+
+/// The wheel over the Gantt zoomed it and scrolled the page; zooming out went past the step.
+#[test]
+fn the_wheel_zooms_the_timeline_without_scrolling_the_page_and_stops_at_the_step() {
+    // A short window: the central panel scrolls.
+    let mut harness = sized(Studio::default(), egui::vec2(1500.0, 600.0), 0.25);
+    let top = harness.state().view.chart_rects[0].top();
+    let at = timeline_point(&harness, 1, 30.0);
+    harness.hover_at(at);
+    harness.run_steps(2);
+    wheel(&mut harness, 120.0);
+    harness.run_steps(2);
+    let (t0, t1) = harness.state().view.range.expect("zoomed in");
+    assert!(t1 - t0 < 74.0 && t0 >= 0.0, "{t0} {t1}");
+    assert_eq!(
+        harness.state().view.chart_rects[0].top(),
+        top,
+        "the page scrolled"
+    );
+    for _ in 0..10 {
+        wheel(&mut harness, -400.0);
+        harness.run_steps(2);
+    }
+    assert_eq!(harness.state().view.range, None, "zoomed out past the step");
+    assert_eq!(
+        harness.state().view.chart_rects[0].top(),
+        top,
+        "the page scrolled"
+    );
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("mpipe-regress-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Types `text` into the text field labelled `label` (replacing what is there).
+fn type_into(harness: &mut Harness<'static, Studio>, label: &str, text: &str) {
+    harness.get_by_label(label).click();
+    harness.run();
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    harness.get_by_label(label).type_text(text);
+    harness.run();
+}
+
+/// Open…, Save as…, Export SVG… did nothing without a desktop portal: they now open the
+/// in-app dialog, which walks folders, names what it cannot read, and does the job.
+#[test]
+fn file_dialogs_work_without_a_desktop_portal() {
+    let dir = temp_dir("dialog");
+    let mut harness = harness();
+    harness.get_by_label("File").click();
+    harness.run();
+    harness.get_by_label("Save as…").click();
+    harness.run();
+    harness.get_by_label("Save the scenario as");
+    type_into(&mut harness, "Folder", dir.to_str().unwrap());
+    harness.get_by_label("Go").click();
+    harness.run();
+    type_into(&mut harness, "File name", "mine");
+    harness.get_by_label("Save").click();
+    harness.run();
+    let saved = dir.join("mine.json");
+    assert!(saved.exists());
+    assert_eq!(harness.state().doc.path(), Some(saved.as_path()));
+    assert!(harness.state().dialog.is_none());
+    // A folder that cannot be read is said in the dialog.
+    harness.get_by_label("File").click();
+    harness.run();
+    harness.get_by_label_contains("Open…").click();
+    harness.run();
+    let missing = dir.join("nope");
+    type_into(&mut harness, "Folder", missing.to_str().unwrap());
+    harness.get_by_label("Go").click();
+    harness.run();
+    harness.get_by_label_contains(&format!("{}: cannot read:", missing.display()));
+    // Open the saved file from the listing after an edit.
+    type_into(&mut harness, "Folder", dir.to_str().unwrap());
+    harness.get_by_label("Go").click();
+    harness.run();
+    harness.get_by_label("Cancel").click();
+    harness.run();
+    edit(&mut harness, Edit::Microbatches(4));
+    harness.get_by_label("File").click();
+    harness.run();
+    harness.get_by_label_contains("Open…").click();
+    harness.run();
+    harness.get_by_label("mine.json").click();
+    harness.run();
+    harness.get_by_label("Open").click();
+    harness.run();
+    assert_eq!(harness.state().scenario().unwrap().microbatches, 8);
+    // Export SVG writes the timeline.
+    harness.get_by_label("File").click();
+    harness.run();
+    harness.get_by_label("Export SVG…").click();
+    harness.run();
+    harness.get_by_label("Export").click();
+    harness.run();
+    // Named after the document.
+    let svg = std::fs::read_to_string(dir.join("mine.svg")).unwrap();
+    assert!(svg.starts_with("<svg "));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// At 1280×720 the top bar cut Help and Teach off and the per-rank table's columns overlapped.
+#[test]
+fn at_1280_by_720_the_top_bar_and_the_table_fit() {
+    let harness = sized(Studio::default(), egui::vec2(1280.0, 720.0), 0.25);
+    for label in [
+        "File",
+        "View",
+        "Undo",
+        "Redo",
+        "Pin as baseline",
+        "Teach",
+        "Help (F1)",
+    ] {
+        let r = harness.get_by_label(label).rect();
+        assert!(r.right() <= 1280.0 && r.left() >= 0.0, "{label} at {r:?}");
+    }
+    let heads: Vec<egui::Rect> = mpipe::sim_report::RANK_COLUMNS
+        .iter()
+        .map(|h| harness.get_by_label(h).rect())
+        .collect();
+    for pair in heads.windows(2) {
+        assert!(
+            pair[0].right() <= pair[1].left(),
+            "{:?} overlaps {:?}",
+            pair[0],
+            pair[1]
+        );
+    }
+    // The cells of rank 0's row too.
+    let cells: Vec<egui::Rect> = [
+        "54.000 s",
+        "20.039 s",
+        "0.000 ms",
+        "18.006 s",
+        "2.003 s",
+        "30.100 ms",
+    ]
+    .iter()
+    .map(|c| harness.get_by_label(c).rect())
+    .collect();
+    for pair in cells.windows(2) {
+        assert!(
+            pair[0].right() <= pair[1].left(),
+            "{:?} overlaps {:?}",
+            pair[0],
+            pair[1]
+        );
+    }
+}
+
+/// The memory plot's y axis showed only "0" (its y range was wrong, the curves and peak markers
+/// sat clipped at the top), its time axis was ~20 px off the Gantt's (by seconds with a
+/// baseline pinned), and it had no teaching cursor.
+#[test]
+fn the_memory_plot_fits_its_curves_and_shares_the_timelines_axis() {
+    let mut harness = harness();
+    let check = |harness: &Harness<'static, Studio>| {
+        let s = harness.state();
+        let frame = s.view.memory_frame.unwrap();
+        let (x0, x1) = s.view.timeline_x.unwrap();
+        assert!((frame.x_of_t0 - x0).abs() < 1.0, "{frame:?} vs {x0}");
+        assert!((frame.x_of_t1 - x1).abs() < 1.0, "{frame:?} vs {x1}");
+        let shown = s.shown().unwrap();
+        let peak = shown
+            .sim
+            .memory
+            .iter()
+            .map(|c| c.peak_bytes / 1e9)
+            .fold(0.0, f64::max);
+        let low = shown
+            .sim
+            .memory
+            .iter()
+            .map(|c| c.static_bytes / 1e9)
+            .fold(f64::INFINITY, f64::min);
+        assert!(frame.y_gb.1 > peak * 1.02, "{frame:?} peak {peak}");
+        assert!(
+            frame.y_gb.0 > 0.0 && frame.y_gb.0 < low,
+            "{frame:?} low {low}"
+        );
+        frame
+    };
+    check(&harness);
+    // Zoomed in, and with a longer baseline pinned (the span is the baseline's).
+    harness.state_mut().apply(Command::PinBaseline);
+    edit(
+        &mut harness,
+        Edit::LayerTrainable {
+            layer: 0,
+            trainable: false,
+        },
+    );
+    harness
+        .state_mut()
+        .apply(Command::Range(Some((10.0, 40.0))));
+    harness.run();
+    check(&harness);
+    harness.get_by_label("Teach").click();
+    harness.run();
+    harness.state_mut().apply(Command::Cursor(25.0));
+    harness.run();
+    let cursor = harness.state().view.memory_frame.unwrap().cursor_x.unwrap();
+    assert!((cursor - timeline_point(&harness, 0, 25.0).x).abs() < 1.0);
+}
+
+/// A bad scenario opened on the command line was drawn dimmed over the previous session's
+/// chart, as if that were its own last valid state.
+#[test]
+fn an_invalid_file_opened_after_a_session_shows_no_chart_of_the_session() {
+    let mut studio = Studio::default();
+    studio.open_sample(sample("gpipe.json"));
+    let wide = sample("1f1b.json")
+        .json
+        .replace("\"ranks\": 4", "\"ranks\": 16");
+    studio.open_text(&wide, "wide.json", None);
+    let harness = harness_on(studio);
+    harness.get_by_label_contains("wide.json:");
+    harness.get_by_label("No valid schedule to show.");
+    assert!(harness.state().derived.last_good().is_none());
+    assert!(harness.query_by_label("timeline").is_none());
+}
+
+/// A cut dragged through valid positions to an invalid one kept an intermediate position as
+/// "last valid"; the last valid state is the one before the drag (what Undo gives back).
+#[test]
+fn an_invalid_cut_drag_keeps_the_state_before_the_drag() {
+    let mut harness = harness();
+    let strip = harness.get_by_label("cut strip").rect();
+    let at = |b: f32| egui::pos2(strip.left() + strip.width() * b / 12.0, strip.center().y);
+    // 4 → 7 (valid: 5 backbone layers for 4 ranks) → 10 (2 layers for 4 ranks: invalid).
+    drag(&mut harness, at(4.0), at(10.0));
+    assert_eq!(harness.state().scenario().unwrap().cut, [10]);
+    harness.get_by_label_contains("rule `sharded-slabs`");
+    harness.get_by_label("Showing the last valid schedule, dimmed.");
+    let last = harness.state().derived.last_good().unwrap();
+    assert_eq!(last.sim.derivation.plan.regions[0].layers, 0..4);
+}
+
+/// The `sharded-slabs` error asked to edit `slabs[1]`, which the app could not edit.
+#[test]
+fn too_few_layers_for_the_ranks_can_be_fixed_with_per_rank_layer_counts() {
+    let mut harness = harness();
+    edit(&mut harness, Edit::Ranks(16));
+    harness.run();
+    harness.get_by_label_contains("give per-rank layer counts in `slabs[1]`");
+    harness.get_by_label_contains("layers per rank (slabs[1])");
+    harness
+        .get_by_label(
+            "Give region 2's 8 layer(s) one rank each (slabs[1]; the other ranks get none)",
+        )
+        .click();
+    harness.run();
+    let s = harness.state().scenario().unwrap();
+    let mut counts = vec![1; 8];
+    counts.extend([0; 8]);
+    assert_eq!(s.slabs, Some(vec![None, Some(counts)]));
+    assert!(
+        harness.state().current().is_some(),
+        "{:?}",
+        harness.state().error()
+    );
+    // The counts are editable per rank, and "balanced" goes back.
+    harness.get_by_label_contains("Σ 8 of 8");
+    harness.get_by_label("balanced").click();
+    harness.run();
+    assert_eq!(harness.state().scenario().unwrap().slabs, None);
+    // With P = 4 again the region's row offers to set counts from balanced.
+    edit(&mut harness, Edit::Ranks(4));
+    harness.run();
+    harness
+        .get_all_by_label("set per rank")
+        .next()
+        .unwrap()
+        .click();
+    harness.run();
+    assert_eq!(
+        harness.state().scenario().unwrap().slabs,
+        Some(vec![None, Some(vec![2, 2, 2, 2])])
+    );
+}
+
+/// After Undo of a sample switch the Sample menu named the undone sample.
+#[test]
+fn undoing_a_sample_switch_brings_its_name_back() {
+    let mut harness = harness();
+    choose_sample(&mut harness, "GPipe");
+    assert_eq!(harness.state().source(), "gpipe.json");
+    harness.get_by_label("Undo").click();
+    harness.run();
+    assert_eq!(harness.state().source(), "mpipe-vit-llm.json");
+    assert_eq!(
+        harness.get_by_label("Sample").value().as_deref(),
+        Some("Mpipe ⟨transpose, 1f1b⟩ (ViT + LLM)")
+    );
+    harness.get_by_label("Redo").click();
+    harness.run();
+    assert_eq!(harness.state().source(), "gpipe.json");
+}
+
+/// Rank 0's warmup and spill marks stand 2 px above its lane; the chart clipped them.
+#[test]
+fn rank_0s_spill_outline_is_inside_the_chart() {
+    let harness = harness();
+    let chart = harness.state().view.chart_rects[0];
+    let lane_top = timeline_point(&harness, 0, 0.0).y - harness.state().view.lane_height / 2.0;
+    assert!(lane_top - 2.0 >= chart.top(), "{lane_top} {chart:?}");
+}
+
+/// The "saved …" notice stayed on screen after later edits, as if they were saved too.
+#[test]
+fn a_saved_notice_goes_with_the_next_edit() {
+    let mut harness = harness();
+    let path = std::env::temp_dir().join(format!("mpipe-notice-{}.json", std::process::id()));
+    harness.state_mut().save_to(&path);
+    harness.run();
+    harness.get_by_label_contains("saved ");
+    edit(&mut harness, Edit::Microbatches(6));
+    harness.run();
+    assert!(harness.state().notice.is_none());
+    assert!(harness.query_by_label_contains("saved ").is_none());
+    std::fs::remove_file(&path).ok();
+}
+
+/// Recent stored the path as given, so a relative one opened another file from elsewhere.
+#[test]
+fn recent_keeps_absolute_paths() {
+    let mut harness = harness();
+    // Tests run in the crate's folder: this path is relative.
+    harness
+        .state_mut()
+        .open_path(std::path::Path::new("../samples/1f1b.json"));
+    harness.run();
+    let first = harness.state().recent.first().cloned().unwrap();
+    assert!(std::path::Path::new(&first).is_absolute(), "{first}");
+    assert!(first.ends_with("samples/1f1b.json"));
+}
+
+/// A loaded `fwd_s` above the editor's old range (1e6) was shown as 1e6 and saved so with the
+/// next edit of anything.
+#[test]
+fn the_editors_never_change_a_value_they_did_not_edit() {
+    let mut studio = Studio::empty();
+    let text = sample("1f1b.json")
+        .json
+        .replace("\"fwd_s\": 1.0", "\"fwd_s\": 5.0e7");
+    assert!(studio.open_text(&text, "big-costs.json", None));
+    let mut harness = harness_on(studio);
+    assert_eq!(
+        harness.get_by_label("fwd s").value().as_deref(),
+        Some("50000000.00"),
+        "shown as it is"
+    );
+    // Edit M in its field, as a user would.
+    harness.get_by_label("Microbatches (M)").click();
+    harness.run();
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    harness.get_by_label("Microbatches (M)").type_text("6");
+    harness.key_press(egui::Key::Enter);
+    harness.run();
+    let s = harness.state().scenario().unwrap();
+    assert_eq!(s.microbatches, 6);
+    assert_eq!(s.model.layers[0].fwd_s, Some(5.0e7));
+    assert_eq!(s.model.layers[0].bwd_s, Some(2.0));
+}
