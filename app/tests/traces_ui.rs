@@ -91,6 +91,16 @@ fn calibrate_makes_the_fitted_scenario_current_and_undo_takes_it_back() {
         notice.starts_with("calibrated on step 0, checked on step 1: step-time error "),
         "{notice}"
     );
+    // What it fitted, as `mpipe compare-trace` prints it: factors, link latency, residuals.
+    harness.get_by_label("Calibration: fitted factors and residuals");
+    harness.get_by_label("factor");
+    harness.get_by_label("|start resid| pred → cal");
+    harness.get_by_label_contains("fitted link latency α: ");
+    let report = harness.state().traces.calibration.clone().unwrap();
+    assert_eq!(report.factors.len(), 4);
+    assert_eq!(report.ranks.len(), 2);
+    let shown = format!("×{:.3}", report.factors[0].factor);
+    harness.get_by_label(&shown);
     press(&mut harness, "Undo");
     assert_eq!(harness.state().scenario(), Some(&before));
 }

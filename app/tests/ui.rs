@@ -374,6 +374,16 @@ fn large_runs_simulate_in_the_background_and_can_be_cancelled() {
     harness.get_by_label("Cancel").click();
     harness.step();
     assert!(harness.state().derived.running().is_none());
+    // The cancelled run's thread really stops (it is not left to finish unseen).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while harness.state().derived.stopping() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the cancelled run went on"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        harness.step();
+    }
     assert_eq!(harness.state().scenario().unwrap().microbatches, 128);
     assert!(harness.state().doc.can_redo());
 }

@@ -1,0 +1,291 @@
+//! UI tests of what users of Perfetto, PyTorch's schedule visualizer and PP-Schedule-Visualization
+//! expect: a legend, keyboard navigation, selection with its dependencies, search, transfer
+//! tooltips, lane height, several pinned baselines, and teaching that says why a rank waits.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // tests fail by panicking
+
+mod common;
+
+use common::{edit, harness, harness_on, timeline_point};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use mpipe::edit::Edit;
+use mpipe_studio::Studio;
+use mpipe_studio::command::Command;
+use mpipe_studio::samples::SAMPLES;
+
+fn on_sample(file: &str) -> Harness<'static, Studio> {
+    let mut studio = Studio::empty();
+    studio.open_sample(SAMPLES.iter().find(|s| s.file == file).unwrap());
+    harness_on(studio)
+}
+
+/// Hovers `at` and lets the tooltip appear.
+fn hover(harness: &mut Harness<'static, Studio>, at: egui::Pos2) {
+    harness.hover_at(at);
+    for _ in 0..6 {
+        harness.step();
+    }
+}
+
+/// Clicks at `at`, a frame for the press and one for the release.
+fn click_at(harness: &mut Harness<'static, Studio>, at: egui::Pos2) {
+    harness.hover_at(at);
+    harness.step();
+    for pressed in [true, false] {
+        harness.event(egui::Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+        harness.step();
+    }
+    harness.run_steps(2);
+}
+
+fn press(harness: &mut Harness<'static, Studio>, key: egui::Key) {
+    harness.key_press(key);
+    harness.run_steps(2);
+}
+
+#[test]
+fn the_legend_names_every_mark_and_regions_keep_their_role_colour() {
+    let mut harness = harness();
+    for label in [
+        "region 1 · encoder · transpose (forward light, backward dark)",
+        "region 2 · backbone · 1f1b (forward light, backward dark)",
+        "idle: a bubble",
+        "warmup window",
+        "encoder spill",
+        "transfer arriving",
+        "waiting for a transfer",
+        "selected and its dependencies",
+        "critical path",
+    ] {
+        harness.get_by_label(label);
+    }
+    let backbone = harness.state().shown().unwrap().scene.regions[1].forward;
+    harness.get_by_label("Legend").click();
+    harness.run();
+    assert!(harness.query_by_label("idle: a bubble").is_none());
+    // The backbone is the same colour when it is region 1 of plain 1F1B.
+    let plain = on_sample("1f1b.json");
+    plain.get_by_label("region 1 · backbone · 1f1b (forward light, backward dark)");
+    assert_eq!(
+        plain.state().shown().unwrap().scene.regions[0].forward,
+        backbone
+    );
+}
+
+#[test]
+fn keys_zoom_and_pan_as_in_perfetto_but_not_while_typing() {
+    let mut harness = harness();
+    press(&mut harness, egui::Key::W);
+    let (t0, t1) = harness.state().view.range.expect("W zooms in");
+    assert!((t1 - t0 - 74.03882 / 1.25).abs() < 1e-3, "{t0} {t1}");
+    press(&mut harness, egui::Key::D);
+    let (d0, _) = harness.state().view.range.unwrap();
+    assert!(d0 > t0);
+    press(&mut harness, egui::Key::ArrowLeft);
+    press(&mut harness, egui::Key::A);
+    let (a0, _) = harness.state().view.range.unwrap();
+    assert!(a0 < d0);
+    press(&mut harness, egui::Key::ArrowUp);
+    let (u0, u1) = harness.state().view.range.unwrap();
+    assert!(u1 - u0 < t1 - t0);
+    for _ in 0..4 {
+        press(&mut harness, egui::Key::S);
+    }
+    assert_eq!(
+        harness.state().view.range,
+        None,
+        "S zooms out to the whole step, no further"
+    );
+    // In a text field the letters are text, not navigation.
+    harness.get_all_by_label("layer").nth(1).unwrap().click();
+    harness.run();
+    press(&mut harness, egui::Key::W);
+    assert_eq!(harness.state().view.range, None);
+}
+
+#[test]
+fn clicking_an_event_selects_it_with_what_it_waits_for_and_feeds() {
+    let mut harness = harness();
+    // Rank 0 runs the encoder's 0F5 for 2 s, then the backbone's first forward 4F0.
+    let at = timeline_point(&harness, 0, 3.0);
+    click_at(&mut harness, at);
+    harness.get_by_label("Selected: 4F0");
+    // 4F0 waits for microbatch 0's encoder forward on its owner, rank 3, and feeds rank 1.
+    harness.get_by_label("3F0 (rank 3, Activation)");
+    harness.get_by_label("5F0 (rank 1, Activation)").click();
+    harness.run();
+    harness.get_by_label("Selected: 5F0");
+    press(&mut harness, egui::Key::F);
+    let (t0, t1) = harness.state().view.range.expect("F fits the selection");
+    let e =
+        harness.state().shown().unwrap().scene.events[harness.state().selected().unwrap()].clone();
+    assert!(t0 < e.start_s && t1 > e.end_s && t1 - t0 < 3.0 * (e.end_s - e.start_s));
+    press(&mut harness, egui::Key::Escape);
+    assert_eq!(harness.state().selected(), None);
+    // A selection survives an edit that keeps the event (found again by rank and action).
+    harness.state_mut().apply(Command::FitAll);
+    harness.run();
+    let at = timeline_point(&harness, 0, 3.0);
+    click_at(&mut harness, at);
+    edit(&mut harness, Edit::Microbatches(6));
+    harness.run();
+    harness.get_by_label("Selected: 4F0");
+}
+
+#[test]
+fn search_finds_actions_microbatches_and_stages() {
+    let mut harness = harness();
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::F);
+    harness.run();
+    harness.get_by_label("Search").click();
+    harness.run();
+    harness.get_by_label("Search").type_text("mb 7");
+    harness.run();
+    // The encoder's forward and backward, and four backbone stages' forwards and backwards.
+    harness.get_by_label("10 match(es)");
+    harness.get_by_label("Next").click();
+    harness.run();
+    let first = harness.state().selected().unwrap();
+    assert_eq!(harness.state().shown().unwrap().scene.events[first].mb, 7);
+    assert!(
+        harness.state().view.range.is_some(),
+        "the match is brought into view"
+    );
+    harness.get_by_label("Search").click();
+    harness.run();
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    harness.get_by_label("Search").type_text("4x0");
+    harness.run();
+    harness.get_by_label_contains("`4x0` is not a search term");
+}
+
+#[test]
+fn transfers_name_themselves_on_hover() {
+    let mut harness = harness();
+    harness.get_by_label("Hardware").click();
+    harness.run();
+    harness.get_by_label("NVIDIA A100 80GB, PCIe 4.0").click();
+    harness.run();
+    let scene = harness.state().shown().unwrap().scene.clone();
+    let send = scene
+        .transfers
+        .iter()
+        .filter(|c| c.to_rank == 1 && c.comm == "Send")
+        .max_by(|a, b| (a.end_s - a.start_s).total_cmp(&(b.end_s - b.start_s)))
+        .unwrap()
+        .clone();
+    // Zoom in on it so it is several pixels wide.
+    let pad = (send.end_s - send.start_s) * 2.0;
+    harness
+        .state_mut()
+        .apply(Command::Range(Some((send.start_s - pad, send.end_s + pad))));
+    harness.run();
+    let mut at = timeline_point(&harness, 1, 0.5 * (send.start_s + send.end_s));
+    at.y += harness.state().view.lane_height / 2.0 + 3.0;
+    hover(&mut harness, at);
+    harness.get_by_label_contains(&format!(
+        "Send(2→2) of microbatch {}\nrank 0 → rank 1",
+        send.mb.unwrap()
+    ));
+}
+
+#[test]
+fn lanes_can_be_taller() {
+    let mut harness = harness();
+    let before = harness.state().view.chart_rects[0].height();
+    harness.state_mut().apply(Command::LaneHeight(40.0));
+    harness.run();
+    let after = harness.state().view.chart_rects[0].height();
+    assert_eq!(after - before, 4.0 * 16.0);
+}
+
+#[test]
+fn several_baselines_compare_on_one_time_axis() {
+    let mut harness = harness();
+    harness.get_by_label("Pin as baseline").click();
+    harness.run();
+    edit(
+        &mut harness,
+        Edit::LayerTrainable {
+            layer: 0,
+            trainable: false,
+        },
+    );
+    harness.get_by_label("Pin as baseline").click();
+    harness.run();
+    edit(&mut harness, Edit::Microbatches(12));
+    harness.run();
+    harness.get_by_label_contains("Baseline A: ");
+    harness.get_by_label_contains("Baseline B: ");
+    harness.get_by_label_contains("Current: ");
+    // Three charts, all at full brightness, on one time axis: the longest makespan.
+    let s = harness.state();
+    assert_eq!(s.view.chart_rects.len(), 3);
+    let longest = [
+        s.baselines[0].shown.sim.makespan_s,
+        s.baselines[1].shown.sim.makespan_s,
+        s.current().unwrap().sim.makespan_s,
+    ]
+    .into_iter()
+    .fold(0.0, f64::max);
+    assert_eq!(s.span(), longest);
+    let a = s.speedup_over(0).unwrap();
+    let b = s.speedup_over(1).unwrap();
+    assert_ne!(a, b);
+    harness.get_by_label_contains(&format!("speedup of the current schedule: {a:.3}×"));
+    harness.get_by_label_contains(&format!("speedup of the current schedule: {b:.3}×"));
+    // Their memory curves join the plot, dashed, and each has `mpipe compare`'s table.
+    harness.get_by_label("A rank 0");
+    harness.get_by_label("B rank 3");
+    harness.get_by_label_contains("Per rank: A: ").click();
+    harness.run();
+    harness.get_by_label("busy A");
+    harness.get_by_label("Δ peak mem");
+    harness.get_all_by_label("Unpin").next().unwrap().click();
+    harness.run();
+    assert_eq!(harness.state().baselines.len(), 1);
+    assert!(harness.state().baselines[0].name.starts_with("B: "));
+}
+
+#[test]
+fn teaching_steps_both_ways_plays_at_a_speed_and_says_why_ranks_wait() {
+    let mut harness = on_sample("1f1b.json");
+    harness.get_by_label("Teach").click();
+    harness.run();
+    harness.get_by_label("Step ▶").click();
+    harness.run();
+    let first = harness.state().view.teach.unwrap().t;
+    harness.get_by_label("Step ▶").click();
+    harness.run();
+    harness.get_by_label("◀ Step back").click();
+    harness.run();
+    assert_eq!(harness.state().view.teach.unwrap().t, first);
+    harness.state_mut().apply(Command::Speed(2.0));
+    harness.state_mut().apply(Command::Cursor(1.0));
+    harness.run();
+    assert_eq!(harness.state().view.teach.unwrap().speed, 2.0);
+    harness.get_by_label_contains(
+        "rank 1: idle — warmup: nothing to do until the first microbatch arrives (waiting for 0F0 from rank 0, done at 2.000 s)",
+    );
+    // At 9 s rank 0 has run its four warmup forwards and waits for the first gradient.
+    harness.state_mut().apply(Command::Cursor(9.0));
+    harness.run();
+    harness.get_by_label_contains(
+        "rank 0: idle — waiting for 1B0 from rank 1 (done at 20.000 s) before it can run 0B0",
+    );
+    // The per-rank table explains its terms on hover.
+    let head = harness.get_by_label("w_r").rect().center();
+    hover(&mut harness, head);
+    harness.get_by_label_contains("w_r: the warmup window");
+}
