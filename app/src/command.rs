@@ -23,8 +23,8 @@ pub enum FilePurpose {
 /// One thing the user asked for.
 #[derive(Debug, Clone)]
 pub enum Command {
-    /// Changes the scenario; `gesture` names the widget being dragged, so every frame of one
-    /// drag is one undo step.
+    /// Changes the scenario; `gesture` names the widget being dragged or typed into, so one
+    /// drag or one name typed is one undo step.
     Edit {
         edit: Edit,
         gesture: Option<egui::Id>,
@@ -248,7 +248,7 @@ pub const SHORTCUTS: &[(KeyboardShortcut, KeyCommand, &str)] = &[
 /// The commands the keys pressed this frame give. Plain keys are left to a text field that has
 /// the keyboard.
 pub fn shortcuts(ctx: &egui::Context) -> Vec<Command> {
-    let typing = ctx.egui_wants_keyboard_input();
+    let typing = ctx.text_edit_focused();
     ctx.input_mut(|i| {
         SHORTCUTS
             .iter()

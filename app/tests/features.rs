@@ -289,3 +289,16 @@ fn teaching_steps_both_ways_plays_at_a_speed_and_says_why_ranks_wait() {
     hover(&mut harness, head);
     harness.get_by_label_contains("w_r: the warmup window");
 }
+
+/// After clicking a button (which then has the keyboard focus) the plain keys still navigate.
+#[test]
+fn keys_work_after_clicking_a_button() {
+    let mut harness = harness();
+    let teach = harness.get_by_label("Teach").rect().center();
+    click_at(&mut harness, teach);
+    assert!(harness.state().view.teach.is_some());
+    press(&mut harness, egui::Key::Period);
+    assert!(harness.state().view.teach.unwrap().t > 0.0);
+    press(&mut harness, egui::Key::W);
+    assert!(harness.state().view.range.is_some());
+}

@@ -450,3 +450,69 @@ fn the_editors_never_change_a_value_they_did_not_edit() {
     assert_eq!(s.model.layers[0].fwd_s, Some(5.0e7));
     assert_eq!(s.model.layers[0].bwd_s, Some(2.0));
 }
+
+/// Typing 12 into M went through M = 1 (the field updated on every digit), which cut the
+/// per-microbatch workload list to one entry: the first eight scales were lost.
+#[test]
+fn typing_a_size_commits_it_once_and_keeps_the_per_microbatch_lists() {
+    let mut harness = harness();
+    let before = harness
+        .state()
+        .scenario()
+        .unwrap()
+        .workload
+        .clone()
+        .unwrap();
+    harness.get_by_label("Microbatches (M)").click();
+    harness.run();
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    harness.get_by_label("Microbatches (M)").type_text("1");
+    harness.run();
+    harness.get_by_label("Microbatches (M)").type_text("2");
+    harness.run();
+    assert_eq!(
+        harness.state().scenario().unwrap().microbatches,
+        8,
+        "not yet committed"
+    );
+    harness.key_press(egui::Key::Enter);
+    harness.run();
+    let s = harness.state().scenario().unwrap();
+    assert_eq!(s.microbatches, 12);
+    let scales = s.workload.as_ref().unwrap().encoder_scale.as_ref().unwrap();
+    assert_eq!(scales[..8], before.encoder_scale.unwrap()[..]);
+    assert_eq!(scales[8..], [1.0; 4]);
+    // One undo step for the whole number.
+    harness.get_by_label("Undo").click();
+    harness.run();
+    assert_eq!(harness.state().scenario().unwrap().microbatches, 8);
+}
+
+/// A layer name typed letter by letter is one undo step, not one per letter.
+#[test]
+fn a_typed_name_is_one_undo_step() {
+    let mut harness = harness();
+    harness.get_all_by_label("layer").next().unwrap().click();
+    harness.run();
+    harness.key_press(egui::Key::End);
+    for letter in ["-", "b", "i", "g"] {
+        harness
+            .get_all_by_label("layer")
+            .next()
+            .unwrap()
+            .type_text(letter);
+        harness.run();
+    }
+    assert_eq!(
+        harness.state().scenario().unwrap().model.layers[0].name,
+        "vit-big"
+    );
+    harness.key_press(egui::Key::Escape);
+    harness.run();
+    harness.get_by_label("Undo").click();
+    harness.run();
+    assert_eq!(
+        harness.state().scenario().unwrap().model.layers[0].name,
+        "vit"
+    );
+}

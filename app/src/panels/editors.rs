@@ -38,6 +38,9 @@ fn number_ui<T: egui::emath::Numeric>(
             egui::DragValue::new(&mut v)
                 .range(range)
                 .clamp_existing_to_range(false)
+                // Typed digits commit on Enter, not one by one: typing 12 must not pass
+                // through M = 1, which would cut the per-microbatch lists to one entry.
+                .update_while_editing(false)
                 .speed(speed),
         )
         .labelled_by(label);
@@ -292,14 +295,14 @@ fn model_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
             ui.end_row();
             for (layer, spec) in s.model.layers.iter().enumerate() {
                 let mut name = spec.name.clone();
-                if ui
+                let field = ui
                     .add(egui::TextEdit::singleline(&mut name).desired_width(70.0))
-                    .labelled_by(head(0))
-                    .changed()
-                {
+                    .labelled_by(head(0));
+                if field.changed() {
+                    // Typing a name is one undo step, however many letters.
                     out.push(Command::Edit {
                         edit: Edit::LayerName { layer, name },
-                        gesture: None,
+                        gesture: Some(field.id),
                     });
                 }
                 let mut role = spec.role;

@@ -178,7 +178,7 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
                 plot.hline(HLine::new("capacity", c));
             }
             if let Some(t) = cursor {
-                plot.vline(VLine::new("cursor", t).color(crate::timeline::legend::CRITICAL));
+                plot.vline(VLine::new("", t).color(crate::timeline::legend::CRITICAL));
             }
         });
     if let Some(c) = capacity_gb

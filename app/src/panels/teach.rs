@@ -6,7 +6,7 @@
 use crate::command::Command;
 use crate::state::derived::Shown;
 use crate::state::view::{SPEEDS, Teach};
-use egui::{RichText, Ui};
+use egui::Ui;
 
 /// Draws the controls and the sentences; returns what the user asked for.
 pub fn teach_ui(ui: &mut Ui, shown: &Shown, teach: &Teach) -> Vec<Command> {
@@ -52,7 +52,7 @@ pub fn teach_ui(ui: &mut Ui, shown: &Shown, teach: &Teach) -> Vec<Command> {
             .on_hover_text("1× plays the whole step in ten seconds");
     });
     for state in mpipe::explain::at_time(&shown.sim, &shown.scene, teach.t) {
-        ui.label(RichText::new(state.sentence()).small());
+        ui.label(state.sentence());
     }
     out
 }

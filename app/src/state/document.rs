@@ -66,9 +66,14 @@ impl Document {
         self.last
     }
 
-    /// Whether a drag is extending the last edit.
+    /// Whether a gesture (a drag, typing in a field) is extending the last edit.
     pub fn in_gesture(&self) -> bool {
         self.gesture.is_some()
+    }
+
+    /// The widget whose gesture is extending the last edit.
+    pub fn gesture(&self) -> Option<egui::Id> {
+        self.gesture
     }
 
     pub fn can_undo(&self) -> bool {

@@ -627,8 +627,12 @@ impl Studio {
                 None => {}
             }
         }
-        // A drag that edited the scenario has ended once nothing is dragged any more.
-        if self.doc.in_gesture() && ui.ctx().dragged_id().is_none() {
+        // A gesture that edited the scenario (a drag, typing a name) has ended once its widget
+        // is neither dragged nor has the keyboard.
+        if let Some(id) = self.doc.gesture()
+            && ui.ctx().dragged_id().is_none()
+            && !ui.ctx().memory(|m| m.has_focus(id))
+        {
             commands.push(Command::EndGesture);
         }
         if !commands.is_empty() {

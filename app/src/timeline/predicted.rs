@@ -146,6 +146,294 @@ fn arrow(painter: &Painter, a: Pos2, b: Pos2, stroke: Stroke) {
     }
 }
 
+/// What painting one frame of a chart needs: where things go and how they look.
+struct Paint<'a> {
+    /// The whole chart (labels included).
+    painter: egui::Painter,
+    /// The plot area only: nothing drawn through it reaches the rank labels.
+    clipped: egui::Painter,
+    view: TimeView,
+    lanes: LaneLayout,
+    rect: Rect,
+    plot: Rect,
+    dimmed: bool,
+    text: Color32,
+    faint: Color32,
+    shown: &'a Shown,
+}
+
+impl Paint<'_> {
+    fn fade(&self, c: Color32) -> Color32 {
+        if self.dimmed {
+            c.gamma_multiply(0.35)
+        } else {
+            c
+        }
+    }
+
+    fn x(&self, t: f64) -> f32 {
+        self.view.x_from_time(t) as f32
+    }
+
+    fn visible(&self, a: f64, b: f64) -> bool {
+        b >= self.view.t0 && a <= self.view.t1
+    }
+
+    /// Rank `rank`'s compute row.
+    fn row(&self, rank: usize) -> Rect {
+        let top = self.lanes.lane_top(rank);
+        Rect::from_min_max(
+            Pos2::new(self.plot.left(), top),
+            Pos2::new(self.plot.right(), top + self.lanes.lane),
+        )
+    }
+
+    /// Each rank's label, hatched background, warmup window, spill and bubbles.
+    fn lanes(&self) {
+        for lane in &self.shown.scene.lanes {
+            let row = self.row(lane.rank);
+            self.painter.text(
+                Pos2::new(self.rect.left() + 4.0, row.center().y),
+                Align2::LEFT_CENTER,
+                format!("rank {}", lane.rank),
+                FontId::proportional(13.0),
+                self.fade(self.text),
+            );
+            self.clipped.rect_filled(row, 0.0, self.fade(self.faint));
+            hatch(
+                &self.clipped,
+                row,
+                self.fade(Color32::from_gray(90).gamma_multiply(0.4)),
+            );
+            // Warmup and spill stand 2 px above and below the lane.
+            let band = |a: f64, b: f64| {
+                Rect::from_min_max(
+                    Pos2::new(self.x(a).max(row.left()), row.top() - 2.0),
+                    Pos2::new(self.x(b).min(row.right()), row.bottom() + 2.0),
+                )
+            };
+            if let Some(w) = lane.warmup
+                && self.visible(w.start_s, w.end_s)
+            {
+                self.clipped.rect_filled(
+                    band(w.start_s, w.end_s),
+                    0.0,
+                    self.fade(rgb(palette::WARMUP).gamma_multiply(0.35)),
+                );
+            }
+            if let Some(s) = lane.spill
+                && self.visible(s.start_s, s.end_s)
+            {
+                self.painter.rect_stroke(
+                    band(s.start_s, s.end_s).intersect(self.plot.expand2(Vec2::new(0.0, 2.0))),
+                    0.0,
+                    Stroke::new(2.0, self.fade(rgb(palette::SPILL))),
+                    StrokeKind::Inside,
+                );
+            }
+            self.bubbles(lane, row);
+        }
+    }
+
+    /// Waits for a transfer shaded, and the word *bubble* where there is room.
+    fn bubbles(&self, lane: &mpipe::scene::Lane, row: Rect) {
+        let first = lane.bubbles.partition_point(|g| g.end_s < self.view.t0);
+        for gap in lane.bubbles.get(first..).unwrap_or_default() {
+            if gap.start_s > self.view.t1 {
+                break;
+            }
+            let (a, b) = (
+                self.x(gap.start_s).max(row.left()),
+                self.x(gap.end_s).min(row.right()),
+            );
+            if b - a < 2.0 {
+                continue;
+            }
+            let r = Rect::from_x_y_ranges(a..=b, row.y_range());
+            if gap.kind == GapKind::Transfer {
+                self.clipped
+                    .rect_filled(r, 0.0, self.fade(WAIT.gamma_multiply(0.5)));
+            }
+            let word = match gap.kind {
+                GapKind::Warmup => "warmup bubble",
+                GapKind::Steady => "bubble",
+                GapKind::Cooldown => "cooldown bubble",
+                GapKind::Transfer => "wait",
+            };
+            if f64::from(b - a) >= 6.5 * word.len() as f64 + 8.0 && row.height() >= 14.0 {
+                self.clipped.text(
+                    r.center(),
+                    Align2::CENTER_CENTER,
+                    word,
+                    FontId::proportional(11.0),
+                    self.fade(self.text.gamma_multiply(0.7)),
+                );
+            }
+        }
+    }
+
+    /// The events: coloured chips, outlined when selected, depended on, matched by the search
+    /// or (with a selection) on the critical path, labelled where they fit.
+    fn items(&self, items: &[Item], selected: Option<usize>, related: &[usize], matches: &[usize]) {
+        let scene = &self.shown.scene;
+        for item in items {
+            let row = self.row(item.lane);
+            let r = Rect::from_x_y_ranges(
+                item.x0 as f32..=(item.x1 as f32).max(item.x0 as f32 + 1.0),
+                row.y_range(),
+            );
+            self.clipped.rect_filled(
+                r,
+                1.0,
+                self.fade(rgb(scene.colour(item.region, item.backward))),
+            );
+            let outline = if item.count > 1 {
+                None
+            } else if selected == Some(item.index) || related.contains(&item.index) {
+                Some((2.0, SELECTED))
+            } else if matches.binary_search(&item.index).is_ok() {
+                Some((2.0, MATCH))
+            } else if selected.is_some() && self.shown.on_critical_path(item.index) {
+                Some((1.5, CRITICAL))
+            } else {
+                None
+            };
+            if let Some((w, c)) = outline {
+                self.clipped
+                    .rect_stroke(r, 1.0, Stroke::new(w, c), StrokeKind::Inside);
+            }
+            if let Some(label) = &item.label {
+                self.clipped.text(
+                    r.center(),
+                    Align2::CENTER_CENTER,
+                    label,
+                    FontId::monospace(11.0),
+                    self.fade(Color32::WHITE),
+                );
+            }
+        }
+    }
+
+    /// The transfers arriving on each rank, culled to the view, sub-pixel runs merged.
+    fn transfers(&self) {
+        let scene = &self.shown.scene;
+        let fill = self.fade(rgb(palette::COMM));
+        for lane in &scene.lanes {
+            let top = self.row(lane.rank).bottom() + 1.0;
+            let bar = |(a, b): (f32, f32)| {
+                Rect::from_min_max(Pos2::new(a, top), Pos2::new(b, top + COMM - 1.0))
+            };
+            let mut run: Option<(f32, f32)> = None;
+            for c in lane
+                .transfers
+                .iter()
+                .filter_map(|&i| scene.transfers.get(i))
+            {
+                if !self.visible(c.start_s, c.end_s) {
+                    continue;
+                }
+                let (a, b) = (
+                    self.x(c.start_s),
+                    self.x(c.end_s).max(self.x(c.start_s) + 1.0),
+                );
+                match run.as_mut() {
+                    Some(r) if a <= r.1 + 1.0 => r.1 = r.1.max(b),
+                    _ => {
+                        if let Some(done) = run.replace((a, b)) {
+                            self.clipped.rect_filled(bar(done), 0.0, fill);
+                        }
+                    }
+                }
+            }
+            if let Some(done) = run {
+                self.clipped.rect_filled(bar(done), 0.0, fill);
+            }
+        }
+    }
+
+    /// Arrows from what the selection waits for, and to what waits for it.
+    fn dependencies(&self, dependencies: &[mpipe::scene::Dependency]) {
+        let scene = &self.shown.scene;
+        for d in dependencies {
+            let (Some(from), Some(to)) = (scene.events.get(d.from), scene.events.get(d.to)) else {
+                continue;
+            };
+            arrow(
+                &self.clipped,
+                Pos2::new(self.x(from.end_s), self.row(from.rank).center().y),
+                Pos2::new(self.x(to.start_s), self.row(to.rank).center().y),
+                Stroke::new(1.5, self.fade(SELECTED)),
+            );
+        }
+    }
+
+    /// The time axis and the teaching cursor.
+    fn axis(&self, cursor: Option<f64>) {
+        let axis_y = self.plot.bottom();
+        axis::paint(
+            &self.painter,
+            &axis::ticks(&self.view),
+            axis_y,
+            (self.plot.left(), self.plot.right()),
+            Stroke::new(1.0, self.text),
+        );
+        if let Some(t) = cursor
+            && self.visible(t, t)
+        {
+            self.clipped.line_segment(
+                [
+                    Pos2::new(self.x(t), self.rect.top()),
+                    Pos2::new(self.x(t), axis_y),
+                ],
+                Stroke::new(2.0, CRITICAL),
+            );
+        }
+    }
+
+    /// What the pointer is over: an event (or a merged run of them), or a transfer.
+    fn tooltip(
+        &self,
+        item: Option<&Item>,
+        pointer: Pos2,
+        row: LaneRow,
+        lane: usize,
+    ) -> Option<String> {
+        let scene = &self.shown.scene;
+        match (item, row) {
+            (Some(item), _) => scene.events.get(item.index).map(|e| {
+                if item.count > 1 {
+                    format!(
+                        "{} events around {}–{} (zoom in to see each)",
+                        item.count,
+                        secs(e.start_s),
+                        secs(e.end_s)
+                    )
+                } else {
+                    let region = scene.region(e.region).map_or(String::new(), |r| r.label());
+                    format!(
+                        "{} {}\nrank {}, {region}, microbatch {}\nstart {}, end {}, duration {}\nslack {}",
+                        e.action,
+                        if e.backward { "backward" } else { "forward" },
+                        e.rank,
+                        e.mb,
+                        secs(e.start_s),
+                        secs(e.end_s),
+                        secs(e.end_s - e.start_s),
+                        secs(self.shown.sim.slack.get(e.node).copied().unwrap_or(0.0))
+                    )
+                }
+            }),
+            (None, LaneRow::Transfers) => transfer_at(
+                self.shown,
+                lane,
+                self.view.time_from_x(f64::from(pointer.x)),
+                self.view.seconds_per_px() * 2.0,
+            ),
+            (None, LaneRow::Compute) => None,
+        }
+    }
+}
+
 /// Draws the chart filling the available width.
 pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
     let ChartInput {
@@ -159,9 +447,7 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
         lane_height,
         id_salt,
     } = input;
-    let scene = &shown.scene;
-    let sim = &shown.sim;
-    let ranks = scene.ranks;
+    let ranks = shown.scene.ranks;
     let width = ui.available_width().max(200.0);
     let (rect, response) = ui.allocate_exact_size(
         Vec2::new(width, height(ranks, lane_height)),
@@ -169,10 +455,9 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
     );
     response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Canvas, true, "timeline"));
     let lanes = layout(rect.top(), lane_height);
-    let axis_y = lanes.lane_top(ranks);
     let plot = Rect::from_min_max(
         Pos2::new(rect.left() + LABEL_W, rect.top()),
-        Pos2::new(rect.right(), axis_y),
+        Pos2::new(rect.right(), lanes.lane_top(ranks)),
     );
     let span = span.max(1e-12);
     let (t0, t1) = range.unwrap_or((0.0, span));
@@ -195,239 +480,50 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
     }
 
     let painter = ui.painter_at(rect);
-    let clipped = painter.with_clip_rect(plot.intersect(painter.clip_rect()));
-    let fade = |c: Color32| if dimmed { c.gamma_multiply(0.35) } else { c };
-    let x = |t: f64| view.x_from_time(t) as f32;
-    let visible = |a: f64, b: f64| b >= view.t0 && a <= view.t1;
-    let text = ui.visuals().text_color();
-
-    for lane in &scene.lanes {
-        let top = lanes.lane_top(lane.rank);
-        let row = Rect::from_min_max(
-            Pos2::new(plot.left(), top),
-            Pos2::new(plot.right(), top + lane_height),
-        );
-        painter.text(
-            Pos2::new(rect.left() + 4.0, top + lane_height / 2.0),
-            Align2::LEFT_CENTER,
-            format!("rank {}", lane.rank),
-            FontId::proportional(13.0),
-            fade(text),
-        );
-        clipped.rect_filled(row, 0.0, fade(ui.visuals().faint_bg_color));
-        hatch(
-            &clipped,
-            row,
-            fade(Color32::from_gray(90).gamma_multiply(0.4)),
-        );
-        let band = |a: f64, b: f64| {
-            Rect::from_min_max(
-                Pos2::new(x(a).max(row.left()), top - 2.0),
-                Pos2::new(x(b).min(row.right()), top + lane_height + 2.0),
-            )
-        };
-        if let Some(w) = lane.warmup
-            && visible(w.start_s, w.end_s)
-        {
-            clipped.rect_filled(
-                band(w.start_s, w.end_s),
-                0.0,
-                fade(rgb(palette::WARMUP).gamma_multiply(0.35)),
-            );
-        }
-        if let Some(s) = lane.spill
-            && visible(s.start_s, s.end_s)
-        {
-            painter.rect_stroke(
-                band(s.start_s, s.end_s).intersect(plot.expand2(Vec2::new(0.0, 2.0))),
-                0.0,
-                Stroke::new(2.0, fade(rgb(palette::SPILL))),
-                StrokeKind::Inside,
-            );
-        }
-        // Bubbles: waits for a transfer shaded; the word where there is room.
-        let first = lane.bubbles.partition_point(|g| g.end_s < view.t0);
-        for gap in lane.bubbles.get(first..).unwrap_or_default() {
-            if gap.start_s > view.t1 {
-                break;
-            }
-            let (a, b) = (
-                x(gap.start_s).max(row.left()),
-                x(gap.end_s).min(row.right()),
-            );
-            if b - a < 2.0 {
-                continue;
-            }
-            let r = Rect::from_min_max(Pos2::new(a, top), Pos2::new(b, top + lane_height));
-            if gap.kind == GapKind::Transfer {
-                clipped.rect_filled(r, 0.0, fade(WAIT.gamma_multiply(0.5)));
-            }
-            let word = match gap.kind {
-                GapKind::Warmup => "warmup bubble",
-                GapKind::Steady => "bubble",
-                GapKind::Cooldown => "cooldown bubble",
-                GapKind::Transfer => "wait",
-            };
-            if f64::from(b - a) >= 6.5 * word.len() as f64 + 8.0 && lane_height >= 14.0 {
-                clipped.text(
-                    r.center(),
-                    Align2::CENTER_CENTER,
-                    word,
-                    FontId::proportional(11.0),
-                    fade(text.gamma_multiply(0.7)),
-                );
-            }
-        }
-    }
-
+    let paint = Paint {
+        clipped: painter.with_clip_rect(plot.intersect(painter.clip_rect())),
+        painter,
+        view,
+        lanes,
+        rect,
+        plot,
+        dimmed,
+        text: ui.visuals().text_color(),
+        faint: ui.visuals().faint_bg_color,
+        shown,
+    };
+    paint.lanes();
     let items = render_items(&shown.lanes, &view);
     let dependencies = selected
-        .map(|i| scene.dependencies(sim, i))
+        .map(|i| shown.scene.dependencies(&shown.sim, i))
         .unwrap_or_default();
-    let related = |i: usize| dependencies.iter().any(|d| d.from == i || d.to == i);
-    let chip = |item: &Item| {
-        let top = lanes.lane_top(item.lane);
-        Rect::from_min_max(
-            Pos2::new(item.x0 as f32, top),
-            Pos2::new(
-                (item.x1 as f32).max(item.x0 as f32 + 1.0),
-                top + lane_height,
-            ),
-        )
-    };
-    for item in &items {
-        let r = chip(item);
-        clipped.rect_filled(r, 1.0, fade(rgb(scene.colour(item.region, item.backward))));
-        let outline = if item.count > 1 {
-            None
-        } else if selected == Some(item.index) || related(item.index) {
-            Some((2.0, SELECTED))
-        } else if matches.binary_search(&item.index).is_ok() {
-            Some((2.0, MATCH))
-        } else if selected.is_some() && shown.on_critical_path(item.index) {
-            Some((1.5, CRITICAL))
-        } else {
-            None
-        };
-        if let Some((w, c)) = outline {
-            clipped.rect_stroke(r, 1.0, Stroke::new(w, c), StrokeKind::Inside);
-        }
-        if let Some(label) = &item.label {
-            clipped.text(
-                r.center(),
-                Align2::CENTER_CENTER,
-                label,
-                FontId::monospace(11.0),
-                fade(Color32::WHITE),
-            );
-        }
-    }
-    // Transfers arriving on each rank, culled to the view, sub-pixel runs merged.
-    for lane in &scene.lanes {
-        let top = lanes.lane_top(lane.rank) + lane_height + 1.0;
-        let mut run: Option<(f32, f32)> = None;
-        for &i in &lane.transfers {
-            let Some(c) = scene.transfers.get(i) else {
-                continue;
-            };
-            if !visible(c.start_s, c.end_s) {
-                continue;
-            }
-            let (a, b) = (x(c.start_s), x(c.end_s).max(x(c.start_s) + 1.0));
-            match run.as_mut() {
-                Some(r) if a <= r.1 + 1.0 => r.1 = r.1.max(b),
-                _ => {
-                    if let Some((ra, rb)) = run.replace((a, b)) {
-                        let r =
-                            Rect::from_min_max(Pos2::new(ra, top), Pos2::new(rb, top + COMM - 1.0));
-                        clipped.rect_filled(r, 0.0, fade(rgb(palette::COMM)));
-                    }
-                }
-            }
-        }
-        if let Some((ra, rb)) = run {
-            let r = Rect::from_min_max(Pos2::new(ra, top), Pos2::new(rb, top + COMM - 1.0));
-            clipped.rect_filled(r, 0.0, fade(rgb(palette::COMM)));
-        }
-    }
-    // Arrows from what the selection waits for, and to what waits for it.
-    for d in &dependencies {
-        let (Some(from), Some(to)) = (scene.events.get(d.from), scene.events.get(d.to)) else {
-            continue;
-        };
-        let y = |rank: usize| lanes.lane_top(rank) + lane_height / 2.0;
-        arrow(
-            &clipped,
-            Pos2::new(x(from.end_s), y(from.rank)),
-            Pos2::new(x(to.start_s), y(to.rank)),
-            Stroke::new(1.5, fade(SELECTED)),
-        );
-    }
-
-    axis::paint(
-        &painter,
-        &axis::ticks(&view),
-        axis_y,
-        (plot.left(), plot.right()),
-        Stroke::new(1.0, text),
-    );
-    if let Some(t) = cursor
-        && visible(t, t)
-    {
-        clipped.line_segment(
-            [Pos2::new(x(t), rect.top()), Pos2::new(x(t), axis_y)],
-            Stroke::new(2.0, CRITICAL),
-        );
-    }
+    let related: Vec<usize> = dependencies.iter().flat_map(|d| [d.from, d.to]).collect();
+    paint.items(&items, selected, &related, matches);
+    paint.transfers();
+    paint.dependencies(&dependencies);
+    paint.axis(cursor);
     let box_from: Option<f32> = ui.data(|d| d.get_temp(box_id)).flatten();
     if let Some(from) = box_from
         && let Some(p) = response.interact_pointer_pos()
     {
-        let r = Rect::from_x_y_ranges(from.min(p.x)..=from.max(p.x), plot.top()..=axis_y);
-        painter.rect_filled(r, 0.0, Color32::from_white_alpha(30));
+        let r = Rect::from_x_y_ranges(from.min(p.x)..=from.max(p.x), plot.y_range());
+        paint
+            .painter
+            .rect_filled(r, 0.0, Color32::from_white_alpha(30));
     }
 
     // Hover and click.
-    let under = response
+    if let Some((pointer, lane, row)) = response
         .hover_pos()
-        .and_then(|p| lanes.hit(p.y, ranks).map(|(lane, row)| (p, lane, row)));
-    let hovered_item = under.and_then(|(p, lane, row)| {
-        (row == LaneRow::Compute)
-            .then(|| hit_test(&items, lane, f64::from(p.x)))
-            .flatten()
-    });
-    out.hovered = hovered_item.filter(|i| i.count == 1).map(|i| i.index);
-    let tooltip = match (hovered_item, under) {
-        (Some(item), _) => scene.events.get(item.index).map(|e| {
-            if item.count > 1 {
-                format!(
-                    "{} events around {}–{} (zoom in to see each)",
-                    item.count,
-                    secs(e.start_s),
-                    secs(e.end_s)
-                )
-            } else {
-                let region = scene.region(e.region).map_or(String::new(), |r| r.label());
-                format!(
-                    "{} {}\nrank {}, {region}, microbatch {}\nstart {}, end {}, duration {}\nslack {}",
-                    e.action,
-                    if e.backward { "backward" } else { "forward" },
-                    e.rank,
-                    e.mb,
-                    secs(e.start_s),
-                    secs(e.end_s),
-                    secs(e.end_s - e.start_s),
-                    secs(sim.slack.get(e.node).copied().unwrap_or(0.0))
-                )
-            }
-        }),
-        (None, Some((p, lane, LaneRow::Transfers))) => {
-            transfer_at(shown, lane, view.time_from_x(f64::from(p.x)), view.seconds_per_px() * 2.0)
+        .and_then(|p| lanes.hit(p.y, ranks).map(|(lane, row)| (p, lane, row)))
+    {
+        let item = (row == LaneRow::Compute)
+            .then(|| hit_test(&items, lane, f64::from(pointer.x)))
+            .flatten();
+        out.hovered = item.filter(|i| i.count == 1).map(|i| i.index);
+        if let Some(text) = paint.tooltip(item, pointer, row, lane) {
+            response.clone().on_hover_text_at_pointer(text);
         }
-        _ => None,
-    };
-    if let Some(text) = tooltip {
-        response.clone().on_hover_text_at_pointer(text);
     }
     if response.clicked() {
         out.clicked = Some(out.hovered);
