@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{edit, harness, harness_on, timeline_point};
+use common::{choose, click_at, edit, harness, harness_on, hover, timeline_point, type_into};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use mpipe::edit::Edit;
@@ -23,30 +23,6 @@ fn on_sample(file: &str) -> Harness<'static, Studio> {
     let mut studio = Studio::empty();
     studio.open_sample(SAMPLES.iter().find(|s| s.file == file).unwrap());
     harness_on(studio)
-}
-
-/// Hovers `at` and lets the tooltip appear.
-fn hover(harness: &mut Harness<'static, Studio>, at: egui::Pos2) {
-    harness.hover_at(at);
-    for _ in 0..6 {
-        harness.step();
-    }
-}
-
-/// Clicks at `at`, a frame for the press and one for the release.
-fn click_at(harness: &mut Harness<'static, Studio>, at: egui::Pos2) {
-    harness.hover_at(at);
-    harness.step();
-    for pressed in [true, false] {
-        harness.event(egui::Event::PointerButton {
-            pos: at,
-            button: egui::PointerButton::Primary,
-            pressed,
-            modifiers: egui::Modifiers::NONE,
-        });
-        harness.step();
-    }
-    harness.run_steps(2);
 }
 
 fn press(harness: &mut Harness<'static, Studio>, key: egui::Key) {
@@ -162,21 +138,14 @@ fn search_finds_actions_microbatches_and_stages() {
         harness.state().view.range.is_some(),
         "the match is brought into view"
     );
-    harness.get_by_label("Search").click();
-    harness.run();
-    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
-    harness.get_by_label("Search").type_text("4x0");
-    harness.run();
+    type_into(&mut harness, "Search", "4x0");
     harness.get_by_label_contains("`4x0` is not a search term");
 }
 
 #[test]
 fn transfers_name_themselves_on_hover() {
     let mut harness = harness();
-    harness.get_by_label("Hardware").click();
-    harness.run();
-    harness.get_by_label("NVIDIA A100 80GB, PCIe 4.0").click();
-    harness.run();
+    choose(&mut harness, "Hardware", "NVIDIA A100 80GB, PCIe 4.0");
     let scene = harness.state().shown().unwrap().scene.clone();
     let send = scene
         .transfers

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{drag, edit, harness, harness_on, sized, timeline_point};
+use common::{choose, drag, edit, harness, harness_on, hover, sized, timeline_point, type_into};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use mpipe::edit::Edit;
@@ -22,34 +22,16 @@ fn sample(file: &str) -> &'static mpipe_studio::samples::Sample {
     SAMPLES.iter().find(|s| s.file == file).unwrap()
 }
 
-fn choose_sample(harness: &mut Harness<'static, Studio>, title: &str) {
-    harness.get_by_label("Sample").click();
-    harness.run();
-    harness.get_by_label(title).click();
-    harness.run();
-}
-
-/// Hovers `at` and lets the tooltip appear.
-fn hover(harness: &mut Harness<'static, Studio>, at: egui::Pos2) {
-    harness.hover_at(at);
-    for _ in 0..6 {
-        harness.step();
-    }
-}
-
 /// The 1F1B sample switched to GPipe drew 1F1B still: the chart's layout cache was keyed on
 /// (event count, makespan, ranks), which the two share, so hover, Teach and the chart read the
 /// previous simulation's events.
 #[test]
 fn switching_1f1b_to_gpipe_redraws_the_timeline_with_gpipe() {
     let mut harness = harness();
-    choose_sample(&mut harness, "1F1B");
+    choose(&mut harness, "Sample", "1F1B");
     harness.get_by_label("Pin as baseline").click();
     harness.run();
-    harness.get_by_label("region 1").click();
-    harness.run();
-    harness.get_by_label("gpipe").click();
-    harness.run();
+    choose(&mut harness, "region 1", "gpipe");
     // Stages of 2 s forwards: at 9 s GPipe's rank 0 runs its fifth forward, 1F1B's rank 0 has
     // run its four and waits for the first gradient.
     let at = timeline_point(&harness, 0, 9.0);
@@ -115,15 +97,6 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("mpipe-regress-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Types `text` into the text field labelled `label` (replacing what is there).
-fn type_into(harness: &mut Harness<'static, Studio>, label: &str, text: &str) {
-    harness.get_by_label(label).click();
-    harness.run();
-    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
-    harness.get_by_label(label).type_text(text);
-    harness.run();
 }
 
 /// Open…, Save as…, Export SVG… did nothing without a desktop portal: they now open the
@@ -371,7 +344,7 @@ fn too_few_layers_for_the_ranks_can_be_fixed_with_per_rank_layer_counts() {
 #[test]
 fn undoing_a_sample_switch_brings_its_name_back() {
     let mut harness = harness();
-    choose_sample(&mut harness, "GPipe");
+    choose(&mut harness, "Sample", "GPipe");
     assert_eq!(harness.state().source(), "gpipe.json");
     harness.get_by_label("Undo").click();
     harness.run();

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{drag, edit, harness, sized};
+use common::{choose, drag, edit, harness, pointer_click, sized};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use mpipe::edit::Edit;
@@ -36,10 +36,7 @@ fn opens_on_the_mpipe_sample_and_shows_its_timeline() {
 #[test]
 fn choosing_a_sample_changes_the_order() {
     let mut harness = harness();
-    harness.get_by_label("Sample").click();
-    harness.run();
-    harness.get_by_label("GPipe").click();
-    harness.run();
+    choose(&mut harness, "Sample", "GPipe");
     assert_eq!(harness.state().source(), "gpipe.json");
     let rank0 = harness.state().rank_actions(0);
     assert_eq!(
@@ -54,14 +51,8 @@ fn choosing_a_sample_changes_the_order() {
 #[test]
 fn changing_a_skeleton_changes_the_order() {
     let mut harness = harness();
-    harness.get_by_label("Sample").click();
-    harness.run();
-    harness.get_by_label("1F1B").click();
-    harness.run();
-    harness.get_by_label("region 1").click();
-    harness.run();
-    harness.get_by_label("gpipe").click();
-    harness.run();
+    choose(&mut harness, "Sample", "1F1B");
+    choose(&mut harness, "region 1", "gpipe");
     assert_eq!(
         harness.state().scenario().unwrap().schedule,
         [mpipe::skeleton::Skeleton::GPipe]
@@ -414,15 +405,7 @@ fn double_clicking_the_strip_adds_a_cut_and_right_clicking_a_handle_removes_it()
     harness.hover_at(at(8.0));
     harness.step();
     for _ in 0..2 {
-        for pressed in [true, false] {
-            harness.event(egui::Event::PointerButton {
-                pos: at(8.0),
-                button: egui::PointerButton::Primary,
-                pressed,
-                modifiers: egui::Modifiers::NONE,
-            });
-            harness.step();
-        }
+        pointer_click(&mut harness, at(8.0), egui::PointerButton::Primary);
     }
     harness.run();
     let s = harness.state().scenario().unwrap();
@@ -430,15 +413,7 @@ fn double_clicking_the_strip_adds_a_cut_and_right_clicking_a_handle_removes_it()
     assert_eq!(s.schedule.len(), 3);
     harness.hover_at(at(8.0));
     harness.run();
-    for pressed in [true, false] {
-        harness.event(egui::Event::PointerButton {
-            pos: at(8.0),
-            button: egui::PointerButton::Secondary,
-            pressed,
-            modifiers: egui::Modifiers::NONE,
-        });
-        harness.step();
-    }
+    pointer_click(&mut harness, at(8.0), egui::PointerButton::Secondary);
     harness.run();
     assert_eq!(harness.state().scenario().unwrap().cut, [4]);
 }
@@ -446,15 +421,9 @@ fn double_clicking_the_strip_adds_a_cut_and_right_clicking_a_handle_removes_it()
 #[test]
 fn a_hardware_preset_sets_the_links() {
     let mut harness = harness();
-    harness.get_by_label("Sample").click();
-    harness.run();
-    harness.get_by_label("1F1B").click();
-    harness.run();
+    choose(&mut harness, "Sample", "1F1B");
     assert_eq!(harness.state().current().unwrap().sim.makespan_s, 66.0);
-    harness.get_by_label("Hardware").click();
-    harness.run();
-    harness.get_by_label("NVIDIA A100 80GB, PCIe 4.0").click();
-    harness.run();
+    choose(&mut harness, "Hardware", "NVIDIA A100 80GB, PCIe 4.0");
     let s = harness.state().scenario().unwrap();
     assert_eq!(
         s.hardware.as_ref().and_then(|h| h.link_bytes_per_s),

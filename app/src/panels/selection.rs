@@ -17,22 +17,9 @@ pub fn selection_ui(ui: &mut Ui, shown: &Shown, index: usize) -> Vec<Command> {
     egui::Frame::group(ui.style()).show(ui, |ui| {
         ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new(format!("Selected: {}", e.action)).strong());
-            let region = scene.region(e.region).map_or(String::new(), |r| r.label());
-            ui.label(format!(
-                "{} of microbatch {} on rank {} · {region} · {} → {} ({}) · slack {}{}",
-                if e.backward { "backward" } else { "forward" },
-                e.mb,
-                e.rank,
-                secs(e.start_s),
-                secs(e.end_s),
-                secs(e.end_s - e.start_s),
-                secs(shown.sim.slack.get(e.node).copied().unwrap_or(0.0)),
-                if shown.on_critical_path(index) {
-                    " · on the critical path"
-                } else {
-                    ""
-                }
-            ));
+            if let Some([what, place, when]) = shown.describe(index) {
+                ui.label(format!("{what} · {place} · {when}"));
+            }
             if ui.button("Fit (F)").clicked() {
                 out.push(Command::FitSelection);
             }

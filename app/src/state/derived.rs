@@ -75,6 +75,39 @@ impl Shown {
         }
     }
 
+    /// Event `index` in words, three lines: what it is (`4F0 forward of microbatch 0`), where
+    /// it runs (`rank 0 · region 2 · backbone · 1f1b`), and when (`2.001 s → 4.001 s (2.000 s)
+    /// · slack 0 s`, and whether it is on the critical path).
+    pub fn describe(&self, index: usize) -> Option<[String; 3]> {
+        let e = self.scene.events.get(index)?;
+        let region = self
+            .scene
+            .region(e.region)
+            .map_or(String::new(), |r| r.label());
+        let secs = mpipe::sim_report::secs;
+        Some([
+            format!(
+                "{} {} of microbatch {}",
+                e.action,
+                if e.backward { "backward" } else { "forward" },
+                e.mb
+            ),
+            format!("rank {} · {region}", e.rank),
+            format!(
+                "{} → {} ({}) · slack {}{}",
+                secs(e.start_s),
+                secs(e.end_s),
+                secs(e.end_s - e.start_s),
+                secs(self.sim.slack.get(e.node).copied().unwrap_or(0.0)),
+                if self.on_critical_path(index) {
+                    " · on the critical path"
+                } else {
+                    ""
+                }
+            ),
+        ])
+    }
+
     /// Whether event `index` is on the critical path.
     pub fn on_critical_path(&self, index: usize) -> bool {
         self.critical.get(index).copied().unwrap_or(false)

@@ -133,15 +133,27 @@ pub struct Item {
 
 pub use mpipe::scene::label_width;
 
+/// Decimal digits of `n`.
+fn digits(n: usize) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
 /// The label of a span `width` pixels wide: its action (`4F0`, naming the stage) when that fits,
-/// else its microbatch, else none.
+/// else its microbatch, else none. Nothing is formatted for a box too narrow for either.
 fn label(s: &Span, width: f64) -> Option<String> {
-    let action = format!("{}{}{}", s.stage, if s.backward { 'B' } else { 'F' }, s.mb);
-    if width >= label_width(action.len()) {
-        return Some(action);
+    let mb = digits(s.mb);
+    if width >= label_width(digits(s.stage) + 1 + mb) {
+        Some(format!(
+            "{}{}{}",
+            s.stage,
+            if s.backward { 'B' } else { 'F' },
+            s.mb
+        ))
+    } else if width >= label_width(mb) {
+        Some(s.mb.to_string())
+    } else {
+        None
     }
-    let mb = s.mb.to_string();
-    (width >= label_width(mb.len())).then_some(mb)
 }
 
 /// Culls each lane to the view, merges runs of events narrower than a pixel (and touching within
@@ -383,6 +395,11 @@ mod tests {
         );
         assert_eq!(layout.hit(5.0, 4), None);
         assert_eq!(layout.hit(10.0 + 4.0 * 38.0 + 1.0, 4), None);
+    }
+
+    #[test]
+    fn digits_count_decimal_places() {
+        assert_eq!([0, 9, 10, 99, 100, 12345].map(digits), [1, 1, 2, 2, 3, 5]);
     }
 
     #[test]

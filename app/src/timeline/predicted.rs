@@ -400,29 +400,18 @@ impl Paint<'_> {
     ) -> Option<String> {
         let scene = &self.shown.scene;
         match (item, row) {
-            (Some(item), _) => scene.events.get(item.index).map(|e| {
-                if item.count > 1 {
-                    format!(
-                        "{} events around {}–{} (zoom in to see each)",
-                        item.count,
-                        secs(e.start_s),
-                        secs(e.end_s)
-                    )
-                } else {
-                    let region = scene.region(e.region).map_or(String::new(), |r| r.label());
-                    format!(
-                        "{} {}\nrank {}, {region}, microbatch {}\nstart {}, end {}, duration {}\nslack {}",
-                        e.action,
-                        if e.backward { "backward" } else { "forward" },
-                        e.rank,
-                        e.mb,
-                        secs(e.start_s),
-                        secs(e.end_s),
-                        secs(e.end_s - e.start_s),
-                        secs(self.shown.sim.slack.get(e.node).copied().unwrap_or(0.0))
-                    )
-                }
+            (Some(item), _) if item.count > 1 => scene.events.get(item.index).map(|e| {
+                format!(
+                    "{} events around {}–{} (zoom in to see each)",
+                    item.count,
+                    secs(e.start_s),
+                    secs(e.end_s)
+                )
             }),
+            (Some(item), _) => self
+                .shown
+                .describe(item.index)
+                .map(|lines| lines.join("\n")),
             (None, LaneRow::Transfers) => transfer_at(
                 self.shown,
                 lane,

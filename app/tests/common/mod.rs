@@ -3,6 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
 use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
 use mpipe::edit::Edit;
 use mpipe_studio::Studio;
 use mpipe_studio::command::Command;
@@ -77,4 +78,54 @@ pub fn timeline_point(harness: &Harness<'static, Studio>, rank: usize, t: f64) -
         x,
         rect.top() + 4.0 + rank as f32 * pitch + state.view.lane_height / 2.0,
     )
+}
+
+/// Opens the combo box labelled `combo` and picks `option`.
+pub fn choose(harness: &mut Harness<'static, Studio>, combo: &str, option: &str) {
+    harness.get_by_label(combo).click();
+    harness.run();
+    harness.get_by_label(option).click();
+    harness.run();
+}
+
+/// Types `text` into the text field labelled `label`, replacing what is there.
+pub fn type_into(harness: &mut Harness<'static, Studio>, label: &str, text: &str) {
+    harness.get_by_label(label).click();
+    harness.run();
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    harness.get_by_label(label).type_text(text);
+    harness.run();
+}
+
+/// Hovers `at` and lets the tooltip appear.
+pub fn hover(harness: &mut Harness<'static, Studio>, at: egui::Pos2) {
+    harness.hover_at(at);
+    for _ in 0..6 {
+        harness.step();
+    }
+}
+
+/// Clicks the primary button at `at`, a frame for the press and one for the release.
+pub fn click_at(harness: &mut Harness<'static, Studio>, at: egui::Pos2) {
+    harness.hover_at(at);
+    harness.step();
+    pointer_click(harness, at, egui::PointerButton::Primary);
+    harness.run_steps(2);
+}
+
+/// Presses and releases `button` at `at`, a frame each.
+pub fn pointer_click(
+    harness: &mut Harness<'static, Studio>,
+    at: egui::Pos2,
+    button: egui::PointerButton,
+) {
+    for pressed in [true, false] {
+        harness.event(egui::Event::PointerButton {
+            pos: at,
+            button,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+        harness.step();
+    }
 }

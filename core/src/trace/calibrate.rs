@@ -81,11 +81,10 @@ pub fn calibrate(
     check_step: usize,
     options: SimOptions,
 ) -> Result<Calibration, DeriveError> {
-    let steps = Steps {
-        fit: fit_step,
-        check: check_step,
-    };
-    calibrate_with(scenario, sim, m, alignment, steps, options, |_| Ok(()))
+    let never_stop = |_| Ok(());
+    calibrate_with(
+        scenario, sim, m, alignment, fit_step, check_step, options, never_stop,
+    )
 }
 
 /// [`calibrate`] that reports how far it got and can be stopped: before each of its simulations
@@ -102,37 +101,28 @@ pub fn calibrate_cancellable(
     options: SimOptions,
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Result<Calibration, SimulationError> {
-    let steps = Steps {
-        fit: fit_step,
-        check: check_step,
-    };
-    calibrate_with(scenario, sim, m, alignment, steps, options, |f| {
+    let pass = |f| {
         if keep_going(f) {
             Ok(())
         } else {
             Err(SimulationError::Cancelled)
         }
-    })
-}
-
-/// The step fitted on and the step checked on.
-#[derive(Debug, Clone, Copy)]
-struct Steps {
-    fit: usize,
-    check: usize,
+    };
+    calibrate_with(
+        scenario, sim, m, alignment, fit_step, check_step, options, pass,
+    )
 }
 
 /// The calibration, calling `pass` with the fraction done before each simulation and stopping
 /// with the error it returns.
+#[allow(clippy::too_many_arguments)] // as `calibrate_cancellable`
 fn calibrate_with<E: From<DeriveError>>(
     scenario: &Scenario,
     sim: &Simulation,
     m: &Measurement,
     alignment: &Alignment,
-    Steps {
-        fit: fit_step,
-        check: check_step,
-    }: Steps,
+    fit_step: usize,
+    check_step: usize,
     options: SimOptions,
     mut pass: impl FnMut(f32) -> Result<(), E>,
 ) -> Result<Calibration, E> {
