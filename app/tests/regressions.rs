@@ -10,7 +10,9 @@
 
 mod common;
 
-use common::{choose, drag, edit, harness, harness_on, hover, sized, timeline_point, type_into};
+use common::{
+    choose, drag, edit, harness, harness_on, hover, sized, temp_dir, timeline_point, type_into,
+};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use mpipe::edit::Edit;
@@ -91,12 +93,6 @@ fn the_wheel_zooms_the_timeline_without_scrolling_the_page_and_stops_at_the_step
         top,
         "the page scrolled"
     );
-}
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("mpipe-regress-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// Open…, Save as…, Export SVG… did nothing without a desktop portal: they now open the

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{choose, drag, edit, harness, pointer_click, sized};
+use common::{choose, drag, edit, harness, pointer_click, sized, temp_dir};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use mpipe::edit::Edit;
@@ -457,12 +457,6 @@ fn dragging_a_workload_bar_sets_that_microbatchs_scale() {
     assert_eq!(scales[2], 4.0);
     assert_eq!(scales[0], 1.0);
     assert!(harness.state().current().is_some());
-}
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("mpipe-ui-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[test]

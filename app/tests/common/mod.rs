@@ -129,3 +129,10 @@ pub fn pointer_click(
         harness.step();
     }
 }
+
+/// A fresh folder for one test's files (named after the test and the process).
+pub fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("mpipe-ui-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
