@@ -222,17 +222,17 @@ fn the_memory_plot_fits_its_curves_and_shares_the_timelines_axis() {
             .sim
             .memory
             .iter()
-            .map(|c| c.peak_bytes / 1e9)
+            .map(|c| c.peak_bytes)
             .fold(0.0, f64::max);
         let low = shown
             .sim
             .memory
             .iter()
-            .map(|c| c.static_bytes / 1e9)
+            .map(|c| c.static_bytes)
             .fold(f64::INFINITY, f64::min);
-        assert!(frame.y_gb.1 > peak * 1.02, "{frame:?} peak {peak}");
+        assert!(frame.y_bytes.1 > peak * 1.02, "{frame:?} peak {peak}");
         assert!(
-            frame.y_gb.0 > 0.0 && frame.y_gb.0 < low,
+            frame.y_bytes.0 > 0.0 && frame.y_bytes.0 < low,
             "{frame:?} low {low}"
         );
         frame

@@ -12,7 +12,7 @@ use egui::Ui;
 use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoints, Points, VLine};
 use mpipe::memory::MemoryCurve;
 
-/// The memory step curve in GB as plot points, limited to about `buckets` buckets over the
+/// The memory step curve in `unit`s (bytes per unit) as plot points, limited to about `buckets` buckets over the
 /// visible range: a curve with more changes than that keeps, per bucket, its first, lowest,
 /// highest and last value, so peaks survive and a million-event step still draws in a frame.
 pub fn step_points(
@@ -20,6 +20,7 @@ pub fn step_points(
     end: f64,
     (t0, t1): (f64, f64),
     buckets: usize,
+    unit: f64,
 ) -> Vec<[f64; 2]> {
     let mut steps: Vec<[f64; 2]> = Vec::with_capacity(points.len() * 2 + 1);
     let mut last: Option<f64> = None;
@@ -27,8 +28,8 @@ pub fn step_points(
         if let Some(y) = last {
             steps.push([p[0], y]);
         }
-        steps.push([p[0], p[1] / 1e9]);
-        last = Some(p[1] / 1e9);
+        steps.push([p[0], p[1] / unit]);
+        last = Some(p[1] / unit);
     }
     if let Some(y) = last {
         steps.push([end, y]);
@@ -66,17 +67,31 @@ pub fn step_points(
     out
 }
 
-/// The y range (GB) that shows every curve with room above the peaks (and below the lowest
-/// point, unless the axis starts at zero).
-pub fn y_range<'a>(curves: impl Iterator<Item = &'a MemoryCurve>, from_zero: bool) -> (f64, f64) {
+/// The unit the plot counts bytes in, by the highest peak: GB, MB, kB or bytes.
+pub fn unit_of<'a>(curves: impl Iterator<Item = &'a MemoryCurve>) -> (f64, &'static str) {
+    match curves.map(|c| c.peak_bytes).fold(0.0, f64::max) {
+        p if p >= 1e9 => (1e9, "GB"),
+        p if p >= 1e6 => (1e6, "MB"),
+        p if p >= 1e3 => (1e3, "kB"),
+        _ => (1.0, "bytes"),
+    }
+}
+
+/// The y range (in `unit`s) that shows every curve with room above the peaks (and below the
+/// lowest point, unless the axis starts at zero).
+pub fn y_range<'a>(
+    curves: impl Iterator<Item = &'a MemoryCurve>,
+    from_zero: bool,
+    unit: f64,
+) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for c in curves {
         for p in &c.points {
-            lo = lo.min(p[1] / 1e9);
-            hi = hi.max(p[1] / 1e9);
+            lo = lo.min(p[1] / unit);
+            hi = hi.max(p[1] / unit);
         }
-        lo = lo.min(c.static_bytes / 1e9);
-        hi = hi.max(c.peak_bytes / 1e9);
+        lo = lo.min(c.static_bytes / unit);
+        hi = hi.max(c.peak_bytes / unit);
     }
     if !(lo.is_finite() && hi.is_finite()) {
         return (0.0, 1.0);
@@ -117,10 +132,11 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
             .iter()
             .chain(baselines.iter().flat_map(|b| b.shown.sim.memory.iter()))
     };
-    let (lo, hi) = y_range(curves(), from_zero);
+    let (unit, unit_name) = unit_of(curves());
+    let (lo, hi) = y_range(curves(), from_zero, unit);
     // The capacity line joins the plot when it is near the curves; far above, it is named.
-    let capacity_gb = capacity.map(|c| c / 1e9);
-    let hi = match capacity_gb {
+    let capacity_in_units = capacity.map(|c| c / unit);
+    let hi = match capacity_in_units {
         Some(c) if c > hi && c <= hi * 1.5 => c * 1.04,
         _ => hi,
     };
@@ -137,7 +153,7 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
             let step = mpipe::svg::tick_step(hi - lo, 4.0);
             [step / 5.0, step, step * 5.0]
         }))
-        .y_axis_label("GB")
+        .y_axis_label(unit_name)
         .x_axis_label("time (s)")
         .legend(egui_plot::Legend::default())
         .show(ui, |plot| {
@@ -147,7 +163,7 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
                 for curve in curves {
                     let colour = rgb(mpipe::palette::hue(curve.rank));
                     let name = format!("{prefix}rank {}", curve.rank);
-                    let pts = step_points(&curve.points, end, (t0, t1), 600);
+                    let pts = step_points(&curve.points, end, (t0, t1), 600, unit);
                     let mut line = Line::new(name.clone(), PlotPoints::from(pts))
                         .color(colour)
                         .allow_band(false);
@@ -156,7 +172,7 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
                     }
                     plot.line(line);
                     plot.points(
-                        Points::new(name, vec![[curve.peak_at_s, curve.peak_bytes / 1e9]])
+                        Points::new(name, vec![[curve.peak_at_s, curve.peak_bytes / unit]])
                             .radius(3.0)
                             .color(colour),
                     );
@@ -172,7 +188,7 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
                     true,
                 );
             }
-            if let Some(c) = capacity_gb
+            if let Some(c) = capacity_in_units
                 && c <= hi
             {
                 plot.hline(HLine::new("capacity", c));
@@ -181,13 +197,13 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
                 plot.vline(VLine::new("", t).color(crate::timeline::legend::CRITICAL));
             }
         });
-    if let Some(c) = capacity_gb
+    if let Some(c) = capacity_in_units
         && c > hi
     {
         ui.label(
             egui::RichText::new(format!(
                 "device capacity {} is above the plot",
-                mpipe::sim_report::bytes(c * 1e9)
+                mpipe::sim_report::bytes(c * unit)
             ))
             .small(),
         );
@@ -196,7 +212,10 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
     let frame = PlotFrame {
         x_of_t0: transform.position_from_point_x(t0),
         x_of_t1: transform.position_from_point_x(t1),
-        y_gb: (transform.bounds().min()[1], transform.bounds().max()[1]),
+        y_bytes: (
+            transform.bounds().min()[1] * unit,
+            transform.bounds().max()[1] * unit,
+        ),
         cursor_x: cursor.map(|t| transform.position_from_point_x(t)),
     };
     let interacted = response.response.dragged()
@@ -218,12 +237,12 @@ mod tests {
             .map(|i| [i as f64, if i % 2 == 0 { 1e9 } else { 2e9 }])
             .collect();
         points[5_001][1] = 9e9;
-        let thin = step_points(&points, 10_000.0, (0.0, 10_000.0), 100);
+        let thin = step_points(&points, 10_000.0, (0.0, 10_000.0), 100, 1e9);
         assert!(thin.len() <= 4 * 100 + 8, "{}", thin.len());
         let peak = thin.iter().map(|p| p[1]).fold(0.0, f64::max);
         assert_eq!(peak, 9.0);
         // Few points: drawn as exact steps.
-        let exact = step_points(&[[0.0, 1e9], [2.0, 3e9]], 5.0, (0.0, 5.0), 100);
+        let exact = step_points(&[[0.0, 1e9], [2.0, 3e9]], 5.0, (0.0, 5.0), 100, 1e9);
         assert_eq!(exact, vec![[0.0, 1.0], [2.0, 1.0], [2.0, 3.0], [5.0, 3.0]]);
     }
 
@@ -238,10 +257,16 @@ mod tests {
             over_capacity: false,
         };
         let curves = [curve(2.8e9, 12.8e9), curve(4.0e9, 12.2e9)];
-        let (lo, hi) = y_range(curves.iter(), false);
+        assert_eq!(unit_of(curves.iter()), (1e9, "GB"));
+        let (lo, hi) = y_range(curves.iter(), false, 1e9);
         assert!((lo - 2.0).abs() < 1e-9, "{lo}");
         assert!((hi - 13.6).abs() < 1e-9, "{hi}");
-        assert_eq!(y_range(curves.iter(), true).0, 0.0);
-        assert_eq!(y_range([].iter(), false), (0.0, 1.0));
+        assert_eq!(y_range(curves.iter(), true, 1e9).0, 0.0);
+        assert_eq!(y_range([].iter(), false, 1e9), (0.0, 1.0));
+        // Megabytes of memory read in MB, not as 0.004 GB.
+        let small = [curve(2.5e6, 4.3e6)];
+        assert_eq!(unit_of(small.iter()), (1e6, "MB"));
+        let (lo, hi) = y_range(small.iter(), false, 1e6);
+        assert!(lo > 2.0 && lo < 2.5 && hi > 4.3 && hi < 4.5, "{lo} {hi}");
     }
 }

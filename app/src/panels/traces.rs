@@ -118,7 +118,8 @@ pub fn traces_ui(ui: &mut egui::Ui, studio: &Studio, shown: &Shown) -> Vec<Comma
         if let Some(report) = &traces.calibration {
             calibration_ui(ui, report);
         }
-        let span = shown.sim.makespan_s.max(comparison.makespan_measured_s);
+        // The span every chart shares (it includes the measured step).
+        let span = studio.span();
         if let Some(range) = measured_chart(ui, shown, &comparison.blocks, span, studio.view.range)
         {
             out.push(Command::Range(range));

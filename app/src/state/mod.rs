@@ -127,13 +127,17 @@ impl Studio {
         self.shown().map_or(0.0, |s| s.sim.makespan_s)
     }
 
-    /// The time range every chart spans: the longest of the simulation on screen and the
-    /// baselines, so they share one time axis.
+    /// The time range every chart spans: the longest of the simulation on screen, the
+    /// baselines and the measured step, so they all share one time axis.
     pub fn span(&self) -> f64 {
+        let measured = self
+            .shown()
+            .and_then(|s| self.traces.cached_view(s))
+            .map_or(0.0, |c| c.makespan_measured_s);
         self.baselines
             .iter()
             .map(|b| b.shown.sim.makespan_s)
-            .fold(self.current_makespan(), f64::max)
+            .fold(self.current_makespan().max(measured), f64::max)
     }
 
     /// `baseline makespan / current makespan` for the first baseline, when both exist.

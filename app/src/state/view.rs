@@ -119,8 +119,8 @@ pub struct PlotFrame {
     /// Screen x of `t = t0` and `t = t1` of the visible range.
     pub x_of_t0: f32,
     pub x_of_t1: f32,
-    /// The plot's y range, GB.
-    pub y_gb: (f64, f64),
+    /// The plot's y range, in bytes.
+    pub y_bytes: (f64, f64),
     /// Screen x of the teaching cursor, when the plot drew one.
     pub cursor_x: Option<f32>,
 }
