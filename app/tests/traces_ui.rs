@@ -68,7 +68,11 @@ fn imported_traces_show_under_the_prediction_with_their_agreement() {
     // Every chart spans the longer of the predicted (27 ms) and the measured step, so the
     // timeline, the measured lanes and the memory plot share one time axis.
     let s = harness.state();
-    let measured = s.traces.cached_view(s.shown().unwrap()).unwrap().makespan_measured_s;
+    let measured = s
+        .traces
+        .cached_view(s.shown().unwrap())
+        .unwrap()
+        .makespan_measured_s;
     assert!(measured > 0.027);
     assert_eq!(s.span(), measured);
     assert_eq!(s.view.visible(s.span()), (0.0, measured));

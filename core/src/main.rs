@@ -41,6 +41,9 @@ enum Command {
         /// Leave the per-event timeline out of the JSON.
         #[arg(long)]
         no_events: bool,
+        /// Also say what every rank does at this instant (seconds) and, when idle, why.
+        #[arg(long, value_name = "SECONDS")]
+        at: Option<f64>,
         #[command(flatten)]
         sim: SimArgs,
     },
@@ -272,16 +275,32 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             file,
             json,
             no_events,
+            at,
             sim,
         } => {
+            if let Some(t) = at.filter(|t| !t.is_finite()) {
+                return Err(InputError(format!("--at {t}: give a finite time in seconds")).into());
+            }
             let (scenario, simulation) = simulate_file(&file, sim)?;
+            let scene = at.map(|_| mpipe::scene::Scene::new(&simulation));
+            let states = at
+                .zip(scene.as_ref())
+                .map(|(t, scene)| (t, mpipe::explain::at_time(&simulation, scene, t)));
             if json {
-                let report = SimulateReport::new(&scenario.name, &simulation, !no_events);
+                let mut report = SimulateReport::new(&scenario.name, &simulation, !no_events);
+                report.at = states.map(|(t_s, ranks)| sim_report::AtReport { t_s, ranks });
                 emit(
                     &(serde_json::to_string(&report).context("serialising the simulation")? + "\n"),
                 )?;
             } else {
-                emit(&sim_report::text(&scenario.name, &simulation))?;
+                let mut text = sim_report::text(&scenario.name, &simulation);
+                if let Some((t, ranks)) = states {
+                    text.push_str(&format!("\nat {}:\n", sim_report::secs(t)));
+                    for r in ranks {
+                        text.push_str(&format!("  {}\n", r.sentence()));
+                    }
+                }
+                emit(&text)?;
             }
             Ok(())
         }

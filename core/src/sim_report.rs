@@ -30,6 +30,27 @@ pub struct SimulateReport {
     pub comms: Option<Vec<CommTiming>>,
     pub memory: Vec<MemoryCurve>,
     pub critical_path: Vec<String>,
+    /// Every rank's idle stretches (the bubbles the timeline labels), with the events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bubbles: Option<Vec<RankBubble>>,
+    /// What every rank does at one instant (`mpipe simulate --at`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<AtReport>,
+}
+
+/// One idle stretch of a rank.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct RankBubble {
+    pub rank: usize,
+    #[serde(flatten)]
+    pub gap: crate::metrics::Gap,
+}
+
+/// Every rank's state at `t_s`.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct AtReport {
+    pub t_s: f64,
+    pub ranks: Vec<crate::explain::RankAt>,
 }
 
 /// A compute event on the timeline.
@@ -154,6 +175,16 @@ impl SimulateReport {
             ranks: sim.ranks.clone(),
             events: with_events.then(|| event_timings(sim)),
             comms: with_events.then(|| comm_timings(sim)),
+            bubbles: with_events.then(|| {
+                (0..ranks)
+                    .flat_map(|rank| {
+                        crate::metrics::idle_gaps(&d.plan, &d.order, &sim.timeline, rank)
+                            .into_iter()
+                            .map(move |gap| RankBubble { rank, gap })
+                    })
+                    .collect()
+            }),
+            at: None,
             memory: sim.memory.clone(),
             critical_path: sim
                 .critical_path

@@ -205,10 +205,63 @@ fn simulate_json_has_the_fixed_keys() {
     assert_eq!(v["memory"][0]["points"][1], serde_json::json!([0.0, 4.0e9]));
     assert!(v["critical_path"].as_array().unwrap().len() > 1);
 
+    // Rank 3 waits 6 s for its first forward and, done with its last backward at 54 s, 12 s
+    // for the others (the worked example's warmup and cooldown).
+    let bubbles: Vec<&serde_json::Value> = v["bubbles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["rank"] == 3)
+        .collect();
+    assert_eq!(
+        bubbles,
+        [
+            &serde_json::json!({"rank": 3, "start_s": 0.0, "end_s": 6.0, "kind": "Warmup"}),
+            &serde_json::json!({"rank": 3, "start_s": 54.0, "end_s": 66.0, "kind": "Cooldown"})
+        ]
+    );
+
     let (_, out, _) = mpipe(&["simulate", path.to_str().unwrap(), "--json", "--no-events"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(v.get("events").is_none());
+    assert!(v.get("bubbles").is_none());
     assert_eq!(v["makespan_s"], 66.0);
+}
+
+#[test]
+fn simulate_at_says_what_every_rank_does_and_why_it_waits() {
+    let path = samples().join("1f1b.json");
+    let (code, out, err) = mpipe(&["simulate", path.to_str().unwrap(), "--at", "9"]);
+    assert_eq!(code, 0, "{err}");
+    let tail: Vec<&str> = out
+        .lines()
+        .rev()
+        .take(5)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "at 9.000 s:",
+            "  rank 0: idle — waiting for 1B0 from rank 1 (done at 20.000 s) before it can run 0B0 · holds 10.00 GB",
+            "  rank 1: idle — waiting for 2B0 from rank 2 (done at 16.000 s) before it can run 1B0 · holds 8.00 GB",
+            "  rank 2: idle — waiting for 3B0 from rank 3 (done at 12.000 s) before it can run 2B0 · holds 6.00 GB",
+            "  rank 3: 3B0 (backward of microbatch 0) · holds 4.00 GB",
+        ]
+    );
+    let (code, out, _) = mpipe(&["simulate", path.to_str().unwrap(), "--at", "9", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["at"]["t_s"], 9.0);
+    assert_eq!(
+        v["at"]["ranks"][0]["idle"],
+        serde_json::json!({"reason": "waiting", "next": "0B0", "waiting_for": {"what": "1B0", "rank": 1, "end_s": 20.0}})
+    );
+    let (code, _, err) = mpipe(&["simulate", path.to_str().unwrap(), "--at", "inf"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.trim(), "error: --at inf: give a finite time in seconds");
 }
 
 #[test]

@@ -154,6 +154,8 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
             [step / 5.0, step, step * 5.0]
         }))
         .y_axis_label(unit_name)
+        // As many decimals as the step between lines needs (3.5, 4.0, 4.5 — not 4, 4, 5).
+        .y_axis_formatter(|mark, _| mpipe::svg::tick_label(mark.value, mark.step_size))
         .x_axis_label("time (s)")
         .legend(egui_plot::Legend::default())
         .show(ui, |plot| {
