@@ -158,8 +158,8 @@ impl Traces {
         Some(view)
     }
 
-    /// The comparison computed for exactly `key`, if it is the one cached (drawing reads it
-    /// without recomputing).
+    /// The comparison of the current step with `shown`, if it is the one cached (drawing reads
+    /// it without recomputing; [`Traces::view`] computes it).
     pub fn cached_view(&self, shown: &Shown) -> Option<Arc<Comparison>> {
         let key = (shown.generation, self.generation, self.step);
         self.view
