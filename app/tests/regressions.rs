@@ -485,3 +485,26 @@ fn a_typed_name_is_one_undo_step() {
         "vit"
     );
 }
+
+/// An edit that makes a total overflow (the backbone's fwd_s = 1e308: finite itself, but the
+/// step's compute time is ∞) is rejected with its field and rule, and the last valid schedule
+/// stays on screen (issue 10).
+#[test]
+fn an_overflowing_time_is_rejected_and_the_last_schedule_stays() {
+    let mut harness = harness();
+    let before = harness.state().rank_actions(0);
+    edit(
+        &mut harness,
+        Edit::LayerFwd {
+            layer: 1,
+            seconds: 1e308,
+        },
+    );
+    harness.run();
+    harness.get_by_label_contains(
+        "field `model.layers[1]`: rule `finite`: the step's compute time (every layer's forward and backward over every microbatch) overflows to ∞",
+    );
+    harness.get_by_label("Showing the last valid schedule, dimmed.");
+    assert_eq!(harness.state().rank_actions(0), before);
+    assert!(harness.state().shown().unwrap().sim.makespan_s.is_finite());
+}

@@ -12,6 +12,7 @@ pub mod derive;
 pub mod edit;
 pub mod event;
 pub mod explain;
+pub mod finite;
 pub mod io;
 pub mod json_locate;
 pub mod maxplus;

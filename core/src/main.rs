@@ -230,14 +230,21 @@ fn derive_file(path: &Path) -> Result<(Scenario, mpipe::Derivation), InputError>
     }
 }
 
-/// Writes to stdout; a closed pipe (`mpipe derive … | head`) ends quietly instead of panicking.
+/// Writes to stdout. A stdout that cannot take it (a closed pipe: `mpipe derive … | head -c 10`;
+/// a full disk) is not bad input but an internal failure: exit status 1, never a panic.
 fn emit(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e).context("writing to stdout"),
-        _ => Ok(()),
-    }
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .context("writing to stdout")
+}
+
+/// Says `message` on stderr; a stderr that cannot be written (`2>/dev/full`, a closed pipe) is
+/// ignored — there is nowhere left to say anything, and the exit status still tells.
+fn say(message: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{message}");
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -372,7 +379,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 check_step,
                 sim.options(),
             )
-            .map_err(|e| InputError(e.to_string()))?;
+            .map_err(|e| {
+                // The calibrated scenario is derived from the file: its errors name the file
+                // and the field (it has no text of its own to give a line and column).
+                InputError(format!(
+                    "{}: the calibrated scenario: field `{}`: {e}",
+                    scenario.display(),
+                    e.field()
+                ))
+            })?;
             let name = if model.name.is_empty() {
                 scenario.display().to_string()
             } else {
@@ -437,15 +452,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Usage errors and --help; printing them must not panic either.
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if err.downcast_ref::<InputError>().is_some() => {
-            eprintln!("error: {err}");
+            say(format_args!("error: {err}"));
             ExitCode::from(2)
         }
         Err(err) => {
-            eprintln!("error: {err:#}");
+            say(format_args!("error: {err:#}"));
             ExitCode::FAILURE
         }
     }

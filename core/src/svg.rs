@@ -214,7 +214,9 @@ pub fn render(name: &str, sim: &Simulation) -> String {
     let step = tick_step(makespan, 10.0);
     let mut t = 0.0;
     let mut i = 0u32;
-    while t <= makespan * (1.0 + 1e-9) {
+    // About ten ticks; bounded whatever the makespan (an infinite one cannot pass validation,
+    // and a loop must not rely on that).
+    while t <= makespan * (1.0 + 1e-9) && i <= 64 {
         let tx = x(t);
         let _ = writeln!(
             s,

@@ -125,6 +125,16 @@ pub enum ValidityError {
     Workload(#[from] WorkloadError),
     #[error("rule `static-memory`: `static_memory_factor` = {0} must be a finite number ≥ 0")]
     StaticMemory(f64),
+    #[error("rule `hardware`: `{field}` = {value} must be a finite number ≥ 0")]
+    Hardware { field: &'static str, value: f64 },
+    #[error(
+        "rule `finite`: {what} overflows to ∞; every time, size and total a scenario derives must stay finite"
+    )]
+    Overflow {
+        /// The field whose figure makes it overflow.
+        field: String,
+        what: String,
+    },
 }
 
 impl ValidityError {
@@ -148,6 +158,8 @@ impl ValidityError {
             OwnerLength { .. } | OwnerRank { .. } => "owner",
             Workload(_) => "workload",
             StaticMemory(_) => "static-memory",
+            Hardware { .. } => "hardware",
+            Overflow { .. } => "finite",
         }
     }
 
@@ -174,6 +186,8 @@ impl ValidityError {
             OwnerRank { mb, .. } => format!("owner[{mb}]"),
             Workload(e) => e.field(),
             StaticMemory(_) => "static_memory_factor".into(),
+            Hardware { field, .. } => (*field).to_string(),
+            Overflow { field, .. } => field.clone(),
         }
     }
 
@@ -370,6 +384,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
         }
     }
     check_limits(scenario)?;
+    crate::finite::check_hardware(scenario.hardware.as_ref())?;
     let (ranks, microbatches) = (scenario.ranks, scenario.microbatches);
     let layers = expand_layers(scenario)?;
     let ranges = check_schedule(&scenario.cut, &scenario.schedule, layers.len())?;
@@ -471,6 +486,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
     if !(static_memory_factor.is_finite() && static_memory_factor >= 0.0) {
         return Err(ValidityError::StaticMemory(static_memory_factor));
     }
+    crate::finite::check_totals(scenario, &workload, static_memory_factor)?;
 
     Ok(Plan {
         layers,

@@ -100,7 +100,18 @@ impl Workload {
                 }
                 Ok(list.clone())
             }
-            (None, Some(d)) => d.draw(w.seed.unwrap_or(0), microbatches),
+            (None, Some(d)) => {
+                let factors = d.draw(w.seed.unwrap_or(0), microbatches)?;
+                // A distribution of finite parameters can still draw ∞ (uniform up to f64::MAX,
+                // a lognormal with a huge sigma).
+                match factors.iter().position(|f| !f.is_finite()) {
+                    Some(mb) => Err(WorkloadError::Parameters(format!(
+                        "microbatch {mb}'s factor, drawn with seed {}, overflows to ∞; give parameters whose draws stay finite",
+                        w.seed.unwrap_or(0),
+                    ))),
+                    None => Ok(factors),
+                }
+            }
         }
     }
 }

@@ -495,7 +495,10 @@ impl Studio {
             ) {
                 Ok(c) => Some(Ok(c)),
                 Err(mpipe::simulation::SimulationError::Cancelled) => None,
-                Err(mpipe::simulation::SimulationError::Derive(e)) => Some(Err(e.to_string())),
+                Err(mpipe::simulation::SimulationError::Derive(e)) => Some(Err(format!(
+                    "the calibrated scenario: field `{}`: {e}",
+                    e.field()
+                ))),
             }
         });
         match job {

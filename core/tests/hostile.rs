@@ -1,0 +1,119 @@
+//! The hostile-input corpus (`tests/hostile/`): every case of `cases.json` runs the CLI on a
+//! malformed, extreme or adversarial input and must end — within a minute, never by a panic —
+//! with its exact exit status and message. Inputs too large to commit are generated here.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // tests fail by panicking
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn corpus() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/hostile")
+}
+
+/// Waits for `child` at most `limit`; a run that goes on is killed and fails the test.
+fn wait_bounded(
+    mut child: std::process::Child,
+    limit: Duration,
+    what: &str,
+) -> std::process::Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{what}: still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn redirect(path: Option<&serde_json::Value>) -> Stdio {
+    match path.and_then(|p| p.as_str()) {
+        Some(p) => Stdio::from(std::fs::OpenOptions::new().write(true).open(p).unwrap()),
+        None => Stdio::piped(),
+    }
+}
+
+#[test]
+fn every_case_of_the_corpus_ends_with_its_exit_status_and_message() {
+    let text = std::fs::read_to_string(corpus().join("cases.json")).unwrap();
+    let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let out_dir = std::env::temp_dir().join(format!("mpipe-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let cases = manifest["cases"].as_array().unwrap();
+    assert!(cases.len() >= 17);
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let args: Vec<String> = case["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                let a = a.as_str().unwrap();
+                // Outputs go to a scratch folder, inputs are read from the corpus.
+                if a.starts_with("out.") {
+                    out_dir.join(a).display().to_string()
+                } else {
+                    a.to_string()
+                }
+            })
+            .collect();
+        let child = Command::new(env!("CARGO_BIN_EXE_mpipe"))
+            .args(&args)
+            .current_dir(corpus())
+            .stdin(Stdio::null())
+            .stdout(redirect(case.get("stdout_to")))
+            .stderr(redirect(case.get("stderr_to")))
+            .spawn()
+            .unwrap();
+        let out = wait_bounded(child, Duration::from_secs(60), name);
+        assert_eq!(
+            out.status.code(),
+            case["exit"].as_i64().map(|c| c as i32),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if let Some(want) = case.get("stderr").and_then(|s| s.as_str()) {
+            assert_eq!(
+                String::from_utf8_lossy(&out.stderr).trim_end(),
+                want,
+                "{name}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&out_dir).ok();
+}
+
+/// A reader that goes away (`mpipe simulate … --json | head -c 10`) is an internal failure,
+/// exit status 1, as the README says — not a quiet 0, not a panic.
+#[test]
+fn a_closed_stdout_exits_1() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mpipe"))
+        .args(["simulate", "big-output.json", "--json"])
+        .current_dir(corpus())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read a little, then close the pipe while the output (megabytes) is still coming.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut head = [0u8; 10];
+    std::io::Read::read_exact(&mut stdout, &mut head).unwrap();
+    assert_eq!(&head[..2], b"{\"");
+    drop(stdout);
+    let out = wait_bounded(child, Duration::from_secs(60), "closed stdout");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "error: writing to stdout: Broken pipe (os error 32)"
+    );
+}
