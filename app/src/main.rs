@@ -3,8 +3,6 @@
 //! instead, and profiler traces given after it are imported for comparison.
 
 use mpipe_studio::StudioApp;
-use mpipe_studio::state::files::is_trace_file;
-use mpipe_studio::state::traces::TraceSource;
 
 fn main() -> eframe::Result {
     let options = eframe::NativeOptions {
@@ -20,15 +18,8 @@ fn main() -> eframe::Result {
         Box::new(move |cc| {
             mpipe_studio::fonts::install(&cc.egui_ctx);
             let mut app = StudioApp::restore(cc.storage);
-            let mut traces = Vec::new();
-            for path in args {
-                if is_trace_file(&path) {
-                    traces.push(TraceSource::Path(path));
-                } else {
-                    app.studio.open_path(&path);
-                }
-            }
-            app.studio.open_traces(traces);
+            // Read on a worker: the window appears at once, even for a FIFO or a slow disk.
+            app.studio.open_given(args);
             Ok(Box::new(app))
         }),
     )

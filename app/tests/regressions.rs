@@ -508,3 +508,86 @@ fn an_overflowing_time_is_rejected_and_the_last_schedule_stays() {
     assert_eq!(harness.state().rank_actions(0), before);
     assert!(harness.state().shown().unwrap().sim.makespan_s.is_finite());
 }
+
+/// Hostile files in the app (issue 10): each is refused with its message, the window stays
+/// interactive, and what was open stays open.
+mod hostile {
+    use super::*;
+    use mpipe_studio::state::files::Given;
+
+    fn corpus(name: &str) -> std::path::PathBuf {
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/hostile")
+            .join(name)
+    }
+
+    /// Opens `paths` as the command line does, waiting for the worker that reads them.
+    fn open_given(harness: &mut Harness<'static, Studio>, paths: Vec<std::path::PathBuf>) {
+        harness.state_mut().open_given(paths);
+        common::wait(harness, |s| s.opening.is_none());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_on_the_command_line_does_not_block_the_window() {
+        let fifo = temp_dir("fifo").join("f.json");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let mut harness = harness();
+        open_given(&mut harness, vec![fifo.clone()]);
+        harness.get_by_label_contains(&format!(
+            "{}: cannot read: not a regular file (a folder, a FIFO or a device); give a file",
+            fifo.display()
+        ));
+        assert_eq!(harness.state().source(), "mpipe-vit-llm.json");
+        assert!(harness.state().current().is_some());
+    }
+
+    #[test]
+    fn utf16_bad_utf8_and_escapes_are_named_and_a_bom_is_accepted() {
+        let mut harness = harness();
+        open_given(&mut harness, vec![corpus("utf16.json")]);
+        harness.get_by_label_contains(
+            "utf16.json:1:1: the file is UTF-16; scenarios are read as UTF-8 (save it as UTF-8)",
+        );
+        open_given(&mut harness, vec![corpus("bad-utf8.json")]);
+        harness.get_by_label_contains(
+            "bad-utf8.json:3:23: not UTF-8: byte 0xFF cannot start or continue a character",
+        );
+        assert_eq!(harness.state().source(), "mpipe-vit-llm.json");
+        open_given(&mut harness, vec![corpus("escape-skeleton.json")]);
+        harness.get_by_label_contains("unknown variant `1f1b\\u{1b}[2J\\u{1b}[31m`");
+        assert_eq!(harness.state().source(), "mpipe-vit-llm.json");
+        open_given(&mut harness, vec![corpus("bom.json")]);
+        assert!(harness.state().source().ends_with("bom.json"));
+        assert!(harness.state().current().is_some());
+        // The command line sorts files as the CLI does.
+        let sorted = mpipe_studio::state::files::sort_given(vec![corpus("bom.json")]);
+        assert!(matches!(&sorted[..], [Given::Scenario(_, Ok(_))]));
+    }
+
+    #[test]
+    fn an_overflowing_file_is_refused_and_a_huge_description_is_shown_cut() {
+        let mut harness = harness();
+        open_given(&mut harness, vec![corpus("alpha-1e308.json")]);
+        harness.get_by_label_contains("field `hardware.link_alpha_s`: rule `finite`");
+        let text = include_str!("../../samples/1f1b.json").replace(
+            "Plain 1F1B over 4 ranks",
+            &"a very long description ".repeat(200_000),
+        );
+        assert!(harness.state_mut().open_text(&text, "long.json", None));
+        harness.run();
+        let cut = mpipe_studio::panels::editors::shorten(
+            &harness.state().scenario().unwrap().description,
+            2000,
+        );
+        assert_eq!(cut.chars().count(), 2001);
+        assert!(cut.ends_with('…'));
+        harness.get_by_label_contains(&cut);
+    }
+}

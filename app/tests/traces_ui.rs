@@ -126,7 +126,10 @@ fn a_broken_rule_is_reported_and_the_old_rules_stay() {
     press(&mut harness, "Apply rules");
     let error = harness.state().traces.rules_error.clone().unwrap();
     assert!(
-        error.starts_with("rule 0 (x): bad pattern: regex parse error"),
+        // Named at its field in the editor's text (issue 10: rules errors give a position).
+        error.starts_with(
+            "rules:1:33: field `rules[0].pattern`: rule 0 (x): bad pattern: regex parse error"
+        ),
         "{error}"
     );
     harness.get_by_label_contains("rule 0 (x): bad pattern");

@@ -62,6 +62,8 @@ pub fn parse_path(text: &str) -> Vec<PathSeg> {
 
 /// 1-based line and column of the value at `path` in `text`, or `None` when it cannot be found.
 pub fn locate(text: &str, path: &[PathSeg]) -> Option<(usize, usize)> {
+    // Positions count from after a byte-order mark, as the parser's do.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let bytes = text.as_bytes();
     let mut scanner = Scanner { bytes, pos: 0 };
     scanner.skip_ws();

@@ -136,8 +136,11 @@ impl SimArgs {
 fn is_scenario(path: &Path) -> bool {
     use std::io::Read;
     let mut head = [0u8; 4096];
-    let n = std::fs::File::open(path)
-        .and_then(|mut f| f.read(&mut head))
+    // Only a regular file is opened (a FIFO would block); anything else is left to the scenario
+    // reader, which says what it is.
+    let n = open_regular(path)
+        .ok()
+        .and_then(|mut f| f.read(&mut head).ok())
         .unwrap_or(0);
     !mpipe::trace::looks_like_trace(head.get(..n).unwrap_or_default())
 }
@@ -150,8 +153,10 @@ fn load_traces(
     let rules = match &args.rules {
         Some(path) => {
             let name = path.display().to_string();
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| InputError(format!("{name}: cannot read: {e}")))?;
+            let bytes = mpipe::scenario::read_bounded(open_regular(path)?, &name)
+                .map_err(|e| InputError(e.to_string()))?;
+            let text = mpipe::scenario::text_from_bytes(bytes, &name)
+                .map_err(|e| InputError(e.to_string()))?;
             mpipe::trace::RuleSet::from_json_str(&text, &name)
                 .map_err(|e| InputError(e.to_string()))?
         }
@@ -179,8 +184,7 @@ fn load_traces(
     let mut traces = Vec::with_capacity(files.len());
     for path in files {
         let name = path.display().to_string();
-        let file = std::fs::File::open(path)
-            .map_err(|e| InputError(format!("{name}: cannot read: {e}")))?;
+        let file = open_regular(path)?;
         let trace = mpipe::trace::import(file, &name, &mut |_| true)
             .map_err(|e| InputError(e.to_string()))?;
         traces.push(trace);
@@ -188,6 +192,25 @@ fn load_traces(
     let measurement = mpipe::trace::recover(&traces, &compiled, &user_ranks);
     let alignment = mpipe::trace::align(&measurement);
     Ok((measurement, alignment))
+}
+
+/// Refuses an output that is one of the inputs (`mpipe render x.json --svg x.json` would replace
+/// the scenario with a picture of it).
+fn refuse_to_overwrite(out: &Path, inputs: &[&Path]) -> Result<(), InputError> {
+    let Ok(target) = std::fs::canonicalize(out) else {
+        return Ok(()); // a new file overwrites nothing
+    };
+    match inputs
+        .iter()
+        .find(|input| std::fs::canonicalize(input).is_ok_and(|i| i == target))
+    {
+        Some(input) => Err(InputError(format!(
+            "{}: refusing to write the output over the input {}; give another output file",
+            out.display(),
+            input.display()
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn simulate_file(path: &Path, sim: SimArgs) -> Result<(Scenario, Simulation), InputError> {
@@ -201,10 +224,26 @@ fn simulate_file(path: &Path, sim: SimArgs) -> Result<(Scenario, Simulation), In
 #[error("{0}")]
 struct InputError(String);
 
+/// Opens `path` for reading when it is a regular file: a FIFO, a device or a folder would block or
+/// never end, so it is refused at once.
+fn open_regular(path: &Path) -> Result<std::fs::File, InputError> {
+    let file = path.display();
+    let meta =
+        std::fs::metadata(path).map_err(|e| InputError(format!("{file}: cannot read: {e}")))?;
+    if !meta.is_file() {
+        return Err(InputError(format!(
+            "{file}: cannot read: not a regular file (a folder, a FIFO or a device); give a file"
+        )));
+    }
+    std::fs::File::open(path).map_err(|e| InputError(format!("{file}: cannot read: {e}")))
+}
+
 fn read_scenario(path: &Path) -> Result<(Scenario, String), InputError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| InputError(format!("{file}: cannot read: {e}")))?;
+    let bytes = mpipe::scenario::read_bounded(open_regular(path)?, &file)
+        .map_err(|e| InputError(e.to_string()))?;
+    let text =
+        mpipe::scenario::text_from_bytes(bytes, &file).map_err(|e| InputError(e.to_string()))?;
     let scenario = Scenario::from_json_str(&text, &file).map_err(|e| InputError(e.to_string()))?;
     Ok((scenario, text))
 }
@@ -240,11 +279,17 @@ fn emit(text: &str) -> anyhow::Result<()> {
         .context("writing to stdout")
 }
 
-/// Says `message` on stderr; a stderr that cannot be written (`2>/dev/full`, a closed pipe) is
-/// ignored — there is nowhere left to say anything, and the exit status still tells.
+/// Says `message` on stderr, its control characters written out (a skeleton name with terminal
+/// escapes must not drive the terminal); a stderr that cannot be written (`2>/dev/full`, a closed
+/// pipe) is ignored — there is nowhere left to say anything, and the exit status still tells.
 fn say(message: std::fmt::Arguments<'_>) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
+    let text = message.to_string();
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "{}",
+        mpipe::report::escape_controls(&text)
+    );
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -333,6 +378,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Render { file, svg, sim } => {
+            refuse_to_overwrite(&svg, &[&file])?;
             let (scenario, simulation) = simulate_file(&file, sim)?;
             mpipe::io::write_atomic(
                 &svg,
@@ -351,6 +397,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             trace,
             sim,
         } => {
+            if let Some(out) = &calibrated {
+                let inputs: Vec<&Path> = std::iter::once(scenario.as_path())
+                    .chain(files.iter().map(PathBuf::as_path))
+                    .collect();
+                refuse_to_overwrite(out, &inputs)?;
+            }
             let (model, simulation) = simulate_file(&scenario, sim)?;
             let (measurement, alignment) = load_traces(&files, &trace)?;
             let steps = measurement
@@ -418,6 +470,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             trace,
             sim,
         } => {
+            let inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+            refuse_to_overwrite(&chrome_trace, &inputs)?;
             let mut bytes = Vec::new();
             let what = match files.as_slice() {
                 [one] if is_scenario(one) => {

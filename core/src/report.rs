@@ -294,3 +294,36 @@ pub fn text(name: &str, d: &Derivation) -> String {
     );
     out
 }
+
+/// `text` with its control characters (terminal escapes, NUL, DEL, …) written out as `\u{1b}`,
+/// so that a name read from a file cannot drive a terminal or garble the app; newlines and tabs
+/// stay as they are.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if bad(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_written_out() {
+        assert_eq!(escape_controls("1f1b"), "1f1b");
+        assert_eq!(
+            escape_controls("\u{1b}[31mred\u{1b}[0m\tok\n\u{7}"),
+            "\\u{1b}[31mred\\u{1b}[0m\tok\n\\u{7}"
+        );
+    }
+}

@@ -109,6 +109,8 @@ pub enum ScenarioError {
 impl Scenario {
     /// Parses a scenario from JSON text; `file` is the name errors give.
     pub fn from_json_str(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+        // A byte-order mark (editors on Windows write one) is not part of the JSON.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut de = serde_json::Deserializer::from_str(text);
         let scenario: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|err| {
             let inner = err.inner();
@@ -153,15 +155,9 @@ impl Scenario {
     }
 
     /// Reads a scenario from any reader.
-    pub fn load(mut reader: impl Read, file: &str) -> Result<Scenario, ScenarioError> {
-        let mut text = String::new();
-        reader
-            .read_to_string(&mut text)
-            .map_err(|err| ScenarioError::Read {
-                file: file.to_string(),
-                message: err.to_string(),
-            })?;
-        Scenario::from_json_str(&text, file)
+    pub fn load(reader: impl Read, file: &str) -> Result<Scenario, ScenarioError> {
+        let bytes = read_bounded(reader, file)?;
+        Scenario::from_json_str(&text_from_bytes(bytes, file)?, file)
     }
 
     /// Pretty JSON, the form `save` writes.
@@ -173,6 +169,77 @@ impl Scenario {
     /// Writes the scenario as pretty JSON.
     pub fn save(&self, mut writer: impl Write) -> std::io::Result<()> {
         writer.write_all(self.to_json_string().as_bytes())
+    }
+}
+
+/// The largest scenario file read (64 MiB): a scenario that describes even the largest model
+/// `sizes` accepts is a few megabytes; anything far larger is not one.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// Reads at most [`MAX_FILE_BYTES`] from `reader`; a longer input is an error that names the
+/// limit, before it is held in memory.
+pub fn read_bounded(reader: impl Read, file: &str) -> Result<Vec<u8>, ScenarioError> {
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| ScenarioError::Read {
+            file: file.to_string(),
+            message: err.to_string(),
+        })?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(ScenarioError::Read {
+            file: file.to_string(),
+            message: format!(
+                "larger than a scenario file may be ({} MiB); a scenario of the largest model this version accepts is a few megabytes",
+                MAX_FILE_BYTES >> 20
+            ),
+        });
+    }
+    Ok(bytes)
+}
+
+/// The text of a scenario file's bytes: UTF-8, a byte-order mark accepted (and dropped). A
+/// UTF-16 file, or bytes that are not UTF-8, are errors that say so — the latter at the line and
+/// column of the first bad byte.
+pub fn text_from_bytes(bytes: Vec<u8>, file: &str) -> Result<String, ScenarioError> {
+    let utf16 = bytes.starts_with(&[0xFF, 0xFE])
+        || bytes.starts_with(&[0xFE, 0xFF])
+        || (bytes.get(1) == Some(&0) && bytes.first().is_some_and(|&b| b != 0));
+    if utf16 {
+        return Err(ScenarioError::Syntax {
+            file: file.to_string(),
+            line: 1,
+            column: 1,
+            message: "the file is UTF-16; scenarios are read as UTF-8 (save it as UTF-8)".into(),
+        });
+    }
+    let start = if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        3
+    } else {
+        0
+    };
+    match String::from_utf8(bytes) {
+        Ok(mut text) => {
+            text.drain(..start);
+            Ok(text)
+        }
+        Err(e) => {
+            let bytes = e.as_bytes();
+            let at = e.utf8_error().valid_up_to();
+            // Everything before the bad byte is valid: count lines and characters in it.
+            let valid = std::str::from_utf8(bytes.get(start..at).unwrap_or_default()).unwrap_or("");
+            let (line, column) = json_locate::line_col(valid, valid.len());
+            Err(ScenarioError::Syntax {
+                file: file.to_string(),
+                line,
+                column,
+                message: format!(
+                    "not UTF-8: byte 0x{:02X} cannot start or continue a character",
+                    bytes.get(at).copied().unwrap_or(0)
+                ),
+            })
+        }
     }
 }
 

@@ -189,8 +189,12 @@ fn edited_rules_are_read_from_a_file_and_checked() {
         false,
     );
     assert_eq!(code, 2);
+    // Named at its field in the rules file.
     assert!(
-        err.starts_with("error: rule 0 (x): bad pattern: regex parse error"),
+        err.starts_with("error: ")
+            && err.contains(
+                "rules.json:1:33: field `rules[0].pattern`: rule 0 (x): bad pattern: regex parse error"
+            ),
         "{err}"
     );
     let (code, _, err) = trace_with(

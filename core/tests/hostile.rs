@@ -50,7 +50,7 @@ fn every_case_of_the_corpus_ends_with_its_exit_status_and_message() {
     let out_dir = std::env::temp_dir().join(format!("mpipe-hostile-{}", std::process::id()));
     std::fs::create_dir_all(&out_dir).unwrap();
     let cases = manifest["cases"].as_array().unwrap();
-    assert!(cases.len() >= 17);
+    assert!(cases.len() >= 28);
     for case in cases {
         let name = case["name"].as_str().unwrap();
         let args: Vec<String> = case["args"]
@@ -116,4 +116,56 @@ fn a_closed_stdout_exits_1() {
         String::from_utf8_lossy(&out.stderr).trim_end(),
         "error: writing to stdout: Broken pipe (os error 32)"
     );
+}
+
+/// Inputs generated here: a FIFO (reading it would block until a writer comes), and a scenario
+/// file larger than any scenario (64 MiB of description).
+#[cfg(unix)]
+#[test]
+fn a_fifo_and_an_oversized_file_are_refused_at_once() {
+    let dir = std::env::temp_dir().join(format!("mpipe-hostile-gen-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo.json");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    for args in [["validate"], ["trace"]] {
+        let child = Command::new(env!("CARGO_BIN_EXE_mpipe"))
+            .args(args)
+            .arg(&fifo)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = wait_bounded(child, Duration::from_secs(20), "a FIFO");
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim_end(),
+            format!(
+                "error: {}: cannot read: not a regular file (a folder, a FIFO or a device); give a file",
+                fifo.display()
+            )
+        );
+    }
+    let big = dir.join("big.json");
+    let mut text = String::from(r#"{"format": "mpipe-scenario/1", "description": ""#);
+    text.push_str(&"x".repeat(65 << 20));
+    text.push_str(r#"", "model": {"layers": [{"name": "l", "count": 8, "fwd_s": 1}]}, "schedule": ["1f1b"], "ranks": 4, "microbatches": 8}"#);
+    std::fs::write(&big, text).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_mpipe"))
+        .arg("validate")
+        .arg(&big)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(child, Duration::from_secs(60), "an oversized file");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        format!(
+            "error: {}: cannot read: larger than a scenario file may be (64 MiB); a scenario of the largest model this version accepts is a few megabytes",
+            big.display()
+        )
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -15,6 +15,15 @@ use mpipe::model::Role;
 use mpipe::owner::OwnerSpec;
 use mpipe::skeleton::{Layout, Skeleton};
 
+/// At most `chars` characters of `text`, with an ellipsis when cut: a file's free text is shown,
+/// never laid out whole (a 50 MB description would cost the window gigabytes).
+pub fn shorten(text: &str, chars: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}…", text.get(..at).unwrap_or_default()).into(),
+        None => text.into(),
+    }
+}
+
 /// The edit of a widget's `response`: part of a drag gesture while it is being dragged.
 fn edit_of(response: &egui::Response, edit: Edit) -> Command {
     Command::Edit {
@@ -55,9 +64,12 @@ pub fn editors_ui(ui: &mut Ui, studio: &Studio) -> Vec<Command> {
         ui.label("No scenario.");
         return out;
     };
-    ui.label(RichText::new(&s.name).strong());
+    let shown = |text: &str, chars: usize| {
+        mpipe::report::escape_controls(&shorten(text, chars)).into_owned()
+    };
+    ui.label(RichText::new(shown(&s.name, 200)).strong());
     if !s.description.is_empty() {
-        ui.label(RichText::new(&s.description).small());
+        ui.label(RichText::new(shown(&s.description, 2000)).small());
     }
     ui.separator();
     sizes_ui(ui, s, &mut out);
@@ -295,10 +307,14 @@ fn model_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
             ui.end_row();
             for (layer, spec) in s.model.layers.iter().enumerate() {
                 let mut name = spec.name.clone();
-                let field = ui
+                if name.len() > 1000 {
+                    // Too long to edit in a field (and to lay out every frame): shown cut.
+                    ui.label(shorten(&name, 20)).labelled_by(head(0));
+                } else if let field = ui
                     .add(egui::TextEdit::singleline(&mut name).desired_width(70.0))
-                    .labelled_by(head(0));
-                if field.changed() {
+                    .labelled_by(head(0))
+                    && field.changed()
+                {
                     // Typing a name is one undo step, however many letters.
                     out.push(Command::Edit {
                         edit: Edit::LayerName { layer, name },

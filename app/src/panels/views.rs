@@ -23,6 +23,12 @@ fn status_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
             ui.label(RichText::new(&notice.text).small());
         }
     }
+    if studio.opening.is_some() {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.label("Reading the files given…");
+        });
+    }
     if let Some(job) = studio.derived.running() {
         ui.horizontal(|ui| {
             ui.spinner();
@@ -217,7 +223,14 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
         );
     }
     if !studio.baselines.is_empty() {
-        ui.label(RichText::new(format!("Current: {}", shown.name)).strong());
+        let name = super::editors::shorten(&shown.name, 120);
+        ui.label(
+            RichText::new(format!(
+                "Current: {}",
+                mpipe::report::escape_controls(&name)
+            ))
+            .strong(),
+        );
     }
     let selected = studio.selected();
     chart(

@@ -136,10 +136,13 @@ fn derive(
     match simulate_scenario_cancellable(scenario, SimOptions::default(), keep_going) {
         Ok(sim) => Some(Ok(Shown::new(generation, &scenario.name, sim))),
         Err(SimulationError::Cancelled) => None,
-        Err(SimulationError::Derive(e)) => Some(Err(match text {
-            Some(text) => e.locate(text, source).to_string(),
-            None => format!("{source}: field `{}`: {e}", e.field()),
-        })),
+        Err(SimulationError::Derive(e)) => {
+            let message = match text {
+                Some(text) => e.locate(text, source).to_string(),
+                None => format!("{source}: field `{}`: {e}", e.field()),
+            };
+            Some(Err(mpipe::report::escape_controls(&message).into_owned()))
+        }
     }
 }
 

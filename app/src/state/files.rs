@@ -21,10 +21,26 @@ pub fn remember(recent: &mut Vec<String>, name: &str) {
     recent.truncate(RECENT);
 }
 
-/// Reads a scenario file's text.
-pub fn read_text(path: &Path) -> Result<String, String> {
+/// Opens `path` when it is a regular file (a FIFO or a device would block the window).
+fn open_regular(path: &Path) -> Result<std::fs::File, String> {
     let name = path.display();
-    std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read: {e}"))
+    let meta = std::fs::metadata(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{name}: cannot read: not a regular file (a folder, a FIFO or a device); give a file"
+        ));
+    }
+    std::fs::File::open(path).map_err(|e| format!("{name}: cannot read: {e}"))
+}
+
+/// Reads a scenario file's text: a regular file of at most `mpipe::scenario::MAX_FILE_BYTES`,
+/// UTF-8 (a byte-order mark accepted); every failure names the file (and the position of a bad
+/// byte).
+pub fn read_text(path: &Path) -> Result<String, String> {
+    let name = path.display().to_string();
+    let bytes =
+        mpipe::scenario::read_bounded(open_regular(path)?, &name).map_err(|e| e.to_string())?;
+    mpipe::scenario::text_from_bytes(bytes, &name).map_err(|e| e.to_string())
 }
 
 /// Writes `bytes` to `path` atomically (a temporary file, then a rename); `what` names the
@@ -34,14 +50,41 @@ pub fn write(path: &Path, bytes: &[u8], what: &str) -> Result<(), String> {
         .map_err(|e| format!("{}: cannot {what}: {e}", path.display()))
 }
 
-/// Whether the file at `path` looks like a profiler trace (by its first bytes).
+/// Whether the file at `path` looks like a profiler trace (by its first bytes); only a regular
+/// file is opened.
 pub fn is_trace_file(path: &Path) -> bool {
     use std::io::Read;
     let mut head = [0u8; 4096];
-    let n = std::fs::File::open(path)
-        .and_then(|mut f| f.read(&mut head))
+    let n = open_regular(path)
+        .ok()
+        .and_then(|mut f| f.read(&mut head).ok())
         .unwrap_or(0);
     looks_like_trace(head.get(..n).unwrap_or_default())
+}
+
+/// What a file given on the command line turned out to be.
+#[derive(Debug)]
+pub enum Given {
+    /// A scenario's text (or why it cannot be read), and where it came from.
+    Scenario(PathBuf, Result<String, String>),
+    Trace(PathBuf),
+}
+
+/// Sorts the files given on the command line into scenarios (read) and traces (left to the
+/// import, which streams them). Runs on a worker: the window must not wait for a slow disk.
+pub fn sort_given(paths: Vec<PathBuf>) -> Vec<Given> {
+    paths
+        .into_iter()
+        .map(|path| {
+            let path = absolute(&path);
+            if is_trace_file(&path) {
+                Given::Trace(path)
+            } else {
+                let text = read_text(&path);
+                Given::Scenario(path, text)
+            }
+        })
+        .collect()
 }
 
 /// Dropped files sorted out: traces to import together, and the first other file as a scenario.
@@ -72,9 +115,14 @@ pub fn sort_dropped(files: &[egui::DroppedFileHandle]) -> Dropped {
                 bytes: bytes.into(),
             });
         } else if out.scenario.is_none() {
-            match String::from_utf8(bytes) {
+            let checked = if bytes.len() as u64 > mpipe::scenario::MAX_FILE_BYTES {
+                mpipe::scenario::read_bounded(&bytes[..], &name).map(|_| String::new())
+            } else {
+                mpipe::scenario::text_from_bytes(bytes, &name)
+            };
+            match checked {
                 Ok(text) => out.scenario = Some((name, file.path().to_path_buf(), text)),
-                Err(e) => out.errors.push(format!("{name}: not UTF-8 text: {e}")),
+                Err(e) => out.errors.push(e.to_string()),
             }
         }
     }

@@ -55,6 +55,8 @@ pub struct Studio {
     pub dialog: Option<FileDialog>,
     /// The outcome of a PNG export waiting for its screenshot.
     pub png_pending: Option<std::sync::mpsc::Receiver<Result<String, String>>>,
+    /// Files given on the command line, being read on a worker.
+    pub opening: Option<jobs::Job<Vec<files::Given>>>,
 }
 
 impl Default for Studio {
@@ -80,6 +82,7 @@ impl Studio {
             recent: Vec::new(),
             dialog: None,
             png_pending: None,
+            opening: None,
         }
     }
 
@@ -161,15 +164,16 @@ impl Studio {
     /// Reports a file operation that worked.
     pub fn inform(&mut self, text: String) {
         self.notice = Some(Notice {
-            text,
+            text: mpipe::report::escape_controls(&text).into_owned(),
             is_error: false,
         });
     }
 
     /// Reports a file that could not be read, parsed or written; the scenario on screen stays.
+    /// Control characters from the file are written out, never drawn.
     pub fn fail(&mut self, text: String) {
         self.notice = Some(Notice {
-            text,
+            text: mpipe::report::escape_controls(&text).into_owned(),
             is_error: true,
         });
     }
@@ -375,6 +379,50 @@ impl Studio {
         }
     }
 
+    /// Opens the files given on the command line: read and sorted on a worker (the window appears
+    /// at once, whatever the files are), then the scenario opens and the traces are imported.
+    pub fn open_given(&mut self, paths: Vec<PathBuf>) {
+        if paths.is_empty() {
+            return;
+        }
+        match jobs::Job::spawn("mpipe open", move |_| files::sort_given(paths)) {
+            Ok(job) => self.opening = Some(job),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Takes the files read for [`Studio::open_given`]; true while they are still being read.
+    fn poll_given(&mut self) -> bool {
+        let Some(job) = &self.opening else {
+            return false;
+        };
+        let given = match job.poll() {
+            jobs::Poll::Running => return true,
+            jobs::Poll::Done(given) => given,
+            jobs::Poll::Lost => {
+                self.opening = None;
+                self.fail("reading the files given stopped unexpectedly".into());
+                return false;
+            }
+        };
+        self.opening = None;
+        let mut traces = Vec::new();
+        for g in given {
+            match g {
+                files::Given::Trace(path) => traces.push(TraceSource::Path(path)),
+                files::Given::Scenario(path, Ok(text)) => {
+                    let name = path.display().to_string();
+                    if self.open_text(&text, &name, Some(path)) {
+                        files::remember(&mut self.recent, &name);
+                    }
+                }
+                files::Given::Scenario(_, Err(e)) => self.fail(e),
+            }
+        }
+        self.open_traces(traces);
+        false
+    }
+
     /// Starts importing trace files on a background job.
     pub fn open_traces(&mut self, sources: Vec<TraceSource>) {
         if let Err(e) = self.traces.start_import(sources) {
@@ -396,8 +444,9 @@ impl Studio {
             return;
         };
         let letter = char::from(b'A' + (self.baselines.len() % 26) as u8);
+        let name = crate::panels::editors::shorten(&shown.name, 120);
         self.baselines.push(Baseline {
-            name: format!("{letter}: {}", shown.name),
+            name: format!("{letter}: {}", mpipe::report::escape_controls(&name)),
             shown,
         });
     }
@@ -523,8 +572,10 @@ impl Studio {
             None => {}
         }
         let calibrating = self.poll_calibration();
+        let opening = self.poll_given();
         simulating
             || calibrating
+            || opening
             || self.traces.import.is_some()
             || self.derived.stopping() > 0
             || self.png_pending.is_some()

@@ -181,7 +181,9 @@ impl Traces {
                 self.rules_error = None;
                 self.analyse();
             }
-            Err(e) => self.rules_error = Some(e.to_string()),
+            Err(e) => {
+                self.rules_error = Some(mpipe::report::escape_controls(&e.to_string()).into_owned())
+            }
         }
     }
 

@@ -43,6 +43,36 @@ pub enum TraceError {
 /// Bytes between two progress reports.
 const PROGRESS_EVERY: u64 = 1 << 20;
 
+/// The JSON text of `reader`, past a UTF-8 byte-order mark (which is accepted); a UTF-16 file
+/// (its byte-order mark, or a NUL as its second byte) is an error at 1:1 that says so.
+fn text_start<R: std::io::BufRead>(mut reader: R, file: &str, gzip: bool) -> Result<R, TraceError> {
+    // Read errors here are those the stream would report at its start.
+    let head = reader.fill_buf().map_err(|e| TraceError::Syntax {
+        file: file.to_string(),
+        line: 1,
+        column: 1,
+        message: if gzip {
+            format!("broken gzip stream: {e}")
+        } else {
+            format!("read error: {e}")
+        },
+    })?;
+    if head.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        reader.consume(3);
+    } else if head.starts_with(&[0xFF, 0xFE])
+        || head.starts_with(&[0xFE, 0xFF])
+        || head.get(1) == Some(&0)
+    {
+        return Err(TraceError::Syntax {
+            file: file.to_string(),
+            line: 1,
+            column: 1,
+            message: "the file is UTF-16; traces are read as UTF-8 (save it as UTF-8)".into(),
+        });
+    }
+    Ok(reader)
+}
+
 /// Reads a trace from `reader` (plain JSON or gzip, told apart by the magic bytes); `file` is the
 /// name errors and warnings give. `progress` is called with the number of (compressed) bytes read
 /// so far about every MiB; returning `false` cancels the import.
@@ -71,12 +101,13 @@ pub fn import(
     };
     let mut builder = Builder::new(file);
     let result = if gzip {
+        let text = text_start(BufReader::new(MultiGzDecoder::new(buffered)), file, true)?;
+        walk(&mut JsonStream::new(text), &mut builder)
+    } else {
         walk(
-            &mut JsonStream::new(MultiGzDecoder::new(buffered)),
+            &mut JsonStream::new(text_start(buffered, file, false)?),
             &mut builder,
         )
-    } else {
-        walk(&mut JsonStream::new(buffered), &mut builder)
     };
     if cancelled.get() {
         return Err(TraceError::Cancelled {

@@ -196,7 +196,18 @@ fn file_sources(
             .entry(span.name)
             .or_insert_with(|| rules.classify(trace.string(span.name)));
         if let Some(c) = class {
-            matched.push((i, c));
+            if let Some(group) = c.unreadable {
+                let name = trace.string(span.name);
+                warnings.add("unreadable number", &trace.file, Some(i), || {
+                    format!(
+                        "`{}`: its {group} does not fit a number this version reads (at most {}); the event is skipped",
+                        crate::report::escape_controls(name),
+                        usize::MAX
+                    )
+                });
+            } else {
+                matched.push((i, c));
+            }
             continue;
         }
         let step = *step_names

@@ -176,6 +176,14 @@ pub enum RuleError {
         name: String,
         phase: String,
     },
+    #[error(
+        "rule {index} ({name}): unknown group `{group}` (the groups read are stage, phase and mb)"
+    )]
+    BadGroup {
+        index: usize,
+        name: String,
+        group: String,
+    },
     #[error("step pattern: {message}")]
     StepPattern { message: String },
     #[error("{file}:{line}:{column}: field `{path}`: {message}")]
@@ -196,6 +204,9 @@ pub struct Classified {
     pub direction: Option<Direction>,
     pub stage: Option<usize>,
     pub mb: Option<usize>,
+    /// A group the name has but whose number does not fit (`PP:99999999999999999999999F0`):
+    /// such an event is skipped with a warning, never read as stage 0.
+    pub unreadable: Option<&'static str>,
 }
 
 /// A kind of event and, for transfers, what it carries.
@@ -223,7 +234,27 @@ impl RuleSet {
                 path: e.path().to_string(),
                 message: crate::json_locate::strip_position(&e.inner().to_string()),
             })?;
-        rules.compile()?;
+        // A rule that does not compile is named at its field in the file.
+        rules.compile().map_err(|e| {
+            let path = match &e {
+                RuleError::Pattern { index, .. } | RuleError::BadGroup { index, .. } => {
+                    format!("rules[{index}].pattern")
+                }
+                RuleError::BadPhase { index, .. } => format!("rules[{index}].phase"),
+                RuleError::NoPhase { index, .. } => format!("rules[{index}]"),
+                RuleError::StepPattern { .. } => "step_pattern".to_string(),
+                RuleError::Json { .. } => return e,
+            };
+            let segs = crate::json_locate::parse_path(&path);
+            let (line, column) = crate::json_locate::locate(text, &segs).unwrap_or((1, 1));
+            RuleError::Json {
+                file: file.to_string(),
+                line,
+                column,
+                path,
+                message: e.to_string(),
+            }
+        })?;
         Ok(rules)
     }
 
@@ -239,6 +270,17 @@ impl RuleSet {
                 name: rule.name.clone(),
                 message: e.to_string(),
             })?;
+            if let Some(group) = regex
+                .capture_names()
+                .flatten()
+                .find(|n| !["stage", "phase", "mb"].contains(n))
+            {
+                return Err(RuleError::BadGroup {
+                    index,
+                    name: rule.name.clone(),
+                    group: group.to_string(),
+                });
+            }
             let has_group = regex.capture_names().flatten().any(|n| n == "phase");
             let fixed = match &rule.phase {
                 Some(p) => Some(ActionKind::parse(p).ok_or_else(|| RuleError::BadPhase {
@@ -272,17 +314,24 @@ impl Compiled {
     pub fn classify(&self, name: &str) -> Option<Classified> {
         self.rules.iter().find_map(|(index, regex, fixed)| {
             let caps = regex.captures(name)?;
-            let number = |group: &str| caps.name(group).and_then(|m| m.as_str().parse().ok());
+            let number = |group: &str| caps.name(group).map(|m| m.as_str().parse::<usize>());
             let (kind, direction) = match fixed {
                 Some(k) => *k,
                 None => ActionKind::parse(caps.name("phase")?.as_str())?,
+            };
+            let (stage, mb) = (number("stage"), number("mb"));
+            let unreadable = match (&stage, &mb) {
+                (Some(Err(_)), _) => Some("stage"),
+                (_, Some(Err(_))) => Some("mb"),
+                _ => None,
             };
             Some(Classified {
                 rule: *index,
                 kind,
                 direction,
-                stage: number("stage"),
-                mb: number("mb"),
+                stage: stage.and_then(Result::ok),
+                mb: mb.and_then(Result::ok),
+                unreadable,
             })
         })
     }
@@ -335,6 +384,43 @@ mod tests {
         assert_eq!(set.step("ProfilerStep"), None);
         assert_eq!(set.step("Iteration 1"), Some(Some(1)));
         assert_eq!(classify("## backward ##"), Some((Backward, None, None)));
+    }
+
+    #[test]
+    fn a_broken_rule_in_a_file_is_named_at_its_field() {
+        let file = |rule: &str| {
+            format!("{{\n  \"rules\": [\n    {rule}\n  ],\n  \"step_pattern\": \"s\"\n}}")
+        };
+        let err = |rule: &str| {
+            RuleSet::from_json_str(&file(rule), "mine.json")
+                .unwrap_err()
+                .to_string()
+        };
+        let bad = err(r#"{"name": "x", "pattern": "(", "phase": "F"}"#);
+        assert!(
+            bad.starts_with(
+                "mine.json:3:30: field `rules[0].pattern`: rule 0 (x): bad pattern: regex parse error"
+            ),
+            "{bad}"
+        );
+        assert_eq!(
+            err(r#"{"name": "x", "pattern": "^f$", "phase": "X"}"#),
+            "mine.json:3:46: field `rules[0].phase`: rule 0 (x): unknown phase `X` (use F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B, send or recv)"
+        );
+        assert_eq!(
+            err(r#"{"name": "x", "pattern": "^(?P<stagee>\\d+)F$", "phase": "F"}"#),
+            "mine.json:3:30: field `rules[0].pattern`: rule 0 (x): unknown group `stagee` (the groups read are stage, phase and mb)"
+        );
+    }
+
+    #[test]
+    fn a_number_too_large_to_read_is_unreadable_not_stage_0() {
+        let compiled = RuleSet::default().compile().unwrap();
+        let c = compiled.classify("PP:99999999999999999999999F0").unwrap();
+        assert_eq!((c.stage, c.unreadable), (None, Some("stage")));
+        let c = compiled.classify("PP:3F99999999999999999999999").unwrap();
+        assert_eq!((c.stage, c.mb, c.unreadable), (Some(3), None, Some("mb")));
+        assert_eq!(compiled.classify("PP:3F2").unwrap().unreadable, None);
     }
 
     #[test]
