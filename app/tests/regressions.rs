@@ -572,6 +572,26 @@ mod hostile {
     }
 
     #[test]
+    fn a_scenario_too_large_for_memory_is_refused_before_anything_runs() {
+        let mut harness = harness();
+        // 25.5 million events: within the CLI's limit (6.2 GiB), not with the app's timeline.
+        let text = r#"{"format": "mpipe-scenario/1", "model": {"layers": [{"name": "l", "count": 64, "fwd_s": 1}]}, "schedule": ["1f1b"], "ranks": 64, "microbatches": 100000}"#;
+        assert!(harness.state_mut().open_text(text, "big.json", None));
+        assert!(
+            harness.state().derived.running().is_none(),
+            "nothing is started"
+        );
+        harness.run();
+        harness.get_by_label_contains(
+            "big.json: field `microbatches`: rule `memory`: simulating it needs about 10.9 GiB",
+        );
+        harness.get_by_label_contains("(with the app's timeline)");
+        // The CLI's own check lets it through.
+        let s = mpipe::Scenario::from_json_str(text, "big.json").unwrap();
+        assert!(mpipe::budget::check(&s, mpipe::budget::MEMORY_LIMIT_BYTES, 0.0).is_ok());
+    }
+
+    #[test]
     fn an_overflowing_file_is_refused_and_a_huge_description_is_shown_cut() {
         let mut harness = harness();
         open_given(&mut harness, vec![corpus("alpha-1e308.json")]);

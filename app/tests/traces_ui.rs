@@ -225,3 +225,27 @@ fn each_file_says_where_its_own_rank_came_from() {
     harness.get_by_label("rank 1 (set by hand)");
     harness.get_by_label("rank 1 (from distributedInfo)");
 }
+
+/// A file that says it is rank 4,000,000,000 is one more rank: the comparison and the chart
+/// take it in their stride instead of allocating a lane per rank number (issue 10).
+#[test]
+fn a_huge_rank_number_is_one_rank_more() {
+    let mut harness = traced();
+    harness.state_mut().apply(Command::TraceFileRank {
+        file: 1,
+        rank: Some(4_000_000_000),
+    });
+    harness.run();
+    let s = harness.state();
+    let m = s.traces.measurement.as_ref().unwrap();
+    assert_eq!(
+        m.ranks.iter().map(|r| r.rank).collect::<Vec<_>>(),
+        [0, 4_000_000_000]
+    );
+    let c = s.traces.cached_view(s.shown().unwrap()).unwrap();
+    assert_eq!(
+        c.ranks.iter().map(|r| r.rank).collect::<Vec<_>>(),
+        [0, 1, 4_000_000_000]
+    );
+    harness.get_by_label("predicted vs measured");
+}

@@ -51,12 +51,27 @@ impl DeriveError {
 
 /// Validates the scenario and derives placement, collectives and the per-rank order.
 pub fn derive(scenario: &Scenario) -> Result<Derivation, DeriveError> {
+    derive_with(scenario, &mut |_| true)
+}
+
+/// [`derive`], telling `keep_going` how far the `optimized` owner map's search got (0 to 1); when
+/// it returns false the search stops at the best map found so far.
+pub fn derive_with(
+    scenario: &Scenario,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Result<Derivation, DeriveError> {
     let mut plan = validity::plan(scenario)?;
     crate::owner_policy::choose(
         &mut plan,
         &scenario.owner,
         scenario.orders.as_deref(),
-        SimOptions::default(),
+        crate::owner_policy::Budget {
+            simulations: scenario
+                .owner_budget
+                .unwrap_or(crate::owner_policy::SEARCH_BUDGET),
+            options: SimOptions::default(),
+        },
+        keep_going,
     )?;
     let collectives = collectives::collectives(&plan);
     let order = order::build(&plan, scenario.orders.as_deref())?;

@@ -6,6 +6,7 @@
 //! and `impl Write` at the edges.
 
 pub mod adjacency;
+pub mod budget;
 pub mod collectives;
 pub mod cost;
 pub mod derive;

@@ -115,6 +115,12 @@ struct TraceArgs {
     /// Schedule rules (JSON, as `mpipe trace --print-rules` writes them) instead of the built-in set.
     #[arg(long, value_name = "RULES.json")]
     rules: Option<PathBuf>,
+    /// The largest single event read, in bytes (a larger one is an error).
+    #[arg(long, value_name = "BYTES", default_value_t = mpipe::trace::Limits::default().value_bytes)]
+    max_event_bytes: u64,
+    /// The most bytes one trace file may decompress to (more is an error).
+    #[arg(long, value_name = "BYTES", default_value_t = mpipe::trace::Limits::default().file_bytes)]
+    max_trace_bytes: u64,
 }
 
 #[derive(clap::Args, Debug, Clone, Copy)]
@@ -185,7 +191,11 @@ fn load_traces(
     for path in files {
         let name = path.display().to_string();
         let file = open_regular(path)?;
-        let trace = mpipe::trace::import(file, &name, &mut |_| true)
+        let limits = mpipe::trace::Limits {
+            value_bytes: args.max_event_bytes,
+            file_bytes: args.max_trace_bytes,
+        };
+        let trace = mpipe::trace::import_with(file, &name, limits, &mut |_| true)
             .map_err(|e| InputError(e.to_string()))?;
         traces.push(trace);
     }
@@ -279,6 +289,17 @@ fn emit(text: &str) -> anyhow::Result<()> {
         .context("writing to stdout")
 }
 
+/// Writes `value` to stdout as one line of JSON, straight into the stream (a large simulation's
+/// JSON is never held in memory as text); a stdout that cannot take it is exit status 1.
+fn emit_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    serde_json::to_writer(&mut out, value).context("writing to stdout")?;
+    out.write_all(b"\n")
+        .and_then(|()| out.flush())
+        .context("writing to stdout")
+}
+
 /// Says `message` on stderr, its control characters written out (a skeleton name with terminal
 /// escapes must not drive the terminal); a stderr that cannot be written (`2>/dev/full`, a closed
 /// pipe) is ignored — there is nowhere left to say anything, and the exit status still tells.
@@ -315,9 +336,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Derive { file, json } => {
             let (scenario, d) = derive_file(&file)?;
             if json {
-                let report = DeriveReport::new(&scenario.name, &d);
-                let text = serde_json::to_string(&report).context("serialising the derivation")?;
-                emit(&(text + "\n"))?;
+                emit_json(&DeriveReport::new(&scenario.name, &d))?;
             } else {
                 emit(&report::text(&scenario.name, &d))?;
             }
@@ -341,9 +360,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if json {
                 let mut report = SimulateReport::new(&scenario.name, &simulation, !no_events);
                 report.at = states.map(|(t_s, ranks)| sim_report::AtReport { t_s, ranks });
-                emit(
-                    &(serde_json::to_string(&report).context("serialising the simulation")? + "\n"),
-                )?;
+                emit_json(&report)?;
             } else {
                 let mut text = sim_report::text(&scenario.name, &simulation);
                 if let Some((t, ranks)) = states {
@@ -369,9 +386,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let (an, bn) = (name(&sa, &a), name(&sb, &b));
             if json {
                 let report = CompareReport::new(&an, &a_sim, &bn, &b_sim);
-                emit(
-                    &(serde_json::to_string(&report).context("serialising the comparison")? + "\n"),
-                )?;
+                emit_json(&report)?;
             } else {
                 emit(&sim_report::compare_text(&an, &a_sim, &bn, &b_sim))?;
             }
@@ -456,9 +471,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     .with_context(|| format!("writing {}", out.display()))?;
             }
             if json {
-                emit(
-                    &(serde_json::to_string(&report).context("serialising the comparison")? + "\n"),
-                )?;
+                emit_json(&report)?;
             } else {
                 emit(&report.text())?;
             }
@@ -496,7 +509,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let (measurement, alignment) = load_traces(&files, &trace)?;
             let report = mpipe::trace::report::TraceReport::new(&measurement, &alignment);
             if json {
-                emit(&(serde_json::to_string(&report).context("serialising the trace")? + "\n"))?;
+                emit_json(&report)?;
             } else {
                 emit(&report.text())?;
             }

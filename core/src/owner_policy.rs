@@ -95,16 +95,32 @@ fn makespan(
     Ok(simulate(&order, &durations, options).makespan)
 }
 
-/// How many candidate owner maps `optimized` may simulate.
+/// How many candidate owner maps `optimized` simulates by default (`owner_budget` sets it).
 pub const SEARCH_BUDGET: usize = 400;
 
+/// How many events `optimized` may simulate in all (about fifteen seconds on one core): a large
+/// scenario gets fewer candidates, so the search is bounded in time as well as in count.
+pub const WORK_BUDGET: usize = 50_000_000;
+
+/// What the `optimized` search may spend, and how it simulates.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Candidate owner maps to simulate at most.
+    pub simulations: usize,
+    pub options: SimOptions,
+}
+
 /// Replaces `plan.owner` by the map `spec` asks for (only cost-based specs change anything).
+/// The `optimized` search reports its progress to `keep_going` and stops, keeping the best map
+/// so far, when that returns false.
 pub fn choose(
     plan: &mut Plan,
     spec: &OwnerSpec,
     explicit: Option<&[Vec<String>]>,
-    options: SimOptions,
+    budget: Budget,
+    keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Result<(), OrderError> {
+    let options = budget.options;
     if !spec.needs_costs() {
         return Ok(());
     }
@@ -126,17 +142,26 @@ pub fn choose(
     // simulated makespan most, then try swapping the owners of two microbatches; repeat until a
     // pass improves nothing or the budget is spent. Only strict improvements are taken, so the
     // result is deterministic and never worse than greedy_slack.
+    // Bounded by count and by work: every candidate simulates the whole order.
+    let by_work = WORK_BUDGET / order.graph.node_count().max(1);
+    let simulations = budget.simulations.min(by_work);
     let mut search = Search {
         best: makespan(plan, explicit, options)?,
-        budget: SEARCH_BUDGET,
+        budget: simulations,
+        total: simulations.max(1),
         explicit,
         options,
+        keep_going,
     };
     let mbs = heaviest_first(&encode);
     loop {
         let mut improved = false;
         for &m in &mbs {
             for rank in 0..plan.ranks {
+                // A spent budget ends the search at once (no candidate is built for nothing).
+                if search.budget == 0 {
+                    return Ok(());
+                }
                 if rank == plan.owner_of(m) {
                     continue;
                 }
@@ -149,6 +174,9 @@ pub fn choose(
         }
         for (i, &a) in mbs.iter().enumerate() {
             for &b in mbs.iter().skip(i + 1) {
+                if search.budget == 0 {
+                    return Ok(());
+                }
                 if plan.owner_of(a) == plan.owner_of(b) {
                     continue;
                 }
@@ -166,15 +194,24 @@ pub fn choose(
 /// The state of the `optimized` local search.
 struct Search<'a> {
     best: f64,
+    /// Simulations left, of `total`.
     budget: usize,
+    total: usize,
     explicit: Option<&'a [Vec<String>]>,
     options: SimOptions,
+    keep_going: &'a mut dyn FnMut(f32) -> bool,
 }
 
 impl Search<'_> {
     /// Keeps `candidate` as the owner map when it strictly lowers the makespan.
     fn try_owner(&mut self, plan: &mut Plan, candidate: Vec<usize>) -> Result<bool, OrderError> {
         if self.budget == 0 {
+            return Ok(false);
+        }
+        let done = (self.total - self.budget) as f32 / self.total as f32;
+        if !(self.keep_going)(done) {
+            // Stopped: the best map so far stands.
+            self.budget = 0;
             return Ok(false);
         }
         self.budget -= 1;

@@ -55,6 +55,10 @@ pub struct Scenario {
     /// mixed-precision Adam: bf16 parameters and gradients plus fp32 master weights, m and v).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub static_memory_factor: Option<f64>,
+    /// How many candidate owner maps `owner: "optimized"` may simulate (default 400; a large
+    /// scenario gets fewer, so that the search also stays within its work budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_budget: Option<usize>,
     /// Hand-written per-rank compute orders in action notation (`["0F0", "0F1", "0B0", …]`),
     /// replacing the derived ones; checked for completeness and deadlock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -199,14 +203,22 @@ pub fn read_bounded(reader: impl Read, file: &str) -> Result<Vec<u8>, ScenarioEr
     Ok(bytes)
 }
 
+/// Whether `head` starts like UTF-16 text: a byte-order mark, or an ASCII character with a NUL
+/// beside it (`{\0` little-endian, `\0{` big-endian). All NULs is not text of any kind.
+pub fn looks_like_utf16(head: &[u8]) -> bool {
+    let ascii = |b: u8| b.is_ascii_graphic() || matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    match head {
+        [0xFF, 0xFE, ..] | [0xFE, 0xFF, ..] => true,
+        [a, 0, ..] | [0, a, ..] => ascii(*a),
+        _ => false,
+    }
+}
+
 /// The text of a scenario file's bytes: UTF-8, a byte-order mark accepted (and dropped). A
 /// UTF-16 file, or bytes that are not UTF-8, are errors that say so — the latter at the line and
 /// column of the first bad byte.
 pub fn text_from_bytes(bytes: Vec<u8>, file: &str) -> Result<String, ScenarioError> {
-    let utf16 = bytes.starts_with(&[0xFF, 0xFE])
-        || bytes.starts_with(&[0xFE, 0xFF])
-        || (bytes.get(1) == Some(&0) && bytes.first().is_some_and(|&b| b != 0));
-    if utf16 {
+    if looks_like_utf16(&bytes) {
         return Err(ScenarioError::Syntax {
             file: file.to_string(),
             line: 1,
@@ -283,7 +295,7 @@ mod tests {
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `static_memory_factor`, `orders`"
+            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `static_memory_factor`, `owner_budget`, `orders`"
         );
         let text = MINIMAL.replace("\"count\": 8", "\"cnt\": 8");
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();

@@ -64,7 +64,8 @@ pub fn simulate_scenario_cancellable(
     if !keep_going(0.0) {
         return Err(SimulationError::Cancelled);
     }
-    let derivation = derive(scenario)?;
+    // The derivation (with the `optimized` owner search) is the first 30 %.
+    let derivation = crate::derive::derive_with(scenario, &mut |f| keep_going(0.3 * f))?;
     run_cancellable(derivation, options, keep_going).ok_or(SimulationError::Cancelled)
 }
 

@@ -125,6 +125,17 @@ pub enum ValidityError {
     Workload(#[from] WorkloadError),
     #[error("rule `static-memory`: `static_memory_factor` = {0} must be a finite number ≥ 0")]
     StaticMemory(f64),
+    #[error(
+        "rule `memory`: simulating it needs about {:.1} GiB (up to {events} events × {per_event:.0} bytes), more than the {:.1} GiB this version allows; use fewer microbatches or ranks",
+        bytes / (1u64 << 30) as f64,
+        limit / (1u64 << 30) as f64
+    )]
+    Memory {
+        events: u64,
+        per_event: f64,
+        bytes: f64,
+        limit: f64,
+    },
     #[error("rule `hardware`: `{field}` = {value} must be a finite number ≥ 0")]
     Hardware { field: &'static str, value: f64 },
     #[error(
@@ -160,6 +171,7 @@ impl ValidityError {
             StaticMemory(_) => "static-memory",
             Hardware { .. } => "hardware",
             Overflow { .. } => "finite",
+            Memory { .. } => "memory",
         }
     }
 
@@ -188,6 +200,7 @@ impl ValidityError {
             StaticMemory(_) => "static_memory_factor".into(),
             Hardware { field, .. } => (*field).to_string(),
             Overflow { field, .. } => field.clone(),
+            Memory { .. } => "microbatches".into(),
         }
     }
 
@@ -384,6 +397,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
         }
     }
     check_limits(scenario)?;
+    crate::budget::check(scenario, crate::budget::MEMORY_LIMIT_BYTES, 0.0)?;
     crate::finite::check_hardware(scenario.hardware.as_ref())?;
     let (ranks, microbatches) = (scenario.ranks, scenario.microbatches);
     let layers = expand_layers(scenario)?;

@@ -50,7 +50,7 @@ fn every_case_of_the_corpus_ends_with_its_exit_status_and_message() {
     let out_dir = std::env::temp_dir().join(format!("mpipe-hostile-{}", std::process::id()));
     std::fs::create_dir_all(&out_dir).unwrap();
     let cases = manifest["cases"].as_array().unwrap();
-    assert!(cases.len() >= 28);
+    assert!(cases.len() >= 30);
     for case in cases {
         let name = case["name"].as_str().unwrap();
         let args: Vec<String> = case["args"]
@@ -166,6 +166,78 @@ fn a_fifo_and_an_oversized_file_are_refused_at_once() {
             "error: {}: cannot read: larger than a scenario file may be (64 MiB); a scenario of the largest model this version accepts is a few megabytes",
             big.display()
         )
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// gzip bombs: what one file and one event may expand to is bounded, with an error that names
+/// the limit and the flag that raises it — not minutes of work and gigabytes of memory.
+#[test]
+fn gzip_bombs_end_at_once_or_at_their_limit() {
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    use std::io::Write;
+    let dir = std::env::temp_dir().join(format!("mpipe-bombs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bomb = |name: &str, head: &[u8], fill: u8, mib: usize, tail: &[u8]| {
+        let path = dir.join(name);
+        let mut gz = GzEncoder::new(std::fs::File::create(&path).unwrap(), Compression::fast());
+        gz.write_all(head).unwrap();
+        let chunk = vec![fill; 1 << 20];
+        for _ in 0..mib {
+            gz.write_all(&chunk).unwrap();
+        }
+        gz.write_all(tail).unwrap();
+        gz.finish().unwrap();
+        path
+    };
+    let run = |args: &[&str]| {
+        let child = Command::new(env!("CARGO_BIN_EXE_mpipe"))
+            .args(args)
+            .current_dir(&dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = wait_bounded(child, Duration::from_secs(60), args[1]);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).trim_end().to_string(),
+        )
+    };
+    // 256 MiB of NULs: not JSON from the first byte, said at once.
+    bomb("zeros.json.gz", b"", 0, 256, b"");
+    assert_eq!(
+        run(&["trace", "zeros.json.gz"]),
+        (
+            Some(2),
+            "error: zeros.json.gz:1:1: not valid JSON: expected value".to_string()
+        )
+    );
+    // One name of 32 MiB, above a 16 MiB limit for one event.
+    bomb(
+        "long-name.json.gz",
+        br#"[{"ph":"X","name":""#,
+        b'a',
+        32,
+        br#"","ts":1,"dur":1,"pid":1,"tid":1}]"#,
+    );
+    assert_eq!(
+        run(&["trace", "long-name.json.gz", "--max-event-bytes", "16777216"]),
+        (
+            Some(2),
+            "error: long-name.json.gz:1:2: one value here is larger than 16 MiB (the limit for one event; `--max-event-bytes` raises it)"
+                .to_string()
+        )
+    );
+    // 64 MiB of spaces, above a 16 MiB limit for one file.
+    bomb("spaces.json.gz", b"[", b' ', 64, b"]");
+    let (code, err) = run(&["trace", "spaces.json.gz", "--max-trace-bytes", "16777216"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.starts_with("error: spaces.json.gz:1:")
+            && err.ends_with(": the file decompresses to more than 16 MiB (the limit for one trace file; `--max-trace-bytes` raises it)"),
+        "{err}"
     );
     std::fs::remove_dir_all(&dir).ok();
 }

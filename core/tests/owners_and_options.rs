@@ -66,6 +66,41 @@ fn optimized_is_never_worse_than_greedy_which_beats_the_naive_maps() {
 }
 
 #[test]
+fn the_optimized_search_stays_in_its_budget_and_stops_when_told() {
+    // A seed where the search improves on greedy_slack.
+    let seed = (0..6)
+        .find(|&seed| {
+            makespan(&mpipe_with(OwnerSpec::Optimized, lognormal(seed)))
+                < makespan(&mpipe_with(OwnerSpec::GreedySlack, lognormal(seed)))
+        })
+        .expect("a seed where the search helps");
+    let greedy = mpipe::derive(&mpipe_with(OwnerSpec::GreedySlack, lognormal(seed))).unwrap();
+    // No budget: the greedy map stands.
+    let mut none = mpipe_with(OwnerSpec::Optimized, lognormal(seed));
+    none.owner_budget = Some(0);
+    assert_eq!(mpipe::derive(&none).unwrap().plan.owner, greedy.plan.owner);
+    // Told to stop at once: the greedy map stands too; asked about progress as it goes.
+    let full = mpipe_with(OwnerSpec::Optimized, lognormal(seed));
+    let mut asked = Vec::new();
+    let stopped = mpipe::derive::derive_with(&full, &mut |f| {
+        asked.push(f);
+        false
+    })
+    .unwrap();
+    assert_eq!(stopped.plan.owner, greedy.plan.owner);
+    assert_eq!(asked, [0.0]);
+    let mut seen = Vec::new();
+    let searched = mpipe::derive::derive_with(&full, &mut |f| {
+        seen.push(f);
+        true
+    })
+    .unwrap();
+    assert_ne!(searched.plan.owner, greedy.plan.owner);
+    assert!(seen.len() <= mpipe::owner_policy::SEARCH_BUDGET);
+    assert!(seen.windows(2).all(|w| w[0] < w[1]) && seen.iter().all(|&f| f < 1.0));
+}
+
+#[test]
 fn cost_based_owner_maps_are_deterministic() {
     for owner in [OwnerSpec::GreedySlack, OwnerSpec::Optimized] {
         let a = mpipe::derive(&mpipe_with(owner.clone(), lognormal(3))).unwrap();

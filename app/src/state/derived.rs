@@ -15,6 +15,10 @@ use std::sync::Arc;
 /// the window never waits on them (P ≤ 16, M ≤ 128 stay within a frame).
 pub const FOREGROUND_LIMIT: usize = 16 * 128;
 
+/// Bytes per event the app keeps beside the simulation: the scene (events, transfers, bubbles,
+/// the node-to-event map) and the chart's per-lane spans (measured about 130).
+pub const SCENE_BYTES_PER_EVENT: f64 = 200.0;
+
 /// A simulation with everything the views draw from it, and the generation it belongs to.
 #[derive(Debug)]
 pub struct Shown {
@@ -204,6 +208,25 @@ impl Derived {
             .cloned();
         if let Some(shown) = held {
             self.finish(Ok(shown), committed);
+            return;
+        }
+        // The app keeps the timeline beside the simulation: it must fit as well.
+        if let Err(e) = mpipe::budget::check(
+            scenario,
+            mpipe::budget::MEMORY_LIMIT_BYTES,
+            SCENE_BYTES_PER_EVENT,
+        ) {
+            let message = format!(
+                "{source}: field `{}`: {e} (with the app's timeline)",
+                e.field()
+            );
+            self.finish(
+                Err(Invalid {
+                    generation,
+                    message,
+                }),
+                committed,
+            );
             return;
         }
         if scenario.ranks.saturating_mul(scenario.microbatches) > FOREGROUND_LIMIT {

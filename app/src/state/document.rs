@@ -3,7 +3,7 @@
 //! keyed by; undo and redo bring a state back with its number, so what was derived from it
 //! (a simulation still held) is valid again without recomputing.
 
-use super::history::History;
+use super::history::{History, Weigh};
 use mpipe::Scenario;
 use mpipe::edit::Edit;
 use std::path::{Path, PathBuf};
@@ -24,6 +24,42 @@ pub struct Snapshot {
     pub identity: Identity,
     /// This state's generation.
     pub generation: u64,
+}
+
+impl Weigh for Snapshot {
+    /// The scenario's heap bytes, about: its text fields, layers, lists and hand orders.
+    fn weight(&self) -> usize {
+        let s = &self.scenario;
+        let layers: usize = s.model.layers.iter().map(|l| 200 + l.name.len()).sum();
+        let orders: usize = s
+            .orders
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|a| 24 + a.len())
+            .sum();
+        let lists = s
+            .workload
+            .as_ref()
+            .and_then(|w| w.encoder_scale.as_ref())
+            .map_or(0, |l| 8 * l.len())
+            + s.slabs
+                .iter()
+                .flatten()
+                .flatten()
+                .map(|c| 8 * c.len())
+                .sum::<usize>()
+            + match &s.owner {
+                mpipe::owner::OwnerSpec::Explicit(list) => 8 * list.len(),
+                _ => 0,
+            };
+        256 + s.name.len()
+            + s.description.len()
+            + self.identity.source.len()
+            + layers
+            + orders
+            + lists
+    }
 }
 
 /// The scenario being edited, with undo/redo and drag gestures merged into one step each.

@@ -26,8 +26,20 @@ pub fn residual_color(residual: Option<f64>, span: f64) -> Color32 {
     }
 }
 
-fn pair_top(rect: Rect, rank: usize) -> f32 {
-    rect.top() + rank as f32 * (2.0 * ROW + PAIR_GAP)
+/// The top of the `row`-th pair of lanes.
+fn pair_top(rect: Rect, row: usize) -> f32 {
+    rect.top() + row as f32 * (2.0 * ROW + PAIR_GAP)
+}
+
+/// The ranks the chart has a pair of lanes for, in order: the plan's and any rank the traces
+/// name. A sparse set: a file that says it is rank 4,000,000,000 adds one pair, not billions.
+fn chart_ranks(plan_ranks: usize, blocks: &[MeasuredBlock]) -> Vec<usize> {
+    let mut ranks: Vec<usize> = (0..plan_ranks)
+        .chain(blocks.iter().map(|b| b.rank))
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    ranks
 }
 
 /// Draws the chart; `range` is the shared visible time range (`None`: the whole of `span`).
@@ -40,13 +52,9 @@ pub fn measured_chart(
     range: Option<(f64, f64)>,
 ) -> Option<Option<(f64, f64)>> {
     let scene = &shown.scene;
-    let ranks = blocks
-        .iter()
-        .map(|b| b.rank + 1)
-        .max()
-        .unwrap_or(0)
-        .max(scene.ranks);
-    let height = pair_top(Rect::ZERO, ranks) + AXIS;
+    let ranks = chart_ranks(scene.ranks, blocks);
+    let row_of = |rank: usize| ranks.binary_search(&rank).unwrap_or(0);
+    let height = pair_top(Rect::ZERO, ranks.len()) + AXIS;
     let width = ui.available_width().max(200.0);
     let (rect, response) =
         ui.allocate_exact_size(Vec2::new(width, height), Sense::click_and_drag());
@@ -79,8 +87,13 @@ pub fn measured_chart(
     let visible = |a: f64, b: f64| b >= view.t0 && a <= view.t1;
     let text = ui.visuals().text_color();
     let bg = ui.visuals().faint_bg_color;
-    for rank in 0..ranks {
-        let top = pair_top(rect, rank);
+    // Only the pairs on screen are painted.
+    let clip = painter.clip_rect();
+    for (row, &rank) in ranks.iter().enumerate() {
+        let top = pair_top(rect, row);
+        if top > clip.bottom() || top + 2.0 * ROW < clip.top() {
+            continue;
+        }
         for (row, label) in [
             (0.0, format!("r{rank} pred")),
             (ROW, format!("r{rank} meas")),
@@ -109,7 +122,7 @@ pub fn measured_chart(
         )
     };
     for e in scene.events.iter().filter(|e| visible(e.start_s, e.end_s)) {
-        let top = pair_top(rect, e.rank);
+        let top = pair_top(rect, row_of(e.rank));
         clipped.rect_filled(
             chip(e.start_s, e.end_s, top),
             1.0,
@@ -124,7 +137,7 @@ pub fn measured_chart(
             b.end_s,
         )
     }) {
-        let top = pair_top(rect, b.rank) + ROW;
+        let top = pair_top(rect, row_of(b.rank)) + ROW;
         let r = chip(b.start_s, b.end_s, top);
         let residual = b.predicted.map(|(ps, _)| b.start_s - ps);
         clipped.rect_filled(r, 1.0, residual_color(residual, span));
@@ -150,7 +163,7 @@ pub fn measured_chart(
             hovered = Some(b);
         }
     }
-    let axis_y = pair_top(rect, ranks) + 2.0;
+    let axis_y = pair_top(rect, ranks.len()) + 2.0;
     axis::paint(
         &painter,
         &axis::ticks(&view),
@@ -179,4 +192,24 @@ pub fn measured_chart(
         response.on_hover_text_at_pointer(lines);
     }
     changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lanes_go_to_the_ranks_there_are_not_up_to_the_largest_number() {
+        let block = |rank| MeasuredBlock {
+            rank,
+            action: "0F0".into(),
+            start_s: 0.0,
+            end_s: 1.0,
+            predicted: None,
+        };
+        assert_eq!(
+            chart_ranks(2, &[block(1), block(4_000_000_000), block(1)]),
+            [0, 1, 4_000_000_000]
+        );
+    }
 }

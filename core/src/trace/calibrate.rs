@@ -303,6 +303,7 @@ mod tests {
             owner: Default::default(),
             static_memory_factor: None,
             orders: None,
+            owner_budget: None,
         };
         let factors = [
             Factor {

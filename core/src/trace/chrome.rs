@@ -13,7 +13,7 @@ use super::event_json::{
     BaseTimeSeed, DistributedSeed, EventRef, EventsShape, FieldKey, KeySeed, TopShape,
 };
 use super::fast_event;
-use super::json_stream::{JsonStream, Position, StreamError};
+use super::json_stream::{JsonStream, Limits, Position, StreamError};
 use super::raw::RawTrace;
 use crate::json_locate::strip_position;
 use flate2::read::MultiGzDecoder;
@@ -43,6 +43,15 @@ pub enum TraceError {
 /// Bytes between two progress reports.
 const PROGRESS_EVERY: u64 = 1 << 20;
 
+/// A limit in the unit it was set in: `64 MiB`, `16 GiB`, else bytes.
+fn binary_size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b => format!("{b} bytes"),
+    }
+}
+
 /// The JSON text of `reader`, past a UTF-8 byte-order mark (which is accepted); a UTF-16 file
 /// (its byte-order mark, or a NUL as its second byte) is an error at 1:1 that says so.
 fn text_start<R: std::io::BufRead>(mut reader: R, file: &str, gzip: bool) -> Result<R, TraceError> {
@@ -59,10 +68,7 @@ fn text_start<R: std::io::BufRead>(mut reader: R, file: &str, gzip: bool) -> Res
     })?;
     if head.starts_with(&[0xEF, 0xBB, 0xBF]) {
         reader.consume(3);
-    } else if head.starts_with(&[0xFF, 0xFE])
-        || head.starts_with(&[0xFE, 0xFF])
-        || head.get(1) == Some(&0)
-    {
+    } else if crate::scenario::looks_like_utf16(head) {
         return Err(TraceError::Syntax {
             file: file.to_string(),
             line: 1,
@@ -75,10 +81,22 @@ fn text_start<R: std::io::BufRead>(mut reader: R, file: &str, gzip: bool) -> Res
 
 /// Reads a trace from `reader` (plain JSON or gzip, told apart by the magic bytes); `file` is the
 /// name errors and warnings give. `progress` is called with the number of (compressed) bytes read
-/// so far about every MiB; returning `false` cancels the import.
+/// so far about every MiB; returning `false` cancels the import. The default [`Limits`] bound
+/// what the file may expand to.
 pub fn import(
     reader: impl Read,
     file: &str,
+    progress: &mut dyn FnMut(u64) -> bool,
+) -> Result<RawTrace, TraceError> {
+    import_with(reader, file, Limits::default(), progress)
+}
+
+/// [`import`] within `limits`: one value (an event) of more than `limits.value_bytes`, or a file
+/// that decompresses to more than `limits.file_bytes`, is an error that names the limit.
+pub fn import_with(
+    reader: impl Read,
+    file: &str,
+    limits: Limits,
     progress: &mut dyn FnMut(u64) -> bool,
 ) -> Result<RawTrace, TraceError> {
     let cancelled = Cell::new(false);
@@ -102,10 +120,10 @@ pub fn import(
     let mut builder = Builder::new(file);
     let result = if gzip {
         let text = text_start(BufReader::new(MultiGzDecoder::new(buffered)), file, true)?;
-        walk(&mut JsonStream::new(text), &mut builder)
+        walk(&mut JsonStream::with_limits(text, limits), &mut builder)
     } else {
         walk(
-            &mut JsonStream::new(text_start(buffered, file, false)?),
+            &mut JsonStream::with_limits(text_start(buffered, file, false)?, limits),
             &mut builder,
         )
     };
@@ -134,6 +152,20 @@ pub fn import(
         Err(Problem::Stream(StreamError::Eof(pos))) => Err(at(
             pos,
             "the file ends in the middle of the trace (truncated?)".to_string(),
+        )),
+        Err(Problem::Stream(StreamError::ValueTooLarge(pos, limit))) => Err(at(
+            pos,
+            format!(
+                "one value here is larger than {} (the limit for one event; `--max-event-bytes` raises it)",
+                binary_size(limit)
+            ),
+        )),
+        Err(Problem::Stream(StreamError::FileTooLarge(pos, limit))) => Err(at(
+            pos,
+            format!(
+                "the file decompresses to more than {} (the limit for one trace file; `--max-trace-bytes` raises it)",
+                binary_size(limit)
+            ),
         )),
         Err(Problem::Stream(StreamError::Io(e, pos))) => Err(at(
             pos,

@@ -142,11 +142,15 @@ pub fn compare(
     let mut blocks = Vec::new();
     let mut ranks = Vec::new();
     let (mut lcs_total, mut len_total) = (0usize, 0usize);
-    for rank in 0..plan_ranks.max(measured.iter().map(|(r, _)| r + 1).max().unwrap_or(0)) {
-        let mine: &[StepAction] = measured
-            .iter()
-            .find(|(r, _)| *r == rank)
-            .map_or(&[], |(_, a)| a.as_slice());
+    // Ranks are a sparse set: the plan's, and whatever numbers the traces carry (a file that
+    // says it is rank 4,000,000,000 is one more rank, not four billion).
+    let by_rank: FxHashMap<usize, &[StepAction]> =
+        measured.iter().map(|(r, a)| (*r, a.as_slice())).collect();
+    let mut all: Vec<usize> = (0..plan_ranks).chain(by_rank.keys().copied()).collect();
+    all.sort_unstable();
+    all.dedup();
+    for rank in all {
+        let mine: &[StepAction] = by_rank.get(&rank).copied().unwrap_or(&[]);
         let want: Vec<Action> = sim.derivation.order.actions(rank, plan_ranks);
         let got: Vec<Option<Action>> = mine.iter().map(|a| a.0).collect();
         let lcs = lcs_len(&got, &want);

@@ -35,6 +35,29 @@ pub enum StreamError {
     Io(std::io::Error, Position),
     /// The stream ended inside a value.
     Eof(Position),
+    /// One value (an event) needs more than `Limits::value_bytes` of buffer.
+    ValueTooLarge(Position, u64),
+    /// The (decompressed) stream goes past `Limits::file_bytes`.
+    FileTooLarge(Position, u64),
+}
+
+/// What one stream may expand to: a gzip bomb, or a name of gigabytes, ends with an error that
+/// names the limit instead of running until memory runs out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest single value (one event with its arguments): 64 MiB by default.
+    pub value_bytes: u64,
+    /// The most bytes one file may decompress to: 16 GiB by default.
+    pub file_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            value_bytes: 64 << 20,
+            file_bytes: 16 << 30,
+        }
+    }
 }
 
 const CHUNK: usize = 1 << 20;
@@ -55,11 +78,18 @@ pub struct JsonStream<R> {
     line_start: u64,
     /// Absolute offset of `buf[0]`.
     base: u64,
+    limits: Limits,
 }
 
 impl<R: Read> JsonStream<R> {
     pub fn new(reader: R) -> Self {
+        Self::with_limits(reader, Limits::default())
+    }
+
+    /// A stream that stops with an error at `limits`.
+    pub fn with_limits(reader: R, limits: Limits) -> Self {
         JsonStream {
+            limits,
             reader,
             buf: vec![0; CHUNK],
             pos: 0,
@@ -111,7 +141,21 @@ impl<R: Read> JsonStream<R> {
             self.pos = 0;
         }
         if self.end == self.buf.len() {
-            self.buf.resize(self.buf.len() * 2, 0);
+            // One value fills the buffer: grow it, up to the limit for one value.
+            if self.buf.len() as u64 >= self.limits.value_bytes {
+                return Err(StreamError::ValueTooLarge(
+                    self.position(),
+                    self.limits.value_bytes,
+                ));
+            }
+            let grown = (self.buf.len() * 2).min(self.limits.value_bytes.max(1) as usize);
+            self.buf.resize(grown.max(self.buf.len() + 1), 0);
+        }
+        if self.base + self.end as u64 > self.limits.file_bytes {
+            return Err(StreamError::FileTooLarge(
+                self.position(),
+                self.limits.file_bytes,
+            ));
         }
         loop {
             let Some(space) = self.buf.get_mut(self.end..) else {
@@ -210,9 +254,12 @@ fn value_len(bytes: &[u8], eof: bool) -> Option<usize> {
         b'[' => (b'[', b']'),
         b'"' => return string_end(bytes, 0).map(|end| end + 1),
         _ => {
+            // A scalar (a number, true, false, null) is made of these bytes alone; it ends at
+            // the first other one — a delimiter, or garbage serde then names at once (a file of
+            // NULs must not be read to its end first).
             return match bytes
                 .iter()
-                .position(|&b| matches!(b, b',' | b'}' | b']') || b.is_ascii_whitespace())
+                .position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-')))
             {
                 Some(n) => Some(n.max(1)),
                 None if eof => Some(bytes.len()),

@@ -28,6 +28,7 @@ pub fn scenario(
         workload: None,
         owner: Default::default(),
         orders: None,
+        owner_budget: None,
         static_memory_factor: None,
     }
 }
