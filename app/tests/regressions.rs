@@ -586,6 +586,24 @@ mod hostile {
             "big.json: field `microbatches`: rule `memory`: simulating it needs about 10.9 GiB",
         );
         harness.get_by_label_contains("(with the app's timeline)");
+        // Edited up to it from a small version, the small version's schedule stays.
+        let small = text.replace("100000", "4");
+        assert!(harness.state_mut().open_text(&small, "small.json", None));
+        common::wait(&mut harness, |s| s.current().is_some());
+        let before = harness.state().rank_actions(0);
+        edit(&mut harness, Edit::Microbatches(100_000));
+        harness.run();
+        assert!(
+            harness.state().derived.running().is_none(),
+            "nothing is started"
+        );
+        harness.get_by_label_contains("small.json: field `microbatches`: rule `memory`");
+        harness.get_by_label("Showing the last valid schedule, dimmed.");
+        assert_eq!(harness.state().rank_actions(0), before);
+        assert_eq!(
+            harness.state().shown().unwrap().sim.makespan_s,
+            (4 + 64 - 1) as f64 * 3.0
+        );
         // The CLI's own check lets it through.
         let s = mpipe::Scenario::from_json_str(text, "big.json").unwrap();
         assert!(mpipe::budget::check(&s, mpipe::budget::MEMORY_LIMIT_BYTES, 0.0).is_ok());

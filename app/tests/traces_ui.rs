@@ -249,3 +249,61 @@ fn a_huge_rank_number_is_one_rank_more() {
     );
     harness.get_by_label("predicted vs measured");
 }
+
+/// Gzip bombs (issue 10): a stream of NULs is refused at its first byte, and one event larger
+/// than the limit ends the import at the limit with a message naming it; the traces imported
+/// before stay, and so does their comparison.
+#[test]
+fn gzip_bombs_are_refused_and_the_imported_traces_stay() {
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+    use std::io::Write;
+    let bomb = |head: &[u8], fill: u8, mib: usize, tail: &[u8]| -> std::sync::Arc<[u8]> {
+        let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
+        gz.write_all(head).unwrap();
+        let chunk = vec![fill; 1 << 20];
+        for _ in 0..mib {
+            gz.write_all(&chunk).unwrap();
+        }
+        gz.write_all(tail).unwrap();
+        gz.finish().unwrap().into()
+    };
+    let mut harness = traced();
+    let before = harness.state().traces.raw.len();
+    let import = |harness: &mut Harness<'static, Studio>, name: &str, bytes| {
+        harness.state_mut().open_traces(vec![TraceSource::Bytes {
+            name: name.into(),
+            bytes,
+        }]);
+        // Reading up to the limit takes seconds in a debug build: wait by the clock.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while harness.state().traces.import.is_some() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{name}: the import went on"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            harness.step();
+        }
+        harness.run();
+    };
+    import(&mut harness, "zeros.json.gz", bomb(b"", 0, 64, b""));
+    harness.get_by_label_contains("zeros.json.gz:1:1: not valid JSON: expected value");
+    // A name of 65 MiB: one byte more than one event may hold.
+    import(
+        &mut harness,
+        "long-name.json.gz",
+        bomb(
+            br#"[{"ph":"X","name":""#,
+            b'a',
+            65,
+            br#"","ts":1,"dur":1}]"#,
+        ),
+    );
+    harness.get_by_label_contains(
+        "long-name.json.gz:1:2: one value here is larger than 64 MiB (the limit for one event; `--max-event-bytes` raises it)",
+    );
+    assert_eq!(harness.state().traces.raw.len(), before);
+    assert_eq!(before, 2);
+    harness.get_by_label("predicted vs measured");
+}

@@ -623,3 +623,53 @@ fn a_file_that_opens_but_breaks_a_rule_is_positioned_in_that_file() {
     // The first skeleton sits on line 11 of the sample, column 16.
     harness.get_by_label_contains("wide.json:11:16: field `schedule[0]`: rule `sharded-slabs`");
 }
+
+/// The `optimized` owner search (issue 10) runs on the worker with progress, and Cancel stops it
+/// between candidates rather than after its budget of simulations.
+#[test]
+fn the_optimized_owner_search_shows_progress_and_stops_on_cancel() {
+    let text = r#"{"format": "mpipe-scenario/1", "name": "search",
+        "model": {"layers": [{"name": "enc", "role": "encoder", "count": 8, "fwd_s": 0.25, "workload_varies": true},
+                             {"name": "l", "count": 8, "fwd_s": 1.0}]},
+        "cut": [8], "schedule": ["transpose", "1f1b"], "ranks": 8, "microbatches": 4096,
+        "workload": {"distribution": {"kind": "uniform", "low": 0.5, "high": 1.5}},
+        "owner": "optimized"}"#;
+    let mut harness = harness();
+    let start = std::time::Instant::now();
+    harness.state_mut().open_text(text, "search.json", None);
+    assert!(harness.state().derived.running().is_some());
+    // Wait until the search has simulated candidates (progress within the derivation's 30 %).
+    let deadline = start + std::time::Duration::from_secs(120);
+    loop {
+        let progress = harness.state().derived.running().map(|j| j.progress());
+        assert!(
+            progress.is_some(),
+            "the search ended before it could be cancelled"
+        );
+        if progress.is_some_and(|p| p > 0.01) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no progress");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        harness.step();
+    }
+    harness.step();
+    harness.get_by_label("Simulating the edited scenario in the background…");
+    harness.get_by_label("Cancel").click();
+    harness.step();
+    let cancelled = std::time::Instant::now();
+    while harness.state().derived.stopping() > 0 {
+        assert!(
+            // One candidate takes a fraction of a second; the whole search about two minutes.
+            cancelled.elapsed() < std::time::Duration::from_secs(15),
+            "the cancelled search went on"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        harness.step();
+    }
+    eprintln!(
+        "search: cancelled after {:?}, stopped {:?} later",
+        cancelled - start,
+        cancelled.elapsed()
+    );
+}

@@ -82,6 +82,17 @@ fn every_case_of_the_corpus_ends_with_its_exit_status_and_message() {
             "{name}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        // Lines stdout must hold, whole (for runs that succeed and say what they did).
+        if let Some(lines) = case.get("stdout_lines").and_then(|s| s.as_array()) {
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            for line in lines {
+                let line = line.as_str().unwrap();
+                assert!(
+                    stdout.lines().any(|l| l == line),
+                    "{name}: no line {line:?} in\n{stdout}"
+                );
+            }
+        }
         if let Some(want) = case.get("stderr").and_then(|s| s.as_str()) {
             assert_eq!(
                 String::from_utf8_lossy(&out.stderr).trim_end(),

@@ -333,7 +333,8 @@ impl<'de> Visitor<'de> for EventVisitor {
     }
 }
 
-/// `distributedInfo.rank` / `world_size`: a number, or a string of digits.
+/// `distributedInfo.rank` / `world_size`: a number (a whole one written as a float, `1e12`,
+/// too), or a string of digits.
 struct CountSeed;
 
 impl<'de> DeserializeSeed<'de> for CountSeed {
@@ -341,6 +342,8 @@ impl<'de> DeserializeSeed<'de> for CountSeed {
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
         Ok(match AnyAtom.deserialize(d)? {
             Atom::Int(n) => usize::try_from(n).ok(),
+            // Whole, finite and within range only: `2^64` and `1.5` are no rank.
+            Atom::Float(x) if x.fract() == 0.0 && (0.0..9.0e15).contains(&x) => Some(x as usize),
             Atom::Str(s) => std::str::from_utf8(&s)
                 .ok()
                 .and_then(|s| s.trim().parse().ok()),

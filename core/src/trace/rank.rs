@@ -60,6 +60,11 @@ pub fn rank_in_name(name: &str) -> Option<usize> {
             let rest = lower.get(at + w.len()..)?;
             let rest = rest.strip_prefix(['-', '_', ' ']).unwrap_or(rest);
             let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            // The number must end there: `rank-1e12` and `rank3x` name no rank.
+            let after = rest.get(digits.len()..)?.chars().next();
+            if after.is_some_and(|c| c.is_ascii_alphanumeric()) {
+                return None;
+            }
             digits.parse().ok()
         })
     })
@@ -90,6 +95,8 @@ mod tests {
         assert_eq!(rank_in_path("C:\\runs\\Rank 2\\trace.json"), Some(2));
         assert_eq!(rank_in_path("pipe_visualized.json"), None);
         assert_eq!(rank_in_path("ranking/trace.json"), None);
+        assert_eq!(rank_in_path("rank-1e12.json"), None);
+        assert_eq!(rank_in_path("rank-2/rank3x.json"), Some(2));
         assert_eq!(rank_in_name("Rank-7 (python3)"), Some(7));
     }
 }

@@ -263,14 +263,23 @@ impl CompareTraceReport {
         if let Some(t) = self.transfer_s {
             let _ = writeln!(out, "  fitted transfer latency: {}", ms(t));
         }
+        // Rank numbers are sparse and may be long (`--rank f=4000000000`): the column fits them.
+        let width = self
+            .ranks
+            .iter()
+            .map(|r| r.rank.to_string().len())
+            .max()
+            .unwrap_or(0)
+            .max(4);
         let _ = writeln!(
             out,
-            "\nrank  order   bubble meas/pred/cal          |start resid| pred → cal     |dur resid| pred → cal"
+            "\n{:>width$}  order   bubble meas/pred/cal          |start resid| pred → cal     |dur resid| pred → cal",
+            "rank"
         );
         for r in &self.ranks {
             let _ = writeln!(
                 out,
-                "{:>4}  {:>5.1}%  {} / {} / {}   {} → {}   {} → {}",
+                "{:>width$}  {:>5.1}%  {} / {} / {}   {} → {}   {} → {}",
                 r.rank,
                 r.order_agreement * 100.0,
                 ms(r.measured_bubble_s),
