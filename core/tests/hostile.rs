@@ -36,6 +36,32 @@ fn wait_bounded(
     }
 }
 
+/// Runs `mpipe args` in `dir` for at most `limit`: its exit status and its stderr, trimmed.
+fn mpipe<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    dir: &std::path::Path,
+    limit: Duration,
+) -> (Option<i32>, String) {
+    let what = args
+        .iter()
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let child = Command::new(env!("CARGO_BIN_EXE_mpipe"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(child, limit, &what);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).trim_end().to_string(),
+    )
+}
+
 fn redirect(path: Option<&serde_json::Value>) -> Stdio {
     match path.and_then(|p| p.as_str()) {
         Some(p) => Stdio::from(std::fs::OpenOptions::new().write(true).open(p).unwrap()),
@@ -139,21 +165,19 @@ fn a_fifo_and_an_oversized_file_are_refused_at_once() {
     let fifo = dir.join("fifo.json");
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
-    for args in [["validate"], ["trace"]] {
-        let child = Command::new(env!("CARGO_BIN_EXE_mpipe"))
-            .args(args)
-            .arg(&fifo)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = wait_bounded(child, Duration::from_secs(20), "a FIFO");
-        assert_eq!(out.status.code(), Some(2));
+    for command in ["validate", "trace"] {
         assert_eq!(
-            String::from_utf8_lossy(&out.stderr).trim_end(),
-            format!(
-                "error: {}: cannot read: not a regular file (a folder, a FIFO or a device); give a file",
-                fifo.display()
+            mpipe(
+                &[command.as_ref(), fifo.as_os_str()],
+                &dir,
+                Duration::from_secs(20)
+            ),
+            (
+                Some(2),
+                format!(
+                    "error: {}: cannot read: not a regular file (a folder, a FIFO or a device); give a file",
+                    fifo.display()
+                )
             )
         );
     }
@@ -162,20 +186,18 @@ fn a_fifo_and_an_oversized_file_are_refused_at_once() {
     text.push_str(&"x".repeat(65 << 20));
     text.push_str(r#"", "model": {"layers": [{"name": "l", "count": 8, "fwd_s": 1}]}, "schedule": ["1f1b"], "ranks": 4, "microbatches": 8}"#);
     std::fs::write(&big, text).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_mpipe"))
-        .arg("validate")
-        .arg(&big)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = wait_bounded(child, Duration::from_secs(60), "an oversized file");
-    assert_eq!(out.status.code(), Some(2));
     assert_eq!(
-        String::from_utf8_lossy(&out.stderr).trim_end(),
-        format!(
-            "error: {}: cannot read: larger than a scenario file may be (64 MiB); a scenario of the largest model this version accepts is a few megabytes",
-            big.display()
+        mpipe(
+            &["validate".as_ref(), big.as_os_str()],
+            &dir,
+            Duration::from_secs(60)
+        ),
+        (
+            Some(2),
+            format!(
+                "error: {}: cannot read: larger than a scenario file may be (64 MiB); a scenario of the largest model this version accepts is a few megabytes",
+                big.display()
+            )
         )
     );
     std::fs::remove_dir_all(&dir).ok();
@@ -202,20 +224,7 @@ fn gzip_bombs_end_at_once_or_at_their_limit() {
         gz.finish().unwrap();
         path
     };
-    let run = |args: &[&str]| {
-        let child = Command::new(env!("CARGO_BIN_EXE_mpipe"))
-            .args(args)
-            .current_dir(&dir)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = wait_bounded(child, Duration::from_secs(60), args[1]);
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).trim_end().to_string(),
-        )
-    };
+    let run = |args: &[&str]| mpipe(args, &dir, Duration::from_secs(60));
     // 256 MiB of NULs: not JSON from the first byte, said at once.
     bomb("zeros.json.gz", b"", 0, 256, b"");
     assert_eq!(
