@@ -54,7 +54,7 @@ fn frame(c: &mut Criterion) {
         "cut": [64, 128, 192], "schedule": ["1f1b", "1f1b", "1f1b", "1f1b"], "ranks": 64, "microbatches": 2048}"#;
     let scenario = mpipe::Scenario::from_json_str(text, "bench.json").expect("valid");
     let sim =
-        mpipe::simulation::simulate_scenario(&scenario, mpipe::simulate::SimOptions::default())
+        mpipe::sim::run::simulate_scenario(&scenario, mpipe::sim::engine::SimOptions::default())
             .expect("derives");
     // Laid out once per simulation, as the app does after every edit.
     let shown = Shown::new(1, "bench", sim);

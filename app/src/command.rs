@@ -7,7 +7,7 @@ use crate::samples::Sample;
 use crate::state::Studio;
 use crate::state::traces::TraceSource;
 use egui::{Key, KeyboardShortcut, Modifiers};
-use mpipe::edit::Edit;
+use mpipe::scenario::edit::Edit;
 use std::path::PathBuf;
 
 /// What a file dialog is for.

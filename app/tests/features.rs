@@ -14,7 +14,7 @@ mod common;
 use common::{choose, click_at, edit, harness, harness_on, hover, timeline_point, type_into};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use mpipe::edit::Edit;
+use mpipe::scenario::edit::Edit;
 use mpipe_studio::Studio;
 use mpipe_studio::command::Command;
 use mpipe_studio::samples::SAMPLES;

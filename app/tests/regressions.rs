@@ -15,7 +15,7 @@ use common::{
 };
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use mpipe::edit::Edit;
+use mpipe::scenario::edit::Edit;
 use mpipe_studio::Studio;
 use mpipe_studio::command::Command;
 use mpipe_studio::samples::SAMPLES;
@@ -171,7 +171,7 @@ fn at_1280_by_720_the_top_bar_and_the_table_fit() {
         let r = harness.get_by_label(label).rect();
         assert!(r.right() <= 1280.0 && r.left() >= 0.0, "{label} at {r:?}");
     }
-    let heads: Vec<egui::Rect> = mpipe::sim_report::RANK_COLUMNS
+    let heads: Vec<egui::Rect> = mpipe::report::simulate::RANK_COLUMNS
         .iter()
         .map(|h| harness.get_by_label(h).rect())
         .collect();
@@ -606,7 +606,10 @@ mod hostile {
         );
         // The CLI's own check lets it through.
         let s = mpipe::Scenario::from_json_str(text, "big.json").unwrap();
-        assert!(mpipe::budget::check(&s, mpipe::budget::MEMORY_LIMIT_BYTES, 0.0).is_ok());
+        assert!(
+            mpipe::algebra::budget::check(&s, mpipe::algebra::budget::MEMORY_LIMIT_BYTES, 0.0)
+                .is_ok()
+        );
     }
 
     #[test]

@@ -47,9 +47,9 @@ fn gpipe_with_a_pinned_1f1b_baseline() {
     studio.open_sample(sample);
     studio.pin_baseline();
     studio.apply(mpipe_studio::command::Command::Edit {
-        edit: mpipe::edit::Edit::Skeleton {
+        edit: mpipe::scenario::edit::Edit::Skeleton {
             region: 1,
-            skeleton: mpipe::skeleton::Skeleton::GPipe,
+            skeleton: mpipe::algebra::skeleton::Skeleton::GPipe,
         },
         gesture: None,
     });
@@ -61,7 +61,7 @@ fn gpipe_with_a_pinned_1f1b_baseline() {
 fn an_invalid_edit_dims_the_last_timeline() {
     let mut studio = Studio::default();
     studio.apply(mpipe_studio::command::Command::Edit {
-        edit: mpipe::edit::Edit::Ranks(16),
+        edit: mpipe::scenario::edit::Edit::Ranks(16),
         gesture: None,
     });
     let mut h = harness(studio);

@@ -12,7 +12,7 @@ mod common;
 use common::{choose, drag, edit, harness, pointer_click, sized, temp_dir};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use mpipe::edit::Edit;
+use mpipe::scenario::edit::Edit;
 use mpipe_studio::Studio;
 use mpipe_studio::command::Command;
 
@@ -55,7 +55,7 @@ fn changing_a_skeleton_changes_the_order() {
     choose(&mut harness, "region 1", "gpipe");
     assert_eq!(
         harness.state().scenario().unwrap().schedule,
-        [mpipe::skeleton::Skeleton::GPipe]
+        [mpipe::algebra::skeleton::Skeleton::GPipe]
     );
     let rank0 = harness.state().rank_actions(0);
     assert_eq!(
@@ -288,7 +288,7 @@ fn the_last_session_is_restored_and_a_corrupt_one_is_ignored() {
     let mut app = mpipe_studio::StudioApp::restore(None);
     assert_eq!(app.studio.source(), "mpipe-vit-llm.json");
     app.studio.apply(Command::Edit {
-        edit: Edit::Owner(mpipe::owner::OwnerSpec::FirstRank),
+        edit: Edit::Owner(mpipe::algebra::owner::OwnerSpec::FirstRank),
         gesture: None,
     });
     let mut storage = Memory::default();
@@ -305,7 +305,7 @@ fn the_last_session_is_restored_and_a_corrupt_one_is_ignored() {
     assert_eq!(fresh.studio.source(), "mpipe-vit-llm.json");
     assert_eq!(
         fresh.studio.scenario().map(|s| s.owner.clone()),
-        Some(mpipe::owner::OwnerSpec::GreedySlack)
+        Some(mpipe::algebra::owner::OwnerSpec::GreedySlack)
     );
 }
 
@@ -315,13 +315,13 @@ fn changing_m_resizes_the_per_microbatch_workload() {
         mpipe::Scenario::from_json_str(include_str!("../../samples/mpipe-vit-llm.json"), "s.json")
             .unwrap();
     s.microbatches = 12;
-    mpipe::edit::resize_per_microbatch_lists(&mut s);
+    mpipe::scenario::edit::resize_per_microbatch_lists(&mut s);
     let scales = s.workload.as_ref().unwrap().encoder_scale.as_ref().unwrap();
     assert_eq!(scales.len(), 12);
     assert_eq!(scales[8..], [1.0, 1.0, 1.0, 1.0]);
     assert!(mpipe::derive(&s).is_ok());
     s.microbatches = 3;
-    mpipe::edit::resize_per_microbatch_lists(&mut s);
+    mpipe::scenario::edit::resize_per_microbatch_lists(&mut s);
     assert_eq!(
         s.workload.as_ref().unwrap().encoder_scale.as_ref().unwrap(),
         &vec![1.0, 0.3, 2.5]
@@ -510,9 +510,9 @@ fn adjacent_transposes_offer_the_normal_form_as_a_one_click_fix() {
         Edit::CutAndSchedule {
             cut: vec![2, 4],
             schedule: vec![
-                mpipe::skeleton::Skeleton::Transpose,
-                mpipe::skeleton::Skeleton::Transpose,
-                mpipe::skeleton::Skeleton::OneFOneB,
+                mpipe::algebra::skeleton::Skeleton::Transpose,
+                mpipe::algebra::skeleton::Skeleton::Transpose,
+                mpipe::algebra::skeleton::Skeleton::OneFOneB,
             ],
         },
     );
@@ -539,7 +539,7 @@ fn regions_can_be_split_swapped_and_merged_from_the_list() {
     // Swap regions 1 and 2: ⟨1f1b, transpose, 1f1b⟩, a Replicated region between two Sharded ones.
     harness.get_all_by_label("⬆").next().unwrap().click();
     harness.run();
-    use mpipe::skeleton::Skeleton::*;
+    use mpipe::algebra::skeleton::Skeleton::*;
     assert_eq!(
         harness.state().scenario().unwrap().schedule,
         [OneFOneB, Transpose, OneFOneB]

@@ -6,10 +6,10 @@
 #![allow(clippy::expect_used)] // a benchmark scenario that does not derive is a bug in the benchmark
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use mpipe::model::{LayerSpec, Role};
+use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::skeleton::Skeleton;
 use mpipe::scenario::{FORMAT, ModelSpec, Scenario};
-use mpipe::simulate::SimOptions;
-use mpipe::skeleton::Skeleton;
+use mpipe::sim::engine::SimOptions;
 use peak_alloc::PeakAlloc;
 use std::hint::black_box;
 
@@ -66,7 +66,7 @@ fn scenario(p: usize, m: usize, v: usize, transpose: bool) -> Scenario {
 }
 
 fn run(s: &Scenario) -> usize {
-    let sim = mpipe::simulation::simulate_scenario(s, SimOptions::default())
+    let sim = mpipe::sim::run::simulate_scenario(s, SimOptions::default())
         .expect("valid benchmark scenario");
     sim.derivation.order.graph.node_count()
 }

@@ -1,44 +1,28 @@
 //! `mpipe`: the Mpipe schedule algebra.
 //!
 //! `derive(cut, schedule, model) → (placement, collectives, order)` (Mpipe paper §4.1), with the
-//! scenario file format it reads, the validity rules and normal form, and the order graph.
-//! Pure and deterministic: no threads, no clock, no global state; I/O only through `impl Read`
-//! and `impl Write` at the edges.
+//! scenario file format it reads, the validity rules and normal form, the order graph, the
+//! simulator and the profiler-trace reader. Pure and deterministic: no threads, no clock, no
+//! global state; I/O only through `impl Read` and `impl Write`. The one exception is
+//! [`files`], the binaries' edge to the file system, compiled only with the `files` feature.
+//!
+//! Each concept is one folder: [`scenario`] (the file format, positions, edits), [`algebra`]
+//! (model, cut, layout, placement, owner maps, gates, collectives, validity, `derive`),
+//! [`graph`] (events and the order graph), [`schedules`] (the per-rank orders of each skeleton),
+//! [`sim`] (cost, engine, metrics, memory, (max,+), the scene), [`tune`] (searches that call the
+//! simulator), [`workload`], [`trace`] and [`report`].
 
-pub mod adjacency;
-pub mod budget;
-pub mod collectives;
-pub mod cost;
-pub mod derive;
-pub mod edit;
-pub mod event;
-pub mod explain;
-pub mod finite;
-pub mod io;
-pub mod json_locate;
-pub mod maxplus;
-pub mod memory;
-pub mod metrics;
-pub mod model;
-pub mod order;
-pub mod owner;
-pub mod owner_policy;
-pub mod palette;
-pub mod plan;
+pub mod algebra;
+#[cfg(feature = "files")]
+pub mod files;
+pub mod graph;
 pub mod report;
 pub mod scenario;
-pub mod scene;
-pub mod search;
-pub mod sim_report;
-pub mod simulate;
-pub mod simulation;
-pub mod skeleton;
-pub mod slab;
-pub mod svg;
+pub mod schedules;
+pub mod sim;
 pub mod trace;
-pub mod validity;
-pub mod wavefront;
+pub mod tune;
 pub mod workload;
 
-pub use derive::{Derivation, DeriveError, derive};
+pub use algebra::derive::{Derivation, DeriveError, derive};
 pub use scenario::{Scenario, ScenarioError};

@@ -11,9 +11,9 @@ mod common;
 
 use common::{scenario, vit_llm};
 use mpipe::Derivation;
-use mpipe::collectives::gates;
-use mpipe::event::{Comm, Event, Phase};
-use mpipe::skeleton::Skeleton::{self, *};
+use mpipe::algebra::collectives::gates;
+use mpipe::algebra::skeleton::Skeleton::{self, *};
+use mpipe::graph::event::{Comm, Event, Phase};
 use std::collections::HashMap;
 
 /// Events as a multiset keyed by a label that ignores node ids.
@@ -106,7 +106,7 @@ fn freezing_the_encoder_deletes_exactly_its_backward_scatter_and_reduce() {
                 "{:?}",
                 Event::Coll {
                     comm: Comm::Scatter,
-                    seam: mpipe::event::Seam { from: 1, to: 2 },
+                    seam: mpipe::graph::event::Seam { from: 1, to: 2 },
                     mb,
                     from_rank: 0,
                     to_rank: owner
@@ -122,7 +122,7 @@ fn freezing_the_encoder_deletes_exactly_its_backward_scatter_and_reduce() {
                 Event::DpReduce {
                     region: 1,
                     rank,
-                    group: mpipe::event::Group::ReplicaGroup
+                    group: mpipe::graph::event::Group::ReplicaGroup
                 }
             ),
             1,
@@ -160,9 +160,9 @@ fn gates_follow_trainability_for_every_mask_of_three_regions() {
             .iter()
             .enumerate()
             .map(|(i, &t)| {
-                let mut l = mpipe::model::LayerSpec::timed(
+                let mut l = mpipe::algebra::model::LayerSpec::timed(
                     &format!("r{i}"),
-                    mpipe::model::Role::Backbone,
+                    mpipe::algebra::model::Role::Backbone,
                     4,
                     1.0,
                 );
@@ -233,7 +233,12 @@ fn a_frozen_prefix_runs_no_backward_but_passes_gradients_through_frozen_middles(
     // (it passes the gradient to region 1) but reduces nothing.
     let mut layers = Vec::new();
     for (name, t) in [("a", true), ("b", false), ("c", true)] {
-        let mut l = mpipe::model::LayerSpec::timed(name, mpipe::model::Role::Backbone, 4, 1.0);
+        let mut l = mpipe::algebra::model::LayerSpec::timed(
+            name,
+            mpipe::algebra::model::Role::Backbone,
+            4,
+            1.0,
+        );
         l.trainable = t;
         layers.push(l);
     }

@@ -11,7 +11,7 @@ mod common;
 
 use common::{scenario, uniform};
 use mpipe::Scenario;
-use mpipe::skeleton::Skeleton::*;
+use mpipe::algebra::skeleton::Skeleton::*;
 
 fn two_rank_1f1b(orders: &[&[&str]]) -> Scenario {
     let mut s = scenario(uniform(2), &[], &[OneFOneB], 2, 2);

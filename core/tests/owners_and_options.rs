@@ -11,12 +11,12 @@ mod common;
 
 use common::scenario;
 use mpipe::Scenario;
-use mpipe::model::{LayerSpec, Role};
-use mpipe::owner::OwnerSpec;
+use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::owner::OwnerSpec;
+use mpipe::algebra::skeleton::Skeleton::*;
 use mpipe::scenario::Hardware;
-use mpipe::simulate::SimOptions;
-use mpipe::simulation::simulate_scenario;
-use mpipe::skeleton::Skeleton::*;
+use mpipe::sim::engine::SimOptions;
+use mpipe::sim::run::simulate_scenario;
 use mpipe::workload::{Distribution, Workload};
 
 fn mpipe_with(owner: OwnerSpec, workload: Workload) -> Scenario {
@@ -82,7 +82,7 @@ fn the_optimized_search_stays_in_its_budget_and_stops_when_told() {
     // Told to stop at once: the greedy map stands too; asked about progress as it goes.
     let full = mpipe_with(OwnerSpec::Optimized, lognormal(seed));
     let mut asked = Vec::new();
-    let stopped = mpipe::derive::derive_with(&full, &mut |f| {
+    let stopped = mpipe::algebra::derive::derive_with(&full, &mut |f| {
         asked.push(f);
         false
     })
@@ -90,13 +90,13 @@ fn the_optimized_search_stays_in_its_budget_and_stops_when_told() {
     assert_eq!(stopped.plan.owner, greedy.plan.owner);
     assert_eq!(asked, [0.0]);
     let mut seen = Vec::new();
-    let searched = mpipe::derive::derive_with(&full, &mut |f| {
+    let searched = mpipe::algebra::derive::derive_with(&full, &mut |f| {
         seen.push(f);
         true
     })
     .unwrap();
     assert_ne!(searched.plan.owner, greedy.plan.owner);
-    assert!(seen.len() <= mpipe::owner_policy::SEARCH_BUDGET);
+    assert!(seen.len() <= mpipe::tune::owners::SEARCH_BUDGET);
     assert!(seen.windows(2).all(|w| w[0] < w[1]) && seen.iter().all(|&f| f < 1.0));
 }
 
@@ -187,8 +187,8 @@ fn serialised_links_queue_transfers() {
         },
     )
     .unwrap();
-    let rank1 = |sim: &mpipe::simulation::Simulation| -> Vec<f64> {
-        mpipe::sim_report::event_timings(sim)
+    let rank1 = |sim: &mpipe::sim::run::Simulation| -> Vec<f64> {
+        mpipe::report::simulate::event_timings(sim)
             .iter()
             .filter(|e| e.rank == 1)
             .map(|e| e.start_s)
@@ -197,13 +197,13 @@ fn serialised_links_queue_transfers() {
     // Rank 1 runs its forwards at 1 s and 2 s either way (it is busy until the second arrives).
     assert_eq!(rank1(&free)[..2], [1.0, 2.0]);
     assert_eq!(rank1(&queued)[..2], [1.0, 2.0]);
-    let comms: Vec<(f64, f64)> = mpipe::sim_report::comm_timings(&queued)
+    let comms: Vec<(f64, f64)> = mpipe::report::simulate::comm_timings(&queued)
         .iter()
         .filter(|c| c.comm == "Send")
         .map(|c| (c.start_s, c.end_s))
         .collect();
     assert_eq!(comms[..2], [(0.0, 1.0), (1.0, 2.0)]);
-    let comms: Vec<(f64, f64)> = mpipe::sim_report::comm_timings(&free)
+    let comms: Vec<(f64, f64)> = mpipe::report::simulate::comm_timings(&free)
         .iter()
         .filter(|c| c.comm == "Send")
         .map(|c| (c.start_s, c.end_s))
@@ -242,7 +242,7 @@ fn slack_is_zero_on_the_critical_path_and_positive_off_it() {
         8,
     );
     let sim = simulate_scenario(&s, SimOptions::default()).unwrap();
-    let slack = mpipe::simulate::slack(&sim.derivation.order, &sim.timeline);
+    let slack = mpipe::sim::engine::slack(&sim.derivation.order, &sim.timeline);
     for n in &sim.critical_path {
         assert_eq!(slack[n.index()], 0.0);
     }
@@ -258,10 +258,11 @@ fn slack_is_zero_on_the_critical_path_and_positive_off_it() {
     let mut durations = sim.durations.clone();
     durations[i] += most;
     let delayed =
-        mpipe::simulate::simulate(&sim.derivation.order, &durations, SimOptions::default());
+        mpipe::sim::engine::simulate(&sim.derivation.order, &durations, SimOptions::default());
     assert_eq!(delayed.makespan, sim.makespan_s);
     durations[i] += 0.5;
-    let late = mpipe::simulate::simulate(&sim.derivation.order, &durations, SimOptions::default());
+    let late =
+        mpipe::sim::engine::simulate(&sim.derivation.order, &durations, SimOptions::default());
     assert!(late.makespan > sim.makespan_s);
 }
 
@@ -276,8 +277,8 @@ fn the_teaching_cursor_sees_what_each_rank_runs() {
     );
     let sim = simulate_scenario(&s, SimOptions::default()).unwrap();
     // 1F1B, P = 2, M = 2, t_f = 1, t_b = 2: rank 0 runs 0F0 [0,1), 0F1 [1,2); rank 1 1F0 [1,2).
-    let scene = mpipe::scene::Scene::new(&sim);
-    let at = mpipe::explain::at_time(&sim, &scene, 1.5);
+    let scene = mpipe::sim::scene::Scene::new(&sim);
+    let at = mpipe::sim::explain::at_time(&sim, &scene, 1.5);
     assert_eq!(
         at[0].running.as_ref().map(|e| e.action.to_string()),
         Some("0F1".into())
@@ -286,7 +287,7 @@ fn the_teaching_cursor_sees_what_each_rank_runs() {
         at[1].running.as_ref().map(|e| e.action.to_string()),
         Some("1F0".into())
     );
-    let at = mpipe::explain::at_time(&sim, &scene, 0.5);
+    let at = mpipe::sim::explain::at_time(&sim, &scene, 0.5);
     assert_eq!(at[1].running, None);
     assert_eq!(scene.next_boundary(0.0), Some(1.0));
     assert_eq!(scene.next_boundary(sim.makespan_s), None);

@@ -10,10 +10,10 @@
 
 mod common;
 
-use mpipe::event::{Event, Phase};
-use mpipe::model::{LayerSpec, Role};
-use mpipe::owner::OwnerSpec;
-use mpipe::skeleton::{Layout, Skeleton};
+use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::owner::OwnerSpec;
+use mpipe::algebra::skeleton::{Layout, Skeleton};
+use mpipe::graph::event::{Event, Phase};
 use mpipe::{Derivation, Scenario};
 use petgraph::Direction;
 use proptest::prelude::*;
@@ -196,15 +196,15 @@ proptest! {
 
     #[test]
     fn composing_region_denotations_gives_the_longest_path(s in valid_scenario()) {
-        let sim = mpipe::simulation::simulate_scenario(&s, mpipe::simulate::SimOptions::default())
+        let sim = mpipe::sim::run::simulate_scenario(&s, mpipe::sim::engine::SimOptions::default())
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let d = &sim.derivation;
-        let composed = mpipe::maxplus::composed_completion(&d.order, &sim.durations, d.plan.regions.len());
+        let composed = mpipe::sim::maxplus::composed_completion(&d.order, &sim.durations, d.plan.regions.len());
         prop_assert_eq!(&composed, &sim.timeline.end, "{}", s.to_json_string());
         let makespan = composed.iter().copied().fold(0.0, f64::max);
         prop_assert_eq!(makespan, sim.makespan_s);
         // The event-driven simulation (a different algorithm) agrees event by event.
-        let events = mpipe::simulate::simulate_events(&d.order, &sim.durations, mpipe::simulate::SimOptions::default());
+        let events = mpipe::sim::engine::simulate_events(&d.order, &sim.durations, mpipe::sim::engine::SimOptions::default());
         prop_assert_eq!(&events.end, &sim.timeline.end);
     }
 

@@ -13,7 +13,7 @@
 
 mod common;
 
-use mpipe::skeleton::Skeleton;
+use mpipe::algebra::skeleton::Skeleton;
 
 /// A model of `P·v` one-layer stages cut into `v` regions of the given skeleton.
 fn scenario(

@@ -12,10 +12,10 @@ mod common;
 
 use common::scenario;
 use mpipe::Scenario;
-use mpipe::model::{LayerSpec, Role};
-use mpipe::simulate::SimOptions;
-use mpipe::simulation::{Simulation, simulate_scenario};
-use mpipe::skeleton::Skeleton::{self, *};
+use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::skeleton::Skeleton::{self, *};
+use mpipe::sim::engine::SimOptions;
+use mpipe::sim::run::{Simulation, simulate_scenario};
 
 const TF: f64 = 1.0;
 const TB: f64 = 2.0;
@@ -121,7 +121,7 @@ fn peak_activations_are_min_p_minus_r_and_m_for_1f1b_and_m_for_gpipe() {
 }
 
 /// ViT encoder (`enc_layers` of `enc_fwd` each) + `p` backbone stages, transposed.
-fn mpipe(p: usize, m: usize, enc_fwd: f64, owner: mpipe::owner::OwnerSpec) -> Scenario {
+fn mpipe(p: usize, m: usize, enc_fwd: f64, owner: mpipe::algebra::owner::OwnerSpec) -> Scenario {
     let mut s = scenario(
         vec![
             layer("vit", Role::Encoder, 1, enc_fwd, 2.0 * enc_fwd),
@@ -139,7 +139,12 @@ fn mpipe(p: usize, m: usize, enc_fwd: f64, owner: mpipe::owner::OwnerSpec) -> Sc
 #[test]
 fn warmup_window_is_r_forwards_and_spill_is_the_overflow() {
     let (p, m) = (4, 8);
-    let s = sim(&mpipe(p, m, 0.75, mpipe::owner::OwnerSpec::RoundRobin));
+    let s = sim(&mpipe(
+        p,
+        m,
+        0.75,
+        mpipe::algebra::owner::OwnerSpec::RoundRobin,
+    ));
     for r in &s.ranks {
         let w = r.rank as f64 * TF;
         assert_eq!(r.warmup_window_s, Some(w));
@@ -176,7 +181,7 @@ fn gain_over_encoder_stage(enc: f64) -> (f64, f64) {
     let mut baseline = scenario(vec![vit.clone(), llm.clone()], &[], &[OneFOneB], p, m);
     baseline.slabs = Some(vec![Some(vec![1, 4, 4, 4])]);
     let mut transposed = scenario(vec![vit, llm], &[1], &[Transpose, OneFOneB], p, m);
-    transposed.owner = mpipe::owner::OwnerSpec::GreedySlack;
+    transposed.owner = mpipe::algebra::owner::OwnerSpec::GreedySlack;
     let base = sim(&baseline);
     let ours = sim(&transposed);
     let spill = ours
@@ -217,7 +222,7 @@ fn transpose_gains_more_as_the_encoder_grows_until_it_spills() {
 }
 
 /// Bytes on the curve at time `t` (the value after every change at or before `t`).
-fn bytes_at(curve: &mpipe::memory::MemoryCurve, t: f64) -> f64 {
+fn bytes_at(curve: &mpipe::sim::memory::MemoryCurve, t: f64) -> f64 {
     curve
         .points
         .iter()
@@ -241,7 +246,7 @@ fn a_trainable_transposed_encoder_holds_its_activations_across_the_backbone_span
             8,
         ));
         for (r, curve) in s.memory.iter().enumerate() {
-            let (first, last) = mpipe::metrics::wavefront_span(
+            let (first, last) = mpipe::sim::metrics::wavefront_span(
                 &s.derivation.plan,
                 &s.derivation.order,
                 &s.timeline,
@@ -291,7 +296,7 @@ fn static_memory_counts_slabs_replicas_and_the_state_factor() {
 
 #[test]
 fn a_cancellable_simulation_reports_progress_and_stops_when_told() {
-    use mpipe::simulation::{SimulationError, simulate_scenario_cancellable};
+    use mpipe::sim::run::{SimulationError, simulate_scenario_cancellable};
     let s = uniform(OneFOneB, 4, 8, 1);
     let mut seen = Vec::new();
     let sim = simulate_scenario_cancellable(&s, SimOptions::default(), &mut |f| {

@@ -8,14 +8,14 @@
 mod common;
 
 use common::scenario;
-use mpipe::explain::{Idle, Waited, at_time};
-use mpipe::metrics::{Gap, GapKind};
-use mpipe::model::{LayerSpec, Role};
+use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::skeleton::Skeleton::*;
 use mpipe::scenario::Hardware;
-use mpipe::scene::Scene;
-use mpipe::simulate::SimOptions;
-use mpipe::simulation::{Simulation, simulate_scenario};
-use mpipe::skeleton::Skeleton::*;
+use mpipe::sim::engine::SimOptions;
+use mpipe::sim::explain::{Idle, Waited, at_time};
+use mpipe::sim::metrics::{Gap, GapKind};
+use mpipe::sim::run::{Simulation, simulate_scenario};
+use mpipe::sim::scene::Scene;
 
 fn two_by_two(hardware: Option<Hardware>) -> Simulation {
     let mut s = scenario(
@@ -76,8 +76,8 @@ fn lanes_hold_each_ranks_events_and_bubbles() {
 
 #[test]
 fn colours_follow_the_role_so_the_backbone_is_blue_in_every_sample() {
-    let backbone = mpipe::palette::region_hue(Role::Backbone, 0);
-    let encoder = mpipe::palette::region_hue(Role::Encoder, 0);
+    let backbone = mpipe::report::palette::region_hue(Role::Backbone, 0);
+    let encoder = mpipe::report::palette::region_hue(Role::Encoder, 0);
     let sim = two_by_two(None);
     assert_eq!(Scene::new(&sim).regions[0].forward, backbone);
     let mpipe = scenario(
@@ -94,7 +94,7 @@ fn colours_follow_the_role_so_the_backbone_is_blue_in_every_sample() {
     assert_eq!(scene.regions[0].label(), "region 1 · encoder · transpose");
     assert_eq!(
         scene.colour(2, true),
-        mpipe::palette::backward_shade(backbone)
+        mpipe::report::palette::backward_shade(backbone)
     );
 }
 

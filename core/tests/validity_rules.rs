@@ -11,10 +11,10 @@ mod common;
 
 use common::{scenario, uniform, vit_llm};
 use mpipe::Scenario;
-use mpipe::model::{LayerSpec, Role};
-use mpipe::owner::OwnerSpec;
+use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::owner::OwnerSpec;
+use mpipe::algebra::skeleton::Skeleton::*;
 use mpipe::scenario::{Hardware, Workload};
-use mpipe::skeleton::Skeleton::*;
 
 fn error(s: &Scenario) -> (String, String, String) {
     let e = mpipe::derive(s).unwrap_err();

@@ -7,8 +7,8 @@ use crate::command::Command;
 use crate::timeline::rgb;
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
 use mpipe::Scenario;
-use mpipe::edit::Edit;
-use mpipe::scene::{region_colours, region_roles};
+use mpipe::scenario::edit::Edit;
+use mpipe::sim::scene::{region_colours, region_roles};
 
 /// Layer cells laid out over `[x0, x0 + width]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -70,12 +70,12 @@ fn layer_name(s: &Scenario, layer: usize) -> Option<&str> {
 /// Draws the strip of `s`; returns the edits the user's gestures make.
 pub fn cut_strip_ui(ui: &mut egui::Ui, s: &Scenario) -> Vec<Command> {
     // Bounded by the model size `core` accepts, whatever the file says.
-    let roles: Vec<mpipe::model::Role> = s
+    let roles: Vec<mpipe::algebra::model::Role> = s
         .model
         .layers
         .iter()
         .flat_map(|l| std::iter::repeat_n(l.role, l.count))
-        .take(mpipe::validity::MAX_LAYERS)
+        .take(mpipe::algebra::validity::MAX_LAYERS)
         .collect();
     let colours = region_colours(&region_roles(&roles, &s.cut));
     let layers = roles.len();

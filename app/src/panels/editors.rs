@@ -10,10 +10,10 @@ use crate::state::Studio;
 use crate::timeline::rgb;
 use egui::{RichText, Ui};
 use mpipe::Scenario;
-use mpipe::edit::{Edit, region_layers};
-use mpipe::model::Role;
-use mpipe::owner::OwnerSpec;
-use mpipe::skeleton::{Layout, Skeleton};
+use mpipe::algebra::model::Role;
+use mpipe::algebra::owner::OwnerSpec;
+use mpipe::algebra::skeleton::{Layout, Skeleton};
+use mpipe::scenario::edit::{Edit, region_layers};
 
 /// At most `chars` characters of `text`, with an ellipsis when cut: a file's free text is shown,
 /// never laid out whole (a 50 MB description would cost the window gigabytes).
@@ -65,7 +65,7 @@ pub fn editors_ui(ui: &mut Ui, studio: &Studio) -> Vec<Command> {
         return out;
     };
     let shown = |text: &str, chars: usize| {
-        mpipe::report::escape_controls(&shorten(text, chars)).into_owned()
+        mpipe::report::derive::escape_controls(&shorten(text, chars)).into_owned()
     };
     ui.label(RichText::new(shown(&s.name, 200)).strong());
     if !s.description.is_empty() {
@@ -77,7 +77,7 @@ pub fn editors_ui(ui: &mut Ui, studio: &Studio) -> Vec<Command> {
     regions_ui(ui, s, &mut out);
     ui.separator();
     owner_ui(ui, s, &mut out);
-    let encoder = mpipe::palette::region_hue(Role::Encoder, 0);
+    let encoder = mpipe::report::palette::region_hue(Role::Encoder, 0);
     out.extend(workload_bars::workload_bars_ui(ui, s, rgb(encoder)));
     ui.separator();
     hardware_ui(ui, s, &mut out);
@@ -113,7 +113,7 @@ fn sizes_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
 fn regions_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
     ui.label(RichText::new("Regions").strong());
     out.extend(cut_strip::cut_strip_ui(ui, s));
-    let total = mpipe::edit::layer_count(s);
+    let total = mpipe::scenario::edit::layer_count(s);
     for (j, skeleton) in s.schedule.iter().enumerate() {
         let region = j + 1;
         ui.horizontal(|ui| {
@@ -205,7 +205,7 @@ fn slabs_ui(ui: &mut Ui, s: &Scenario, region: usize, out: &mut Vec<Command>) {
                     out.push(Command::Edit {
                         edit: Edit::Slabs {
                             region,
-                            counts: Some(mpipe::slab::balanced_counts(layers, s.ranks.clamp(1, 4096))),
+                            counts: Some(mpipe::algebra::slab::balanced_counts(layers, s.ranks.clamp(1, 4096))),
                         },
                         gesture: None,
                     });

@@ -49,9 +49,9 @@ pub fn help_ui(ctx: &egui::Context, open: bool) -> Vec<Command> {
             });
             ui.separator();
             ui.label(RichText::new("Per-rank figures").strong());
-            for (head, help) in mpipe::sim_report::RANK_COLUMNS
+            for (head, help) in mpipe::report::simulate::RANK_COLUMNS
                 .iter()
-                .zip(mpipe::sim_report::RANK_COLUMN_HELP)
+                .zip(mpipe::report::simulate::RANK_COLUMN_HELP)
                 .skip(1)
             {
                 ui.label(RichText::new(format!("{head}: {help}")).small());

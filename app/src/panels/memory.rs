@@ -10,7 +10,7 @@ use crate::state::view::PlotFrame;
 use crate::timeline::{LABEL_W, rgb};
 use egui::Ui;
 use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoints, Points, VLine};
-use mpipe::memory::MemoryCurve;
+use mpipe::sim::memory::MemoryCurve;
 
 /// The memory step curve in `unit`s (bytes per unit) as plot points, limited to about `buckets` buckets over the
 /// visible range: a curve with more changes than that keeps, per bucket, its first, lowest,
@@ -150,12 +150,12 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
         .y_axis_min_width(LABEL_W)
         .y_grid_spacer(egui_plot::uniform_grid_spacer(move |_| {
             // About four labelled lines over the range, finer ones between.
-            let step = mpipe::svg::tick_step(hi - lo, 4.0);
+            let step = mpipe::report::svg::tick_step(hi - lo, 4.0);
             [step / 5.0, step, step * 5.0]
         }))
         .y_axis_label(unit_name)
         // As many decimals as the step between lines needs (3.5, 4.0, 4.5 — not 4, 4, 5).
-        .y_axis_formatter(|mark, _| mpipe::svg::tick_label(mark.value, mark.step_size))
+        .y_axis_formatter(|mark, _| mpipe::report::svg::tick_label(mark.value, mark.step_size))
         .x_axis_label("time (s)")
         .legend(egui_plot::Legend::default())
         .show(ui, |plot| {
@@ -163,7 +163,7 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
             plot.set_plot_bounds_y(lo..=hi);
             let mut draw = |curves: &[MemoryCurve], prefix: &str, end: f64, dashed: bool| {
                 for curve in curves {
-                    let colour = rgb(mpipe::palette::hue(curve.rank));
+                    let colour = rgb(mpipe::report::palette::hue(curve.rank));
                     let name = format!("{prefix}rank {}", curve.rank);
                     let pts = step_points(&curve.points, end, (t0, t1), 600, unit);
                     let mut line = Line::new(name.clone(), PlotPoints::from(pts))
@@ -205,7 +205,7 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
         ui.label(
             egui::RichText::new(format!(
                 "device capacity {} is above the plot",
-                mpipe::sim_report::bytes(c * unit)
+                mpipe::report::simulate::bytes(c * unit)
             ))
             .small(),
         );

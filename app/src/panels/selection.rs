@@ -5,7 +5,7 @@
 use crate::command::Command;
 use crate::state::derived::Shown;
 use egui::{RichText, Ui};
-use mpipe::sim_report::secs;
+use mpipe::report::simulate::secs;
 
 /// Draws the details of event `index` of `shown`; returns what the user asked for.
 pub fn selection_ui(ui: &mut Ui, shown: &Shown, index: usize) -> Vec<Command> {
@@ -29,7 +29,7 @@ pub fn selection_ui(ui: &mut Ui, shown: &Shown, index: usize) -> Vec<Command> {
         });
         let deps = scene.dependencies(&shown.sim, index);
         for (title, upstream) in [("waits for", true), ("feeds", false)] {
-            let list: Vec<(usize, mpipe::event::EdgeKind)> = deps
+            let list: Vec<(usize, mpipe::graph::event::EdgeKind)> = deps
                 .iter()
                 .filter(|d| {
                     if upstream {

@@ -3,8 +3,8 @@
 //! words. All numbers come from `core`.
 
 use egui::{RichText, Ui};
-use mpipe::sim_report::{RANK_COLUMN_HELP, RANK_COLUMNS, rank_rows, secs};
-use mpipe::simulation::Simulation;
+use mpipe::report::simulate::{RANK_COLUMN_HELP, RANK_COLUMNS, rank_rows, secs};
+use mpipe::sim::run::Simulation;
 
 /// The one-line summary above the timeline.
 pub fn summary(sim: &Simulation) -> String {
@@ -78,7 +78,7 @@ pub fn rank_table_ui(ui: &mut Ui, sim: &Simulation) {
 
 /// The collectives, one line each.
 pub fn collectives_ui(ui: &mut Ui, sim: &Simulation) {
-    for line in mpipe::report::collectives_in_words(&sim.derivation.collectives) {
+    for line in mpipe::report::derive::collectives_in_words(&sim.derivation.collectives) {
         ui.label(line);
     }
 }

@@ -9,7 +9,7 @@ use crate::state::Studio;
 use crate::state::derived::Shown;
 use crate::timeline::measured::measured_chart;
 use egui::{Color32, RichText};
-use mpipe::sim_report::secs;
+use mpipe::report::simulate::secs;
 use mpipe::trace::align::AlignMethod;
 use mpipe::trace::report::CompareTraceReport;
 

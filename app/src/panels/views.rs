@@ -9,8 +9,8 @@ use crate::state::Studio;
 use crate::state::view::LANE_HEIGHTS;
 use crate::timeline::{ChartInput, chart_ui, legend};
 use egui::{Color32, RichText, Ui};
-use mpipe::edit::Edit;
-use mpipe::validity::ValidityError;
+use mpipe::algebra::validity::ValidityError;
+use mpipe::scenario::edit::Edit;
 
 const RED: Color32 = Color32::from_rgb(0xE0, 0x50, 0x50);
 
@@ -49,15 +49,16 @@ fn status_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
     };
     ui.colored_label(RED, RichText::new(message).strong());
     if let Some(s) = studio.scenario() {
-        let layers = mpipe::edit::layer_count(s);
+        let layers = mpipe::scenario::edit::layer_count(s);
         // The normal form, offered as a one-click fix (adjacent transposes merged).
-        if let Some((cut, schedule)) = mpipe::validity::check_schedule(&s.cut, &s.schedule, layers)
-            .err()
-            .and_then(|e| e.normal_form())
+        if let Some((cut, schedule)) =
+            mpipe::algebra::validity::check_schedule(&s.cut, &s.schedule, layers)
+                .err()
+                .and_then(|e| e.normal_form())
         {
             let label = format!(
                 "Apply the normal form: cut {cut:?}, schedule {}",
-                mpipe::skeleton::schedule_to_string(&schedule)
+                mpipe::algebra::skeleton::schedule_to_string(&schedule)
             );
             if ui.button(label).clicked() {
                 out.push(Command::Edit {
@@ -67,7 +68,9 @@ fn status_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
             }
         }
         // Fewer layers than ranks: per-rank counts with zeros make it valid.
-        if let Err(ValidityError::TooFewLayers { region, layers, .. }) = mpipe::validity::plan(s) {
+        if let Err(ValidityError::TooFewLayers { region, layers, .. }) =
+            mpipe::algebra::validity::plan(s)
+        {
             let label = format!(
                 "Give region {region}'s {layers} layer(s) one rank each (slabs[{}]; the other ranks get none)",
                 region - 1
@@ -76,7 +79,10 @@ fn status_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
                 out.push(Command::Edit {
                     edit: Edit::Slabs {
                         region,
-                        counts: Some(mpipe::slab::balanced_counts(layers, s.ranks.clamp(1, 4096))),
+                        counts: Some(mpipe::algebra::slab::balanced_counts(
+                            layers,
+                            s.ranks.clamp(1, 4096),
+                        )),
                     },
                     gesture: None,
                 });
@@ -227,7 +233,7 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
         ui.label(
             RichText::new(format!(
                 "Current: {}",
-                mpipe::report::escape_controls(&name)
+                mpipe::report::derive::escape_controls(&name)
             ))
             .strong(),
         );

@@ -3,7 +3,7 @@
 use crate::command::Command;
 use egui::{Color32, Pos2, Rect, Sense, Stroke, Vec2};
 use mpipe::Scenario;
-use mpipe::edit::Edit;
+use mpipe::scenario::edit::Edit;
 
 /// The largest scale the bars show (drag beyond it clamps).
 pub const MAX_SCALE: f64 = 4.0;

@@ -6,9 +6,9 @@
 use super::jobs::{Job, Poll};
 use crate::timeline::geometry::Span;
 use mpipe::Scenario;
-use mpipe::scene::Scene;
-use mpipe::simulate::SimOptions;
-use mpipe::simulation::{Simulation, SimulationError, simulate_scenario_cancellable};
+use mpipe::sim::engine::SimOptions;
+use mpipe::sim::run::{Simulation, SimulationError, simulate_scenario_cancellable};
+use mpipe::sim::scene::Scene;
 use std::sync::Arc;
 
 /// Scenarios with more than this many rank × microbatch pairs simulate on a worker thread, so
@@ -88,7 +88,7 @@ impl Shown {
             .scene
             .region(e.region)
             .map_or(String::new(), |r| r.label());
-        let secs = mpipe::sim_report::secs;
+        let secs = mpipe::report::simulate::secs;
         Some([
             format!(
                 "{} {} of microbatch {}",
@@ -145,7 +145,9 @@ fn derive(
                 Some(text) => e.locate(text, source).to_string(),
                 None => format!("{source}: field `{}`: {e}", e.field()),
             };
-            Some(Err(mpipe::report::escape_controls(&message).into_owned()))
+            Some(Err(
+                mpipe::report::derive::escape_controls(&message).into_owned()
+            ))
         }
     }
 }
@@ -211,9 +213,9 @@ impl Derived {
             return;
         }
         // The app keeps the timeline beside the simulation: it must fit as well.
-        if let Err(e) = mpipe::budget::check(
+        if let Err(e) = mpipe::algebra::budget::check(
             scenario,
-            mpipe::budget::MEMORY_LIMIT_BYTES,
+            mpipe::algebra::budget::MEMORY_LIMIT_BYTES,
             SCENE_BYTES_PER_EVENT,
         ) {
             let message = format!(

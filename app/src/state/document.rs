@@ -5,7 +5,7 @@
 
 use super::history::{History, Weigh};
 use mpipe::Scenario;
-use mpipe::edit::Edit;
+use mpipe::scenario::edit::Edit;
 use std::path::{Path, PathBuf};
 
 /// Where a document came from: a sample's file name or a path, and the file it is saved to.
@@ -50,7 +50,7 @@ impl Weigh for Snapshot {
                 .map(|c| 8 * c.len())
                 .sum::<usize>()
             + match &s.owner {
-                mpipe::owner::OwnerSpec::Explicit(list) => 8 * list.len(),
+                mpipe::algebra::owner::OwnerSpec::Explicit(list) => 8 * list.len(),
                 _ => 0,
             };
         256 + s.name.len()

@@ -46,7 +46,7 @@ pub fn read_text(path: &Path) -> Result<String, String> {
 /// Writes `bytes` to `path` atomically (a temporary file, then a rename); `what` names the
 /// operation in the error (`save`, `export`).
 pub fn write(path: &Path, bytes: &[u8], what: &str) -> Result<(), String> {
-    mpipe::io::write_atomic(path, bytes)
+    mpipe::files::write_atomic(path, bytes)
         .map_err(|e| format!("{}: cannot {what}: {e}", path.display()))
 }
 

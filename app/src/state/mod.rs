@@ -18,7 +18,7 @@ use crate::samples::{SAMPLES, Sample};
 use derived::{Derived, Shown};
 use document::{Document, Identity};
 use mpipe::Scenario;
-use mpipe::edit::Edit;
+use mpipe::scenario::edit::Edit;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use traces::{Calibrating, TraceSource, Traces};
@@ -164,7 +164,7 @@ impl Studio {
     /// Reports a file operation that worked.
     pub fn inform(&mut self, text: String) {
         self.notice = Some(Notice {
-            text: mpipe::report::escape_controls(&text).into_owned(),
+            text: mpipe::report::derive::escape_controls(&text).into_owned(),
             is_error: false,
         });
     }
@@ -173,7 +173,7 @@ impl Studio {
     /// Control characters from the file are written out, never drawn.
     pub fn fail(&mut self, text: String) {
         self.notice = Some(Notice {
-            text: mpipe::report::escape_controls(&text).into_owned(),
+            text: mpipe::report::derive::escape_controls(&text).into_owned(),
             is_error: true,
         });
     }
@@ -308,7 +308,7 @@ impl Studio {
             self.fail("nothing to export: no valid schedule".into());
             return;
         };
-        let svg = mpipe::svg::render(&shown.name, &shown.sim);
+        let svg = mpipe::report::svg::render(&shown.name, &shown.sim);
         match files::write(path, svg.as_bytes(), "export") {
             Ok(()) => self.inform(format!("exported {}", path.display())),
             Err(e) => self.fail(e),
@@ -446,7 +446,10 @@ impl Studio {
         let letter = char::from(b'A' + (self.baselines.len() % 26) as u8);
         let name = crate::panels::editors::shorten(&shown.name, 120);
         self.baselines.push(Baseline {
-            name: format!("{letter}: {}", mpipe::report::escape_controls(&name)),
+            name: format!(
+                "{letter}: {}",
+                mpipe::report::derive::escape_controls(&name)
+            ),
             shown,
         });
     }
@@ -543,8 +546,8 @@ impl Studio {
                 &mut |f| control.keep_going(f),
             ) {
                 Ok(c) => Some(Ok(c)),
-                Err(mpipe::simulation::SimulationError::Cancelled) => None,
-                Err(mpipe::simulation::SimulationError::Derive(e)) => Some(Err(format!(
+                Err(mpipe::sim::run::SimulationError::Cancelled) => None,
+                Err(mpipe::sim::run::SimulationError::Derive(e)) => Some(Err(format!(
                     "the calibrated scenario: field `{}`: {e}",
                     e.field()
                 ))),

@@ -182,7 +182,8 @@ impl Traces {
                 self.analyse();
             }
             Err(e) => {
-                self.rules_error = Some(mpipe::report::escape_controls(&e.to_string()).into_owned())
+                self.rules_error =
+                    Some(mpipe::report::derive::escape_controls(&e.to_string()).into_owned())
             }
         }
     }

@@ -29,7 +29,7 @@ pub struct Tick {
 
 /// The ticks of `view`, about one per 90 px, labelled in seconds.
 pub fn ticks(view: &TimeView) -> Vec<Tick> {
-    let step = mpipe::svg::tick_step(view.span(), view.width / 90.0);
+    let step = mpipe::report::svg::tick_step(view.span(), view.width / 90.0);
     let (left, right) = (view.x0, view.x0 + view.width);
     let first = (view.t0 / step).ceil();
     // Bounded by the width: one tick per 45 px at most.
@@ -39,7 +39,7 @@ pub fn ticks(view: &TimeView) -> Vec<Tick> {
         .take_while(|&t| t <= view.t1 + step * 1e-9)
         .map(|t| {
             let x = view.x_from_time(t);
-            let label = format!("{} s", mpipe::svg::tick_label(t, step));
+            let label = format!("{} s", mpipe::report::svg::tick_label(t, step));
             let half = label_px(&label) / 2.0;
             let anchor = if x - half < left {
                 Anchor::Left

@@ -131,7 +131,7 @@ pub struct Item {
     pub label: Option<String>,
 }
 
-pub use mpipe::scene::label_width;
+pub use mpipe::sim::scene::label_width;
 
 /// Decimal digits of `n`.
 fn digits(n: usize) -> usize {

@@ -5,8 +5,8 @@
 
 use super::rgb;
 use egui::{Color32, Rect, Sense, Stroke, StrokeKind, Ui, Vec2};
-use mpipe::palette;
-use mpipe::scene::Scene;
+use mpipe::report::palette;
+use mpipe::sim::scene::Scene;
 
 /// What a swatch shows.
 #[derive(Debug, Clone, Copy)]

@@ -9,7 +9,7 @@ use super::geometry::TimeView;
 use super::{LABEL_W, axis, predicted, rgb};
 use crate::state::derived::Shown;
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
-use mpipe::sim_report::secs;
+use mpipe::report::simulate::secs;
 use mpipe::trace::compare::MeasuredBlock;
 
 const ROW: f32 = 16.0;

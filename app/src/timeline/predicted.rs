@@ -12,9 +12,9 @@ use super::legend::{CRITICAL, MATCH, SELECTED, WAIT};
 use super::{LABEL_W, axis, rgb, wheel_factor};
 use crate::state::derived::Shown;
 use egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
-use mpipe::metrics::GapKind;
-use mpipe::palette;
-use mpipe::sim_report::secs;
+use mpipe::report::palette;
+use mpipe::report::simulate::secs;
+use mpipe::sim::metrics::GapKind;
 
 /// Height of the transfer lane under each rank.
 const COMM: f32 = 6.0;
@@ -236,7 +236,7 @@ impl Paint<'_> {
     }
 
     /// Waits for a transfer shaded, and the word *bubble* where there is room.
-    fn bubbles(&self, lane: &mpipe::scene::Lane, row: Rect) {
+    fn bubbles(&self, lane: &mpipe::sim::scene::Lane, row: Rect) {
         let first = lane.bubbles.partition_point(|g| g.end_s < self.view.t0);
         for gap in lane.bubbles.get(first..).unwrap_or_default() {
             if gap.start_s > self.view.t1 {
@@ -352,7 +352,7 @@ impl Paint<'_> {
     }
 
     /// Arrows from what the selection waits for, and to what waits for it.
-    fn dependencies(&self, dependencies: &[mpipe::scene::Dependency]) {
+    fn dependencies(&self, dependencies: &[mpipe::sim::scene::Dependency]) {
         let scene = &self.shown.scene;
         for d in dependencies {
             let (Some(from), Some(to)) = (scene.events.get(d.from), scene.events.get(d.to)) else {

@@ -4,7 +4,7 @@
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use mpipe::edit::Edit;
+use mpipe::scenario::edit::Edit;
 use mpipe_studio::Studio;
 use mpipe_studio::command::Command;
 

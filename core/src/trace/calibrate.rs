@@ -9,12 +9,12 @@
 use super::align::Alignment;
 use super::compare::{Comparison, compare, measured_step, predicted_actions};
 use super::recover::Measurement;
-use crate::derive::DeriveError;
-use crate::event::Phase;
-use crate::model::LayerSpec;
+use crate::algebra::derive::DeriveError;
+use crate::algebra::model::LayerSpec;
+use crate::graph::event::Phase;
 use crate::scenario::Scenario;
-use crate::simulate::SimOptions;
-use crate::simulation::{Simulation, SimulationError, simulate_scenario};
+use crate::sim::engine::SimOptions;
+use crate::sim::run::{Simulation, SimulationError, simulate_scenario};
 use serde::Serialize;
 
 /// One fitted factor.
@@ -278,7 +278,7 @@ pub fn scaled(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Role;
+    use crate::algebra::model::Role;
 
     #[test]
     fn a_layer_group_across_a_cut_is_split_and_each_piece_scaled() {
@@ -291,8 +291,8 @@ mod tests {
             },
             cut: vec![1],
             schedule: vec![
-                crate::skeleton::Skeleton::OneFOneB,
-                crate::skeleton::Skeleton::OneFOneB,
+                crate::algebra::skeleton::Skeleton::OneFOneB,
+                crate::algebra::skeleton::Skeleton::OneFOneB,
             ],
             ranks: 1,
             microbatches: 1,

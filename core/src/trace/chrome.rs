@@ -15,7 +15,7 @@ use super::event_json::{
 use super::fast_event;
 use super::json_stream::{JsonStream, Limits, Position, StreamError};
 use super::raw::RawTrace;
-use crate::json_locate::strip_position;
+use crate::scenario::locate::strip_position;
 use flate2::read::MultiGzDecoder;
 use serde::de::{DeserializeSeed, IgnoredAny};
 use std::cell::Cell;

@@ -5,8 +5,8 @@
 
 use super::align::Alignment;
 use super::recover::Measurement;
-use crate::event::{Action, Phase};
-use crate::simulation::Simulation;
+use crate::graph::event::{Action, Phase};
+use crate::sim::run::Simulation;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 

@@ -8,8 +8,8 @@
 use super::align::Alignment;
 use super::recover::{MeasuredEvent, Measurement};
 use super::rules::ActionKind;
-use crate::event::{EdgeKind, Event};
-use crate::simulation::Simulation;
+use crate::graph::event::{EdgeKind, Event};
+use crate::sim::run::Simulation;
 use petgraph::visit::EdgeRef;
 use rustc_hash::FxHashMap;
 use serde::Serialize;

@@ -232,7 +232,7 @@ impl RuleSet {
                 line: e.inner().line(),
                 column: e.inner().column(),
                 path: e.path().to_string(),
-                message: crate::json_locate::strip_position(&e.inner().to_string()),
+                message: crate::scenario::locate::strip_position(&e.inner().to_string()),
             })?;
         // A rule that does not compile is named at its field in the file.
         rules.compile().map_err(|e| {
@@ -245,8 +245,8 @@ impl RuleSet {
                 RuleError::StepPattern { .. } => "step_pattern".to_string(),
                 RuleError::Json { .. } => return e,
             };
-            let segs = crate::json_locate::parse_path(&path);
-            let (line, column) = crate::json_locate::locate(text, &segs).unwrap_or((1, 1));
+            let segs = crate::scenario::locate::parse_path(&path);
+            let (line, column) = crate::scenario::locate::locate(text, &segs).unwrap_or((1, 1));
             RuleError::Json {
                 file: file.to_string(),
                 line,

@@ -1,9 +1,9 @@
 //! Scenario builders and the CLI runner shared by the core's integration tests.
 #![allow(dead_code)]
 
-use mpipe::model::{LayerSpec, Role};
+use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::skeleton::Skeleton;
 use mpipe::scenario::{FORMAT, ModelSpec, Scenario};
-use mpipe::skeleton::Skeleton;
 
 /// A scenario over the given layer specs.
 pub fn scenario(

@@ -1,0 +1,166 @@
+//! Every number a valid scenario derives stays finite: hardware figures are finite and ≥ 0, every
+//! layer's times (defaults included: `bwd = 2 × fwd`) and sizes are finite, and so are the step's
+//! totals — the sum of every event's time over every microbatch, and the bytes a rank can hold.
+//! Each total bounds what the simulator computes from it (a makespan is at most the sum of all
+//! durations), so a scenario that passes cannot produce ∞ anywhere downstream: no `null` makespan,
+//! no endless axis, no 0× speedup. A scenario that fails is rejected with the field that overflows.
+
+use crate::algebra::model::Cost;
+use crate::algebra::validity::ValidityError;
+use crate::scenario::{Hardware, Scenario};
+
+/// Checks the hardware figures: each finite and ≥ 0.
+pub fn check_hardware(hardware: Option<&Hardware>) -> Result<(), ValidityError> {
+    let Some(h) = hardware else {
+        return Ok(());
+    };
+    for (field, value) in [
+        ("hardware.peak_flops", h.peak_flops),
+        ("hardware.hbm_bytes_per_s", h.hbm_bytes_per_s),
+        ("hardware.link_alpha_s", h.link_alpha_s),
+        ("hardware.link_bytes_per_s", h.link_bytes_per_s),
+        ("hardware.memory_bytes", h.memory_bytes),
+    ] {
+        if let Some(v) = value
+            && !(v.is_finite() && v >= 0.0)
+        {
+            return Err(ValidityError::Hardware { field, value: v });
+        }
+    }
+    Ok(())
+}
+
+fn overflow(field: String, what: String) -> ValidityError {
+    ValidityError::Overflow { field, what }
+}
+
+/// Per-microbatch seconds of one layer forward and backward, from its cost and the hardware.
+fn layer_seconds(cost: Cost, hw: &Hardware) -> (f64, f64) {
+    match cost {
+        Cost::Explicit { fwd_s, bwd_s } => (fwd_s, bwd_s),
+        Cost::Roofline {
+            fwd_flops,
+            bwd_flops,
+            fwd_bytes,
+            bwd_bytes,
+        } => (
+            crate::sim::cost::roofline(hw, fwd_flops, fwd_bytes),
+            crate::sim::cost::roofline(hw, bwd_flops, bwd_bytes),
+        ),
+    }
+}
+
+/// Checks that every layer's times and sizes, and the step's totals, stay finite. `factors` are
+/// the per-microbatch workload factors already drawn.
+pub fn check_totals(
+    scenario: &Scenario,
+    factors: &[f64],
+    static_memory_factor: f64,
+) -> Result<(), ValidityError> {
+    let hw = scenario.hardware.clone().unwrap_or_default();
+    let m = scenario.microbatches as f64;
+    let p = scenario.ranks as f64;
+    let replicas = p * scenario.data_parallel as f64;
+    let max_factor = factors.iter().copied().fold(1.0, f64::max);
+    let sum_factor: f64 = factors.iter().sum();
+    let (mut compute, mut plain) = (0.0f64, 0.0f64);
+    let (mut params, mut saved, mut widest_output) = (0.0f64, 0.0f64, 0.0f64);
+    let mut heaviest: Option<(usize, f64)> = None;
+    for (index, spec) in scenario.model.layers.iter().enumerate() {
+        let Ok(cost) = spec.cost() else { continue };
+        let field = |name: &str| format!("model.layers[{index}].{name}");
+        // Defaults derived from a given figure: `bwd = 2 × fwd`.
+        match cost {
+            Cost::Explicit { bwd_s, .. } if !bwd_s.is_finite() => {
+                return Err(overflow(
+                    field("fwd_s"),
+                    "the backward time it implies (2 × fwd_s)".into(),
+                ));
+            }
+            Cost::Roofline {
+                bwd_flops,
+                bwd_bytes,
+                ..
+            } if !(bwd_flops.is_finite() && bwd_bytes.is_finite()) => {
+                return Err(overflow(
+                    field("fwd_flops"),
+                    "the backward work it implies (2 × the forward's)".into(),
+                ));
+            }
+            _ => {}
+        }
+        let (f, b) = layer_seconds(cost, &hw);
+        if !(f.is_finite() && b.is_finite()) {
+            return Err(overflow(
+                "hardware.peak_flops".into(),
+                format!(
+                    "layer `{}`'s roofline time (its work over the peak rate)",
+                    spec.name
+                ),
+            ));
+        }
+        let count = spec.count as f64;
+        let scale = if spec.workload_varies { sum_factor } else { m };
+        let work = (f + b) * count * scale;
+        if heaviest.is_none_or(|(_, w)| work > w) {
+            heaviest = Some((index, work));
+        }
+        compute += work;
+        plain += (f + b) * count * m;
+        params += spec.param_bytes.unwrap_or(0.0) * count;
+        let grow = if spec.workload_varies {
+            max_factor
+        } else {
+            1.0
+        };
+        saved += spec.activation_bytes.unwrap_or(0.0) * count * grow * m;
+        widest_output = widest_output.max(spec.output_bytes.unwrap_or(0.0) * grow);
+    }
+    if !compute.is_finite() && plain.is_finite() {
+        // Finite with every factor 1: the workload's factors are what overflows.
+        return Err(overflow(
+            "workload".into(),
+            format!("the step's compute time with the workload factors (up to {max_factor:e})"),
+        ));
+    }
+    if !compute.is_finite() {
+        let at = heaviest.map_or(0, |(i, _)| i);
+        return Err(overflow(
+            format!("model.layers[{at}]"),
+            "the step's compute time (every layer's forward and backward over every microbatch)"
+                .into(),
+        ));
+    }
+    // Transfers: at most two per microbatch and layer boundary (or rank hop); reduces: one ring
+    // all-reduce of every parameter over every replica.
+    let transfers = 2.0 * m * (layers_f64(scenario) + p + 1.0);
+    let per_transfer = crate::sim::cost::transfer_time(&hw, widest_output);
+    let reduces = crate::sim::cost::allreduce_time(&hw, replicas.max(1.0) as usize, params) * p;
+    let comm = per_transfer * transfers + reduces;
+    if !comm.is_finite() {
+        return Err(overflow(
+            "hardware.link_alpha_s".into(),
+            "the step's communication time (every transfer and gradient reduce)".into(),
+        ));
+    }
+    if !(compute + comm).is_finite() {
+        return Err(overflow(
+            "hardware".into(),
+            "the step's total time (compute plus communication)".into(),
+        ));
+    }
+    let memory = params * static_memory_factor * replicas + saved;
+    if !memory.is_finite() {
+        return Err(overflow(
+            "model.layers".into(),
+            "the bytes the ranks hold (parameters × static_memory_factor, and saved activations)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The number of layers after `count` expansion, as a float for bounds.
+fn layers_f64(scenario: &Scenario) -> f64 {
+    scenario.model.layers.iter().map(|l| l.count as f64).sum()
+}

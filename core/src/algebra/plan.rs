@@ -1,0 +1,114 @@
+//! A validated schedule: the expanded model cut into regions, each with its skeleton, layout,
+//! trainable bit and owner (`ByLayer` slabs or the `ByMicrobatch` map).
+
+use crate::algebra::model::Layer;
+use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::scenario::Hardware;
+use std::ops::Range;
+
+/// One region `Π_j` (numbered from 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Region {
+    pub index: usize,
+    /// Layer indices `[c(j−1), c(j))`, 0-based.
+    pub layers: Range<usize>,
+    pub skeleton: Skeleton,
+    /// Some layer of the region is trainable.
+    pub trainable: bool,
+    pub owner: RegionOwner,
+}
+
+/// How a region's work is split over the ranks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RegionOwner {
+    /// `ByLayer`: rank `r` runs the contiguous slab `slabs[r]` (possibly empty).
+    ByLayer { slabs: Vec<Range<usize>> },
+    /// `ByMicrobatch`: the whole region runs on `owner[m]` for microbatch `m`.
+    ByMicrobatch,
+}
+
+impl Region {
+    pub fn layout(&self) -> Layout {
+        self.skeleton.layout()
+    }
+
+    /// Ranks holding a non-empty slab, in rank order (Sharded regions only).
+    pub fn sharded_ranks(&self) -> Vec<usize> {
+        match &self.owner {
+            RegionOwner::ByLayer { slabs } => slabs
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| !s.is_empty())
+                .map(|(r, _)| r)
+                .collect(),
+            RegionOwner::ByMicrobatch => Vec::new(),
+        }
+    }
+}
+
+/// The Sharded regions of a schedule, woven into one wavefront of `v` virtual stages per rank.
+///
+/// A maximal run of adjacent Sharded regions is one wavefront (interleaved 1F1B when `v > 1`).
+/// When Replicated regions separate Sharded ones (`⟨1f1b, transpose, 1f1b⟩`), every Sharded
+/// region still belongs to the one wavefront, chunk `c` being the `c`-th Sharded region; the
+/// Replicated regions between them are hops off the wavefront.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wavefront {
+    /// Region indices (1-based) of the chunks, in model order.
+    pub regions: Vec<usize>,
+    pub skeleton: Skeleton,
+}
+
+impl Wavefront {
+    /// Virtual stages per rank.
+    pub fn chunks(&self) -> usize {
+        self.regions.len()
+    }
+}
+
+/// Everything `derive` needs, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub layers: Vec<Layer>,
+    pub regions: Vec<Region>,
+    /// `None` when no region is Sharded (a lone `transpose`).
+    pub wavefront: Option<Wavefront>,
+    pub ranks: usize,
+    pub microbatches: usize,
+    pub data_parallel: usize,
+    /// `ByMicrobatch` owner of each microbatch, shared by every Replicated region.
+    pub owner: Vec<usize>,
+    /// Workload factor of each microbatch (scales `workload_varies` layers).
+    pub workload: Vec<f64>,
+    pub hardware: Hardware,
+    /// Static bytes per parameter byte (parameters, gradients, optimizer state).
+    pub static_memory_factor: f64,
+}
+
+impl Plan {
+    /// Region `j` (1-based).
+    pub fn region(&self, index: usize) -> Option<&Region> {
+        index.checked_sub(1).and_then(|i| self.regions.get(i))
+    }
+
+    /// `rank + (region − 1)·P`.
+    pub fn stage_index(&self, region: usize, rank: usize) -> usize {
+        rank + region.saturating_sub(1) * self.ranks
+    }
+
+    /// Inverse of [`Plan::stage_index`].
+    pub fn stage_to_region_rank(&self, stage: usize) -> (usize, usize) {
+        let p = self.ranks.max(1);
+        (stage / p + 1, stage % p)
+    }
+
+    /// The workload factor of microbatch `m`.
+    pub fn workload_of(&self, mb: usize) -> f64 {
+        self.workload.get(mb).copied().unwrap_or(1.0)
+    }
+
+    /// The owner rank of microbatch `m`.
+    pub fn owner_of(&self, mb: usize) -> usize {
+        self.owner.get(mb).copied().unwrap_or(0)
+    }
+}

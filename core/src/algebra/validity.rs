@@ -1,0 +1,575 @@
+//! Validity of a schedule and its normal form: every rule a scenario can break, each rejection
+//! naming the rule and the field, and `plan` that turns a valid scenario into a [`Plan`].
+
+use crate::algebra::model::{Layer, LayerError};
+use crate::algebra::owner::OwnerSpec;
+use crate::algebra::plan::{Plan, Region, RegionOwner, Wavefront};
+use crate::algebra::skeleton::{Layout, Skeleton, schedule_to_string};
+use crate::algebra::slab;
+use crate::scenario::Scenario;
+use crate::workload::WorkloadError;
+
+/// A rule of the algebra (or of the file's sizes) that a scenario breaks.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValidityError {
+    #[error("rule `sizes`: `{field}` must be at least 1")]
+    ZeroSize { field: &'static str },
+    #[error("rule `sizes`: the model has no layers")]
+    NoLayers,
+    #[error("rule `sizes`: `{field}` = {value} is larger than this version supports ({max})")]
+    TooLarge {
+        field: &'static str,
+        value: usize,
+        max: usize,
+    },
+    #[error("rule `layer-cost`: layer {index} (`{name}`): {source}")]
+    LayerCost {
+        index: usize,
+        name: String,
+        source: LayerError,
+    },
+    #[error(
+        "rule `roofline-hardware`: layer {index} (`{name}`) gives roofline inputs, so `hardware.{missing}` must be set"
+    )]
+    RooflineHardware {
+        index: usize,
+        name: String,
+        missing: &'static str,
+    },
+    #[error(
+        "rule `cut-tiles`: cut[{index}] = {value} is outside (0, {layers}); boundaries must lie strictly inside the model's {layers} layers"
+    )]
+    CutOutOfRange {
+        index: usize,
+        value: usize,
+        layers: usize,
+    },
+    #[error(
+        "rule `cut-tiles`: cut[{index}] = {value} does not follow cut[{prev_index}] = {prev}; boundaries must be strictly increasing"
+    )]
+    CutNotIncreasing {
+        index: usize,
+        value: usize,
+        prev_index: usize,
+        prev: usize,
+    },
+    #[error(
+        "rule `one-skeleton-per-region`: the cut makes {regions} region(s) but `schedule` gives {skeletons} skeleton(s)"
+    )]
+    SkeletonCount { regions: usize, skeletons: usize },
+    #[error(
+        "rule `no-adjacent-replicated`: regions {first} and {second} are both Replicated in {schedule}; adjacent transposes share one owner map and collapse into one region. Normal form: cut {normal_cut:?}, schedule {}",
+        schedule_to_string(normal_schedule)
+    )]
+    AdjacentReplicated {
+        first: usize,
+        second: usize,
+        schedule: String,
+        normal_cut: Vec<usize>,
+        normal_schedule: Vec<Skeleton>,
+    },
+    #[error("rule `sharded-slabs`: region {region} ({skeleton}) has {layers} layer(s) for {ranks} ranks; give per-rank layer counts in `slabs[{index}]` (zeros allowed)", index = region - 1)]
+    TooFewLayers {
+        region: usize,
+        skeleton: Skeleton,
+        layers: usize,
+        ranks: usize,
+    },
+    #[error("rule `sharded-slabs`: `slabs` has {given} entries but there are {regions} regions")]
+    SlabsLength { given: usize, regions: usize },
+    #[error("rule `sharded-slabs`: `slabs[{index}]` gives counts for region {region}, which is Replicated (transpose runs whole on every rank)", index = region - 1)]
+    SlabsForReplicated { region: usize },
+    #[error("rule `sharded-slabs`: `slabs[{index}]` has {given} counts for {ranks} ranks", index = region - 1)]
+    SlabsRanks {
+        region: usize,
+        given: usize,
+        ranks: usize,
+    },
+    #[error("rule `sharded-slabs`: `slabs[{index}]` sums to {sum} but region {region} has {layers} layers", index = region - 1)]
+    SlabsSum {
+        region: usize,
+        sum: usize,
+        layers: usize,
+    },
+    #[error(
+        "rule `uniform-wavefront`: the Sharded regions {regions} form one wavefront but mix skeletons ({skeletons}); mixed skeletons in one wavefront are not defined yet"
+    )]
+    MixedRun {
+        /// The Sharded regions, as `1, 2`.
+        regions: String,
+        /// The first region whose skeleton differs.
+        culprit: usize,
+        skeletons: String,
+    },
+    #[error(
+        "rule `interleaved-rounds`: interleaved 1F1B runs microbatches in rounds of M / max(1, ⌊M/P⌋); M = {microbatches} is not a multiple of the {rounds} rounds that P = {ranks} gives (try M = {lower} or M = {upper})"
+    )]
+    InterleavedRounds {
+        microbatches: usize,
+        ranks: usize,
+        rounds: usize,
+        lower: usize,
+        upper: usize,
+    },
+    #[error(
+        "rule `owner`: the explicit owner map has {given} entries for {microbatches} microbatches"
+    )]
+    OwnerLength { given: usize, microbatches: usize },
+    #[error("rule `owner`: owner[{mb}] = {rank} is not a rank (ranks are 0..{ranks})")]
+    OwnerRank {
+        mb: usize,
+        rank: usize,
+        ranks: usize,
+    },
+    #[error("rule `workload`: {0}")]
+    Workload(#[from] WorkloadError),
+    #[error("rule `static-memory`: `static_memory_factor` = {0} must be a finite number ≥ 0")]
+    StaticMemory(f64),
+    #[error(
+        "rule `memory`: simulating it needs about {:.1} GiB (up to {events} events × {per_event:.0} bytes), more than the {:.1} GiB this version allows; use fewer microbatches or ranks",
+        bytes / (1u64 << 30) as f64,
+        limit / (1u64 << 30) as f64
+    )]
+    Memory {
+        events: u64,
+        per_event: f64,
+        bytes: f64,
+        limit: f64,
+    },
+    #[error("rule `hardware`: `{field}` = {value} must be a finite number ≥ 0")]
+    Hardware { field: &'static str, value: f64 },
+    #[error(
+        "rule `finite`: {what} overflows to ∞; every time, size and total a scenario derives must stay finite"
+    )]
+    Overflow {
+        /// The field whose figure makes it overflow.
+        field: String,
+        what: String,
+    },
+}
+
+impl ValidityError {
+    /// The short name of the rule broken.
+    pub fn rule(&self) -> &'static str {
+        use ValidityError::*;
+        match self {
+            ZeroSize { .. } | NoLayers | TooLarge { .. } => "sizes",
+            LayerCost { .. } => "layer-cost",
+            RooflineHardware { .. } => "roofline-hardware",
+            CutOutOfRange { .. } | CutNotIncreasing { .. } => "cut-tiles",
+            SkeletonCount { .. } => "one-skeleton-per-region",
+            AdjacentReplicated { .. } => "no-adjacent-replicated",
+            TooFewLayers { .. }
+            | SlabsLength { .. }
+            | SlabsForReplicated { .. }
+            | SlabsRanks { .. }
+            | SlabsSum { .. } => "sharded-slabs",
+            MixedRun { .. } => "uniform-wavefront",
+            InterleavedRounds { .. } => "interleaved-rounds",
+            OwnerLength { .. } | OwnerRank { .. } => "owner",
+            Workload(_) => "workload",
+            StaticMemory(_) => "static-memory",
+            Hardware { .. } => "hardware",
+            Overflow { .. } => "finite",
+            Memory { .. } => "memory",
+        }
+    }
+
+    /// The scenario field the error is about, as a path (`cut[1]`, `schedule`, `slabs[0]`).
+    pub fn field(&self) -> String {
+        use ValidityError::*;
+        match self {
+            ZeroSize { field } | TooLarge { field, .. } => (*field).to_string(),
+            NoLayers => "model.layers".into(),
+            LayerCost { index, .. } | RooflineHardware { index, .. } => {
+                format!("model.layers[{index}]")
+            }
+            CutOutOfRange { index, .. } | CutNotIncreasing { index, .. } => format!("cut[{index}]"),
+            SkeletonCount { .. } => "schedule".into(),
+            AdjacentReplicated { second, .. } => format!("schedule[{}]", second - 1),
+            TooFewLayers { region, .. } => format!("schedule[{}]", region - 1),
+            SlabsLength { .. } => "slabs".into(),
+            SlabsForReplicated { region } | SlabsRanks { region, .. } | SlabsSum { region, .. } => {
+                format!("slabs[{}]", region - 1)
+            }
+            MixedRun { culprit, .. } => format!("schedule[{}]", culprit - 1),
+            InterleavedRounds { .. } => "microbatches".into(),
+            OwnerLength { .. } => "owner".into(),
+            OwnerRank { mb, .. } => format!("owner[{mb}]"),
+            Workload(e) => e.field(),
+            StaticMemory(_) => "static_memory_factor".into(),
+            Hardware { field, .. } => (*field).to_string(),
+            Overflow { field, .. } => field.clone(),
+            Memory { .. } => "microbatches".into(),
+        }
+    }
+
+    /// The normal form offered as a one-click fix, where there is one.
+    pub fn normal_form(&self) -> Option<(Vec<usize>, Vec<Skeleton>)> {
+        match self {
+            ValidityError::AdjacentReplicated {
+                normal_cut,
+                normal_schedule,
+                ..
+            } => Some((normal_cut.clone(), normal_schedule.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// The normal form of `(cut, schedule)`: every maximal run of adjacent Replicated regions merged
+/// into one `transpose` region. Assumes `cut.len() + 1 == schedule.len()`.
+pub fn normal_form(cut: &[usize], schedule: &[Skeleton]) -> (Vec<usize>, Vec<Skeleton>) {
+    let mut out_cut = Vec::new();
+    let mut out_schedule: Vec<Skeleton> = Vec::new();
+    for (j, &skeleton) in schedule.iter().enumerate() {
+        let merges = skeleton.layout() == Layout::Replicated
+            && out_schedule.last().map(|s| s.layout()) == Some(Layout::Replicated);
+        if merges {
+            continue;
+        }
+        if j > 0
+            && let Some(&boundary) = cut.get(j - 1)
+        {
+            out_cut.push(boundary);
+        }
+        out_schedule.push(skeleton);
+    }
+    (out_cut, out_schedule)
+}
+
+/// Checks the cut tiles `U` and yields the regions' layer ranges.
+pub fn check_cut(
+    cut: &[usize],
+    layers: usize,
+) -> Result<Vec<std::ops::Range<usize>>, ValidityError> {
+    for (index, &value) in cut.iter().enumerate() {
+        if value == 0 || value >= layers {
+            return Err(ValidityError::CutOutOfRange {
+                index,
+                value,
+                layers,
+            });
+        }
+        if let Some(prev_index) = index.checked_sub(1)
+            && let Some(&prev) = cut.get(prev_index)
+            && value <= prev
+        {
+            return Err(ValidityError::CutNotIncreasing {
+                index,
+                value,
+                prev_index,
+                prev,
+            });
+        }
+    }
+    let starts = std::iter::once(0).chain(cut.iter().copied());
+    let ends = cut.iter().copied().chain(std::iter::once(layers));
+    Ok(starts.zip(ends).map(|(a, b)| a..b).collect())
+}
+
+/// Checks `(cut, schedule)` against the validity rules: tiling, one skeleton per region, normal form.
+pub fn check_schedule(
+    cut: &[usize],
+    schedule: &[Skeleton],
+    layers: usize,
+) -> Result<Vec<std::ops::Range<usize>>, ValidityError> {
+    let ranges = check_cut(cut, layers)?;
+    if ranges.len() != schedule.len() {
+        return Err(ValidityError::SkeletonCount {
+            regions: ranges.len(),
+            skeletons: schedule.len(),
+        });
+    }
+    for (j, pair) in schedule.windows(2).enumerate() {
+        if pair.iter().all(|s| s.layout() == Layout::Replicated) {
+            let (normal_cut, normal_schedule) = normal_form(cut, schedule);
+            return Err(ValidityError::AdjacentReplicated {
+                first: j + 1,
+                second: j + 2,
+                schedule: schedule_to_string(schedule),
+                normal_cut,
+                normal_schedule,
+            });
+        }
+    }
+    Ok(ranges)
+}
+
+fn expand_layers(scenario: &Scenario) -> Result<Vec<Layer>, ValidityError> {
+    let mut layers = Vec::new();
+    for (index, spec) in scenario.model.layers.iter().enumerate() {
+        let expanded = spec.expand().map_err(|source| ValidityError::LayerCost {
+            index,
+            name: spec.name.clone(),
+            source,
+        })?;
+        if spec
+            .cost()
+            .is_ok_and(|c| matches!(c, crate::algebra::model::Cost::Roofline { .. }))
+        {
+            let hw = scenario.hardware.as_ref();
+            let missing = if hw.and_then(|h| h.peak_flops).is_none() {
+                Some("peak_flops")
+            } else if hw.and_then(|h| h.hbm_bytes_per_s).is_none() {
+                Some("hbm_bytes_per_s")
+            } else {
+                None
+            };
+            if let Some(missing) = missing {
+                return Err(ValidityError::RooflineHardware {
+                    index,
+                    name: spec.name.clone(),
+                    missing,
+                });
+            }
+        }
+        layers.extend(expanded);
+    }
+    if layers.is_empty() {
+        return Err(ValidityError::NoLayers);
+    }
+    Ok(layers)
+}
+
+/// Microbatch rounds of interleaved 1F1B: `max(1, ⌊M/P⌋)`, which must divide `M`.
+pub fn interleaved_rounds(ranks: usize, microbatches: usize) -> Result<usize, ValidityError> {
+    let rounds = (microbatches / ranks.max(1)).max(1);
+    if !microbatches.is_multiple_of(rounds) {
+        let lower = microbatches / rounds * rounds;
+        return Err(ValidityError::InterleavedRounds {
+            microbatches,
+            ranks,
+            rounds,
+            lower,
+            upper: lower + rounds,
+        });
+    }
+    Ok(rounds)
+}
+
+/// The largest sizes a scenario may ask for, so that no file can make `derive` allocate without
+/// bound: ranks, microbatches, data-parallel size, layers after `count` expansion, and the
+/// number of (region, rank, microbatch) slots of the order graph.
+pub const MAX_RANKS: usize = 1 << 16;
+pub const MAX_MICROBATCHES: usize = 1 << 20;
+pub const MAX_LAYERS: usize = 1 << 20;
+pub const MAX_SLOTS: usize = 1 << 26;
+
+fn check_limits(scenario: &Scenario) -> Result<(), ValidityError> {
+    let too_large = |field, value, max| ValidityError::TooLarge { field, value, max };
+    for (field, value, max) in [
+        ("ranks", scenario.ranks, MAX_RANKS),
+        ("microbatches", scenario.microbatches, MAX_MICROBATCHES),
+        ("data_parallel", scenario.data_parallel, MAX_RANKS),
+    ] {
+        if value > max {
+            return Err(too_large(field, value, max));
+        }
+    }
+    let layers = scenario
+        .model
+        .layers
+        .iter()
+        .try_fold(0usize, |sum, l| sum.checked_add(l.count))
+        .unwrap_or(usize::MAX);
+    if layers > MAX_LAYERS {
+        return Err(too_large("model.layers", layers, MAX_LAYERS));
+    }
+    let slots = (scenario.schedule.len().max(1))
+        .saturating_mul(scenario.ranks)
+        .saturating_mul(scenario.microbatches);
+    if slots > MAX_SLOTS {
+        return Err(too_large("microbatches", slots, MAX_SLOTS));
+    }
+    Ok(())
+}
+
+/// Validates a scenario and expands it into a [`Plan`].
+pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
+    for (field, value) in [
+        ("ranks", scenario.ranks),
+        ("microbatches", scenario.microbatches),
+        ("data_parallel", scenario.data_parallel),
+    ] {
+        if value == 0 {
+            return Err(ValidityError::ZeroSize { field });
+        }
+    }
+    check_limits(scenario)?;
+    crate::algebra::budget::check(scenario, crate::algebra::budget::MEMORY_LIMIT_BYTES, 0.0)?;
+    crate::algebra::finite::check_hardware(scenario.hardware.as_ref())?;
+    let (ranks, microbatches) = (scenario.ranks, scenario.microbatches);
+    let layers = expand_layers(scenario)?;
+    let ranges = check_schedule(&scenario.cut, &scenario.schedule, layers.len())?;
+
+    let slab_counts = scenario.slabs.clone().unwrap_or_default();
+    if scenario.slabs.is_some() && slab_counts.len() != ranges.len() {
+        return Err(ValidityError::SlabsLength {
+            given: slab_counts.len(),
+            regions: ranges.len(),
+        });
+    }
+    let mut regions = Vec::new();
+    for (j, (range, &skeleton)) in ranges.iter().zip(&scenario.schedule).enumerate() {
+        let index = j + 1;
+        let counts = slab_counts.get(j).cloned().flatten();
+        let owner = match (skeleton.layout(), counts) {
+            (Layout::Replicated, Some(_)) => {
+                return Err(ValidityError::SlabsForReplicated { region: index });
+            }
+            (Layout::Replicated, None) => RegionOwner::ByMicrobatch,
+            (Layout::Sharded, Some(counts)) => {
+                if counts.len() != ranks {
+                    return Err(ValidityError::SlabsRanks {
+                        region: index,
+                        given: counts.len(),
+                        ranks,
+                    });
+                }
+                let sum = counts
+                    .iter()
+                    .try_fold(0usize, |a, &b| a.checked_add(b))
+                    .unwrap_or(usize::MAX);
+                if sum != range.len() {
+                    return Err(ValidityError::SlabsSum {
+                        region: index,
+                        sum,
+                        layers: range.len(),
+                    });
+                }
+                RegionOwner::ByLayer {
+                    slabs: slab::slabs_from_counts(range.start, &counts),
+                }
+            }
+            (Layout::Sharded, None) => {
+                if range.len() < ranks {
+                    return Err(ValidityError::TooFewLayers {
+                        region: index,
+                        skeleton,
+                        layers: range.len(),
+                        ranks,
+                    });
+                }
+                RegionOwner::ByLayer {
+                    slabs: slab::slabs_from_counts(
+                        range.start,
+                        &slab::balanced_counts(range.len(), ranks),
+                    ),
+                }
+            }
+        };
+        let trainable = layers
+            .get(range.clone())
+            .is_some_and(|ls| ls.iter().any(|l| l.trainable));
+        regions.push(Region {
+            index,
+            layers: range.clone(),
+            skeleton,
+            trainable,
+            owner,
+        });
+    }
+
+    let wavefront = wavefront(&regions)?;
+    if wavefront
+        .as_ref()
+        .is_some_and(|w| w.skeleton == Skeleton::OneFOneB && w.chunks() > 1)
+    {
+        interleaved_rounds(ranks, microbatches)?;
+    }
+
+    let owner = match &scenario.owner {
+        OwnerSpec::Explicit(list) => {
+            if list.len() != microbatches {
+                return Err(ValidityError::OwnerLength {
+                    given: list.len(),
+                    microbatches,
+                });
+            }
+            if let Some((mb, &rank)) = list.iter().enumerate().find(|(_, r)| **r >= ranks) {
+                return Err(ValidityError::OwnerRank { mb, rank, ranks });
+            }
+            list.clone()
+        }
+        spec => spec.resolve(ranks, microbatches),
+    };
+
+    let workload = crate::workload::Workload::factors(scenario.workload.as_ref(), microbatches)?;
+    let static_memory_factor = scenario.static_memory_factor.unwrap_or(1.0);
+    if !(static_memory_factor.is_finite() && static_memory_factor >= 0.0) {
+        return Err(ValidityError::StaticMemory(static_memory_factor));
+    }
+    crate::algebra::finite::check_totals(scenario, &workload, static_memory_factor)?;
+
+    Ok(Plan {
+        layers,
+        regions,
+        wavefront,
+        ranks,
+        microbatches,
+        data_parallel: scenario.data_parallel,
+        owner,
+        workload,
+        hardware: scenario.hardware.clone().unwrap_or_default(),
+        static_memory_factor,
+    })
+}
+
+/// All Sharded regions, woven into one wavefront; they must share one skeleton.
+fn wavefront(regions: &[Region]) -> Result<Option<Wavefront>, ValidityError> {
+    let members: Vec<&Region> = regions
+        .iter()
+        .filter(|r| r.layout() == Layout::Sharded)
+        .collect();
+    let Some(first) = members.first() else {
+        return Ok(None);
+    };
+    if let Some(culprit) = members.iter().find(|r| r.skeleton != first.skeleton) {
+        let list = |f: &dyn Fn(&Region) -> String| -> String {
+            members.iter().map(|r| f(r)).collect::<Vec<_>>().join(", ")
+        };
+        return Err(ValidityError::MixedRun {
+            regions: list(&|r| r.index.to_string()),
+            culprit: culprit.index,
+            skeletons: list(&|r| r.skeleton.name().to_string()),
+        });
+    }
+    Ok(Some(Wavefront {
+        regions: members.iter().map(|r| r.index).collect(),
+        skeleton: first.skeleton,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Skeleton::*;
+
+    #[test]
+    fn normal_form_merges_adjacent_transposes() {
+        assert_eq!(
+            normal_form(&[2, 4], &[Transpose, Transpose, OneFOneB]),
+            (vec![4], vec![Transpose, OneFOneB])
+        );
+        assert_eq!(
+            normal_form(&[2, 4, 6], &[OneFOneB, Transpose, Transpose, Transpose]),
+            (vec![2], vec![OneFOneB, Transpose])
+        );
+        assert_eq!(
+            normal_form(&[2], &[Transpose, OneFOneB]),
+            (vec![2], vec![Transpose, OneFOneB])
+        );
+    }
+
+    #[test]
+    fn interleaved_rounds_follow_pytorch() {
+        assert_eq!(interleaved_rounds(4, 10), Ok(2));
+        assert_eq!(interleaved_rounds(4, 3), Ok(1));
+        assert_eq!(interleaved_rounds(4, 8), Ok(2));
+        assert_eq!(
+            interleaved_rounds(4, 9).map_err(|e| e.to_string()),
+            Err("rule `interleaved-rounds`: interleaved 1F1B runs microbatches in rounds of M / max(1, ⌊M/P⌋); M = 9 is not a multiple of the 2 rounds that P = 4 gives (try M = 8 or M = 10)".to_string())
+        );
+    }
+}

@@ -1,0 +1,6 @@
+//! The order graph: typed events and edges, each rank's execution order, the deadlock check,
+//! and a flat copy of the adjacency for the passes that walk a million events.
+
+pub mod adjacency;
+pub mod event;
+pub mod order;

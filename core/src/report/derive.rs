@@ -1,0 +1,329 @@
+//! What `mpipe derive` prints: the JSON object (shape documented in the README) and a readable table.
+
+use crate::algebra::collectives::{Collectives, Gates, gates};
+use crate::algebra::derive::Derivation;
+use crate::algebra::plan::RegionOwner;
+use crate::algebra::skeleton::{Layout, Skeleton, schedule_to_string};
+use crate::graph::event::{Action, EdgeKind, Event};
+use petgraph::visit::EdgeRef;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// The `--json` output of `mpipe derive`.
+#[derive(Serialize, Debug)]
+pub struct DeriveReport {
+    pub name: String,
+    pub schedule: Vec<Skeleton>,
+    pub cut: Vec<usize>,
+    pub num_ranks: usize,
+    pub num_microbatches: usize,
+    pub stage_index: &'static str,
+    pub ranks: Vec<RankReport>,
+    pub placement: Vec<RegionPlacement>,
+    pub collectives: Collectives,
+    pub events: Vec<EventRecord>,
+    pub edges: Vec<EdgeRecord>,
+}
+
+/// One rank: its compute actions in execution order, and all its compute-stream events by id.
+#[derive(Serialize, Debug)]
+pub struct RankReport {
+    pub rank: usize,
+    pub actions: Vec<Action>,
+    pub order: Vec<usize>,
+}
+
+/// One region's placement.
+#[derive(Serialize, Debug)]
+pub struct RegionPlacement {
+    pub region: usize,
+    pub skeleton: Skeleton,
+    pub layout: Layout,
+    /// `[first, end)` layer indices.
+    pub layers: [usize; 2],
+    pub trainable: bool,
+    pub gates: Gates,
+    pub owner: OwnerReport,
+    /// Stage indices `rank + (region − 1)·P` of the ranks that run work of this region.
+    pub stages: Vec<usize>,
+}
+
+/// `{"by_layer": [[first, end], ...]}` (per rank) or `{"by_microbatch": [rank, ...]}` (per microbatch).
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "snake_case")]
+pub enum OwnerReport {
+    ByLayer(Vec<[usize; 2]>),
+    ByMicrobatch(Vec<usize>),
+}
+
+/// An event of the order graph, with its id.
+#[derive(Serialize, Debug)]
+pub struct EventRecord {
+    pub id: usize,
+    #[serde(flatten)]
+    pub event: Event,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<Action>,
+}
+
+/// A typed edge between two event ids.
+#[derive(Serialize, Debug)]
+pub struct EdgeRecord {
+    pub from: usize,
+    pub to: usize,
+    pub kind: EdgeKind,
+}
+
+impl DeriveReport {
+    pub fn new(name: &str, d: &Derivation) -> Self {
+        let plan = &d.plan;
+        let trainable: Vec<bool> = plan.regions.iter().map(|r| r.trainable).collect();
+        let region_gates = gates(&trainable);
+        let placement = plan
+            .regions
+            .iter()
+            .zip(region_gates)
+            .map(|(r, g)| {
+                let (owner, ranks) = match &r.owner {
+                    RegionOwner::ByLayer { slabs } => (
+                        OwnerReport::ByLayer(slabs.iter().map(|s| [s.start, s.end]).collect()),
+                        r.sharded_ranks(),
+                    ),
+                    RegionOwner::ByMicrobatch => {
+                        let mut owners = plan.owner.clone();
+                        let ranks = {
+                            owners.sort_unstable();
+                            owners.dedup();
+                            owners
+                        };
+                        (OwnerReport::ByMicrobatch(plan.owner.clone()), ranks)
+                    }
+                };
+                RegionPlacement {
+                    region: r.index,
+                    skeleton: r.skeleton,
+                    layout: r.layout(),
+                    layers: [r.layers.start, r.layers.end],
+                    trainable: r.trainable,
+                    gates: g,
+                    owner,
+                    stages: ranks
+                        .into_iter()
+                        .map(|rank| plan.stage_index(r.index, rank))
+                        .collect(),
+                }
+            })
+            .collect();
+        let g = &d.order.graph;
+        let events = g
+            .node_indices()
+            .filter_map(|n| {
+                g.node_weight(n).map(|&event| EventRecord {
+                    id: n.index(),
+                    event,
+                    action: event.action(plan.ranks),
+                })
+            })
+            .collect();
+        let edges = g
+            .edge_references()
+            .map(|e| EdgeRecord {
+                from: e.source().index(),
+                to: e.target().index(),
+                kind: *e.weight(),
+            })
+            .collect();
+        let ranks = (0..plan.ranks)
+            .map(|rank| RankReport {
+                rank,
+                actions: d.order.actions(rank, plan.ranks),
+                order: d
+                    .order
+                    .nodes
+                    .get(rank)
+                    .map(|ns| ns.iter().map(|n| n.index()).collect())
+                    .unwrap_or_default(),
+            })
+            .collect();
+        DeriveReport {
+            name: name.to_string(),
+            schedule: plan.regions.iter().map(|r| r.skeleton).collect(),
+            cut: plan
+                .regions
+                .iter()
+                .skip(1)
+                .map(|r| r.layers.start)
+                .collect(),
+            num_ranks: plan.ranks,
+            num_microbatches: plan.microbatches,
+            stage_index: "rank + (region - 1) * num_ranks",
+            ranks,
+            placement,
+            collectives: d.collectives.clone(),
+            events,
+            edges,
+        }
+    }
+}
+
+fn range_names(d: &Derivation, first: usize, end: usize) -> String {
+    let name = |i: usize| d.plan.layers.get(i).map_or("?", |l| l.name.as_str());
+    match end.saturating_sub(first) {
+        0 => "no layers".to_string(),
+        1 => name(first).to_string(),
+        _ => format!("{}–{}", name(first), name(end - 1)),
+    }
+}
+
+/// The derived collectives in words, one line each (the CLI table and the app both show these).
+pub fn collectives_in_words(c: &Collectives) -> Vec<String> {
+    let mut lines = Vec::new();
+    for s in &c.seams {
+        lines.push(format!(
+            "seam {}→{}: forward {:?}, backward {}",
+            s.seam.from,
+            s.seam.to,
+            s.forward,
+            s.backward.map_or(
+                "none (no trainable region upstream)".to_string(),
+                |c| format!("{c:?}")
+            )
+        ));
+    }
+    for s in &c.internal {
+        lines.push(format!(
+            "inside region {}: forward {:?} between slabs, backward {}",
+            s.seam.from,
+            s.forward,
+            s.backward.map_or("none".to_string(), |c| format!("{c:?}"))
+        ));
+    }
+    for red in &c.reduces {
+        lines.push(format!(
+            "reduce region {} weight gradients over {:?} ({} member{}{})",
+            red.region,
+            red.group,
+            red.members,
+            if red.members == 1 { "" } else { "s" },
+            if red.noop { ", a no-op" } else { "" }
+        ));
+    }
+    if c.reduces.is_empty() {
+        lines.push("no reduces (nothing is trainable)".to_string());
+    }
+    lines
+}
+
+/// The readable form of `mpipe derive`: placement, collectives in words, and a per-rank table.
+pub fn text(name: &str, d: &Derivation) -> String {
+    let plan = &d.plan;
+    let schedule: Vec<Skeleton> = plan.regions.iter().map(|r| r.skeleton).collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}{} — P = {}, M = {}, {} layers",
+        if name.is_empty() {
+            String::new()
+        } else {
+            format!("{name}: ")
+        },
+        schedule_to_string(&schedule),
+        plan.ranks,
+        plan.microbatches,
+        plan.layers.len()
+    );
+    let _ = writeln!(out, "\nplacement (stage index = rank + (region − 1)·P):");
+    for r in &plan.regions {
+        let _ = write!(
+            out,
+            "  region {} {:<9} {:<10} layers {}..{} ({}), {}: ",
+            r.index,
+            r.skeleton.name(),
+            r.layout().to_string(),
+            r.layers.start,
+            r.layers.end,
+            range_names(d, r.layers.start, r.layers.end),
+            if r.trainable { "trainable" } else { "frozen" }
+        );
+        match &r.owner {
+            RegionOwner::ByLayer { slabs } => {
+                let parts: Vec<String> = slabs
+                    .iter()
+                    .enumerate()
+                    .map(|(rank, s)| {
+                        format!(
+                            "r{rank}={}..{} (stage {})",
+                            s.start,
+                            s.end,
+                            plan.stage_index(r.index, rank)
+                        )
+                    })
+                    .collect();
+                let _ = writeln!(out, "ByLayer {}", parts.join(", "));
+            }
+            RegionOwner::ByMicrobatch => {
+                let _ = writeln!(out, "ByMicrobatch owner {:?}", plan.owner);
+            }
+        }
+    }
+    let _ = writeln!(out, "\ncollectives:");
+    for line in collectives_in_words(&d.collectives) {
+        let _ = writeln!(out, "  {line}");
+    }
+    let _ = writeln!(out, "\nper-rank order (compute actions <stage><F|B><mb>):");
+    for rank in 0..plan.ranks {
+        let actions: Vec<String> = d
+            .order
+            .actions(rank, plan.ranks)
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        let _ = writeln!(out, "  rank {rank}: {}", actions.join(" "));
+    }
+    let events = d.order.graph.node_count();
+    let colls = d
+        .order
+        .graph
+        .node_weights()
+        .filter(|e| matches!(e, Event::Coll { .. }))
+        .count();
+    let _ = writeln!(
+        out,
+        "\n{events} events ({colls} collectives), {} edges",
+        d.order.graph.edge_count()
+    );
+    out
+}
+
+/// `text` with its control characters (terminal escapes, NUL, DEL, …) written out as `\u{1b}`,
+/// so that a name read from a file cannot drive a terminal or garble the app; newlines and tabs
+/// stay as they are.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if bad(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_written_out() {
+        assert_eq!(escape_controls("1f1b"), "1f1b");
+        assert_eq!(
+            escape_controls("\u{1b}[31mred\u{1b}[0m\tok\n\u{7}"),
+            "\\u{1b}[31mred\\u{1b}[0m\tok\n\\u{7}"
+        );
+    }
+}

@@ -1,0 +1,7 @@
+//! What the commands print and draw: the derive and simulate reports (JSON and text), the SVG
+//! Gantt chart and the colours the app shares.
+
+pub mod derive;
+pub mod palette;
+pub mod simulate;
+pub mod svg;

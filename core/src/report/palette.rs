@@ -1,0 +1,91 @@
+//! Colours shared by the app and the SVG renderer. A region's colour follows the role of its
+//! layers, so the encoder is amber and the backbone blue in every scenario: each role has a family
+//! of hues, and the `n`-th region of a role (VPP's chunks, say) takes the `n`-th hue of its family.
+//! Forward is the hue, backward a darker shade of it. Plus the marks for warmup windows, spill,
+//! idle time and transfers, and one hue per rank for the memory curves.
+
+use crate::algebra::model::Role;
+
+/// An sRGB colour.
+pub type Rgb = (u8, u8, u8);
+
+/// Per-rank hues (memory curves): rank `r` uses entry `r mod 6`.
+pub const RANK_HUES: [Rgb; 6] = [
+    (0xE4, 0x8A, 0x2C), // amber
+    (0x3D, 0x7E, 0xC9), // blue
+    (0x4C, 0xA6, 0x6B), // green
+    (0x9B, 0x5D, 0xC4), // violet
+    (0xC9, 0x4C, 0x5C), // red
+    (0x3A, 0xA8, 0xA8), // teal
+];
+
+/// Hues of encoder regions: amber first.
+const ENCODER: [Rgb; 3] = [(0xE4, 0x8A, 0x2C), (0xC9, 0xA2, 0x27), (0xB8, 0x6B, 0x3A)];
+/// Hues of projector regions.
+const PROJECTOR: [Rgb; 2] = [(0xD4, 0x6F, 0xA8), (0xB0, 0x5A, 0x8C)];
+/// Hues of backbone regions: blue first, then the other chunks of an interleaved backbone.
+const BACKBONE: [Rgb; 5] = [
+    (0x3D, 0x7E, 0xC9),
+    (0x4C, 0xA6, 0x6B),
+    (0x9B, 0x5D, 0xC4),
+    (0x3A, 0xA8, 0xA8),
+    (0x5C, 0x6B, 0xD6),
+];
+/// Hues of generator regions.
+const GENERATOR: [Rgb; 2] = [(0xC9, 0x4C, 0x5C), (0xD9, 0x74, 0x5A)];
+/// Hues of regions whose layers have no role.
+const OTHER: [Rgb; 3] = [(0x6F, 0x8F, 0xAF), (0x8A, 0x9A, 0x3A), (0x7A, 0x7A, 0x7A)];
+
+/// Warmup window shading.
+pub const WARMUP: Rgb = (0x9F, 0xC5, 0xE8);
+/// Encoder spill marking.
+pub const SPILL: Rgb = (0xD6, 0x27, 0x28);
+/// Collectives.
+pub const COMM: Rgb = (0x88, 0x88, 0x88);
+
+/// The hue of rank `i` (0-based), cycling through [`RANK_HUES`].
+pub fn hue(i: usize) -> Rgb {
+    RANK_HUES
+        .get(i % RANK_HUES.len())
+        .copied()
+        .unwrap_or((0x80, 0x80, 0x80))
+}
+
+/// The forward colour of the `nth` region (0-based) whose layers are mostly `role`.
+pub fn region_hue(role: Role, nth: usize) -> Rgb {
+    let family: &[Rgb] = match role {
+        Role::Encoder => &ENCODER,
+        Role::Projector => &PROJECTOR,
+        Role::Backbone => &BACKBONE,
+        Role::Generator => &GENERATOR,
+        Role::Other => &OTHER,
+    };
+    family
+        .get(nth % family.len().max(1))
+        .copied()
+        .unwrap_or((0x80, 0x80, 0x80))
+}
+
+/// The backward shade of a forward colour.
+pub fn backward_shade((r, g, b): Rgb) -> Rgb {
+    (r / 2 + 10, g / 2 + 10, b / 2 + 10)
+}
+
+/// `#rrggbb`.
+pub fn hex((r, g, b): Rgb) -> String {
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_keep_their_colour_and_chunks_differ() {
+        assert_eq!(region_hue(Role::Encoder, 0), (0xE4, 0x8A, 0x2C));
+        assert_eq!(region_hue(Role::Backbone, 0), (0x3D, 0x7E, 0xC9));
+        assert_ne!(region_hue(Role::Backbone, 1), region_hue(Role::Backbone, 0));
+        assert_eq!(region_hue(Role::Backbone, 5), region_hue(Role::Backbone, 0));
+        assert_eq!(backward_shade((0xE4, 0x8A, 0x2C)), (0x7C, 0x4F, 0x20));
+    }
+}

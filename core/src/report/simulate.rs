@@ -1,0 +1,537 @@
+//! What `mpipe simulate` and `mpipe compare` print: the JSON object (keys fixed by the README) and
+//! readable tables.
+
+use crate::algebra::skeleton::{Skeleton, schedule_to_string};
+use crate::graph::event::{Action, Comm, Event, Phase, Seam};
+use crate::sim::memory::MemoryCurve;
+use crate::sim::metrics::RankMetrics;
+use crate::sim::run::Simulation;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// The `--json` output of `mpipe simulate`.
+#[derive(Serialize, Debug)]
+pub struct SimulateReport {
+    pub name: String,
+    pub schedule: Vec<Skeleton>,
+    pub num_ranks: usize,
+    pub num_microbatches: usize,
+    pub makespan_s: f64,
+    pub bubble_fraction: f64,
+    pub utilisation: f64,
+    /// The makespan with the transposed encoder removed (`null` without one).
+    pub encoder_free_makespan_s: Option<f64>,
+    /// The `ByMicrobatch` owner map used (after `greedy_slack` / `optimized`).
+    pub owner: Vec<usize>,
+    pub ranks: Vec<RankMetrics>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<EventTiming>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comms: Option<Vec<CommTiming>>,
+    pub memory: Vec<MemoryCurve>,
+    pub critical_path: Vec<String>,
+    /// Every rank's idle stretches (the bubbles the timeline labels), with the events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bubbles: Option<Vec<RankBubble>>,
+    /// What every rank does at one instant (`mpipe simulate --at`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<AtReport>,
+}
+
+/// One idle stretch of a rank.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct RankBubble {
+    pub rank: usize,
+    #[serde(flatten)]
+    pub gap: crate::sim::metrics::Gap,
+}
+
+/// Every rank's state at `t_s`.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct AtReport {
+    pub t_s: f64,
+    pub ranks: Vec<crate::sim::explain::RankAt>,
+}
+
+/// A compute event on the timeline.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct EventTiming {
+    pub rank: usize,
+    pub action: Action,
+    pub region: usize,
+    pub mb: usize,
+    pub backward: bool,
+    pub start_s: f64,
+    pub end_s: f64,
+    /// The event's node in the order graph.
+    #[serde(skip)]
+    pub node: usize,
+}
+
+/// A collective on the timeline (transfers and reduces).
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct CommTiming {
+    pub comm: String,
+    pub seam: Option<Seam>,
+    pub mb: Option<usize>,
+    pub from_rank: usize,
+    pub to_rank: usize,
+    pub start_s: f64,
+    pub end_s: f64,
+}
+
+/// Compute events of a simulation in rank order, then time order.
+pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
+    let d = &sim.derivation;
+    let g = &d.order.graph;
+    let mut out = Vec::new();
+    for nodes in &d.order.nodes {
+        for &n in nodes {
+            let Some(e) = g.node_weight(n) else { continue };
+            let (region, rank, mb, phase) = match *e {
+                Event::Fwd { region, rank, mb } => (region, rank, mb, Phase::Forward),
+                Event::Bwd { region, rank, mb } => (region, rank, mb, Phase::Backward),
+                _ => continue,
+            };
+            let Some(action) = e.action(d.plan.ranks) else {
+                continue;
+            };
+            out.push(EventTiming {
+                rank,
+                action,
+                region,
+                mb,
+                backward: phase == Phase::Backward,
+                start_s: sim.timeline.start_of(n),
+                end_s: sim.timeline.end_of(n),
+                node: n.index(),
+            });
+        }
+    }
+    out
+}
+
+/// Transfers and reduces that take time.
+pub fn comm_timings(sim: &Simulation) -> Vec<CommTiming> {
+    let g = &sim.derivation.order.graph;
+    g.node_indices()
+        .filter(|&n| sim.timeline.duration_of(n) > 0.0)
+        .filter_map(|n| {
+            let t = (sim.timeline.start_of(n), sim.timeline.end_of(n));
+            match *g.node_weight(n)? {
+                Event::Coll {
+                    comm,
+                    seam,
+                    mb,
+                    from_rank,
+                    to_rank,
+                } => Some(CommTiming {
+                    comm: comm_name(comm).into(),
+                    seam: Some(seam),
+                    mb: Some(mb),
+                    from_rank,
+                    to_rank,
+                    start_s: t.0,
+                    end_s: t.1,
+                }),
+                Event::DpReduce { rank, group, .. } => Some(CommTiming {
+                    comm: format!("AllReduce({group:?})"),
+                    seam: None,
+                    mb: None,
+                    from_rank: rank,
+                    to_rank: rank,
+                    start_s: t.0,
+                    end_s: t.1,
+                }),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+fn comm_name(c: Comm) -> &'static str {
+    match c {
+        Comm::Gather => "Gather",
+        Comm::Scatter => "Scatter",
+        Comm::Send => "Send",
+        Comm::RecvGrad => "RecvGrad",
+    }
+}
+
+impl SimulateReport {
+    pub fn new(name: &str, sim: &Simulation, with_events: bool) -> Self {
+        let d = &sim.derivation;
+        let ranks = d.plan.ranks;
+        SimulateReport {
+            name: name.to_string(),
+            schedule: d.plan.regions.iter().map(|r| r.skeleton).collect(),
+            num_ranks: ranks,
+            num_microbatches: d.plan.microbatches,
+            makespan_s: sim.makespan_s,
+            bubble_fraction: sim.bubble_fraction,
+            utilisation: sim.utilisation,
+            encoder_free_makespan_s: sim.encoder_free_makespan_s,
+            owner: d.plan.owner.clone(),
+            ranks: sim.ranks.clone(),
+            events: with_events.then(|| event_timings(sim)),
+            comms: with_events.then(|| comm_timings(sim)),
+            bubbles: with_events.then(|| {
+                (0..ranks)
+                    .flat_map(|rank| {
+                        crate::sim::metrics::idle_gaps(&d.plan, &d.order, &sim.timeline, rank)
+                            .into_iter()
+                            .map(move |gap| RankBubble { rank, gap })
+                    })
+                    .collect()
+            }),
+            at: None,
+            memory: sim.memory.clone(),
+            critical_path: sim
+                .critical_path
+                .iter()
+                .filter(|&&n| sim.timeline.duration_of(n) > 0.0)
+                .filter_map(|&n| d.order.graph.node_weight(n).map(|e| e.label(ranks)))
+                .collect(),
+        }
+    }
+}
+
+/// Seconds with a sensible number of digits and their unit: `74.039 s`, `27.000 ms`, `0 s`.
+pub fn secs(t: f64) -> String {
+    if t == 0.0 {
+        "0 s".into()
+    } else if t.abs() >= 100.0 {
+        format!("{t:.1} s")
+    } else if t.abs() >= 1.0 {
+        format!("{t:.3} s")
+    } else {
+        format!("{:.3} ms", t * 1e3)
+    }
+}
+
+/// Bytes in GB/MB/kB.
+pub fn bytes(b: f64) -> String {
+    match b {
+        b if b >= 1e9 => format!("{:.2} GB", b / 1e9),
+        b if b >= 1e6 => format!("{:.1} MB", b / 1e6),
+        b if b >= 1e3 => format!("{:.1} kB", b / 1e3),
+        b => format!("{b:.0} B"),
+    }
+}
+
+/// Seconds in a fixed unit with three decimals (`105.000 s`, `48.000 s`), so that a column of
+/// figures reads alike; `–` for none.
+fn secs_in(t: Option<f64>, unit: f64, suffix: &str) -> String {
+    t.map_or("–".into(), |t| format!("{:.3} {suffix}", t / unit))
+}
+
+/// Bytes in a fixed unit with two decimals.
+fn bytes_in(b: f64, unit: f64, suffix: &str) -> String {
+    format!("{:.2} {suffix}", b / unit)
+}
+
+/// The unit a column of seconds reads best in: seconds when its largest figure is at least
+/// one, else milliseconds.
+fn secs_unit(values: impl Iterator<Item = f64>) -> (f64, &'static str) {
+    if values.fold(0.0f64, |m, v| m.max(v.abs())) >= 1.0 {
+        (1.0, "s")
+    } else {
+        (1e-3, "ms")
+    }
+}
+
+/// The unit a column of bytes reads best in.
+fn bytes_unit(values: impl Iterator<Item = f64>) -> (f64, &'static str) {
+    match values.fold(0.0f64, |m, v| m.max(v.abs())) {
+        m if m >= 1e9 => (1e9, "GB"),
+        m if m >= 1e6 => (1e6, "MB"),
+        m if m >= 1e3 => (1e3, "kB"),
+        _ => (1.0, "B"),
+    }
+}
+
+/// Column heads of the per-rank table (the CLI and the app show the same table).
+pub const RANK_COLUMNS: [&str; 12] = [
+    "rank",
+    "busy",
+    "bubble",
+    "warmup",
+    "steady",
+    "cooldown",
+    "comm",
+    "w_r",
+    "E_r",
+    "spill",
+    "sim.extra",
+    "peak mem",
+];
+
+/// What each column of the per-rank table means (the app shows it on hover).
+pub const RANK_COLUMN_HELP: [&str; 12] = [
+    "the pipeline rank",
+    "time spent computing forwards and backwards",
+    "idle time: the step's makespan minus busy",
+    "idle before the rank's first backbone forward",
+    "idle between its first backbone forward and its last backbone event",
+    "idle after its last backbone event",
+    "waiting on transfers still in flight, plus its own gradient reduces",
+    "w_r: the warmup window — idle time before the first backbone forward of the same schedule with the encoder removed (the room Mpipe's transposed encoder fills)",
+    "E_r: the encoder forward work of the microbatches this rank owns",
+    "spill: the paper's analytic spill max(0, E_r − w_r), encoder work that does not fit the warmup window",
+    "sim.extra: how much later the first backbone forward starts than without the encoder, in the simulation (compare with spill: the analytic figure ignores when each microbatch is needed)",
+    "the highest memory the rank holds during the step",
+];
+
+/// The per-rank table's rows, formatted column by column: each column of times in one unit, so
+/// figures line up (`105.000 s` above `48.000 s`, never `105.0` above `48.000`).
+pub fn rank_rows(ranks: &[RankMetrics]) -> Vec<Vec<String>> {
+    let times: [fn(&RankMetrics) -> Option<f64>; 10] = [
+        |r| Some(r.busy_s),
+        |r| Some(r.bubble_s),
+        |r| Some(r.bubble.warmup_s),
+        |r| Some(r.bubble.steady_s),
+        |r| Some(r.bubble.cooldown_s),
+        |r| Some(r.bubble.comm_s),
+        |r| r.warmup_window_s,
+        |r| r.encoder_work_s,
+        |r| r.spill_s,
+        |r| r.simulated_extra_s,
+    ];
+    let units: Vec<(f64, &str)> = times
+        .iter()
+        .map(|get| secs_unit(ranks.iter().filter_map(get)))
+        .collect();
+    let (mem_unit, mem_suffix) = bytes_unit(ranks.iter().map(|r| r.peak_memory_bytes));
+    ranks
+        .iter()
+        .map(|r| {
+            let mut cells = vec![r.rank.to_string()];
+            cells.extend(
+                times
+                    .iter()
+                    .zip(&units)
+                    .map(|(get, &(unit, suffix))| secs_in(get(r), unit, suffix)),
+            );
+            cells.push(bytes_in(r.peak_memory_bytes, mem_unit, mem_suffix));
+            cells
+        })
+        .collect()
+}
+
+/// The readable form of `mpipe simulate`.
+pub fn text(name: &str, sim: &Simulation) -> String {
+    let d = &sim.derivation;
+    let schedule: Vec<Skeleton> = d.plan.regions.iter().map(|r| r.skeleton).collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}{} — P = {}, M = {}",
+        if name.is_empty() {
+            String::new()
+        } else {
+            format!("{name}: ")
+        },
+        schedule_to_string(&schedule),
+        d.plan.ranks,
+        d.plan.microbatches
+    );
+    let _ = writeln!(
+        out,
+        "makespan {}, bubble {:.1} %, utilisation {:.1} %{}",
+        secs(sim.makespan_s),
+        100.0 * sim.bubble_fraction,
+        100.0 * sim.utilisation,
+        sim.encoder_free_makespan_s
+            .map_or(String::new(), |f| format!(
+                ", without the encoder {}",
+                secs(f)
+            ))
+    );
+    let _ = writeln!(out);
+    let widths = [4, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 11];
+    let line = |cells: &[String]| -> String {
+        cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:>w$}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let heads: Vec<String> = RANK_COLUMNS.iter().map(|h| h.to_string()).collect();
+    let _ = writeln!(out, "{}", line(&heads));
+    for (r, cells) in sim.ranks.iter().zip(rank_rows(&sim.ranks)) {
+        let flag = if r.over_capacity {
+            "  over capacity!"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "{}{flag}", line(&cells));
+    }
+    let report = SimulateReport::new(name, sim, false);
+    let _ = writeln!(out, "\ncritical path: {}", report.critical_path.join(" → "));
+    out
+}
+
+/// `mpipe compare A B`: the speedup of B over A and the per-rank differences.
+pub fn compare_text(a_name: &str, a: &Simulation, b_name: &str, b: &Simulation) -> String {
+    let mut out = String::new();
+    let speedup = if b.makespan_s > 0.0 {
+        a.makespan_s / b.makespan_s
+    } else {
+        f64::NAN
+    };
+    let _ = writeln!(
+        out,
+        "A: {a_name}: makespan {}, bubble {:.1} %",
+        secs(a.makespan_s),
+        100.0 * a.bubble_fraction
+    );
+    let _ = writeln!(
+        out,
+        "B: {b_name}: makespan {}, bubble {:.1} %",
+        secs(b.makespan_s),
+        100.0 * b.bubble_fraction
+    );
+    let _ = writeln!(out, "speedup of B over A: {speedup:.3}×");
+    let _ = writeln!(
+        out,
+        "\n{:>4} {:>12} {:>12} {:>12} {:>12} {:>13}",
+        COMPARE_COLUMNS[0],
+        COMPARE_COLUMNS[1],
+        COMPARE_COLUMNS[2],
+        COMPARE_COLUMNS[3],
+        COMPARE_COLUMNS[4],
+        COMPARE_COLUMNS[5]
+    );
+    for row in compare_rows(a, b) {
+        if let [rank, busy_a, busy_b, bubble_a, bubble_b, dmem] = row.as_slice() {
+            let _ = writeln!(
+                out,
+                "{rank:>4} {busy_a:>12} {busy_b:>12} {bubble_a:>12} {bubble_b:>12} {dmem:>13}"
+            );
+        }
+    }
+    out
+}
+
+/// Column heads of the per-rank difference table of `mpipe compare` (and the app's).
+pub const COMPARE_COLUMNS: [&str; 6] = [
+    "rank",
+    "busy A",
+    "busy B",
+    "bubble A",
+    "bubble B",
+    "Δ peak mem",
+];
+
+/// The per-rank difference table of B against A, formatted: busy and bubble of each, and the
+/// change in peak memory (B − A); `–` where one side has no such rank.
+pub fn compare_rows(a: &Simulation, b: &Simulation) -> Vec<Vec<String>> {
+    let n = a.ranks.len().max(b.ranks.len());
+    (0..n)
+        .map(|rank| {
+            let (ra, rb) = (a.ranks.get(rank), b.ranks.get(rank));
+            let f = |r: Option<&RankMetrics>, get: fn(&RankMetrics) -> f64| {
+                r.map_or("–".to_string(), |r| secs(get(r)))
+            };
+            let dmem = match (ra, rb) {
+                (Some(x), Some(y)) => {
+                    let d = y.peak_memory_bytes - x.peak_memory_bytes;
+                    format!("{}{}", if d < 0.0 { "−" } else { "+" }, bytes(d.abs()))
+                }
+                _ => "–".into(),
+            };
+            vec![
+                rank.to_string(),
+                f(ra, |r| r.busy_s),
+                f(rb, |r| r.busy_s),
+                f(ra, |r| r.bubble_s),
+                f(rb, |r| r.bubble_s),
+                dmem,
+            ]
+        })
+        .collect()
+}
+
+/// `mpipe compare --json`.
+#[derive(Serialize, Debug)]
+pub struct CompareReport {
+    pub a: String,
+    pub b: String,
+    pub makespan_a_s: f64,
+    pub makespan_b_s: f64,
+    /// `makespan_a / makespan_b`: above 1 when B is faster.
+    pub speedup: f64,
+    pub ranks: Vec<RankDelta>,
+}
+
+/// Per-rank differences, B minus A.
+#[derive(Serialize, Debug)]
+pub struct RankDelta {
+    pub rank: usize,
+    pub busy_delta_s: f64,
+    pub bubble_delta_s: f64,
+    pub peak_memory_delta_bytes: f64,
+}
+
+impl CompareReport {
+    pub fn new(a_name: &str, a: &Simulation, b_name: &str, b: &Simulation) -> Self {
+        CompareReport {
+            a: a_name.into(),
+            b: b_name.into(),
+            makespan_a_s: a.makespan_s,
+            makespan_b_s: b.makespan_s,
+            speedup: if b.makespan_s > 0.0 {
+                a.makespan_s / b.makespan_s
+            } else {
+                0.0
+            },
+            ranks: a
+                .ranks
+                .iter()
+                .zip(&b.ranks)
+                .map(|(x, y)| RankDelta {
+                    rank: x.rank,
+                    busy_delta_s: y.busy_s - x.busy_s,
+                    bubble_delta_s: y.bubble_s - x.bubble_s,
+                    peak_memory_delta_bytes: y.peak_memory_bytes - x.peak_memory_bytes,
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::metrics::BubbleSplit;
+
+    fn rank(rank: usize, busy_s: f64, warmup_s: f64, peak: f64) -> RankMetrics {
+        RankMetrics {
+            rank,
+            busy_s,
+            idle_s: 0.0,
+            bubble_s: 0.0,
+            bubble: BubbleSplit {
+                warmup_s,
+                ..Default::default()
+            },
+            warmup_window_s: None,
+            encoder_work_s: None,
+            spill_s: None,
+            simulated_extra_s: None,
+            peak_memory_bytes: peak,
+            over_capacity: false,
+        }
+    }
+
+    #[test]
+    fn each_column_of_the_rank_table_reads_in_one_unit() {
+        let rows = rank_rows(&[rank(0, 105.0, 0.6013, 12.8e9), rank(1, 48.0, 0.0, 900e6)]);
+        let column = |c: usize| rows.iter().map(|r| r[c].clone()).collect::<Vec<_>>();
+        assert_eq!(column(1), ["105.000 s", "48.000 s"]);
+        assert_eq!(column(3), ["601.300 ms", "0.000 ms"]);
+        assert_eq!(column(7), ["–", "–"]);
+        assert_eq!(column(11), ["12.80 GB", "0.90 GB"]);
+    }
+}

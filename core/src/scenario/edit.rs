@@ -1,0 +1,366 @@
+//! Edits of a scenario, one field at a time, as the app's editors make them. Each edit changes
+//! exactly what it names and keeps the fields that depend on it in step (a cut and the
+//! schedule and per-rank slabs; `M` and the per-microbatch lists); nothing else is touched, so
+//! a value the user did not edit is never rewritten (a loaded `fwd_s: 1e308` stays 1e308).
+//! Edits do not validate: an edit may make the scenario invalid, which `derive` then says.
+
+use crate::algebra::model::Role;
+use crate::algebra::owner::OwnerSpec;
+use crate::algebra::skeleton::Skeleton;
+use crate::scenario::{Hardware, Scenario};
+
+/// One change to a scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Edit {
+    /// `P`.
+    Ranks(usize),
+    /// `M`; per-microbatch lists follow (see [`resize_per_microbatch_lists`]).
+    Microbatches(usize),
+    DataParallel(usize),
+    /// The skeleton of region `region` (1-based).
+    Skeleton {
+        region: usize,
+        skeleton: Skeleton,
+    },
+    /// Sets cut `index` to `to` as typed (no clamping: an invalid cut is reported by `derive`).
+    SetCut {
+        index: usize,
+        to: usize,
+    },
+    /// Drags cut `index` towards `to`, kept strictly increasing inside `(0, layers)`.
+    MoveCut {
+        index: usize,
+        to: usize,
+    },
+    /// Cuts in front of layer `at`; the new region copies the skeleton it was split from.
+    AddCut {
+        at: usize,
+    },
+    /// Removes cut `index`, merging the two regions into the left one.
+    RemoveCut {
+        index: usize,
+    },
+    /// Swaps the skeletons of region `region` (1-based, ≥ 2) and the region above it.
+    SwapWithAbove {
+        region: usize,
+    },
+    /// Replaces cut and schedule (the normal form of an invalid schedule).
+    CutAndSchedule {
+        cut: Vec<usize>,
+        schedule: Vec<Skeleton>,
+    },
+    /// Per-rank layer counts of region `region` (1-based); `None` for balanced.
+    Slabs {
+        region: usize,
+        counts: Option<Vec<usize>>,
+    },
+    Owner(OwnerSpec),
+    /// Starts a per-microbatch list of encoder workload scales (all 1).
+    VaryWorkload,
+    /// The encoder workload scale of microbatch `mb`.
+    WorkloadScale {
+        mb: usize,
+        scale: f64,
+    },
+    Hardware(Option<Hardware>),
+    LayerName {
+        layer: usize,
+        name: String,
+    },
+    LayerRole {
+        layer: usize,
+        role: Role,
+    },
+    LayerCount {
+        layer: usize,
+        count: usize,
+    },
+    LayerFwd {
+        layer: usize,
+        seconds: f64,
+    },
+    LayerBwd {
+        layer: usize,
+        seconds: f64,
+    },
+    LayerTrainable {
+        layer: usize,
+        trainable: bool,
+    },
+    /// The whole scenario (a calibrated one, say).
+    Replace(Box<Scenario>),
+}
+
+/// The number of layers after `count` expansion.
+pub fn layer_count(s: &Scenario) -> usize {
+    s.model
+        .layers
+        .iter()
+        .fold(0usize, |n, l| n.saturating_add(l.count))
+}
+
+impl Edit {
+    /// Applies the edit to `s`.
+    pub fn apply(&self, s: &mut Scenario) {
+        match self {
+            Edit::Ranks(p) => s.ranks = *p,
+            Edit::Microbatches(m) => {
+                s.microbatches = *m;
+                resize_per_microbatch_lists(s);
+            }
+            Edit::DataParallel(d) => s.data_parallel = *d,
+            Edit::Skeleton { region, skeleton } => {
+                if let Some(slot) = region.checked_sub(1).and_then(|i| s.schedule.get_mut(i)) {
+                    *slot = *skeleton;
+                }
+            }
+            Edit::SetCut { index, to } => {
+                if let Some(b) = s.cut.get_mut(*index) {
+                    *b = *to;
+                }
+            }
+            Edit::MoveCut { index, to } => move_cut(s, *index, *to),
+            Edit::AddCut { at } => add_cut(s, *at),
+            Edit::RemoveCut { index } => remove_cut(s, *index),
+            Edit::SwapWithAbove { region } => {
+                if *region >= 2 && *region <= s.schedule.len() {
+                    s.schedule.swap(region - 2, region - 1);
+                }
+            }
+            Edit::CutAndSchedule { cut, schedule } => {
+                s.cut = cut.clone();
+                s.schedule = schedule.clone();
+                s.slabs = None;
+            }
+            Edit::Slabs { region, counts } => set_slabs(s, *region, counts.clone()),
+            Edit::Owner(spec) => s.owner = spec.clone(),
+            Edit::VaryWorkload => {
+                let m = s.microbatches;
+                s.workload
+                    .get_or_insert_with(Default::default)
+                    .encoder_scale = Some(vec![1.0; m]);
+            }
+            Edit::WorkloadScale { mb, scale } => {
+                if let Some(slot) = s
+                    .workload
+                    .as_mut()
+                    .and_then(|w| w.encoder_scale.as_mut())
+                    .and_then(|list| list.get_mut(*mb))
+                {
+                    *slot = *scale;
+                }
+            }
+            Edit::Hardware(h) => s.hardware = h.clone(),
+            Edit::LayerName { layer, name } => {
+                if let Some(l) = s.model.layers.get_mut(*layer) {
+                    l.name = name.clone();
+                }
+            }
+            Edit::LayerRole { layer, role } => {
+                if let Some(l) = s.model.layers.get_mut(*layer) {
+                    l.role = *role;
+                }
+            }
+            Edit::LayerCount { layer, count } => {
+                if let Some(l) = s.model.layers.get_mut(*layer) {
+                    l.count = *count;
+                }
+            }
+            Edit::LayerFwd { layer, seconds } => {
+                if let Some(l) = s.model.layers.get_mut(*layer) {
+                    l.fwd_s = Some(*seconds);
+                }
+            }
+            Edit::LayerBwd { layer, seconds } => {
+                if let Some(l) = s.model.layers.get_mut(*layer) {
+                    l.bwd_s = Some(*seconds);
+                }
+            }
+            Edit::LayerTrainable { layer, trainable } => {
+                if let Some(l) = s.model.layers.get_mut(*layer) {
+                    l.trainable = *trainable;
+                }
+            }
+            Edit::Replace(scenario) => *s = (**scenario).clone(),
+        }
+    }
+}
+
+/// Keeps per-microbatch lists (workload scales, an explicit owner map) as long as `M`: new
+/// microbatches get scale 1 and a round-robin owner, removed ones are dropped.
+pub fn resize_per_microbatch_lists(s: &mut Scenario) {
+    let m = s.microbatches;
+    if let Some(scales) = s.workload.as_mut().and_then(|w| w.encoder_scale.as_mut()) {
+        scales.resize(m, 1.0);
+    }
+    if let OwnerSpec::Explicit(list) = &mut s.owner {
+        let p = s.ranks.max(1);
+        let old = list.len();
+        list.truncate(m);
+        list.extend((old..m).map(|mb| mb % p));
+    }
+}
+
+/// Moves cut `i` to boundary `to`, keeping the cut strictly increasing inside `(0, layers)`.
+pub fn move_cut(s: &mut Scenario, i: usize, to: usize) {
+    let layers = layer_count(s);
+    let lo = if i == 0 {
+        1
+    } else {
+        s.cut.get(i - 1).map_or(1, |&b| b + 1)
+    };
+    let hi = s
+        .cut
+        .get(i + 1)
+        .map_or(layers.saturating_sub(1), |&b| b.saturating_sub(1));
+    if let Some(b) = s.cut.get_mut(i) {
+        *b = to.clamp(lo, hi.max(lo));
+    }
+}
+
+/// Cuts in front of layer `at` (no-op at 0, at the end, or on an existing cut); the new region
+/// copies the skeleton of the region it was split from, and both halves go back to balanced slabs.
+pub fn add_cut(s: &mut Scenario, at: usize) {
+    if at == 0 || at >= layer_count(s) || s.cut.contains(&at) {
+        return;
+    }
+    let region = s.cut.iter().filter(|&&b| b < at).count();
+    let skeleton = s
+        .schedule
+        .get(region)
+        .copied()
+        .unwrap_or(Skeleton::OneFOneB);
+    s.cut.insert(region.min(s.cut.len()), at);
+    s.schedule
+        .insert((region + 1).min(s.schedule.len()), skeleton);
+    if let Some(slabs) = s.slabs.as_mut() {
+        slabs.insert((region + 1).min(slabs.len()), None);
+        if let Some(split) = slabs.get_mut(region) {
+            *split = None;
+        }
+    }
+}
+
+/// Removes cut `i`, merging the regions on both sides into the left one (balanced slabs).
+pub fn remove_cut(s: &mut Scenario, i: usize) {
+    if i >= s.cut.len() {
+        return;
+    }
+    s.cut.remove(i);
+    if i + 1 < s.schedule.len() {
+        s.schedule.remove(i + 1);
+    }
+    if let Some(slabs) = s.slabs.as_mut() {
+        if i + 1 < slabs.len() {
+            slabs.remove(i + 1);
+        }
+        if let Some(merged) = slabs.get_mut(i) {
+            *merged = None;
+        }
+    }
+}
+
+/// Sets region `region`'s per-rank layer counts, creating the `slabs` list when needed and
+/// dropping it again when every region is balanced.
+pub fn set_slabs(s: &mut Scenario, region: usize, counts: Option<Vec<usize>>) {
+    let Some(index) = region.checked_sub(1) else {
+        return;
+    };
+    let regions = s.schedule.len();
+    if index >= regions {
+        return;
+    }
+    let slabs = s.slabs.get_or_insert_with(|| vec![None; regions]);
+    if slabs.len() < regions {
+        slabs.resize(regions, None);
+    }
+    if let Some(slot) = slabs.get_mut(index) {
+        *slot = counts;
+    }
+    if slabs.iter().all(Option::is_none) {
+        s.slabs = None;
+    }
+}
+
+/// The layers of region `region` (1-based) of `s`, as `[first, end)`, from its cut.
+pub fn region_layers(s: &Scenario, region: usize) -> Option<std::ops::Range<usize>> {
+    let index = region.checked_sub(1)?;
+    let start = if index == 0 {
+        0
+    } else {
+        *s.cut.get(index - 1)?
+    };
+    let end = s.cut.get(index).copied().unwrap_or_else(|| layer_count(s));
+    Some(start..end.max(start))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario() -> Scenario {
+        let text = r#"{"format": "mpipe-scenario/1",
+            "model": {"layers": [{"name": "l", "count": 12, "fwd_s": 1}]},
+            "cut": [4, 8], "schedule": ["1f1b", "1f1b", "1f1b"], "ranks": 4, "microbatches": 8}"#;
+        Scenario::from_json_str(text, "t.json").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn moving_keeps_cuts_increasing_and_inside() {
+        let mut s = scenario(); // cut [4, 8] over 12 layers
+        move_cut(&mut s, 0, 10);
+        assert_eq!(s.cut, [7, 8]);
+        move_cut(&mut s, 1, 0);
+        assert_eq!(s.cut, [7, 8]);
+        move_cut(&mut s, 1, 11);
+        assert_eq!(s.cut, [7, 11]);
+        move_cut(&mut s, 0, 0);
+        assert_eq!(s.cut, [1, 11]);
+    }
+
+    #[test]
+    fn adding_and_removing_cuts_splits_and_merges_regions() {
+        let mut s = scenario();
+        add_cut(&mut s, 6);
+        assert_eq!(s.cut, [4, 6, 8]);
+        assert_eq!(s.schedule.len(), 4);
+        add_cut(&mut s, 6);
+        add_cut(&mut s, 0);
+        add_cut(&mut s, 12);
+        assert_eq!(s.cut, [4, 6, 8]);
+        remove_cut(&mut s, 0);
+        assert_eq!(s.cut, [6, 8]);
+        assert_eq!(s.schedule.len(), 3);
+    }
+
+    #[test]
+    fn slabs_are_set_per_region_and_dropped_when_all_balanced() {
+        let mut s = scenario();
+        Edit::Slabs {
+            region: 2,
+            counts: Some(vec![1, 1, 2, 0]),
+        }
+        .apply(&mut s);
+        assert_eq!(s.slabs, Some(vec![None, Some(vec![1, 1, 2, 0]), None]));
+        Edit::Slabs {
+            region: 2,
+            counts: None,
+        }
+        .apply(&mut s);
+        assert_eq!(s.slabs, None);
+        assert_eq!(region_layers(&s, 2), Some(4..8));
+        assert_eq!(region_layers(&s, 3), Some(8..12));
+        assert_eq!(region_layers(&s, 4), None);
+    }
+
+    #[test]
+    fn an_edit_changes_only_its_field() {
+        let mut s = scenario();
+        s.model.layers[0].fwd_s = Some(1e308);
+        let before = s.clone();
+        Edit::Microbatches(4).apply(&mut s);
+        let mut expected = before;
+        expected.microbatches = 4;
+        assert_eq!(s, expected);
+    }
+}

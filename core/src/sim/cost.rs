@@ -1,0 +1,234 @@
+//! The cost model: a duration for every event of the order graph (Mpipe paper §4.3).
+//!
+//! Compute: explicit `fwd_s`/`bwd_s` summed over the slab, or the roofline `max(W/F, D/B)` of the
+//! slab's FLOPs `W` and HBM bytes `D`; layers with `workload_varies` scale by the microbatch's
+//! workload factor. Collectives: `α + β·n` for `n` payload bytes (`β = 1/link_bytes_per_s`), free
+//! between two stages on the same rank. Weight-gradient reduces: ring all-reduce over `g` members,
+//! `2(g−1)·α + 2(g−1)/g · β·n`; a group of one costs nothing. Without hardware, communication is free.
+
+use crate::algebra::model::Cost;
+use crate::algebra::plan::{Plan, RegionOwner};
+use crate::graph::event::{EdgeKind, Event, Phase};
+use crate::scenario::Hardware;
+use petgraph::Direction;
+use petgraph::graph::{DiGraph, NodeIndex};
+use std::ops::Range;
+
+/// The layers a rank runs for a region: its slab (Sharded) or the whole region (Replicated).
+pub fn unit_layers(plan: &Plan, region: usize, rank: usize) -> Range<usize> {
+    match plan.region(region) {
+        Some(r) => match &r.owner {
+            RegionOwner::ByLayer { slabs } => slabs.get(rank).cloned().unwrap_or(0..0),
+            RegionOwner::ByMicrobatch => r.layers.clone(),
+        },
+        None => 0..0,
+    }
+}
+
+/// Seconds to run `layers` forward or backward for microbatch `mb`.
+pub fn compute_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> f64 {
+    let factor = plan.workload_of(mb);
+    let (mut explicit, mut flops, mut bytes) = (0.0, 0.0, 0.0);
+    for layer in plan.layers.get(layers).unwrap_or_default() {
+        let scale = if layer.workload_varies { factor } else { 1.0 };
+        match (layer.cost, phase) {
+            (Cost::Explicit { fwd_s, .. }, Phase::Forward) => explicit += fwd_s * scale,
+            (Cost::Explicit { bwd_s, .. }, Phase::Backward) => explicit += bwd_s * scale,
+            (
+                Cost::Roofline {
+                    fwd_flops,
+                    fwd_bytes,
+                    ..
+                },
+                Phase::Forward,
+            ) => {
+                flops += fwd_flops * scale;
+                bytes += fwd_bytes * scale;
+            }
+            (
+                Cost::Roofline {
+                    bwd_flops,
+                    bwd_bytes,
+                    ..
+                },
+                Phase::Backward,
+            ) => {
+                flops += bwd_flops * scale;
+                bytes += bwd_bytes * scale;
+            }
+        }
+    }
+    explicit + roofline(&plan.hardware, flops, bytes)
+}
+
+/// `max(W/F, D/B)`; zero work costs nothing.
+pub fn roofline(hw: &Hardware, flops: f64, bytes: f64) -> f64 {
+    let per = |work: f64, rate: Option<f64>| match rate {
+        Some(r) if r > 0.0 && work > 0.0 => work / r,
+        _ => 0.0,
+    };
+    per(flops, hw.peak_flops).max(per(bytes, hw.hbm_bytes_per_s))
+}
+
+/// `α + β·n` for one point-to-point transfer; free without link parameters.
+pub fn transfer_time(hw: &Hardware, bytes: f64) -> f64 {
+    let alpha = hw.link_alpha_s.unwrap_or(0.0);
+    let beta = match hw.link_bytes_per_s {
+        Some(b) if b > 0.0 => bytes / b,
+        _ => 0.0,
+    };
+    alpha + beta
+}
+
+/// Ring all-reduce of `bytes` over `members`: `2(g−1)·α + 2(g−1)/g · β·n`; nothing for `g ≤ 1`.
+pub fn allreduce_time(hw: &Hardware, members: usize, bytes: f64) -> f64 {
+    if members <= 1 {
+        return 0.0;
+    }
+    let g = members as f64;
+    let alpha = hw.link_alpha_s.unwrap_or(0.0);
+    let beta_n = match hw.link_bytes_per_s {
+        Some(b) if b > 0.0 => bytes / b,
+        _ => 0.0,
+    };
+    2.0 * (g - 1.0) * alpha + 2.0 * (g - 1.0) / g * beta_n
+}
+
+/// The activation a unit hands on (its last layer's `output_bytes`), scaled by the workload.
+pub fn output_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
+    let layers = unit_layers(plan, region, rank);
+    layers
+        .end
+        .checked_sub(1)
+        .filter(|_| !layers.is_empty())
+        .and_then(|last| plan.layers.get(last))
+        .map_or(0.0, |l| {
+            l.output_bytes
+                * if l.workload_varies {
+                    plan.workload_of(mb)
+                } else {
+                    1.0
+                }
+        })
+}
+
+/// Saved-for-backward bytes of a unit for one microbatch.
+pub fn activation_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
+    plan.layers
+        .get(unit_layers(plan, region, rank))
+        .unwrap_or_default()
+        .iter()
+        .map(|l| {
+            l.activation_bytes
+                * if l.workload_varies {
+                    plan.workload_of(mb)
+                } else {
+                    1.0
+                }
+        })
+        .sum()
+}
+
+/// Parameter bytes of a unit.
+pub fn param_bytes(plan: &Plan, region: usize, rank: usize) -> f64 {
+    plan.layers
+        .get(unit_layers(plan, region, rank))
+        .unwrap_or_default()
+        .iter()
+        .map(|l| l.param_bytes)
+        .sum()
+}
+
+/// Members of a region's reduce group.
+pub fn reduce_members(plan: &Plan, region: usize) -> usize {
+    match plan.region(region).map(|r| r.layout()) {
+        Some(crate::algebra::skeleton::Layout::Replicated) => plan.ranks * plan.data_parallel,
+        _ => plan.data_parallel,
+    }
+}
+
+/// Whether a collective carries a gradient (it is on the backward chain).
+pub fn is_backward_coll(graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) -> bool {
+    graph
+        .edges_directed(node, Direction::Incoming)
+        .any(|e| *e.weight() == EdgeKind::Gradient)
+}
+
+/// The duration of one event.
+pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) -> f64 {
+    let Some(event) = graph.node_weight(node) else {
+        return 0.0;
+    };
+    let hw = &plan.hardware;
+    match *event {
+        Event::Fwd { region, rank, mb } => {
+            compute_time(plan, unit_layers(plan, region, rank), mb, Phase::Forward)
+        }
+        Event::Bwd { region, rank, mb } => {
+            compute_time(plan, unit_layers(plan, region, rank), mb, Phase::Backward)
+        }
+        Event::Coll {
+            seam,
+            mb,
+            from_rank,
+            to_rank,
+            ..
+        } => {
+            if from_rank == to_rank {
+                return 0.0;
+            }
+            // The payload is the upstream unit's output (or the gradient of it, the same size).
+            let upstream_rank = if is_backward_coll(graph, node) {
+                to_rank
+            } else {
+                from_rank
+            };
+            transfer_time(hw, output_bytes(plan, seam.from, upstream_rank, mb))
+        }
+        Event::DpReduce { region, rank, .. } => allreduce_time(
+            hw,
+            reduce_members(plan, region),
+            param_bytes(plan, region, rank),
+        ),
+        Event::Loss { .. } | Event::StepBarrier => 0.0,
+    }
+}
+
+/// Durations of every node, indexed by node index.
+pub fn durations(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<f64> {
+    graph
+        .node_indices()
+        .map(|n| duration(plan, graph, n))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hw() -> Hardware {
+        Hardware {
+            peak_flops: Some(100.0),
+            hbm_bytes_per_s: Some(10.0),
+            link_alpha_s: Some(0.5),
+            link_bytes_per_s: Some(4.0),
+            memory_bytes: None,
+        }
+    }
+
+    #[test]
+    fn roofline_takes_the_slower_of_compute_and_memory() {
+        assert_eq!(roofline(&hw(), 200.0, 10.0), 2.0);
+        assert_eq!(roofline(&hw(), 100.0, 30.0), 3.0);
+        assert_eq!(roofline(&Hardware::default(), 100.0, 30.0), 0.0);
+    }
+
+    #[test]
+    fn collectives_follow_alpha_beta() {
+        assert_eq!(transfer_time(&hw(), 8.0), 0.5 + 2.0);
+        assert_eq!(allreduce_time(&hw(), 1, 8.0), 0.0);
+        // g = 4: 2·3·0.5 + 2·3/4 · 8/4 = 3 + 3.
+        assert_eq!(allreduce_time(&hw(), 4, 8.0), 6.0);
+        assert_eq!(transfer_time(&Hardware::default(), 8.0), 0.0);
+    }
+}

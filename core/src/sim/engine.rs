@@ -1,0 +1,226 @@
+//! The timed order graph: each rank's compute stream runs `nodes(r)` strictly in order; a
+//! collective starts when its inputs are ready (optionally one at a time per directed link); an
+//! event starts when its rank is free and every predecessor has finished. The makespan is the
+//! longest path; the critical path is the chain of events that bound each start.
+
+use crate::graph::event::Event;
+use crate::graph::order::Order;
+use petgraph::graph::NodeIndex;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap};
+
+/// Simulation switches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimOptions {
+    /// Transfers on the same directed rank pair run one at a time, in the order they become ready.
+    pub serialize_links: bool,
+}
+
+/// Start and end time of every node (indexed by node index), seconds from the step's start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    pub start: Vec<f64>,
+    pub end: Vec<f64>,
+    pub makespan: f64,
+    /// The event whose finish set each node's start (`None` when it starts at 0 unbound).
+    pub binder: Vec<Option<NodeIndex>>,
+}
+
+impl Timeline {
+    pub fn start_of(&self, n: NodeIndex) -> f64 {
+        self.start.get(n.index()).copied().unwrap_or(0.0)
+    }
+
+    pub fn end_of(&self, n: NodeIndex) -> f64 {
+        self.end.get(n.index()).copied().unwrap_or(0.0)
+    }
+
+    pub fn duration_of(&self, n: NodeIndex) -> f64 {
+        self.end_of(n) - self.start_of(n)
+    }
+}
+
+#[derive(PartialEq)]
+struct Finish(f64, usize);
+
+impl Eq for Finish {}
+
+impl Ord for Finish {
+    // Reversed: BinaryHeap is a max-heap, we want the earliest finish (then lowest index) first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.0.total_cmp(&self.0).then(other.1.cmp(&self.1))
+    }
+}
+
+impl PartialOrd for Finish {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Runs the order with the given durations (indexed by node index).
+pub fn simulate(order: &Order, durations: &[f64], options: SimOptions) -> Timeline {
+    if options.serialize_links || order.topological.len() != order.adjacency.node_count() {
+        return simulate_events(order, durations, options);
+    }
+    // Without link contention the timeline is the longest path: one pass in topological order.
+    let adj = &order.adjacency;
+    let n = adj.node_count();
+    let mut start = vec![0.0f64; n];
+    let mut end = vec![0.0f64; n];
+    let mut binder: Vec<Option<NodeIndex>> = vec![None; n];
+    let mut makespan = 0.0f64;
+    for &v in &order.topological {
+        let i = v as usize;
+        let (mut s, mut bound) = (0.0f64, None);
+        for &p in adj.preds(i) {
+            let e = end.get(p as usize).copied().unwrap_or(0.0);
+            if bound.is_none() || e > s {
+                s = s.max(e);
+                bound = Some(NodeIndex::new(p as usize));
+            }
+        }
+        let e = s + durations.get(i).copied().unwrap_or(0.0);
+        if let (Some(ss), Some(ee), Some(b)) = (start.get_mut(i), end.get_mut(i), binder.get_mut(i))
+        {
+            *ss = s;
+            *ee = e;
+            *b = bound;
+        }
+        makespan = makespan.max(e);
+    }
+    Timeline {
+        start,
+        end,
+        makespan,
+        binder,
+    }
+}
+
+/// The event-driven simulation (a heap of finish times), needed when transfers queue on links;
+/// without link contention it gives the same timeline as [`simulate`].
+pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) -> Timeline {
+    let g = &order.graph;
+    let adj = &order.adjacency;
+    let n = adj.node_count();
+    let mut remaining = adj.in_degrees();
+    let mut ready = vec![0.0f64; n];
+    let mut binder: Vec<Option<NodeIndex>> = vec![None; n];
+    let mut start = vec![0.0f64; n];
+    let mut end = vec![0.0f64; n];
+    let mut link_free: HashMap<(usize, usize), (f64, NodeIndex)> = HashMap::new();
+    let mut heap = BinaryHeap::with_capacity(1024);
+    let duration = |i: usize| durations.get(i).copied().unwrap_or(0.0);
+
+    // Starts node `i` once every input is in: at its ready time, or later on a busy link.
+    let mut launch = |i: usize,
+                      ready: &[f64],
+                      binder: &mut [Option<NodeIndex>],
+                      start: &mut [f64],
+                      end: &mut [f64],
+                      heap: &mut BinaryHeap<Finish>| {
+        let mut s = ready.get(i).copied().unwrap_or(0.0);
+        if options.serialize_links
+            && let Some(Event::Coll {
+                from_rank, to_rank, ..
+            }) = g.node_weight(NodeIndex::new(i))
+            && from_rank != to_rank
+        {
+            let key = (*from_rank, *to_rank);
+            if let Some(&(free, last)) = link_free.get(&key)
+                && free > s
+            {
+                s = free;
+                if let Some(b) = binder.get_mut(i) {
+                    *b = Some(last);
+                }
+            }
+            link_free.insert(key, (s + duration(i), NodeIndex::new(i)));
+        }
+        let e = s + duration(i);
+        if let (Some(ss), Some(ee)) = (start.get_mut(i), end.get_mut(i)) {
+            *ss = s;
+            *ee = e;
+        }
+        heap.push(Finish(e, i));
+    };
+
+    for i in 0..n {
+        if remaining.get(i) == Some(&0) {
+            launch(i, &ready, &mut binder, &mut start, &mut end, &mut heap);
+        }
+    }
+    let mut makespan = 0.0f64;
+    while let Some(Finish(t, i)) = heap.pop() {
+        makespan = makespan.max(t);
+        for &succ in adj.succs(i) {
+            let j = succ as usize;
+            // The latest-finishing input binds the start (the first one on ties).
+            if let (Some(r), Some(b)) = (ready.get_mut(j), binder.get_mut(j))
+                && (t > *r || b.is_none())
+            {
+                *r = r.max(t);
+                *b = Some(NodeIndex::new(i));
+            }
+            if let Some(left) = remaining.get_mut(j) {
+                *left = left.saturating_sub(1);
+                if *left == 0 {
+                    launch(j, &ready, &mut binder, &mut start, &mut end, &mut heap);
+                }
+            }
+        }
+    }
+    Timeline {
+        start,
+        end,
+        makespan,
+        binder,
+    }
+}
+
+/// The chain of events that bound the step's end, from the first to the last.
+pub fn critical_path(order: &Order, timeline: &Timeline) -> Vec<NodeIndex> {
+    let last = order.graph.node_indices().max_by(|a, b| {
+        timeline
+            .end_of(*a)
+            .total_cmp(&timeline.end_of(*b))
+            .then(b.index().cmp(&a.index()))
+    });
+    let mut path = Vec::new();
+    let mut at = last;
+    let mut guard = order.graph.node_count() + 1;
+    while let Some(v) = at {
+        path.push(v);
+        at = timeline.binder.get(v.index()).copied().flatten();
+        guard -= 1;
+        if guard == 0 {
+            break;
+        }
+    }
+    path.reverse();
+    path
+}
+
+/// How long each event could start later without delaying the step: latest start minus start,
+/// from a backward pass over the topological order (0 on the critical path).
+pub fn slack(order: &Order, timeline: &Timeline) -> Vec<f64> {
+    let adj = &order.adjacency;
+    let n = adj.node_count();
+    let mut latest_end = vec![timeline.makespan; n];
+    let mut slack = vec![0.0; n];
+    for &v in order.topological.iter().rev() {
+        let i = v as usize;
+        let duration = timeline.end.get(i).copied().unwrap_or(0.0)
+            - timeline.start.get(i).copied().unwrap_or(0.0);
+        let latest_start = latest_end.get(i).copied().unwrap_or(timeline.makespan) - duration;
+        if let Some(s) = slack.get_mut(i) {
+            *s = (latest_start - timeline.start.get(i).copied().unwrap_or(0.0)).max(0.0);
+        }
+        for &p in adj.preds(i) {
+            if let Some(le) = latest_end.get_mut(p as usize) {
+                *le = le.min(latest_start);
+            }
+        }
+    }
+    slack
+}

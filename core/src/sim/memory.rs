@@ -1,0 +1,122 @@
+//! Memory per rank over time, read off placement and the timeline: static bytes (parameters of
+//! every slab and replica placed on the rank × `static_memory_factor`) plus activations, each live
+//! from its forward's start until its backward finishes — or, when no backward runs, until the
+//! consumer of its output has finished.
+
+use crate::algebra::plan::Plan;
+use crate::graph::event::{EdgeKind, Event};
+use crate::graph::order::Order;
+use crate::sim::cost::{activation_bytes, output_bytes, param_bytes};
+use crate::sim::engine::Timeline;
+use petgraph::Direction;
+use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
+use serde::Serialize;
+
+/// One rank's memory curve.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct MemoryCurve {
+    pub rank: usize,
+    /// Static bytes (parameters, gradients, optimizer state).
+    pub static_bytes: f64,
+    /// `[t_s, bytes]` after each change, starting at `[0, static_bytes]`.
+    pub points: Vec<[f64; 2]>,
+    pub peak_bytes: f64,
+    /// Time of the (first) peak.
+    pub peak_at_s: f64,
+    /// The peak exceeds `hardware.memory_bytes`.
+    pub over_capacity: bool,
+}
+
+/// Static bytes of rank `r`.
+pub fn static_bytes(plan: &Plan, rank: usize) -> f64 {
+    plan.regions
+        .iter()
+        .map(|r| param_bytes(plan, r.index, rank))
+        .sum::<f64>()
+        * plan.static_memory_factor
+}
+
+/// The first non-collective event downstream of `n` along Activation edges.
+fn consumer(order: &Order, n: NodeIndex) -> Option<NodeIndex> {
+    let g = &order.graph;
+    let mut at = n;
+    for _ in 0..4 {
+        let next = g
+            .edges_directed(at, Direction::Outgoing)
+            .filter(|e| *e.weight() == EdgeKind::Activation)
+            .map(|e| e.target())
+            .find(|&t| !matches!(g.node_weight(t), Some(Event::Bwd { .. })))?;
+        if !matches!(g.node_weight(next), Some(Event::Coll { .. })) {
+            return Some(next);
+        }
+        at = next;
+    }
+    None
+}
+
+/// Memory curves of every rank.
+pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurve> {
+    let g = &order.graph;
+    let mut deltas: Vec<Vec<(f64, f64)>> = vec![Vec::new(); plan.ranks];
+    for n in g.node_indices() {
+        let Some(&Event::Fwd { region, rank, mb }) = g.node_weight(n) else {
+            continue;
+        };
+        let backward = g
+            .edges_directed(n, Direction::Outgoing)
+            .find(|e| {
+                *e.weight() == EdgeKind::Activation
+                    && matches!(g.node_weight(e.target()), Some(Event::Bwd { .. }))
+            })
+            .map(|e| e.target());
+        let (bytes, free_at) = match backward {
+            Some(b) => (activation_bytes(plan, region, rank, mb), timeline.end_of(b)),
+            None => {
+                let until = consumer(order, n).map_or(timeline.end_of(n), |c| timeline.end_of(c));
+                (
+                    output_bytes(plan, region, rank, mb),
+                    until.max(timeline.end_of(n)),
+                )
+            }
+        };
+        if bytes > 0.0
+            && let Some(list) = deltas.get_mut(rank)
+        {
+            list.push((timeline.start_of(n), bytes));
+            list.push((free_at, -bytes));
+        }
+    }
+    let capacity = plan.hardware.memory_bytes;
+    deltas
+        .into_iter()
+        .enumerate()
+        .map(|(rank, mut list)| {
+            // Frees before allocations at the same instant.
+            list.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+            let base = static_bytes(plan, rank);
+            let mut points = vec![[0.0, base]];
+            let (mut current, mut peak, mut peak_at) = (base, base, 0.0);
+            for (t, delta) in list {
+                current += delta;
+                let points_len = points.len();
+                match points.last_mut() {
+                    Some(last) if last[0] == t && points_len > 1 => last[1] = current,
+                    _ => points.push([t, current]),
+                }
+                if current > peak {
+                    peak = current;
+                    peak_at = t;
+                }
+            }
+            MemoryCurve {
+                rank,
+                static_bytes: base,
+                points,
+                peak_bytes: peak,
+                peak_at_s: peak_at,
+                over_capacity: capacity.is_some_and(|c| peak > c),
+            }
+        })
+        .collect()
+}

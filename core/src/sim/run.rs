@@ -1,0 +1,175 @@
+//! One call from a scenario to everything the simulator reports: the derivation, durations, the
+//! timeline, per-rank metrics (with the transposed encoder's `w_r`, `E_r` and spill), memory
+//! curves and the critical path.
+
+use crate::algebra::derive::{Derivation, DeriveError, derive};
+use crate::graph::event::Event;
+use crate::scenario::Scenario;
+use crate::sim::cost;
+use crate::sim::engine::{SimOptions, Timeline, critical_path, simulate};
+use crate::sim::memory::{self, MemoryCurve};
+use crate::sim::metrics::{self, RankMetrics};
+use crate::tune::owners::{source_region, warmup_windows, without_source};
+use petgraph::graph::NodeIndex;
+use std::convert::Infallible;
+
+/// A simulated scenario.
+#[derive(Debug, Clone)]
+pub struct Simulation {
+    pub derivation: Derivation,
+    /// Duration of every node, by node index.
+    pub durations: Vec<f64>,
+    pub timeline: Timeline,
+    pub makespan_s: f64,
+    /// `Σ bubble_r / (P · makespan)`.
+    pub bubble_fraction: f64,
+    /// `Σ busy_r / (P · makespan)`.
+    pub utilisation: f64,
+    /// With a transposed encoder: the makespan of the same schedule with the encoder removed.
+    pub encoder_free_makespan_s: Option<f64>,
+    pub ranks: Vec<RankMetrics>,
+    pub memory: Vec<MemoryCurve>,
+    pub critical_path: Vec<NodeIndex>,
+    /// How long each event (by node index) could start later without delaying the step.
+    pub slack: Vec<f64>,
+}
+
+/// Why a simulation has no result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimulationError {
+    #[error(transparent)]
+    Derive(#[from] DeriveError),
+    /// The caller's `keep_going` said stop.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// Derives and simulates a scenario.
+pub fn simulate_scenario(
+    scenario: &Scenario,
+    options: SimOptions,
+) -> Result<Simulation, DeriveError> {
+    Ok(run(derive(scenario)?, options))
+}
+
+/// [`simulate_scenario`] that reports how far it got and can be stopped: between its passes it
+/// calls `keep_going` with the fraction done (0 to 1) and stops with
+/// [`SimulationError::Cancelled`] as soon as that returns false. Each pass is linear in the
+/// number of events, so a stop takes effect within one pass.
+pub fn simulate_scenario_cancellable(
+    scenario: &Scenario,
+    options: SimOptions,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Result<Simulation, SimulationError> {
+    if !keep_going(0.0) {
+        return Err(SimulationError::Cancelled);
+    }
+    // The derivation (with the `optimized` owner search) is the first 30 %.
+    let derivation = crate::algebra::derive::derive_with(scenario, &mut |f| keep_going(0.3 * f))?;
+    run_cancellable(derivation, options, keep_going).ok_or(SimulationError::Cancelled)
+}
+
+/// Simulates a derivation.
+pub fn run(derivation: Derivation, options: SimOptions) -> Simulation {
+    let Ok(sim) = run_passes(derivation, options, |_| Ok::<(), Infallible>(()));
+    sim
+}
+
+/// [`run`], asking `keep_going` between passes; `None` when it said stop.
+pub fn run_cancellable(
+    derivation: Derivation,
+    options: SimOptions,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Option<Simulation> {
+    run_passes(derivation, options, |f| {
+        if keep_going(f) { Ok(()) } else { Err(()) }
+    })
+    .ok()
+}
+
+/// The simulation, calling `pass` with the fraction done between its passes and stopping with
+/// the error `pass` returns.
+fn run_passes<E>(
+    derivation: Derivation,
+    options: SimOptions,
+    mut pass: impl FnMut(f32) -> Result<(), E>,
+) -> Result<Simulation, E> {
+    let plan = &derivation.plan;
+    let order = &derivation.order;
+    pass(0.3)?;
+    let durations = cost::durations(plan, &order.graph);
+    let timeline = simulate(order, &durations, options);
+    let makespan = timeline.makespan;
+    pass(0.5)?;
+    let memory = memory::memory(plan, order, &timeline);
+    pass(0.6)?;
+
+    let source = source_region(plan);
+    let (windows, encoder_free_makespan_s) = match source {
+        Some(s) => {
+            let free = simulate(order, &without_source(order, &durations, s), options);
+            (
+                Some(warmup_windows(plan, order, &free)),
+                Some(free.makespan),
+            )
+        }
+        None => (None, None),
+    };
+
+    pass(0.75)?;
+    let ranks: Vec<RankMetrics> = (0..plan.ranks)
+        .map(|rank| {
+            let (busy, bubble) = metrics::rank_time(plan, order, &timeline, rank);
+            let idle = makespan - busy;
+            let window = windows.as_ref().and_then(|w| w.get(rank).copied());
+            let encoder_work = source.map(|s| {
+                order.nodes.get(rank).map_or(0.0, |ns| {
+                    ns.iter()
+                        .filter(|&&n| matches!(order.graph.node_weight(n), Some(Event::Fwd { region, .. }) if *region == s))
+                        .map(|&n| durations.get(n.index()).copied().unwrap_or(0.0))
+                        .sum()
+                })
+            });
+            let first_backbone = metrics::wavefront_span(plan, order, &timeline, rank).map(|(s, _)| s);
+            let curve = memory.get(rank);
+            RankMetrics {
+                rank,
+                busy_s: busy,
+                idle_s: idle,
+                bubble_s: idle,
+                bubble,
+                warmup_window_s: window,
+                encoder_work_s: encoder_work,
+                spill_s: window.zip(encoder_work).map(|(w, e)| (e - w).max(0.0)),
+                simulated_extra_s: window.zip(first_backbone).map(|(w, s)| s - w),
+                peak_memory_bytes: curve.map_or(0.0, |c| c.peak_bytes),
+                over_capacity: curve.is_some_and(|c| c.over_capacity),
+            }
+        })
+        .collect();
+    let p = plan.ranks as f64;
+    let total = p * makespan;
+    let busy: f64 = ranks.iter().map(|r| r.busy_s).sum();
+    let (bubble_fraction, utilisation) = if total > 0.0 {
+        ((total - busy) / total, busy / total)
+    } else {
+        (0.0, 0.0)
+    };
+    pass(0.85)?;
+    let critical_path = critical_path(order, &timeline);
+    let slack = crate::sim::engine::slack(order, &timeline);
+    pass(1.0)?;
+    Ok(Simulation {
+        durations,
+        makespan_s: makespan,
+        bubble_fraction,
+        utilisation,
+        encoder_free_makespan_s,
+        ranks,
+        memory,
+        critical_path,
+        slack,
+        timeline,
+        derivation,
+    })
+}

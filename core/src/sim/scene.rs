@@ -1,0 +1,390 @@
+//! The timeline scene: everything a Gantt chart of a simulation shows, computed once, which both
+//! the SVG renderer and the app paint. One lane per rank with its compute events in time order,
+//! the transfers arriving there, the warmup window, the encoder spill and the idle stretches
+//! (bubbles) classified by where they fall; each region's colour from the role of its layers;
+//! and the dependencies of any event, looking through the collectives between them.
+
+use crate::algebra::model::Role;
+use crate::algebra::skeleton::Skeleton;
+use crate::graph::event::{EdgeKind, Event};
+use crate::report::palette::{self, Rgb};
+use crate::report::simulate::{CommTiming, EventTiming, comm_timings, event_timings};
+use crate::sim::metrics::{Gap, idle_gaps, wavefront_span};
+use crate::sim::run::Simulation;
+use petgraph::Direction;
+use petgraph::graph::NodeIndex;
+use petgraph::visit::EdgeRef;
+use serde::Serialize;
+use std::ops::Range;
+
+/// How one region is drawn.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct RegionStyle {
+    /// 1-based.
+    pub region: usize,
+    /// The role most of its layers have (the first such role on a tie).
+    pub role: Role,
+    pub skeleton: Skeleton,
+    pub forward: Rgb,
+    pub backward: Rgb,
+}
+
+impl RegionStyle {
+    /// `region 1 · encoder · transpose`.
+    pub fn label(&self) -> String {
+        format!(
+            "region {} · {} · {}",
+            self.region,
+            self.role.name(),
+            self.skeleton
+        )
+    }
+
+    /// The fill of a compute event of this region.
+    pub fn colour(&self, backward: bool) -> Rgb {
+        if backward {
+            self.backward
+        } else {
+            self.forward
+        }
+    }
+}
+
+/// A stretch of time `[start_s, end_s)`.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    pub start_s: f64,
+    pub end_s: f64,
+}
+
+/// One rank's lane.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct Lane {
+    pub rank: usize,
+    /// Its compute events: a range of [`Scene::events`], in time order.
+    pub events: Range<usize>,
+    /// Indices into [`Scene::transfers`] of the transfers arriving on this rank, by start.
+    pub transfers: Vec<usize>,
+    /// The warmup window: `w_r` with a transposed encoder, else the idle time before the rank's
+    /// first backbone (wavefront) forward.
+    pub warmup: Option<Interval>,
+    /// From the first backbone (wavefront) forward's start to the last backbone event's end.
+    pub wavefront: Option<Interval>,
+    /// Encoder spill: from the end of `w_r` to the first backbone forward, when that is later.
+    pub spill: Option<Interval>,
+    /// Idle stretches of the compute stream, in time order.
+    pub bubbles: Vec<Gap>,
+}
+
+/// A data dependency between two compute events, possibly through a collective.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dependency {
+    /// Index into [`Scene::events`] of the producer.
+    pub from: usize,
+    /// Index into [`Scene::events`] of the consumer.
+    pub to: usize,
+    pub kind: EdgeKind,
+}
+
+/// The chart of one simulation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scene {
+    pub ranks: usize,
+    pub makespan_s: f64,
+    pub regions: Vec<RegionStyle>,
+    /// Compute events, rank by rank, each rank's in time order.
+    pub events: Vec<EventTiming>,
+    /// Transfers and reduces that take time.
+    pub transfers: Vec<CommTiming>,
+    pub lanes: Vec<Lane>,
+    /// The event of each node of the order graph (`u32::MAX`: not a compute event).
+    event_of_node: Vec<u32>,
+}
+
+/// Pixels a chip label of `chars` characters needs (11 px text: 7 px a character, 4 px margin).
+pub fn label_width(chars: usize) -> f64 {
+    7.0 * chars as f64 + 4.0
+}
+
+/// The label a chip `width_px` wide shows: the action (`4F0`, which names the stage, so the
+/// encoder's events read differently from the backbone's) when it fits, else the microbatch,
+/// else nothing.
+pub fn chip_label(e: &EventTiming, width_px: f64) -> Option<String> {
+    let action = e.action.to_string();
+    if width_px >= label_width(action.chars().count()) {
+        return Some(action);
+    }
+    let mb = e.mb.to_string();
+    (width_px >= label_width(mb.len())).then_some(mb)
+}
+
+/// The role most of `roles` have; the first such role on a tie; `Other` when empty.
+fn majority(roles: &[Role]) -> Role {
+    let mut best = (0usize, Role::Other);
+    for role in Role::ALL {
+        let n = roles.iter().filter(|&&r| r == role).count();
+        let first = roles.iter().position(|&r| r == role);
+        let best_first = roles.iter().position(|&r| r == best.1);
+        if n > best.0 || (n == best.0 && n > 0 && first < best_first) {
+            best = (n, role);
+        }
+    }
+    best.1
+}
+
+/// The role of each region of a model whose expanded layers have `layer_roles`, cut at `cut`.
+pub fn region_roles(layer_roles: &[Role], cut: &[usize]) -> Vec<Role> {
+    let mut bounds = vec![0];
+    bounds.extend(cut.iter().copied());
+    bounds.push(layer_roles.len());
+    bounds
+        .windows(2)
+        .map(|w| match *w {
+            [a, b] => majority(layer_roles.get(a..b.max(a)).unwrap_or_default()),
+            _ => Role::Other,
+        })
+        .collect()
+}
+
+/// The forward colour of each region, given their roles: the `n`-th region of a role takes the
+/// `n`-th hue of that role's family.
+pub fn region_colours(roles: &[Role]) -> Vec<Rgb> {
+    roles
+        .iter()
+        .enumerate()
+        .map(|(i, &role)| {
+            let nth = roles.iter().take(i).filter(|&&r| r == role).count();
+            palette::region_hue(role, nth)
+        })
+        .collect()
+}
+
+impl Scene {
+    /// Lays out the simulation.
+    pub fn new(sim: &Simulation) -> Scene {
+        let d = &sim.derivation;
+        let plan = &d.plan;
+        let layer_roles: Vec<Role> = plan.layers.iter().map(|l| l.role).collect();
+        let roles: Vec<Role> = plan
+            .regions
+            .iter()
+            .map(|r| majority(layer_roles.get(r.layers.clone()).unwrap_or_default()))
+            .collect();
+        let regions = plan
+            .regions
+            .iter()
+            .zip(region_colours(&roles))
+            .zip(&roles)
+            .map(|((r, forward), &role)| RegionStyle {
+                region: r.index,
+                role,
+                skeleton: r.skeleton,
+                forward,
+                backward: palette::backward_shade(forward),
+            })
+            .collect();
+
+        let events = event_timings(sim);
+        let transfers = comm_timings(sim);
+        let mut event_of_node = vec![u32::MAX; d.order.graph.node_count()];
+        for (i, e) in events.iter().enumerate() {
+            if let Some(slot) = event_of_node.get_mut(e.node) {
+                *slot = u32::try_from(i).unwrap_or(u32::MAX);
+            }
+        }
+        let mut arriving: Vec<Vec<usize>> = vec![Vec::new(); plan.ranks];
+        for (i, c) in transfers.iter().enumerate() {
+            if let Some(list) = arriving.get_mut(c.to_rank) {
+                list.push(i);
+            }
+        }
+        let mut lanes = Vec::with_capacity(plan.ranks);
+        let mut at = 0;
+        for (rank, mut arriving) in arriving.into_iter().enumerate() {
+            let count = events
+                .get(at..)
+                .map_or(0, |rest| rest.iter().take_while(|e| e.rank == rank).count());
+            arriving.sort_by(|&a, &b| {
+                let start = |i: usize| transfers.get(i).map_or(0.0, |c| c.start_s);
+                start(a).total_cmp(&start(b))
+            });
+            let metrics = sim.ranks.get(rank);
+            let wavefront = wavefront_span(plan, &d.order, &sim.timeline, rank);
+            let first = wavefront.map(|s| s.0);
+            let window = metrics.and_then(|m| m.warmup_window_s).or(first);
+            let spill = match (metrics.and_then(|m| m.warmup_window_s), first) {
+                (Some(w), Some(s)) if s > w => Some(Interval {
+                    start_s: w,
+                    end_s: s,
+                }),
+                _ => None,
+            };
+            lanes.push(Lane {
+                rank,
+                events: at..at + count,
+                transfers: arriving,
+                warmup: window.filter(|&w| w > 0.0).map(|w| Interval {
+                    start_s: 0.0,
+                    end_s: w,
+                }),
+                wavefront: wavefront.map(|(start_s, end_s)| Interval { start_s, end_s }),
+                spill,
+                bubbles: idle_gaps(plan, &d.order, &sim.timeline, rank),
+            });
+            at += count;
+        }
+        Scene {
+            ranks: plan.ranks,
+            makespan_s: sim.makespan_s,
+            regions,
+            events,
+            transfers,
+            lanes,
+            event_of_node,
+        }
+    }
+
+    /// Region `j`'s style (1-based).
+    pub fn region(&self, region: usize) -> Option<&RegionStyle> {
+        region.checked_sub(1).and_then(|i| self.regions.get(i))
+    }
+
+    /// The fill of a compute event of `region`.
+    pub fn colour(&self, region: usize, backward: bool) -> Rgb {
+        self.region(region)
+            .map_or((0x80, 0x80, 0x80), |r| r.colour(backward))
+    }
+
+    /// Rank `rank`'s compute events, in time order.
+    pub fn lane_events(&self, rank: usize) -> &[EventTiming] {
+        self.lanes
+            .get(rank)
+            .and_then(|l| self.events.get(l.events.clone()))
+            .unwrap_or_default()
+    }
+
+    /// The index into [`Scene::events`] of the compute event at `node`, if it is one.
+    pub fn event_at_node(&self, node: usize) -> Option<usize> {
+        self.event_of_node
+            .get(node)
+            .filter(|&&i| i != u32::MAX)
+            .map(|&i| i as usize)
+    }
+
+    /// The compute event rank `rank` runs at `t` (events are half-open `[start, end)`), by
+    /// binary search.
+    pub fn running(&self, rank: usize, t: f64) -> Option<&EventTiming> {
+        let lane = self.lane_events(rank);
+        let i = lane.partition_point(|e| e.start_s <= t);
+        lane.get(i.checked_sub(1)?)
+            .filter(|e| e.start_s <= t && t < e.end_s)
+    }
+
+    /// Each rank's compute events, in time order (starts and ends are both non-decreasing: a
+    /// rank's stream runs one event at a time).
+    fn lane_slices(&self) -> impl Iterator<Item = &[EventTiming]> {
+        self.lanes
+            .iter()
+            .filter_map(|l| self.events.get(l.events.clone()))
+    }
+
+    /// The first instant after `t` at which a compute event starts or ends (stepping a cursor).
+    pub fn next_boundary(&self, t: f64) -> Option<f64> {
+        self.lane_slices()
+            .flat_map(|lane| {
+                let start = lane.get(lane.partition_point(|e| e.start_s <= t));
+                let end = lane.get(lane.partition_point(|e| e.end_s <= t));
+                start
+                    .map(|e| e.start_s)
+                    .into_iter()
+                    .chain(end.map(|e| e.end_s))
+            })
+            .min_by(f64::total_cmp)
+    }
+
+    /// The last instant before `t` at which a compute event starts or ends (stepping back).
+    pub fn previous_boundary(&self, t: f64) -> Option<f64> {
+        fn last(lane: &[EventTiming], n: usize) -> Option<&EventTiming> {
+            lane.get(n.checked_sub(1)?)
+        }
+        self.lane_slices()
+            .flat_map(|lane| {
+                let start = last(lane, lane.partition_point(|e| e.start_s < t));
+                let end = last(lane, lane.partition_point(|e| e.end_s < t));
+                start
+                    .map(|e| e.start_s)
+                    .into_iter()
+                    .chain(end.map(|e| e.end_s))
+            })
+            .max_by(f64::total_cmp)
+    }
+
+    /// The compute events one data hop up- and downstream of event `index` (looking through
+    /// collectives and the loss): what it waited for and what waits for it.
+    pub fn dependencies(&self, sim: &Simulation, index: usize) -> Vec<Dependency> {
+        let g = &sim.derivation.order.graph;
+        let Some(e) = self.events.get(index) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for dir in [Direction::Incoming, Direction::Outgoing] {
+            // (node, kind of the first edge) frontier, through at most two collectives.
+            let mut frontier: Vec<(NodeIndex, Option<EdgeKind>)> =
+                vec![(NodeIndex::new(e.node), None)];
+            for _ in 0..3 {
+                let mut next = Vec::new();
+                for (n, kind) in frontier {
+                    for edge in g.edges_directed(n, dir) {
+                        let m = if dir == Direction::Incoming {
+                            edge.source()
+                        } else {
+                            edge.target()
+                        };
+                        let kind = kind.unwrap_or(*edge.weight());
+                        match g.node_weight(m) {
+                            // Look through transfers and the (instant) loss.
+                            Some(Event::Coll { .. } | Event::Loss { .. }) => {
+                                next.push((m, Some(kind)))
+                            }
+                            _ => {
+                                if let Some(j) = self.event_at_node(m.index()) {
+                                    let (from, to) = if dir == Direction::Incoming {
+                                        (j, index)
+                                    } else {
+                                        (index, j)
+                                    };
+                                    out.push(Dependency { from, to, kind });
+                                }
+                            }
+                        }
+                    }
+                }
+                frontier = next;
+            }
+        }
+        out.sort_by_key(|d| (d.from, d.to));
+        out.dedup();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_region_takes_the_role_most_of_its_layers_have() {
+        use Role::*;
+        assert_eq!(majority(&[Encoder, Backbone, Backbone]), Backbone);
+        assert_eq!(majority(&[Encoder, Backbone]), Encoder);
+        assert_eq!(majority(&[]), Other);
+        let roles = region_roles(&[Encoder, Encoder, Backbone, Backbone, Backbone], &[2]);
+        assert_eq!(roles, [Encoder, Backbone]);
+        // Three backbone chunks take three different hues; the encoder stays amber.
+        let colours = region_colours(&[Encoder, Backbone, Backbone, Backbone]);
+        assert_eq!(colours[0], palette::region_hue(Encoder, 0));
+        assert_eq!(colours[1], palette::region_hue(Backbone, 0));
+        assert_ne!(colours[2], colours[1]);
+        assert_ne!(colours[3], colours[2]);
+    }
+}
