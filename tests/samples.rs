@@ -87,9 +87,11 @@ fn the_app_embeds_every_sample_and_opens_on_mpipe() {
 
 #[test]
 fn mpipe_sample_has_the_paper_shape() {
-    let d = mpipe::derive(&load(
-        &mpipe_e2e::repo_root().join("samples/mpipe-vit-llm.json"),
-    ))
+    let d = mpipe::tune::owners::derive_tuned(
+        &load(&mpipe_e2e::repo_root().join("samples/mpipe-vit-llm.json")),
+        mpipe::sim::engine::SimOptions::default(),
+        &mut |_| true,
+    )
     .unwrap();
     let actions = |r| -> Vec<String> {
         d.order

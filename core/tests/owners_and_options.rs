@@ -17,6 +17,7 @@ use mpipe::algebra::skeleton::Skeleton::*;
 use mpipe::scenario::Hardware;
 use mpipe::sim::engine::SimOptions;
 use mpipe::sim::run::simulate_scenario;
+use mpipe::tune::owners::derive_tuned;
 use mpipe::workload::{Distribution, Workload};
 
 fn mpipe_with(owner: OwnerSpec, workload: Workload) -> Scenario {
@@ -43,6 +44,11 @@ fn lognormal(seed: u64) -> Workload {
         seed: Some(seed),
         ..Workload::default()
     }
+}
+
+/// The derivation with its cost-based owner map chosen (simulating with the default options).
+fn tuned(s: &Scenario) -> Result<mpipe::Derivation, mpipe::DeriveError> {
+    derive_tuned(s, SimOptions::default(), &mut |_| true)
 }
 
 fn makespan(s: &Scenario) -> f64 {
@@ -74,15 +80,15 @@ fn the_optimized_search_stays_in_its_budget_and_stops_when_told() {
                 < makespan(&mpipe_with(OwnerSpec::GreedySlack, lognormal(seed)))
         })
         .expect("a seed where the search helps");
-    let greedy = mpipe::derive(&mpipe_with(OwnerSpec::GreedySlack, lognormal(seed))).unwrap();
+    let greedy = tuned(&mpipe_with(OwnerSpec::GreedySlack, lognormal(seed))).unwrap();
     // No budget: the greedy map stands.
     let mut none = mpipe_with(OwnerSpec::Optimized, lognormal(seed));
     none.owner_budget = Some(0);
-    assert_eq!(mpipe::derive(&none).unwrap().plan.owner, greedy.plan.owner);
+    assert_eq!(tuned(&none).unwrap().plan.owner, greedy.plan.owner);
     // Told to stop at once: the greedy map stands too; asked about progress as it goes.
     let full = mpipe_with(OwnerSpec::Optimized, lognormal(seed));
     let mut asked = Vec::new();
-    let stopped = mpipe::algebra::derive::derive_with(&full, &mut |f| {
+    let stopped = derive_tuned(&full, SimOptions::default(), &mut |f| {
         asked.push(f);
         false
     })
@@ -90,7 +96,7 @@ fn the_optimized_search_stays_in_its_budget_and_stops_when_told() {
     assert_eq!(stopped.plan.owner, greedy.plan.owner);
     assert_eq!(asked, [0.0]);
     let mut seen = Vec::new();
-    let searched = mpipe::algebra::derive::derive_with(&full, &mut |f| {
+    let searched = derive_tuned(&full, SimOptions::default(), &mut |f| {
         seen.push(f);
         true
     })
@@ -103,8 +109,8 @@ fn the_optimized_search_stays_in_its_budget_and_stops_when_told() {
 #[test]
 fn cost_based_owner_maps_are_deterministic() {
     for owner in [OwnerSpec::GreedySlack, OwnerSpec::Optimized] {
-        let a = mpipe::derive(&mpipe_with(owner.clone(), lognormal(3))).unwrap();
-        let b = mpipe::derive(&mpipe_with(owner, lognormal(3))).unwrap();
+        let a = tuned(&mpipe_with(owner.clone(), lognormal(3))).unwrap();
+        let b = tuned(&mpipe_with(owner, lognormal(3))).unwrap();
         assert_eq!(a.plan.owner, b.plan.owner);
     }
 }
@@ -112,7 +118,7 @@ fn cost_based_owner_maps_are_deterministic() {
 #[test]
 fn greedy_sends_no_encode_to_rank_zero_while_others_have_slack() {
     // Windows w_r = 2r (two backbone layers of 1 s per stage); eight 0.5 s encodes fit in ranks 1–3.
-    let d = mpipe::derive(&mpipe_with(OwnerSpec::GreedySlack, Workload::default())).unwrap();
+    let d = tuned(&mpipe_with(OwnerSpec::GreedySlack, Workload::default())).unwrap();
     assert!(!d.plan.owner.contains(&0), "{:?}", d.plan.owner);
     // With a frozen encoder (no cooldown backward) the analytic spill is zero everywhere, but
     // the simulation shows what the analytic model leaves out: rank 0 cannot start microbatch 0
@@ -291,4 +297,82 @@ fn the_teaching_cursor_sees_what_each_rank_runs() {
     assert_eq!(at[1].running, None);
     assert_eq!(scene.next_boundary(0.0), Some(1.0));
     assert_eq!(scene.next_boundary(sim.makespan_s), None);
+}
+
+/// A transposed encoder whose outputs cross slow links to rank 0: queued one at a time per link
+/// (`--serialize-links`), many encodes on one rank arrive late, so the best map differs.
+fn link_bound(seed: u64) -> Scenario {
+    let mut s = mpipe_with(OwnerSpec::Optimized, lognormal(seed));
+    s.model.layers[0].output_bytes = Some(200.0);
+    s.hardware = Some(Hardware {
+        link_alpha_s: Some(0.0),
+        link_bytes_per_s: Some(100.0),
+        ..Hardware::default()
+    });
+    s
+}
+
+#[test]
+fn derive_is_analytic_and_the_owner_search_simulates_with_the_callers_options() {
+    let serialized = SimOptions {
+        serialize_links: true,
+    };
+    // `derive` never simulates: a cost-based map is round robin until it is tuned, with the
+    // order of the round-robin scenario.
+    let s = link_bound(0);
+    let analytic = mpipe::derive(&s).unwrap();
+    let mut round_robin = s.clone();
+    round_robin.owner = OwnerSpec::RoundRobin;
+    let rr = mpipe::derive(&round_robin).unwrap();
+    assert_eq!(analytic.plan.owner, [0, 1, 2, 3, 0, 1, 2, 3]);
+    assert_eq!(analytic.plan.owner, rr.plan.owner);
+    assert_eq!(
+        (0..4)
+            .map(|r| analytic.order.actions(r, 4))
+            .collect::<Vec<_>>(),
+        (0..4).map(|r| rr.order.actions(r, 4)).collect::<Vec<_>>()
+    );
+    // A seed where the search's options change its answer.
+    let seed = (0..20)
+        .find(|&seed| {
+            let s = link_bound(seed);
+            derive_tuned(&s, serialized, &mut |_| true)
+                .unwrap()
+                .plan
+                .owner
+                != tuned(&s).unwrap().plan.owner
+        })
+        .expect("a seed where serialised links change the best owner map");
+    let s = link_bound(seed);
+    let with_queues = derive_tuned(&s, serialized, &mut |_| true).unwrap();
+    let free = tuned(&s).unwrap();
+    // Each search improves, under the options it simulated with, on the greedy map it starts from.
+    let mut greedy = s.clone();
+    greedy.owner = OwnerSpec::GreedySlack;
+    let time = |d: &mpipe::Derivation, options| mpipe::sim::run::run(d.clone(), options).makespan_s;
+    let greedy_queued = derive_tuned(&greedy, serialized, &mut |_| true).unwrap();
+    assert!(time(&with_queues, serialized) < time(&greedy_queued, serialized));
+    assert!(
+        time(&free, SimOptions::default()) < time(&tuned(&greedy).unwrap(), SimOptions::default())
+    );
+    // The command line hands `--serialize-links` to the search, in `derive` and `simulate`.
+    let dir = std::env::temp_dir().join(format!("mpipe-owner-links-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("links.json");
+    std::fs::write(&file, s.to_json_string()).unwrap();
+    let path = file.to_str().unwrap();
+    let owner_of = |args: &[&str]| -> Vec<usize> {
+        let (status, out, err) = common::mpipe(args);
+        assert_eq!(status, 0, "{err}");
+        let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let region = &json["placement"][0];
+        serde_json::from_value(region["owner"]["by_microbatch"].clone())
+            .unwrap_or_else(|_| panic!("no owner map in {region}"))
+    };
+    assert_eq!(
+        owner_of(&["derive", path, "--json", "--serialize-links"]),
+        with_queues.plan.owner
+    );
+    assert_eq!(owner_of(&["derive", path, "--json"]), free.plan.owner);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

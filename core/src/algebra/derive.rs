@@ -5,7 +5,6 @@ use crate::algebra::plan::Plan;
 use crate::algebra::validity::{self, ValidityError};
 use crate::graph::order::{self, Order, OrderError};
 use crate::scenario::{Scenario, ScenarioError, field_error};
-use crate::sim::engine::SimOptions;
 
 /// Everything derived from a valid scenario.
 #[derive(Debug, Clone)]
@@ -49,32 +48,22 @@ impl DeriveError {
     }
 }
 
-/// Validates the scenario and derives placement, collectives and the per-rank order.
+/// Validates the scenario and derives placement, collectives and the per-rank order: analytic
+/// only, it never simulates. An owner map that needs the cost model (`greedy_slack`,
+/// `optimized`) is round robin here, provisionally: [`crate::tune::owners::tune`] chooses it
+/// with the caller's simulation options ([`crate::tune::owners::derive_tuned`] does both).
 pub fn derive(scenario: &Scenario) -> Result<Derivation, DeriveError> {
-    derive_with(scenario, &mut |_| true)
+    let plan = validity::plan(scenario)?;
+    derive_plan(plan, scenario.orders.as_deref())
 }
 
-/// [`derive`], telling `keep_going` how far the `optimized` owner map's search got (0 to 1); when
-/// it returns false the search stops at the best map found so far.
-pub fn derive_with(
-    scenario: &Scenario,
-    keep_going: &mut dyn FnMut(f32) -> bool,
+/// Collectives and order of a checked plan (`explicit`: the scenario's hand-written orders).
+pub fn derive_plan(
+    plan: Plan,
+    explicit: Option<&[Vec<String>]>,
 ) -> Result<Derivation, DeriveError> {
-    let mut plan = validity::plan(scenario)?;
-    crate::tune::owners::choose(
-        &mut plan,
-        &scenario.owner,
-        scenario.orders.as_deref(),
-        crate::tune::owners::Budget {
-            simulations: scenario
-                .owner_budget
-                .unwrap_or(crate::tune::owners::SEARCH_BUDGET),
-            options: SimOptions::default(),
-        },
-        keep_going,
-    )?;
     let collectives = collectives::collectives(&plan);
-    let order = order::build(&plan, scenario.orders.as_deref())?;
+    let order = order::build(&plan, explicit)?;
     Ok(Derivation {
         plan,
         collectives,

@@ -4,6 +4,7 @@
 //! of a timeline (what a rank does at an instant, finding events).
 
 pub mod cost;
+pub mod encoder_free;
 pub mod engine;
 pub mod explain;
 pub mod maxplus;

@@ -2,14 +2,15 @@
 //! timeline, per-rank metrics (with the transposed encoder's `w_r`, `E_r` and spill), memory
 //! curves and the critical path.
 
-use crate::algebra::derive::{Derivation, DeriveError, derive};
+use crate::algebra::derive::{Derivation, DeriveError};
 use crate::graph::event::Event;
 use crate::scenario::Scenario;
 use crate::sim::cost;
+use crate::sim::encoder_free::{source_region, warmup_windows, without_source};
 use crate::sim::engine::{SimOptions, Timeline, critical_path, simulate};
 use crate::sim::memory::{self, MemoryCurve};
 use crate::sim::metrics::{self, RankMetrics};
-use crate::tune::owners::{source_region, warmup_windows, without_source};
+use crate::tune::owners::derive_tuned;
 use petgraph::graph::NodeIndex;
 use std::convert::Infallible;
 
@@ -44,12 +45,15 @@ pub enum SimulationError {
     Cancelled,
 }
 
-/// Derives and simulates a scenario.
+/// Derives a scenario (choosing a cost-based owner map with `options`) and simulates it.
 pub fn simulate_scenario(
     scenario: &Scenario,
     options: SimOptions,
 ) -> Result<Simulation, DeriveError> {
-    Ok(run(derive(scenario)?, options))
+    Ok(run(
+        derive_tuned(scenario, options, &mut |_| true)?,
+        options,
+    ))
 }
 
 /// [`simulate_scenario`] that reports how far it got and can be stopped: between its passes it
@@ -64,8 +68,8 @@ pub fn simulate_scenario_cancellable(
     if !keep_going(0.0) {
         return Err(SimulationError::Cancelled);
     }
-    // The derivation (with the `optimized` owner search) is the first 30 %.
-    let derivation = crate::algebra::derive::derive_with(scenario, &mut |f| keep_going(0.3 * f))?;
+    // The derivation and the `optimized` owner search are the first 30 %.
+    let derivation = derive_tuned(scenario, options, &mut |f| keep_going(0.3 * f))?;
     run_cancellable(derivation, options, keep_going).ok_or(SimulationError::Cancelled)
 }
 

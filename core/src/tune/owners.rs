@@ -1,57 +1,16 @@
 //! Owner maps that need the cost model: `greedy_slack` (the paper's greedy) and `optimized`
-//! (deterministic local search on the simulated makespan).
+//! (deterministic local search on the simulated makespan). They run after the analytic
+//! [`derive`], with the caller's simulation options.
 
+use crate::algebra::derive::{Derivation, DeriveError, derive, derive_plan};
 use crate::algebra::owner::OwnerSpec;
 use crate::algebra::plan::Plan;
-use crate::algebra::skeleton::Layout;
-use crate::graph::event::{Event, Phase};
+use crate::graph::event::Phase;
 use crate::graph::order::{self, Order, OrderError};
+use crate::scenario::Scenario;
 use crate::sim::cost::{self, compute_time, unit_layers};
-use crate::sim::engine::{SimOptions, Timeline, simulate};
-
-/// The Replicated first region (the transposed encoder), if the schedule has one and a wavefront.
-pub fn source_region(plan: &Plan) -> Option<usize> {
-    plan.regions
-        .first()
-        .filter(|r| r.layout() == Layout::Replicated && plan.wavefront.is_some())
-        .map(|r| r.index)
-}
-
-/// Durations with the source region's work (its forwards, backwards, seam transfers and reduce)
-/// set to zero: the same schedule "with the encoder removed".
-pub fn without_source(order: &Order, durations: &[f64], source: usize) -> Vec<f64> {
-    order
-        .graph
-        .node_indices()
-        .map(|n| {
-            let zero = match order.graph.node_weight(n) {
-                Some(
-                    Event::Fwd { region, .. }
-                    | Event::Bwd { region, .. }
-                    | Event::DpReduce { region, .. },
-                ) => *region == source,
-                Some(Event::Coll { seam, .. }) => seam.from == source,
-                _ => false,
-            };
-            if zero {
-                0.0
-            } else {
-                durations.get(n.index()).copied().unwrap_or(0.0)
-            }
-        })
-        .collect()
-}
-
-/// `w_r` per rank: when each rank's first wavefront forward starts in `encoder_free`, the
-/// timeline of the same schedule with the encoder removed.
-pub fn warmup_windows(plan: &Plan, order: &Order, encoder_free: &Timeline) -> Vec<f64> {
-    (0..plan.ranks)
-        .map(|r| {
-            crate::sim::metrics::wavefront_span(plan, order, encoder_free, r)
-                .map_or(0.0, |(start, _)| start)
-        })
-        .collect()
-}
+use crate::sim::encoder_free::{source_region, warmup_windows, without_source};
+use crate::sim::engine::{SimOptions, simulate};
 
 /// Microbatches by encode time, heaviest first (ties: lower microbatch).
 fn heaviest_first(encode: &[f64]) -> Vec<usize> {
@@ -110,11 +69,56 @@ pub struct Budget {
     pub options: SimOptions,
 }
 
-/// Replaces `plan.owner` by the map `spec` asks for (only cost-based specs change anything).
-/// The `optimized` search reports its progress to `keep_going` and stops, keeping the best map
-/// so far, when that returns false.
-pub fn choose(
+/// [`derive`], then [`tune`]: the derivation with the owner map the scenario asks for, chosen by
+/// simulating with `options` (the caller's: `--serialize-links` reaches the search). Progress
+/// of the `optimized` search goes to `keep_going` (0 to 1); when it returns false the search
+/// stops at the best map found so far.
+pub fn derive_tuned(
+    scenario: &Scenario,
+    options: SimOptions,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Result<Derivation, DeriveError> {
+    tune(scenario, derive(scenario)?, options, keep_going)
+}
+
+/// Replaces the provisional owner map of a cost-based `owner` (`greedy_slack`, `optimized`) in
+/// `derivation` by the one the cost model chooses, simulating with `options`, and re-derives
+/// collectives and order for it; any other derivation is returned as it is. The `optimized`
+/// search spends at most the scenario's `owner_budget` simulations (default [`SEARCH_BUDGET`]).
+pub fn tune(
+    scenario: &Scenario,
+    derivation: Derivation,
+    options: SimOptions,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Result<Derivation, DeriveError> {
+    if !scenario.owner.needs_costs() || source_region(&derivation.plan).is_none() {
+        return Ok(derivation);
+    }
+    let Derivation {
+        mut plan, order, ..
+    } = derivation;
+    let explicit = scenario.orders.as_deref();
+    let budget = Budget {
+        simulations: scenario.owner_budget.unwrap_or(SEARCH_BUDGET),
+        options,
+    };
+    choose(
+        &mut plan,
+        &order,
+        &scenario.owner,
+        explicit,
+        budget,
+        keep_going,
+    )?;
+    derive_plan(plan, explicit)
+}
+
+/// Replaces `plan.owner` by the map `spec` asks for (only cost-based specs change anything);
+/// `order` is the plan's order with its provisional map. The `optimized` search reports its
+/// progress to `keep_going` and stops, keeping the best map so far, when that returns false.
+fn choose(
     plan: &mut Plan,
+    order: &Order,
     spec: &OwnerSpec,
     explicit: Option<&[Vec<String>]>,
     budget: Budget,
@@ -127,10 +131,9 @@ pub fn choose(
     let Some(source) = source_region(plan) else {
         return Ok(());
     };
-    let order = order::build(plan, explicit)?;
     let durations = cost::durations(plan, &order.graph);
-    let encoder_free = simulate(&order, &without_source(&order, &durations, source), options);
-    let windows = warmup_windows(plan, &order, &encoder_free);
+    let encoder_free = simulate(order, &without_source(order, &durations, source), options);
+    let windows = warmup_windows(plan, order, &encoder_free);
     let encode: Vec<f64> = (0..plan.microbatches)
         .map(|m| compute_time(plan, unit_layers(plan, source, 0), m, Phase::Forward))
         .collect();

@@ -31,6 +31,9 @@ enum Command {
         /// Print the derivation as one JSON object instead of a table.
         #[arg(long)]
         json: bool,
+        /// How a cost-based owner map (`greedy_slack`, `optimized`) simulates while it is chosen.
+        #[command(flatten)]
+        sim: SimArgs,
     },
     /// Simulate a scenario: makespan, bubbles, warmup windows, encoder spill, memory, critical path.
     Simulate {
@@ -224,7 +227,7 @@ fn refuse_to_overwrite(out: &Path, inputs: &[&Path]) -> Result<(), InputError> {
 }
 
 fn simulate_file(path: &Path, sim: SimArgs) -> Result<(Scenario, Simulation), InputError> {
-    let (scenario, d) = derive_file(path)?;
+    let (scenario, d) = derive_file(path, Some(sim.options()))?;
     let simulation = mpipe::sim::run::run(d, sim.options());
     Ok((scenario, simulation))
 }
@@ -258,10 +261,19 @@ fn read_scenario(path: &Path) -> Result<(Scenario, String), InputError> {
     Ok((scenario, text))
 }
 
-fn derive_file(path: &Path) -> Result<(Scenario, mpipe::Derivation), InputError> {
+/// Reads and derives a scenario file; with `tuning`, a cost-based owner map is chosen too,
+/// simulating with those options. Errors name the file, line and column.
+fn derive_file(
+    path: &Path,
+    tuning: Option<SimOptions>,
+) -> Result<(Scenario, mpipe::Derivation), InputError> {
     let (scenario, text) = read_scenario(path)?;
     let file = path.display().to_string();
-    match derive(&scenario) {
+    let derived = derive(&scenario).and_then(|d| match tuning {
+        Some(options) => mpipe::tune::owners::tune(&scenario, d, options, &mut |_| true),
+        None => Ok(d),
+    });
+    match derived {
         Ok(d) => Ok((scenario, d)),
         Err(err) => {
             let mut message = err.locate(&text, &file).to_string();
@@ -316,7 +328,7 @@ fn say(message: std::fmt::Arguments<'_>) {
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Validate { file } => {
-            let (scenario, d) = derive_file(&file)?;
+            let (scenario, d) = derive_file(&file, None)?;
             let schedule: Vec<_> = d.plan.regions.iter().map(|r| r.skeleton).collect();
             emit(&format!(
                 "{}: valid: {} over {} layers, P = {}, M = {}{}\n",
@@ -333,8 +345,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             ))?;
             Ok(())
         }
-        Command::Derive { file, json } => {
-            let (scenario, d) = derive_file(&file)?;
+        Command::Derive { file, json, sim } => {
+            let (scenario, d) = derive_file(&file, Some(sim.options()))?;
             if json {
                 emit_json(&DeriveReport::new(&scenario.name, &d))?;
             } else {
