@@ -1,0 +1,103 @@
+//! Compare a scenario's prediction with measured traces, calibrate it, and report the errors.
+
+use crate::input::{
+    InputError, SimArgs, TraceArgs, load_traces, refuse_to_overwrite, simulate_file,
+};
+use crate::output::{emit, emit_json};
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    pub scenario: PathBuf,
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+    /// The step to fit on (default 0); the next step, when there is one, checks the fit.
+    #[arg(long, default_value_t = 0)]
+    pub fit_step: usize,
+    /// Write the calibrated scenario here.
+    #[arg(long, value_name = "OUT.json")]
+    pub calibrated: Option<PathBuf>,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+    #[command(flatten)]
+    pub sim: SimArgs,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let Args {
+        scenario,
+        files,
+        json,
+        fit_step,
+        calibrated,
+        trace,
+        sim,
+    } = args;
+    if let Some(out) = &calibrated {
+        let inputs: Vec<&Path> = std::iter::once(scenario.as_path())
+            .chain(files.iter().map(PathBuf::as_path))
+            .collect();
+        refuse_to_overwrite(out, &inputs)?;
+    }
+    let (model, simulation) = simulate_file(&scenario, sim)?;
+    let (measurement, alignment) = load_traces(&files, &trace)?;
+    let steps = measurement
+        .ranks
+        .iter()
+        .map(|r| r.steps.len())
+        .min()
+        .unwrap_or(0);
+    if fit_step >= steps.max(1) {
+        return Err(InputError(format!(
+            "--fit-step {fit_step}: the traces have {steps} step(s) on every rank"
+        ))
+        .into());
+    }
+    let check_step = if fit_step + 1 < steps {
+        fit_step + 1
+    } else {
+        fit_step
+    };
+    let calibration = mpipe::trace::calibrate::calibrate(
+        &model,
+        &simulation,
+        &measurement,
+        &alignment,
+        fit_step,
+        check_step,
+        sim.options(),
+    )
+    .map_err(|e| {
+        // The calibrated scenario is derived from the file: its errors name the file
+        // and the field (it has no text of its own to give a line and column).
+        InputError(format!(
+            "{}: the calibrated scenario: field `{}`: {e}",
+            scenario.display(),
+            e.field()
+        ))
+    })?;
+    let name = if model.name.is_empty() {
+        scenario.display().to_string()
+    } else {
+        model.name.clone()
+    };
+    let report = mpipe::trace::report::CompareTraceReport::new(
+        &name,
+        &calibration,
+        &alignment,
+        &measurement,
+    );
+    if let Some(out) = calibrated {
+        mpipe::files::write_atomic(&out, calibration.scenario.to_json_string().as_bytes())
+            .with_context(|| format!("writing {}", out.display()))?;
+    }
+    if json {
+        emit_json(&report)?;
+    } else {
+        emit(&report.text())?;
+    }
+    Ok(())
+}

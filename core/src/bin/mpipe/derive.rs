@@ -1,0 +1,28 @@
+//! Derive placement, collectives and per-rank order of a scenario.
+
+use crate::input::{SimArgs, derive_file};
+use crate::output::{emit, emit_json};
+use mpipe::report::derive::DeriveReport;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    pub file: PathBuf,
+    /// Print the derivation as one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// How a cost-based owner map (`greedy_slack`, `optimized`) simulates while it is chosen.
+    #[command(flatten)]
+    pub sim: SimArgs,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let Args { file, json, sim } = args;
+    let (scenario, d) = derive_file(&file, Some(sim.options()))?;
+    if json {
+        emit_json(&DeriveReport::new(&scenario.name, &d))?;
+    } else {
+        emit(&mpipe::report::derive::text(&scenario.name, &d))?;
+    }
+    Ok(())
+}

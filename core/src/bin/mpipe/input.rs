@@ -1,0 +1,189 @@
+//! What the subcommands read: scenario and trace files (regular files only, bounded), derived
+//! and simulated, and the arguments they share; every failure the user caused is an
+//! [`InputError`] (exit status 2) naming the file.
+
+use mpipe::sim::engine::SimOptions;
+use mpipe::sim::run::Simulation;
+use mpipe::{Scenario, derive};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct TraceArgs {
+    /// The rank of one file, when neither the file nor its name says: `--rank worker.json=3`.
+    #[arg(long = "rank", value_name = "FILE=N")]
+    pub ranks: Vec<String>,
+    /// Schedule rules (JSON, as `mpipe trace --print-rules` writes them) instead of the built-in set.
+    #[arg(long, value_name = "RULES.json")]
+    pub rules: Option<PathBuf>,
+    /// The largest single event read, in bytes (a larger one is an error).
+    #[arg(long, value_name = "BYTES", default_value_t = mpipe::trace::Limits::default().value_bytes)]
+    pub max_event_bytes: u64,
+    /// The most bytes one trace file may decompress to (more is an error).
+    #[arg(long, value_name = "BYTES", default_value_t = mpipe::trace::Limits::default().file_bytes)]
+    pub max_trace_bytes: u64,
+}
+
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct SimArgs {
+    /// Transfers on one directed rank pair run one at a time.
+    #[arg(long)]
+    pub serialize_links: bool,
+}
+
+impl SimArgs {
+    pub fn options(self) -> SimOptions {
+        SimOptions {
+            serialize_links: self.serialize_links,
+        }
+    }
+}
+
+/// Whether a file is a scenario rather than a trace (judged by its first 4 KiB).
+pub fn is_scenario(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 4096];
+    // Only a regular file is opened (a FIFO would block); anything else is left to the scenario
+    // reader, which says what it is.
+    let n = open_regular(path)
+        .ok()
+        .and_then(|mut f| f.read(&mut head).ok())
+        .unwrap_or(0);
+    !mpipe::trace::looks_like_trace(head.get(..n).unwrap_or_default())
+}
+
+/// Imports trace files and recovers, ranks and aligns their schedule events.
+pub fn load_traces(
+    files: &[PathBuf],
+    args: &TraceArgs,
+) -> Result<(mpipe::trace::Measurement, mpipe::trace::Alignment), InputError> {
+    let rules = match &args.rules {
+        Some(path) => {
+            let name = path.display().to_string();
+            let bytes = mpipe::scenario::read_bounded(open_regular(path)?, &name)
+                .map_err(|e| InputError(e.to_string()))?;
+            let text = mpipe::scenario::text_from_bytes(bytes, &name)
+                .map_err(|e| InputError(e.to_string()))?;
+            mpipe::trace::RuleSet::from_json_str(&text, &name)
+                .map_err(|e| InputError(e.to_string()))?
+        }
+        None => mpipe::trace::RuleSet::default(),
+    };
+    let compiled = rules.compile().map_err(|e| InputError(e.to_string()))?;
+    let mut user_ranks = vec![None; files.len()];
+    for given in &args.ranks {
+        let (file, rank) = given
+            .rsplit_once('=')
+            .and_then(|(f, r)| Some((f, r.trim().parse::<usize>().ok()?)))
+            .ok_or_else(|| InputError(format!("--rank {given}: expected FILE=N")))?;
+        let at = files
+            .iter()
+            .position(|p| p.as_os_str() == file || p.file_name().is_some_and(|n| n == file))
+            .ok_or_else(|| {
+                InputError(format!(
+                    "--rank {given}: `{file}` is not one of the trace files"
+                ))
+            })?;
+        if let Some(slot) = user_ranks.get_mut(at) {
+            *slot = Some(rank);
+        }
+    }
+    let mut traces = Vec::with_capacity(files.len());
+    for path in files {
+        let name = path.display().to_string();
+        let file = open_regular(path)?;
+        let limits = mpipe::trace::Limits {
+            value_bytes: args.max_event_bytes,
+            file_bytes: args.max_trace_bytes,
+        };
+        let trace = mpipe::trace::import_with(file, &name, limits, &mut |_| true)
+            .map_err(|e| InputError(e.to_string()))?;
+        traces.push(trace);
+    }
+    let measurement = mpipe::trace::recover(&traces, &compiled, &user_ranks);
+    let alignment = mpipe::trace::align(&measurement);
+    Ok((measurement, alignment))
+}
+
+/// Refuses an output that is one of the inputs (`mpipe render x.json --svg x.json` would replace
+/// the scenario with a picture of it).
+pub fn refuse_to_overwrite(out: &Path, inputs: &[&Path]) -> Result<(), InputError> {
+    let Ok(target) = std::fs::canonicalize(out) else {
+        return Ok(()); // a new file overwrites nothing
+    };
+    match inputs
+        .iter()
+        .find(|input| std::fs::canonicalize(input).is_ok_and(|i| i == target))
+    {
+        Some(input) => Err(InputError(format!(
+            "{}: refusing to write the output over the input {}; give another output file",
+            out.display(),
+            input.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+pub fn simulate_file(path: &Path, sim: SimArgs) -> Result<(Scenario, Simulation), InputError> {
+    let (scenario, d) = derive_file(path, Some(sim.options()))?;
+    let simulation = mpipe::sim::run::run(d, sim.options());
+    Ok((scenario, simulation))
+}
+
+/// A failure the user caused (bad file, invalid schedule): exit status 2, anything else 1.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InputError(pub String);
+
+/// Opens `path` for reading when it is a regular file: a FIFO, a device or a folder would block or
+/// never end, so it is refused at once.
+pub fn open_regular(path: &Path) -> Result<std::fs::File, InputError> {
+    let file = path.display();
+    let meta =
+        std::fs::metadata(path).map_err(|e| InputError(format!("{file}: cannot read: {e}")))?;
+    if !meta.is_file() {
+        return Err(InputError(format!(
+            "{file}: cannot read: not a regular file (a folder, a FIFO or a device); give a file"
+        )));
+    }
+    std::fs::File::open(path).map_err(|e| InputError(format!("{file}: cannot read: {e}")))
+}
+
+pub fn read_scenario(path: &Path) -> Result<(Scenario, String), InputError> {
+    let file = path.display().to_string();
+    let bytes = mpipe::scenario::read_bounded(open_regular(path)?, &file)
+        .map_err(|e| InputError(e.to_string()))?;
+    let text =
+        mpipe::scenario::text_from_bytes(bytes, &file).map_err(|e| InputError(e.to_string()))?;
+    let scenario = Scenario::from_json_str(&text, &file).map_err(|e| InputError(e.to_string()))?;
+    Ok((scenario, text))
+}
+
+/// Reads and derives a scenario file; with `tuning`, a cost-based owner map is chosen too,
+/// simulating with those options. Errors name the file, line and column.
+pub fn derive_file(
+    path: &Path,
+    tuning: Option<SimOptions>,
+) -> Result<(Scenario, mpipe::Derivation), InputError> {
+    let (scenario, text) = read_scenario(path)?;
+    let file = path.display().to_string();
+    let derived = derive(&scenario).and_then(|d| match tuning {
+        Some(options) => mpipe::tune::owners::tune(&scenario, d, options, &mut |_| true),
+        None => Ok(d),
+    });
+    match derived {
+        Ok(d) => Ok((scenario, d)),
+        Err(err) => {
+            let mut message = err.locate(&text, &file).to_string();
+            if let mpipe::DeriveError::Invalid(v) = &err
+                && let Some((cut, schedule)) = v.normal_form()
+            {
+                let names: Vec<String> = schedule.iter().map(|s| format!("\"{s}\"")).collect();
+                message.push_str(&format!(
+                    "\nfix: replace them with \"cut\": {cut:?}, \"schedule\": [{}]",
+                    names.join(", ")
+                ));
+            }
+            Err(InputError(message))
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! Draw the simulated Gantt chart as SVG.
+
+use crate::input::{SimArgs, refuse_to_overwrite, simulate_file};
+use crate::output::emit;
+use anyhow::Context;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    pub file: PathBuf,
+    /// Where to write the SVG.
+    #[arg(long, value_name = "OUT.svg")]
+    pub svg: PathBuf,
+    #[command(flatten)]
+    pub sim: SimArgs,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let Args { file, svg, sim } = args;
+    refuse_to_overwrite(&svg, &[&file])?;
+    let (scenario, simulation) = simulate_file(&file, sim)?;
+    mpipe::files::write_atomic(
+        &svg,
+        mpipe::report::svg::render(&scenario.name, &simulation).as_bytes(),
+    )
+    .with_context(|| format!("writing {}", svg.display()))?;
+    emit(&format!("wrote {}\n", svg.display()))?;
+    Ok(())
+}

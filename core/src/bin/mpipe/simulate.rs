@@ -1,0 +1,55 @@
+//! Simulate a scenario: makespan, bubbles, warmup windows, encoder spill, memory, critical path.
+
+use crate::input::{InputError, SimArgs, simulate_file};
+use crate::output::{emit, emit_json};
+use mpipe::report::simulate::{self as sim_report, SimulateReport};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    pub file: PathBuf,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Leave the per-event timeline out of the JSON.
+    #[arg(long)]
+    pub no_events: bool,
+    /// Also say what every rank does at this instant (seconds) and, when idle, why.
+    #[arg(long, value_name = "SECONDS")]
+    pub at: Option<f64>,
+    #[command(flatten)]
+    pub sim: SimArgs,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let Args {
+        file,
+        json,
+        no_events,
+        at,
+        sim,
+    } = args;
+    if let Some(t) = at.filter(|t| !t.is_finite()) {
+        return Err(InputError(format!("--at {t}: give a finite time in seconds")).into());
+    }
+    let (scenario, simulation) = simulate_file(&file, sim)?;
+    let scene = at.map(|_| mpipe::sim::scene::Scene::new(&simulation));
+    let states = at
+        .zip(scene.as_ref())
+        .map(|(t, scene)| (t, mpipe::sim::explain::at_time(&simulation, scene, t)));
+    if json {
+        let mut report = SimulateReport::new(&scenario.name, &simulation, !no_events);
+        report.at = states.map(|(t_s, ranks)| sim_report::AtReport { t_s, ranks });
+        emit_json(&report)?;
+    } else {
+        let mut text = sim_report::text(&scenario.name, &simulation);
+        if let Some((t, ranks)) = states {
+            text.push_str(&format!("\nat {}:\n", sim_report::secs(t)));
+            for r in ranks {
+                text.push_str(&format!("  {}\n", r.sentence()));
+            }
+        }
+        emit(&text)?;
+    }
+    Ok(())
+}
