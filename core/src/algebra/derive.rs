@@ -3,7 +3,8 @@
 use crate::algebra::collectives::{self, Collectives};
 use crate::algebra::plan::Plan;
 use crate::algebra::validity::{self, ValidityError};
-use crate::graph::order::{self, Order, OrderError};
+use crate::graph::build;
+use crate::graph::order::{Order, OrderError};
 use crate::scenario::{Scenario, ScenarioError, field_error};
 
 /// Everything derived from a valid scenario.
@@ -63,7 +64,7 @@ pub fn derive_plan(
     explicit: Option<&[Vec<String>]>,
 ) -> Result<Derivation, DeriveError> {
     let collectives = collectives::collectives(&plan);
-    let order = order::build(&plan, explicit)?;
+    let order = build::build(&plan, explicit)?;
     Ok(Derivation {
         plan,
         collectives,

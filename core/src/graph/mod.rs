@@ -2,5 +2,9 @@
 //! and a flat copy of the adjacency for the passes that walk a million events.
 
 pub mod adjacency;
+pub mod build;
+pub mod compose;
+pub mod deadlock;
 pub mod event;
+pub mod explicit;
 pub mod order;

@@ -5,8 +5,9 @@
 use crate::algebra::derive::{Derivation, DeriveError, derive, derive_plan};
 use crate::algebra::owner::OwnerSpec;
 use crate::algebra::plan::Plan;
+use crate::graph::build;
 use crate::graph::event::Phase;
-use crate::graph::order::{self, Order, OrderError};
+use crate::graph::order::{Order, OrderError};
 use crate::scenario::Scenario;
 use crate::sim::cost::{self, compute_time, unit_layers};
 use crate::sim::encoder_free::{source_region, warmup_windows, without_source};
@@ -49,7 +50,7 @@ fn makespan(
     explicit: Option<&[Vec<String>]>,
     options: SimOptions,
 ) -> Result<f64, OrderError> {
-    let order = order::build(plan, explicit)?;
+    let order = build::build(plan, explicit)?;
     let durations = cost::durations(plan, &order.graph);
     Ok(simulate(&order, &durations, options).makespan)
 }

@@ -1,0 +1,333 @@
+//! Builds the order graph of a plan: every event and data edge of each microbatch (forwards
+//! through the placed units, seam collectives, the loss, backwards as Lemma 1 gates them, the
+//! reduces), then each rank's order — the wavefront's slots, with Replicated work joined by its
+//! composition policy ([`crate::graph::compose`]) or the user's hand-written orders
+//! ([`crate::graph::explicit`]) — and the deadlock check.
+
+use crate::algebra::collectives::{Gates, gates, seam_comms};
+use crate::algebra::plan::{Plan, Region, Wavefront};
+use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::graph::adjacency::Adjacency;
+use crate::graph::compose::transpose::merged_orders;
+use crate::graph::deadlock::check_deadlock;
+use crate::graph::event::{Comm, EdgeKind, Event, Group, Phase, Seam};
+use crate::graph::explicit::explicit_orders;
+use crate::graph::order::{Order, OrderError};
+use crate::schedules::wavefront::{self, Slot};
+use petgraph::graph::{DiGraph, NodeIndex};
+use std::collections::HashMap;
+
+/// One placed piece of a microbatch's forward: region `region` on rank `rank`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Unit {
+    pub(crate) region: usize,
+    pub(crate) rank: usize,
+}
+
+pub(crate) struct Builder<'a> {
+    pub(crate) plan: &'a Plan,
+    pub(crate) gates: Vec<Gates>,
+    pub(crate) graph: DiGraph<Event, EdgeKind>,
+    pub(crate) fwd: Vec<Option<NodeIndex>>,
+    pub(crate) bwd: Vec<Option<NodeIndex>>,
+    pub(crate) reduces: HashMap<(usize, usize), NodeIndex>,
+    /// The Loss that follows each microbatch's last forward.
+    pub(crate) loss_after: HashMap<NodeIndex, NodeIndex>,
+    pub(crate) barrier: NodeIndex,
+}
+
+impl Builder<'_> {
+    pub(crate) fn key(&self, region: usize, rank: usize, mb: usize) -> usize {
+        ((region - 1) * self.plan.ranks + rank) * self.plan.microbatches + mb
+    }
+
+    pub(crate) fn compute(
+        &self,
+        phase: Phase,
+        region: usize,
+        rank: usize,
+        mb: usize,
+    ) -> Option<NodeIndex> {
+        if region == 0 || rank >= self.plan.ranks || mb >= self.plan.microbatches {
+            return None;
+        }
+        let key = self.key(region, rank, mb);
+        match phase {
+            Phase::Forward => self.fwd.get(key).copied().flatten(),
+            Phase::Backward => self.bwd.get(key).copied().flatten(),
+        }
+    }
+
+    pub(crate) fn gate(&self, region: usize) -> Gates {
+        self.gates.get(region - 1).copied().unwrap_or(Gates {
+            runs_backward: false,
+            sends_upstream: false,
+            reduces: false,
+        })
+    }
+
+    pub(crate) fn layout(&self, region: usize) -> Layout {
+        self.plan
+            .region(region)
+            .map_or(Layout::Sharded, Region::layout)
+    }
+
+    pub(crate) fn units(&self, mb: usize) -> Vec<Unit> {
+        let mut units = Vec::new();
+        for region in &self.plan.regions {
+            match region.layout() {
+                Layout::Replicated => units.push(Unit {
+                    region: region.index,
+                    rank: self.plan.owner_of(mb),
+                }),
+                Layout::Sharded => {
+                    units.extend(region.sharded_ranks().into_iter().map(|rank| Unit {
+                        region: region.index,
+                        rank,
+                    }))
+                }
+            }
+        }
+        units
+    }
+
+    pub(crate) fn coll(
+        &mut self,
+        comm: Comm,
+        from: Unit,
+        to: Unit,
+        mb: usize,
+        upstream: usize,
+        downstream: usize,
+    ) -> NodeIndex {
+        self.graph.add_node(Event::Coll {
+            comm,
+            seam: Seam {
+                from: upstream,
+                to: downstream,
+            },
+            mb,
+            from_rank: from.rank,
+            to_rank: to.rank,
+        })
+    }
+
+    /// Adds every event and data edge of microbatch `mb`; returns its Loss node.
+    pub(crate) fn microbatch(&mut self, mb: usize) -> NodeIndex {
+        let units = self.units(mb);
+        let mut forwards = Vec::with_capacity(units.len());
+        let mut prev: Option<(Unit, NodeIndex)> = None;
+        for &u in &units {
+            let f = self.graph.add_node(Event::Fwd {
+                region: u.region,
+                rank: u.rank,
+                mb,
+            });
+            let key = self.key(u.region, u.rank, mb);
+            if let Some(slot) = self.fwd.get_mut(key) {
+                *slot = Some(f);
+            }
+            if let Some((pu, pn)) = prev {
+                let comm = if pu.region == u.region {
+                    Comm::Send
+                } else {
+                    seam_comms(self.layout(pu.region), self.layout(u.region))
+                        .map_or(Comm::Send, |c| c.0)
+                };
+                let c = self.coll(comm, pu, u, mb, pu.region, u.region);
+                self.graph.add_edge(pn, c, EdgeKind::Activation);
+                self.graph.add_edge(c, f, EdgeKind::Activation);
+            }
+            forwards.push(f);
+            prev = Some((u, f));
+        }
+        let last_rank = units.last().map_or(0, |u| u.rank);
+        let loss = self.graph.add_node(Event::Loss {
+            mb,
+            rank: last_rank,
+        });
+        if let Some((_, last)) = prev {
+            self.graph.add_edge(last, loss, EdgeKind::Activation);
+            self.loss_after.insert(last, loss);
+        }
+
+        let mut downstream: Option<(Unit, NodeIndex)> = None;
+        for (&u, &f) in units.iter().zip(&forwards).rev() {
+            let gate = self.gate(u.region);
+            if !gate.runs_backward {
+                break;
+            }
+            let b = self.graph.add_node(Event::Bwd {
+                region: u.region,
+                rank: u.rank,
+                mb,
+            });
+            let key = self.key(u.region, u.rank, mb);
+            if let Some(slot) = self.bwd.get_mut(key) {
+                *slot = Some(b);
+            }
+            self.graph.add_edge(f, b, EdgeKind::Activation);
+            match downstream {
+                None => {
+                    self.graph.add_edge(loss, b, EdgeKind::Turnaround);
+                }
+                Some((du, dn)) => {
+                    let comm = if du.region == u.region {
+                        Comm::RecvGrad
+                    } else {
+                        seam_comms(self.layout(u.region), self.layout(du.region))
+                            .map_or(Comm::RecvGrad, |c| c.1)
+                    };
+                    let c = self.coll(comm, du, u, mb, u.region, du.region);
+                    self.graph.add_edge(dn, c, EdgeKind::Gradient);
+                    self.graph.add_edge(c, b, EdgeKind::Gradient);
+                }
+            }
+            if gate.reduces
+                && let Some(&reduce) = self.reduces.get(&(u.region, u.rank))
+            {
+                self.graph.add_edge(b, reduce, EdgeKind::Accumulate);
+            }
+            downstream = Some((u, b));
+        }
+        if downstream.is_none() {
+            self.graph.add_edge(loss, self.barrier, EdgeKind::Sequence);
+        }
+        loss
+    }
+}
+
+/// Builds the order graph and the derived per-rank orders of a plan; with `explicit`, the
+/// per-rank compute orders come from the user (action strings) instead.
+pub fn build(plan: &Plan, explicit: Option<&[Vec<String>]>) -> Result<Order, OrderError> {
+    let trainable: Vec<bool> = plan.regions.iter().map(|r| r.trainable).collect();
+    let size = plan.regions.len() * plan.ranks * plan.microbatches;
+    let units: usize = plan
+        .regions
+        .iter()
+        .map(|r| match r.layout() {
+            Layout::Replicated => 1,
+            Layout::Sharded => r.sharded_ranks().len(),
+        })
+        .sum();
+    let per_mb = 4 * units + 1;
+    let mut graph = DiGraph::with_capacity(
+        per_mb * plan.microbatches + 1,
+        (6 * units + 2) * plan.microbatches,
+    );
+    let barrier = graph.add_node(Event::StepBarrier);
+    let mut b = Builder {
+        plan,
+        gates: gates(&trainable),
+        graph,
+        fwd: vec![None; size],
+        bwd: vec![None; size],
+        reduces: HashMap::new(),
+        loss_after: HashMap::new(),
+        barrier,
+    };
+    for region in &plan.regions {
+        if !b.gate(region.index).reduces {
+            continue;
+        }
+        let (group, ranks) = match region.layout() {
+            Layout::Replicated => (Group::ReplicaGroup, (0..plan.ranks).collect()),
+            Layout::Sharded => (Group::DataGroup, region.sharded_ranks()),
+        };
+        for rank in ranks {
+            let n = b.graph.add_node(Event::DpReduce {
+                region: region.index,
+                rank,
+                group,
+            });
+            b.graph.add_edge(n, barrier, EdgeKind::Sequence);
+            b.reduces.insert((region.index, rank), n);
+        }
+    }
+    for mb in 0..plan.microbatches {
+        b.microbatch(mb);
+    }
+    let compute = match explicit {
+        Some(lists) => explicit_orders(&b, lists)?,
+        None => merged_orders(&b),
+    };
+    let nodes: Vec<Vec<NodeIndex>> = compute
+        .into_iter()
+        .enumerate()
+        .map(|(rank, order)| with_loss_and_reduces(&b, rank, order))
+        .collect();
+    let adjacency = Adjacency::new(&b.graph, &nodes);
+    let mut order = Order {
+        graph: b.graph,
+        nodes,
+        barrier,
+        adjacency,
+        topological: Vec::new(),
+    };
+    order.topological = check_deadlock(&order, plan.ranks)?;
+    Ok(order)
+}
+
+/// The fixed per-rank sequence of the wavefront, as nodes (absent events skipped).
+pub(crate) fn wavefront_sequence(
+    b: &Builder,
+    wavefront: &Wavefront,
+    rank: usize,
+) -> Vec<NodeIndex> {
+    let plan = b.plan;
+    let chunks = wavefront.chunks();
+    let skeleton = wavefront.skeleton;
+    let slots: Vec<Slot> = match skeleton {
+        Skeleton::GPipe => wavefront::gpipe(plan.microbatches, chunks),
+        _ if chunks > 1 => wavefront::interleaved(plan.ranks, plan.microbatches, chunks, rank),
+        _ => wavefront::one_f_one_b(plan.ranks, plan.microbatches, rank),
+    };
+    slots
+        .into_iter()
+        .filter_map(|s| {
+            let region = *wavefront.regions.get(s.chunk)?;
+            b.compute(s.phase, region, rank, s.mb)
+        })
+        .collect()
+}
+
+/// Adds each Loss right after the forward that produces it, and each DpReduce right after the
+/// rank's last backward of its region (at the end when the rank has none).
+pub(crate) fn with_loss_and_reduces(
+    b: &Builder,
+    rank: usize,
+    compute: Vec<NodeIndex>,
+) -> Vec<NodeIndex> {
+    let g = &b.graph;
+    let regions = b.plan.regions.len();
+    let mut last_bwd: Vec<Option<usize>> = vec![None; regions + 1];
+    for (i, &n) in compute.iter().enumerate() {
+        if let Some(Event::Bwd { region, .. }) = g.node_weight(n)
+            && let Some(slot) = last_bwd.get_mut(*region)
+        {
+            *slot = Some(i);
+        }
+    }
+    let reduces: Vec<(usize, NodeIndex)> = (1..=regions)
+        .filter_map(|region| b.reduces.get(&(region, rank)).map(|&n| (region, n)))
+        .collect();
+    let mut out = Vec::with_capacity(compute.len() + reduces.len() + b.plan.microbatches);
+    for (i, &n) in compute.iter().enumerate() {
+        out.push(n);
+        if let Some(&loss) = b.loss_after.get(&n) {
+            out.push(loss);
+        }
+        if let Some(Event::Bwd { region, .. }) = g.node_weight(n)
+            && last_bwd.get(*region).copied().flatten() == Some(i)
+        {
+            out.extend(reduces.iter().filter(|(r, _)| r == region).map(|&(_, n)| n));
+        }
+    }
+    out.extend(
+        reduces
+            .iter()
+            .filter(|(region, _)| last_bwd.get(*region).copied().flatten().is_none())
+            .map(|&(_, n)| n),
+    );
+    out
+}
