@@ -49,7 +49,7 @@ fn gpipe_with_a_pinned_1f1b_baseline() {
     studio.apply(mpipe_studio::command::Command::Edit {
         edit: mpipe::scenario::edit::Edit::Skeleton {
             region: 1,
-            skeleton: mpipe::algebra::skeleton::Skeleton::GPipe,
+            skeleton: mpipe::schedules::GPIPE,
         },
         gesture: None,
     });

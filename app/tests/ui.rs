@@ -55,7 +55,7 @@ fn changing_a_skeleton_changes_the_order() {
     choose(&mut harness, "region 1", "gpipe");
     assert_eq!(
         harness.state().scenario().unwrap().schedule,
-        [mpipe::algebra::skeleton::Skeleton::GPipe]
+        [mpipe::schedules::GPIPE]
     );
     let rank0 = harness.state().rank_actions(0);
     assert_eq!(
@@ -510,9 +510,9 @@ fn adjacent_transposes_offer_the_normal_form_as_a_one_click_fix() {
         Edit::CutAndSchedule {
             cut: vec![2, 4],
             schedule: vec![
-                mpipe::algebra::skeleton::Skeleton::Transpose,
-                mpipe::algebra::skeleton::Skeleton::Transpose,
-                mpipe::algebra::skeleton::Skeleton::OneFOneB,
+                mpipe::schedules::TRANSPOSE,
+                mpipe::schedules::TRANSPOSE,
+                mpipe::schedules::ONE_F_ONE_B,
             ],
         },
     );
@@ -539,10 +539,10 @@ fn regions_can_be_split_swapped_and_merged_from_the_list() {
     // Swap regions 1 and 2: ⟨1f1b, transpose, 1f1b⟩, a Replicated region between two Sharded ones.
     harness.get_all_by_label("⬆").next().unwrap().click();
     harness.run();
-    use mpipe::algebra::skeleton::Skeleton::*;
+    use mpipe::schedules::{ONE_F_ONE_B, TRANSPOSE};
     assert_eq!(
         harness.state().scenario().unwrap().schedule,
-        [OneFOneB, Transpose, OneFOneB]
+        [ONE_F_ONE_B, TRANSPOSE, ONE_F_ONE_B]
     );
     assert!(
         harness.state().current().is_some(),
@@ -554,7 +554,7 @@ fn regions_can_be_split_swapped_and_merged_from_the_list() {
     harness.run();
     let s = harness.state().scenario().unwrap();
     assert_eq!(s.cut, [4]);
-    assert_eq!(s.schedule, [OneFOneB, Transpose]);
+    assert_eq!(s.schedule, [ONE_F_ONE_B, TRANSPOSE]);
 }
 
 #[test]

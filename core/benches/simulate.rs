@@ -7,7 +7,6 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use mpipe::algebra::model::{LayerSpec, Role};
-use mpipe::algebra::skeleton::Skeleton;
 use mpipe::scenario::{FORMAT, ModelSpec, Scenario};
 use mpipe::sim::engine::SimOptions;
 use peak_alloc::PeakAlloc;
@@ -27,7 +26,7 @@ fn scenario(p: usize, m: usize, v: usize, transpose: bool) -> Scenario {
         vit.activation_bytes = Some(1e8);
         vit.output_bytes = Some(1e7);
         layers.push(vit);
-        schedule.push(Skeleton::Transpose);
+        schedule.push(mpipe::schedules::TRANSPOSE);
         at = 2;
     }
     for _ in 0..v {
@@ -38,7 +37,7 @@ fn scenario(p: usize, m: usize, v: usize, transpose: bool) -> Scenario {
         llm.activation_bytes = Some(1e9);
         llm.output_bytes = Some(3e7);
         layers.push(llm);
-        schedule.push(Skeleton::OneFOneB);
+        schedule.push(mpipe::schedules::ONE_F_ONE_B);
         at += p;
     }
     Scenario {

@@ -12,8 +12,9 @@ mod common;
 use common::{scenario, vit_llm};
 use mpipe::Derivation;
 use mpipe::algebra::collectives::gates;
-use mpipe::algebra::skeleton::Skeleton::{self, *};
+use mpipe::algebra::skeleton::Skeleton;
 use mpipe::graph::event::{Comm, Event, Phase};
+use mpipe::schedules::{GPIPE, ONE_F_ONE_B, TRANSPOSE};
 use std::collections::HashMap;
 
 /// Events as a multiset keyed by a label that ignores node ids.
@@ -40,7 +41,7 @@ fn freezing_the_encoder_deletes_exactly_its_backward_scatter_and_reduce() {
     let trained = mpipe::derive(&scenario(
         vit_llm(4, 8, true),
         &[4],
-        &[Transpose, OneFOneB],
+        &[TRANSPOSE, ONE_F_ONE_B],
         p,
         m,
     ))
@@ -48,7 +49,7 @@ fn freezing_the_encoder_deletes_exactly_its_backward_scatter_and_reduce() {
     let frozen = mpipe::derive(&scenario(
         vit_llm(4, 8, false),
         &[4],
-        &[Transpose, OneFOneB],
+        &[TRANSPOSE, ONE_F_ONE_B],
         p,
         m,
     ))
@@ -171,9 +172,9 @@ fn gates_follow_trainability_for_every_mask_of_three_regions() {
             })
             .collect();
         for schedule in [
-            [OneFOneB, OneFOneB, OneFOneB],
-            [Transpose, OneFOneB, Transpose],
-            [GPipe, Transpose, GPipe],
+            [ONE_F_ONE_B, ONE_F_ONE_B, ONE_F_ONE_B],
+            [TRANSPOSE, ONE_F_ONE_B, TRANSPOSE],
+            [GPIPE, TRANSPOSE, GPIPE],
         ] {
             let d = mpipe::derive(&scenario(layers.clone(), &[4, 8], &schedule, 2, 4)).unwrap();
             let g = gates(&trainable);
@@ -204,7 +205,7 @@ fn encoder_backward_footprint_is_the_same_transposed_or_pipelined() {
             let d = mpipe::derive(&scenario(
                 vit_llm(4, 8, trainable),
                 &[4],
-                &[skeleton, OneFOneB],
+                &[skeleton, ONE_F_ONE_B],
                 4,
                 8,
             ))
@@ -220,8 +221,8 @@ fn encoder_backward_footprint_is_the_same_transposed_or_pipelined() {
                 d.collectives.reduces.iter().any(|r| r.region == 1),
             )
         };
-        let transposed = footprint(Transpose);
-        assert_eq!(transposed, footprint(OneFOneB));
+        let transposed = footprint(TRANSPOSE);
+        assert_eq!(transposed, footprint(ONE_F_ONE_B));
         assert_eq!(transposed.1, trainable);
         assert_eq!(transposed.0.len(), if trainable { 8 } else { 0 });
     }
@@ -245,7 +246,7 @@ fn a_frozen_prefix_runs_no_backward_but_passes_gradients_through_frozen_middles(
     let d = mpipe::derive(&scenario(
         layers,
         &[4, 8],
-        &[OneFOneB, OneFOneB, OneFOneB],
+        &[ONE_F_ONE_B, ONE_F_ONE_B, ONE_F_ONE_B],
         4,
         8,
     ))

@@ -11,10 +11,10 @@ mod common;
 
 use common::{scenario, uniform};
 use mpipe::Scenario;
-use mpipe::algebra::skeleton::Skeleton::*;
+use mpipe::schedules::ONE_F_ONE_B;
 
 fn two_rank_1f1b(orders: &[&[&str]]) -> Scenario {
-    let mut s = scenario(uniform(2), &[], &[OneFOneB], 2, 2);
+    let mut s = scenario(uniform(2), &[], &[ONE_F_ONE_B], 2, 2);
     s.orders = Some(
         orders
             .iter()
@@ -26,7 +26,7 @@ fn two_rank_1f1b(orders: &[&[&str]]) -> Scenario {
 
 #[test]
 fn a_valid_hand_order_is_used_as_given() {
-    // GPipe-like order on rank 0 of a 1F1B scenario: legal, just different.
+    // GPIPE-like order on rank 0 of a 1F1B scenario: legal, just different.
     let s = two_rank_1f1b(&[&["0F0", "0F1", "0B0", "0B1"], &["1F0", "1B0", "1F1", "1B1"]]);
     let d = mpipe::derive(&s).unwrap();
     let rank0: Vec<String> = d

@@ -13,8 +13,8 @@ use common::scenario;
 use mpipe::Scenario;
 use mpipe::algebra::model::{LayerSpec, Role};
 use mpipe::algebra::owner::OwnerSpec;
-use mpipe::algebra::skeleton::Skeleton::*;
 use mpipe::scenario::Hardware;
+use mpipe::schedules::{GPIPE, ONE_F_ONE_B, TRANSPOSE};
 use mpipe::sim::engine::SimOptions;
 use mpipe::sim::run::simulate_scenario;
 use mpipe::tune::owners::derive_tuned;
@@ -26,7 +26,7 @@ fn mpipe_with(owner: OwnerSpec, workload: Workload) -> Scenario {
     let mut s = scenario(
         vec![vit, LayerSpec::timed("llm", Role::Backbone, 8, 1.0)],
         &[2],
-        &[Transpose, OneFOneB],
+        &[TRANSPOSE, ONE_F_ONE_B],
         4,
         8,
     );
@@ -169,14 +169,14 @@ fn seeded_workloads_repeat_and_differ_by_seed() {
 
 #[test]
 fn serialised_links_queue_transfers() {
-    // With a zero-time forward on rank 0, GPipe sends both microbatches to rank 1 at t = 0; each
+    // With a zero-time forward on rank 0, GPIPE sends both microbatches to rank 1 at t = 0; each
     // transfer takes 1 s. On free links they overlap; serialised, the second waits for the first.
     let mut first = LayerSpec::timed("a", Role::Backbone, 1, 0.0);
     first.output_bytes = Some(100.0);
     let mut s = scenario(
         vec![first, LayerSpec::timed("b", Role::Backbone, 1, 1.0)],
         &[],
-        &[GPipe],
+        &[GPIPE],
         2,
         2,
     );
@@ -222,7 +222,7 @@ fn the_critical_path_spans_the_makespan() {
     let s = scenario(
         vec![LayerSpec::timed("l", Role::Backbone, 4, 1.0)],
         &[],
-        &[OneFOneB],
+        &[ONE_F_ONE_B],
         4,
         8,
     );
@@ -243,7 +243,7 @@ fn slack_is_zero_on_the_critical_path_and_positive_off_it() {
     let s = scenario(
         vec![LayerSpec::timed("l", Role::Backbone, 4, 1.0)],
         &[],
-        &[OneFOneB],
+        &[ONE_F_ONE_B],
         4,
         8,
     );
@@ -277,7 +277,7 @@ fn the_teaching_cursor_sees_what_each_rank_runs() {
     let s = scenario(
         vec![LayerSpec::timed("l", Role::Backbone, 2, 1.0)],
         &[],
-        &[OneFOneB],
+        &[ONE_F_ONE_B],
         2,
         2,
     );

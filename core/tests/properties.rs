@@ -33,13 +33,18 @@ fn valid_scenario() -> impl Strategy<Value = Scenario> {
             let mut schedule: Vec<Skeleton> = Vec::new();
             let mut wavefront_skeleton = None;
             for &(kind, ..) in &raw {
-                let mut s =
-                    [Skeleton::OneFOneB, Skeleton::GPipe, Skeleton::Transpose][kind as usize];
-                if s == Skeleton::Transpose && schedule.last() == Some(&Skeleton::Transpose) {
-                    s = Skeleton::OneFOneB;
+                let mut s = [
+                    mpipe::schedules::ONE_F_ONE_B,
+                    mpipe::schedules::GPIPE,
+                    mpipe::schedules::TRANSPOSE,
+                ][kind as usize];
+                if s == mpipe::schedules::TRANSPOSE
+                    && schedule.last() == Some(&mpipe::schedules::TRANSPOSE)
+                {
+                    s = mpipe::schedules::ONE_F_ONE_B;
                 }
                 // One skeleton for every Sharded region: they weave into one wavefront.
-                if s != Skeleton::Transpose {
+                if s != mpipe::schedules::TRANSPOSE {
                     s = *wavefront_skeleton.get_or_insert(s);
                 }
                 schedule.push(s);
@@ -79,7 +84,7 @@ fn valid_scenario() -> impl Strategy<Value = Scenario> {
             }
             let chunks = schedule
                 .iter()
-                .filter(|s| **s == Skeleton::OneFOneB)
+                .filter(|s| **s == mpipe::schedules::ONE_F_ONE_B)
                 .count();
             let mut m = m;
             if chunks > 1 {
@@ -217,9 +222,9 @@ proptest! {
         let mut s = s;
         let layers: usize = s.model.layers.iter().map(|l| l.count).sum();
         match which {
-            0 => { s.cut.push(layers); s.schedule.push(Skeleton::OneFOneB); }
-            1 => { s.schedule.insert(at.min(s.schedule.len()), Skeleton::Transpose); s.schedule.insert(at.min(s.schedule.len()), Skeleton::Transpose); s.cut = (1..s.schedule.len()).collect(); }
-            _ => { s.schedule.push(Skeleton::GPipe); }
+            0 => { s.cut.push(layers); s.schedule.push(mpipe::schedules::ONE_F_ONE_B); }
+            1 => { s.schedule.insert(at.min(s.schedule.len()), mpipe::schedules::TRANSPOSE); s.schedule.insert(at.min(s.schedule.len()), mpipe::schedules::TRANSPOSE); s.cut = (1..s.schedule.len()).collect(); }
+            _ => { s.schedule.push(mpipe::schedules::GPIPE); }
         }
         prop_assert!(mpipe::derive(&s).is_err());
     }

@@ -149,7 +149,7 @@ fn table(rows: &[&str]) -> Vec<Vec<String>> {
 #[test]
 fn one_f_one_b_four_ranks_eight_microbatches_by_hand() {
     assert_eq!(
-        derived(Skeleton::OneFOneB, 4, 8, 1),
+        derived(mpipe::schedules::ONE_F_ONE_B, 4, 8, 1),
         table(&[
             "0F0 0F1 0F2 0F3 0B0 0F4 0B1 0F5 0B2 0F6 0B3 0F7 0B4 0B5 0B6 0B7",
             "1F0 1F1 1F2 1B0 1F3 1B1 1F4 1B2 1F5 1B3 1F6 1B4 1F7 1B5 1B6 1B7",
@@ -163,7 +163,7 @@ fn one_f_one_b_four_ranks_eight_microbatches_by_hand() {
 fn one_f_one_b_with_fewer_microbatches_than_ranks_by_hand() {
     // M < P: ranks far from the loss run every forward first.
     assert_eq!(
-        derived(Skeleton::OneFOneB, 4, 2, 1),
+        derived(mpipe::schedules::ONE_F_ONE_B, 4, 2, 1),
         table(&[
             "0F0 0F1 0B0 0B1",
             "1F0 1F1 1B0 1B1",
@@ -176,7 +176,7 @@ fn one_f_one_b_with_fewer_microbatches_than_ranks_by_hand() {
 #[test]
 fn interleaved_two_ranks_four_microbatches_two_chunks_by_hand() {
     assert_eq!(
-        derived(Skeleton::OneFOneB, 2, 4, 2),
+        derived(mpipe::schedules::ONE_F_ONE_B, 2, 4, 2),
         table(&[
             "0F0 0F1 2F0 2F1 0F2 2B0 0F3 2B1 2F2 0B0 2F3 0B1 2B2 2B3 0B2 0B3",
             "1F0 1F1 3F0 3B0 3F1 3B1 1F2 1B0 1F3 1B1 3F2 3B2 3F3 3B3 1B2 1B3",
@@ -187,7 +187,7 @@ fn interleaved_two_ranks_four_microbatches_two_chunks_by_hand() {
 #[test]
 fn gpipe_two_chunks_is_microbatch_major_by_hand() {
     assert_eq!(
-        derived(Skeleton::GPipe, 2, 2, 2),
+        derived(mpipe::schedules::GPIPE, 2, 2, 2),
         table(&[
             "0F0 2F0 0F1 2F1 2B0 0B0 2B1 0B1",
             "1F0 3F0 1F1 3F1 3B0 1B0 3B1 1B1"
@@ -200,7 +200,7 @@ fn gpipe_equals_schedule_gpipe_over_a_grid() {
     for p in 1..=8 {
         for m in 1..=16 {
             assert_eq!(
-                derived(Skeleton::GPipe, p, m, 1),
+                derived(mpipe::schedules::GPIPE, p, m, 1),
                 pytorch_gpipe(p, m),
                 "P={p} M={m}"
             );
@@ -213,7 +213,7 @@ fn one_f_one_b_equals_schedule_1f1b_over_a_grid() {
     for p in 1..=8 {
         for m in 1..=20 {
             assert_eq!(
-                derived(Skeleton::OneFOneB, p, m, 1),
+                derived(mpipe::schedules::ONE_F_ONE_B, p, m, 1),
                 pytorch_1f1b(p, m),
                 "P={p} M={m}"
             );
@@ -230,12 +230,13 @@ fn interleaved_equals_schedule_interleaved_1f1b_over_a_grid() {
                 let rounds = (m / p).max(1);
                 if m % rounds != 0 {
                     // PyTorch rejects these; so do we, naming the rule (see validity tests).
-                    let err = mpipe::derive(&scenario(Skeleton::OneFOneB, p, m, v)).unwrap_err();
+                    let err = mpipe::derive(&scenario(mpipe::schedules::ONE_F_ONE_B, p, m, v))
+                        .unwrap_err();
                     assert_eq!(err.rule(), "interleaved-rounds", "P={p} M={m} v={v}");
                     continue;
                 }
                 assert_eq!(
-                    derived(Skeleton::OneFOneB, p, m, v),
+                    derived(mpipe::schedules::ONE_F_ONE_B, p, m, v),
                     pytorch_interleaved(p, m, v),
                     "P={p} M={m} v={v}"
                 );
@@ -248,7 +249,7 @@ fn interleaved_equals_schedule_interleaved_1f1b_over_a_grid() {
 
 #[test]
 fn stage_index_is_rank_plus_region_times_p() {
-    let d = mpipe::derive(&scenario(Skeleton::OneFOneB, 4, 8, 3)).unwrap();
+    let d = mpipe::derive(&scenario(mpipe::schedules::ONE_F_ONE_B, 4, 8, 3)).unwrap();
     for rank in 0..4 {
         let mut stages: Vec<usize> = d.order.actions(rank, 4).iter().map(|a| a.stage).collect();
         stages.sort_unstable();

@@ -13,7 +13,8 @@ mod common;
 use common::scenario;
 use mpipe::Scenario;
 use mpipe::algebra::model::{LayerSpec, Role};
-use mpipe::algebra::skeleton::Skeleton::{self, *};
+use mpipe::algebra::skeleton::Skeleton;
+use mpipe::schedules::{GPIPE, ONE_F_ONE_B, TRANSPOSE};
 use mpipe::sim::engine::SimOptions;
 use mpipe::sim::run::{Simulation, simulate_scenario};
 
@@ -44,7 +45,7 @@ fn sim(s: &Scenario) -> Simulation {
 
 #[test]
 fn gpipe_and_1f1b_makespan_is_m_plus_p_minus_1_stage_times() {
-    for skeleton in [GPipe, OneFOneB] {
+    for skeleton in [GPIPE, ONE_F_ONE_B] {
         for p in 1..=6 {
             for m in 1..=10 {
                 let s = sim(&uniform(skeleton, p, m, 1));
@@ -76,7 +77,7 @@ fn gpipe_and_1f1b_makespan_is_m_plus_p_minus_1_stage_times() {
 #[test]
 fn one_f_one_b_warmup_bubble_is_r_forwards() {
     // Rank r waits r forwards before its first forward, and the mirror image at the end.
-    let s = sim(&uniform(OneFOneB, 4, 8, 1));
+    let s = sim(&uniform(ONE_F_ONE_B, 4, 8, 1));
     for r in &s.ranks {
         assert_eq!(r.bubble.warmup_s, r.rank as f64 * TF, "rank {}", r.rank);
     }
@@ -88,7 +89,7 @@ fn interleaved_makespan_is_v_m_stage_times_plus_p_minus_1() {
         for v in 2..=3 {
             for k in 1..=3 {
                 let m = k * p;
-                let s = sim(&uniform(OneFOneB, p, m, v));
+                let s = sim(&uniform(ONE_F_ONE_B, p, m, v));
                 let expected = (v * m) as f64 * (TF + TB) + (p - 1) as f64 * (TF + TB);
                 assert_eq!(s.makespan_s, expected, "P={p} v={v} M={m}");
             }
@@ -108,11 +109,11 @@ fn peak_microbatches(skeleton: Skeleton, p: usize, m: usize) -> Vec<f64> {
 fn peak_activations_are_min_p_minus_r_and_m_for_1f1b_and_m_for_gpipe() {
     for p in 1..=5 {
         for m in 1..=9 {
-            let one = peak_microbatches(OneFOneB, p, m);
+            let one = peak_microbatches(ONE_F_ONE_B, p, m);
             let expected: Vec<f64> = (0..p).map(|r| (p - r).min(m) as f64).collect();
             assert_eq!(one, expected, "1F1B P={p} M={m}");
             assert_eq!(
-                peak_microbatches(GPipe, p, m),
+                peak_microbatches(GPIPE, p, m),
                 vec![m as f64; p],
                 "GPipe P={p} M={m}"
             );
@@ -128,7 +129,7 @@ fn mpipe(p: usize, m: usize, enc_fwd: f64, owner: mpipe::algebra::owner::OwnerSp
             layer("llm", Role::Backbone, p, TF, TB),
         ],
         &[1],
-        &[Transpose, OneFOneB],
+        &[TRANSPOSE, ONE_F_ONE_B],
         p,
         m,
     );
@@ -162,7 +163,7 @@ fn warmup_window_is_r_forwards_and_spill_is_the_overflow() {
 
 #[test]
 fn without_a_transposed_encoder_the_encoder_fields_are_absent() {
-    let s = sim(&uniform(OneFOneB, 2, 2, 1));
+    let s = sim(&uniform(ONE_F_ONE_B, 2, 2, 1));
     assert_eq!(s.ranks[0].warmup_window_s, None);
     assert_eq!(s.ranks[0].spill_s, None);
     assert_eq!(s.encoder_free_makespan_s, None);
@@ -178,9 +179,9 @@ fn gain_over_encoder_stage(enc: f64) -> (f64, f64) {
     let mut vit = layer("vit", Role::Encoder, 1, enc, 2.0 * enc);
     vit.trainable = false;
     let llm = layer("llm", Role::Backbone, 12, TF, TB);
-    let mut baseline = scenario(vec![vit.clone(), llm.clone()], &[], &[OneFOneB], p, m);
+    let mut baseline = scenario(vec![vit.clone(), llm.clone()], &[], &[ONE_F_ONE_B], p, m);
     baseline.slabs = Some(vec![Some(vec![1, 4, 4, 4])]);
-    let mut transposed = scenario(vec![vit, llm], &[1], &[Transpose, OneFOneB], p, m);
+    let mut transposed = scenario(vec![vit, llm], &[1], &[TRANSPOSE, ONE_F_ONE_B], p, m);
     transposed.owner = mpipe::algebra::owner::OwnerSpec::GreedySlack;
     let base = sim(&baseline);
     let ours = sim(&transposed);
@@ -241,7 +242,7 @@ fn a_trainable_transposed_encoder_holds_its_activations_across_the_backbone_span
         let s = sim(&scenario(
             vec![vit, layer("llm", Role::Backbone, 4, TF, TB)],
             &[1],
-            &[Transpose, OneFOneB],
+            &[TRANSPOSE, ONE_F_ONE_B],
             4,
             8,
         ));
@@ -275,7 +276,7 @@ fn static_memory_counts_slabs_replicas_and_the_state_factor() {
     vit.param_bytes = Some(10.0);
     let mut llm = layer("llm", Role::Backbone, 4, TF, TB);
     llm.param_bytes = Some(100.0);
-    let mut s = scenario(vec![vit, llm], &[2], &[Transpose, OneFOneB], 2, 2);
+    let mut s = scenario(vec![vit, llm], &[2], &[TRANSPOSE, ONE_F_ONE_B], 2, 2);
     s.static_memory_factor = Some(8.0);
     s.hardware = Some(mpipe::scenario::Hardware {
         memory_bytes: Some(1700.0),
@@ -297,7 +298,7 @@ fn static_memory_counts_slabs_replicas_and_the_state_factor() {
 #[test]
 fn a_cancellable_simulation_reports_progress_and_stops_when_told() {
     use mpipe::sim::run::{SimulationError, simulate_scenario_cancellable};
-    let s = uniform(OneFOneB, 4, 8, 1);
+    let s = uniform(ONE_F_ONE_B, 4, 8, 1);
     let mut seen = Vec::new();
     let sim = simulate_scenario_cancellable(&s, SimOptions::default(), &mut |f| {
         seen.push(f);

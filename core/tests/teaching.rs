@@ -9,8 +9,8 @@ mod common;
 
 use common::scenario;
 use mpipe::algebra::model::{LayerSpec, Role};
-use mpipe::algebra::skeleton::Skeleton::*;
 use mpipe::scenario::Hardware;
+use mpipe::schedules::{ONE_F_ONE_B, TRANSPOSE};
 use mpipe::sim::engine::SimOptions;
 use mpipe::sim::explain::{Idle, Waited, at_time};
 use mpipe::sim::metrics::{Gap, GapKind};
@@ -21,7 +21,7 @@ fn two_by_two(hardware: Option<Hardware>) -> Simulation {
     let mut s = scenario(
         vec![LayerSpec::timed("l", Role::Backbone, 2, 1.0)],
         &[],
-        &[OneFOneB],
+        &[ONE_F_ONE_B],
         2,
         2,
     );
@@ -83,7 +83,7 @@ fn colours_follow_the_role_so_the_backbone_is_blue_in_every_sample() {
     let mpipe = scenario(
         common::vit_llm(4, 8, true),
         &[4],
-        &[Transpose, OneFOneB],
+        &[TRANSPOSE, ONE_F_ONE_B],
         4,
         8,
     );

@@ -13,8 +13,8 @@ use common::{scenario, uniform, vit_llm};
 use mpipe::Scenario;
 use mpipe::algebra::model::{LayerSpec, Role};
 use mpipe::algebra::owner::OwnerSpec;
-use mpipe::algebra::skeleton::Skeleton::*;
 use mpipe::scenario::{Hardware, Workload};
+use mpipe::schedules::{GPIPE, ONE_F_ONE_B, TRANSPOSE};
 
 fn error(s: &Scenario) -> (String, String, String) {
     let e = mpipe::derive(s).unwrap_err();
@@ -23,7 +23,7 @@ fn error(s: &Scenario) -> (String, String, String) {
 
 #[test]
 fn cut_must_lie_inside_the_model() {
-    let s = scenario(uniform(8), &[8], &[OneFOneB, OneFOneB], 2, 4);
+    let s = scenario(uniform(8), &[8], &[ONE_F_ONE_B, ONE_F_ONE_B], 2, 4);
     assert_eq!(
         error(&s),
         (
@@ -32,13 +32,19 @@ fn cut_must_lie_inside_the_model() {
             "rule `cut-tiles`: cut[0] = 8 is outside (0, 8); boundaries must lie strictly inside the model's 8 layers".into()
         )
     );
-    let s = scenario(uniform(8), &[0], &[OneFOneB, OneFOneB], 2, 4);
+    let s = scenario(uniform(8), &[0], &[ONE_F_ONE_B, ONE_F_ONE_B], 2, 4);
     assert_eq!(error(&s).1, "cut[0]");
 }
 
 #[test]
 fn cut_must_increase() {
-    let s = scenario(uniform(12), &[6, 4], &[OneFOneB, OneFOneB, OneFOneB], 2, 4);
+    let s = scenario(
+        uniform(12),
+        &[6, 4],
+        &[ONE_F_ONE_B, ONE_F_ONE_B, ONE_F_ONE_B],
+        2,
+        4,
+    );
     assert_eq!(
         error(&s),
         (
@@ -47,13 +53,19 @@ fn cut_must_increase() {
             "rule `cut-tiles`: cut[1] = 4 does not follow cut[0] = 6; boundaries must be strictly increasing".into()
         )
     );
-    let s = scenario(uniform(12), &[6, 6], &[OneFOneB, OneFOneB, OneFOneB], 2, 4);
+    let s = scenario(
+        uniform(12),
+        &[6, 6],
+        &[ONE_F_ONE_B, ONE_F_ONE_B, ONE_F_ONE_B],
+        2,
+        4,
+    );
     assert_eq!(error(&s).1, "cut[1]");
 }
 
 #[test]
 fn one_skeleton_per_region() {
-    let s = scenario(uniform(8), &[4], &[OneFOneB], 2, 4);
+    let s = scenario(uniform(8), &[4], &[ONE_F_ONE_B], 2, 4);
     assert_eq!(
         error(&s),
         (
@@ -69,7 +81,7 @@ fn adjacent_transposes_are_rejected_with_their_normal_form() {
     let s = scenario(
         vit_llm(4, 8, true),
         &[2, 4],
-        &[Transpose, Transpose, OneFOneB],
+        &[TRANSPOSE, TRANSPOSE, ONE_F_ONE_B],
         4,
         8,
     );
@@ -83,15 +95,18 @@ fn adjacent_transposes_are_rejected_with_their_normal_form() {
     let mpipe::DeriveError::Invalid(v) = e else {
         panic!()
     };
-    assert_eq!(v.normal_form(), Some((vec![4], vec![Transpose, OneFOneB])));
+    assert_eq!(
+        v.normal_form(),
+        Some((vec![4], vec![TRANSPOSE, ONE_F_ONE_B]))
+    );
     // The normal form is valid.
-    let fixed = scenario(vit_llm(4, 8, true), &[4], &[Transpose, OneFOneB], 4, 8);
+    let fixed = scenario(vit_llm(4, 8, true), &[4], &[TRANSPOSE, ONE_F_ONE_B], 4, 8);
     assert!(mpipe::derive(&fixed).is_ok());
 }
 
 #[test]
 fn a_sharded_region_needs_a_layer_per_rank_unless_counts_are_given() {
-    let s = scenario(vit_llm(2, 8, true), &[2], &[OneFOneB, OneFOneB], 4, 8);
+    let s = scenario(vit_llm(2, 8, true), &[2], &[ONE_F_ONE_B, ONE_F_ONE_B], 4, 8);
     assert_eq!(
         error(&s),
         (
@@ -121,7 +136,7 @@ fn a_sharded_region_needs_a_layer_per_rank_unless_counts_are_given() {
 
 #[test]
 fn slab_counts_are_checked() {
-    let base = scenario(uniform(8), &[4], &[OneFOneB, Transpose], 2, 4);
+    let base = scenario(uniform(8), &[4], &[ONE_F_ONE_B, TRANSPOSE], 2, 4);
     let mut s = base.clone();
     s.slabs = Some(vec![None]);
     assert_eq!(
@@ -154,7 +169,7 @@ fn slab_counts_are_checked() {
 
 #[test]
 fn a_wavefront_must_not_mix_skeletons() {
-    let s = scenario(uniform(8), &[4], &[OneFOneB, GPipe], 2, 4);
+    let s = scenario(uniform(8), &[4], &[ONE_F_ONE_B, GPIPE], 2, 4);
     assert_eq!(
         error(&s),
         (
@@ -167,11 +182,11 @@ fn a_wavefront_must_not_mix_skeletons() {
 
 #[test]
 fn interleaved_needs_whole_rounds() {
-    let s = scenario(uniform(8), &[4], &[OneFOneB, OneFOneB], 4, 9);
+    let s = scenario(uniform(8), &[4], &[ONE_F_ONE_B, ONE_F_ONE_B], 4, 9);
     assert_eq!(error(&s).0, "interleaved-rounds");
     assert_eq!(error(&s).1, "microbatches");
     // A single 1F1B region accepts any M.
-    assert!(mpipe::derive(&scenario(uniform(8), &[], &[OneFOneB], 4, 9)).is_ok());
+    assert!(mpipe::derive(&scenario(uniform(8), &[], &[ONE_F_ONE_B], 4, 9)).is_ok());
 }
 
 #[test]
@@ -184,7 +199,7 @@ fn sizes_must_be_positive() {
         ("microbatches", |s: &mut Scenario| s.microbatches = 0),
         ("data_parallel", |s: &mut Scenario| s.data_parallel = 0),
     ] {
-        let mut s = scenario(uniform(4), &[], &[OneFOneB], 2, 2);
+        let mut s = scenario(uniform(4), &[], &[ONE_F_ONE_B], 2, 2);
         edit(&mut s);
         assert_eq!(
             error(&s),
@@ -195,7 +210,7 @@ fn sizes_must_be_positive() {
             )
         );
     }
-    let s = scenario(vec![], &[], &[OneFOneB], 2, 2);
+    let s = scenario(vec![], &[], &[ONE_F_ONE_B], 2, 2);
     assert_eq!(error(&s).2, "rule `sizes`: the model has no layers");
 }
 
@@ -206,7 +221,7 @@ fn layer_costs_are_checked() {
     let s = scenario(
         vec![bad, LayerSpec::timed("llm", Role::Backbone, 2, 1.0)],
         &[],
-        &[OneFOneB],
+        &[ONE_F_ONE_B],
         2,
         2,
     );
@@ -225,7 +240,7 @@ fn layer_costs_are_checked() {
         fwd_bytes: Some(1e9),
         ..LayerSpec::default()
     };
-    let mut s = scenario(vec![roof], &[], &[OneFOneB], 2, 2);
+    let mut s = scenario(vec![roof], &[], &[ONE_F_ONE_B], 2, 2);
     assert_eq!(
         error(&s).2,
         "rule `roofline-hardware`: layer 0 (`llm`) gives roofline inputs, so `hardware.peak_flops` must be set"
@@ -240,7 +255,7 @@ fn layer_costs_are_checked() {
 
 #[test]
 fn owner_maps_are_checked() {
-    let mut s = scenario(vit_llm(4, 8, true), &[4], &[Transpose, OneFOneB], 4, 4);
+    let mut s = scenario(vit_llm(4, 8, true), &[4], &[TRANSPOSE, ONE_F_ONE_B], 4, 4);
     s.owner = OwnerSpec::Explicit(vec![0, 1, 2]);
     assert_eq!(
         error(&s),
@@ -281,7 +296,7 @@ fn owner_maps_are_checked() {
 
 #[test]
 fn workload_scales_are_checked() {
-    let mut s = scenario(vit_llm(4, 8, true), &[4], &[Transpose, OneFOneB], 4, 4);
+    let mut s = scenario(vit_llm(4, 8, true), &[4], &[TRANSPOSE, ONE_F_ONE_B], 4, 4);
     s.workload = Some(Workload {
         encoder_scale: Some(vec![1.0, 2.0]),
         ..Workload::default()
@@ -320,7 +335,7 @@ fn validity_errors_are_positioned_in_the_file() {
 
 #[test]
 fn huge_sizes_are_rejected_before_anything_is_allocated() {
-    let mut s = scenario(uniform(4), &[], &[OneFOneB], 2, 2);
+    let mut s = scenario(uniform(4), &[], &[ONE_F_ONE_B], 2, 2);
     s.ranks = 1 << 40;
     assert_eq!(
         error(&s),
@@ -333,15 +348,15 @@ fn huge_sizes_are_rejected_before_anything_is_allocated() {
             )
         )
     );
-    let mut s = scenario(uniform(4), &[], &[OneFOneB], 2, 2);
+    let mut s = scenario(uniform(4), &[], &[ONE_F_ONE_B], 2, 2);
     s.model.layers[0].count = usize::MAX;
     s.model
         .layers
         .push(LayerSpec::timed("more", Role::Backbone, 5, 1.0));
     assert_eq!(error(&s).1, "model.layers");
-    let s = scenario(uniform(64), &[], &[OneFOneB], 65536, 1 << 20);
+    let s = scenario(uniform(64), &[], &[ONE_F_ONE_B], 65536, 1 << 20);
     assert_eq!(error(&s).0, "sizes");
-    let mut s = scenario(uniform(4), &[], &[OneFOneB], 2, 2);
+    let mut s = scenario(uniform(4), &[], &[ONE_F_ONE_B], 2, 2);
     s.slabs = Some(vec![Some(vec![usize::MAX, 5])]);
     assert_eq!(
         error(&s).2,

@@ -121,8 +121,9 @@ fn regions_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
             egui::ComboBox::from_label(format!("region {region}"))
                 .selected_text(chosen.name())
                 .show_ui(ui, |ui| {
-                    for k in Skeleton::ALL {
-                        ui.selectable_value(&mut chosen, k, k.name());
+                    for &k in Skeleton::all() {
+                        ui.selectable_value(&mut chosen, k, k.name())
+                            .on_hover_text(k.schedule().summary());
                     }
                 });
             if chosen != *skeleton {

@@ -1,18 +1,16 @@
-//! Skeletons (`1f1b`, `gpipe`, `transpose`) and the one property the algebra derives from them: the layout.
+//! Skeletons: the scenario's name for a region's schedule, a handle on one [`Schedule`] of the
+//! registry ([`crate::schedules::REGISTRY`]), and the one property the algebra reads off every
+//! skeleton: its layout.
 
-use serde::{Deserialize, Serialize};
+use crate::schedules::{REGISTRY, Schedule};
+use serde::de::{self, EnumAccess, VariantAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
-/// How one region's forwards and backwards are ordered.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Skeleton {
-    #[serde(rename = "1f1b")]
-    OneFOneB,
-    #[serde(rename = "gpipe")]
-    GPipe,
-    #[serde(rename = "transpose")]
-    Transpose,
-}
+/// How one region's work is ordered: a schedule of the registry, written by its name.
+#[derive(Clone, Copy)]
+pub struct Skeleton(&'static dyn Schedule);
 
 /// Where a region's work runs: split by layer over the ranks, or whole on every rank.
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -22,28 +20,101 @@ pub enum Layout {
 }
 
 impl Skeleton {
-    pub const ALL: [Skeleton; 3] = [Skeleton::OneFOneB, Skeleton::GPipe, Skeleton::Transpose];
+    /// The skeleton of `schedule` (each schedule file defines its constant with this).
+    pub const fn of(schedule: &'static dyn Schedule) -> Skeleton {
+        Skeleton(schedule)
+    }
 
-    /// `layout(transpose) = Replicated`; `layout(1f1b) = layout(gpipe) = Sharded`.
-    pub fn layout(self) -> Layout {
-        match self {
-            Skeleton::Transpose => Layout::Replicated,
-            Skeleton::OneFOneB | Skeleton::GPipe => Layout::Sharded,
-        }
+    /// Every skeleton, in the order the app lists them.
+    pub fn all() -> &'static [Skeleton] {
+        REGISTRY
+    }
+
+    /// The skeleton the scenario calls `name`.
+    pub fn named(name: &str) -> Option<Skeleton> {
+        REGISTRY.iter().copied().find(|s| s.name() == name)
+    }
+
+    pub fn schedule(self) -> &'static dyn Schedule {
+        self.0
     }
 
     pub fn name(self) -> &'static str {
-        match self {
-            Skeleton::OneFOneB => "1f1b",
-            Skeleton::GPipe => "gpipe",
-            Skeleton::Transpose => "transpose",
-        }
+        self.0.name()
+    }
+
+    /// `layout(transpose) = Replicated`; `layout(1f1b) = layout(gpipe) = Sharded`.
+    pub fn layout(self) -> Layout {
+        self.0.layout()
+    }
+}
+
+/// Two skeletons are the same when they have the same name (names are unique in the registry).
+impl PartialEq for Skeleton {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Skeleton {}
+
+impl Hash for Skeleton {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.name().hash(state);
+    }
+}
+
+impl fmt::Debug for Skeleton {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Skeleton({})", self.name())
     }
 }
 
 impl fmt::Display for Skeleton {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+impl Serialize for Skeleton {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Skeleton {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        /// Reads the name as an enum's variant, so a JSON reader places an unknown name where it
+        /// places an unknown variant (at the name, not after it).
+        struct Named;
+        impl<'de> Visitor<'de> for Named {
+            type Value = Skeleton;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a skeleton name")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Skeleton, E> {
+                Skeleton::named(name).ok_or_else(|| {
+                    let names: Vec<String> = REGISTRY.iter().map(|s| format!("`{s}`")).collect();
+                    E::custom(format!(
+                        "unknown variant `{name}`, expected one of {}",
+                        names.join(", ")
+                    ))
+                })
+            }
+            fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Skeleton, A::Error> {
+                let (skeleton, unit) = data.variant_seed(NameSeed)?;
+                unit.unit_variant()?;
+                Ok(skeleton)
+            }
+        }
+        struct NameSeed;
+        impl<'de> de::DeserializeSeed<'de> for NameSeed {
+            type Value = Skeleton;
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Skeleton, D::Error> {
+                d.deserialize_identifier(Named)
+            }
+        }
+        deserializer.deserialize_enum("Skeleton", &[], Named)
     }
 }
 

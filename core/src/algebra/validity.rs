@@ -7,6 +7,7 @@ use crate::algebra::plan::{Plan, Region, RegionOwner, Wavefront};
 use crate::algebra::skeleton::{Layout, Skeleton, schedule_to_string};
 use crate::algebra::slab;
 use crate::scenario::Scenario;
+use crate::schedules::RunCtx;
 use crate::workload::WorkloadError;
 
 /// A rule of the algebra (or of the file's sizes) that a scenario breaks.
@@ -332,22 +333,6 @@ fn expand_layers(scenario: &Scenario) -> Result<Vec<Layer>, ValidityError> {
     Ok(layers)
 }
 
-/// Microbatch rounds of interleaved 1F1B: `max(1, ⌊M/P⌋)`, which must divide `M`.
-pub fn interleaved_rounds(ranks: usize, microbatches: usize) -> Result<usize, ValidityError> {
-    let rounds = (microbatches / ranks.max(1)).max(1);
-    if !microbatches.is_multiple_of(rounds) {
-        let lower = microbatches / rounds * rounds;
-        return Err(ValidityError::InterleavedRounds {
-            microbatches,
-            ranks,
-            rounds,
-            lower,
-            upper: lower + rounds,
-        });
-    }
-    Ok(rounds)
-}
-
 /// The largest sizes a scenario may ask for, so that no file can make `derive` allocate without
 /// bound: ranks, microbatches, data-parallel size, layers after `count` expansion, and the
 /// number of (region, rank, microbatch) slots of the order graph.
@@ -472,11 +457,12 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
     }
 
     let wavefront = wavefront(&regions)?;
-    if wavefront
-        .as_ref()
-        .is_some_and(|w| w.skeleton == Skeleton::OneFOneB && w.chunks() > 1)
-    {
-        interleaved_rounds(ranks, microbatches)?;
+    if let Some(w) = &wavefront {
+        w.skeleton.schedule().check(&RunCtx {
+            ranks,
+            microbatches,
+            chunks: w.chunks(),
+        })?;
     }
 
     let owner = match &scenario.owner {
@@ -544,32 +530,21 @@ fn wavefront(regions: &[Region]) -> Result<Option<Wavefront>, ValidityError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use Skeleton::*;
+    use crate::schedules::{ONE_F_ONE_B, TRANSPOSE};
 
     #[test]
     fn normal_form_merges_adjacent_transposes() {
         assert_eq!(
-            normal_form(&[2, 4], &[Transpose, Transpose, OneFOneB]),
-            (vec![4], vec![Transpose, OneFOneB])
+            normal_form(&[2, 4], &[TRANSPOSE, TRANSPOSE, ONE_F_ONE_B]),
+            (vec![4], vec![TRANSPOSE, ONE_F_ONE_B])
         );
         assert_eq!(
-            normal_form(&[2, 4, 6], &[OneFOneB, Transpose, Transpose, Transpose]),
-            (vec![2], vec![OneFOneB, Transpose])
+            normal_form(&[2, 4, 6], &[ONE_F_ONE_B, TRANSPOSE, TRANSPOSE, TRANSPOSE]),
+            (vec![2], vec![ONE_F_ONE_B, TRANSPOSE])
         );
         assert_eq!(
-            normal_form(&[2], &[Transpose, OneFOneB]),
-            (vec![2], vec![Transpose, OneFOneB])
-        );
-    }
-
-    #[test]
-    fn interleaved_rounds_follow_pytorch() {
-        assert_eq!(interleaved_rounds(4, 10), Ok(2));
-        assert_eq!(interleaved_rounds(4, 3), Ok(1));
-        assert_eq!(interleaved_rounds(4, 8), Ok(2));
-        assert_eq!(
-            interleaved_rounds(4, 9).map_err(|e| e.to_string()),
-            Err("rule `interleaved-rounds`: interleaved 1F1B runs microbatches in rounds of M / max(1, ⌊M/P⌋); M = 9 is not a multiple of the 2 rounds that P = 4 gives (try M = 8 or M = 10)".to_string())
+            normal_form(&[2], &[TRANSPOSE, ONE_F_ONE_B]),
+            (vec![2], vec![TRANSPOSE, ONE_F_ONE_B])
         );
     }
 }

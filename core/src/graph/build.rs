@@ -6,14 +6,14 @@
 
 use crate::algebra::collectives::{Gates, gates, seam_comms};
 use crate::algebra::plan::{Plan, Region, Wavefront};
-use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::algebra::skeleton::Layout;
 use crate::graph::adjacency::Adjacency;
 use crate::graph::compose::transpose::merged_orders;
 use crate::graph::deadlock::check_deadlock;
 use crate::graph::event::{Comm, EdgeKind, Event, Group, Phase, Seam};
 use crate::graph::explicit::explicit_orders;
 use crate::graph::order::{Order, OrderError};
-use crate::schedules::wavefront::{self, Slot};
+use crate::schedules::RunCtx;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::HashMap;
 
@@ -276,12 +276,12 @@ pub(crate) fn wavefront_sequence(
 ) -> Vec<NodeIndex> {
     let plan = b.plan;
     let chunks = wavefront.chunks();
-    let skeleton = wavefront.skeleton;
-    let slots: Vec<Slot> = match skeleton {
-        Skeleton::GPipe => wavefront::gpipe(plan.microbatches, chunks),
-        _ if chunks > 1 => wavefront::interleaved(plan.ranks, plan.microbatches, chunks, rank),
-        _ => wavefront::one_f_one_b(plan.ranks, plan.microbatches, rank),
+    let ctx = RunCtx {
+        ranks: plan.ranks,
+        microbatches: plan.microbatches,
+        chunks,
     };
+    let slots = wavefront.skeleton.schedule().rank_slots(&ctx, rank);
     slots
         .into_iter()
         .filter_map(|s| {

@@ -229,7 +229,7 @@ pub fn add_cut(s: &mut Scenario, at: usize) {
         .schedule
         .get(region)
         .copied()
-        .unwrap_or(Skeleton::OneFOneB);
+        .unwrap_or(crate::schedules::ONE_F_ONE_B);
     s.cut.insert(region.min(s.cut.len()), at);
     s.schedule
         .insert((region + 1).min(s.schedule.len()), skeleton);

@@ -1,3 +1,98 @@
-//! The per-rank orders of the skeletons: what each rank runs, in which order.
+//! One file per schedule, behind one trait and a registry. A schedule says its name (the
+//! scenario's skeleton string), its layout, its own validity rules and, for a Sharded schedule,
+//! each rank's compute slots over the wavefront's chunks. Adding a schedule is one new file and
+//! one line in [`REGISTRY`]; nothing else matches on schedule names.
+//!
+//! A Replicated schedule has no slots of its own: its work joins each rank's stream through its
+//! composition policy ([`crate::graph::compose`]).
 
-pub mod wavefront;
+pub mod gpipe;
+pub mod one_f_one_b;
+pub mod transpose;
+
+pub use gpipe::GPIPE;
+pub use one_f_one_b::ONE_F_ONE_B;
+pub use transpose::TRANSPOSE;
+
+use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::algebra::validity::ValidityError;
+use crate::graph::event::Phase;
+
+/// Every skeleton a scenario may name, in the order the app lists them.
+pub static REGISTRY: &[Skeleton] = &[one_f_one_b::ONE_F_ONE_B, gpipe::GPIPE, transpose::TRANSPOSE];
+
+/// What a schedule's rules and slots are computed from: the wavefront's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunCtx {
+    pub ranks: usize,
+    pub microbatches: usize,
+    /// Virtual stages per rank `v`: the Sharded regions of the wavefront.
+    pub chunks: usize,
+}
+
+/// One compute slot of a rank: chunk `c` (the wavefront's `c`-th region), forward or backward,
+/// microbatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    pub chunk: usize,
+    pub phase: Phase,
+    pub mb: usize,
+}
+
+impl Slot {
+    pub fn forward(chunk: usize, mb: usize) -> Slot {
+        Slot {
+            chunk,
+            phase: Phase::Forward,
+            mb,
+        }
+    }
+
+    pub fn backward(chunk: usize, mb: usize) -> Slot {
+        Slot {
+            chunk,
+            phase: Phase::Backward,
+            mb,
+        }
+    }
+}
+
+/// A schedule: one skeleton of the algebra.
+pub trait Schedule: Sync {
+    /// The scenario's skeleton string.
+    fn name(&self) -> &'static str;
+    /// What it is, in one line (the app's skeleton menu).
+    fn summary(&self) -> &'static str;
+    /// Where its order comes from (a paper, a PyTorch schedule class).
+    fn reference(&self) -> &'static str;
+    fn layout(&self) -> Layout;
+    /// Its own validity rules for a wavefront of this shape, each rejection named.
+    fn check(&self, _ctx: &RunCtx) -> Result<(), ValidityError> {
+        Ok(())
+    }
+    /// Rank `rank`'s compute slots in execution order (empty for a Replicated schedule).
+    fn rank_slots(&self, ctx: &RunCtx, rank: usize) -> Vec<Slot>;
+}
+
+#[cfg(test)]
+pub(crate) fn show(slots: &[Slot]) -> String {
+    slots
+        .iter()
+        .map(|s| format!("{}{}{}", s.chunk, s.phase.letter(), s.mb))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_found_by_name() {
+        for (i, s) in REGISTRY.iter().enumerate() {
+            assert_eq!(Skeleton::named(s.name()), Some(*s));
+            assert!(REGISTRY.iter().skip(i + 1).all(|t| t.name() != s.name()));
+        }
+        assert_eq!(Skeleton::named("2f2b"), None);
+    }
+}

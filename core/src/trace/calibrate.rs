@@ -290,10 +290,7 @@ mod tests {
                 layers: vec![LayerSpec::timed("x", Role::Backbone, 4, 1.0)],
             },
             cut: vec![1],
-            schedule: vec![
-                crate::algebra::skeleton::Skeleton::OneFOneB,
-                crate::algebra::skeleton::Skeleton::OneFOneB,
-            ],
+            schedule: vec![crate::schedules::ONE_F_ONE_B, crate::schedules::ONE_F_ONE_B],
             ranks: 1,
             microbatches: 1,
             data_parallel: 1,
