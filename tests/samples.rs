@@ -40,11 +40,7 @@ fn every_sample_derives() {
         let d = mpipe::derive(&scenario).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert_eq!(d.plan.ranks, scenario.ranks);
         for rank in 0..d.plan.ranks {
-            assert!(
-                !d.order.actions(rank, d.plan.ranks).is_empty(),
-                "{}",
-                path.display()
-            );
+            assert!(!d.order.actions(rank).is_empty(), "{}", path.display());
         }
     }
 }
@@ -93,13 +89,7 @@ fn mpipe_sample_has_the_paper_shape() {
         &mut |_| true,
     )
     .unwrap();
-    let actions = |r| -> Vec<String> {
-        d.order
-            .actions(r, 4)
-            .iter()
-            .map(|a| a.to_string())
-            .collect()
-    };
+    let actions = |r| -> Vec<String> { d.order.actions(r).iter().map(|a| a.to_string()).collect() };
     // Encoder forwards of the owned microbatches first (greedy_slack: the heaviest encodes go to
     // the ranks with the longest warmup windows), then 1F1B on stages 4..8, then the encoder
     // backwards in the cooldown.

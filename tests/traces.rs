@@ -270,7 +270,7 @@ mod pipelining_fixture {
         for r in &m.ranks {
             let derived: Vec<String> = d
                 .order
-                .actions(r.rank, d.plan.ranks)
+                .actions(r.rank)
                 .iter()
                 .map(ToString::to_string)
                 .collect();

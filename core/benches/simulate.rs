@@ -61,6 +61,7 @@ fn scenario(p: usize, m: usize, v: usize, transpose: bool) -> Scenario {
         static_memory_factor: None,
         orders: None,
         owner_budget: None,
+        placement: None,
     }
 }
 

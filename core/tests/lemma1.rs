@@ -28,7 +28,7 @@ fn events(d: &Derivation) -> HashMap<String, usize> {
 
 fn forward_order(d: &Derivation, rank: usize) -> Vec<String> {
     d.order
-        .actions(rank, d.plan.ranks)
+        .actions(rank)
         .iter()
         .filter(|a| a.phase == Phase::Forward)
         .map(|a| a.to_string())
@@ -97,7 +97,8 @@ fn freezing_the_encoder_deletes_exactly_its_backward_scatter_and_reduce() {
                 Event::Bwd {
                     region: 1,
                     rank: owner,
-                    mb
+                    mb,
+                    stage: owner,
                 }
             ),
             1,

@@ -26,15 +26,10 @@ fn two_rank_1f1b(orders: &[&[&str]]) -> Scenario {
 
 #[test]
 fn a_valid_hand_order_is_used_as_given() {
-    // GPIPE-like order on rank 0 of a 1F1B scenario: legal, just different.
+    // GPipe-like order on rank 0 of a 1F1B scenario: legal, just different.
     let s = two_rank_1f1b(&[&["0F0", "0F1", "0B0", "0B1"], &["1F0", "1B0", "1F1", "1B1"]]);
     let d = mpipe::derive(&s).unwrap();
-    let rank0: Vec<String> = d
-        .order
-        .actions(0, 2)
-        .iter()
-        .map(|a| a.to_string())
-        .collect();
+    let rank0: Vec<String> = d.order.actions(0).iter().map(|a| a.to_string()).collect();
     assert_eq!(rank0, ["0F0", "0F1", "0B0", "0B1"]);
 }
 

@@ -169,7 +169,7 @@ fn seeded_workloads_repeat_and_differ_by_seed() {
 
 #[test]
 fn serialised_links_queue_transfers() {
-    // With a zero-time forward on rank 0, GPIPE sends both microbatches to rank 1 at t = 0; each
+    // With a zero-time forward on rank 0, GPipe sends both microbatches to rank 1 at t = 0; each
     // transfer takes 1 s. On free links they overlap; serialised, the second waits for the first.
     let mut first = LayerSpec::timed("a", Role::Backbone, 1, 0.0);
     first.output_bytes = Some(100.0);
@@ -328,9 +328,9 @@ fn derive_is_analytic_and_the_owner_search_simulates_with_the_callers_options() 
     assert_eq!(analytic.plan.owner, rr.plan.owner);
     assert_eq!(
         (0..4)
-            .map(|r| analytic.order.actions(r, 4))
+            .map(|r| analytic.order.actions(r))
             .collect::<Vec<_>>(),
-        (0..4).map(|r| rr.order.actions(r, 4)).collect::<Vec<_>>()
+        (0..4).map(|r| rr.order.actions(r)).collect::<Vec<_>>()
     );
     // A seed where the search's options change its answer.
     let seed = (0..20)

@@ -180,7 +180,7 @@ proptest! {
 
         // Each microbatch's forward precedes its backward on the rank that runs both.
         for (rank, _) in d.order.nodes.iter().enumerate() {
-            let actions = d.order.actions(rank, d.plan.ranks);
+            let actions = d.order.actions(rank);
             let pos: HashMap<_, _> = actions.iter().enumerate().map(|(i, a)| ((a.stage, a.phase, a.mb), i)).collect();
             for a in &actions {
                 if a.phase == Phase::Backward {

@@ -36,13 +36,7 @@ fn derived(skeleton: Skeleton, p: usize, m: usize, v: usize) -> Vec<Vec<String>>
     let d = mpipe::derive(&scenario(skeleton, p, m, v))
         .unwrap_or_else(|e| panic!("P={p} M={m} v={v}: {e}"));
     (0..p)
-        .map(|r| {
-            d.order
-                .actions(r, p)
-                .iter()
-                .map(|a| a.to_string())
-                .collect()
-        })
+        .map(|r| d.order.actions(r).iter().map(|a| a.to_string()).collect())
         .collect()
 }
 
@@ -251,7 +245,7 @@ fn interleaved_equals_schedule_interleaved_1f1b_over_a_grid() {
 fn stage_index_is_rank_plus_region_times_p() {
     let d = mpipe::derive(&scenario(mpipe::schedules::ONE_F_ONE_B, 4, 8, 3)).unwrap();
     for rank in 0..4 {
-        let mut stages: Vec<usize> = d.order.actions(rank, 4).iter().map(|a| a.stage).collect();
+        let mut stages: Vec<usize> = d.order.actions(rank).iter().map(|a| a.stage).collect();
         stages.sort_unstable();
         stages.dedup();
         assert_eq!(stages, [rank, rank + 4, rank + 8]);

@@ -120,12 +120,7 @@ fn a_sharded_region_needs_a_layer_per_rank_unless_counts_are_given() {
     let d = mpipe::derive(&s).unwrap();
     // The encoder is its own first stage on rank 0: ranks 1..3 hold no slab of region 1.
     assert_eq!(d.plan.regions[0].sharded_ranks(), [0]);
-    let rank1: Vec<String> = d
-        .order
-        .actions(1, 4)
-        .iter()
-        .map(|a| a.to_string())
-        .collect();
+    let rank1: Vec<String> = d.order.actions(1).iter().map(|a| a.to_string()).collect();
     assert!(
         rank1
             .iter()
@@ -276,21 +271,11 @@ fn owner_maps_are_checked() {
     );
     s.owner = OwnerSpec::Explicit(vec![3, 3, 0, 0]);
     let d = mpipe::derive(&s).unwrap();
-    let rank3: Vec<String> = d
-        .order
-        .actions(3, 4)
-        .iter()
-        .map(|a| a.to_string())
-        .collect();
+    let rank3: Vec<String> = d.order.actions(3).iter().map(|a| a.to_string()).collect();
     assert_eq!(rank3[..3], ["3F0", "3F1", "7F0"]);
     s.owner = OwnerSpec::FirstRank;
     let d = mpipe::derive(&s).unwrap();
-    let rank0: Vec<String> = d
-        .order
-        .actions(0, 4)
-        .iter()
-        .map(|a| a.to_string())
-        .collect();
+    let rank0: Vec<String> = d.order.actions(0).iter().map(|a| a.to_string()).collect();
     assert_eq!(rank0[..5], ["0F0", "0F1", "0F2", "0F3", "4F0"]);
 }
 

@@ -9,6 +9,7 @@ pub mod derive;
 pub mod finite;
 pub mod model;
 pub mod owner;
+pub mod placement;
 pub mod plan;
 pub mod skeleton;
 pub mod slab;

@@ -2,6 +2,7 @@
 //! trainable bit and owner (`ByLayer` slabs or the `ByMicrobatch` map).
 
 use crate::algebra::model::Layer;
+use crate::algebra::placement::Placement;
 use crate::algebra::skeleton::{Layout, Skeleton};
 use crate::scenario::Hardware;
 use std::ops::Range;
@@ -21,10 +22,31 @@ pub struct Region {
 /// How a region's work is split over the ranks.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RegionOwner {
-    /// `ByLayer`: rank `r` runs the contiguous slab `slabs[r]` (possibly empty).
-    ByLayer { slabs: Vec<Range<usize>> },
+    /// `ByLayer`: rank `r` runs the contiguous slab `slabs[r]` (possibly empty); `order` lists
+    /// the ranks in stage order (the placement), the order the slabs are chained in.
+    ByLayer {
+        slabs: Vec<Range<usize>>,
+        order: Vec<usize>,
+    },
     /// `ByMicrobatch`: the whole region runs on `owner[m]` for microbatch `m`.
     ByMicrobatch,
+}
+
+impl RegionOwner {
+    /// Slabs given in stage order (slab `i` is the region's `i`-th stage) placed on the ranks
+    /// `ranks` lists in stage order.
+    pub fn by_stage(in_stage_order: Vec<Range<usize>>, ranks: &[usize]) -> RegionOwner {
+        let mut slabs = vec![0..0; in_stage_order.len()];
+        for (slab, &rank) in in_stage_order.into_iter().zip(ranks) {
+            if let Some(s) = slabs.get_mut(rank) {
+                *s = slab;
+            }
+        }
+        RegionOwner::ByLayer {
+            slabs,
+            order: ranks.to_vec(),
+        }
+    }
 }
 
 impl Region {
@@ -32,14 +54,13 @@ impl Region {
         self.skeleton.layout()
     }
 
-    /// Ranks holding a non-empty slab, in rank order (Sharded regions only).
+    /// Ranks holding a non-empty slab, in stage order (Sharded regions only).
     pub fn sharded_ranks(&self) -> Vec<usize> {
         match &self.owner {
-            RegionOwner::ByLayer { slabs } => slabs
+            RegionOwner::ByLayer { slabs, order } => order
                 .iter()
-                .enumerate()
-                .filter(|(_, s)| !s.is_empty())
-                .map(|(r, _)| r)
+                .copied()
+                .filter(|&r| slabs.get(r).is_some_and(|s| !s.is_empty()))
                 .collect(),
             RegionOwner::ByMicrobatch => Vec::new(),
         }
@@ -75,6 +96,8 @@ pub struct Plan {
     pub wavefront: Option<Wavefront>,
     pub ranks: usize,
     pub microbatches: usize,
+    /// Which rank runs each stage.
+    pub placement: Placement,
     pub data_parallel: usize,
     /// `ByMicrobatch` owner of each microbatch, shared by every Replicated region.
     pub owner: Vec<usize>,
@@ -91,15 +114,14 @@ impl Plan {
         index.checked_sub(1).and_then(|i| self.regions.get(i))
     }
 
-    /// `rank + (region − 1)·P`.
+    /// The stage region `region` runs on `rank` (by default `rank + (region − 1)·P`).
     pub fn stage_index(&self, region: usize, rank: usize) -> usize {
-        rank + region.saturating_sub(1) * self.ranks
+        self.placement.stage(region, rank)
     }
 
-    /// Inverse of [`Plan::stage_index`].
-    pub fn stage_to_region_rank(&self, stage: usize) -> (usize, usize) {
-        let p = self.ranks.max(1);
-        (stage / p + 1, stage % p)
+    /// Inverse of [`Plan::stage_index`]: the region and rank of `stage`, when it exists.
+    pub fn stage_to_region_rank(&self, stage: usize) -> Option<(usize, usize)> {
+        self.placement.region_rank(stage)
     }
 
     /// The workload factor of microbatch `m`.

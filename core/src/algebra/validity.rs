@@ -3,6 +3,7 @@
 
 use crate::algebra::model::{Layer, LayerError};
 use crate::algebra::owner::OwnerSpec;
+use crate::algebra::placement::{Placement, PlacementError, PlacementSpec};
 use crate::algebra::plan::{Plan, Region, RegionOwner, Wavefront};
 use crate::algebra::skeleton::{Layout, Skeleton, schedule_to_string};
 use crate::algebra::slab;
@@ -13,6 +14,8 @@ use crate::workload::WorkloadError;
 /// A rule of the algebra (or of the file's sizes) that a scenario breaks.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ValidityError {
+    #[error(transparent)]
+    Placement(#[from] PlacementError),
     #[error("rule `sizes`: `{field}` must be at least 1")]
     ZeroSize { field: &'static str },
     #[error("rule `sizes`: the model has no layers")]
@@ -154,6 +157,7 @@ impl ValidityError {
     pub fn rule(&self) -> &'static str {
         use ValidityError::*;
         match self {
+            Placement(_) => "placement",
             ZeroSize { .. } | NoLayers | TooLarge { .. } => "sizes",
             LayerCost { .. } => "layer-cost",
             RooflineHardware { .. } => "roofline-hardware",
@@ -180,6 +184,7 @@ impl ValidityError {
     pub fn field(&self) -> String {
         use ValidityError::*;
         match self {
+            Placement(e) => e.field(),
             ZeroSize { field } | TooLarge { field, .. } => (*field).to_string(),
             NoLayers => "model.layers".into(),
             LayerCost { index, .. } | RooflineHardware { index, .. } => {
@@ -395,6 +400,20 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
             regions: ranges.len(),
         });
     }
+    let sharded: Vec<bool> = scenario
+        .schedule
+        .iter()
+        .map(|s| s.layout() == Layout::Sharded)
+        .collect();
+    let spec = match &scenario.placement {
+        Some(spec) => spec.clone(),
+        None => scenario
+            .schedule
+            .iter()
+            .find(|s| s.layout() == Layout::Sharded)
+            .map_or(PlacementSpec::Default, |s| s.schedule().placement()),
+    };
+    let placement = Placement::new(&spec, &sharded, ranks)?;
     let mut regions = Vec::new();
     for (j, (range, &skeleton)) in ranges.iter().zip(&scenario.schedule).enumerate() {
         let index = j + 1;
@@ -423,9 +442,10 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
                         layers: range.len(),
                     });
                 }
-                RegionOwner::ByLayer {
-                    slabs: slab::slabs_from_counts(range.start, &counts),
-                }
+                RegionOwner::by_stage(
+                    slab::slabs_from_counts(range.start, &counts),
+                    placement.region_ranks(index),
+                )
             }
             (Layout::Sharded, None) => {
                 if range.len() < ranks {
@@ -436,12 +456,13 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
                         ranks,
                     });
                 }
-                RegionOwner::ByLayer {
-                    slabs: slab::slabs_from_counts(
+                RegionOwner::by_stage(
+                    slab::slabs_from_counts(
                         range.start,
                         &slab::balanced_counts(range.len(), ranks),
                     ),
-                }
+                    placement.region_ranks(index),
+                )
             }
         };
         let trainable = layers
@@ -494,6 +515,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
         wavefront,
         ranks,
         microbatches,
+        placement,
         data_parallel: scenario.data_parallel,
         owner,
         workload,

@@ -122,6 +122,7 @@ impl Builder<'_> {
                 region: u.region,
                 rank: u.rank,
                 mb,
+                stage: self.plan.stage_index(u.region, u.rank),
             });
             let key = self.key(u.region, u.rank, mb);
             if let Some(slot) = self.fwd.get_mut(key) {
@@ -161,6 +162,7 @@ impl Builder<'_> {
                 region: u.region,
                 rank: u.rank,
                 mb,
+                stage: self.plan.stage_index(u.region, u.rank),
             });
             let key = self.key(u.region, u.rank, mb);
             if let Some(slot) = self.bwd.get_mut(key) {
@@ -264,7 +266,7 @@ pub fn build(plan: &Plan, explicit: Option<&[Vec<String>]>) -> Result<Order, Ord
         adjacency,
         topological: Vec::new(),
     };
-    order.topological = check_deadlock(&order, plan.ranks)?;
+    order.topological = check_deadlock(&order)?;
     Ok(order)
 }
 
@@ -281,7 +283,19 @@ pub(crate) fn wavefront_sequence(
         microbatches: plan.microbatches,
         chunks,
     };
-    let slots = wavefront.skeleton.schedule().rank_slots(&ctx, rank);
+    // The schedule's slots are written for a rank's position along the first chunk (its rank
+    // under the default placement and the V fold; under any other map, where its stage sits).
+    let position = wavefront
+        .regions
+        .first()
+        .and_then(|&first| {
+            plan.placement
+                .region_ranks(first)
+                .iter()
+                .position(|&r| r == rank)
+        })
+        .unwrap_or(rank);
+    let slots = wavefront.skeleton.schedule().rank_slots(&ctx, position);
     slots
         .into_iter()
         .filter_map(|s| {

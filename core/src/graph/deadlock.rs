@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 /// Kahn's algorithm over data edges plus each rank's sequence, returning a topological order; on
 /// failure, walks back through the unprocessed events to a repeated one and reports that cycle.
-pub fn check_deadlock(order: &Order, ranks: usize) -> Result<Vec<u32>, OrderError> {
+pub fn check_deadlock(order: &Order) -> Result<Vec<u32>, OrderError> {
     let g = &order.graph;
     let adj = &order.adjacency;
     let n = adj.node_count();
@@ -42,7 +42,7 @@ pub fn check_deadlock(order: &Order, ranks: usize) -> Result<Vec<u32>, OrderErro
     };
     let label = |v: usize| {
         g.node_weight(NodeIndex::new(v))
-            .map(|e| e.label(ranks))
+            .map(|e| e.label())
             .unwrap_or_default()
     };
     let mut path = vec![start];

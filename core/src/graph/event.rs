@@ -54,11 +54,14 @@ pub enum Event {
         region: usize,
         rank: usize,
         mb: usize,
+        /// The pipeline stage the forward runs (placement: region and rank → stage).
+        stage: usize,
     },
     Bwd {
         region: usize,
         rank: usize,
         mb: usize,
+        stage: usize,
     },
     Coll {
         comm: Comm,
@@ -102,24 +105,20 @@ impl Event {
         }
     }
 
-    /// The compute action of a Fwd/Bwd, given `P`.
-    pub fn action(&self, ranks: usize) -> Option<Action> {
-        let (region, rank, mb, phase) = match *self {
-            Event::Fwd { region, rank, mb } => (region, rank, mb, Phase::Forward),
-            Event::Bwd { region, rank, mb } => (region, rank, mb, Phase::Backward),
+    /// The compute action of a Fwd/Bwd: `<stage><F|B><mb>`.
+    pub fn action(&self) -> Option<Action> {
+        let (stage, mb, phase) = match *self {
+            Event::Fwd { stage, mb, .. } => (stage, mb, Phase::Forward),
+            Event::Bwd { stage, mb, .. } => (stage, mb, Phase::Backward),
             _ => return None,
         };
-        Some(Action {
-            stage: rank + region.saturating_sub(1) * ranks,
-            phase,
-            mb,
-        })
+        Some(Action { stage, phase, mb })
     }
 
     /// A short human label: `4F0@r0`, `Gather(1→2) mb 3 r2→r0`, `Loss mb 0 @r3`.
-    pub fn label(&self, ranks: usize) -> String {
+    pub fn label(&self) -> String {
         match *self {
-            Event::Fwd { rank, .. } | Event::Bwd { rank, .. } => match self.action(ranks) {
+            Event::Fwd { rank, .. } | Event::Bwd { rank, .. } => match self.action() {
                 Some(action) => format!("{action}@r{rank}"),
                 None => String::new(),
             },
@@ -240,8 +239,9 @@ mod tests {
             region: 2,
             rank: 1,
             mb: 3,
+            stage: 5,
         };
-        assert_eq!(e.action(4).map(|a| a.to_string()), Some("5F3".to_string()));
-        assert_eq!(e.label(4), "5F3@r1");
+        assert_eq!(e.action().map(|a| a.to_string()), Some("5F3".to_string()));
+        assert_eq!(e.label(), "5F3@r1");
     }
 }

@@ -30,7 +30,15 @@ pub(crate) fn explicit_orders(
                     .map_err(|e: crate::graph::event::ActionParseError| {
                         err(path.clone(), e.to_string())
                     })?;
-            let (region, on_rank) = plan.stage_to_region_rank(action.stage);
+            let not_here = || {
+                err(
+                    path.clone(),
+                    format!("`{text}` is not an event of this schedule"),
+                )
+            };
+            let (region, on_rank) = plan
+                .stage_to_region_rank(action.stage)
+                .ok_or_else(not_here)?;
             if on_rank != rank {
                 return Err(err(
                     path,
@@ -42,12 +50,7 @@ pub(crate) fn explicit_orders(
             }
             let node = b
                 .compute(action.phase, region, rank, action.mb)
-                .ok_or_else(|| {
-                    err(
-                        path.clone(),
-                        format!("`{text}` is not an event of this schedule"),
-                    )
-                })?;
+                .ok_or_else(not_here)?;
             let flag = seen
                 .get_mut(node.index())
                 .ok_or_else(|| err(path.clone(), "internal index".into()))?;
@@ -64,10 +67,7 @@ pub(crate) fn explicit_orders(
             b.graph.node_weight(n)
             && !seen.get(n.index()).copied().unwrap_or(true)
         {
-            let label = e
-                .action(plan.ranks)
-                .map(|a| a.to_string())
-                .unwrap_or_default();
+            let label = e.action().map(|a| a.to_string()).unwrap_or_default();
             return Err(err(format!("orders[{rank}]"), format!("misses `{label}`")));
         }
     }

@@ -41,12 +41,12 @@ pub struct Order {
 
 impl Order {
     /// Rank `r`'s Fwd/Bwd events as actions, in execution order.
-    pub fn actions(&self, rank: usize, ranks: usize) -> Vec<Action> {
+    pub fn actions(&self, rank: usize) -> Vec<Action> {
         self.nodes
             .get(rank)
             .map(|ns| {
                 ns.iter()
-                    .filter_map(|&n| self.graph.node_weight(n).and_then(|e| e.action(ranks)))
+                    .filter_map(|&n| self.graph.node_weight(n).and_then(|e| e.action()))
                     .collect()
             })
             .unwrap_or_default()

@@ -17,7 +17,10 @@ pub struct DeriveReport {
     pub cut: Vec<usize>,
     pub num_ranks: usize,
     pub num_microbatches: usize,
+    /// How stages map to ranks, in words: the default formula, or the V fold / an explicit map.
     pub stage_index: &'static str,
+    /// The rank of every stage (stage `s` runs on rank `stage_ranks[s]`).
+    pub stage_ranks: Vec<usize>,
     pub ranks: Vec<RankReport>,
     pub placement: Vec<RegionPlacement>,
     pub collectives: Collectives,
@@ -85,7 +88,7 @@ impl DeriveReport {
             .zip(region_gates)
             .map(|(r, g)| {
                 let (owner, ranks) = match &r.owner {
-                    RegionOwner::ByLayer { slabs } => (
+                    RegionOwner::ByLayer { slabs, .. } => (
                         OwnerReport::ByLayer(slabs.iter().map(|s| [s.start, s.end]).collect()),
                         r.sharded_ranks(),
                     ),
@@ -121,7 +124,7 @@ impl DeriveReport {
                 g.node_weight(n).map(|&event| EventRecord {
                     id: n.index(),
                     event,
-                    action: event.action(plan.ranks),
+                    action: event.action(),
                 })
             })
             .collect();
@@ -136,7 +139,7 @@ impl DeriveReport {
         let ranks = (0..plan.ranks)
             .map(|rank| RankReport {
                 rank,
-                actions: d.order.actions(rank, plan.ranks),
+                actions: d.order.actions(rank),
                 order: d
                     .order
                     .nodes
@@ -156,7 +159,12 @@ impl DeriveReport {
                 .collect(),
             num_ranks: plan.ranks,
             num_microbatches: plan.microbatches,
-            stage_index: "rank + (region - 1) * num_ranks",
+            stage_index: if plan.placement.is_default() {
+                "rank + (region - 1) * num_ranks"
+            } else {
+                "stage_ranks[stage]"
+            },
+            stage_ranks: plan.placement.ranks_of_stages().to_vec(),
             ranks,
             placement,
             collectives: d.collectives.clone(),
@@ -232,7 +240,21 @@ pub fn text(name: &str, d: &Derivation) -> String {
         plan.microbatches,
         plan.layers.len()
     );
-    let _ = writeln!(out, "\nplacement (stage index = rank + (region − 1)·P):");
+    if plan.placement.is_default() {
+        let _ = writeln!(out, "\nplacement (stage index = rank + (region − 1)·P):");
+    } else {
+        let ranks: Vec<String> = plan
+            .placement
+            .ranks_of_stages()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let _ = writeln!(
+            out,
+            "\nplacement (rank of each stage: {}):",
+            ranks.join(" ")
+        );
+    }
     for r in &plan.regions {
         let _ = write!(
             out,
@@ -246,7 +268,7 @@ pub fn text(name: &str, d: &Derivation) -> String {
             if r.trainable { "trainable" } else { "frozen" }
         );
         match &r.owner {
-            RegionOwner::ByLayer { slabs } => {
+            RegionOwner::ByLayer { slabs, .. } => {
                 let parts: Vec<String> = slabs
                     .iter()
                     .enumerate()
@@ -274,7 +296,7 @@ pub fn text(name: &str, d: &Derivation) -> String {
     for rank in 0..plan.ranks {
         let actions: Vec<String> = d
             .order
-            .actions(rank, plan.ranks)
+            .actions(rank)
             .iter()
             .map(|a| a.to_string())
             .collect();

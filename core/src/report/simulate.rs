@@ -89,11 +89,15 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
         for &n in nodes {
             let Some(e) = g.node_weight(n) else { continue };
             let (region, rank, mb, phase) = match *e {
-                Event::Fwd { region, rank, mb } => (region, rank, mb, Phase::Forward),
-                Event::Bwd { region, rank, mb } => (region, rank, mb, Phase::Backward),
+                Event::Fwd {
+                    region, rank, mb, ..
+                } => (region, rank, mb, Phase::Forward),
+                Event::Bwd {
+                    region, rank, mb, ..
+                } => (region, rank, mb, Phase::Backward),
                 _ => continue,
             };
-            let Some(action) = e.action(d.plan.ranks) else {
+            let Some(action) = e.action() else {
                 continue;
             };
             out.push(EventTiming {
@@ -190,7 +194,7 @@ impl SimulateReport {
                 .critical_path
                 .iter()
                 .filter(|&&n| sim.timeline.duration_of(n) > 0.0)
-                .filter_map(|&n| d.order.graph.node_weight(n).map(|e| e.label(ranks)))
+                .filter_map(|&n| d.order.graph.node_weight(n).map(|e| e.label()))
                 .collect(),
         }
     }

@@ -6,6 +6,7 @@ pub mod locate;
 
 use crate::algebra::model::LayerSpec;
 use crate::algebra::owner::OwnerSpec;
+use crate::algebra::placement::PlacementSpec;
 use crate::algebra::skeleton::Skeleton;
 use crate::scenario::locate::{PathSeg, strip_position};
 pub use crate::workload::Workload;
@@ -66,6 +67,10 @@ pub struct Scenario {
     /// replacing the derived ones; checked for completeness and deadlock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub orders: Option<Vec<Vec<String>>>,
+    /// Which rank runs each stage: `default`, `v_fold` or the rank of every stage (absent: the
+    /// skeleton's own placement).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PlacementSpec>,
 }
 
 /// `model`: the ordered layers.
@@ -298,7 +303,7 @@ mod tests {
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `static_memory_factor`, `owner_budget`, `orders`"
+            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `static_memory_factor`, `owner_budget`, `orders`, `placement`"
         );
         let text = MINIMAL.replace("\"count\": 8", "\"cnt\": 8");
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();

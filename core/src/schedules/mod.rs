@@ -14,6 +14,7 @@ pub use gpipe::GPIPE;
 pub use one_f_one_b::ONE_F_ONE_B;
 pub use transpose::TRANSPOSE;
 
+use crate::algebra::placement::PlacementSpec;
 use crate::algebra::skeleton::{Layout, Skeleton};
 use crate::algebra::validity::ValidityError;
 use crate::graph::event::Phase;
@@ -66,12 +67,18 @@ pub trait Schedule: Sync {
     /// Where its order comes from (a paper, a PyTorch schedule class).
     fn reference(&self) -> &'static str;
     fn layout(&self) -> Layout;
+    /// Its stage → rank map when the scenario gives none.
+    fn placement(&self) -> PlacementSpec {
+        PlacementSpec::Default
+    }
     /// Its own validity rules for a wavefront of this shape, each rejection named.
     fn check(&self, _ctx: &RunCtx) -> Result<(), ValidityError> {
         Ok(())
     }
-    /// Rank `rank`'s compute slots in execution order (empty for a Replicated schedule).
-    fn rank_slots(&self, ctx: &RunCtx, rank: usize) -> Vec<Slot>;
+    /// The compute slots, in execution order, of the rank at `position` along the wavefront's
+    /// first chunk (the rank itself under the default placement and the V fold); empty for a
+    /// Replicated schedule.
+    fn rank_slots(&self, ctx: &RunCtx, position: usize) -> Vec<Slot>;
 }
 
 #[cfg(test)]

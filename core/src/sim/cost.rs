@@ -18,7 +18,7 @@ use std::ops::Range;
 pub fn unit_layers(plan: &Plan, region: usize, rank: usize) -> Range<usize> {
     match plan.region(region) {
         Some(r) => match &r.owner {
-            RegionOwner::ByLayer { slabs } => slabs.get(rank).cloned().unwrap_or(0..0),
+            RegionOwner::ByLayer { slabs, .. } => slabs.get(rank).cloned().unwrap_or(0..0),
             RegionOwner::ByMicrobatch => r.layers.clone(),
         },
         None => 0..0,
@@ -161,12 +161,12 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
     };
     let hw = &plan.hardware;
     match *event {
-        Event::Fwd { region, rank, mb } => {
-            compute_time(plan, unit_layers(plan, region, rank), mb, Phase::Forward)
-        }
-        Event::Bwd { region, rank, mb } => {
-            compute_time(plan, unit_layers(plan, region, rank), mb, Phase::Backward)
-        }
+        Event::Fwd {
+            region, rank, mb, ..
+        } => compute_time(plan, unit_layers(plan, region, rank), mb, Phase::Forward),
+        Event::Bwd {
+            region, rank, mb, ..
+        } => compute_time(plan, unit_layers(plan, region, rank), mb, Phase::Backward),
         Event::Coll {
             seam,
             mb,

@@ -130,8 +130,7 @@ fn describe(sim: &Simulation, n: NodeIndex) -> Waited {
     let end_s = sim.timeline.end_of(n);
     let (what, rank) = match d.order.graph.node_weight(n) {
         Some(e @ (Event::Fwd { rank, .. } | Event::Bwd { rank, .. })) => (
-            e.action(d.plan.ranks)
-                .map_or_else(String::new, |a| a.to_string()),
+            e.action().map_or_else(String::new, |a| a.to_string()),
             Some(*rank),
         ),
         Some(Event::Loss { mb, rank }) => (format!("the loss of microbatch {mb}"), Some(*rank)),

@@ -60,7 +60,10 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
     let g = &order.graph;
     let mut deltas: Vec<Vec<(f64, f64)>> = vec![Vec::new(); plan.ranks];
     for n in g.node_indices() {
-        let Some(&Event::Fwd { region, rank, mb }) = g.node_weight(n) else {
+        let Some(&Event::Fwd {
+            region, rank, mb, ..
+        }) = g.node_weight(n)
+        else {
             continue;
         };
         let backward = g

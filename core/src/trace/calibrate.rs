@@ -137,7 +137,9 @@ fn calibrate_with<E: From<DeriveError>>(
             let Some(&(ps, pe)) = predicted.get(&(*rank, *action)) else {
                 continue;
             };
-            let (region, _) = plan.stage_to_region_rank(action.stage);
+            let Some((region, _)) = plan.stage_to_region_rank(action.stage) else {
+                continue;
+            };
             let phase = usize::from(action.phase == Phase::Backward);
             if pe - ps > 0.0
                 && let Some(slot) = region
@@ -301,6 +303,7 @@ mod tests {
             static_memory_factor: None,
             orders: None,
             owner_budget: None,
+            placement: None,
         };
         let factors = [
             Factor {

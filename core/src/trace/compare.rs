@@ -54,13 +54,12 @@ pub struct Comparison {
 
 /// Predicted `(start, end)` of every compute action, by `(rank, action)`.
 pub fn predicted_actions(sim: &Simulation) -> FxHashMap<(usize, Action), (f64, f64)> {
-    let ranks = sim.derivation.plan.ranks;
     let graph = &sim.derivation.order.graph;
     graph
         .node_indices()
         .filter_map(|n| {
             let event = graph.node_weight(n)?;
-            let action = event.action(ranks)?;
+            let action = event.action()?;
             let rank = event.rank()?;
             Some((
                 (rank, action),
@@ -151,7 +150,7 @@ pub fn compare(
     all.dedup();
     for rank in all {
         let mine: &[StepAction] = by_rank.get(&rank).copied().unwrap_or(&[]);
-        let want: Vec<Action> = sim.derivation.order.actions(rank, plan_ranks);
+        let want: Vec<Action> = sim.derivation.order.actions(rank);
         let got: Vec<Option<Action>> = mine.iter().map(|a| a.0).collect();
         let lcs = lcs_len(&got, &want);
         let longer = got.len().max(want.len());

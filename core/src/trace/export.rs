@@ -136,11 +136,11 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
             continue;
         };
         let (cat, label) = match event {
-            Event::Fwd { .. } => ("forward", event.action(ranks).map(|a| format!("PP:{a}"))),
-            Event::Bwd { .. } => ("backward", event.action(ranks).map(|a| format!("PP:{a}"))),
-            Event::Coll { .. } => ("transfer", Some(event.label(ranks))),
-            Event::DpReduce { .. } => ("reduce", Some(event.label(ranks))),
-            Event::Loss { .. } => ("loss", Some(event.label(ranks))),
+            Event::Fwd { .. } => ("forward", event.action().map(|a| format!("PP:{a}"))),
+            Event::Bwd { .. } => ("backward", event.action().map(|a| format!("PP:{a}"))),
+            Event::Coll { .. } => ("transfer", Some(event.label())),
+            Event::DpReduce { .. } => ("reduce", Some(event.label())),
+            Event::Loss { .. } => ("loss", Some(event.label())),
             Event::StepBarrier => continue,
         };
         let label = label.unwrap_or_default();

@@ -29,6 +29,7 @@ pub fn scenario(
         owner: Default::default(),
         orders: None,
         owner_budget: None,
+        placement: None,
         static_memory_factor: None,
     }
 }

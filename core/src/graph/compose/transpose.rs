@@ -171,8 +171,14 @@ pub(crate) fn list_schedule(
                 *slot = Some(t);
             }
             if floating.get(n.index()).copied().unwrap_or(false)
-                && let Some(Event::Fwd { region, rank, mb } | Event::Bwd { region, rank, mb }) =
-                    g.node_weight(n)
+                && let Some(
+                    Event::Fwd {
+                        region, rank, mb, ..
+                    }
+                    | Event::Bwd {
+                        region, rank, mb, ..
+                    },
+                ) = g.node_weight(n)
                 && let Some(cursor) = cursors.get_mut(*rank)
             {
                 cursor.floats.insert((t, *region, *mb, n));
