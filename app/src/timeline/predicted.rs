@@ -199,6 +199,17 @@ impl Paint<'_> {
                 FontId::proportional(13.0),
                 self.fade(self.text),
             );
+            // Under a placement other than the default, say which stages the rank holds.
+            if !self.shown.scene.default_placement && !lane.stages.is_empty() {
+                let stages: Vec<String> = lane.stages.iter().map(ToString::to_string).collect();
+                self.painter.text(
+                    Pos2::new(self.rect.left() + 4.0, row.bottom() - 1.0),
+                    Align2::LEFT_BOTTOM,
+                    format!("stages {}", stages.join(", ")),
+                    FontId::proportional(10.0),
+                    self.fade(self.text.gamma_multiply(0.7)),
+                );
+            }
             self.clipped.rect_filled(row, 0.0, self.fade(self.faint));
             hatch(
                 &self.clipped,

@@ -15,7 +15,7 @@ use crate::graph::explicit::explicit_orders;
 use crate::graph::order::{Order, OrderError};
 use crate::schedules::RunCtx;
 use petgraph::graph::{DiGraph, NodeIndex};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// One placed piece of a microbatch's forward: region `region` on rank `rank`.
 #[derive(Debug, Clone, Copy)]
@@ -30,9 +30,9 @@ pub(crate) struct Builder<'a> {
     pub(crate) graph: DiGraph<Event, EdgeKind>,
     pub(crate) fwd: Vec<Option<NodeIndex>>,
     pub(crate) bwd: Vec<Option<NodeIndex>>,
-    pub(crate) reduces: HashMap<(usize, usize), NodeIndex>,
+    pub(crate) reduces: FxHashMap<(usize, usize), NodeIndex>,
     /// The Loss that follows each microbatch's last forward.
-    pub(crate) loss_after: HashMap<NodeIndex, NodeIndex>,
+    pub(crate) loss_after: FxHashMap<NodeIndex, NodeIndex>,
     pub(crate) barrier: NodeIndex,
 }
 
@@ -224,8 +224,8 @@ pub fn build(plan: &Plan, explicit: Option<&[Vec<String>]>) -> Result<Order, Ord
         graph,
         fwd: vec![None; size],
         bwd: vec![None; size],
-        reduces: HashMap::new(),
-        loss_after: HashMap::new(),
+        reduces: FxHashMap::default(),
+        loss_after: FxHashMap::default(),
         barrier,
     };
     for region in &plan.regions {

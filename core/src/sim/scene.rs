@@ -61,6 +61,9 @@ pub struct Interval {
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct Lane {
     pub rank: usize,
+    /// The wavefront stages the rank holds, chunk by chunk (`[r, P + r, …]` by default; the V
+    /// fold gives `[r, 2P − 1 − r]`).
+    pub stages: Vec<usize>,
     /// Its compute events: a range of [`Scene::events`], in time order.
     pub events: Range<usize>,
     /// Indices into [`Scene::transfers`] of the transfers arriving on this rank, by start.
@@ -90,6 +93,9 @@ pub struct Dependency {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scene {
     pub ranks: usize,
+    /// Whether stages sit on their default ranks (`stage = rank + (region − 1)·P`); when not,
+    /// the lanes say which stages each rank holds.
+    pub default_placement: bool,
     pub makespan_s: f64,
     pub regions: Vec<RegionStyle>,
     /// Compute events, rank by rank, each rank's in time order.
@@ -219,8 +225,19 @@ impl Scene {
                 }),
                 _ => None,
             };
+            let stages = plan
+                .wavefront
+                .as_ref()
+                .map(|w| {
+                    w.regions
+                        .iter()
+                        .map(|&region| plan.stage_index(region, rank))
+                        .collect()
+                })
+                .unwrap_or_default();
             lanes.push(Lane {
                 rank,
+                stages,
                 events: at..at + count,
                 transfers: arriving,
                 warmup: window.filter(|&w| w > 0.0).map(|w| Interval {
@@ -235,6 +252,7 @@ impl Scene {
         }
         Scene {
             ranks: plan.ranks,
+            default_placement: plan.placement.is_default(),
             makespan_s: sim.makespan_s,
             regions,
             events,
