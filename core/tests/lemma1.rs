@@ -11,7 +11,7 @@ mod common;
 
 use common::{scenario, vit_llm};
 use mpipe::Derivation;
-use mpipe::algebra::collectives::gates;
+use mpipe::algebra::gates::gates;
 use mpipe::algebra::skeleton::Skeleton;
 use mpipe::graph::event::{Comm, Event, Phase};
 use mpipe::schedules::{GPIPE, ONE_F_ONE_B, TRANSPOSE};

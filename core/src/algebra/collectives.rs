@@ -1,37 +1,10 @@
-//! Seam collectives (Table 2 of the paper), gated by Lemma 1, and weight-gradient reduces.
+//! Seam collectives (Table 2 of the paper), gated by Lemma 1, and weight-gradient reduces:
+//! computed once by `derive`, and the order graph is built from them.
 
 use crate::algebra::plan::Plan;
 use crate::algebra::skeleton::Layout;
 use crate::graph::event::{Comm, Group, Seam};
 use serde::Serialize;
-
-/// Lemma 1's three trainability gates for one region.
-#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Gates {
-    /// (ii) the region receives a gradient, i.e. runs any backward: some `Π_i`, `i ≤ j`, is trainable.
-    pub runs_backward: bool,
-    /// (i) the region sends its input gradient upstream: some `Π_i`, `i < j`, is trainable.
-    pub sends_upstream: bool,
-    /// (iii) the region reduces weight gradients: it is trainable itself.
-    pub reduces: bool,
-}
-
-/// The gates of every region, from the trainable bits alone (Corollary 1: never from the skeletons).
-pub fn gates(trainable: &[bool]) -> Vec<Gates> {
-    let mut any_before = false;
-    trainable
-        .iter()
-        .map(|&t| {
-            let g = Gates {
-                runs_backward: any_before || t,
-                sends_upstream: any_before,
-                reduces: t,
-            };
-            any_before |= t;
-            g
-        })
-        .collect()
-}
 
 /// Forward and backward collective across a seam of two layouts; `None` for Replicated → Replicated,
 /// the identity seam the normal form removes.
@@ -73,10 +46,23 @@ pub struct Collectives {
     pub reduces: Vec<Reduce>,
 }
 
+impl Collectives {
+    /// The collectives on the seam `from → to` (`from == to`: between two slabs of one region).
+    pub fn on(&self, from: usize, to: usize) -> Option<&SeamCollective> {
+        let list = if from == to {
+            &self.internal
+        } else {
+            &self.seams
+        };
+        list.binary_search_by_key(&(from, to), |c| (c.seam.from, c.seam.to))
+            .ok()
+            .and_then(|i| list.get(i))
+    }
+}
+
 /// Derives the collectives of a plan.
 pub fn collectives(plan: &Plan) -> Collectives {
-    let trainable: Vec<bool> = plan.regions.iter().map(|r| r.trainable).collect();
-    let gates = gates(&trainable);
+    let gates = &plan.gates;
     let seams = plan
         .regions
         .windows(2)
@@ -97,7 +83,7 @@ pub fn collectives(plan: &Plan) -> Collectives {
     let internal = plan
         .regions
         .iter()
-        .zip(&gates)
+        .zip(gates.iter())
         .filter(|(r, _)| r.layout() == Layout::Sharded && r.sharded_ranks().len() > 1)
         .map(|(r, g)| SeamCollective {
             seam: Seam {
@@ -111,7 +97,7 @@ pub fn collectives(plan: &Plan) -> Collectives {
     let reduces = plan
         .regions
         .iter()
-        .zip(&gates)
+        .zip(gates.iter())
         .filter(|(_, g)| g.reduces)
         .map(|(r, _)| {
             let (group, members) = match r.layout() {
@@ -136,31 +122,6 @@ pub fn collectives(plan: &Plan) -> Collectives {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn lemma_one_gates() {
-        let g = gates(&[false, true, false]);
-        assert_eq!(
-            g,
-            [
-                Gates {
-                    runs_backward: false,
-                    sends_upstream: false,
-                    reduces: false
-                },
-                Gates {
-                    runs_backward: true,
-                    sends_upstream: false,
-                    reduces: true
-                },
-                Gates {
-                    runs_backward: true,
-                    sends_upstream: true,
-                    reduces: false
-                },
-            ]
-        );
-    }
 
     #[test]
     fn seam_table() {

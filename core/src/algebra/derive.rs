@@ -64,7 +64,7 @@ pub fn derive_plan(
     explicit: Option<&[Vec<String>]>,
 ) -> Result<Derivation, DeriveError> {
     let collectives = collectives::collectives(&plan);
-    let order = build::build(&plan, explicit)?;
+    let order = build::build(&plan, &collectives, explicit)?;
     Ok(Derivation {
         plan,
         collectives,

@@ -7,6 +7,7 @@ pub mod budget;
 pub mod collectives;
 pub mod derive;
 pub mod finite;
+pub mod gates;
 pub mod model;
 pub mod owner;
 pub mod placement;

@@ -1,6 +1,7 @@
 //! A validated schedule: the expanded model cut into regions, each with its skeleton, layout,
 //! trainable bit and owner (`ByLayer` slabs or the `ByMicrobatch` map).
 
+use crate::algebra::gates::Gates;
 use crate::algebra::model::Layer;
 use crate::algebra::placement::Placement;
 use crate::algebra::skeleton::{Layout, Skeleton};
@@ -98,6 +99,8 @@ pub struct Plan {
     pub microbatches: usize,
     /// Which rank runs each stage.
     pub placement: Placement,
+    /// Lemma 1's gates of every region, in region order.
+    pub gates: Vec<Gates>,
     pub data_parallel: usize,
     /// `ByMicrobatch` owner of each microbatch, shared by every Replicated region.
     pub owner: Vec<usize>,
@@ -122,6 +125,19 @@ impl Plan {
     /// Inverse of [`Plan::stage_index`]: the region and rank of `stage`, when it exists.
     pub fn stage_to_region_rank(&self, stage: usize) -> Option<(usize, usize)> {
         self.placement.region_rank(stage)
+    }
+
+    /// Lemma 1's gates of region `index` (1-based); all off for a region that does not exist.
+    pub fn gates_of(&self, index: usize) -> Gates {
+        index
+            .checked_sub(1)
+            .and_then(|i| self.gates.get(i))
+            .copied()
+            .unwrap_or(Gates {
+                runs_backward: false,
+                sends_upstream: false,
+                reduces: false,
+            })
     }
 
     /// The workload factor of microbatch `m`.

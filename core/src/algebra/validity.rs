@@ -1,6 +1,7 @@
 //! Validity of a schedule and its normal form: every rule a scenario can break, each rejection
 //! naming the rule and the field, and `plan` that turns a valid scenario into a [`Plan`].
 
+use crate::algebra::gates::gates;
 use crate::algebra::model::{Layer, LayerError};
 use crate::algebra::owner::OwnerSpec;
 use crate::algebra::placement::{Placement, PlacementError, PlacementSpec};
@@ -509,6 +510,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
     }
     crate::algebra::finite::check_totals(scenario, &workload, static_memory_factor)?;
 
+    let region_gates = gates(&regions.iter().map(|r| r.trainable).collect::<Vec<_>>());
     Ok(Plan {
         layers,
         regions,
@@ -516,6 +518,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
         ranks,
         microbatches,
         placement,
+        gates: region_gates,
         data_parallel: scenario.data_parallel,
         owner,
         workload,

@@ -4,13 +4,14 @@
 //! composition policy ([`crate::graph::compose`]) or the user's hand-written orders
 //! ([`crate::graph::explicit`]) — and the deadlock check.
 
-use crate::algebra::collectives::{Gates, gates, seam_comms};
-use crate::algebra::plan::{Plan, Region, Wavefront};
+use crate::algebra::collectives::Collectives;
+use crate::algebra::gates::Gates;
+use crate::algebra::plan::{Plan, Wavefront};
 use crate::algebra::skeleton::Layout;
 use crate::graph::adjacency::Adjacency;
 use crate::graph::compose::transpose::merged_orders;
 use crate::graph::deadlock::check_deadlock;
-use crate::graph::event::{Comm, EdgeKind, Event, Group, Phase, Seam};
+use crate::graph::event::{Comm, EdgeKind, Event, Phase, Seam};
 use crate::graph::explicit::explicit_orders;
 use crate::graph::order::{Order, OrderError};
 use crate::schedules::RunCtx;
@@ -26,7 +27,7 @@ pub(crate) struct Unit {
 
 pub(crate) struct Builder<'a> {
     pub(crate) plan: &'a Plan,
-    pub(crate) gates: Vec<Gates>,
+    pub(crate) collectives: &'a Collectives,
     pub(crate) graph: DiGraph<Event, EdgeKind>,
     pub(crate) fwd: Vec<Option<NodeIndex>>,
     pub(crate) bwd: Vec<Option<NodeIndex>>,
@@ -59,17 +60,7 @@ impl Builder<'_> {
     }
 
     pub(crate) fn gate(&self, region: usize) -> Gates {
-        self.gates.get(region - 1).copied().unwrap_or(Gates {
-            runs_backward: false,
-            sends_upstream: false,
-            reduces: false,
-        })
-    }
-
-    pub(crate) fn layout(&self, region: usize) -> Layout {
-        self.plan
-            .region(region)
-            .map_or(Layout::Sharded, Region::layout)
+        self.plan.gates_of(region)
     }
 
     pub(crate) fn units(&self, mb: usize) -> Vec<Unit> {
@@ -129,12 +120,11 @@ impl Builder<'_> {
                 *slot = Some(f);
             }
             if let Some((pu, pn)) = prev {
-                let comm = if pu.region == u.region {
-                    Comm::Send
-                } else {
-                    seam_comms(self.layout(pu.region), self.layout(u.region))
-                        .map_or(Comm::Send, |c| c.0)
-                };
+                // Seam collectives as `derive` computed them (Table 2; slab to slab: Send).
+                let comm = self
+                    .collectives
+                    .on(pu.region, u.region)
+                    .map_or(Comm::Send, |c| c.forward);
                 let c = self.coll(comm, pu, u, mb, pu.region, u.region);
                 self.graph.add_edge(pn, c, EdgeKind::Activation);
                 self.graph.add_edge(c, f, EdgeKind::Activation);
@@ -174,12 +164,12 @@ impl Builder<'_> {
                     self.graph.add_edge(loss, b, EdgeKind::Turnaround);
                 }
                 Some((du, dn)) => {
-                    let comm = if du.region == u.region {
-                        Comm::RecvGrad
-                    } else {
-                        seam_comms(self.layout(u.region), self.layout(du.region))
-                            .map_or(Comm::RecvGrad, |c| c.1)
-                    };
+                    // Present whenever this backward runs: Lemma 1 gates both the same way.
+                    let comm = self
+                        .collectives
+                        .on(u.region, du.region)
+                        .and_then(|c| c.backward)
+                        .unwrap_or(Comm::RecvGrad);
                     let c = self.coll(comm, du, u, mb, u.region, du.region);
                     self.graph.add_edge(dn, c, EdgeKind::Gradient);
                     self.graph.add_edge(c, b, EdgeKind::Gradient);
@@ -201,8 +191,11 @@ impl Builder<'_> {
 
 /// Builds the order graph and the derived per-rank orders of a plan; with `explicit`, the
 /// per-rank compute orders come from the user (action strings) instead.
-pub fn build(plan: &Plan, explicit: Option<&[Vec<String>]>) -> Result<Order, OrderError> {
-    let trainable: Vec<bool> = plan.regions.iter().map(|r| r.trainable).collect();
+pub fn build(
+    plan: &Plan,
+    collectives: &Collectives,
+    explicit: Option<&[Vec<String>]>,
+) -> Result<Order, OrderError> {
     let size = plan.regions.len() * plan.ranks * plan.microbatches;
     let units: usize = plan
         .regions
@@ -220,7 +213,7 @@ pub fn build(plan: &Plan, explicit: Option<&[Vec<String>]>) -> Result<Order, Ord
     let barrier = graph.add_node(Event::StepBarrier);
     let mut b = Builder {
         plan,
-        gates: gates(&trainable),
+        collectives,
         graph,
         fwd: vec![None; size],
         bwd: vec![None; size],
@@ -228,13 +221,15 @@ pub fn build(plan: &Plan, explicit: Option<&[Vec<String>]>) -> Result<Order, Ord
         loss_after: FxHashMap::default(),
         barrier,
     };
-    for region in &plan.regions {
-        if !b.gate(region.index).reduces {
+    // One reduce event per rank taking part in each of the collectives' reduces.
+    for reduce in &collectives.reduces {
+        let Some(region) = plan.region(reduce.region) else {
             continue;
-        }
-        let (group, ranks) = match region.layout() {
-            Layout::Replicated => (Group::ReplicaGroup, (0..plan.ranks).collect()),
-            Layout::Sharded => (Group::DataGroup, region.sharded_ranks()),
+        };
+        let group = reduce.group;
+        let ranks = match region.layout() {
+            Layout::Replicated => (0..plan.ranks).collect(),
+            Layout::Sharded => region.sharded_ranks(),
         };
         for rank in ranks {
             let n = b.graph.add_node(Event::DpReduce {

@@ -1,7 +1,8 @@
 //! What `mpipe derive` prints: the JSON object (shape documented in the README) and a readable table.
 
-use crate::algebra::collectives::{Collectives, Gates, gates};
+use crate::algebra::collectives::Collectives;
 use crate::algebra::derive::Derivation;
+use crate::algebra::gates::Gates;
 use crate::algebra::plan::RegionOwner;
 use crate::algebra::skeleton::{Layout, Skeleton, schedule_to_string};
 use crate::graph::event::{Action, EdgeKind, Event};
@@ -80,12 +81,10 @@ pub struct EdgeRecord {
 impl DeriveReport {
     pub fn new(name: &str, d: &Derivation) -> Self {
         let plan = &d.plan;
-        let trainable: Vec<bool> = plan.regions.iter().map(|r| r.trainable).collect();
-        let region_gates = gates(&trainable);
         let placement = plan
             .regions
             .iter()
-            .zip(region_gates)
+            .zip(plan.gates.iter().copied())
             .map(|(r, g)| {
                 let (owner, ranks) = match &r.owner {
                     RegionOwner::ByLayer { slabs, .. } => (

@@ -50,7 +50,11 @@ fn makespan(
     explicit: Option<&[Vec<String>]>,
     options: SimOptions,
 ) -> Result<f64, OrderError> {
-    let order = build::build(plan, explicit)?;
+    let order = build::build(
+        plan,
+        &crate::algebra::collectives::collectives(plan),
+        explicit,
+    )?;
     let durations = cost::durations(plan, &order.graph);
     Ok(simulate(&order, &durations, options).makespan)
 }
