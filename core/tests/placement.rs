@@ -185,3 +185,58 @@ fn a_permuted_1f1b_runs_each_stage_s_order_on_its_rank() {
     assert_eq!(time(&permuted), (4.0 + 3.0 - 1.0) * 3.0);
     assert_eq!(time(&default), time(&permuted));
 }
+
+/// A Chrome trace of one rank: `PP:` spans of 1 ms each, back to back.
+fn trace(rank: usize, actions: &[&str]) -> mpipe::trace::RawTrace {
+    let events: Vec<String> = actions
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            format!(
+                r#"{{"ph":"X","name":"PP:{a}","pid":0,"tid":0,"ts":{},"dur":1000}}"#,
+                i * 1000
+            )
+        })
+        .collect();
+    let text = format!(
+        r#"{{"distributedInfo":{{"rank":{rank}}},"traceEvents":[{}]}}"#,
+        events.join(",")
+    );
+    mpipe::trace::import_bytes(text.as_bytes(), &format!("rank{rank}.json")).unwrap()
+}
+
+#[test]
+fn compare_trace_warns_about_actions_the_schedule_cannot_have_and_stages_placed_elsewhere() {
+    // ⟨1f1b⟩, P = 2, M = 2 predicts rank 0 `0F0 0F1 0B0 0B1`, rank 1 `1F0 1B0 1F1 1B1`. The
+    // trace runs the backward split in halves on rank 0 and has rank 1 run stage 0's forward.
+    let s = scenario(uniform(2), &[], &[ONE_F_ONE_B], 2, 2);
+    let sim = simulate_scenario(&s, SimOptions::default()).unwrap();
+    let traces = [
+        trace(0, &["0F0", "0F1", "0I0", "0W0", "0I1", "0W1"]),
+        trace(1, &["1F0", "0F0", "1B0", "1F1", "1B1"]),
+    ];
+    let rules = mpipe::trace::RuleSet::default().compile().unwrap();
+    let m = mpipe::trace::recover(&traces, &rules, &[None, None]);
+    let alignment = mpipe::trace::align(&m);
+    let c = mpipe::trace::compare::compare(&sim, &m, &alignment, 0);
+    assert_eq!(
+        c.warnings,
+        [
+            "4 measured action(s) on rank(s) 0 are split-backward halves (I, W), which the schedule ⟨1f1b⟩ cannot have: it runs each backward whole (B)",
+            "stage 0 is measured on rank 1 (1 action(s)), but the scenario's placement puts it on rank 0",
+        ]
+    );
+    // Under a placement that swaps the two stages, the trace's stage 1 on rank 1 is the one
+    // measured away from its rank (the scenario puts it on rank 0).
+    let mut moved = scenario(uniform(2), &[], &[ONE_F_ONE_B], 2, 2);
+    moved.placement = Some(PlacementSpec::Explicit(vec![1, 0]));
+    let sim = simulate_scenario(&moved, SimOptions::default()).unwrap();
+    let c = mpipe::trace::compare::compare(&sim, &m, &alignment, 0);
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("stage 1 is measured on rank 1")),
+        "{:?}",
+        c.warnings
+    );
+}

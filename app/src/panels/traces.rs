@@ -130,6 +130,13 @@ pub fn traces_ui(ui: &mut egui::Ui, studio: &Studio, shown: &Shown) -> Vec<Comma
             )
             .small(),
         );
+        // What the schedule cannot match comes first: it says the scenario is the wrong model.
+        for w in &comparison.warnings {
+            ui.colored_label(
+                Color32::from_rgb(0xF0, 0xA0, 0x30),
+                RichText::new(format!("⚠ {w}")).small(),
+            );
+        }
         if !m.warnings.is_empty() || !alignment.notes.is_empty() {
             egui::CollapsingHeader::new(format!(
                 "Import warnings ({})",

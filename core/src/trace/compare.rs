@@ -48,6 +48,10 @@ pub struct Comparison {
     pub ranks: Vec<RankComparison>,
     /// Every measured action seen on both sides.
     pub actions: Vec<ActionResidual>,
+    /// Why measured actions could not be matched, when the reason is the schedule or its
+    /// placement rather than the run: actions the schedule cannot have (split-backward halves),
+    /// stages measured on another rank than the placement gives, stages it does not have.
+    pub warnings: Vec<String>,
     /// Every measured action of the step, matched or not, as the app draws it.
     pub blocks: Vec<MeasuredBlock>,
 }
@@ -126,6 +130,81 @@ fn seconds(ns: i64) -> f64 {
     ns as f64 * 1e-9
 }
 
+/// Measured actions that match nothing for a reason the schedule explains, counted.
+#[derive(Default)]
+struct Mismatch {
+    /// Split-backward halves (`I`, `W`) by rank.
+    halves: std::collections::BTreeMap<usize, usize>,
+    /// `(stage, measured rank) → (placed rank, count)`.
+    elsewhere: std::collections::BTreeMap<(usize, usize), (usize, usize)>,
+    /// Stages the schedule does not have, with a count.
+    unknown: std::collections::BTreeMap<usize, usize>,
+}
+
+impl Mismatch {
+    fn note(&mut self, sim: &Simulation, rank: usize, action: Option<Action>, label: &str) {
+        let Some(action) = action else {
+            // A measured `<stage>I<mb>` or `<stage>W<mb>`: a half the schedule has no event for.
+            let rest = label.trim_start_matches(|c: char| c.is_ascii_digit());
+            if rest.starts_with('I') || rest.starts_with('W') {
+                *self.halves.entry(rank).or_default() += 1;
+            }
+            return;
+        };
+        match sim.derivation.plan.stage_to_region_rank(action.stage) {
+            Some((_, placed)) if placed != rank => {
+                self.elsewhere
+                    .entry((action.stage, rank))
+                    .or_insert((placed, 0))
+                    .1 += 1;
+            }
+            Some(_) => {}
+            None => *self.unknown.entry(action.stage).or_default() += 1,
+        }
+    }
+
+    fn warnings(&self, sim: &Simulation) -> Vec<String> {
+        const SHOWN: usize = 8;
+        let plan = &sim.derivation.plan;
+        let schedule: Vec<_> = plan.regions.iter().map(|r| r.skeleton).collect();
+        let mut out = Vec::new();
+        if !self.halves.is_empty() {
+            let total: usize = self.halves.values().sum();
+            let ranks: Vec<String> = self.halves.keys().map(ToString::to_string).collect();
+            out.push(format!(
+                "{total} measured action(s) on rank(s) {} are split-backward halves (I, W), which the schedule {} cannot have: it runs each backward whole (B)",
+                ranks.join(", "),
+                crate::algebra::skeleton::schedule_to_string(&schedule)
+            ));
+        }
+        for (&(stage, rank), &(placed, n)) in self.elsewhere.iter().take(SHOWN) {
+            out.push(format!(
+                "stage {stage} is measured on rank {rank} ({n} action(s)), but the scenario's placement puts it on rank {placed}"
+            ));
+        }
+        if self.elsewhere.len() > SHOWN {
+            out.push(format!(
+                "… and {} more stage(s) measured away from their placed rank",
+                self.elsewhere.len() - SHOWN
+            ));
+        }
+        let stages = plan.placement.ranks_of_stages().len();
+        for (&stage, &n) in self.unknown.iter().take(SHOWN) {
+            out.push(format!(
+                "stage {stage} is measured ({n} action(s)), but the schedule has stages 0 to {}",
+                stages.saturating_sub(1)
+            ));
+        }
+        if self.unknown.len() > SHOWN {
+            out.push(format!(
+                "… and {} more stage(s) the schedule does not have",
+                self.unknown.len() - SHOWN
+            ));
+        }
+        out
+    }
+}
+
 /// Compares step `step` of the measurement with the simulation.
 pub fn compare(
     sim: &Simulation,
@@ -141,6 +220,7 @@ pub fn compare(
     let mut blocks = Vec::new();
     let mut ranks = Vec::new();
     let (mut lcs_total, mut len_total) = (0usize, 0usize);
+    let mut mismatch = Mismatch::default();
     // Ranks are a sparse set: the plan's, and whatever numbers the traces carry (a file that
     // says it is rank 4,000,000,000 is one more rank, not four billion).
     let by_rank: FxHashMap<usize, &[StepAction]> =
@@ -159,6 +239,9 @@ pub fn compare(
         let mut residuals = Vec::new();
         for (action, label, s, e) in mine {
             let matched = action.and_then(|a| predicted.get(&(rank, a))).copied();
+            if matched.is_none() {
+                mismatch.note(sim, rank, *action, label);
+            }
             blocks.push(MeasuredBlock {
                 rank,
                 action: label.clone(),
@@ -230,6 +313,7 @@ pub fn compare(
         ranks,
         actions,
         blocks,
+        warnings: mismatch.warnings(sim),
     }
 }
 

@@ -229,7 +229,12 @@ impl CompareTraceReport {
             alignment: alignment.clone(),
             ranks,
             actions: c.before.actions.clone(),
-            warnings: m.warnings.iter().map(ToString::to_string).collect(),
+            warnings: m
+                .warnings
+                .iter()
+                .map(ToString::to_string)
+                .chain(c.before.warnings.iter().cloned())
+                .collect(),
         }
     }
 
