@@ -260,3 +260,62 @@ proptest! {
         }
     }
 }
+
+/// `v` regions of `p` uniform one-layer stages over `p` ranks, each region placed by its own
+/// permutation (or all by the first, when `shared`).
+fn placed(
+    skeleton: Skeleton,
+    p: usize,
+    m: usize,
+    perms: &[Vec<usize>],
+    shared: bool,
+) -> (Scenario, Scenario) {
+    let v = perms.len();
+    let cut: Vec<usize> = (1..v).map(|c| c * p).collect();
+    let default = common::scenario(common::uniform(p * v), &cut, &vec![skeleton; v], p, m);
+    let mut moved = default.clone();
+    let map: Vec<usize> = (0..v)
+        .flat_map(|c| perms[if shared { 0 } else { c }].clone())
+        .collect();
+    moved.placement = Some(mpipe::algebra::placement::PlacementSpec::Explicit(map));
+    (default, moved)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn gpipe_executes_under_any_placement(
+        (p, perms) in (1usize..=5, 1usize..=3).prop_flat_map(|(p, v)| {
+            (Just(p), prop::collection::vec(Just((0..p).collect::<Vec<usize>>()).prop_shuffle(), v))
+        }),
+        m in 1usize..=6,
+    ) {
+        let (_, s) = placed(mpipe::schedules::GPIPE, p, m, &perms, false);
+        let sim = mpipe::sim::run::simulate_scenario(&s, mpipe::sim::engine::SimOptions::default())
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{}", s.to_json_string())))?;
+        prop_assert!(executes(&sim.derivation));
+        let d = &sim.derivation;
+        let composed = mpipe::sim::maxplus::composed_completion(&d.order, &sim.durations, d.plan.regions.len());
+        prop_assert_eq!(&composed, &sim.timeline.end);
+    }
+
+    #[test]
+    fn a_permuted_1f1b_is_the_default_schedule_relabelled(
+        (p, perm) in (1usize..=5).prop_flat_map(|p| (Just(p), Just((0..p).collect::<Vec<usize>>()).prop_shuffle())),
+        v in 1usize..=3,
+        rounds in 1usize..=3,
+    ) {
+        // Whole interleaved rounds: M a multiple of P.
+        let m = p * rounds;
+        let (default, moved) = placed(mpipe::schedules::ONE_F_ONE_B, p, m, &vec![perm.clone(); v], true);
+        let a = mpipe::sim::run::simulate_scenario(&default, mpipe::sim::engine::SimOptions::default()).unwrap();
+        let b = mpipe::sim::run::simulate_scenario(&moved, mpipe::sim::engine::SimOptions::default())
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{}", moved.to_json_string())))?;
+        // Rank perm[i] runs exactly what rank i runs by default (stages keep their numbers).
+        for (i, &rank) in perm.iter().enumerate() {
+            prop_assert_eq!(b.derivation.order.actions(rank), a.derivation.order.actions(i));
+        }
+        prop_assert_eq!(a.makespan_s, b.makespan_s);
+    }
+}
