@@ -17,7 +17,11 @@ fn lanes() -> Vec<Vec<Span>> {
                     start: i as f64 * 1e-3,
                     end: (i + 1) as f64 * 1e-3,
                     region: 1 + (i / 7) % 3,
-                    backward: (i + lane) % 2 == 0,
+                    phase: if (i + lane) % 2 == 0 {
+                        mpipe::graph::event::Phase::Backward
+                    } else {
+                        mpipe::graph::event::Phase::Forward
+                    },
                     stage: lane,
                     mb: i % 1024,
                     index: lane * 16_384 + i,

@@ -99,6 +99,7 @@ fn freezing_the_encoder_deletes_exactly_its_backward_scatter_and_reduce() {
                     rank: owner,
                     mb,
                     stage: owner,
+                    half: mpipe::graph::event::Half::Whole,
                 }
             ),
             1,

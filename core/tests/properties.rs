@@ -319,3 +319,46 @@ proptest! {
         prop_assert_eq!(a.makespan_s, b.makespan_s);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn zb1p_orders_execute_and_the_three_timings_agree(
+        p in 1usize..=6,
+        m in 1usize..=10,
+        encoder in any::<bool>(),
+        trainable in prop::collection::vec(any::<bool>(), 2),
+        input_share in 0.0f64..=1.0,
+    ) {
+        let mut backbone = LayerSpec::timed("llm", Role::Backbone, p, 1.0);
+        backbone.trainable = trainable[1];
+        backbone.bwd_input_s = Some(2.0 * input_share);
+        let (layers, cut, schedule) = if encoder {
+            let mut vit = LayerSpec::timed("vit", Role::Encoder, 1, 0.5);
+            vit.trainable = trainable[0];
+            (vec![vit, backbone], vec![1], vec![mpipe::schedules::TRANSPOSE, mpipe::schedules::ZB1P])
+        } else {
+            (vec![backbone], vec![], vec![mpipe::schedules::ZB1P])
+        };
+        let s = common::scenario(layers, &cut, &schedule, p, m);
+        let sim = mpipe::sim::run::simulate_scenario(&s, mpipe::sim::engine::SimOptions::default())
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{}", s.to_json_string())))?;
+        let d = &sim.derivation;
+        prop_assert!(executes(d), "{}", s.to_json_string());
+        let composed = mpipe::sim::maxplus::composed_completion(&d.order, &sim.durations, d.plan.regions.len());
+        prop_assert_eq!(&composed, &sim.timeline.end);
+        let events = mpipe::sim::engine::simulate_events(&d.order, &sim.durations, mpipe::sim::engine::SimOptions::default());
+        prop_assert_eq!(&events.end, &sim.timeline.end);
+        // Every W follows its own I on the same rank.
+        for rank in 0..p {
+            let actions = d.order.actions(rank);
+            for (i, a) in actions.iter().enumerate() {
+                if a.phase == Phase::Weight {
+                    let input = actions.iter().position(|b| b.phase == Phase::Input && b.stage == a.stage && b.mb == a.mb);
+                    prop_assert!(input.is_some_and(|at| at < i), "{} before its I", a);
+                }
+            }
+        }
+    }
+}

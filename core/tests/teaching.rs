@@ -93,7 +93,7 @@ fn colours_follow_the_role_so_the_backbone_is_blue_in_every_sample() {
     assert_eq!(scene.regions[1].forward, backbone);
     assert_eq!(scene.regions[0].label(), "region 1 · encoder · transpose");
     assert_eq!(
-        scene.colour(2, true),
+        scene.colour(2, mpipe::graph::event::Phase::Backward),
         mpipe::report::palette::backward_shade(backbone)
     );
 }

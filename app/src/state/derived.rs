@@ -52,7 +52,7 @@ impl Shown {
                         start: e.start_s,
                         end: e.end_s,
                         region: e.region,
-                        backward: e.backward,
+                        phase: e.action.phase,
                         stage: e.action.stage,
                         mb: e.mb,
                         index: lane.events.start + i,
@@ -93,7 +93,12 @@ impl Shown {
             format!(
                 "{} {} of microbatch {}",
                 e.action,
-                if e.backward { "backward" } else { "forward" },
+                match e.action.phase {
+                    mpipe::graph::event::Phase::Forward => "forward",
+                    mpipe::graph::event::Phase::Backward => "backward",
+                    mpipe::graph::event::Phase::Input => "backward, input half",
+                    mpipe::graph::event::Phase::Weight => "backward, weight half",
+                },
                 e.mb
             ),
             format!("rank {} · {region}", e.rank),

@@ -3,6 +3,8 @@
 //! drawable items clipped to the plot, lane placement, and hit testing. No egui here, so all of
 //! it is unit-tested with one time unit = one pixel.
 
+use mpipe::graph::event::Phase;
+
 /// A visible time range `[t0, t1]` mapped onto `[x0, x0 + width]` pixels.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TimeView {
@@ -107,7 +109,8 @@ pub struct Span {
     pub start: f64,
     pub end: f64,
     pub region: usize,
-    pub backward: bool,
+    /// Forward, backward, or a half of a split backward (its colour and its label's letter).
+    pub phase: Phase,
     /// The stage index, for the `4F0` label.
     pub stage: usize,
     pub mb: usize,
@@ -122,7 +125,7 @@ pub struct Item {
     pub x0: f64,
     pub x1: f64,
     pub region: usize,
-    pub backward: bool,
+    pub phase: Phase,
     /// The event (first of the run when merged).
     pub index: usize,
     /// How many events the item stands for.
@@ -143,12 +146,7 @@ fn digits(n: usize) -> usize {
 fn label(s: &Span, width: f64) -> Option<String> {
     let mb = digits(s.mb);
     if width >= label_width(digits(s.stage) + 1 + mb) {
-        Some(format!(
-            "{}{}{}",
-            s.stage,
-            if s.backward { 'B' } else { 'F' },
-            s.mb
-        ))
+        Some(format!("{}{}{}", s.stage, s.phase.letter(), s.mb))
     } else if width >= label_width(mb) {
         Some(s.mb.to_string())
     } else {
@@ -191,7 +189,7 @@ pub fn render_items(lanes: &[Vec<Span>], view: &TimeView) -> Vec<Item> {
                 x0,
                 x1,
                 region: s.region,
-                backward: s.backward,
+                phase: s.phase,
                 index: s.index,
                 count: 1,
                 label: label(s, x1 - x0),
@@ -276,7 +274,7 @@ mod tests {
             start,
             end,
             region: 1,
-            backward: false,
+            phase: Phase::Forward,
             stage: 4,
             mb: index,
             index,

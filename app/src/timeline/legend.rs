@@ -13,6 +13,8 @@ use mpipe::sim::scene::Scene;
 enum Swatch {
     /// A forward and a backward chip.
     Pair(Color32, Color32),
+    /// A forward, an input-half and a weight-half chip.
+    Triple(Color32, Color32, Color32),
     Fill(Color32),
     /// Diagonal hatching (idle time).
     Hatch,
@@ -29,6 +31,13 @@ fn paint_swatch(ui: &Ui, rect: Rect, swatch: Swatch) {
             let (left, right) = rect.split_left_right_at_fraction(0.5);
             painter.rect_filled(left, 1.0, f);
             painter.rect_filled(right, 1.0, b);
+        }
+        Swatch::Triple(f, i, w) => {
+            let (left, rest) = rect.split_left_right_at_fraction(1.0 / 3.0);
+            let (middle, right) = rest.split_left_right_at_fraction(0.5);
+            painter.rect_filled(left, 1.0, f);
+            painter.rect_filled(middle, 1.0, i);
+            painter.rect_filled(right, 1.0, w);
         }
         Swatch::Fill(c) => {
             painter.rect_filled(rect, 1.0, c);
@@ -99,11 +108,22 @@ pub fn legend_ui(ui: &mut Ui, scene: &Scene) {
     ui.horizontal_wrapped(|ui| {
         ui.spacing_mut().item_spacing.x = 14.0;
         for r in &scene.regions {
-            entry_ui(
-                ui,
-                Swatch::Pair(rgb(r.forward), rgb(r.backward)),
-                &format!("{} (forward light, backward dark)", r.label()),
-            );
+            if r.split {
+                entry_ui(
+                    ui,
+                    Swatch::Triple(rgb(r.forward), rgb(r.backward), rgb(r.weight)),
+                    &format!(
+                        "{} (forward light, input half I dark, weight half W mid)",
+                        r.label()
+                    ),
+                );
+            } else {
+                entry_ui(
+                    ui,
+                    Swatch::Pair(rgb(r.forward), rgb(r.backward)),
+                    &format!("{} (forward light, backward dark)", r.label()),
+                );
+            }
         }
         entry_ui(ui, Swatch::Hatch, "idle: a bubble");
         entry_ui(

@@ -126,7 +126,7 @@ pub fn measured_chart(
         clipped.rect_filled(
             chip(e.start_s, e.end_s, top),
             1.0,
-            rgb(scene.colour(e.region, e.backward)),
+            rgb(scene.colour(e.region, e.action.phase)),
         );
     }
     let mut hovered: Option<&MeasuredBlock> = None;

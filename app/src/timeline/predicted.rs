@@ -296,7 +296,7 @@ impl Paint<'_> {
             self.clipped.rect_filled(
                 r,
                 1.0,
-                self.fade(rgb(scene.colour(item.region, item.backward))),
+                self.fade(rgb(scene.colour(item.region, item.phase))),
             );
             let outline = if item.count > 1 {
                 None

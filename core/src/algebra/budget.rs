@@ -5,6 +5,7 @@
 
 use crate::algebra::skeleton::Layout;
 use crate::scenario::Scenario;
+use crate::schedules::OpSet;
 
 /// Heap bytes per event of the order graph for derive + simulate: the graph and its flat
 /// adjacency, the per-rank orders, durations, the timeline (and the encoder-free one), slack,
@@ -32,14 +33,21 @@ pub struct Estimate {
 pub fn estimate(s: &Scenario) -> Estimate {
     let (p, m) = (s.ranks as u64, s.microbatches as u64);
     let regions = s.schedule.len() as u64;
-    // Per microbatch: each Sharded region runs a forward and a backward on every rank and hops
-    // between consecutive ranks both ways; a Replicated region runs them once, on its owner.
+    // Per microbatch: each Sharded region runs a forward and a backward (two halves when its
+    // schedule splits it) on every rank and hops between consecutive ranks both ways; a
+    // Replicated region runs them once, on its owner.
     let per_mb: u64 = s
         .schedule
         .iter()
-        .map(|k| match k.layout() {
-            Layout::Sharded => 2 * p + 2 * p.saturating_sub(1),
-            Layout::Replicated => 2,
+        .map(|k| {
+            let compute = match k.schedule().ops() {
+                OpSet::ForwardBackward => 2,
+                OpSet::SplitBackward => 3,
+            };
+            match k.layout() {
+                Layout::Sharded => compute * p + 2 * p.saturating_sub(1),
+                Layout::Replicated => compute,
+            }
         })
         .fold(0u64, u64::saturating_add);
     // Seams both ways, and the loss.

@@ -90,6 +90,23 @@ pub struct LayerSpec {
     /// The layer's cost scales with the microbatch's workload factor (an encoder, say).
     #[serde(default, skip_serializing_if = "is_default")]
     pub workload_varies: bool,
+    /// The input-gradient half `I` of the backward, seconds (split-backward schedules; default
+    /// half of the backward, or the backward minus `bwd_weight_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bwd_input_s: Option<f64>,
+    /// The weight-gradient half `W`, seconds (default: the backward minus the input half).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bwd_weight_s: Option<f64>,
+    /// Roofline FLOPs of the input half (default half of `bwd_flops`); its HBM bytes take the
+    /// same share of `bwd_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bwd_input_flops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bwd_weight_flops: Option<f64>,
+    /// The share of `activation_bytes` only the input half needs, freed when it ends; the rest
+    /// is freed when the weight half ends (default 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation_input_share: Option<f64>,
 }
 
 /// How a layer's compute time is given.
@@ -117,6 +134,10 @@ pub struct Layer {
     pub activation_bytes: f64,
     pub output_bytes: f64,
     pub workload_varies: bool,
+    /// The share of the backward (time, FLOPs, bytes) that is its input half `I`.
+    pub input_share: f64,
+    /// The share of `activation_bytes` freed when the input half ends.
+    pub activation_input_share: f64,
 }
 
 /// Why a layer's costs cannot be read.
@@ -134,6 +155,61 @@ pub enum LayerError {
     ZeroCount,
     #[error("`{field}` must be a finite number ≥ 0, got {value}")]
     Negative { field: &'static str, value: f64 },
+    #[error(
+        "`{input}` + `{weight}` = {sum} but `{total_field}` = {total}: the two halves make the whole backward"
+    )]
+    SplitSum {
+        input: &'static str,
+        weight: &'static str,
+        total_field: &'static str,
+        sum: f64,
+        total: f64,
+    },
+    #[error("`{field}` = {value} is more than the whole backward ({total})")]
+    SplitExceeds {
+        field: &'static str,
+        value: f64,
+        total: f64,
+    },
+    #[error("`activation_input_share` must be between 0 and 1, got {0}")]
+    Share(f64),
+}
+
+/// The share of a backward `total` its input half takes, from the halves a layer gives.
+fn input_share(
+    total: f64,
+    (input_field, input): (&'static str, Option<f64>),
+    (weight_field, weight): (&'static str, Option<f64>),
+    total_field: &'static str,
+) -> Result<f64, LayerError> {
+    let share = |i: f64| if total > 0.0 { i / total } else { 0.5 };
+    match (input, weight) {
+        (None, None) => Ok(0.5),
+        (Some(i), Some(w)) => {
+            let sum = i + w;
+            if (sum - total).abs() > 1e-9 * total.max(1.0) {
+                return Err(LayerError::SplitSum {
+                    input: input_field,
+                    weight: weight_field,
+                    total_field,
+                    sum,
+                    total,
+                });
+            }
+            Ok(share(i))
+        }
+        (Some(v), None) | (None, Some(v)) if v > total => Err(LayerError::SplitExceeds {
+            field: if input.is_some() {
+                input_field
+            } else {
+                weight_field
+            },
+            value: v,
+            total,
+        }),
+        (Some(i), None) => Ok(share(i)),
+        (None, Some(w)) => Ok(share(total - w)),
+    }
 }
 
 impl LayerSpec {
@@ -149,8 +225,13 @@ impl LayerSpec {
         }
     }
 
-    fn numbers(&self) -> [(&'static str, Option<f64>); 9] {
+    fn numbers(&self) -> [(&'static str, Option<f64>); 14] {
         [
+            ("bwd_input_s", self.bwd_input_s),
+            ("bwd_weight_s", self.bwd_weight_s),
+            ("bwd_input_flops", self.bwd_input_flops),
+            ("bwd_weight_flops", self.bwd_weight_flops),
+            ("activation_input_share", self.activation_input_share),
             ("fwd_s", self.fwd_s),
             ("bwd_s", self.bwd_s),
             ("fwd_flops", self.fwd_flops),
@@ -177,6 +258,11 @@ impl LayerSpec {
             || self.bwd_flops.is_some()
             || self.fwd_bytes.is_some()
             || self.bwd_bytes.is_some();
+        let split_explicit = self.bwd_input_s.is_some() || self.bwd_weight_s.is_some();
+        let split_roofline = self.bwd_input_flops.is_some() || self.bwd_weight_flops.is_some();
+        if (split_explicit && roofline) || (split_roofline && explicit) {
+            return Err(LayerError::MixedCosts);
+        }
         match (explicit, roofline) {
             (true, true) => Err(LayerError::MixedCosts),
             (false, false) => Err(LayerError::NoCost),
@@ -184,7 +270,10 @@ impl LayerSpec {
                 let fwd_s = self.fwd_s.unwrap_or(self.bwd_s.unwrap_or(0.0) / 2.0);
                 Ok(Cost::Explicit {
                     fwd_s,
-                    bwd_s: self.bwd_s.unwrap_or(2.0 * fwd_s),
+                    bwd_s: self
+                        .bwd_s
+                        .or(self.bwd_input_s.zip(self.bwd_weight_s).map(|(i, w)| i + w))
+                        .unwrap_or(2.0 * fwd_s),
                 })
             }
             (false, true) => {
@@ -192,7 +281,13 @@ impl LayerSpec {
                 let fwd_bytes = self.fwd_bytes.unwrap_or(0.0);
                 Ok(Cost::Roofline {
                     fwd_flops,
-                    bwd_flops: self.bwd_flops.unwrap_or(2.0 * fwd_flops),
+                    bwd_flops: self
+                        .bwd_flops
+                        .or(self
+                            .bwd_input_flops
+                            .zip(self.bwd_weight_flops)
+                            .map(|(i, w)| i + w))
+                        .unwrap_or(2.0 * fwd_flops),
                     fwd_bytes,
                     bwd_bytes: self.bwd_bytes.unwrap_or(2.0 * fwd_bytes),
                 })
@@ -206,6 +301,24 @@ impl LayerSpec {
             return Err(LayerError::ZeroCount);
         }
         let cost = self.cost()?;
+        let input_share = match cost {
+            Cost::Explicit { bwd_s, .. } => input_share(
+                bwd_s,
+                ("bwd_input_s", self.bwd_input_s),
+                ("bwd_weight_s", self.bwd_weight_s),
+                "bwd_s",
+            )?,
+            Cost::Roofline { bwd_flops, .. } => input_share(
+                bwd_flops,
+                ("bwd_input_flops", self.bwd_input_flops),
+                ("bwd_weight_flops", self.bwd_weight_flops),
+                "bwd_flops",
+            )?,
+        };
+        let activation_input_share = self.activation_input_share.unwrap_or(0.5);
+        if activation_input_share > 1.0 {
+            return Err(LayerError::Share(activation_input_share));
+        }
         Ok((0..self.count)
             .map(|i| Layer {
                 name: if self.count == 1 {
@@ -220,6 +333,8 @@ impl LayerSpec {
                 activation_bytes: self.activation_bytes.unwrap_or(0.0),
                 output_bytes: self.output_bytes.unwrap_or(0.0),
                 workload_varies: self.workload_varies,
+                input_share,
+                activation_input_share,
             })
             .collect())
     }

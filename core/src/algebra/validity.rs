@@ -97,6 +97,15 @@ pub enum ValidityError {
         layers: usize,
     },
     #[error(
+        "rule `{rule}`: {skeleton} over {chunks} Sharded regions is not implemented yet ({what}); give it one Sharded region"
+    )]
+    Chunks {
+        rule: &'static str,
+        skeleton: &'static str,
+        chunks: usize,
+        what: &'static str,
+    },
+    #[error(
         "rule `uniform-wavefront`: the Sharded regions {regions} form one wavefront but mix skeletons ({skeletons}); mixed skeletons in one wavefront are not defined yet"
     )]
     MixedRun {
@@ -171,6 +180,7 @@ impl ValidityError {
             | SlabsRanks { .. }
             | SlabsSum { .. } => "sharded-slabs",
             MixedRun { .. } => "uniform-wavefront",
+            Chunks { rule, .. } => rule,
             InterleavedRounds { .. } => "interleaved-rounds",
             OwnerLength { .. } | OwnerRank { .. } => "owner",
             Workload(_) => "workload",
@@ -200,6 +210,7 @@ impl ValidityError {
                 format!("slabs[{}]", region - 1)
             }
             MixedRun { culprit, .. } => format!("schedule[{}]", culprit - 1),
+            Chunks { .. } => "schedule".into(),
             InterleavedRounds { .. } => "microbatches".into(),
             OwnerLength { .. } => "owner".into(),
             OwnerRank { mb, .. } => format!("owner[{mb}]"),

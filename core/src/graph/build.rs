@@ -11,10 +11,10 @@ use crate::algebra::skeleton::Layout;
 use crate::graph::adjacency::Adjacency;
 use crate::graph::compose::transpose::merged_orders;
 use crate::graph::deadlock::check_deadlock;
-use crate::graph::event::{Comm, EdgeKind, Event, Phase, Seam};
+use crate::graph::event::{Comm, EdgeKind, Event, Half, Phase, Seam};
 use crate::graph::explicit::explicit_orders;
 use crate::graph::order::{Order, OrderError};
-use crate::schedules::RunCtx;
+use crate::schedules::{OpSet, RunCtx};
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::FxHashMap;
 
@@ -30,7 +30,10 @@ pub(crate) struct Builder<'a> {
     pub(crate) collectives: &'a Collectives,
     pub(crate) graph: DiGraph<Event, EdgeKind>,
     pub(crate) fwd: Vec<Option<NodeIndex>>,
+    /// The whole backward, or its input half (`I`) where the region's schedule splits it.
     pub(crate) bwd: Vec<Option<NodeIndex>>,
+    /// The weight half (`W`) of a split backward, where the region reduces weight gradients.
+    pub(crate) weight: Vec<Option<NodeIndex>>,
     pub(crate) reduces: FxHashMap<(usize, usize), NodeIndex>,
     /// The Loss that follows each microbatch's last forward.
     pub(crate) loss_after: FxHashMap<NodeIndex, NodeIndex>,
@@ -53,10 +56,21 @@ impl Builder<'_> {
             return None;
         }
         let key = self.key(region, rank, mb);
+        let split = self.split(region);
         match phase {
             Phase::Forward => self.fwd.get(key).copied().flatten(),
-            Phase::Backward => self.bwd.get(key).copied().flatten(),
+            Phase::Backward if !split => self.bwd.get(key).copied().flatten(),
+            Phase::Input if split => self.bwd.get(key).copied().flatten(),
+            Phase::Weight if split => self.weight.get(key).copied().flatten(),
+            Phase::Backward | Phase::Input | Phase::Weight => None,
         }
+    }
+
+    /// Whether region `region`'s schedule splits its backward into `I` and `W`.
+    pub(crate) fn split(&self, region: usize) -> bool {
+        self.plan
+            .region(region)
+            .is_some_and(|r| r.skeleton.schedule().ops() == OpSet::SplitBackward)
     }
 
     pub(crate) fn gate(&self, region: usize) -> Gates {
@@ -148,11 +162,14 @@ impl Builder<'_> {
             if !gate.runs_backward {
                 break;
             }
+            let split = self.split(u.region);
+            let stage = self.plan.stage_index(u.region, u.rank);
             let b = self.graph.add_node(Event::Bwd {
                 region: u.region,
                 rank: u.rank,
                 mb,
-                stage: self.plan.stage_index(u.region, u.rank),
+                stage,
+                half: if split { Half::Input } else { Half::Whole },
             });
             let key = self.key(u.region, u.rank, mb);
             if let Some(slot) = self.bwd.get_mut(key) {
@@ -175,10 +192,29 @@ impl Builder<'_> {
                     self.graph.add_edge(c, b, EdgeKind::Gradient);
                 }
             }
+            // A split backward's weight half waits only for its own input half (no other stage
+            // waits for it) and exists only where Lemma 1 has the region reduce.
+            let accumulates = if split && gate.reduces {
+                let w = self.graph.add_node(Event::Bwd {
+                    region: u.region,
+                    rank: u.rank,
+                    mb,
+                    stage,
+                    half: Half::Weight,
+                });
+                if let Some(slot) = self.weight.get_mut(key) {
+                    *slot = Some(w);
+                }
+                self.graph.add_edge(b, w, EdgeKind::Gradient);
+                w
+            } else {
+                b
+            };
             if gate.reduces
                 && let Some(&reduce) = self.reduces.get(&(u.region, u.rank))
             {
-                self.graph.add_edge(b, reduce, EdgeKind::Accumulate);
+                self.graph
+                    .add_edge(accumulates, reduce, EdgeKind::Accumulate);
             }
             downstream = Some((u, b));
         }
@@ -217,6 +253,7 @@ pub fn build(
         graph,
         fwd: vec![None; size],
         bwd: vec![None; size],
+        weight: vec![None; size],
         reduces: FxHashMap::default(),
         loss_after: FxHashMap::default(),
         barrier,

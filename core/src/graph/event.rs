@@ -1,22 +1,64 @@
-//! Events and edges of the order graph, and PyTorch's action notation `<stage><F|B><mb>`.
+//! Events and edges of the order graph, and PyTorch's action notation `<stage><F|B|I|W><mb>`.
 
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
 
-/// Forward or backward half of a compute event.
+/// What a compute action computes: the forward, the whole backward, or one of its halves (the
+/// input gradient `I`, the weight gradient `W`) when a schedule splits it.
 #[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Phase {
     Forward,
     Backward,
+    Input,
+    Weight,
 }
 
 impl Phase {
-    /// `F` or `B`, as in PyTorch's action notation.
+    /// `F`, `B`, `I` or `W`, as in PyTorch's action notation.
     pub fn letter(self) -> char {
         match self {
             Phase::Forward => 'F',
             Phase::Backward => 'B',
+            Phase::Input => 'I',
+            Phase::Weight => 'W',
+        }
+    }
+
+    /// Any backward work: the whole backward or one of its halves.
+    pub fn is_backward(self) -> bool {
+        self != Phase::Forward
+    }
+
+    /// The half of a backward event this phase names (`None` for a forward).
+    pub fn half(self) -> Option<Half> {
+        match self {
+            Phase::Forward => None,
+            Phase::Backward => Some(Half::Whole),
+            Phase::Input => Some(Half::Input),
+            Phase::Weight => Some(Half::Weight),
+        }
+    }
+}
+
+/// Which part of a backward a `Bwd` event computes.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Half {
+    /// The whole backward (`B`).
+    Whole,
+    /// The input gradient (`I`): what the previous stage waits for.
+    Input,
+    /// The weight gradient (`W`): no other stage waits for it.
+    Weight,
+}
+
+impl Half {
+    pub fn phase(self) -> Phase {
+        match self {
+            Half::Whole => Phase::Backward,
+            Half::Input => Phase::Input,
+            Half::Weight => Phase::Weight,
         }
     }
 }
@@ -62,6 +104,8 @@ pub enum Event {
         rank: usize,
         mb: usize,
         stage: usize,
+        /// The whole backward, or its input or weight half (split-backward schedules).
+        half: Half,
     },
     Coll {
         comm: Comm,
@@ -109,7 +153,9 @@ impl Event {
     pub fn action(&self) -> Option<Action> {
         let (stage, mb, phase) = match *self {
             Event::Fwd { stage, mb, .. } => (stage, mb, Phase::Forward),
-            Event::Bwd { stage, mb, .. } => (stage, mb, Phase::Backward),
+            Event::Bwd {
+                stage, mb, half, ..
+            } => (stage, mb, half.phase()),
             _ => return None,
         };
         Some(Action { stage, phase, mb })
@@ -175,7 +221,7 @@ impl Serialize for Action {
 
 /// Why an action string does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{text}` is not an action; expected <stage><F|B><microbatch>, e.g. `4F0`")]
+#[error("`{text}` is not an action; expected <stage><F|B|I|W><microbatch>, e.g. `4F0`")]
 pub struct ActionParseError {
     pub text: String,
 }
@@ -187,11 +233,13 @@ impl FromStr for Action {
         let err = || ActionParseError {
             text: text.to_string(),
         };
-        let at = text.find(['F', 'B']).ok_or_else(err)?;
+        let at = text.find(['F', 'B', 'I', 'W']).ok_or_else(err)?;
         let (stage, rest) = text.split_at(at);
         let phase = match rest.chars().next() {
             Some('F') => Phase::Forward,
             Some('B') => Phase::Backward,
+            Some('I') => Phase::Input,
+            Some('W') => Phase::Weight,
             _ => return Err(err()),
         };
         let mb = rest.get(1..).ok_or_else(err)?;
@@ -224,12 +272,18 @@ mod tests {
             "12B31".parse::<Action>().map(|a| (a.stage, a.phase, a.mb)),
             Ok((12, Phase::Backward, 31))
         );
-        for bad in ["", "F0", "4F", "4X0", "-1F0", "4F0x", "4W0"] {
+        // The halves of a split backward.
+        assert_eq!("3I1".parse::<Action>().map(|a| a.phase), Ok(Phase::Input));
+        assert_eq!(
+            "4W0".parse::<Action>().map(|a| a.to_string()),
+            Ok("4W0".into())
+        );
+        for bad in ["", "F0", "4F", "4X0", "-1F0", "4F0x", "4Q0"] {
             assert!(bad.parse::<Action>().is_err(), "{bad}");
         }
         assert_eq!(
-            "4W0".parse::<Action>().unwrap_err().to_string(),
-            "`4W0` is not an action; expected <stage><F|B><microbatch>, e.g. `4F0`"
+            "4X0".parse::<Action>().unwrap_err().to_string(),
+            "`4X0` is not an action; expected <stage><F|B|I|W><microbatch>, e.g. `4F0`"
         );
     }
 

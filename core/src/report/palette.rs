@@ -71,6 +71,18 @@ pub fn backward_shade((r, g, b): Rgb) -> Rgb {
     (r / 2 + 10, g / 2 + 10, b / 2 + 10)
 }
 
+/// The shade of a split backward's weight half `W`: between the forward and the backward (the
+/// input half `I` takes the backward shade), so the two halves read apart.
+pub fn weight_shade(forward: Rgb) -> Rgb {
+    let b = backward_shade(forward);
+    let mid = |f: u8, b: u8| ((u16::from(f) + u16::from(b)) / 2) as u8;
+    (
+        mid(forward.0, b.0),
+        mid(forward.1, b.1),
+        mid(forward.2, b.2),
+    )
+}
+
 /// `#rrggbb`.
 pub fn hex((r, g, b): Rgb) -> String {
     format!("#{r:02x}{g:02x}{b:02x}")

@@ -93,8 +93,12 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
                     region, rank, mb, ..
                 } => (region, rank, mb, Phase::Forward),
                 Event::Bwd {
-                    region, rank, mb, ..
-                } => (region, rank, mb, Phase::Backward),
+                    region,
+                    rank,
+                    mb,
+                    half,
+                    ..
+                } => (region, rank, mb, half.phase()),
                 _ => continue,
             };
             let Some(action) = e.action() else {
@@ -105,7 +109,7 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
                 action,
                 region,
                 mb,
-                backward: phase == Phase::Backward,
+                backward: phase.is_backward(),
                 start_s: sim.timeline.start_of(n),
                 end_s: sim.timeline.end_of(n),
                 node: n.index(),

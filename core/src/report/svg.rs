@@ -170,7 +170,7 @@ pub fn render(name: &str, sim: &Simulation) -> String {
         let y = lane_y(e.rank);
         let (x0, x1) = (x(e.start_s), x(e.end_s));
         let w = (x1 - x0).max(0.5);
-        let fill = hex(scene.colour(e.region, e.backward));
+        let fill = hex(scene.colour(e.region, e.action.phase));
         let _ = writeln!(
             s,
             r#"<rect x="{x0:.2}" y="{y:.1}" width="{w:.2}" height="{LANE}" fill="{fill}" stroke="white" stroke-width="0.6"><title>{} rank {} mb {}: {}–{}</title></rect>"#,

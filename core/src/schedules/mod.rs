@@ -9,10 +9,12 @@
 pub mod gpipe;
 pub mod one_f_one_b;
 pub mod transpose;
+pub mod zb1p;
 
 pub use gpipe::GPIPE;
 pub use one_f_one_b::ONE_F_ONE_B;
 pub use transpose::TRANSPOSE;
+pub use zb1p::ZB1P;
 
 use crate::algebra::placement::PlacementSpec;
 use crate::algebra::skeleton::{Layout, Skeleton};
@@ -20,7 +22,12 @@ use crate::algebra::validity::ValidityError;
 use crate::graph::event::Phase;
 
 /// Every skeleton a scenario may name, in the order the app lists them.
-pub static REGISTRY: &[Skeleton] = &[one_f_one_b::ONE_F_ONE_B, gpipe::GPIPE, transpose::TRANSPOSE];
+pub static REGISTRY: &[Skeleton] = &[
+    one_f_one_b::ONE_F_ONE_B,
+    gpipe::GPIPE,
+    transpose::TRANSPOSE,
+    zb1p::ZB1P,
+];
 
 /// What a schedule's rules and slots are computed from: the wavefront's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +63,34 @@ impl Slot {
             mb,
         }
     }
+
+    /// The input half `I` of a split backward.
+    pub fn input(chunk: usize, mb: usize) -> Slot {
+        Slot {
+            chunk,
+            phase: Phase::Input,
+            mb,
+        }
+    }
+
+    /// The weight half `W` of a split backward.
+    pub fn weight(chunk: usize, mb: usize) -> Slot {
+        Slot {
+            chunk,
+            phase: Phase::Weight,
+            mb,
+        }
+    }
+}
+
+/// The compute events a schedule runs per stage and microbatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpSet {
+    /// `F` and a whole backward `B`.
+    ForwardBackward,
+    /// `F`, and the backward split into its input half `I` (on the gradient chain) and its
+    /// weight half `W` (free of cross-rank dependencies).
+    SplitBackward,
 }
 
 /// A schedule: one skeleton of the algebra.
@@ -67,6 +102,10 @@ pub trait Schedule: Sync {
     /// Where its order comes from (a paper, a PyTorch schedule class).
     fn reference(&self) -> &'static str;
     fn layout(&self) -> Layout;
+    /// Its events per stage and microbatch.
+    fn ops(&self) -> OpSet {
+        OpSet::ForwardBackward
+    }
     /// Its stage → rank map when the scenario gives none.
     fn placement(&self) -> PlacementSpec {
         PlacementSpec::Default
@@ -101,5 +140,9 @@ mod tests {
             assert!(REGISTRY.iter().skip(i + 1).all(|t| t.name() != s.name()));
         }
         assert_eq!(Skeleton::named("2f2b"), None);
+        // Every schedule file's skeleton is read by its name.
+        for s in [ONE_F_ONE_B, GPIPE, TRANSPOSE, ZB1P] {
+            assert_eq!(Skeleton::named(s.name()), Some(s), "{s} is not registered");
+        }
     }
 }

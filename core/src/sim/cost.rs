@@ -30,10 +30,16 @@ pub fn compute_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) 
     let factor = plan.workload_of(mb);
     let (mut explicit, mut flops, mut bytes) = (0.0, 0.0, 0.0);
     for layer in plan.layers.get(layers).unwrap_or_default() {
-        let scale = if layer.workload_varies { factor } else { 1.0 };
+        let workload = if layer.workload_varies { factor } else { 1.0 };
+        // A half of a split backward takes its share of the whole backward.
+        let (scale, phase) = match phase {
+            Phase::Forward | Phase::Backward => (workload, phase),
+            Phase::Input => (workload * layer.input_share, Phase::Backward),
+            Phase::Weight => (workload * (1.0 - layer.input_share), Phase::Backward),
+        };
         match (layer.cost, phase) {
             (Cost::Explicit { fwd_s, .. }, Phase::Forward) => explicit += fwd_s * scale,
-            (Cost::Explicit { bwd_s, .. }, Phase::Backward) => explicit += bwd_s * scale,
+            (Cost::Explicit { bwd_s, .. }, _) => explicit += bwd_s * scale,
             (
                 Cost::Roofline {
                     fwd_flops,
@@ -51,7 +57,7 @@ pub fn compute_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) 
                     bwd_bytes,
                     ..
                 },
-                Phase::Backward,
+                _,
             ) => {
                 flops += bwd_flops * scale;
                 bytes += bwd_bytes * scale;
@@ -114,12 +120,28 @@ pub fn output_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
 
 /// Saved-for-backward bytes of a unit for one microbatch.
 pub fn activation_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
+    activation_part(plan, region, rank, mb, |_| 1.0)
+}
+
+/// The part of [`activation_bytes`] only a split backward's input half needs (freed at its end).
+pub fn activation_input_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
+    activation_part(plan, region, rank, mb, |l| l.activation_input_share)
+}
+
+fn activation_part(
+    plan: &Plan,
+    region: usize,
+    rank: usize,
+    mb: usize,
+    share: impl Fn(&crate::algebra::model::Layer) -> f64,
+) -> f64 {
     plan.layers
         .get(unit_layers(plan, region, rank))
         .unwrap_or_default()
         .iter()
         .map(|l| {
             l.activation_bytes
+                * share(l)
                 * if l.workload_varies {
                     plan.workload_of(mb)
                 } else {
@@ -165,8 +187,12 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
             region, rank, mb, ..
         } => compute_time(plan, unit_layers(plan, region, rank), mb, Phase::Forward),
         Event::Bwd {
-            region, rank, mb, ..
-        } => compute_time(plan, unit_layers(plan, region, rank), mb, Phase::Backward),
+            region,
+            rank,
+            mb,
+            half,
+            ..
+        } => compute_time(plan, unit_layers(plan, region, rank), mb, half.phase()),
         Event::Coll {
             seam,
             mb,

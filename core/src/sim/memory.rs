@@ -1,12 +1,13 @@
 //! Memory per rank over time, read off placement and the timeline: static bytes (parameters of
 //! every slab and replica placed on the rank × `static_memory_factor`) plus activations, each live
-//! from its forward's start until its backward finishes — or, when no backward runs, until the
-//! consumer of its output has finished.
+//! from its forward's start until its backward finishes (a split backward frees it in two parts,
+//! at the end of each half) — or, when no backward runs, until the consumer of its output has
+//! finished.
 
 use crate::algebra::plan::Plan;
-use crate::graph::event::{EdgeKind, Event};
+use crate::graph::event::{EdgeKind, Event, Half};
 use crate::graph::order::Order;
-use crate::sim::cost::{activation_bytes, output_bytes, param_bytes};
+use crate::sim::cost::{activation_bytes, activation_input_bytes, output_bytes, param_bytes};
 use crate::sim::engine::Timeline;
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;
@@ -83,11 +84,36 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
                 )
             }
         };
-        if bytes > 0.0
-            && let Some(list) = deltas.get_mut(rank)
-        {
-            list.push((timeline.start_of(n), bytes));
-            list.push((free_at, -bytes));
+        // A split backward frees in two parts: what only its input half needs at that half's
+        // end, the rest when its weight half ends (all at the input half's end without one).
+        let weight = backward.and_then(|b| {
+            g.edges_directed(b, Direction::Outgoing)
+                .map(|e| e.target())
+                .find(|&t| {
+                    matches!(
+                        g.node_weight(t),
+                        Some(Event::Bwd {
+                            half: Half::Weight,
+                            ..
+                        })
+                    )
+                })
+        });
+        let Some(list) = deltas.get_mut(rank) else {
+            continue;
+        };
+        match weight {
+            Some(w) if bytes > 0.0 => {
+                let early = activation_input_bytes(plan, region, rank, mb).min(bytes);
+                list.push((timeline.start_of(n), bytes));
+                list.push((free_at, -early));
+                list.push((timeline.end_of(w), early - bytes));
+            }
+            _ if bytes > 0.0 => {
+                list.push((timeline.start_of(n), bytes));
+                list.push((free_at, -bytes));
+            }
+            _ => {}
         }
     }
     let capacity = plan.hardware.memory_bytes;

@@ -6,7 +6,7 @@
 
 use crate::algebra::model::Role;
 use crate::algebra::skeleton::Skeleton;
-use crate::graph::event::{EdgeKind, Event};
+use crate::graph::event::{EdgeKind, Event, Phase};
 use crate::report::palette::{self, Rgb};
 use crate::report::simulate::{CommTiming, EventTiming, comm_timings, event_timings};
 use crate::sim::metrics::{Gap, idle_gaps, wavefront_span};
@@ -26,7 +26,12 @@ pub struct RegionStyle {
     pub role: Role,
     pub skeleton: Skeleton,
     pub forward: Rgb,
+    /// The whole backward, and the input half `I` of a split one.
     pub backward: Rgb,
+    /// The weight half `W` of a split backward.
+    pub weight: Rgb,
+    /// The region's schedule splits its backward into `I` and `W`.
+    pub split: bool,
 }
 
 impl RegionStyle {
@@ -41,11 +46,11 @@ impl RegionStyle {
     }
 
     /// The fill of a compute event of this region.
-    pub fn colour(&self, backward: bool) -> Rgb {
-        if backward {
-            self.backward
-        } else {
-            self.forward
+    pub fn colour(&self, phase: Phase) -> Rgb {
+        match phase {
+            Phase::Forward => self.forward,
+            Phase::Backward | Phase::Input => self.backward,
+            Phase::Weight => self.weight,
         }
     }
 }
@@ -187,6 +192,8 @@ impl Scene {
                 skeleton: r.skeleton,
                 forward,
                 backward: palette::backward_shade(forward),
+                weight: palette::weight_shade(forward),
+                split: r.skeleton.schedule().ops() == crate::schedules::OpSet::SplitBackward,
             })
             .collect();
 
@@ -268,9 +275,9 @@ impl Scene {
     }
 
     /// The fill of a compute event of `region`.
-    pub fn colour(&self, region: usize, backward: bool) -> Rgb {
+    pub fn colour(&self, region: usize, phase: Phase) -> Rgb {
         self.region(region)
-            .map_or((0x80, 0x80, 0x80), |r| r.colour(backward))
+            .map_or((0x80, 0x80, 0x80), |r| r.colour(phase))
     }
 
     /// Rank `rank`'s compute events, in time order.

@@ -67,6 +67,8 @@ impl Query {
             let term = match word.as_str() {
                 "f" | "forward" | "forwards" => Term::Phase(Phase::Forward),
                 "b" | "backward" | "backwards" => Term::Phase(Phase::Backward),
+                "i" | "input" => Term::Phase(Phase::Input),
+                "w" | "weight" => Term::Phase(Phase::Weight),
                 w if w.bytes().all(|b| b.is_ascii_digit()) => Term::Stage(
                     w.parse()
                         .map_err(|_| format!("`{w}` is not a stage number"))?,

@@ -11,7 +11,6 @@ use super::compare::{Comparison, compare, measured_step, predicted_actions};
 use super::recover::Measurement;
 use crate::algebra::derive::DeriveError;
 use crate::algebra::model::LayerSpec;
-use crate::graph::event::Phase;
 use crate::scenario::Scenario;
 use crate::sim::engine::SimOptions;
 use crate::sim::run::{Simulation, SimulationError, simulate_scenario};
@@ -140,7 +139,8 @@ fn calibrate_with<E: From<DeriveError>>(
             let Some((region, _)) = plan.stage_to_region_rank(action.stage) else {
                 continue;
             };
-            let phase = usize::from(action.phase == Phase::Backward);
+            // Both halves of a split backward scale with the backward's factor.
+            let phase = usize::from(action.phase.is_backward());
             if pe - ps > 0.0
                 && let Some(slot) = region
                     .checked_sub(1)

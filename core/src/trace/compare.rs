@@ -6,6 +6,7 @@
 use super::align::Alignment;
 use super::recover::Measurement;
 use crate::graph::event::{Action, Phase};
+use crate::schedules::OpSet;
 use crate::sim::run::Simulation;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -79,6 +80,8 @@ fn as_action(stage: usize, letter: Option<char>, mb: usize) -> Option<Action> {
     let phase = match letter? {
         'F' => Phase::Forward,
         'B' => Phase::Backward,
+        'I' => Phase::Input,
+        'W' => Phase::Weight,
         _ => return None,
     };
     Some(Action { stage, phase, mb })
@@ -133,8 +136,10 @@ fn seconds(ns: i64) -> f64 {
 /// Measured actions that match nothing for a reason the schedule explains, counted.
 #[derive(Default)]
 struct Mismatch {
-    /// Split-backward halves (`I`, `W`) by rank.
+    /// Split-backward halves (`I`, `W`) where the schedule runs whole backwards, by rank.
     halves: std::collections::BTreeMap<usize, usize>,
+    /// Whole backwards (`B`) where the schedule splits them, by rank.
+    wholes: std::collections::BTreeMap<usize, usize>,
     /// `(stage, measured rank) → (placed rank, count)`.
     elsewhere: std::collections::BTreeMap<(usize, usize), (usize, usize)>,
     /// Stages the schedule does not have, with a count.
@@ -142,16 +147,24 @@ struct Mismatch {
 }
 
 impl Mismatch {
-    fn note(&mut self, sim: &Simulation, rank: usize, action: Option<Action>, label: &str) {
+    fn note(&mut self, sim: &Simulation, rank: usize, action: Option<Action>) {
         let Some(action) = action else {
-            // A measured `<stage>I<mb>` or `<stage>W<mb>`: a half the schedule has no event for.
-            let rest = label.trim_start_matches(|c: char| c.is_ascii_digit());
-            if rest.starts_with('I') || rest.starts_with('W') {
-                *self.halves.entry(rank).or_default() += 1;
-            }
             return;
         };
-        match sim.derivation.plan.stage_to_region_rank(action.stage) {
+        let plan = &sim.derivation.plan;
+        let located = plan.stage_to_region_rank(action.stage);
+        let splits = located
+            .and_then(|(region, _)| plan.region(region))
+            .is_some_and(|r| r.skeleton.schedule().ops() == OpSet::SplitBackward);
+        if matches!(action.phase, Phase::Input | Phase::Weight) && !splits {
+            *self.halves.entry(rank).or_default() += 1;
+            return;
+        }
+        if action.phase == Phase::Backward && splits {
+            *self.wholes.entry(rank).or_default() += 1;
+            return;
+        }
+        match located {
             Some((_, placed)) if placed != rank => {
                 self.elsewhere
                     .entry((action.stage, rank))
@@ -173,6 +186,15 @@ impl Mismatch {
             let ranks: Vec<String> = self.halves.keys().map(ToString::to_string).collect();
             out.push(format!(
                 "{total} measured action(s) on rank(s) {} are split-backward halves (I, W), which the schedule {} cannot have: it runs each backward whole (B)",
+                ranks.join(", "),
+                crate::algebra::skeleton::schedule_to_string(&schedule)
+            ));
+        }
+        if !self.wholes.is_empty() {
+            let total: usize = self.wholes.values().sum();
+            let ranks: Vec<String> = self.wholes.keys().map(ToString::to_string).collect();
+            out.push(format!(
+                "{total} measured action(s) on rank(s) {} are whole backwards (B), which the schedule {} splits into I and W",
                 ranks.join(", "),
                 crate::algebra::skeleton::schedule_to_string(&schedule)
             ));
@@ -240,7 +262,7 @@ pub fn compare(
         for (action, label, s, e) in mine {
             let matched = action.and_then(|a| predicted.get(&(rank, a))).copied();
             if matched.is_none() {
-                mismatch.note(sim, rank, *action, label);
+                mismatch.note(sim, rank, *action);
             }
             blocks.push(MeasuredBlock {
                 rank,

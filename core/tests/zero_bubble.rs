@@ -1,0 +1,225 @@
+//! Split backward (`I` and `W`) and ZB-H1 (`zb1p` with one Sharded region): the closed form,
+//! Lemma 1 on both halves, memory freed in two parts, hand-written orders with `I` and `W`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // tests fail by panicking
+
+mod common;
+
+use common::{scenario, uniform};
+use mpipe::Scenario;
+use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::graph::event::{Event, Half};
+use mpipe::schedules::{ONE_F_ONE_B, TRANSPOSE, ZB1P};
+use mpipe::sim::engine::SimOptions;
+use mpipe::sim::run::simulate_scenario;
+
+fn makespan(s: &Scenario) -> f64 {
+    simulate_scenario(s, SimOptions::default())
+        .unwrap()
+        .makespan_s
+}
+
+fn actions(s: &Scenario, rank: usize) -> String {
+    let d = mpipe::derive(s).unwrap();
+    let names: Vec<String> = d
+        .order
+        .actions(rank)
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    names.join(" ")
+}
+
+#[test]
+fn zb_h1_takes_3m_plus_p_minus_1_where_1f1b_takes_3_m_plus_p_minus_1() {
+    // One layer a stage, t_F = 1 and t_B = 2, so t_I = t_W = 1; free links.
+    for p in 1..=8 {
+        for m in p..=3 * p {
+            let zb = scenario(uniform(p), &[], &[ZB1P], p, m);
+            let one = scenario(uniform(p), &[], &[ONE_F_ONE_B], p, m);
+            assert_eq!(makespan(&zb), (3 * m + p - 1) as f64, "P = {p}, M = {m}");
+            assert_eq!(makespan(&one), (3 * (m + p - 1)) as f64, "P = {p}, M = {m}");
+        }
+    }
+}
+
+#[test]
+fn zb_h1_orders_by_hand() {
+    let s = scenario(uniform(3), &[], &[ZB1P], 3, 4);
+    assert_eq!(
+        actions(&s, 0),
+        "0F0 0F1 0F2 0I0 0W0 0F3 0I1 0W1 0I2 0W2 0I3 0W3"
+    );
+    assert_eq!(
+        actions(&s, 1),
+        "1F0 1F1 1I0 1F2 1I1 1W0 1F3 1I2 1W1 1I3 1W2 1W3"
+    );
+    assert_eq!(
+        actions(&s, 2),
+        "2F0 2I0 2F1 2I1 2F2 2I2 2W0 2F3 2I3 2W1 2W2 2W3"
+    );
+    // The halves take bwd_input_s and bwd_weight_s when given.
+    let mut layer = LayerSpec::timed("l", Role::Backbone, 3, 1.0);
+    layer.bwd_input_s = Some(1.5);
+    layer.bwd_weight_s = Some(0.5);
+    let timed = scenario(vec![layer], &[], &[ZB1P], 3, 4);
+    let sim = simulate_scenario(&timed, SimOptions::default()).unwrap();
+    let g = &sim.derivation.order.graph;
+    for n in g.node_indices() {
+        if let Event::Bwd { half, .. } = g[n] {
+            let want = match half {
+                Half::Input => 1.5,
+                Half::Weight => 0.5,
+                Half::Whole => panic!("zb1p runs no whole backward"),
+            };
+            assert_eq!(sim.durations[n.index()], want);
+        }
+    }
+}
+
+#[test]
+fn split_costs_are_checked() {
+    let mut layer = LayerSpec::timed("l", Role::Backbone, 2, 1.0);
+    layer.bwd_s = Some(2.0);
+    layer.bwd_input_s = Some(1.5);
+    layer.bwd_weight_s = Some(1.0);
+    let e = mpipe::derive(&scenario(vec![layer.clone()], &[], &[ZB1P], 2, 2)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "rule `layer-cost`: layer 0 (`l`): `bwd_input_s` + `bwd_weight_s` = 2.5 but `bwd_s` = 2: the two halves make the whole backward"
+    );
+    layer.bwd_weight_s = None;
+    layer.bwd_input_s = Some(3.0);
+    let e = mpipe::derive(&scenario(vec![layer], &[], &[ZB1P], 2, 2)).unwrap_err();
+    assert!(
+        e.to_string()
+            .ends_with("`bwd_input_s` = 3 is more than the whole backward (2)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn freezing_deletes_the_weight_halves_and_keeps_the_input_halves_that_are_gated_on() {
+    // ⟨transpose, zb1p⟩: the encoder trainable, the backbone frozen. The backbone still sends
+    // gradients upstream (its I halves run) but reduces nothing (no W, no reduce).
+    let mut layers = common::vit_llm(2, 4, true);
+    layers[1].trainable = false;
+    let s = scenario(layers, &[2], &[TRANSPOSE, ZB1P], 2, 4);
+    let d = mpipe::derive(&s).unwrap();
+    let count = |half: Half, region: usize| {
+        d.order
+            .graph
+            .node_weights()
+            .filter(|e| matches!(e, Event::Bwd { half: h, region: r, .. } if *h == half && *r == region))
+            .count()
+    };
+    assert_eq!(count(Half::Input, 2), 2 * 4);
+    assert_eq!(count(Half::Weight, 2), 0);
+    assert_eq!(count(Half::Whole, 1), 4);
+    let reduces: Vec<usize> = d
+        .order
+        .graph
+        .node_weights()
+        .filter_map(|e| match e {
+            Event::DpReduce { region, .. } => Some(*region),
+            _ => None,
+        })
+        .collect();
+    assert!(reduces.iter().all(|&r| r == 1), "{reduces:?}");
+    // Trained, each backbone I has its W, and the forward order does not change.
+    let trained = scenario(common::vit_llm(2, 4, true), &[2], &[TRANSPOSE, ZB1P], 2, 4);
+    let t = mpipe::derive(&trained).unwrap();
+    let forwards = |d: &mpipe::Derivation, r| -> Vec<String> {
+        d.order
+            .actions(r)
+            .iter()
+            .filter(|a| a.phase == mpipe::graph::event::Phase::Forward)
+            .map(|a| a.to_string())
+            .collect()
+    };
+    for r in 0..2 {
+        assert_eq!(forwards(&d, r), forwards(&t, r));
+    }
+    let weights = t
+        .order
+        .graph
+        .node_weights()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::Bwd {
+                    half: Half::Weight,
+                    region: 2,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(weights, 2 * 4);
+}
+
+#[test]
+fn activations_are_freed_in_two_parts() {
+    // P = 1, M = 1: F [0, 1], I [1, 2], W [2, 3]; 100 bytes saved, 30 % of them only for I.
+    let mut layer = LayerSpec::timed("l", Role::Backbone, 1, 1.0);
+    layer.activation_bytes = Some(100.0);
+    layer.activation_input_share = Some(0.3);
+    let s = scenario(vec![layer], &[], &[ZB1P], 1, 1);
+    let sim = simulate_scenario(&s, SimOptions::default()).unwrap();
+    assert_eq!(
+        sim.memory[0].points,
+        [[0.0, 0.0], [0.0, 100.0], [2.0, 70.0], [3.0, 0.0]]
+    );
+}
+
+#[test]
+fn hand_written_orders_take_input_and_weight_halves() {
+    // P = 2, M = 2, every W at the end.
+    let mut s = scenario(uniform(2), &[], &[ZB1P], 2, 2);
+    let lists = [
+        ["0F0", "0F1", "0I0", "0I1", "0W0", "0W1"],
+        ["1F0", "1I0", "1F1", "1I1", "1W0", "1W1"],
+    ];
+    s.orders = Some(
+        lists
+            .iter()
+            .map(|l| l.iter().map(|a| a.to_string()).collect())
+            .collect(),
+    );
+    assert_eq!(actions(&s, 0), lists[0].join(" "));
+    // One layer a stage: 1F0 [1, 2], 1I0 [2, 3], 1F1 [3, 4], 1I1 [4, 5], rank 0's I1 [5, 6]
+    // after I0 [3, 4] and the W's [6, 8]; rank 1's W's [5, 7].
+    assert_eq!(makespan(&s), 8.0);
+    // A whole backward is not an event of a split schedule, and the halves are not events of
+    // a whole one.
+    s.orders = Some(vec![
+        vec!["0F0".into(), "0F1".into(), "0B0".into(), "0B1".into()],
+        vec![],
+    ]);
+    assert_eq!(
+        mpipe::derive(&s).unwrap_err().to_string(),
+        "rule `orders`: `orders[0][2]`: `0B0` is not an event of this schedule"
+    );
+    let mut one = scenario(uniform(2), &[], &[ONE_F_ONE_B], 2, 2);
+    one.orders = Some(vec![vec!["0F0".into(), "0I0".into()], vec![]]);
+    assert_eq!(
+        mpipe::derive(&one).unwrap_err().to_string(),
+        "rule `orders`: `orders[0][1]`: `0I0` is not an event of this schedule"
+    );
+}
+
+#[test]
+fn zb1p_over_two_regions_is_refused_with_its_rule() {
+    let s = scenario(uniform(4), &[2], &[ZB1P, ZB1P], 2, 2);
+    let e = mpipe::derive(&s).unwrap_err();
+    assert_eq!(e.rule(), "zb1p-chunks");
+    assert_eq!(
+        e.to_string(),
+        "rule `zb1p-chunks`: zb1p over 2 Sharded regions is not implemented yet (PyTorch's ScheduleInterleavedZeroBubble); give it one Sharded region"
+    );
+}
