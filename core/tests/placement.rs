@@ -10,23 +10,12 @@
 
 mod common;
 
-use common::{scenario, uniform};
+use common::{rank_actions, scenario, uniform};
 use mpipe::Scenario;
 use mpipe::algebra::placement::PlacementSpec;
 use mpipe::schedules::{GPIPE, ONE_F_ONE_B, TRANSPOSE};
 use mpipe::sim::engine::SimOptions;
 use mpipe::sim::run::simulate_scenario;
-
-fn actions(s: &Scenario, rank: usize) -> String {
-    let d = mpipe::derive(s).unwrap();
-    let names: Vec<String> = d
-        .order
-        .actions(rank)
-        .iter()
-        .map(|a| a.to_string())
-        .collect();
-    names.join(" ")
-}
 
 /// ⟨gpipe, gpipe⟩ over 4 one-layer stages, P = 2, M = 2 (forward 1 s, backward 2 s a layer).
 fn folded(spec: Option<PlacementSpec>) -> Scenario {
@@ -38,8 +27,8 @@ fn folded(spec: Option<PlacementSpec>) -> Scenario {
 #[test]
 fn the_default_placement_is_the_virtual_stage_numbering() {
     let s = folded(None);
-    assert_eq!(actions(&s, 0), "0F0 2F0 0F1 2F1 2B0 0B0 2B1 0B1");
-    assert_eq!(actions(&s, 1), "1F0 3F0 1F1 3F1 3B0 1B0 3B1 1B1");
+    assert_eq!(rank_actions(&s, 0), "0F0 2F0 0F1 2F1 2B0 0B0 2B1 0B1");
+    assert_eq!(rank_actions(&s, 1), "1F0 3F0 1F1 3F1 3B0 1B0 3B1 1B1");
     assert_eq!(
         mpipe::derive(&folded(Some(PlacementSpec::Default)))
             .unwrap()
@@ -53,8 +42,8 @@ fn the_default_placement_is_the_virtual_stage_numbering() {
 fn the_v_fold_runs_the_second_chunk_back_up_the_ranks() {
     let s = folded(Some(PlacementSpec::VFold));
     // Chunk 1 of rank r is stage 2P − 1 − r: rank 0 holds stages 0 and 3, rank 1 stages 1 and 2.
-    assert_eq!(actions(&s, 0), "0F0 3F0 0F1 3F1 3B0 0B0 3B1 0B1");
-    assert_eq!(actions(&s, 1), "1F0 2F0 1F1 2F1 2B0 1B0 2B1 1B1");
+    assert_eq!(rank_actions(&s, 0), "0F0 3F0 0F1 3F1 3B0 0B0 3B1 0B1");
+    assert_eq!(rank_actions(&s, 1), "1F0 2F0 1F1 2F1 2B0 1B0 2B1 1B1");
     let d = mpipe::derive(&s).unwrap();
     assert_eq!(d.plan.placement.ranks_of_stages(), [0, 1, 1, 0]);
     // The loss is on the rank of the last stage: rank 0.
@@ -81,8 +70,8 @@ fn the_v_fold_runs_the_second_chunk_back_up_the_ranks() {
 fn an_explicit_placement_is_used_and_each_region_needs_distinct_ranks() {
     // Region 1 reversed, region 2 as the default: the chain runs r1 → r0 → r0 → r1.
     let s = folded(Some(PlacementSpec::Explicit(vec![1, 0, 0, 1])));
-    assert_eq!(actions(&s, 0), "1F0 2F0 1F1 2F1 2B0 1B0 2B1 1B1");
-    assert_eq!(actions(&s, 1), "0F0 3F0 0F1 3F1 3B0 0B0 3B1 0B1");
+    assert_eq!(rank_actions(&s, 0), "1F0 2F0 1F1 2F1 2B0 1B0 2B1 1B1");
+    assert_eq!(rank_actions(&s, 1), "0F0 3F0 0F1 3F1 3B0 0B0 3B1 0B1");
     for (list, field, message) in [
         (
             vec![0, 1, 0],
@@ -174,7 +163,7 @@ fn a_permuted_1f1b_runs_each_stage_s_order_on_its_rank() {
     let mut permuted = default.clone();
     permuted.placement = Some(PlacementSpec::Explicit(vec![2, 0, 1]));
     for (stage, rank) in [(0, 2), (1, 0), (2, 1)] {
-        assert_eq!(actions(&permuted, rank), actions(&default, stage));
+        assert_eq!(rank_actions(&permuted, rank), rank_actions(&default, stage));
     }
     let time = |s: &Scenario| {
         simulate_scenario(s, SimOptions::default())

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{scenario, uniform};
+use common::{rank_actions, scenario, uniform};
 use mpipe::Scenario;
 use mpipe::algebra::model::{LayerSpec, Role};
 use mpipe::graph::event::{Event, Half};
@@ -22,17 +22,6 @@ fn makespan(s: &Scenario) -> f64 {
     simulate_scenario(s, SimOptions::default())
         .unwrap()
         .makespan_s
-}
-
-fn actions(s: &Scenario, rank: usize) -> String {
-    let d = mpipe::derive(s).unwrap();
-    let names: Vec<String> = d
-        .order
-        .actions(rank)
-        .iter()
-        .map(|a| a.to_string())
-        .collect();
-    names.join(" ")
 }
 
 #[test]
@@ -52,15 +41,15 @@ fn zb_h1_takes_3m_plus_p_minus_1_where_1f1b_takes_3_m_plus_p_minus_1() {
 fn zb_h1_orders_by_hand() {
     let s = scenario(uniform(3), &[], &[ZB1P], 3, 4);
     assert_eq!(
-        actions(&s, 0),
+        rank_actions(&s, 0),
         "0F0 0F1 0F2 0I0 0W0 0F3 0I1 0W1 0I2 0W2 0I3 0W3"
     );
     assert_eq!(
-        actions(&s, 1),
+        rank_actions(&s, 1),
         "1F0 1F1 1I0 1F2 1I1 1W0 1F3 1I2 1W1 1I3 1W2 1W3"
     );
     assert_eq!(
-        actions(&s, 2),
+        rank_actions(&s, 2),
         "2F0 2I0 2F1 2I1 2F2 2I2 2W0 2F3 2I3 2W1 2W2 2W3"
     );
     // The halves take bwd_input_s and bwd_weight_s when given.
@@ -191,7 +180,7 @@ fn hand_written_orders_take_input_and_weight_halves() {
             .map(|l| l.iter().map(|a| a.to_string()).collect())
             .collect(),
     );
-    assert_eq!(actions(&s, 0), lists[0].join(" "));
+    assert_eq!(rank_actions(&s, 0), lists[0].join(" "));
     // One layer a stage: 1F0 [1, 2], 1I0 [2, 3], 1F1 [3, 4], 1I1 [4, 5], rank 0's I1 [5, 6]
     // after I0 [3, 4] and the W's [6, 8]; rank 1's W's [5, 7].
     assert_eq!(makespan(&s), 8.0);

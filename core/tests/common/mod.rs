@@ -46,6 +46,18 @@ pub fn uniform(n: usize) -> Vec<LayerSpec> {
     vec![LayerSpec::timed("layer", Role::Backbone, n, 1.0)]
 }
 
+/// Rank `rank`'s derived compute actions, space-separated (`0F0 0F1 0B0 …`).
+pub fn rank_actions(s: &Scenario, rank: usize) -> String {
+    let d = mpipe::derive(s).unwrap();
+    let names: Vec<String> = d
+        .order
+        .actions(rank)
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    names.join(" ")
+}
+
 /// Runs the `mpipe` binary: (exit status, stdout, stderr).
 pub fn mpipe(args: &[&str]) -> (i32, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_mpipe"))
