@@ -253,7 +253,16 @@ pub fn build(
         graph,
         fwd: vec![None; size],
         bwd: vec![None; size],
-        weight: vec![None; size],
+        // Only split-backward schedules have weight halves to find.
+        weight: if plan
+            .regions
+            .iter()
+            .any(|r| r.skeleton.schedule().ops() == OpSet::SplitBackward)
+        {
+            vec![None; size]
+        } else {
+            Vec::new()
+        },
         reduces: FxHashMap::default(),
         loss_after: FxHashMap::default(),
         barrier,
