@@ -102,18 +102,28 @@ pub fn render(name: &str, sim: &Simulation) -> String {
     // Legend: regions, warmup, spill, idle.
     let mut lx = LEFT;
     for r in &scene.regions {
+        // A split backward shows its weight half's shade as a third chip.
+        let weight_chip = if r.split {
+            format!(
+                r#"<rect x="{}" y="32" width="12" height="12" fill="{}"/>"#,
+                lx + 24.0,
+                hex(r.weight)
+            )
+        } else {
+            String::new()
+        };
+        let text_x = lx + if r.split { 40.0 } else { 28.0 };
         let _ = writeln!(
             s,
-            r#"<rect x="{lx}" y="32" width="12" height="12" fill="{}"/><rect x="{}" y="32" width="12" height="12" fill="{}"/><text x="{}" y="42" font-size="11">region {} {} {}</text>"#,
+            r#"<rect x="{lx}" y="32" width="12" height="12" fill="{}"/><rect x="{}" y="32" width="12" height="12" fill="{}"/>{weight_chip}<text x="{text_x}" y="42" font-size="11">region {} {} {}</text>"#,
             hex(r.forward),
             lx + 12.0,
             hex(r.backward),
-            lx + 28.0,
             r.region,
             r.role.name(),
             r.skeleton
         );
-        lx += 190.0;
+        lx += if r.split { 202.0 } else { 190.0 };
     }
     let _ = writeln!(
         s,
