@@ -108,7 +108,7 @@ pub fn legend_ui(ui: &mut Ui, scene: &Scene) {
     ui.horizontal_wrapped(|ui| {
         ui.spacing_mut().item_spacing.x = 14.0;
         for r in &scene.regions {
-            if r.split {
+            if r.split() {
                 entry_ui(
                     ui,
                     Swatch::Triple(rgb(r.forward), rgb(r.backward), rgb(r.weight)),

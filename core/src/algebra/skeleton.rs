@@ -2,7 +2,7 @@
 //! registry ([`crate::schedules::REGISTRY`]), and the one property the algebra reads off every
 //! skeleton: its layout.
 
-use crate::schedules::{REGISTRY, Schedule};
+use crate::schedules::{OpSet, REGISTRY, Schedule};
 use serde::de::{self, EnumAccess, VariantAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
@@ -46,6 +46,11 @@ impl Skeleton {
     /// `layout(transpose) = Replicated`; `layout(1f1b) = layout(gpipe) = Sharded`.
     pub fn layout(self) -> Layout {
         self.0.layout()
+    }
+
+    /// Whether the schedule splits each backward into its input and weight halves.
+    pub fn splits_backward(self) -> bool {
+        self.0.ops() == OpSet::SplitBackward
     }
 }
 

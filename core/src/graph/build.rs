@@ -14,7 +14,7 @@ use crate::graph::deadlock::check_deadlock;
 use crate::graph::event::{Comm, EdgeKind, Event, Half, Phase, Seam};
 use crate::graph::explicit::explicit_orders;
 use crate::graph::order::{Order, OrderError};
-use crate::schedules::{OpSet, RunCtx};
+use crate::schedules::RunCtx;
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::FxHashMap;
 
@@ -34,6 +34,9 @@ pub(crate) struct Builder<'a> {
     pub(crate) bwd: Vec<Option<NodeIndex>>,
     /// The weight half (`W`) of a split backward, where the region reduces weight gradients.
     pub(crate) weight: Vec<Option<NodeIndex>>,
+    /// Whether each region's schedule splits its backward (by region index − 1), read once: the
+    /// per-slot lookups of a million-event order consult it.
+    pub(crate) split: Vec<bool>,
     pub(crate) reduces: FxHashMap<(usize, usize), NodeIndex>,
     /// The Loss that follows each microbatch's last forward.
     pub(crate) loss_after: FxHashMap<NodeIndex, NodeIndex>,
@@ -56,7 +59,7 @@ impl Builder<'_> {
             return None;
         }
         let key = self.key(region, rank, mb);
-        let split = self.split(region);
+        let split = self.splits(region);
         match phase {
             Phase::Forward => self.fwd.get(key).copied().flatten(),
             Phase::Backward if !split => self.bwd.get(key).copied().flatten(),
@@ -67,10 +70,12 @@ impl Builder<'_> {
     }
 
     /// Whether region `region`'s schedule splits its backward into `I` and `W`.
-    pub(crate) fn split(&self, region: usize) -> bool {
-        self.plan
-            .region(region)
-            .is_some_and(|r| r.skeleton.schedule().ops() == OpSet::SplitBackward)
+    pub(crate) fn splits(&self, region: usize) -> bool {
+        region
+            .checked_sub(1)
+            .and_then(|i| self.split.get(i))
+            .copied()
+            .unwrap_or(false)
     }
 
     pub(crate) fn gate(&self, region: usize) -> Gates {
@@ -162,7 +167,7 @@ impl Builder<'_> {
             if !gate.runs_backward {
                 break;
             }
-            let split = self.split(u.region);
+            let split = self.splits(u.region);
             let stage = self.plan.stage_index(u.region, u.rank);
             let b = self.graph.add_node(Event::Bwd {
                 region: u.region,
@@ -246,6 +251,11 @@ pub fn build(
         per_mb * plan.microbatches + 1,
         (6 * units + 2) * plan.microbatches,
     );
+    let split: Vec<bool> = plan
+        .regions
+        .iter()
+        .map(|r| r.skeleton.splits_backward())
+        .collect();
     let barrier = graph.add_node(Event::StepBarrier);
     let mut b = Builder {
         plan,
@@ -254,15 +264,12 @@ pub fn build(
         fwd: vec![None; size],
         bwd: vec![None; size],
         // Only split-backward schedules have weight halves to find.
-        weight: if plan
-            .regions
-            .iter()
-            .any(|r| r.skeleton.schedule().ops() == OpSet::SplitBackward)
-        {
+        weight: if split.contains(&true) {
             vec![None; size]
         } else {
             Vec::new()
         },
+        split,
         reduces: FxHashMap::default(),
         loss_after: FxHashMap::default(),
         barrier,

@@ -29,16 +29,6 @@ impl Phase {
     pub fn is_backward(self) -> bool {
         self != Phase::Forward
     }
-
-    /// The half of a backward event this phase names (`None` for a forward).
-    pub fn half(self) -> Option<Half> {
-        match self {
-            Phase::Forward => None,
-            Phase::Backward => Some(Half::Whole),
-            Phase::Input => Some(Half::Input),
-            Phase::Weight => Some(Half::Weight),
-        }
-    }
 }
 
 /// Which part of a backward a `Bwd` event computes.

@@ -103,7 +103,7 @@ pub fn render(name: &str, sim: &Simulation) -> String {
     let mut lx = LEFT;
     for r in &scene.regions {
         // A split backward shows its weight half's shade as a third chip.
-        let weight_chip = if r.split {
+        let weight_chip = if r.split() {
             format!(
                 r#"<rect x="{}" y="32" width="12" height="12" fill="{}"/>"#,
                 lx + 24.0,
@@ -112,7 +112,7 @@ pub fn render(name: &str, sim: &Simulation) -> String {
         } else {
             String::new()
         };
-        let text_x = lx + if r.split { 40.0 } else { 28.0 };
+        let text_x = lx + if r.split() { 40.0 } else { 28.0 };
         let _ = writeln!(
             s,
             r#"<rect x="{lx}" y="32" width="12" height="12" fill="{}"/><rect x="{}" y="32" width="12" height="12" fill="{}"/>{weight_chip}<text x="{text_x}" y="42" font-size="11">region {} {} {}</text>"#,
@@ -123,7 +123,7 @@ pub fn render(name: &str, sim: &Simulation) -> String {
             r.role.name(),
             r.skeleton
         );
-        lx += if r.split { 202.0 } else { 190.0 };
+        lx += if r.split() { 202.0 } else { 190.0 };
     }
     let _ = writeln!(
         s,

@@ -30,8 +30,6 @@ pub struct RegionStyle {
     pub backward: Rgb,
     /// The weight half `W` of a split backward.
     pub weight: Rgb,
-    /// The region's schedule splits its backward into `I` and `W`.
-    pub split: bool,
 }
 
 impl RegionStyle {
@@ -43,6 +41,11 @@ impl RegionStyle {
             self.role.name(),
             self.skeleton
         )
+    }
+
+    /// Whether the region's schedule splits its backward into `I` and `W`.
+    pub fn split(&self) -> bool {
+        self.skeleton.splits_backward()
     }
 
     /// The fill of a compute event of this region.
@@ -193,7 +196,6 @@ impl Scene {
                 forward,
                 backward: palette::backward_shade(forward),
                 weight: palette::weight_shade(forward),
-                split: r.skeleton.schedule().ops() == crate::schedules::OpSet::SplitBackward,
             })
             .collect();
 

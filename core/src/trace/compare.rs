@@ -6,7 +6,6 @@
 use super::align::Alignment;
 use super::recover::Measurement;
 use crate::graph::event::{Action, Phase};
-use crate::schedules::OpSet;
 use crate::sim::run::Simulation;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -155,7 +154,7 @@ impl Mismatch {
         let located = plan.stage_to_region_rank(action.stage);
         let splits = located
             .and_then(|(region, _)| plan.region(region))
-            .is_some_and(|r| r.skeleton.schedule().ops() == OpSet::SplitBackward);
+            .is_some_and(|r| r.skeleton.splits_backward());
         if matches!(action.phase, Phase::Input | Phase::Weight) && !splits {
             *self.halves.entry(rank).or_default() += 1;
             return;
@@ -181,22 +180,22 @@ impl Mismatch {
         let plan = &sim.derivation.plan;
         let schedule: Vec<_> = plan.regions.iter().map(|r| r.skeleton).collect();
         let mut out = Vec::new();
+        let schedule = crate::algebra::skeleton::schedule_to_string(&schedule);
+        // How many actions, and on which ranks (`0, 2`), of a count by rank.
+        let counted = |by_rank: &std::collections::BTreeMap<usize, usize>| {
+            let ranks: Vec<String> = by_rank.keys().map(ToString::to_string).collect();
+            (by_rank.values().sum::<usize>(), ranks.join(", "))
+        };
         if !self.halves.is_empty() {
-            let total: usize = self.halves.values().sum();
-            let ranks: Vec<String> = self.halves.keys().map(ToString::to_string).collect();
+            let (total, ranks) = counted(&self.halves);
             out.push(format!(
-                "{total} measured action(s) on rank(s) {} are split-backward halves (I, W), which the schedule {} cannot have: it runs each backward whole (B)",
-                ranks.join(", "),
-                crate::algebra::skeleton::schedule_to_string(&schedule)
+                "{total} measured action(s) on rank(s) {ranks} are split-backward halves (I, W), which the schedule {schedule} cannot have: it runs each backward whole (B)"
             ));
         }
         if !self.wholes.is_empty() {
-            let total: usize = self.wholes.values().sum();
-            let ranks: Vec<String> = self.wholes.keys().map(ToString::to_string).collect();
+            let (total, ranks) = counted(&self.wholes);
             out.push(format!(
-                "{total} measured action(s) on rank(s) {} are whole backwards (B), which the schedule {} splits into I and W",
-                ranks.join(", "),
-                crate::algebra::skeleton::schedule_to_string(&schedule)
+                "{total} measured action(s) on rank(s) {ranks} are whole backwards (B), which the schedule {schedule} splits into I and W"
             ));
         }
         for (&(stage, rank), &(placed, n)) in self.elsewhere.iter().take(SHOWN) {
