@@ -251,3 +251,143 @@ fn stage_index_is_rank_plus_region_times_p() {
         assert_eq!(stages, [rank, rank + 4, rank + 8]);
     }
 }
+
+/// Rank orders as PyTorch prints them: every compute slot, an overlapped pair as one.
+fn derived_steps(skeleton: Skeleton, p: usize, m: usize, v: usize) -> Vec<Vec<String>> {
+    let d = mpipe::derive(&scenario(skeleton, p, m, v))
+        .unwrap_or_else(|e| panic!("{skeleton} P={p} M={m} v={v}: {e}"));
+    (0..p)
+        .map(|r| d.order.steps(r).iter().map(|s| s.to_string()).collect())
+        .collect()
+}
+
+/// One recorded case of `tests/fixtures/pytorch_orders/orders.txt.gz` (written by PyTorch's own
+/// `get_schedule_ops`; see `generate.py` beside it).
+struct Recorded {
+    schedule: String,
+    p: usize,
+    m: usize,
+    v: usize,
+    /// Per-rank actions, or why PyTorch refused the case.
+    orders: Result<Vec<Vec<String>>, String>,
+}
+
+fn recorded() -> Vec<Recorded> {
+    use std::io::Read;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/pytorch_orders/orders.txt.gz"
+    );
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|line| {
+            let mut parts = line.splitn(6, ' ');
+            let mut next = || parts.next().unwrap().to_string();
+            let (schedule, p, m, v, outcome) = (next(), next(), next(), next(), next());
+            let rest = parts.next().unwrap_or_default().to_string();
+            let orders = match outcome.as_str() {
+                "ok" => Ok(rest
+                    .split('|')
+                    .map(|r| r.split_whitespace().map(str::to_string).collect())
+                    .collect()),
+                "refused" => Err(rest),
+                other => panic!("bad fixture line: {other}"),
+            };
+            Recorded {
+                schedule,
+                p: p.parse().unwrap(),
+                m: m.parse().unwrap(),
+                v: v.parse().unwrap(),
+                orders,
+            }
+        })
+        .collect()
+}
+
+/// Every recorded (P, M, v) of one PyTorch schedule: where PyTorch builds the schedule, the
+/// derived per-rank orders are PyTorch's; where it refuses, derive refuses with the named rule.
+fn equals_recorded(pytorch: &str, skeleton: Skeleton, refusal_rule: &str) -> usize {
+    let mut checked = 0;
+    for case in recorded().iter().filter(|c| c.schedule == pytorch) {
+        let (p, m, v) = (case.p, case.m, case.v);
+        match &case.orders {
+            Ok(want) => {
+                assert_eq!(
+                    &derived_steps(skeleton, p, m, v),
+                    want,
+                    "{pytorch} P={p} M={m} v={v}"
+                );
+                checked += 1;
+            }
+            Err(why) => {
+                let err = mpipe::derive(&scenario(skeleton, p, m, v))
+                    .expect_err(&format!("{pytorch} refuses P={p} M={m} v={v}: {why}"));
+                assert_eq!(err.rule(), refusal_rule, "P={p} M={m} v={v}: {err}");
+            }
+        }
+    }
+    checked
+}
+
+#[test]
+fn zb1p_over_several_chunks_equals_schedule_interleaved_zero_bubble() {
+    assert_eq!(
+        equals_recorded(
+            "InterleavedZeroBubble",
+            mpipe::schedules::ZB1P,
+            "interleaved-rounds"
+        ),
+        318
+    );
+}
+
+#[test]
+fn zbv_equals_schedule_zbv_zero_bubble() {
+    assert_eq!(
+        equals_recorded("ZBVZeroBubble", mpipe::schedules::ZBV, "-"),
+        192
+    );
+}
+
+#[test]
+fn dualpipev_equals_schedule_dualpipev() {
+    assert_eq!(
+        equals_recorded(
+            "DualPipeV",
+            mpipe::schedules::DUALPIPEV,
+            "dualpipev-microbatches"
+        ),
+        128
+    );
+}
+
+#[test]
+fn looped_bfs_equals_schedule_looped_bfs() {
+    assert_eq!(
+        equals_recorded("LoopedBFS", mpipe::schedules::LOOPED_BFS, "-"),
+        384
+    );
+}
+
+#[test]
+fn recorded_orders_by_hand() {
+    // P = 2, M = 4 from PyTorch 2.15 (tests/fixtures/pytorch_orders), stage indices as PyTorch's.
+    assert_eq!(
+        derived_steps(mpipe::schedules::ZBV, 2, 4, 2),
+        table(&[
+            "0F0 0F1 0F2 3F0 3I0 3W0 3F1 3I1 3W1 0F3 0I0 0W0 3F2 3I2 3W2 0I1 0W1 3F3 3I3 3W3 0I2 0W2 0I3 0W3",
+            "1F0 2F0 1F1 2F1 2I0 2W0 1F2 1I0 1W0 2F2 2I1 2W1 1F3 1I1 1W1 2F3 2I2 2W2 1I2 2I3 1I3 1W2 2W3 1W3",
+        ])
+    );
+    assert_eq!(
+        derived_steps(mpipe::schedules::DUALPIPEV, 2, 4, 2),
+        table(&[
+            "0F0 0F1 0F2 3F0 3I0 3W0 3F1 (0F3;3B1)OVERLAP_F_B (3F2;0B0)OVERLAP_F_B 3B2 (3F3;0B1)OVERLAP_F_B 3B3 0I2 0W2 0I3 0W3",
+            "1F0 2F0 1F1 2F1 1F2 2B0 (2F2;1B0)OVERLAP_F_B (1F3;2B1)OVERLAP_F_B (2F3;1B1)OVERLAP_F_B 2B2 1B2 2I3 1I3 2W3 1W3",
+        ])
+    );
+}

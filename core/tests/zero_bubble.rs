@@ -14,7 +14,7 @@ use common::{rank_actions, scenario, uniform};
 use mpipe::Scenario;
 use mpipe::algebra::model::{LayerSpec, Role};
 use mpipe::graph::event::{Event, Half};
-use mpipe::schedules::{ONE_F_ONE_B, TRANSPOSE, ZB1P};
+use mpipe::schedules::{DUALPIPEV, ONE_F_ONE_B, TRANSPOSE, ZB1P, ZBV};
 use mpipe::sim::engine::SimOptions;
 use mpipe::sim::run::simulate_scenario;
 
@@ -184,31 +184,63 @@ fn hand_written_orders_take_input_and_weight_halves() {
     // One layer a stage: 1F0 [1, 2], 1I0 [2, 3], 1F1 [3, 4], 1I1 [4, 5], rank 0's I1 [5, 6]
     // after I0 [3, 4] and the W's [6, 8]; rank 1's W's [5, 7].
     assert_eq!(makespan(&s), 8.0);
-    // A whole backward is not an event of a split schedule, and the halves are not events of
-    // a whole one.
+    // Any backward may be written whole or as its halves, whatever the schedule's op set: a
+    // whole 0B0 in a zero-bubble order, a split 1I1/1W1 in a 1F1B one; a half without its
+    // other half is missing an event.
     s.orders = Some(vec![
-        vec!["0F0".into(), "0F1".into(), "0B0".into(), "0B1".into()],
-        vec![],
+        vec![
+            "0F0".into(),
+            "0F1".into(),
+            "0B0".into(),
+            "0I1".into(),
+            "0W1".into(),
+        ],
+        vec![
+            "1F0".into(),
+            "1I0".into(),
+            "1W0".into(),
+            "1F1".into(),
+            "1B1".into(),
+        ],
     ]);
+    let d = mpipe::derive(&s).unwrap();
     assert_eq!(
-        mpipe::derive(&s).unwrap_err().to_string(),
-        "rule `orders`: `orders[0][2]`: `0B0` is not an event of this schedule"
+        d.order
+            .steps(0)
+            .iter()
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>(),
+        ["0F0", "0F1", "0B0", "0I1", "0W1"]
     );
     let mut one = scenario(uniform(2), &[], &[ONE_F_ONE_B], 2, 2);
-    one.orders = Some(vec![vec!["0F0".into(), "0I0".into()], vec![]]);
+    one.orders = Some(vec![
+        vec!["0F0".into(), "0F1".into(), "0B0".into(), "0I1".into()],
+        vec!["1F0".into(), "1B0".into(), "1F1".into(), "1B1".into()],
+    ]);
     assert_eq!(
         mpipe::derive(&one).unwrap_err().to_string(),
-        "rule `orders`: `orders[0][1]`: `0I0` is not an event of this schedule"
+        "rule `orders`: `orders[0]`: misses `0W1`"
     );
 }
 
 #[test]
-fn zb1p_over_two_regions_is_refused_with_its_rule() {
-    let s = scenario(uniform(4), &[2], &[ZB1P, ZB1P], 2, 2);
-    let e = mpipe::derive(&s).unwrap_err();
-    assert_eq!(e.rule(), "zb1p-chunks");
+fn the_zero_bubble_family_refuses_what_pytorch_refuses_with_named_rules() {
+    // ⟨zb1p × 2⟩ runs in interleaved 1F1B's rounds.
+    let e = mpipe::derive(&scenario(uniform(8), &[4], &[ZB1P, ZB1P], 4, 9)).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "rule `zb1p-chunks`: zb1p over 2 Sharded regions is not implemented yet (PyTorch's ScheduleInterleavedZeroBubble); give it one Sharded region"
+        "rule `interleaved-rounds`: interleaved zero bubble runs microbatches in rounds of M / max(1, ⌊M/P⌋); M = 9 is not a multiple of the 2 rounds that P = 4 gives (try M = 8 or M = 10)"
+    );
+    let e = mpipe::derive(&scenario(uniform(6), &[2, 4], &[ZBV, ZBV, ZBV], 2, 4)).unwrap_err();
+    assert_eq!(e.field(), "schedule");
+    assert_eq!(
+        e.to_string(),
+        "rule `zbv-chunks`: zbv runs exactly 2 Sharded regions (the two arms of the V, as PyTorch's ScheduleZBVZeroBubble); the schedule gives 3"
+    );
+    let e = mpipe::derive(&scenario(uniform(4), &[2], &[DUALPIPEV, DUALPIPEV], 2, 3)).unwrap_err();
+    assert_eq!(e.field(), "microbatches");
+    assert_eq!(
+        e.to_string(),
+        "rule `dualpipev-microbatches`: dualpipev needs at least as many microbatches as stages (M ≥ 2P, as PyTorch's ScheduleDualPipeV): M = 3 < 4"
     );
 }

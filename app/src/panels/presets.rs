@@ -17,6 +17,7 @@ fn hw(peak: f64, hbm: f64, alpha: f64, link: f64, memory: f64) -> Option<Hardwar
         link_alpha_s: Some(alpha),
         link_bytes_per_s: Some(link),
         memory_bytes: Some(memory),
+        fb_overlap: None,
     })
 }
 

@@ -34,15 +34,15 @@ pub fn estimate(s: &Scenario) -> Estimate {
     let (p, m) = (s.ranks as u64, s.microbatches as u64);
     let regions = s.schedule.len() as u64;
     // Per microbatch: each Sharded region runs a forward and a backward (two halves when its
-    // schedule splits it) on every rank and hops between consecutive ranks both ways; a
+    // schedule or a hand-written order may split it) on every rank and hops between consecutive ranks both ways; a
     // Replicated region runs them once, on its owner.
     let per_mb: u64 = s
         .schedule
         .iter()
         .map(|k| {
             let compute = match k.schedule().ops() {
-                OpSet::ForwardBackward => 2,
-                OpSet::SplitBackward => 3,
+                OpSet::ForwardBackward if s.orders.is_none() => 2,
+                OpSet::ForwardBackward | OpSet::SplitBackward | OpSet::Mixed => 3,
             };
             match k.layout() {
                 Layout::Sharded => compute * p + 2 * p.saturating_sub(1),

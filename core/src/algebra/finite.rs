@@ -27,6 +27,11 @@ pub fn check_hardware(hardware: Option<&Hardware>) -> Result<(), ValidityError> 
             return Err(ValidityError::Hardware { field, value: v });
         }
     }
+    if let Some(v) = h.fb_overlap
+        && !(0.0..=1.0).contains(&v)
+    {
+        return Err(ValidityError::Overlap { value: v });
+    }
     Ok(())
 }
 

@@ -97,13 +97,24 @@ pub enum ValidityError {
         layers: usize,
     },
     #[error(
-        "rule `{rule}`: {skeleton} over {chunks} Sharded regions is not implemented yet ({what}); give it one Sharded region"
+        "rule `{rule}`: {skeleton} runs exactly {want} Sharded regions ({why}); the schedule gives {chunks}"
     )]
     Chunks {
         rule: &'static str,
         skeleton: &'static str,
+        want: usize,
         chunks: usize,
-        what: &'static str,
+        why: &'static str,
+    },
+    #[error(
+        "rule `{rule}`: {skeleton} needs at least as many microbatches as stages ({why}): M = {microbatches} < {least}"
+    )]
+    TooFewMicrobatches {
+        rule: &'static str,
+        skeleton: &'static str,
+        microbatches: usize,
+        least: usize,
+        why: &'static str,
     },
     #[error(
         "rule `uniform-wavefront`: the Sharded regions {regions} form one wavefront but mix skeletons ({skeletons}); mixed skeletons in one wavefront are not defined yet"
@@ -116,9 +127,11 @@ pub enum ValidityError {
         skeletons: String,
     },
     #[error(
-        "rule `interleaved-rounds`: interleaved 1F1B runs microbatches in rounds of M / max(1, ⌊M/P⌋); M = {microbatches} is not a multiple of the {rounds} rounds that P = {ranks} gives (try M = {lower} or M = {upper})"
+        "rule `interleaved-rounds`: {schedule} runs microbatches in rounds of M / max(1, ⌊M/P⌋); M = {microbatches} is not a multiple of the {rounds} rounds that P = {ranks} gives (try M = {lower} or M = {upper})"
     )]
     InterleavedRounds {
+        /// Which interleaved schedule (`interleaved 1F1B`, `interleaved zero bubble`).
+        schedule: &'static str,
         microbatches: usize,
         ranks: usize,
         rounds: usize,
@@ -153,6 +166,10 @@ pub enum ValidityError {
     #[error("rule `hardware`: `{field}` = {value} must be a finite number ≥ 0")]
     Hardware { field: &'static str, value: f64 },
     #[error(
+        "rule `hardware`: `hardware.fb_overlap` = {value} must be between 0 (an overlapped pair's halves back to back) and 1 (the shorter one hidden entirely)"
+    )]
+    Overlap { value: f64 },
+    #[error(
         "rule `finite`: {what} overflows to ∞; every time, size and total a scenario derives must stay finite"
     )]
     Overflow {
@@ -180,12 +197,12 @@ impl ValidityError {
             | SlabsRanks { .. }
             | SlabsSum { .. } => "sharded-slabs",
             MixedRun { .. } => "uniform-wavefront",
-            Chunks { rule, .. } => rule,
+            Chunks { rule, .. } | TooFewMicrobatches { rule, .. } => rule,
             InterleavedRounds { .. } => "interleaved-rounds",
             OwnerLength { .. } | OwnerRank { .. } => "owner",
             Workload(_) => "workload",
             StaticMemory(_) => "static-memory",
-            Hardware { .. } => "hardware",
+            Hardware { .. } | Overlap { .. } => "hardware",
             Overflow { .. } => "finite",
             Memory { .. } => "memory",
         }
@@ -211,12 +228,13 @@ impl ValidityError {
             }
             MixedRun { culprit, .. } => format!("schedule[{}]", culprit - 1),
             Chunks { .. } => "schedule".into(),
-            InterleavedRounds { .. } => "microbatches".into(),
+            InterleavedRounds { .. } | TooFewMicrobatches { .. } => "microbatches".into(),
             OwnerLength { .. } => "owner".into(),
             OwnerRank { mb, .. } => format!("owner[{mb}]"),
             Workload(e) => e.field(),
             StaticMemory(_) => "static_memory_factor".into(),
             Hardware { field, .. } => (*field).to_string(),
+            Overlap { .. } => "hardware.fb_overlap".into(),
             Overflow { field, .. } => field.clone(),
             Memory { .. } => "microbatches".into(),
         }

@@ -11,10 +11,10 @@ use crate::algebra::skeleton::Layout;
 use crate::graph::adjacency::Adjacency;
 use crate::graph::compose::transpose::merged_orders;
 use crate::graph::deadlock::check_deadlock;
-use crate::graph::event::{Comm, EdgeKind, Event, Half, Phase, Seam};
+use crate::graph::event::{Comm, EdgeKind, Event, Half, Phase, Seam, Step};
 use crate::graph::explicit::explicit_orders;
 use crate::graph::order::{Order, OrderError};
-use crate::schedules::RunCtx;
+use crate::schedules::{RunCtx, Slot};
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::FxHashMap;
 
@@ -34,9 +34,11 @@ pub(crate) struct Builder<'a> {
     pub(crate) bwd: Vec<Option<NodeIndex>>,
     /// The weight half (`W`) of a split backward, where the region reduces weight gradients.
     pub(crate) weight: Vec<Option<NodeIndex>>,
-    /// Whether each region's schedule splits its backward (by region index − 1), read once: the
-    /// per-slot lookups of a million-event order consult it.
+    /// Whether the backward of each (region, rank, microbatch) is split into `I` and `W` (by
+    /// [`Builder::key`]): the region's op set, or what the slots (or the hand-written order) say.
     pub(crate) split: Vec<bool>,
+    /// The wavefront's slots of every rank (empty without a wavefront or with hand orders).
+    pub(crate) slots: Vec<Vec<Slot>>,
     pub(crate) reduces: FxHashMap<(usize, usize), NodeIndex>,
     /// The Loss that follows each microbatch's last forward.
     pub(crate) loss_after: FxHashMap<NodeIndex, NodeIndex>,
@@ -59,7 +61,7 @@ impl Builder<'_> {
             return None;
         }
         let key = self.key(region, rank, mb);
-        let split = self.splits(region);
+        let split = self.split.get(key).copied().unwrap_or(false);
         match phase {
             Phase::Forward => self.fwd.get(key).copied().flatten(),
             Phase::Backward if !split => self.bwd.get(key).copied().flatten(),
@@ -67,15 +69,6 @@ impl Builder<'_> {
             Phase::Weight if split => self.weight.get(key).copied().flatten(),
             Phase::Backward | Phase::Input | Phase::Weight => None,
         }
-    }
-
-    /// Whether region `region`'s schedule splits its backward into `I` and `W`.
-    pub(crate) fn splits(&self, region: usize) -> bool {
-        region
-            .checked_sub(1)
-            .and_then(|i| self.split.get(i))
-            .copied()
-            .unwrap_or(false)
     }
 
     pub(crate) fn gate(&self, region: usize) -> Gates {
@@ -167,7 +160,8 @@ impl Builder<'_> {
             if !gate.runs_backward {
                 break;
             }
-            let split = self.splits(u.region);
+            let key = self.key(u.region, u.rank, mb);
+            let split = self.split.get(key).copied().unwrap_or(false);
             let stage = self.plan.stage_index(u.region, u.rank);
             let b = self.graph.add_node(Event::Bwd {
                 region: u.region,
@@ -176,7 +170,6 @@ impl Builder<'_> {
                 stage,
                 half: if split { Half::Input } else { Half::Whole },
             });
-            let key = self.key(u.region, u.rank, mb);
             if let Some(slot) = self.bwd.get_mut(key) {
                 *slot = Some(b);
             }
@@ -251,11 +244,13 @@ pub fn build(
         per_mb * plan.microbatches + 1,
         (6 * units + 2) * plan.microbatches,
     );
-    let split: Vec<bool> = plan
-        .regions
-        .iter()
-        .map(|r| r.skeleton.splits_backward())
-        .collect();
+    let slots = match (explicit, &plan.wavefront) {
+        (None, Some(w)) => (0..plan.ranks)
+            .map(|r| wavefront_slots(plan, w, r))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let split = split_backwards(plan, &slots, explicit);
     let barrier = graph.add_node(Event::StepBarrier);
     let mut b = Builder {
         plan,
@@ -263,13 +258,14 @@ pub fn build(
         graph,
         fwd: vec![None; size],
         bwd: vec![None; size],
-        // Only split-backward schedules have weight halves to find.
+        // Only split backwards have weight halves to find.
         weight: if split.contains(&true) {
             vec![None; size]
         } else {
             Vec::new()
         },
         split,
+        slots,
         reduces: FxHashMap::default(),
         loss_after: FxHashMap::default(),
         barrier,
@@ -297,10 +293,21 @@ pub fn build(
     for mb in 0..plan.microbatches {
         b.microbatch(mb);
     }
-    let compute = match explicit {
+    let (compute, pairs) = match explicit {
         Some(lists) => explicit_orders(&b, lists)?,
-        None => merged_orders(&b),
+        None => (merged_orders(&b), slot_pairs(&b)),
     };
+    // An overlapped pair starts as one slot: its forward also waits for the backward's inputs.
+    for &[first, second] in &pairs {
+        let inputs: Vec<NodeIndex> = b
+            .graph
+            .neighbors_directed(second, petgraph::Direction::Incoming)
+            .filter(|&p| p != first)
+            .collect();
+        for p in inputs {
+            b.graph.add_edge(p, first, EdgeKind::Overlap);
+        }
+    }
     let nodes: Vec<Vec<NodeIndex>> = compute
         .into_iter()
         .enumerate()
@@ -310,6 +317,7 @@ pub fn build(
     let mut order = Order {
         graph: b.graph,
         nodes,
+        pairs,
         barrier,
         adjacency,
         topological: Vec::new(),
@@ -318,18 +326,12 @@ pub fn build(
     Ok(order)
 }
 
-/// The fixed per-rank sequence of the wavefront, as nodes (absent events skipped).
-pub(crate) fn wavefront_sequence(
-    b: &Builder,
-    wavefront: &Wavefront,
-    rank: usize,
-) -> Vec<NodeIndex> {
-    let plan = b.plan;
-    let chunks = wavefront.chunks();
+/// The wavefront's slots of `rank`, as its schedule writes them.
+fn wavefront_slots(plan: &Plan, wavefront: &Wavefront, rank: usize) -> Vec<Slot> {
     let ctx = RunCtx {
         ranks: plan.ranks,
         microbatches: plan.microbatches,
-        chunks,
+        chunks: wavefront.chunks(),
     };
     // The schedule's slots are written for a rank's position along the first chunk (its rank
     // under the default placement and the V fold; under any other map, where its stage sits).
@@ -343,14 +345,103 @@ pub(crate) fn wavefront_sequence(
                 .position(|&r| r == rank)
         })
         .unwrap_or(rank);
-    let slots = wavefront.skeleton.schedule().rank_slots(&ctx, position);
-    slots
-        .into_iter()
-        .filter_map(|s| {
-            let region = *wavefront.regions.get(s.chunk)?;
-            b.compute(s.phase, region, rank, s.mb)
+    wavefront.skeleton.schedule().rank_slots(&ctx, position)
+}
+
+/// Whether each (region, rank, microbatch)'s backward is split: as the region's op set says,
+/// unless the wavefront's slots or the hand-written order run it whole (`B`) or halved (`I`, `W`).
+fn split_backwards(
+    plan: &Plan,
+    slots: &[Vec<Slot>],
+    explicit: Option<&[Vec<String>]>,
+) -> Vec<bool> {
+    let (p, m) = (plan.ranks, plan.microbatches);
+    let key = |region: usize, rank: usize, mb: usize| ((region - 1) * p + rank) * m + mb;
+    let mut split = Vec::with_capacity(plan.regions.len() * p * m);
+    for region in &plan.regions {
+        split.extend(std::iter::repeat_n(
+            region.skeleton.splits_backward(),
+            p * m,
+        ));
+    }
+    let mut mark = |region: usize, rank: usize, mb: usize, phase: Phase| {
+        if region == 0 || rank >= p || mb >= m {
+            return;
+        }
+        let halved = match phase {
+            Phase::Forward => return,
+            Phase::Backward => false,
+            Phase::Input | Phase::Weight => true,
+        };
+        if let Some(flag) = split.get_mut(key(region, rank, mb)) {
+            *flag = halved;
+        }
+    };
+    if let Some(lists) = explicit {
+        for (rank, list) in lists.iter().enumerate() {
+            for step in list.iter().filter_map(|t| t.parse::<Step>().ok()) {
+                for a in step.actions() {
+                    if let Some((region, on_rank)) = plan.stage_to_region_rank(a.stage)
+                        && on_rank == rank
+                    {
+                        mark(region, rank, a.mb, a.phase);
+                    }
+                }
+            }
+        }
+    } else if let Some(w) = &plan.wavefront {
+        for (rank, list) in slots.iter().enumerate() {
+            for s in list {
+                if let Some(&region) = w.regions.get(s.chunk) {
+                    mark(region, rank, s.mb, s.phase);
+                }
+            }
+        }
+    }
+    split
+}
+
+/// The fixed per-rank sequence of the wavefront, as nodes (absent events skipped).
+pub(crate) fn wavefront_sequence(
+    b: &Builder,
+    wavefront: &Wavefront,
+    rank: usize,
+) -> Vec<NodeIndex> {
+    b.slots
+        .get(rank)
+        .map(|slots| {
+            slots
+                .iter()
+                .filter_map(|s| {
+                    let region = *wavefront.regions.get(s.chunk)?;
+                    b.compute(s.phase, region, rank, s.mb)
+                })
+                .collect()
         })
-        .collect()
+        .unwrap_or_default()
+}
+
+/// The overlapped pairs of the wavefront's slots, as (forward, backward) nodes.
+fn slot_pairs(b: &Builder) -> Vec<[NodeIndex; 2]> {
+    let Some(w) = &b.plan.wavefront else {
+        return Vec::new();
+    };
+    let node = |rank: usize, s: &Slot| {
+        let region = *w.regions.get(s.chunk)?;
+        b.compute(s.phase, region, rank, s.mb)
+    };
+    let mut pairs = Vec::new();
+    for (rank, slots) in b.slots.iter().enumerate() {
+        for two in slots.windows(2) {
+            if let [first, second] = two
+                && first.overlaps_next
+                && let (Some(f), Some(s)) = (node(rank, first), node(rank, second))
+            {
+                pairs.push([f, s]);
+            }
+        }
+    }
+    pairs
 }
 
 /// Adds each Loss right after the forward that produces it, and each DpReduce right after the

@@ -179,7 +179,7 @@ impl Event {
     }
 }
 
-/// The five typed arcs of the order graph.
+/// The typed arcs of the order graph.
 #[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EdgeKind {
     Activation,
@@ -187,6 +187,8 @@ pub enum EdgeKind {
     Turnaround,
     Accumulate,
     Sequence,
+    /// An overlapped pair starts as one slot: its forward waits for the backward's inputs too.
+    Overlap,
 }
 
 /// A compute action in PyTorch's notation: stage index, `F`/`B`, microbatch (all 0-based).
@@ -245,9 +247,105 @@ impl FromStr for Action {
     }
 }
 
+/// One compute slot of a rank's order: an action, or a forward and a backward run overlapped
+/// (PyTorch's `(<action>;<action>)OVERLAP_F_B`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Step {
+    One(Action),
+    Overlap(Action, Action),
+}
+
+impl Step {
+    /// Its actions, in order.
+    pub fn actions(&self) -> impl Iterator<Item = Action> {
+        let (first, second) = match *self {
+            Step::One(a) => (a, None),
+            Step::Overlap(a, b) => (a, Some(b)),
+        };
+        std::iter::once(first).chain(second)
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::One(a) => write!(f, "{a}"),
+            Step::Overlap(a, b) => write!(f, "({a};{b})OVERLAP_F_B"),
+        }
+    }
+}
+
+impl Serialize for Step {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// Why a step string does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StepParseError {
+    #[error(transparent)]
+    Action(#[from] ActionParseError),
+    #[error(
+        "`{text}` is not an overlapped pair; expected (<forward>;<backward>)OVERLAP_F_B, e.g. `(0F3;3B1)OVERLAP_F_B`"
+    )]
+    Pair { text: String },
+}
+
+impl FromStr for Step {
+    type Err = StepParseError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let Some(inner) = text.strip_prefix('(') else {
+            return Ok(Step::One(text.parse()?));
+        };
+        let pair = || StepParseError::Pair {
+            text: text.to_string(),
+        };
+        let (a, b) = inner
+            .strip_suffix(")OVERLAP_F_B")
+            .and_then(|body| body.split_once(';'))
+            .ok_or_else(pair)?;
+        let (a, b): (Action, Action) = (a.parse()?, b.parse()?);
+        if a.phase != Phase::Forward || !matches!(b.phase, Phase::Backward | Phase::Input) {
+            return Err(pair());
+        }
+        Ok(Step::Overlap(a, b))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn steps_print_and_parse() {
+        let pair: Step = "(0F3;3B1)OVERLAP_F_B".parse().unwrap();
+        assert_eq!(pair.to_string(), "(0F3;3B1)OVERLAP_F_B");
+        assert_eq!(
+            pair.actions().map(|a| a.to_string()).collect::<Vec<_>>(),
+            ["0F3", "3B1"]
+        );
+        assert_eq!(
+            "2I0".parse::<Step>().map(|s| s.to_string()),
+            Ok("2I0".into())
+        );
+        for bad in ["(0F3;3B1)", "(0F3,3B1)OVERLAP_F_B", "(3B1;0F3)OVERLAP_F_B"] {
+            assert_eq!(
+                bad.parse::<Step>().unwrap_err().to_string(),
+                format!(
+                    "`{bad}` is not an overlapped pair; expected (<forward>;<backward>)OVERLAP_F_B, e.g. `(0F3;3B1)OVERLAP_F_B`"
+                )
+            );
+        }
+        assert_eq!(
+            "(0X3;3B1)OVERLAP_F_B"
+                .parse::<Step>()
+                .unwrap_err()
+                .to_string(),
+            "`0X3` is not an action; expected <stage><F|B|I|W><microbatch>, e.g. `4F0`"
+        );
+    }
 
     #[test]
     fn actions_print_and_parse() {

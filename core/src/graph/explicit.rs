@@ -1,16 +1,17 @@
-//! Hand-written per-rank orders: parsed from action notation and checked to hold exactly each
-//! rank's compute events, every error at its `orders[r][i]`.
+//! Hand-written per-rank orders: parsed from action notation (`4F0`, `3I1`, `2W1`, an overlapped
+//! pair `(0F3;3B1)OVERLAP_F_B`) and checked to hold exactly each rank's compute events, every
+//! error at its `orders[r][i]`. Any backward may be written whole (`B`) or as its two halves.
 
 use crate::graph::build::Builder;
-use crate::graph::event::{Action, Event};
+use crate::graph::event::{Action, Event, Step, StepParseError};
 use crate::graph::order::OrderError;
 use petgraph::graph::NodeIndex;
 
+/// Per-rank compute orders and the overlapped pairs among them.
+pub(crate) type Orders = (Vec<Vec<NodeIndex>>, Vec<[NodeIndex; 2]>);
+
 /// Parses user-given per-rank orders and checks they hold exactly each rank's compute events.
-pub(crate) fn explicit_orders(
-    b: &Builder,
-    lists: &[Vec<String>],
-) -> Result<Vec<Vec<NodeIndex>>, OrderError> {
+pub(crate) fn explicit_orders(b: &Builder, lists: &[Vec<String>]) -> Result<Orders, OrderError> {
     let plan = b.plan;
     let err = |path: String, message: String| OrderError::Explicit { path, message };
     if lists.len() != plan.ranks {
@@ -20,45 +21,25 @@ pub(crate) fn explicit_orders(
         ));
     }
     let mut orders = Vec::with_capacity(plan.ranks);
+    let mut pairs = Vec::new();
     let mut seen = vec![false; b.graph.node_count()];
     for (rank, list) in lists.iter().enumerate() {
         let mut order = Vec::with_capacity(list.len());
         for (i, text) in list.iter().enumerate() {
             let path = format!("orders[{rank}][{i}]");
-            let action: Action =
-                text.parse()
-                    .map_err(|e: crate::graph::event::ActionParseError| {
-                        err(path.clone(), e.to_string())
-                    })?;
-            let not_here = || {
-                err(
-                    path.clone(),
-                    format!("`{text}` is not an event of this schedule"),
-                )
-            };
-            let (region, on_rank) = plan
-                .stage_to_region_rank(action.stage)
-                .ok_or_else(not_here)?;
-            if on_rank != rank {
-                return Err(err(
-                    path,
-                    format!(
-                        "`{text}` is stage {} of rank {on_rank}, not of rank {rank}",
-                        action.stage
-                    ),
-                ));
+            let step: Step = text
+                .parse()
+                .map_err(|e: StepParseError| err(path.clone(), e.to_string()))?;
+            let mut nodes = step
+                .actions()
+                .map(|action| node_of(b, &mut seen, &path, rank, action));
+            let first = nodes.next().transpose()?;
+            let second = nodes.next().transpose()?;
+            order.extend(first);
+            order.extend(second);
+            if let (Some(f), Some(s)) = (first, second) {
+                pairs.push([f, s]);
             }
-            let node = b
-                .compute(action.phase, region, rank, action.mb)
-                .ok_or_else(not_here)?;
-            let flag = seen
-                .get_mut(node.index())
-                .ok_or_else(|| err(path.clone(), "internal index".into()))?;
-            if *flag {
-                return Err(err(path, format!("`{text}` appears twice")));
-            }
-            *flag = true;
-            order.push(node);
         }
         orders.push(order);
     }
@@ -71,5 +52,42 @@ pub(crate) fn explicit_orders(
             return Err(err(format!("orders[{rank}]"), format!("misses `{label}`")));
         }
     }
-    Ok(orders)
+    Ok((orders, pairs))
+}
+
+/// The compute event `action` names on `rank`, marked seen (each at most once).
+fn node_of(
+    b: &Builder,
+    seen: &mut [bool],
+    path: &str,
+    rank: usize,
+    action: Action,
+) -> Result<NodeIndex, OrderError> {
+    let plan = b.plan;
+    let err = |message: String| OrderError::Explicit {
+        path: path.to_string(),
+        message,
+    };
+    let text = action.to_string();
+    let not_here = || err(format!("`{text}` is not an event of this schedule"));
+    let (region, on_rank) = plan
+        .stage_to_region_rank(action.stage)
+        .ok_or_else(not_here)?;
+    if on_rank != rank {
+        return Err(err(format!(
+            "`{text}` is stage {} of rank {on_rank}, not of rank {rank}",
+            action.stage
+        )));
+    }
+    let node = b
+        .compute(action.phase, region, rank, action.mb)
+        .ok_or_else(not_here)?;
+    let flag = seen
+        .get_mut(node.index())
+        .ok_or_else(|| err("internal index".into()))?;
+    if *flag {
+        return Err(err(format!("`{text}` appears twice")));
+    }
+    *flag = true;
+    Ok(node)
 }

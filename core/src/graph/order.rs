@@ -3,7 +3,7 @@
 //! checks it.
 
 use crate::graph::adjacency::Adjacency;
-use crate::graph::event::{Action, EdgeKind, Event};
+use crate::graph::event::{Action, EdgeKind, Event, Step};
 use petgraph::graph::{DiGraph, NodeIndex};
 
 /// Why an order cannot be built.
@@ -32,6 +32,8 @@ pub struct Order {
     pub graph: DiGraph<Event, EdgeKind>,
     /// `nodes(r)`: the compute-stream events of rank `r` (Fwd, Bwd, Loss, DpReduce) in execution order.
     pub nodes: Vec<Vec<NodeIndex>>,
+    /// The overlapped pairs (forward, backward), each run as one compute slot of its rank.
+    pub pairs: Vec<[NodeIndex; 2]>,
     pub barrier: NodeIndex,
     /// Data edges plus each rank's sequence, flat, for the passes over large graphs.
     pub adjacency: Adjacency,
@@ -50,5 +52,27 @@ impl Order {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// Rank `r`'s compute slots in execution order: its actions, an overlapped pair as one.
+    pub fn steps(&self, rank: usize) -> Vec<Step> {
+        let paired: rustc_hash::FxHashMap<NodeIndex, NodeIndex> =
+            self.pairs.iter().map(|&[f, b]| (f, b)).collect();
+        let second: rustc_hash::FxHashSet<NodeIndex> = self.pairs.iter().map(|p| p[1]).collect();
+        let action = |n: NodeIndex| self.graph.node_weight(n).and_then(|e| e.action());
+        let mut steps = Vec::new();
+        for &n in self.nodes.get(rank).map(Vec::as_slice).unwrap_or_default() {
+            if second.contains(&n) {
+                continue;
+            }
+            let Some(a) = action(n) else {
+                continue;
+            };
+            match paired.get(&n).and_then(|&b| action(b)) {
+                Some(b) => steps.push(Step::Overlap(a, b)),
+                None => steps.push(Step::One(a)),
+            }
+        }
+        steps
     }
 }

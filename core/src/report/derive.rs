@@ -5,7 +5,7 @@ use crate::algebra::derive::Derivation;
 use crate::algebra::gates::Gates;
 use crate::algebra::plan::RegionOwner;
 use crate::algebra::skeleton::{Layout, Skeleton, schedule_to_string};
-use crate::graph::event::{Action, EdgeKind, Event};
+use crate::graph::event::{Action, EdgeKind, Event, Step};
 use petgraph::visit::EdgeRef;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -33,7 +33,8 @@ pub struct DeriveReport {
 #[derive(Serialize, Debug)]
 pub struct RankReport {
     pub rank: usize,
-    pub actions: Vec<Action>,
+    /// Compute slots in PyTorch's notation (an overlapped pair as one `(…;…)OVERLAP_F_B`).
+    pub actions: Vec<Step>,
     pub order: Vec<usize>,
 }
 
@@ -138,7 +139,7 @@ impl DeriveReport {
         let ranks = (0..plan.ranks)
             .map(|rank| RankReport {
                 rank,
-                actions: d.order.actions(rank),
+                actions: d.order.steps(rank),
                 order: d
                     .order
                     .nodes
@@ -291,14 +292,12 @@ pub fn text(name: &str, d: &Derivation) -> String {
     for line in collectives_in_words(&d.collectives) {
         let _ = writeln!(out, "  {line}");
     }
-    let _ = writeln!(out, "\nper-rank order (compute actions <stage><F|B><mb>):");
+    let _ = writeln!(
+        out,
+        "\nper-rank order (compute actions <stage><F|B|I|W><mb>, overlapped pairs (…;…)OVERLAP_F_B):"
+    );
     for rank in 0..plan.ranks {
-        let actions: Vec<String> = d
-            .order
-            .actions(rank)
-            .iter()
-            .map(|a| a.to_string())
-            .collect();
+        let actions: Vec<String> = d.order.steps(rank).iter().map(|a| a.to_string()).collect();
         let _ = writeln!(out, "  rank {rank}: {}", actions.join(" "));
     }
     let events = d.order.graph.node_count();

@@ -94,6 +94,10 @@ pub struct Hardware {
     pub link_bytes_per_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_bytes: Option<f64>,
+    /// `e` in an overlapped pair's slot `t_F + t_B − e·min(t_F, t_B)`: how much of the shorter
+    /// half the overlap hides (0 to 1; absent: 0, the halves back to back).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fb_overlap: Option<f64>,
 }
 
 /// What went wrong reading a scenario. Every variant names the file; positions are 1-based.
@@ -326,7 +330,7 @@ mod tests {
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "m.json:4:21: field `schedule[0]`: unknown variant `2f2b`, expected one of `1f1b`, `gpipe`, `transpose`, `zb1p`"
+            "m.json:4:21: field `schedule[0]`: unknown variant `2f2b`, expected one of `1f1b`, `gpipe`, `transpose`, `looped_bfs`, `zb1p`, `zbv`, `dualpipev`"
         );
         let err = Scenario::from_json_str(&MINIMAL[..60], "m.json").unwrap_err();
         assert_eq!(err.to_string(), "m.json:3:26: EOF while parsing an object");

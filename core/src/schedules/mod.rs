@@ -6,15 +6,21 @@
 //! A Replicated schedule has no slots of its own: its work joins each rank's stream through its
 //! composition policy ([`crate::graph::compose`]).
 
+pub mod dualpipev;
 pub mod gpipe;
+pub mod looped_bfs;
 pub mod one_f_one_b;
 pub mod transpose;
 pub mod zb1p;
+pub mod zbv;
 
+pub use dualpipev::DUALPIPEV;
 pub use gpipe::GPIPE;
+pub use looped_bfs::LOOPED_BFS;
 pub use one_f_one_b::ONE_F_ONE_B;
 pub use transpose::TRANSPOSE;
 pub use zb1p::ZB1P;
+pub use zbv::ZBV;
 
 use crate::algebra::placement::PlacementSpec;
 use crate::algebra::skeleton::{Layout, Skeleton};
@@ -26,7 +32,10 @@ pub static REGISTRY: &[Skeleton] = &[
     one_f_one_b::ONE_F_ONE_B,
     gpipe::GPIPE,
     transpose::TRANSPOSE,
+    looped_bfs::LOOPED_BFS,
     zb1p::ZB1P,
+    zbv::ZBV,
+    dualpipev::DUALPIPEV,
 ];
 
 /// What a schedule's rules and slots are computed from: the wavefront's shape.
@@ -38,47 +47,52 @@ pub struct RunCtx {
     pub chunks: usize,
 }
 
-/// One compute slot of a rank: chunk `c` (the wavefront's `c`-th region), forward or backward,
-/// microbatch.
+/// One compute slot of a rank: chunk `c` (the wavefront's `c`-th region), its phase (`F`, a
+/// whole backward `B`, or the halves `I`/`W` of a split one), microbatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slot {
     pub chunk: usize,
     pub phase: Phase,
     pub mb: usize,
+    /// This slot and the next one run overlapped, as one compute slot (DualPipeV's
+    /// `(F;B)OVERLAP_F_B`: a forward first, then a backward).
+    pub overlaps_next: bool,
 }
 
 impl Slot {
-    pub fn forward(chunk: usize, mb: usize) -> Slot {
+    fn new(chunk: usize, phase: Phase, mb: usize) -> Slot {
         Slot {
             chunk,
-            phase: Phase::Forward,
+            phase,
             mb,
+            overlaps_next: false,
         }
     }
 
+    pub fn forward(chunk: usize, mb: usize) -> Slot {
+        Slot::new(chunk, Phase::Forward, mb)
+    }
+
+    /// A whole backward `B`.
     pub fn backward(chunk: usize, mb: usize) -> Slot {
-        Slot {
-            chunk,
-            phase: Phase::Backward,
-            mb,
-        }
+        Slot::new(chunk, Phase::Backward, mb)
     }
 
     /// The input half `I` of a split backward.
     pub fn input(chunk: usize, mb: usize) -> Slot {
-        Slot {
-            chunk,
-            phase: Phase::Input,
-            mb,
-        }
+        Slot::new(chunk, Phase::Input, mb)
     }
 
     /// The weight half `W` of a split backward.
     pub fn weight(chunk: usize, mb: usize) -> Slot {
+        Slot::new(chunk, Phase::Weight, mb)
+    }
+
+    /// This slot, run overlapped with the slot that follows it.
+    pub fn overlapped(self) -> Slot {
         Slot {
-            chunk,
-            phase: Phase::Weight,
-            mb,
+            overlaps_next: true,
+            ..self
         }
     }
 }
@@ -91,6 +105,9 @@ pub enum OpSet {
     /// `F`, and the backward split into its input half `I` (on the gradient chain) and its
     /// weight half `W` (free of cross-rank dependencies).
     SplitBackward,
+    /// `F`, and per stage and microbatch either a whole `B` or the halves `I` and `W`, as the
+    /// slots say; a forward and a backward may run overlapped as one slot (DualPipeV).
+    Mixed,
 }
 
 /// A schedule: one skeleton of the algebra.
@@ -124,9 +141,13 @@ pub trait Schedule: Sync {
 pub(crate) fn show(slots: &[Slot]) -> String {
     slots
         .iter()
-        .map(|s| format!("{}{}{}", s.chunk, s.phase.letter(), s.mb))
-        .collect::<Vec<_>>()
-        .join(" ")
+        .map(|s| {
+            let sep = if s.overlaps_next { "+" } else { " " };
+            format!("{}{}{}{sep}", s.chunk, s.phase.letter(), s.mb)
+        })
+        .collect::<String>()
+        .trim_end()
+        .to_string()
 }
 
 #[cfg(test)]
@@ -141,7 +162,15 @@ mod tests {
         }
         assert_eq!(Skeleton::named("2f2b"), None);
         // Every schedule file's skeleton is read by its name.
-        for s in [ONE_F_ONE_B, GPIPE, TRANSPOSE, ZB1P] {
+        for s in [
+            ONE_F_ONE_B,
+            GPIPE,
+            TRANSPOSE,
+            LOOPED_BFS,
+            ZB1P,
+            ZBV,
+            DUALPIPEV,
+        ] {
             assert_eq!(Skeleton::named(s.name()), Some(s), "{s} is not registered");
         }
     }

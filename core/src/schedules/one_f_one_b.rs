@@ -31,7 +31,7 @@ impl Schedule for OneFOneB {
     /// Interleaved 1F1B runs microbatches in rounds: `M` must be a multiple of them.
     fn check(&self, ctx: &RunCtx) -> Result<(), ValidityError> {
         if ctx.chunks > 1 {
-            interleaved_rounds(ctx.ranks, ctx.microbatches)?;
+            interleaved_rounds("interleaved 1F1B", ctx.ranks, ctx.microbatches)?;
         }
         Ok(())
     }
@@ -45,13 +45,18 @@ impl Schedule for OneFOneB {
     }
 }
 
-/// The rounds of interleaved 1F1B, as PyTorch computes them: `⌊M/P⌋` (at least 1); `M` must be
-/// a multiple of them.
-pub fn interleaved_rounds(ranks: usize, microbatches: usize) -> Result<usize, ValidityError> {
+/// The rounds of an interleaved schedule (1F1B, zero bubble), as PyTorch computes them: `⌊M/P⌋`
+/// (at least 1); `M` must be a multiple of them.
+pub fn interleaved_rounds(
+    schedule: &'static str,
+    ranks: usize,
+    microbatches: usize,
+) -> Result<usize, ValidityError> {
     let rounds = (microbatches / ranks.max(1)).max(1);
     if !microbatches.is_multiple_of(rounds) {
         let lower = microbatches / rounds * rounds;
         return Err(ValidityError::InterleavedRounds {
+            schedule,
             microbatches,
             ranks,
             rounds,
@@ -131,11 +136,11 @@ mod tests {
 
     #[test]
     fn interleaved_rounds_follow_pytorch() {
-        assert_eq!(interleaved_rounds(4, 10), Ok(2));
-        assert_eq!(interleaved_rounds(4, 3), Ok(1));
-        assert_eq!(interleaved_rounds(4, 8), Ok(2));
+        assert_eq!(interleaved_rounds("interleaved 1F1B", 4, 10), Ok(2));
+        assert_eq!(interleaved_rounds("interleaved 1F1B", 4, 3), Ok(1));
+        assert_eq!(interleaved_rounds("interleaved 1F1B", 4, 8), Ok(2));
         assert_eq!(
-            interleaved_rounds(4, 9).map_err(|e| e.to_string()),
+            interleaved_rounds("interleaved 1F1B", 4, 9).map_err(|e| e.to_string()),
             Err("rule `interleaved-rounds`: interleaved 1F1B runs microbatches in rounds of M / max(1, ⌊M/P⌋); M = 9 is not a multiple of the 2 rounds that P = 4 gives (try M = 8 or M = 10)".to_string())
         );
     }

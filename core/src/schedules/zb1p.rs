@@ -10,9 +10,15 @@
 //! next forward; once the forwards are done, the oldest pending `W`; the remaining `W`s close
 //! the step. So at most `P − r` microbatches wait for their input half (1F1B's bound) and at
 //! most `P` for their weight half.
+//!
+//! Over `v ≥ 2` Sharded regions (⟨zb1p × v⟩) it is PyTorch's `ScheduleInterleavedZeroBubble`:
+//! interleaved 1F1B's rounds and chunk rotation with one warmup forward per hop (not two), each
+//! backward's input half in the steady state, and, from the `r`-th steady step of rank `r` on,
+//! one weight half after each input half, oldest first; the rest close the step.
 
 use crate::algebra::skeleton::{Layout, Skeleton};
 use crate::algebra::validity::ValidityError;
+use crate::schedules::one_f_one_b::interleaved_rounds;
 use crate::schedules::{OpSet, RunCtx, Schedule, Slot};
 
 /// `zb1p`.
@@ -31,7 +37,7 @@ impl Schedule for Zb1p {
     }
 
     fn reference(&self) -> &'static str {
-        "ZB-H1 of the zero-bubble paper (Qi et al., ICLR 2024); v ≥ 2 (PyTorch `ScheduleInterleavedZeroBubble`) is not implemented yet"
+        "ZB-H1 of the zero-bubble paper (Qi et al., ICLR 2024); v ≥ 2: PyTorch `ScheduleInterleavedZeroBubble`"
     }
 
     fn layout(&self) -> Layout {
@@ -42,20 +48,20 @@ impl Schedule for Zb1p {
         OpSet::SplitBackward
     }
 
+    /// Interleaved zero bubble runs microbatches in rounds, as interleaved 1F1B does.
     fn check(&self, ctx: &RunCtx) -> Result<(), ValidityError> {
         if ctx.chunks > 1 {
-            return Err(ValidityError::Chunks {
-                rule: "zb1p-chunks",
-                skeleton: "zb1p",
-                chunks: ctx.chunks,
-                what: "PyTorch's ScheduleInterleavedZeroBubble",
-            });
+            interleaved_rounds("interleaved zero bubble", ctx.ranks, ctx.microbatches)?;
         }
         Ok(())
     }
 
     fn rank_slots(&self, ctx: &RunCtx, position: usize) -> Vec<Slot> {
-        zb_h1(ctx.ranks, ctx.microbatches, position)
+        if ctx.chunks > 1 {
+            interleaved(ctx.ranks, ctx.microbatches, ctx.chunks, position)
+        } else {
+            zb_h1(ctx.ranks, ctx.microbatches, position)
+        }
     }
 }
 
@@ -86,6 +92,61 @@ pub fn zb_h1(ranks: usize, microbatches: usize, position: usize) -> Vec<Slot> {
     slots
 }
 
+/// Interleaved zero bubble over `v = chunks ≥ 2`, as `ScheduleInterleavedZeroBubble` computes
+/// it: rounds of `R = M / max(1, ⌊M/P⌋)` microbatches; rank `r` runs `min((v−1)·R + (P−1−r),
+/// v·M)` warmup forwards, then per step a forward (while any remain) and an input half; from
+/// steady step `r` on, each input half is followed by the oldest pending weight half. Forward
+/// step `s` runs chunk `⌊s/R⌋ mod v`, backward step `s` chunk `v − 1 − ⌊(s − warmup)/R⌋ mod v`.
+pub fn interleaved(ranks: usize, microbatches: usize, chunks: usize, position: usize) -> Vec<Slot> {
+    let rounds = (microbatches / ranks.max(1)).max(1);
+    let per_round = (microbatches / rounds).max(1);
+    let total = chunks * microbatches;
+    let warmup =
+        (chunks.saturating_sub(1) * per_round + ranks.saturating_sub(1 + position)).min(total);
+    let fwd_chunk = |step: usize| (step / per_round) % chunks;
+    let bwd_chunk = |step: usize| chunks - 1 - ((step - warmup) / per_round) % chunks;
+    let mut next = [
+        vec![0usize; chunks],
+        vec![0usize; chunks],
+        vec![0usize; chunks],
+    ];
+    let mut take = |which: usize, chunk: usize| {
+        next.get_mut(which)
+            .and_then(|counters| counters.get_mut(chunk))
+            .map_or(0, |n| {
+                *n += 1;
+                *n - 1
+            })
+    };
+    let mut slots = Vec::with_capacity(3 * total);
+    let mut backward_steps = Vec::with_capacity(total);
+    let mut weights = 0;
+    for step in 0..total + warmup {
+        if step < total {
+            let c = fwd_chunk(step);
+            slots.push(Slot::forward(c, take(0, c)));
+        }
+        if step < warmup {
+            continue;
+        }
+        let c = bwd_chunk(step);
+        slots.push(Slot::input(c, take(1, c)));
+        backward_steps.push(step);
+        if step - warmup >= position
+            && let Some(&oldest) = backward_steps.get(weights)
+        {
+            let c = bwd_chunk(oldest);
+            slots.push(Slot::weight(c, take(2, c)));
+            weights += 1;
+        }
+    }
+    for &step in backward_steps.iter().skip(weights) {
+        let c = bwd_chunk(step);
+        slots.push(Slot::weight(c, take(2, c)));
+    }
+    slots
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,5 +164,18 @@ mod tests {
         for (r, want) in want.iter().enumerate() {
             assert_eq!(show(&zb_h1(4, 5, r)), *want, "rank {r}");
         }
+    }
+
+    #[test]
+    fn interleaved_by_hand() {
+        // PyTorch's order for P = 2, M = 4, v = 2 (chunk c of rank r is stage r + 2c).
+        assert_eq!(
+            show(&interleaved(2, 4, 2, 0)),
+            "0F0 0F1 1F0 1F1 1I0 1W0 0F2 1I1 1W1 0F3 0I0 0W0 1F2 0I1 0W1 1F3 1I2 1W2 1I3 1W3 0I2 0W2 0I3 0W3"
+        );
+        assert_eq!(
+            show(&interleaved(2, 4, 2, 1)),
+            "0F0 0F1 1F0 1I0 1F1 1I1 1W0 0F2 0I0 1W1 0F3 0I1 0W0 1F2 1I2 0W1 1F3 1I3 1W2 0I2 1W3 0I3 0W2 0W3"
+        );
     }
 }

@@ -9,6 +9,7 @@
 use crate::algebra::model::Cost;
 use crate::algebra::plan::{Plan, RegionOwner};
 use crate::graph::event::{EdgeKind, Event, Phase};
+use crate::graph::order::Order;
 use crate::scenario::Hardware;
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -220,12 +221,33 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
     }
 }
 
-/// Durations of every node, indexed by node index.
-pub fn durations(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<f64> {
-    graph
+/// Durations of every node of the order, indexed by node index. An overlapped pair runs as one
+/// slot of `t_F + t_B − e·min(t_F, t_B)` (`e` = `hardware.fb_overlap`, default 0): each half
+/// keeps its share of that slot, the forward first.
+pub fn durations(plan: &Plan, order: &Order) -> Vec<f64> {
+    let graph = &order.graph;
+    let mut out: Vec<f64> = graph
         .node_indices()
         .map(|n| duration(plan, graph, n))
-        .collect()
+        .collect();
+    let e = plan.hardware.fb_overlap.unwrap_or(0.0);
+    if e > 0.0 {
+        for &[f, b] in &order.pairs {
+            let (Some(&tf), Some(&tb)) = (out.get(f.index()), out.get(b.index())) else {
+                continue;
+            };
+            let sum = tf + tb;
+            if sum > 0.0 {
+                let scale = (sum - e * tf.min(tb)) / sum;
+                for (n, t) in [(f, tf), (b, tb)] {
+                    if let Some(slot) = out.get_mut(n.index()) {
+                        *slot = t * scale;
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -239,6 +261,7 @@ mod tests {
             link_alpha_s: Some(0.5),
             link_bytes_per_s: Some(4.0),
             memory_bytes: None,
+            fb_overlap: None,
         }
     }
 

@@ -101,7 +101,7 @@ fn run_passes<E>(
     let plan = &derivation.plan;
     let order = &derivation.order;
     pass(0.3)?;
-    let durations = cost::durations(plan, &order.graph);
+    let durations = cost::durations(plan, order);
     let timeline = simulate(order, &durations, options);
     let makespan = timeline.makespan;
     pass(0.5)?;

@@ -55,7 +55,7 @@ fn makespan(
         &crate::algebra::collectives::collectives(plan),
         explicit,
     )?;
-    let durations = cost::durations(plan, &order.graph);
+    let durations = cost::durations(plan, &order);
     Ok(simulate(&order, &durations, options).makespan)
 }
 
@@ -136,7 +136,7 @@ fn choose(
     let Some(source) = source_region(plan) else {
         return Ok(());
     };
-    let durations = cost::durations(plan, &order.graph);
+    let durations = cost::durations(plan, order);
     let encoder_free = simulate(order, &without_source(order, &durations, source), options);
     let windows = warmup_windows(plan, order, &encoder_free);
     let encode: Vec<f64> = (0..plan.microbatches)

@@ -1,0 +1,144 @@
+//! ZB-V (the zero-bubble paper's V schedule, Qi et al., ICLR 2024, §6) as PyTorch's
+//! `ScheduleZBVZeroBubble` runs it: exactly two chunks per rank placed as a V (rank `r` holds
+//! stages `r` and `2P − 1 − r`, so the first and the last stage share rank 0), the backward split
+//! into `I` and `W`. With `t_F = t_I = t_W` it has no bubble for `M ≥ 2P − 1`.
+//!
+//! Rank `r` warms up with `2(P − r) − 1` forwards of chunk 0, then `r` pairs (chunk 1, chunk 0)
+//! of forwards, then `P − r` times `F I W` of chunk 1; the steady state alternates `F I W` on
+//! chunk 0 and chunk 1; the cooldown runs `r` input halves of both chunks, then `P − r` times
+//! `I W` of chunk 0, then the remaining weight halves of chunk 1 and of chunk 0. As PyTorch does,
+//! the order is written for `max(2P − 1, M)` microbatches and the slots beyond `M` are dropped.
+
+use crate::algebra::placement::PlacementSpec;
+use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::algebra::validity::ValidityError;
+use crate::schedules::{OpSet, RunCtx, Schedule, Slot};
+
+/// `zbv`.
+#[derive(Debug)]
+pub struct Zbv;
+
+pub const ZBV: Skeleton = Skeleton::of(&Zbv);
+
+impl Schedule for Zbv {
+    fn name(&self) -> &'static str {
+        "zbv"
+    }
+
+    fn summary(&self) -> &'static str {
+        "zero bubble on a V: two chunks per rank folded (rank r holds stages r and 2P−1−r), backward split into I and W"
+    }
+
+    fn reference(&self) -> &'static str {
+        "PyTorch `ScheduleZBVZeroBubble` (ZB-V, Qi et al., ICLR 2024, §6)"
+    }
+
+    fn layout(&self) -> Layout {
+        Layout::Sharded
+    }
+
+    fn ops(&self) -> OpSet {
+        OpSet::SplitBackward
+    }
+
+    fn placement(&self) -> PlacementSpec {
+        PlacementSpec::VFold
+    }
+
+    fn check(&self, ctx: &RunCtx) -> Result<(), ValidityError> {
+        two_chunks(
+            "zbv-chunks",
+            "zbv",
+            ctx,
+            "the two arms of the V, as PyTorch's ScheduleZBVZeroBubble",
+        )
+    }
+
+    fn rank_slots(&self, ctx: &RunCtx, position: usize) -> Vec<Slot> {
+        slots(ctx.ranks, ctx.microbatches, position)
+    }
+}
+
+/// The rule of the V schedules: exactly two Sharded regions.
+pub(crate) fn two_chunks(
+    rule: &'static str,
+    skeleton: &'static str,
+    ctx: &RunCtx,
+    why: &'static str,
+) -> Result<(), ValidityError> {
+    if ctx.chunks != 2 {
+        return Err(ValidityError::Chunks {
+            rule,
+            skeleton,
+            want: 2,
+            chunks: ctx.chunks,
+            why,
+        });
+    }
+    Ok(())
+}
+
+/// ZB-V's slots of the rank at `position` (chunk 0 is stage `position`, chunk 1 stage
+/// `2P − 1 − position`).
+pub fn slots(ranks: usize, microbatches: usize, position: usize) -> Vec<Slot> {
+    let (p, r) = (ranks, position);
+    let n = microbatches.max((2 * p).saturating_sub(1));
+    let mut out = Vec::with_capacity(6 * n);
+    // Next microbatch of each chunk's forwards (f), input halves (b) and weight halves (w).
+    let (mut f0, mut f1, mut b0, mut b1) = (0, 0, 0, 0);
+    let next = |counter: &mut usize| {
+        *counter += 1;
+        *counter - 1
+    };
+    for _ in 0..(2 * p.saturating_sub(r)).saturating_sub(1) {
+        out.push(Slot::forward(0, next(&mut f0)));
+    }
+    for _ in 0..r {
+        out.push(Slot::forward(1, next(&mut f1)));
+        out.push(Slot::forward(0, next(&mut f0)));
+    }
+    for _ in 0..p.saturating_sub(r) {
+        out.push(Slot::forward(1, next(&mut f1)));
+        out.extend([Slot::input(1, b1), Slot::weight(1, next(&mut b1))]);
+    }
+    while f1 < f0 || f0 < n {
+        if f0 < n {
+            out.push(Slot::forward(0, next(&mut f0)));
+        }
+        out.extend([Slot::input(0, b0), Slot::weight(0, next(&mut b0))]);
+        out.push(Slot::forward(1, next(&mut f1)));
+        out.extend([Slot::input(1, b1), Slot::weight(1, next(&mut b1))]);
+    }
+    let (mut w0, w1) = (b0, b1);
+    for _ in 0..r {
+        out.push(Slot::input(0, next(&mut b0)));
+        out.push(Slot::input(1, next(&mut b1)));
+    }
+    for _ in 0..p.saturating_sub(r) {
+        out.push(Slot::input(0, next(&mut b0)));
+        out.push(Slot::weight(0, next(&mut w0)));
+    }
+    out.extend((w1..b1).map(|m| Slot::weight(1, m)));
+    out.extend((w0..b0).map(|m| Slot::weight(0, m)));
+    out.retain(|s| s.mb < microbatches);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedules::show;
+
+    #[test]
+    fn zbv_by_hand() {
+        // PyTorch's order for P = 2, M = 4 (rank 0: stages 0 and 3; rank 1: stages 1 and 2).
+        assert_eq!(
+            show(&slots(2, 4, 0)),
+            "0F0 0F1 0F2 1F0 1I0 1W0 1F1 1I1 1W1 0F3 0I0 0W0 1F2 1I2 1W2 0I1 0W1 1F3 1I3 1W3 0I2 0W2 0I3 0W3"
+        );
+        assert_eq!(
+            show(&slots(2, 4, 1)),
+            "0F0 1F0 0F1 1F1 1I0 1W0 0F2 0I0 0W0 1F2 1I1 1W1 0F3 0I1 0W1 1F3 1I2 1W2 0I2 1I3 0I3 0W2 1W3 0W3"
+        );
+    }
+}
