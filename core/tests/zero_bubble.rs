@@ -244,3 +244,119 @@ fn the_zero_bubble_family_refuses_what_pytorch_refuses_with_named_rules() {
         "rule `dualpipev-microbatches`: dualpipev needs at least as many microbatches as stages (M ≥ 2P, as PyTorch's ScheduleDualPipeV): M = 3 < 4"
     );
 }
+
+#[test]
+fn an_overlapped_pair_is_one_slot_of_t_f_plus_t_b_minus_e_min() {
+    // P = 1, M = 2, ⟨dualpipev, dualpipev⟩ (stages 0 and 1 on rank 0): t_F = 1, t_B = 2,
+    // t_I = t_W = 1, no transfers. Rank 0 runs 0F0 1F0 0F1 1B0 (1F1;0B0)OVERLAP_F_B 1B1 0I1 0W1:
+    // 4 forwards, 3 whole backwards and two halves back to back take 12; hiding the shorter
+    // half of the pair (e = 1) saves its forward.
+    let mut s = scenario(uniform(2), &[1], &[DUALPIPEV, DUALPIPEV], 1, 2);
+    assert_eq!(rank_actions(&s, 0), "0F0 1F0 0F1 1B0 1F1 0B0 1B1 0I1 0W1");
+    let steps: Vec<String> = mpipe::derive(&s)
+        .unwrap()
+        .order
+        .steps(0)
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    assert_eq!(steps[4], "(1F1;0B0)OVERLAP_F_B");
+    assert_eq!(makespan(&s), 12.0);
+    s.hardware = Some(mpipe::scenario::Hardware {
+        fb_overlap: Some(1.0),
+        ..Default::default()
+    });
+    assert_eq!(makespan(&s), 11.0);
+    s.hardware = Some(mpipe::scenario::Hardware {
+        fb_overlap: Some(0.5),
+        ..Default::default()
+    });
+    assert_eq!(makespan(&s), 11.5);
+    // A hand-written order may pair any forward with a backward; here a 1F1B order, with the
+    // pair's halves placed together.
+    let mut one = scenario(uniform(2), &[1], &[ONE_F_ONE_B, ONE_F_ONE_B], 1, 2);
+    one.orders = Some(vec![
+        [
+            "0F0",
+            "1F0",
+            "1B0",
+            "0F1",
+            "(1F1;0B0)OVERLAP_F_B",
+            "1B1",
+            "0B1",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect(),
+    ]);
+    let d = mpipe::derive(&one).unwrap();
+    assert_eq!(d.order.pairs.len(), 1);
+    assert_eq!(d.order.steps(0)[4].to_string(), "(1F1;0B0)OVERLAP_F_B");
+    one.hardware = Some(mpipe::scenario::Hardware {
+        fb_overlap: Some(1.0),
+        ..Default::default()
+    });
+    assert_eq!(makespan(&one), 11.0);
+    // Bad values of the overlap are refused by name.
+    one.hardware = Some(mpipe::scenario::Hardware {
+        fb_overlap: Some(1.5),
+        ..Default::default()
+    });
+    assert_eq!(
+        mpipe::derive(&one).unwrap_err().to_string(),
+        "rule `hardware`: `hardware.fb_overlap` = 1.5 must be between 0 (an overlapped pair's halves back to back) and 1 (the shorter one hidden entirely)"
+    );
+}
+
+#[test]
+fn freezing_a_v_schedule_deletes_exactly_its_weight_halves() {
+    // ⟨transpose, zbv, zbv⟩ and ⟨transpose, dualpipev, dualpipev⟩, P = 2, M = 4, the encoder
+    // trainable: frozen, the backbone keeps every forward, input half and whole backward (its
+    // gradients feed the encoder) and loses exactly its weight halves; the order is the trained
+    // one without them.
+    for skeleton in [ZBV, DUALPIPEV] {
+        let build = |backbone_trainable: bool| {
+            let mut layers = common::vit_llm(2, 4, true);
+            layers[1].trainable = backbone_trainable;
+            mpipe::derive(&scenario(
+                layers,
+                &[2, 4],
+                &[TRANSPOSE, skeleton, skeleton],
+                2,
+                4,
+            ))
+            .unwrap()
+        };
+        let (trained, frozen) = (build(true), build(false));
+        let halves = |d: &mpipe::Derivation, half: Half| {
+            d.order
+                .graph
+                .node_weights()
+                .filter(
+                    |e| matches!(e, Event::Bwd { half: h, region: r, .. } if *h == half && *r > 1),
+                )
+                .count()
+        };
+        assert!(halves(&trained, Half::Weight) > 0, "{skeleton}");
+        assert_eq!(halves(&frozen, Half::Weight), 0, "{skeleton}");
+        for half in [Half::Input, Half::Whole] {
+            assert_eq!(halves(&frozen, half), halves(&trained, half), "{skeleton}");
+        }
+        for rank in 0..2 {
+            let without_w: Vec<String> = trained
+                .order
+                .actions(rank)
+                .iter()
+                .filter(|a| a.phase != mpipe::graph::event::Phase::Weight)
+                .map(|a| a.to_string())
+                .collect();
+            let got: Vec<String> = frozen
+                .order
+                .actions(rank)
+                .iter()
+                .map(|a| a.to_string())
+                .collect();
+            assert_eq!(got, without_w, "{skeleton} rank {rank}");
+        }
+    }
+}
