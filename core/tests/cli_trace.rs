@@ -317,3 +317,78 @@ fn export_writes_chrome_traces_that_import_again() {
     assert_eq!(rank1["uncertainty_ns"].as_i64().unwrap(), (hi - lo) / 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Writes `scenario` into a fresh directory; returns the directory and the file's path.
+fn scenario_file(tag: &str, scenario: &mpipe::Scenario) -> (PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("mpipe-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("scenario.json");
+    std::fs::write(&file, scenario.to_json_string()).unwrap();
+    (dir, file.display().to_string())
+}
+
+#[test]
+fn overlapped_pairs_are_exported_read_and_matched_as_pytorch_names_them() {
+    use mpipe::schedules::{DUALPIPEV, ONE_F_ONE_B};
+    // ⟨dualpipev, dualpipev⟩, P = 2, M = 4: exported, each pair is one span
+    // `PP:(<F>;<B>)OVERLAP_F_B` (as PyTorch's runtime records it); read back, both halves
+    // match the prediction and the order agrees fully.
+    let s = common::scenario(common::uniform(4), &[2], &[DUALPIPEV, DUALPIPEV], 2, 4);
+    let (dir, scen) = scenario_file("dualpipev", &s);
+    let predicted = dir.join("predicted.json");
+    let (code, _, err) = mpipe(&[
+        "export",
+        &scen,
+        "--chrome-trace",
+        predicted.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let exported = std::fs::read_to_string(&predicted).unwrap();
+    assert!(
+        exported.contains("\"PP:(0F3;3B1)OVERLAP_F_B\""),
+        "{exported}"
+    );
+    let v = json(&[
+        "compare-trace",
+        &scen,
+        predicted.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["order_agreement"], 1.0, "{v}");
+    for r in v["ranks"].as_array().unwrap() {
+        assert_eq!(
+            (r["missing"].as_u64(), r["unexpected"].as_u64()),
+            (Some(0), Some(0)),
+            "{r}"
+        );
+    }
+    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(0), "{v}");
+    // The same trace against ⟨1f1b, 1f1b⟩ (stages 2 and 3 swapped between the ranks, no halves):
+    // the comparison says why it disagrees.
+    let wrong = common::scenario(common::uniform(4), &[2], &[ONE_F_ONE_B, ONE_F_ONE_B], 2, 4);
+    let (dir2, wrong_scen) = scenario_file("dualpipev-wrong", &wrong);
+    let v = json(&[
+        "compare-trace",
+        &wrong_scen,
+        predicted.to_str().unwrap(),
+        "--json",
+    ]);
+    let warnings: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w.contains(
+            "are split-backward halves (I, W), which the schedule ⟨1f1b, 1f1b⟩ cannot have"
+        )),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.contains(&"stage 3 is measured on rank 0 (7 action(s)), but the scenario's placement puts it on rank 1"),
+        "{warnings:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&dir2).unwrap();
+}

@@ -334,6 +334,7 @@ mod tests {
             end_ns: end,
             step: 0,
             source: SpanRef { file: 0, span: 0 },
+            overlapped: false,
         }
     }
 

@@ -6,6 +6,7 @@
 use super::align::Alignment;
 use super::recover::Measurement;
 use crate::graph::event::{Action, Phase};
+use crate::schedules::OpSet;
 use crate::sim::run::Simulation;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -152,14 +153,16 @@ impl Mismatch {
         };
         let plan = &sim.derivation.plan;
         let located = plan.stage_to_region_rank(action.stage);
-        let splits = located
+        // A mixed schedule (DualPipeV) runs whole backwards and halves both.
+        let ops = located
             .and_then(|(region, _)| plan.region(region))
-            .is_some_and(|r| r.skeleton.splits_backward());
-        if matches!(action.phase, Phase::Input | Phase::Weight) && !splits {
+            .map(|r| r.skeleton.schedule().ops());
+        let may_split = matches!(ops, Some(OpSet::SplitBackward | OpSet::Mixed));
+        if matches!(action.phase, Phase::Input | Phase::Weight) && !may_split {
             *self.halves.entry(rank).or_default() += 1;
             return;
         }
-        if action.phase == Phase::Backward && splits {
+        if action.phase == Phase::Backward && ops == Some(OpSet::SplitBackward) {
             *self.wholes.entry(rank).or_default() += 1;
             return;
         }

@@ -8,7 +8,7 @@
 use super::align::Alignment;
 use super::recover::{MeasuredEvent, Measurement};
 use super::rules::ActionKind;
-use crate::graph::event::{EdgeKind, Event};
+use crate::graph::event::{EdgeKind, Event, Step};
 use crate::sim::run::Simulation;
 use petgraph::visit::EdgeRef;
 use rustc_hash::FxHashMap;
@@ -128,6 +128,11 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
     let mut w = Writer::new(out)?;
     w.names(0..ranks, "predicted")?;
     let us = |s: f64| s * 1e6;
+    // An overlapped pair is one span, as PyTorch records it: `PP:(<F>;<B>)OVERLAP_F_B`.
+    let paired_backward: rustc_hash::FxHashSet<usize> =
+        d.order.pairs.iter().map(|p| p[1].index()).collect();
+    let pair_of: FxHashMap<usize, petgraph::graph::NodeIndex> =
+        d.order.pairs.iter().map(|p| (p[0].index(), p[1])).collect();
     for n in g.node_indices() {
         let Some(event) = g.node_weight(n) else {
             continue;
@@ -135,6 +140,30 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
         let Some((pid, tid)) = track(event) else {
             continue;
         };
+        if paired_backward.contains(&n.index()) {
+            continue;
+        }
+        if let Some(&b) = pair_of.get(&n.index())
+            && let (Some(fa), Some(ba)) =
+                (event.action(), g.node_weight(b).and_then(|e| e.action()))
+        {
+            let start = sim.timeline.start_of(n);
+            w.event(&Slice {
+                ph: "X",
+                name: &format!("PP:{}", Step::Overlap(fa, ba)),
+                cat: "overlapped",
+                pid,
+                tid,
+                ts: us(start),
+                dur: us(sim.timeline.end_of(b) - start),
+                args: json!({
+                    "mb": event.mb(),
+                    "slack_s": sim.slack.get(n.index()),
+                    "critical": sim.critical_path.contains(&n) || sim.critical_path.contains(&b),
+                }),
+            })?;
+            continue;
+        }
         let (cat, label) = match event {
             Event::Fwd { .. } => ("forward", event.action().map(|a| format!("PP:{a}"))),
             Event::Bwd { .. } => ("backward", event.action().map(|a| format!("PP:{a}"))),
@@ -161,7 +190,7 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
     }
     let mut id = 0;
     for edge in g.edge_references() {
-        if *edge.weight() == EdgeKind::Sequence {
+        if matches!(*edge.weight(), EdgeKind::Sequence | EdgeKind::Overlap) {
             continue;
         }
         let (u, v) = (edge.source(), edge.target());

@@ -43,6 +43,9 @@ pub struct MeasuredEvent {
     /// Index into the rank's [`MeasuredRank::steps`].
     pub step: usize,
     pub source: SpanRef,
+    /// Half of an overlapped pair's span (`PP:(…;…)OVERLAP_F_B`): the trace times the pair as
+    /// one; its forward is given the first half of the span, its backward the second.
+    pub overlapped: bool,
 }
 
 impl MeasuredEvent {
@@ -429,9 +432,11 @@ fn build_rank(
     let mut events: Vec<MeasuredEvent> = sources
         .iter()
         .flat_map(|s| {
-            s.events.iter().filter_map(move |&(span, c)| {
-                let sp = traces.get(s.file)?.spans.get(span)?;
-                Some(MeasuredEvent {
+            s.events.iter().flat_map(move |&(span, c)| {
+                let Some(sp) = traces.get(s.file).and_then(|t| t.spans.get(span)) else {
+                    return Vec::new();
+                };
+                let event = MeasuredEvent {
                     stage: c.stage.unwrap_or(rank),
                     kind: c.kind,
                     direction: c.direction,
@@ -440,7 +445,34 @@ fn build_rank(
                     end_ns: sp.end_ns(),
                     step: 0,
                     source: SpanRef { file: s.file, span },
-                })
+                    overlapped: false,
+                };
+                match c.paired {
+                    None => vec![event],
+                    Some((kind, stage, mb)) => {
+                        let mid = sp.start_ns.saturating_add(sp.dur_ns / 2);
+                        let forward = MeasuredEvent {
+                            end_ns: mid,
+                            overlapped: true,
+                            ..event
+                        };
+                        let backward = MeasuredEvent {
+                            kind,
+                            direction: None,
+                            stage: stage.unwrap_or(rank),
+                            mb: mb.unwrap_or(usize::MAX),
+                            start_ns: mid,
+                            ..forward
+                        };
+                        vec![
+                            forward,
+                            MeasuredEvent {
+                                end_ns: sp.end_ns(),
+                                ..backward
+                            },
+                        ]
+                    }
+                }
             })
         })
         .collect();

@@ -207,6 +207,9 @@ pub struct Classified {
     /// A group the name has but whose number does not fit (`PP:99999999999999999999999F0`):
     /// such an event is skipped with a warning, never read as stage 0.
     pub unreadable: Option<&'static str>,
+    /// In an overlapped pair `PP:(<forward>;<backward>)OVERLAP_F_B` (one span, both actions),
+    /// the backward: its kind, stage and microbatch. The classification itself is the forward.
+    pub paired: Option<(ActionKind, Option<usize>, Option<usize>)>,
 }
 
 /// A kind of event and, for transfers, what it carries.
@@ -310,8 +313,32 @@ impl RuleSet {
 }
 
 impl Compiled {
-    /// The first rule that recognises `name`.
+    /// The first rule that recognises `name`. A PyTorch overlapped pair
+    /// `PP:(<a>;<b>)OVERLAP_F_B` is recognised when the rules recognise `PP:<a>` as a forward and
+    /// `PP:<b>` as a backward (whole or input half).
     pub fn classify(&self, name: &str) -> Option<Classified> {
+        if let Some(inner) = name
+            .strip_prefix("PP:(")
+            .and_then(|n| n.strip_suffix(")OVERLAP_F_B"))
+        {
+            let (a, b) = inner.split_once(';')?;
+            let first = self.classify_one(&format!("PP:{a}"))?;
+            let second = self.classify_one(&format!("PP:{b}"))?;
+            let pair = first.kind == ActionKind::Forward
+                && matches!(
+                    second.kind,
+                    ActionKind::Backward | ActionKind::BackwardInput
+                );
+            return pair.then_some(Classified {
+                unreadable: first.unreadable.or(second.unreadable),
+                paired: Some((second.kind, second.stage, second.mb)),
+                ..first
+            });
+        }
+        self.classify_one(name)
+    }
+
+    fn classify_one(&self, name: &str) -> Option<Classified> {
         self.rules.iter().find_map(|(index, regex, fixed)| {
             let caps = regex.captures(name)?;
             let number = |group: &str| caps.name(group).map(|m| m.as_str().parse::<usize>());
@@ -332,6 +359,7 @@ impl Compiled {
                 stage: stage.and_then(Result::ok),
                 mb: mb.and_then(Result::ok),
                 unreadable,
+                paired: None,
             })
         })
     }
@@ -359,6 +387,21 @@ mod tests {
         assert_eq!(classify("PP:0B1"), Some((Backward, Some(0), Some(1))));
         assert_eq!(classify("PP:3I0"), Some((BackwardInput, Some(3), Some(0))));
         assert_eq!(classify("PP:3W0"), Some((BackwardWeight, Some(3), Some(0))));
+        // An overlapped pair: the forward, carrying its backward.
+        let set = RuleSet::default().compile().unwrap();
+        let pair = set.classify("PP:(0F3;3B1)OVERLAP_F_B").unwrap();
+        assert_eq!(
+            (pair.kind, pair.stage, pair.mb),
+            (Forward, Some(0), Some(3))
+        );
+        assert_eq!(pair.paired, Some((Backward, Some(3), Some(1))));
+        for not_a_pair in [
+            "PP:(3B1;0F3)OVERLAP_F_B",
+            "PP:(0F3)OVERLAP_F_B",
+            "PP:(0F3;x)OVERLAP_F_B",
+        ] {
+            assert_eq!(set.classify(not_a_pair), None, "{not_a_pair}");
+        }
         assert_eq!(classify("PP:1SEND_F2"), Some((Send, Some(1), Some(2))));
         assert_eq!(classify("PP:1RECV_B0"), Some((Recv, Some(1), Some(0))));
         assert_eq!(classify("Forward 7"), Some((Forward, None, Some(7))));
