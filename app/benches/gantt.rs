@@ -25,6 +25,7 @@ fn lanes() -> Vec<Vec<Span>> {
                     stage: lane,
                     mb: i % 1024,
                     index: lane * 16_384 + i,
+                    pair: None,
                 })
                 .collect()
         })

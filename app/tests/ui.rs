@@ -673,3 +673,37 @@ fn the_optimized_owner_search_shows_progress_and_stops_on_cancel() {
         cancelled.elapsed()
     );
 }
+
+#[test]
+fn a_dualpipev_schedule_is_chosen_from_the_menu_and_its_pairs_drawn() {
+    let mut harness = harness();
+    choose(&mut harness, "Sample", "1F1B");
+    harness.get_by_label("Add region (split the last)").click();
+    harness.run();
+    choose(&mut harness, "region 1", "dualpipev");
+    // Half chosen, the wavefront mixes skeletons: the rule says so, the last chart stays.
+    harness.get_by_label_contains("rule `uniform-wavefront`");
+    choose(&mut harness, "region 2", "dualpipev");
+    assert_eq!(
+        harness.state().scenario().unwrap().schedule,
+        [mpipe::schedules::DUALPIPEV, mpipe::schedules::DUALPIPEV]
+    );
+    // The V fold: rank 0 holds stages 0 and 7; the steady state runs overlapped pairs, and the
+    // chart's legend says how they are drawn.
+    let rank0 = harness.state().rank_actions(0);
+    assert_eq!(
+        rank0[..8],
+        ["0F0", "0F1", "0F2", "0F3", "0F4", "0F5", "0F6", "7F0"]
+    );
+    let shown = harness.state().shown().unwrap().clone();
+    assert!(!shown.scene.default_placement);
+    assert_eq!(shown.scene.lanes[0].stages, [0, 7]);
+    harness.get_by_label("overlapped pair (F;B): one compute slot, the forward first");
+    let d = mpipe::derive(harness.state().scenario().unwrap()).unwrap();
+    assert!(
+        d.order
+            .steps(0)
+            .iter()
+            .any(|s| s.to_string() == "(0F7;7B3)OVERLAP_F_B")
+    );
+}

@@ -56,6 +56,7 @@ impl Shown {
                         stage: e.action.stage,
                         mb: e.mb,
                         index: lane.events.start + i,
+                        pair: e.pair,
                     })
                     .collect()
             })

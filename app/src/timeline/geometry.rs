@@ -4,6 +4,7 @@
 //! it is unit-tested with one time unit = one pixel.
 
 use mpipe::graph::event::Phase;
+pub use mpipe::report::simulate::PairHalf;
 
 /// A visible time range `[t0, t1]` mapped onto `[x0, x0 + width]` pixels.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -116,6 +117,8 @@ pub struct Span {
     pub mb: usize,
     /// Index into the caller's event list.
     pub index: usize,
+    /// Which half of an overlapped pair it is, if it is one.
+    pub pair: Option<PairHalf>,
 }
 
 /// A drawable box: one event, or a run of sub-pixel events merged into one.
@@ -132,6 +135,8 @@ pub struct Item {
     pub count: usize,
     /// The action (`4F0`) or, with less room, the microbatch, when it fits inside the box.
     pub label: Option<String>,
+    /// Which half of an overlapped pair the (single) event is: the pair is drawn as one box.
+    pub pair: Option<PairHalf>,
 }
 
 pub use mpipe::sim::scene::label_width;
@@ -193,6 +198,7 @@ pub fn render_items(lanes: &[Vec<Span>], view: &TimeView) -> Vec<Item> {
                 index: s.index,
                 count: 1,
                 label: label(s, x1 - x0),
+                pair: s.pair,
             });
         }
         if let Some(done) = open.take() {
@@ -278,6 +284,7 @@ mod tests {
             stage: 4,
             mb: index,
             index,
+            pair: None,
         }
     }
 

@@ -102,6 +102,8 @@ pub const CRITICAL: Color32 = Color32::from_rgb(0xFF, 0xD0, 0x40);
 pub const MATCH: Color32 = Color32::from_rgb(0x40, 0xE0, 0xFF);
 /// The fill of waits for a transfer.
 pub const WAIT: Color32 = Color32::from_rgb(0x90, 0x90, 0x90);
+/// The frame around an overlapped pair's two halves (lighter than the SVG's, on a dark chart).
+pub const PAIR: Color32 = Color32::from_rgb(0xE0, 0x70, 0xFF);
 
 /// Draws the legend for `scene` in a wrapped row.
 pub fn legend_ui(ui: &mut Ui, scene: &Scene) {
@@ -131,6 +133,13 @@ pub fn legend_ui(ui: &mut Ui, scene: &Scene) {
             Swatch::Fill(rgb(palette::WARMUP).gamma_multiply(0.5)),
             "warmup window",
         );
+        if scene.events.iter().any(|e| e.pair.is_some()) {
+            entry_ui(
+                ui,
+                Swatch::Outline(PAIR),
+                "overlapped pair (F;B): one compute slot, the forward first",
+            );
+        }
         if scene.lanes.iter().any(|l| l.spill.is_some()) {
             entry_ui(ui, Swatch::Outline(rgb(palette::SPILL)), "encoder spill");
         }

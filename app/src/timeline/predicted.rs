@@ -7,8 +7,8 @@
 //! step; the view never leaves the step. Hover names an event or a transfer. The chart reports
 //! what the user did; the caller turns it into commands.
 
-use super::geometry::{Item, LaneLayout, LaneRow, TimeView, hit_test, render_items};
-use super::legend::{CRITICAL, MATCH, SELECTED, WAIT};
+use super::geometry::{Item, LaneLayout, LaneRow, PairHalf, TimeView, hit_test, render_items};
+use super::legend::{CRITICAL, MATCH, PAIR, SELECTED, WAIT};
 use super::{LABEL_W, axis, rgb, wheel_factor};
 use crate::state::derived::Shown;
 use egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
@@ -298,6 +298,11 @@ impl Paint<'_> {
                 1.0,
                 self.fade(rgb(scene.colour(item.region, item.phase))),
             );
+            if item.count == 1
+                && let Some(half) = item.pair
+            {
+                self.pair_frame(r, half);
+            }
             let outline = if item.count > 1 {
                 None
             } else if selected == Some(item.index) || related.contains(&item.index) {
@@ -322,6 +327,23 @@ impl Paint<'_> {
                     self.fade(Color32::WHITE),
                 );
             }
+        }
+    }
+
+    /// One half of an overlapped pair's frame: the two halves, side by side, read as one box
+    /// split where the forward ends.
+    fn pair_frame(&self, r: Rect, half: PairHalf) {
+        let stroke = Stroke::new(1.5, self.fade(PAIR));
+        let (top, bottom) = (r.top() + 0.75, r.bottom() - 0.75);
+        let (outer, inner) = match half {
+            PairHalf::Forward => (r.left() + 0.75, r.right()),
+            PairHalf::Backward => (r.right() - 0.75, r.left()),
+        };
+        self.clipped
+            .line_segment([Pos2::new(outer, top), Pos2::new(outer, bottom)], stroke);
+        for y in [top, bottom] {
+            self.clipped
+                .line_segment([Pos2::new(outer, y), Pos2::new(inner, y)], stroke);
         }
     }
 

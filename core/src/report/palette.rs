@@ -42,6 +42,8 @@ pub const WARMUP: Rgb = (0x9F, 0xC5, 0xE8);
 pub const SPILL: Rgb = (0xD6, 0x27, 0x28);
 /// Collectives.
 pub const COMM: Rgb = (0x88, 0x88, 0x88);
+/// The frame around an overlapped pair's two halves (one compute slot).
+pub const PAIR: Rgb = (0xB0, 0x40, 0xE0);
 
 /// The hue of rank `i` (0-based), cycling through [`RANK_HUES`].
 pub fn hue(i: usize) -> Rgb {

@@ -63,9 +63,20 @@ pub struct EventTiming {
     pub backward: bool,
     pub start_s: f64,
     pub end_s: f64,
+    /// Which half of an overlapped pair `(F;B)OVERLAP_F_B` the event is, if it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pair: Option<PairHalf>,
     /// The event's node in the order graph.
     #[serde(skip)]
     pub node: usize,
+}
+
+/// The halves of an overlapped pair: they run as one compute slot, the forward first.
+#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PairHalf {
+    Forward,
+    Backward,
 }
 
 /// A collective on the timeline (transfers and reduces).
@@ -84,6 +95,17 @@ pub struct CommTiming {
 pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
     let d = &sim.derivation;
     let g = &d.order.graph;
+    let halves: rustc_hash::FxHashMap<usize, PairHalf> = d
+        .order
+        .pairs
+        .iter()
+        .flat_map(|&[f, b]| {
+            [
+                (f.index(), PairHalf::Forward),
+                (b.index(), PairHalf::Backward),
+            ]
+        })
+        .collect();
     let mut out = Vec::new();
     for nodes in &d.order.nodes {
         for &n in nodes {
@@ -112,6 +134,7 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
                 backward: phase.is_backward(),
                 start_s: sim.timeline.start_of(n),
                 end_s: sim.timeline.end_of(n),
+                pair: halves.get(&n.index()).copied(),
                 node: n.index(),
             });
         }

@@ -5,7 +5,7 @@
 
 use crate::algebra::skeleton::schedule_to_string;
 use crate::report::palette::{self, hex};
-use crate::report::simulate::secs;
+use crate::report::simulate::{PairHalf, secs};
 use crate::sim::run::Simulation;
 use crate::sim::scene::Scene;
 use std::fmt::Write as _;
@@ -196,6 +196,26 @@ pub fn render(name: &str, sim: &Simulation) -> String {
                 r#"<text x="{:.2}" y="{:.1}" font-size="11" fill="white" text-anchor="middle">{label}</text>"#,
                 x0 + w / 2.0,
                 y + LANE * 0.68
+            );
+        }
+    }
+    // An overlapped pair: one frame around its two halves.
+    for two in scene.events.windows(2) {
+        if let [f, b] = two
+            && f.pair == Some(PairHalf::Forward)
+            && b.pair == Some(PairHalf::Backward)
+            && f.rank == b.rank
+        {
+            let (x0, x1) = (x(f.start_s), x(b.end_s));
+            let _ = writeln!(
+                s,
+                r#"<rect x="{x0:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="none" stroke="{}" stroke-width="1.5"><title>({};{})OVERLAP_F_B</title></rect>"#,
+                lane_y(f.rank) - 1.0,
+                (x1 - x0).max(0.5),
+                LANE + 2.0,
+                hex(palette::PAIR),
+                f.action,
+                b.action
             );
         }
     }

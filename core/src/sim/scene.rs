@@ -45,7 +45,7 @@ impl RegionStyle {
 
     /// Whether the region's schedule splits its backward into `I` and `W`.
     pub fn split(&self) -> bool {
-        self.skeleton.splits_backward()
+        self.skeleton.schedule().ops() != crate::schedules::OpSet::ForwardBackward
     }
 
     /// The fill of a compute event of this region.
