@@ -32,6 +32,8 @@ pub struct Shown {
     pub lanes: Vec<Vec<Span>>,
     /// Whether each event (by index into the scene's events) is on the critical path.
     critical: Vec<bool>,
+    /// How long each event (by node index) could start later without delaying the step.
+    slack: Vec<f64>,
 }
 
 impl Shown {
@@ -70,6 +72,7 @@ impl Shown {
                 *slot = true;
             }
         }
+        let slack = sim.slack();
         Shown {
             generation,
             name: name.to_string(),
@@ -77,6 +80,7 @@ impl Shown {
             scene,
             lanes,
             critical,
+            slack,
         }
     }
 
@@ -108,7 +112,7 @@ impl Shown {
                 secs(e.start_s),
                 secs(e.end_s),
                 secs(e.end_s - e.start_s),
-                secs(self.sim.slack.get(e.node).copied().unwrap_or(0.0)),
+                secs(self.slack.get(e.node).copied().unwrap_or(0.0)),
                 if self.on_critical_path(index) {
                     " · on the critical path"
                 } else {

@@ -31,8 +31,14 @@ pub struct Simulation {
     pub ranks: Vec<RankMetrics>,
     pub memory: Vec<MemoryCurve>,
     pub critical_path: Vec<NodeIndex>,
-    /// How long each event (by node index) could start later without delaying the step.
-    pub slack: Vec<f64>,
+}
+
+impl Simulation {
+    /// How long each event (by node index) could start later without delaying the step (0 on
+    /// the critical path): a backward pass over the order, computed when a view asks for it.
+    pub fn slack(&self) -> Vec<f64> {
+        crate::sim::engine::slack(&self.derivation.order, &self.timeline)
+    }
 }
 
 /// Why a simulation has no result.
@@ -161,7 +167,6 @@ fn run_passes<E>(
     };
     pass(0.85)?;
     let critical_path = critical_path(order, &timeline);
-    let slack = crate::sim::engine::slack(order, &timeline);
     pass(1.0)?;
     Ok(Simulation {
         durations,
@@ -172,7 +177,6 @@ fn run_passes<E>(
         ranks,
         memory,
         critical_path,
-        slack,
         timeline,
         derivation,
     })

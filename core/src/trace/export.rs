@@ -128,6 +128,7 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
     let mut w = Writer::new(out)?;
     w.names(0..ranks, "predicted")?;
     let us = |s: f64| s * 1e6;
+    let slack = sim.slack();
     // An overlapped pair is one span, as PyTorch records it: `PP:(<F>;<B>)OVERLAP_F_B`.
     let paired_backward: rustc_hash::FxHashSet<usize> =
         d.order.pairs.iter().map(|p| p[1].index()).collect();
@@ -158,7 +159,7 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
                 dur: us(sim.timeline.end_of(b) - start),
                 args: json!({
                     "mb": event.mb(),
-                    "slack_s": sim.slack.get(n.index()),
+                    "slack_s": slack.get(n.index()),
                     "critical": sim.critical_path.contains(&n) || sim.critical_path.contains(&b),
                 }),
             })?;
@@ -183,7 +184,7 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
             dur: us(sim.timeline.duration_of(n)),
             args: json!({
                 "mb": event.mb(),
-                "slack_s": sim.slack.get(n.index()),
+                "slack_s": slack.get(n.index()),
                 "critical": sim.critical_path.contains(&n),
             }),
         })?;
