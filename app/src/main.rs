@@ -4,6 +4,11 @@
 
 use mpipe_studio::StudioApp;
 
+/// mimalloc keeps freed memory for reuse: re-deriving a million-event schedule after each edit
+/// does not page-fault its graph in again.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> eframe::Result {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()

@@ -11,6 +11,11 @@ mod simulate;
 mod trace;
 mod validate;
 
+/// mimalloc keeps freed memory for reuse, so large schedules are not paid for in page faults
+/// again on every allocation; the library itself does not choose an allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use crate::input::InputError;
 use crate::output::say;
 use clap::{Parser, Subcommand};
