@@ -328,67 +328,76 @@ fn scenario_file(tag: &str, scenario: &mpipe::Scenario) -> (PathBuf, String) {
 }
 
 #[test]
-fn overlapped_pairs_are_exported_read_and_matched_as_pytorch_names_them() {
-    use mpipe::schedules::{DUALPIPEV, ONE_F_ONE_B};
-    // ⟨dualpipev, dualpipev⟩, P = 2, M = 4: exported, each pair is one span
-    // `PP:(<F>;<B>)OVERLAP_F_B` (as PyTorch's runtime records it); read back, both halves
-    // match the prediction and the order agrees fully.
-    let s = common::scenario(common::uniform(4), &[2], &[DUALPIPEV, DUALPIPEV], 2, 4);
-    let (dir, scen) = scenario_file("dualpipev", &s);
-    let predicted = dir.join("predicted.json");
-    let (code, _, err) = mpipe(&[
-        "export",
-        &scen,
-        "--chrome-trace",
-        predicted.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let exported = std::fs::read_to_string(&predicted).unwrap();
-    assert!(
-        exported.contains("\"PP:(0F3;3B1)OVERLAP_F_B\""),
-        "{exported}"
-    );
-    let v = json(&[
-        "compare-trace",
-        &scen,
-        predicted.to_str().unwrap(),
-        "--json",
-    ]);
-    assert_eq!(v["order_agreement"], 1.0, "{v}");
-    for r in v["ranks"].as_array().unwrap() {
-        assert_eq!(
-            (r["missing"].as_u64(), r["unexpected"].as_u64()),
-            (Some(0), Some(0)),
-            "{r}"
-        );
-    }
-    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(0), "{v}");
-    // The same trace against ⟨1f1b, 1f1b⟩ (stages 2 and 3 swapped between the ranks, no halves):
-    // the comparison says why it disagrees.
+fn v_schedules_are_exported_read_and_matched_and_a_wrong_scenario_says_why() {
+    use mpipe::schedules::{DUALPIPEV, ONE_F_ONE_B, ZBV};
+    // ⟨zbv, zbv⟩ and ⟨dualpipev, dualpipev⟩, P = 2, M = 4: exported (each DualPipeV pair one
+    // span `PP:(<F>;<B>)OVERLAP_F_B`, as PyTorch's runtime records it), read back, every action
+    // matches the prediction and the order agrees fully. Against ⟨1f1b, 1f1b⟩ (no halves, and
+    // stage 3 on rank 1 instead of the V's rank 0) the comparison says why it disagrees.
     let wrong = common::scenario(common::uniform(4), &[2], &[ONE_F_ONE_B, ONE_F_ONE_B], 2, 4);
-    let (dir2, wrong_scen) = scenario_file("dualpipev-wrong", &wrong);
-    let v = json(&[
-        "compare-trace",
-        &wrong_scen,
-        predicted.to_str().unwrap(),
-        "--json",
-    ]);
-    let warnings: Vec<&str> = v["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w.as_str().unwrap())
-        .collect();
-    assert!(
-        warnings.iter().any(|w| w.contains(
-            "are split-backward halves (I, W), which the schedule ⟨1f1b, 1f1b⟩ cannot have"
-        )),
-        "{warnings:?}"
-    );
-    assert!(
-        warnings.contains(&"stage 3 is measured on rank 0 (7 action(s)), but the scenario's placement puts it on rank 1"),
-        "{warnings:?}"
-    );
-    std::fs::remove_dir_all(&dir).unwrap();
-    std::fs::remove_dir_all(&dir2).unwrap();
+    let (wrong_dir, wrong_scen) = scenario_file("v-wrong", &wrong);
+    for (skeleton, stage_3_on_rank_0) in [(ZBV, 4), (DUALPIPEV, 7)] {
+        let s = common::scenario(common::uniform(4), &[2], &[skeleton, skeleton], 2, 4);
+        let (dir, scen) = scenario_file(skeleton.name(), &s);
+        let predicted = dir.join("predicted.json");
+        let (code, _, err) = mpipe(&[
+            "export",
+            &scen,
+            "--chrome-trace",
+            predicted.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let exported = std::fs::read_to_string(&predicted).unwrap();
+        assert_eq!(
+            exported.contains("\"PP:(0F3;3B1)OVERLAP_F_B\""),
+            skeleton == DUALPIPEV,
+            "{skeleton}"
+        );
+        let v = json(&[
+            "compare-trace",
+            &scen,
+            predicted.to_str().unwrap(),
+            "--json",
+        ]);
+        assert_eq!(v["order_agreement"], 1.0, "{skeleton}: {v}");
+        for r in v["ranks"].as_array().unwrap() {
+            assert_eq!(
+                (r["missing"].as_u64(), r["unexpected"].as_u64()),
+                (Some(0), Some(0)),
+                "{skeleton}: {r}"
+            );
+        }
+        assert_eq!(
+            v["warnings"].as_array().map(Vec::len),
+            Some(0),
+            "{skeleton}: {v}"
+        );
+        let v = json(&[
+            "compare-trace",
+            &wrong_scen,
+            predicted.to_str().unwrap(),
+            "--json",
+        ]);
+        let warnings: Vec<&str> = v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap())
+            .collect();
+        assert!(
+            warnings.iter().any(|w| w.contains(
+                "are split-backward halves (I, W), which the schedule ⟨1f1b, 1f1b⟩ cannot have"
+            )),
+            "{skeleton}: {warnings:?}"
+        );
+        let elsewhere = format!(
+            "stage 3 is measured on rank 0 ({stage_3_on_rank_0} action(s)), but the scenario's placement puts it on rank 1"
+        );
+        assert!(
+            warnings.contains(&elsewhere.as_str()),
+            "{skeleton}: {warnings:?}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    std::fs::remove_dir_all(&wrong_dir).unwrap();
 }
