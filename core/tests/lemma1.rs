@@ -12,6 +12,7 @@ mod common;
 use common::{scenario, vit_llm};
 use mpipe::Derivation;
 use mpipe::algebra::gates::gates;
+use mpipe::algebra::ids::{Mb, Rank, RegionId, Stage};
 use mpipe::algebra::skeleton::Skeleton;
 use mpipe::graph::event::{Comm, Event, Phase};
 use mpipe::schedules::{GPIPE, ONE_F_ONE_B, TRANSPOSE};
@@ -95,10 +96,10 @@ fn freezing_the_encoder_deletes_exactly_its_backward_scatter_and_reduce() {
             format!(
                 "{:?}",
                 Event::Bwd {
-                    region: 1,
-                    rank: owner,
-                    mb,
-                    stage: owner,
+                    region: RegionId::new(1),
+                    rank: Rank::new(owner),
+                    mb: Mb::new(mb),
+                    stage: Stage::new(owner),
                     half: mpipe::graph::event::Half::Whole,
                 }
             ),
@@ -109,10 +110,13 @@ fn freezing_the_encoder_deletes_exactly_its_backward_scatter_and_reduce() {
                 "{:?}",
                 Event::Coll {
                     comm: Comm::Scatter,
-                    seam: mpipe::graph::event::Seam { from: 1, to: 2 },
-                    mb,
-                    from_rank: 0,
-                    to_rank: owner
+                    seam: mpipe::graph::event::Seam {
+                        from: RegionId::new(1),
+                        to: RegionId::new(2)
+                    },
+                    mb: Mb::new(mb),
+                    from_rank: Rank::new(0),
+                    to_rank: Rank::new(owner)
                 }
             ),
             1,
@@ -123,8 +127,8 @@ fn freezing_the_encoder_deletes_exactly_its_backward_scatter_and_reduce() {
             format!(
                 "{:?}",
                 Event::DpReduce {
-                    region: 1,
-                    rank,
+                    region: RegionId::new(1),
+                    rank: Rank::new(rank),
                     group: mpipe::graph::event::Group::ReplicaGroup
                 }
             ),
@@ -146,7 +150,7 @@ fn backward_regions(d: &Derivation) -> Vec<(usize, usize)> {
         .graph
         .node_weights()
         .filter_map(|e| match *e {
-            Event::Bwd { region, mb, .. } => Some((region, mb)),
+            Event::Bwd { region, mb, .. } => Some((region.index(), mb.index())),
             _ => None,
         })
         .collect();

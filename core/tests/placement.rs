@@ -52,7 +52,7 @@ fn the_v_fold_runs_the_second_chunk_back_up_the_ranks() {
         .graph
         .node_weights()
         .filter_map(|e| match e {
-            mpipe::graph::event::Event::Loss { rank, .. } => Some(*rank),
+            mpipe::graph::event::Event::Loss { rank, .. } => Some(rank.index()),
             _ => None,
         })
         .collect();

@@ -245,7 +245,12 @@ fn interleaved_equals_schedule_interleaved_1f1b_over_a_grid() {
 fn stage_index_is_rank_plus_region_times_p() {
     let d = mpipe::derive(&scenario(mpipe::schedules::ONE_F_ONE_B, 4, 8, 3)).unwrap();
     for rank in 0..4 {
-        let mut stages: Vec<usize> = d.order.actions(rank).iter().map(|a| a.stage).collect();
+        let mut stages: Vec<usize> = d
+            .order
+            .actions(rank)
+            .iter()
+            .map(|a| a.stage.index())
+            .collect();
         stages.sort_unstable();
         stages.dedup();
         assert_eq!(stages, [rank, rank + 4, rank + 8]);

@@ -55,7 +55,7 @@ impl Shown {
                         end: e.end_s,
                         region: e.region,
                         phase: e.action.phase,
-                        stage: e.action.stage,
+                        stage: e.action.stage.index(),
                         mb: e.mb,
                         index: lane.events.start + i,
                         pair: e.pair,

@@ -54,7 +54,7 @@ impl Collectives {
         } else {
             &self.seams
         };
-        list.binary_search_by_key(&(from, to), |c| (c.seam.from, c.seam.to))
+        list.binary_search_by_key(&(from, to), |c| (c.seam.from.into(), c.seam.to.into()))
             .ok()
             .and_then(|i| list.get(i))
     }
@@ -72,8 +72,8 @@ pub fn collectives(plan: &Plan) -> Collectives {
             let (forward, backward) = seam_comms(a.layout(), b.layout())?;
             Some(SeamCollective {
                 seam: Seam {
-                    from: a.index,
-                    to: b.index,
+                    from: a.index.into(),
+                    to: b.index.into(),
                 },
                 forward,
                 backward: downstream.sends_upstream.then_some(backward),
@@ -87,8 +87,8 @@ pub fn collectives(plan: &Plan) -> Collectives {
         .filter(|(r, _)| r.layout() == Layout::Sharded && r.sharded_ranks().len() > 1)
         .map(|(r, g)| SeamCollective {
             seam: Seam {
-                from: r.index,
-                to: r.index,
+                from: r.index.into(),
+                to: r.index.into(),
             },
             forward: Comm::Send,
             backward: g.runs_backward.then_some(Comm::RecvGrad),

@@ -106,12 +106,12 @@ impl Builder<'_> {
         self.graph.add_node(Event::Coll {
             comm,
             seam: Seam {
-                from: upstream,
-                to: downstream,
+                from: upstream.into(),
+                to: downstream.into(),
             },
-            mb,
-            from_rank: from.rank,
-            to_rank: to.rank,
+            mb: mb.into(),
+            from_rank: from.rank.into(),
+            to_rank: to.rank.into(),
         })
     }
 
@@ -122,10 +122,10 @@ impl Builder<'_> {
         let mut prev: Option<(Unit, NodeIndex)> = None;
         for &u in &units {
             let f = self.graph.add_node(Event::Fwd {
-                region: u.region,
-                rank: u.rank,
-                mb,
-                stage: self.plan.stage_index(u.region, u.rank),
+                region: u.region.into(),
+                rank: u.rank.into(),
+                mb: mb.into(),
+                stage: self.plan.stage_index(u.region, u.rank).into(),
             });
             let key = self.key(u.region, u.rank, mb);
             if let Some(slot) = self.fwd.get_mut(key) {
@@ -146,8 +146,8 @@ impl Builder<'_> {
         }
         let last_rank = units.last().map_or(0, |u| u.rank);
         let loss = self.graph.add_node(Event::Loss {
-            mb,
-            rank: last_rank,
+            mb: mb.into(),
+            rank: last_rank.into(),
         });
         if let Some((_, last)) = prev {
             self.graph.add_edge(last, loss, EdgeKind::Activation);
@@ -164,10 +164,10 @@ impl Builder<'_> {
             let split = self.split.get(key).copied().unwrap_or(false);
             let stage = self.plan.stage_index(u.region, u.rank);
             let b = self.graph.add_node(Event::Bwd {
-                region: u.region,
-                rank: u.rank,
-                mb,
-                stage,
+                region: u.region.into(),
+                rank: u.rank.into(),
+                mb: mb.into(),
+                stage: stage.into(),
                 half: if split { Half::Input } else { Half::Whole },
             });
             if let Some(slot) = self.bwd.get_mut(key) {
@@ -194,10 +194,10 @@ impl Builder<'_> {
             // waits for it) and exists only where Lemma 1 has the region reduce.
             let accumulates = if split && gate.reduces {
                 let w = self.graph.add_node(Event::Bwd {
-                    region: u.region,
-                    rank: u.rank,
-                    mb,
-                    stage,
+                    region: u.region.into(),
+                    rank: u.rank.into(),
+                    mb: mb.into(),
+                    stage: stage.into(),
                     half: Half::Weight,
                 });
                 if let Some(slot) = self.weight.get_mut(key) {
@@ -282,8 +282,8 @@ pub fn build(
         };
         for rank in ranks {
             let n = b.graph.add_node(Event::DpReduce {
-                region: region.index,
-                rank,
+                region: region.index.into(),
+                rank: rank.into(),
                 group,
             });
             b.graph.add_edge(n, barrier, EdgeKind::Sequence);
@@ -381,10 +381,10 @@ fn split_backwards(
         for (rank, list) in lists.iter().enumerate() {
             for step in list.iter().filter_map(|t| t.parse::<Step>().ok()) {
                 for a in step.actions() {
-                    if let Some((region, on_rank)) = plan.stage_to_region_rank(a.stage)
+                    if let Some((region, on_rank)) = plan.stage_to_region_rank(a.stage.into())
                         && on_rank == rank
                     {
-                        mark(region, rank, a.mb, a.phase);
+                        mark(region, rank, a.mb.into(), a.phase);
                     }
                 }
             }
@@ -392,8 +392,8 @@ fn split_backwards(
     } else if let Some(w) = &plan.wavefront {
         for (rank, list) in slots.iter().enumerate() {
             for s in list {
-                if let Some(&region) = w.regions.get(s.chunk) {
-                    mark(region, rank, s.mb, s.phase);
+                if let Some(&region) = w.regions.get(s.chunk.index()) {
+                    mark(region, rank, s.mb.into(), s.phase);
                 }
             }
         }
@@ -413,8 +413,8 @@ pub(crate) fn wavefront_sequence(
             slots
                 .iter()
                 .filter_map(|s| {
-                    let region = *wavefront.regions.get(s.chunk)?;
-                    b.compute(s.phase, region, rank, s.mb)
+                    let region = *wavefront.regions.get(s.chunk.index())?;
+                    b.compute(s.phase, region, rank, s.mb.into())
                 })
                 .collect()
         })
@@ -427,8 +427,8 @@ fn slot_pairs(b: &Builder) -> Vec<[NodeIndex; 2]> {
         return Vec::new();
     };
     let node = |rank: usize, s: &Slot| {
-        let region = *w.regions.get(s.chunk)?;
-        b.compute(s.phase, region, rank, s.mb)
+        let region = *w.regions.get(s.chunk.index())?;
+        b.compute(s.phase, region, rank, s.mb.into())
     };
     let mut pairs = Vec::new();
     for (rank, slots) in b.slots.iter().enumerate() {
@@ -456,7 +456,7 @@ pub(crate) fn with_loss_and_reduces(
     let mut last_bwd: Vec<Option<usize>> = vec![None; regions + 1];
     for (i, &n) in compute.iter().enumerate() {
         if let Some(Event::Bwd { region, .. }) = g.node_weight(n)
-            && let Some(slot) = last_bwd.get_mut(*region)
+            && let Some(slot) = last_bwd.get_mut(region.index())
         {
             *slot = Some(i);
         }
@@ -471,9 +471,14 @@ pub(crate) fn with_loss_and_reduces(
             out.push(loss);
         }
         if let Some(Event::Bwd { region, .. }) = g.node_weight(n)
-            && last_bwd.get(*region).copied().flatten() == Some(i)
+            && last_bwd.get(region.index()).copied().flatten() == Some(i)
         {
-            out.extend(reduces.iter().filter(|(r, _)| r == region).map(|&(_, n)| n));
+            out.extend(
+                reduces
+                    .iter()
+                    .filter(|(r, _)| *r == region.index())
+                    .map(|&(_, n)| n),
+            );
         }
     }
     out.extend(

@@ -1,5 +1,6 @@
 //! Events and edges of the order graph, and PyTorch's action notation `<stage><F|B|I|W><mb>`.
 
+use crate::algebra::ids::{Mb, Rank, RegionId, Stage};
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
@@ -74,8 +75,8 @@ pub enum Group {
 /// A boundary crossed by a collective: `(from, to)` regions; `from == to` for two slabs of one region.
 #[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Seam {
-    pub from: usize,
-    pub to: usize,
+    pub from: RegionId,
+    pub to: RegionId,
 }
 
 /// A node of the order graph.
@@ -83,35 +84,35 @@ pub struct Seam {
 #[serde(tag = "event")]
 pub enum Event {
     Fwd {
-        region: usize,
-        rank: usize,
-        mb: usize,
+        region: RegionId,
+        rank: Rank,
+        mb: Mb,
         /// The pipeline stage the forward runs (placement: region and rank → stage).
-        stage: usize,
+        stage: Stage,
     },
     Bwd {
-        region: usize,
-        rank: usize,
-        mb: usize,
-        stage: usize,
+        region: RegionId,
+        rank: Rank,
+        mb: Mb,
+        stage: Stage,
         /// The whole backward, or its input or weight half (split-backward schedules).
         half: Half,
     },
     Coll {
         comm: Comm,
         seam: Seam,
-        mb: usize,
-        from_rank: usize,
-        to_rank: usize,
+        mb: Mb,
+        from_rank: Rank,
+        to_rank: Rank,
     },
     DpReduce {
-        region: usize,
-        rank: usize,
+        region: RegionId,
+        rank: Rank,
         group: Group,
     },
     Loss {
-        mb: usize,
-        rank: usize,
+        mb: Mb,
+        rank: Rank,
     },
     StepBarrier,
 }
@@ -123,7 +124,7 @@ impl Event {
             Event::Fwd { rank, .. }
             | Event::Bwd { rank, .. }
             | Event::DpReduce { rank, .. }
-            | Event::Loss { rank, .. } => Some(rank),
+            | Event::Loss { rank, .. } => Some(rank.index()),
             Event::Coll { .. } | Event::StepBarrier => None,
         }
     }
@@ -134,7 +135,7 @@ impl Event {
             Event::Fwd { mb, .. }
             | Event::Bwd { mb, .. }
             | Event::Coll { mb, .. }
-            | Event::Loss { mb, .. } => Some(mb),
+            | Event::Loss { mb, .. } => Some(mb.index()),
             Event::DpReduce { .. } | Event::StepBarrier => None,
         }
     }
@@ -194,9 +195,9 @@ pub enum EdgeKind {
 /// A compute action in PyTorch's notation: stage index, `F`/`B`, microbatch (all 0-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Action {
-    pub stage: usize,
+    pub stage: Stage,
     pub phase: Phase,
-    pub mb: usize,
+    pub mb: Mb,
 }
 
 impl fmt::Display for Action {
@@ -239,10 +240,11 @@ impl FromStr for Action {
         if !digits(stage) || !digits(mb) {
             return Err(err());
         }
+        let index = |s: &str| s.parse::<u32>().map(|i| i as usize).map_err(|_| err());
         Ok(Action {
-            stage: stage.parse().map_err(|_| err())?,
+            stage: Stage::new(index(stage)?),
             phase,
-            mb: mb.parse().map_err(|_| err())?,
+            mb: Mb::new(index(mb)?),
         })
     }
 }
@@ -350,14 +352,16 @@ mod tests {
     #[test]
     fn actions_print_and_parse() {
         let a = Action {
-            stage: 4,
+            stage: Stage::new(4),
             phase: Phase::Forward,
-            mb: 0,
+            mb: Mb::new(0),
         };
         assert_eq!(a.to_string(), "4F0");
         assert_eq!("4F0".parse::<Action>(), Ok(a));
         assert_eq!(
-            "12B31".parse::<Action>().map(|a| (a.stage, a.phase, a.mb)),
+            "12B31"
+                .parse::<Action>()
+                .map(|a| (a.stage.index(), a.phase, a.mb.index())),
             Ok((12, Phase::Backward, 31))
         );
         // The halves of a split backward.
@@ -378,10 +382,10 @@ mod tests {
     #[test]
     fn fwd_event_maps_to_stage_index() {
         let e = Event::Fwd {
-            region: 2,
-            rank: 1,
-            mb: 3,
-            stage: 5,
+            region: RegionId::new(2),
+            rank: Rank::new(1),
+            mb: Mb::new(3),
+            stage: Stage::new(5),
         };
         assert_eq!(e.action().map(|a| a.to_string()), Some("5F3".to_string()));
         assert_eq!(e.label(), "5F3@r1");

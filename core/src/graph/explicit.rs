@@ -71,7 +71,7 @@ fn node_of(
     let text = action.to_string();
     let not_here = || err(format!("`{text}` is not an event of this schedule"));
     let (region, on_rank) = plan
-        .stage_to_region_rank(action.stage)
+        .stage_to_region_rank(action.stage.into())
         .ok_or_else(not_here)?;
     if on_rank != rank {
         return Err(err(format!(
@@ -80,7 +80,7 @@ fn node_of(
         )));
     }
     let node = b
-        .compute(action.phase, region, rank, action.mb)
+        .compute(action.phase, region, rank, action.mb.into())
         .ok_or_else(not_here)?;
     let flag = seen
         .get_mut(node.index())

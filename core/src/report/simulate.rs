@@ -127,10 +127,10 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
                 continue;
             };
             out.push(EventTiming {
-                rank,
+                rank: rank.into(),
                 action,
-                region,
-                mb,
+                region: region.into(),
+                mb: mb.into(),
                 backward: phase.is_backward(),
                 start_s: sim.timeline.start_of(n),
                 end_s: sim.timeline.end_of(n),
@@ -159,9 +159,9 @@ pub fn comm_timings(sim: &Simulation) -> Vec<CommTiming> {
                 } => Some(CommTiming {
                     comm: comm_name(comm).into(),
                     seam: Some(seam),
-                    mb: Some(mb),
-                    from_rank,
-                    to_rank,
+                    mb: Some(mb.into()),
+                    from_rank: from_rank.into(),
+                    to_rank: to_rank.into(),
                     start_s: t.0,
                     end_s: t.1,
                 }),
@@ -169,8 +169,8 @@ pub fn comm_timings(sim: &Simulation) -> Vec<CommTiming> {
                     comm: format!("AllReduce({group:?})"),
                     seam: None,
                     mb: None,
-                    from_rank: rank,
-                    to_rank: rank,
+                    from_rank: rank.into(),
+                    to_rank: rank.into(),
                     start_s: t.0,
                     end_s: t.1,
                 }),

@@ -22,6 +22,7 @@ pub use transpose::TRANSPOSE;
 pub use zb1p::ZB1P;
 pub use zbv::ZBV;
 
+use crate::algebra::ids::{Chunk, Mb};
 use crate::algebra::placement::PlacementSpec;
 use crate::algebra::skeleton::{Layout, Skeleton};
 use crate::algebra::validity::ValidityError;
@@ -51,9 +52,9 @@ pub struct RunCtx {
 /// whole backward `B`, or the halves `I`/`W` of a split one), microbatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slot {
-    pub chunk: usize,
+    pub chunk: Chunk,
     pub phase: Phase,
-    pub mb: usize,
+    pub mb: Mb,
     /// This slot and the next one run overlapped, as one compute slot (DualPipeV's
     /// `(F;B)OVERLAP_F_B`: a forward first, then a backward).
     pub overlaps_next: bool,
@@ -62,9 +63,9 @@ pub struct Slot {
 impl Slot {
     fn new(chunk: usize, phase: Phase, mb: usize) -> Slot {
         Slot {
-            chunk,
+            chunk: Chunk::new(chunk),
             phase,
-            mb,
+            mb: Mb::new(mb),
             overlaps_next: false,
         }
     }

@@ -120,7 +120,7 @@ pub fn slots(ranks: usize, microbatches: usize, position: usize) -> Vec<Slot> {
     }
     out.extend((w1..b1).map(|m| Slot::weight(1, m)));
     out.extend((w0..b0).map(|m| Slot::weight(0, m)));
-    out.retain(|s| s.mb < microbatches);
+    out.retain(|s| s.mb < microbatches.into());
     out
 }
 

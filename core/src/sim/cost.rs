@@ -186,14 +186,24 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
     match *event {
         Event::Fwd {
             region, rank, mb, ..
-        } => compute_time(plan, unit_layers(plan, region, rank), mb, Phase::Forward),
+        } => compute_time(
+            plan,
+            unit_layers(plan, region.into(), rank.into()),
+            mb.into(),
+            Phase::Forward,
+        ),
         Event::Bwd {
             region,
             rank,
             mb,
             half,
             ..
-        } => compute_time(plan, unit_layers(plan, region, rank), mb, half.phase()),
+        } => compute_time(
+            plan,
+            unit_layers(plan, region.into(), rank.into()),
+            mb.into(),
+            half.phase(),
+        ),
         Event::Coll {
             seam,
             mb,
@@ -210,12 +220,15 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
             } else {
                 from_rank
             };
-            transfer_time(hw, output_bytes(plan, seam.from, upstream_rank, mb))
+            transfer_time(
+                hw,
+                output_bytes(plan, seam.from.into(), upstream_rank.into(), mb.into()),
+            )
         }
         Event::DpReduce { region, rank, .. } => allreduce_time(
             hw,
-            reduce_members(plan, region),
-            param_bytes(plan, region, rank),
+            reduce_members(plan, region.into()),
+            param_bytes(plan, region.into(), rank.into()),
         ),
         Event::Loss { .. } | Event::StepBarrier => 0.0,
     }

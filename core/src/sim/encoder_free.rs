@@ -28,8 +28,8 @@ pub fn without_source(order: &Order, durations: &[f64], source: usize) -> Vec<f6
                     Event::Fwd { region, .. }
                     | Event::Bwd { region, .. }
                     | Event::DpReduce { region, .. },
-                ) => *region == source,
-                Some(Event::Coll { seam, .. }) => seam.from == source,
+                ) => *region == source.into(),
+                Some(Event::Coll { seam, .. }) => seam.from == source.into(),
                 _ => false,
             };
             if zero {

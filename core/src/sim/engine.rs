@@ -3,6 +3,7 @@
 //! event starts when its rank is free and every predecessor has finished. The makespan is the
 //! longest path; the critical path is the chain of events that bound each start.
 
+use crate::algebra::ids::Rank;
 use crate::graph::event::Event;
 use crate::graph::order::Order;
 use petgraph::graph::NodeIndex;
@@ -108,7 +109,7 @@ pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) ->
     let mut binder: Vec<Option<NodeIndex>> = vec![None; n];
     let mut start = vec![0.0f64; n];
     let mut end = vec![0.0f64; n];
-    let mut link_free: HashMap<(usize, usize), (f64, NodeIndex)> = HashMap::new();
+    let mut link_free: HashMap<(Rank, Rank), (f64, NodeIndex)> = HashMap::new();
     let mut heap = BinaryHeap::with_capacity(1024);
     let duration = |i: usize| durations.get(i).copied().unwrap_or(0.0);
 

@@ -146,7 +146,11 @@ fn describe(sim: &Simulation, n: NodeIndex) -> Waited {
         }) => (format!("the {comm:?} of microbatch {mb}"), Some(*from_rank)),
         Some(Event::StepBarrier) | None => ("the step barrier".to_string(), None),
     };
-    Waited { what, rank, end_s }
+    Waited {
+        what,
+        rank: rank.map(usize::from),
+        end_s,
+    }
 }
 
 /// Why `rank` is idle at `t`, given that nothing runs on it then.

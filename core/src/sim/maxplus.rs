@@ -25,10 +25,10 @@ enum Block {
 fn block_of(event: &Event, last_region: usize) -> Block {
     match *event {
         Event::Fwd { region, .. } | Event::Bwd { region, .. } | Event::DpReduce { region, .. } => {
-            Block::Region(region)
+            Block::Region(region.into())
         }
-        Event::Coll { seam, .. } if seam.from == seam.to => Block::Region(seam.from),
-        Event::Coll { seam, .. } => Block::Seam(seam.from),
+        Event::Coll { seam, .. } if seam.from == seam.to => Block::Region(seam.from.into()),
+        Event::Coll { seam, .. } => Block::Seam(seam.from.into()),
         Event::Loss { .. } => Block::Region(last_region),
         Event::StepBarrier => Block::End,
     }

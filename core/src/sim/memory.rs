@@ -75,11 +75,14 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
             })
             .map(|e| e.target());
         let (bytes, free_at) = match backward {
-            Some(b) => (activation_bytes(plan, region, rank, mb), timeline.end_of(b)),
+            Some(b) => (
+                activation_bytes(plan, region.into(), rank.into(), mb.into()),
+                timeline.end_of(b),
+            ),
             None => {
                 let until = consumer(order, n).map_or(timeline.end_of(n), |c| timeline.end_of(c));
                 (
-                    output_bytes(plan, region, rank, mb),
+                    output_bytes(plan, region.into(), rank.into(), mb.into()),
                     until.max(timeline.end_of(n)),
                 )
             }
@@ -99,12 +102,13 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
                     )
                 })
         });
-        let Some(list) = deltas.get_mut(rank) else {
+        let Some(list) = deltas.get_mut(rank.index()) else {
             continue;
         };
         match weight {
             Some(w) if bytes > 0.0 => {
-                let early = activation_input_bytes(plan, region, rank, mb).min(bytes);
+                let early =
+                    activation_input_bytes(plan, region.into(), rank.into(), mb.into()).min(bytes);
                 list.push((timeline.start_of(n), bytes));
                 list.push((free_at, -early));
                 list.push((timeline.end_of(w), early - bytes));

@@ -52,7 +52,7 @@ pub struct RankMetrics {
 fn in_wavefront(plan: &Plan, event: &Event) -> bool {
     match *event {
         Event::Fwd { region, .. } | Event::Bwd { region, .. } => plan
-            .region(region)
+            .region(region.into())
             .is_some_and(|r| r.layout() == Layout::Sharded),
         _ => false,
     }

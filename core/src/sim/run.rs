@@ -135,7 +135,7 @@ fn run_passes<E>(
             let encoder_work = source.map(|s| {
                 order.nodes.get(rank).map_or(0.0, |ns| {
                     ns.iter()
-                        .filter(|&&n| matches!(order.graph.node_weight(n), Some(Event::Fwd { region, .. }) if *region == s))
+                        .filter(|&&n| matches!(order.graph.node_weight(n), Some(Event::Fwd { region, .. }) if *region == s.into()))
                         .map(|&n| durations.get(n.index()).copied().unwrap_or(0.0))
                         .sum()
                 })

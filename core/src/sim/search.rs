@@ -89,7 +89,7 @@ impl Query {
         self.terms.iter().all(|t| match *t {
             Term::Action(a) => e.action == a,
             Term::Microbatch(m) => e.mb == m,
-            Term::Stage(s) => e.action.stage == s,
+            Term::Stage(s) => e.action.stage == s.into(),
             Term::Rank(r) => e.rank == r,
             Term::Region(r) => e.region == r,
             Term::Phase(p) => e.action.phase == p,
@@ -121,9 +121,9 @@ mod tests {
         assert_eq!(
             q.terms,
             [Term::Action(Action {
-                stage: 4,
+                stage: crate::algebra::ids::Stage::new(4),
                 phase: Phase::Forward,
-                mb: 0
+                mb: crate::algebra::ids::Mb::new(0)
             })]
         );
         let q = Query::parse("mb 7, B").unwrap_or_default();

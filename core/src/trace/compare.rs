@@ -84,7 +84,11 @@ fn as_action(stage: usize, letter: Option<char>, mb: usize) -> Option<Action> {
         'W' => Phase::Weight,
         _ => return None,
     };
-    Some(Action { stage, phase, mb })
+    Some(Action {
+        stage: stage.into(),
+        phase,
+        mb: mb.into(),
+    })
 }
 
 /// A measured action of one step: as a predicted action (when it is one), its label, and its
@@ -152,7 +156,7 @@ impl Mismatch {
             return;
         };
         let plan = &sim.derivation.plan;
-        let located = plan.stage_to_region_rank(action.stage);
+        let located = plan.stage_to_region_rank(action.stage.into());
         // A mixed schedule (DualPipeV) runs whole backwards and halves both.
         let ops = located
             .and_then(|(region, _)| plan.region(region))
@@ -169,12 +173,12 @@ impl Mismatch {
         match located {
             Some((_, placed)) if placed != rank => {
                 self.elsewhere
-                    .entry((action.stage, rank))
+                    .entry((action.stage.into(), rank))
                     .or_insert((placed, 0))
                     .1 += 1;
             }
             Some(_) => {}
-            None => *self.unknown.entry(action.stage).or_default() += 1,
+            None => *self.unknown.entry(action.stage.into()).or_default() += 1,
         }
     }
 

@@ -114,7 +114,7 @@ impl<W: Write> Writer<W> {
 /// Where an event of the order graph is drawn: `(pid, tid)`; `None` for the step barrier.
 fn track(event: &Event) -> Option<(usize, usize)> {
     match *event {
-        Event::Coll { from_rank, .. } => Some((from_rank, LINKS)),
+        Event::Coll { from_rank, .. } => Some((from_rank.into(), LINKS)),
         Event::StepBarrier => None,
         _ => event.rank().map(|r| (r, COMPUTE)),
     }

@@ -179,9 +179,9 @@ pub(crate) fn list_schedule(
                         region, rank, mb, ..
                     },
                 ) = g.node_weight(n)
-                && let Some(cursor) = cursors.get_mut(*rank)
+                && let Some(cursor) = cursors.get_mut(rank.index())
             {
-                cursor.floats.insert((t, *region, *mb, n));
+                cursor.floats.insert((t, region.index(), mb.index(), n));
             }
         };
     for n in g.node_indices() {
