@@ -32,11 +32,12 @@ fn scenario(
     )
 }
 
+/// Rank orders as PyTorch prints them: every compute slot, an overlapped pair as one.
 fn derived(skeleton: Skeleton, p: usize, m: usize, v: usize) -> Vec<Vec<String>> {
     let d = mpipe::derive(&scenario(skeleton, p, m, v))
-        .unwrap_or_else(|e| panic!("P={p} M={m} v={v}: {e}"));
+        .unwrap_or_else(|e| panic!("{skeleton} P={p} M={m} v={v}: {e}"));
     (0..p)
-        .map(|r| d.order.actions(r).iter().map(|a| a.to_string()).collect())
+        .map(|r| d.order.steps(r).iter().map(|s| s.to_string()).collect())
         .collect()
 }
 
@@ -257,15 +258,6 @@ fn stage_index_is_rank_plus_region_times_p() {
     }
 }
 
-/// Rank orders as PyTorch prints them: every compute slot, an overlapped pair as one.
-fn derived_steps(skeleton: Skeleton, p: usize, m: usize, v: usize) -> Vec<Vec<String>> {
-    let d = mpipe::derive(&scenario(skeleton, p, m, v))
-        .unwrap_or_else(|e| panic!("{skeleton} P={p} M={m} v={v}: {e}"));
-    (0..p)
-        .map(|r| d.order.steps(r).iter().map(|s| s.to_string()).collect())
-        .collect()
-}
-
 /// One recorded case of `tests/fixtures/pytorch_orders/orders.txt.gz` (written by PyTorch's own
 /// `get_schedule_ops`; see `generate.py` beside it).
 struct Recorded {
@@ -322,7 +314,7 @@ fn equals_recorded(pytorch: &str, skeleton: Skeleton, refusal_rule: &str) -> usi
         match &case.orders {
             Ok(want) => {
                 assert_eq!(
-                    &derived_steps(skeleton, p, m, v),
+                    &derived(skeleton, p, m, v),
                     want,
                     "{pytorch} P={p} M={m} v={v}"
                 );
@@ -382,14 +374,14 @@ fn looped_bfs_equals_schedule_looped_bfs() {
 fn recorded_orders_by_hand() {
     // P = 2, M = 4 from PyTorch 2.15 (tests/fixtures/pytorch_orders), stage indices as PyTorch's.
     assert_eq!(
-        derived_steps(mpipe::schedules::ZBV, 2, 4, 2),
+        derived(mpipe::schedules::ZBV, 2, 4, 2),
         table(&[
             "0F0 0F1 0F2 3F0 3I0 3W0 3F1 3I1 3W1 0F3 0I0 0W0 3F2 3I2 3W2 0I1 0W1 3F3 3I3 3W3 0I2 0W2 0I3 0W3",
             "1F0 2F0 1F1 2F1 2I0 2W0 1F2 1I0 1W0 2F2 2I1 2W1 1F3 1I1 1W1 2F3 2I2 2W2 1I2 2I3 1I3 1W2 2W3 1W3",
         ])
     );
     assert_eq!(
-        derived_steps(mpipe::schedules::DUALPIPEV, 2, 4, 2),
+        derived(mpipe::schedules::DUALPIPEV, 2, 4, 2),
         table(&[
             "0F0 0F1 0F2 3F0 3I0 3W0 3F1 (0F3;3B1)OVERLAP_F_B (3F2;0B0)OVERLAP_F_B 3B2 (3F3;0B1)OVERLAP_F_B 3B3 0I2 0W2 0I3 0W3",
             "1F0 2F0 1F1 2F1 1F2 2B0 (2F2;1B0)OVERLAP_F_B (1F3;2B1)OVERLAP_F_B (2F3;1B1)OVERLAP_F_B 2B2 1B2 2I3 1I3 2W3 1W3",

@@ -245,6 +245,14 @@ fn the_zero_bubble_family_refuses_what_pytorch_refuses_with_named_rules() {
     );
 }
 
+/// Hardware whose overlapped pairs hide `e` of their shorter half.
+fn overlapping(e: f64) -> Option<mpipe::scenario::Hardware> {
+    Some(mpipe::scenario::Hardware {
+        fb_overlap: Some(e),
+        ..Default::default()
+    })
+}
+
 #[test]
 fn an_overlapped_pair_is_one_slot_of_t_f_plus_t_b_minus_e_min() {
     // P = 1, M = 2, ⟨dualpipev, dualpipev⟩ (stages 0 and 1 on rank 0): t_F = 1, t_B = 2,
@@ -262,15 +270,9 @@ fn an_overlapped_pair_is_one_slot_of_t_f_plus_t_b_minus_e_min() {
         .collect();
     assert_eq!(steps[4], "(1F1;0B0)OVERLAP_F_B");
     assert_eq!(makespan(&s), 12.0);
-    s.hardware = Some(mpipe::scenario::Hardware {
-        fb_overlap: Some(1.0),
-        ..Default::default()
-    });
+    s.hardware = overlapping(1.0);
     assert_eq!(makespan(&s), 11.0);
-    s.hardware = Some(mpipe::scenario::Hardware {
-        fb_overlap: Some(0.5),
-        ..Default::default()
-    });
+    s.hardware = overlapping(0.5);
     assert_eq!(makespan(&s), 11.5);
     // A hand-written order may pair any forward with a backward; here a 1F1B order, with the
     // pair's halves placed together.
@@ -292,16 +294,10 @@ fn an_overlapped_pair_is_one_slot_of_t_f_plus_t_b_minus_e_min() {
     let d = mpipe::derive(&one).unwrap();
     assert_eq!(d.order.pairs.len(), 1);
     assert_eq!(d.order.steps(0)[4].to_string(), "(1F1;0B0)OVERLAP_F_B");
-    one.hardware = Some(mpipe::scenario::Hardware {
-        fb_overlap: Some(1.0),
-        ..Default::default()
-    });
+    one.hardware = overlapping(1.0);
     assert_eq!(makespan(&one), 11.0);
     // Bad values of the overlap are refused by name.
-    one.hardware = Some(mpipe::scenario::Hardware {
-        fb_overlap: Some(1.5),
-        ..Default::default()
-    });
+    one.hardware = overlapping(1.5);
     assert_eq!(
         mpipe::derive(&one).unwrap_err().to_string(),
         "rule `hardware`: `hardware.fb_overlap` = 1.5 must be between 0 (an overlapped pair's halves back to back) and 1 (the shorter one hidden entirely)"
