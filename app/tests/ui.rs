@@ -697,7 +697,10 @@ fn a_dualpipev_schedule_is_chosen_from_the_menu_and_its_pairs_drawn() {
     );
     let shown = harness.state().shown().unwrap().clone();
     assert!(!shown.scene.default_placement);
-    assert_eq!(shown.scene.lanes[0].stages, [0, 7]);
+    assert_eq!(
+        shown.scene.lanes[0].stages,
+        [0, 7].map(mpipe::algebra::ids::Stage::new)
+    );
     harness.get_by_label("overlapped pair (F;B): one compute slot, the forward first");
     let d = mpipe::derive(harness.state().scenario().unwrap()).unwrap();
     assert!(

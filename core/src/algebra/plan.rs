@@ -2,6 +2,7 @@
 //! trainable bit and owner (`ByLayer` slabs or the `ByMicrobatch` map).
 
 use crate::algebra::gates::Gates;
+use crate::algebra::ids::Stage;
 use crate::algebra::model::Layer;
 use crate::algebra::placement::Placement;
 use crate::algebra::skeleton::{Layout, Skeleton};
@@ -118,13 +119,14 @@ impl Plan {
     }
 
     /// The stage region `region` runs on `rank` (by default `rank + (region − 1)·P`).
-    pub fn stage_index(&self, region: usize, rank: usize) -> usize {
-        self.placement.stage(region, rank)
+    pub fn stage_index(&self, region: usize, rank: usize) -> Stage {
+        Stage::new(self.placement.stage(region, rank))
     }
 
-    /// Inverse of [`Plan::stage_index`]: the region and rank of `stage`, when it exists.
-    pub fn stage_to_region_rank(&self, stage: usize) -> Option<(usize, usize)> {
-        self.placement.region_rank(stage)
+    /// Inverse of [`Plan::stage_index`]: the region (1-based index) and rank of `stage`, when it
+    /// exists.
+    pub fn stage_to_region_rank(&self, stage: Stage) -> Option<(usize, usize)> {
+        self.placement.region_rank(stage.index())
     }
 
     /// Lemma 1's gates of region `index` (1-based); all off for a region that does not exist.

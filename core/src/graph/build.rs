@@ -125,7 +125,7 @@ impl Builder<'_> {
                 region: u.region.into(),
                 rank: u.rank.into(),
                 mb: mb.into(),
-                stage: self.plan.stage_index(u.region, u.rank).into(),
+                stage: self.plan.stage_index(u.region, u.rank),
             });
             let key = self.key(u.region, u.rank, mb);
             if let Some(slot) = self.fwd.get_mut(key) {
@@ -381,7 +381,7 @@ fn split_backwards(
         for (rank, list) in lists.iter().enumerate() {
             for step in list.iter().filter_map(|t| t.parse::<Step>().ok()) {
                 for a in step.actions() {
-                    if let Some((region, on_rank)) = plan.stage_to_region_rank(a.stage.into())
+                    if let Some((region, on_rank)) = plan.stage_to_region_rank(a.stage)
                         && on_rank == rank
                     {
                         mark(region, rank, a.mb.into(), a.phase);

@@ -71,7 +71,7 @@ fn node_of(
     let text = action.to_string();
     let not_here = || err(format!("`{text}` is not an event of this schedule"));
     let (region, on_rank) = plan
-        .stage_to_region_rank(action.stage.into())
+        .stage_to_region_rank(action.stage)
         .ok_or_else(not_here)?;
     if on_rank != rank {
         return Err(err(format!(

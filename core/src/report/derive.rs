@@ -50,7 +50,7 @@ pub struct RegionPlacement {
     pub gates: Gates,
     pub owner: OwnerReport,
     /// Stage indices `rank + (region − 1)·P` of the ranks that run work of this region.
-    pub stages: Vec<usize>,
+    pub stages: Vec<crate::algebra::ids::Stage>,
 }
 
 /// `{"by_layer": [[first, end], ...]}` (per rank) or `{"by_microbatch": [rank, ...]}` (per microbatch).

@@ -71,7 +71,7 @@ pub struct Lane {
     pub rank: usize,
     /// The wavefront stages the rank holds, chunk by chunk (`[r, P + r, …]` by default; the V
     /// fold gives `[r, 2P − 1 − r]`).
-    pub stages: Vec<usize>,
+    pub stages: Vec<crate::algebra::ids::Stage>,
     /// Its compute events: a range of [`Scene::events`], in time order.
     pub events: Range<usize>,
     /// Indices into [`Scene::transfers`] of the transfers arriving on this rank, by start.

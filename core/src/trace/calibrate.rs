@@ -136,7 +136,7 @@ fn calibrate_with<E: From<DeriveError>>(
             let Some(&(ps, pe)) = predicted.get(&(*rank, *action)) else {
                 continue;
             };
-            let Some((region, _)) = plan.stage_to_region_rank(action.stage.into()) else {
+            let Some((region, _)) = plan.stage_to_region_rank(action.stage) else {
                 continue;
             };
             // Both halves of a split backward scale with the backward's factor.

@@ -156,7 +156,7 @@ impl Mismatch {
             return;
         };
         let plan = &sim.derivation.plan;
-        let located = plan.stage_to_region_rank(action.stage.into());
+        let located = plan.stage_to_region_rank(action.stage);
         // A mixed schedule (DualPipeV) runs whole backwards and halves both.
         let ops = located
             .and_then(|(region, _)| plan.region(region))
