@@ -167,7 +167,7 @@ impl Builder<'_> {
                 region: u.region.into(),
                 rank: u.rank.into(),
                 mb: mb.into(),
-                stage: stage.into(),
+                stage,
                 half: if split { Half::Input } else { Half::Whole },
             });
             if let Some(slot) = self.bwd.get_mut(key) {
@@ -197,7 +197,7 @@ impl Builder<'_> {
                     region: u.region.into(),
                     rank: u.rank.into(),
                     mb: mb.into(),
-                    stage: stage.into(),
+                    stage,
                     half: Half::Weight,
                 });
                 if let Some(slot) = self.weight.get_mut(key) {
