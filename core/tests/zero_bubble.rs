@@ -270,6 +270,11 @@ fn an_overlapped_pair_is_one_slot_of_t_f_plus_t_b_minus_e_min() {
         .collect();
     assert_eq!(steps[4], "(1F1;0B0)OVERLAP_F_B");
     assert_eq!(makespan(&s), 12.0);
+    // The SVG frames the pair and says so in its legend.
+    let svg =
+        mpipe::report::svg::render("p", &simulate_scenario(&s, SimOptions::default()).unwrap());
+    assert!(svg.contains("<title>(1F1;0B0)OVERLAP_F_B</title>"), "{svg}");
+    assert!(svg.contains(">overlapped pair (F;B)</text>"));
     s.hardware = overlapping(1.0);
     assert_eq!(makespan(&s), 11.0);
     s.hardware = overlapping(0.5);

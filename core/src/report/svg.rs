@@ -136,6 +136,15 @@ pub fn render(name: &str, sim: &Simulation) -> String {
         lx + 210.0,
         lx + 240.0
     );
+    if scene.events.iter().any(|e| e.pair.is_some()) {
+        let px = lx + 280.0;
+        let _ = writeln!(
+            s,
+            r#"<rect x="{px}" y="32" width="24" height="12" fill="none" stroke="{}" stroke-width="1.5"/><text x="{}" y="42" font-size="11">overlapped pair (F;B)</text>"#,
+            hex(palette::PAIR),
+            px + 30.0
+        );
+    }
 
     for lane in &scene.lanes {
         let rank = lane.rank;
