@@ -12,7 +12,7 @@ mod common;
 
 use common::{sized, wait};
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use mpipe_studio::Studio;
 use mpipe_studio::command::Command;
 use mpipe_studio::state::traces::TraceSource;
@@ -306,4 +306,37 @@ fn gzip_bombs_are_refused_and_the_imported_traces_stay() {
     assert_eq!(harness.state().traces.raw.len(), before);
     assert_eq!(before, 2);
     harness.get_by_label("predicted vs measured");
+}
+
+#[test]
+fn an_unannotated_run_is_warned_about_and_cannot_be_calibrated() {
+    // The recorded Schedule1F1B run (torch 2.15 annotates none of its actions).
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/traces/diagnosis/1f1b");
+    let mut studio = Studio::default();
+    studio.open_path(&dir.join("scenario.json"));
+    let sources = ["rank0.json.gz", "rank1.json.gz"]
+        .map(|f| TraceSource::Bytes {
+            name: f.to_string(),
+            bytes: std::fs::read(dir.join(f)).unwrap().into(),
+        })
+        .to_vec();
+    studio.open_traces(sources);
+    let mut harness = sized(studio, egui::vec2(1500.0, 1400.0), 0.25);
+    wait(&mut harness, |s| s.traces.import.is_none());
+    harness.get_by_label_contains(
+        "⚠ rank 0 (rank0.json.gz): no compute action was recovered from the trace, so there is nothing to compare or fit",
+    );
+    assert!(
+        harness
+            .get_by_label("Calibrate")
+            .accesskit_node()
+            .is_disabled()
+    );
+    // Even asked directly, it does not calibrate.
+    let before = harness.state().scenario().cloned();
+    harness.state_mut().start_calibration();
+    harness.run();
+    assert!(harness.state().traces.calibrating.is_none());
+    assert_eq!(harness.state().scenario().cloned(), before);
 }

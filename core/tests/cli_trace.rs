@@ -401,3 +401,94 @@ fn v_schedules_are_exported_read_and_matched_and_a_wrong_scenario_says_why() {
     }
     std::fs::remove_dir_all(&wrong_dir).unwrap();
 }
+
+/// `tests/fixtures/traces/diagnosis/<schedule>/<file>`.
+fn diagnosis(schedule: &str, file: &str) -> String {
+    path(&format!("diagnosis/{schedule}/{file}"))
+}
+
+#[test]
+fn recorded_runs_give_back_what_each_rank_executed_in_every_step() {
+    // Real runs (generate.py beside them): GPipe, interleaved 1F1B and ZB-V on 2 ranks, 6
+    // profiled steps. What the stages executed (recorded by wrapping PipelineStage) is what
+    // the import recovers, step by step, and what `derive` gives for the run's scenario.
+    for schedule in ["gpipe", "interleaved", "zbv"] {
+        let executed: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(diagnosis(schedule, "executed.json")).unwrap(),
+        )
+        .unwrap();
+        let v = json(&[
+            "trace",
+            &diagnosis(schedule, "rank0.json.gz"),
+            &diagnosis(schedule, "rank1.json.gz"),
+            "--json",
+        ]);
+        let derived = json(&["derive", &diagnosis(schedule, "scenario.json"), "--json"]);
+        for rank in 0..2 {
+            let steps = executed["per_rank"][format!("rank{rank}")]["executed"]
+                .as_array()
+                .unwrap();
+            assert_eq!(steps.len(), 6, "{schedule}");
+            let actions = v["ranks"][rank]["actions"].as_array().unwrap();
+            for (step, want) in steps.iter().enumerate() {
+                let got: Vec<&str> = actions
+                    .iter()
+                    .filter(|a| a["step"] == step)
+                    .map(|a| a["action"].as_str().unwrap())
+                    .collect();
+                let want: Vec<&str> = want
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a.as_str().unwrap())
+                    .collect();
+                assert_eq!(got, want, "{schedule} rank {rank} step {step}");
+                assert_eq!(
+                    derived["ranks"][rank]["actions"],
+                    serde_json::json!(want),
+                    "{schedule} rank {rank}"
+                );
+            }
+        }
+        let v = json(&[
+            "compare-trace",
+            &diagnosis(schedule, "scenario.json"),
+            &diagnosis(schedule, "rank0.json.gz"),
+            &diagnosis(schedule, "rank1.json.gz"),
+            "--json",
+        ]);
+        assert_eq!(v["order_agreement"], 1.0, "{schedule}");
+    }
+}
+
+#[test]
+fn an_unannotated_run_is_warned_about_and_not_compared() {
+    // Schedule1F1B in torch 2.15 records no per-action span: only the transfers are seen.
+    let (r0, r1) = (
+        diagnosis("1f1b", "rank0.json.gz"),
+        diagnosis("1f1b", "rank1.json.gz"),
+    );
+    let (code, out, err) = mpipe(&["trace", &r0, &r1]); // the warnings are part of the report, on stdout
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(&format!("warning: {r0}: no per-action annotations: 48 transfer(s) but no forward or backward matches a rule, so this rank's schedule cannot be read, and nothing can be compared or fitted")),
+        "{out}"
+    );
+    assert!(
+        out.contains("wrap each action in `torch.profiler.record_function(\"PP:<stage>F<mb>\")`"),
+        "{out}"
+    );
+    let (code, out, err) = mpipe(&[
+        "compare-trace",
+        &diagnosis("1f1b", "scenario.json"),
+        &r0,
+        &r1,
+    ]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert_eq!(
+        err,
+        format!(
+            "error: rank 0 ({r0}): no compute action was recovered from the trace, so there is nothing to compare or fit (see `mpipe trace` for why and how to annotate the run)\n"
+        )
+    );
+}

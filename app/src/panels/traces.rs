@@ -93,14 +93,20 @@ pub fn traces_ui(ui: &mut egui::Ui, studio: &Studio, shown: &Shown) -> Vec<Comma
             }
             ui.label(format!("of {steps}"));
             let calibrating = traces.calibrating.is_some();
+            let refusal = traces.measurement.as_ref().and_then(|m| m.refusal());
             if ui
                 .add_enabled(
-                    !calibrating && studio.current().is_some(),
+                    !calibrating && studio.current().is_some() && refusal.is_none(),
                     egui::Button::new("Calibrate"),
                 )
                 .on_hover_text(
                     "Fit each region's forward/backward times and the link latency to this step, \
                      check on the next step, and make the result the scenario (undo takes it back)",
+                )
+                .on_disabled_hover_text(
+                    refusal.as_deref().unwrap_or(
+                        "a calibration is running, or the scenario on screen is not valid",
+                    ),
                 )
                 .clicked()
             {
@@ -130,7 +136,14 @@ pub fn traces_ui(ui: &mut egui::Ui, studio: &Studio, shown: &Shown) -> Vec<Comma
             )
             .small(),
         );
-        // What the schedule cannot match comes first: it says the scenario is the wrong model.
+        // An unannotated rank first: nothing on it can be compared or fitted.
+        if let Some(why) = m.refusal() {
+            ui.colored_label(
+                Color32::from_rgb(0xF0, 0x60, 0x40),
+                RichText::new(format!("⚠ {why}")).small(),
+            );
+        }
+        // What the schedule cannot match comes next: it says the scenario is the wrong model.
         for w in &comparison.warnings {
             ui.colored_label(
                 Color32::from_rgb(0xF0, 0xA0, 0x30),

@@ -527,6 +527,9 @@ impl Studio {
         ) else {
             return;
         };
+        if m.refusal().is_some() {
+            return;
+        }
         let step = self.traces.step;
         let check = if step + 1 < self.traces.steps() {
             step + 1

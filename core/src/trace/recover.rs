@@ -109,6 +109,28 @@ impl Measurement {
     pub fn rank(&self, rank: usize) -> Option<&MeasuredRank> {
         self.ranks.iter().find(|r| r.rank == rank)
     }
+
+    /// The first rank from which no compute action was recovered (an unannotated run): such a
+    /// rank would read as an empty, perfect match, so nothing may be compared or fitted.
+    pub fn rank_without_actions(&self) -> Option<&MeasuredRank> {
+        self.ranks.iter().find(|r| r.actions.is_empty())
+    }
+
+    /// Why nothing may be compared or fitted, if that is so.
+    pub fn refusal(&self) -> Option<String> {
+        let rank = self.rank_without_actions()?;
+        let files: Vec<&str> = rank
+            .files
+            .iter()
+            .filter_map(|&f| self.files.get(f))
+            .map(String::as_str)
+            .collect();
+        Some(format!(
+            "rank {} ({}): no compute action was recovered from the trace, so there is nothing to compare or fit (see `mpipe trace` for why and how to annotate the run)",
+            rank.rank,
+            files.join(", ")
+        ))
+    }
 }
 
 /// Events of one source (a file, or a process or thread of a merged file) before ranks are known.
@@ -239,6 +261,14 @@ fn file_sources(
                 .map(|r| (r, RankSource::DistributedInfo))
         })
         .or_else(|| rank_in_path(&trace.file).map(|r| (r, RankSource::FileName)));
+    let transfers = matched.iter().filter(|(_, c)| !c.kind.is_compute()).count();
+    if transfers > 0 && transfers == matched.len() {
+        warnings.add("no actions", &trace.file, None, || {
+            format!(
+                "no per-action annotations: {transfers} transfer(s) but no forward or backward matches a rule, so this rank's schedule cannot be read, and nothing can be compared or fitted (torch 2.15's Schedule1F1B records none; its multi-stage schedules record `PP:<stage><F|B|I|W><mb>` and ScheduleGPipe `Forward <mb>`/`Backward <mb>`); wrap each action in `torch.profiler.record_function(\"PP:<stage>F<mb>\")` (or `B`, `I`, `W`), or add a rule for the names this trace has"
+            )
+        });
+    }
     if matched.is_empty() {
         warnings.add("no schedule", &trace.file, None, || {
             "no schedule annotations (no event name matches a rule): the rank has no actions; \

@@ -44,6 +44,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let (model, simulation) = simulate_file(&scenario, sim)?;
     let (measurement, alignment) = load_traces(&files, &trace)?;
+    // A rank with no recovered action would read as a perfect, empty match: refuse to fit.
+    if let Some(why) = measurement.refusal() {
+        return Err(InputError(why).into());
+    }
     let steps = measurement
         .ranks
         .iter()
