@@ -26,12 +26,17 @@ fn fixture(name: &str) -> PathBuf {
 
 /// The window on the traced run's scenario, with its two rank traces imported.
 fn traced() -> Harness<'static, Studio> {
+    traced_from(&fixture(""))
+}
+
+/// The window on `dir/scenario.json`, with `dir/rank0.json.gz` and `dir/rank1.json.gz` imported.
+fn traced_from(dir: &std::path::Path) -> Harness<'static, Studio> {
     let mut studio = Studio::default();
-    studio.open_path(&fixture("scenario.json"));
+    studio.open_path(&dir.join("scenario.json"));
     let sources = ["rank0.json.gz", "rank1.json.gz"]
         .map(|f| TraceSource::Bytes {
             name: f.to_string(),
-            bytes: std::fs::read(fixture(f)).unwrap().into(),
+            bytes: std::fs::read(dir.join(f)).unwrap().into(),
         })
         .to_vec();
     studio.open_traces(sources);
@@ -311,19 +316,9 @@ fn gzip_bombs_are_refused_and_the_imported_traces_stay() {
 #[test]
 fn an_unannotated_run_is_warned_about_and_cannot_be_calibrated() {
     // The recorded Schedule1F1B run (torch 2.15 annotates none of its actions).
-    let dir =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/traces/diagnosis/1f1b");
-    let mut studio = Studio::default();
-    studio.open_path(&dir.join("scenario.json"));
-    let sources = ["rank0.json.gz", "rank1.json.gz"]
-        .map(|f| TraceSource::Bytes {
-            name: f.to_string(),
-            bytes: std::fs::read(dir.join(f)).unwrap().into(),
-        })
-        .to_vec();
-    studio.open_traces(sources);
-    let mut harness = sized(studio, egui::vec2(1500.0, 1400.0), 0.25);
-    wait(&mut harness, |s| s.traces.import.is_none());
+    let mut harness = traced_from(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/traces/diagnosis/1f1b"),
+    );
     harness.get_by_label_contains(
         "⚠ rank 0 (rank0.json.gz): no compute action was recovered from the trace, so there is nothing to compare or fit",
     );
