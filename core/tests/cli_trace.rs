@@ -492,3 +492,37 @@ fn an_unannotated_run_is_warned_about_and_not_compared() {
         )
     );
 }
+
+#[test]
+fn a_calibration_is_checked_on_another_step_or_says_it_is_not() {
+    // Two steps, fitted on the last: checked on the one before, never on itself.
+    let v = json(&[
+        "compare-trace",
+        &path("pp-interleaved/scenario.json"),
+        &path("pp-interleaved/rank0.json.gz"),
+        &path("pp-interleaved/rank1.json.gz"),
+        "--fit-step",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(
+        (v["fit_step"].as_u64(), v["check_step"].as_u64()),
+        (Some(1), Some(0))
+    );
+    // One step (an exported prediction): the report says there is nothing to check on.
+    let dir = std::env::temp_dir().join(format!("mpipe-one-step-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let one = dir.join("predicted.json");
+    let scen = path("pp-interleaved/scenario.json");
+    let (code, _, err) = mpipe(&["export", &scen, "--chrome-trace", one.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let v = json(&["compare-trace", &scen, one.to_str().unwrap(), "--json"]);
+    assert_eq!(v["check_step"], serde_json::Value::Null);
+    let (code, out, err) = mpipe(&["compare-trace", &scen, one.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(": fitted on step 0, not checked: the traces have no other step (the figures below are the fit step's)"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

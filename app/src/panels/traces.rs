@@ -178,11 +178,14 @@ fn calibration_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
     egui::CollapsingHeader::new("Calibration: fitted factors and residuals")
         .default_open(true)
         .show(ui, |ui| {
+            let checked = match report.check_step {
+                Some(step) => format!("checked on step {step}"),
+                None => "not checked (no other step; these are the fit step's figures)".to_string(),
+            };
             ui.label(
                 RichText::new(format!(
-                    "fitted on step {}, checked on step {}: step time measured {}, predicted {} ({:+.1}%), calibrated {} ({:+.1}%)",
+                    "fitted on step {}, {checked}: step time measured {}, predicted {} ({:+.1}%), calibrated {} ({:+.1}%)",
                     report.fit_step,
-                    report.check_step,
                     secs(report.makespan_measured_s),
                     secs(report.makespan_predicted_s),
                     100.0 * report.predicted_error,

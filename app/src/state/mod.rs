@@ -531,11 +531,9 @@ impl Studio {
             return;
         }
         let step = self.traces.step;
-        let check = if step + 1 < self.traces.steps() {
-            step + 1
-        } else {
-            step
-        };
+        // Checked on another step than the fit step; with one step only, the report says it is
+        // not checked.
+        let check = mpipe::trace::calibrate::check_step(step, self.traces.steps()).unwrap_or(step);
         let generation = self.doc.generation();
         let job = jobs::Job::spawn("mpipe calibration", move |control| {
             match mpipe::trace::calibrate::calibrate_cancellable(

@@ -69,6 +69,18 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
     }
 }
 
+/// The step a calibration fitted on `fit` is checked on: the next one, else the one before;
+/// never the fit step itself (that would only measure the fit). `None` with a single step.
+pub fn check_step(fit: usize, steps: usize) -> Option<usize> {
+    if fit + 1 < steps {
+        Some(fit + 1)
+    } else if fit > 0 && fit < steps {
+        Some(fit - 1)
+    } else {
+        None
+    }
+}
+
 /// Fits `scenario` (simulated as `sim`) to step `fit_step` of the measurement and checks the
 /// result on `check_step`.
 pub fn calibrate(
@@ -280,6 +292,15 @@ pub fn scaled(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_calibration_is_never_checked_on_its_fit_step() {
+        assert_eq!(check_step(0, 6), Some(1));
+        assert_eq!(check_step(5, 6), Some(4));
+        assert_eq!(check_step(1, 2), Some(0));
+        assert_eq!(check_step(0, 1), None);
+        assert_eq!(check_step(3, 2), None);
+    }
     use crate::algebra::model::Role;
 
     #[test]

@@ -150,7 +150,10 @@ impl TraceReport {
 pub struct CompareTraceReport {
     pub scenario: String,
     pub fit_step: usize,
-    pub check_step: usize,
+    /// The step the calibration is checked on; `null` when the traces have no other step than
+    /// the fit step (the figures are then the fit step's: they say how well it fitted, not how
+    /// well it predicts).
+    pub check_step: Option<usize>,
     /// Over all ranks, on the check step.
     pub order_agreement: f64,
     pub makespan_measured_s: f64,
@@ -217,7 +220,7 @@ impl CompareTraceReport {
         CompareTraceReport {
             scenario: scenario.to_string(),
             fit_step: c.fit_step,
-            check_step: c.check_step,
+            check_step: (c.check_step != c.fit_step).then_some(c.check_step),
             order_agreement: c.before.order_agreement,
             makespan_measured_s: c.before.makespan_measured_s,
             makespan_predicted_s: c.before.makespan_predicted_s,
@@ -241,12 +244,18 @@ impl CompareTraceReport {
     pub fn text(&self) -> String {
         let mut out = String::new();
         let ms = |s: f64| format!("{:.3} ms", s * 1e3);
+        let checked = match self.check_step {
+            Some(step) => format!("checked on step {step}"),
+            None => {
+                "not checked: the traces have no other step (the figures below are the fit step's)"
+                    .to_string()
+            }
+        };
         let _ = writeln!(
             out,
-            "{}: fitted on step {}, checked on step {}\n  step time: measured {}, predicted {} ({:+.1}%), calibrated {} ({:+.1}%)\n  order agreement {:.1}%",
+            "{}: fitted on step {}, {checked}\n  step time: measured {}, predicted {} ({:+.1}%), calibrated {} ({:+.1}%)\n  order agreement {:.1}%",
             self.scenario,
             self.fit_step,
-            self.check_step,
             ms(self.makespan_measured_s),
             ms(self.makespan_predicted_s),
             signed_error(self.makespan_predicted_s, self.makespan_measured_s),

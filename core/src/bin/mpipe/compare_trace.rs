@@ -60,11 +60,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ))
         .into());
     }
-    let check_step = if fit_step + 1 < steps {
-        fit_step + 1
-    } else {
-        fit_step
-    };
+    // Checked on another step; with one step only, the report says it is not checked.
+    let check_step = mpipe::trace::calibrate::check_step(fit_step, steps).unwrap_or(fit_step);
     let calibration = mpipe::trace::calibrate::calibrate(
         &model,
         &simulation,
