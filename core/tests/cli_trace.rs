@@ -526,3 +526,49 @@ fn a_calibration_is_checked_on_another_step_or_says_it_is_not() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn every_recorded_action_splits_into_compute_and_wait() {
+    // A span holds its compute (the ops inside it) and its wait for inputs: compute ⊂ span and
+    // compute + wait = span for every action of every recorded run; every action computes (but
+    // the first stage's input halves); and
+    // a backward computes more than a forward (about twice the FLOPs), which the spans alone
+    // hide behind the waits.
+    for schedule in ["gpipe", "interleaved", "zbv"] {
+        let v = json(&[
+            "trace",
+            &diagnosis(schedule, "rank0.json.gz"),
+            &diagnosis(schedule, "rank1.json.gz"),
+            "--json",
+        ]);
+        let (mut forward, mut backward) = ((0i64, 0usize), (0i64, 0usize));
+        for rank in v["ranks"].as_array().unwrap() {
+            for a in rank["actions"].as_array().unwrap() {
+                let span = a["end_ns"].as_i64().unwrap() - a["start_ns"].as_i64().unwrap();
+                let (compute, wait) = (
+                    a["compute_ns"].as_i64().unwrap(),
+                    a["wait_ns"].as_i64().unwrap(),
+                );
+                assert!(0 <= compute && compute <= span, "{schedule}: {a}");
+                assert_eq!(compute + wait, span, "{schedule}: {a}");
+                let name = a["action"].as_str().unwrap();
+                // The first stage's input half has no input gradient to compute: it is the one
+                // action that may be all wait.
+                assert!(compute > 0 || name.starts_with("0I"), "{schedule}: {a}");
+                if name.contains('F') {
+                    forward = (forward.0 + compute, forward.1 + 1);
+                } else {
+                    backward = (backward.0 + compute, backward.1 + 1);
+                }
+            }
+        }
+        // Per action, on average (ZB-V's backward is two halves, I and W: compare per pair).
+        let halves = if schedule == "zbv" { 2 } else { 1 };
+        let per_forward = forward.0 as f64 / forward.1 as f64;
+        let per_backward = backward.0 as f64 * halves as f64 / backward.1 as f64;
+        assert!(
+            per_backward > 1.5 * per_forward,
+            "{schedule}: F {per_forward} ns, B {per_backward} ns"
+        );
+    }
+}

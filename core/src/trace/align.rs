@@ -335,6 +335,7 @@ mod tests {
             step: 0,
             source: SpanRef { file: 0, span: 0 },
             overlapped: false,
+            compute_ns: end - start,
         }
     }
 

@@ -6,6 +6,7 @@ mod builder;
 pub mod calibrate;
 pub mod chrome;
 pub mod compare;
+pub mod compute;
 mod event_json;
 pub mod export;
 mod fast_event;

@@ -3,6 +3,7 @@
 //! ranks, and every action gets a step (from `ProfilerStep#N`, else from the schedule repeating)
 //! and a microbatch.
 
+use super::compute::ComputeOps;
 use super::rank::{RankSource, rank_in_name, rank_in_path};
 use super::raw::{ClockBase, RawTrace, Warning, Warnings};
 use super::rules::{ActionKind, Classified, Compiled, Direction};
@@ -46,6 +47,9 @@ pub struct MeasuredEvent {
     /// Half of an overlapped pair's span (`PP:(…;…)OVERLAP_F_B`): the trace times the pair as
     /// one; its forward is given the first half of the span, its backward the second.
     pub overlapped: bool,
+    /// Of the span, the time covered by compute ops inside it ([`crate::trace::compute`]); the
+    /// rest is waiting. A transfer's is its whole span.
+    pub compute_ns: i64,
 }
 
 impl MeasuredEvent {
@@ -71,6 +75,11 @@ impl MeasuredEvent {
 
     pub fn dur_ns(&self) -> i64 {
         self.end_ns.saturating_sub(self.start_ns)
+    }
+
+    /// The span's time not covered by compute: waiting for inputs (or for a transfer).
+    pub fn wait_ns(&self) -> i64 {
+        self.dur_ns().saturating_sub(self.compute_ns).max(0)
     }
 }
 
@@ -177,9 +186,10 @@ pub fn recover(traces: &[RawTrace], rules: &Compiled, user_ranks: &[Option<usize
         let rank = source.rank.map_or(0, |r| r.0);
         by_rank.entry(rank).or_default().push(source);
     }
+    let ops: Vec<ComputeOps> = traces.iter().map(|t| ComputeOps::new(t, rules)).collect();
     let ranks = by_rank
         .into_iter()
-        .map(|(rank, sources)| build_rank(rank, sources, traces, &mut warnings))
+        .map(|(rank, sources)| build_rank(rank, sources, traces, &ops, &mut warnings))
         .collect();
     Measurement {
         files: traces.iter().map(|t| t.file.clone()).collect(),
@@ -416,6 +426,7 @@ fn build_rank(
     rank: usize,
     sources: Vec<Source>,
     traces: &[RawTrace],
+    ops: &[ComputeOps],
     warnings: &mut Warnings,
 ) -> MeasuredRank {
     let mut files: Vec<usize> = sources.iter().map(|s| s.file).collect();
@@ -466,6 +477,16 @@ fn build_rank(
                 let Some(sp) = traces.get(s.file).and_then(|t| t.spans.get(span)) else {
                     return Vec::new();
                 };
+                // A compute action's compute is the ops inside its (half-)span; a transfer is
+                // all transfer.
+                let compute = |start: i64, end: i64| {
+                    if c.kind.is_compute() {
+                        ops.get(s.file)
+                            .map_or(0, |o| o.compute_ns(sp.thread, start, end))
+                    } else {
+                        end - start
+                    }
+                };
                 let event = MeasuredEvent {
                     stage: c.stage.unwrap_or(rank),
                     kind: c.kind,
@@ -476,6 +497,7 @@ fn build_rank(
                     step: 0,
                     source: SpanRef { file: s.file, span },
                     overlapped: false,
+                    compute_ns: compute(sp.start_ns, sp.end_ns()),
                 };
                 match c.paired {
                     None => vec![event],
@@ -484,6 +506,7 @@ fn build_rank(
                         let forward = MeasuredEvent {
                             end_ns: mid,
                             overlapped: true,
+                            compute_ns: compute(sp.start_ns, mid),
                             ..event
                         };
                         let backward = MeasuredEvent {
@@ -498,6 +521,7 @@ fn build_rank(
                             forward,
                             MeasuredEvent {
                                 end_ns: sp.end_ns(),
+                                compute_ns: compute(mid, sp.end_ns()),
                                 ..backward
                             },
                         ]

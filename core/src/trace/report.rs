@@ -38,6 +38,9 @@ pub struct EventReport {
     /// On the aligned clock.
     pub start_ns: i64,
     pub end_ns: i64,
+    /// Of the span, the time its compute ops cover, and the rest: waiting.
+    pub compute_ns: i64,
+    pub wait_ns: i64,
 }
 
 impl TraceReport {
@@ -49,6 +52,8 @@ impl TraceReport {
                     step: e.step,
                     start_ns: e.start_ns.saturating_add(offset),
                     end_ns: e.end_ns.saturating_add(offset),
+                    compute_ns: e.compute_ns,
+                    wait_ns: e.wait_ns(),
                 })
                 .collect()
         };
