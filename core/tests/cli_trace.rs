@@ -572,3 +572,39 @@ fn every_recorded_action_splits_into_compute_and_wait() {
         );
     }
 }
+
+#[test]
+fn a_ranks_step_is_its_compute_its_waits_and_its_idle_time() {
+    // compare-trace per rank: compute (ops inside the spans) + wait (rest of the spans) + idle
+    // (outside any span) = the measured step, and the bubble is wait + idle.
+    for schedule in ["gpipe", "interleaved", "zbv"] {
+        let v = json(&[
+            "compare-trace",
+            &diagnosis(schedule, "scenario.json"),
+            &diagnosis(schedule, "rank0.json.gz"),
+            &diagnosis(schedule, "rank1.json.gz"),
+            "--json",
+        ]);
+        let step = v["makespan_measured_s"].as_f64().unwrap();
+        for r in v["ranks"].as_array().unwrap() {
+            let f = |k: &str| r[k].as_f64().unwrap();
+            let (compute, wait, idle) = (
+                f("measured_compute_s"),
+                f("measured_wait_s"),
+                f("measured_idle_s"),
+            );
+            assert!(
+                compute > 0.0 && wait > 0.0 && idle >= 0.0,
+                "{schedule}: {r}"
+            );
+            assert!(
+                (compute + wait + idle - step).abs() < 1e-9,
+                "{schedule}: {r}"
+            );
+            assert!(
+                (wait + idle - f("measured_bubble_s")).abs() < 1e-9,
+                "{schedule}: {r}"
+            );
+        }
+    }
+}

@@ -141,6 +141,12 @@ pub fn measured_chart(
         let r = chip(b.start_s, b.end_s, top);
         let residual = b.predicted.map(|(ps, _)| b.start_s - ps);
         clipped.rect_filled(r, 1.0, residual_color(residual, span));
+        // The span's wait (drawn first in it: an action waits for its inputs, then computes).
+        let wait_end = (b.end_s - b.compute_s).max(b.start_s);
+        if wait_end > b.start_s {
+            let w = chip(b.start_s, wait_end, top);
+            clipped.rect_filled(w.intersect(r), 1.0, super::legend::WAIT);
+        }
         if let Some((ps, _)) = b.predicted {
             clipped.line_segment(
                 [
@@ -205,6 +211,7 @@ mod tests {
             action: "0F0".into(),
             start_s: 0.0,
             end_s: 1.0,
+            compute_s: 1.0,
             predicted: None,
         };
         assert_eq!(

@@ -143,8 +143,8 @@ fn calibrate_with<E: From<DeriveError>>(
     let regions = plan.regions.len();
     let mut ratios: Vec<[Vec<f64>; 2]> = vec![[Vec::new(), Vec::new()]; regions];
     for (rank, actions) in &measured {
-        for (action, _, s, e) in actions {
-            let Some(action) = action else { continue };
+        for a in actions {
+            let Some(action) = &a.action else { continue };
             let Some(&(ps, pe)) = predicted.get(&(*rank, *action)) else {
                 continue;
             };
@@ -159,7 +159,8 @@ fn calibrate_with<E: From<DeriveError>>(
                     .and_then(|r| ratios.get_mut(r))
                     .and_then(|pair| pair.get_mut(phase))
             {
-                slot.push(e.saturating_sub(*s) as f64 * 1e-9 / (pe - ps));
+                // Measured compute over predicted time: the span's wait is not the action's cost.
+                slot.push(a.compute_ns as f64 * 1e-9 / (pe - ps));
             }
         }
     }

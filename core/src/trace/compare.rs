@@ -30,6 +30,12 @@ pub struct RankComparison {
     pub rank: usize,
     /// `LCS(measured, predicted) / max(len)`: 1 when the rank ran exactly the predicted order.
     pub order_agreement: f64,
+    /// Measured: the compute ops inside the rank's action spans, the rest of those spans
+    /// (waiting for inputs), and the step's time outside any span (idle). Compute + wait +
+    /// idle = the measured step; wait + idle = the measured bubble.
+    pub measured_compute_s: f64,
+    pub measured_wait_s: f64,
+    pub measured_idle_s: f64,
     pub measured_bubble_s: f64,
     pub predicted_bubble_s: f64,
     pub mean_abs_start_residual_s: f64,
@@ -91,9 +97,18 @@ fn as_action(stage: usize, letter: Option<char>, mb: usize) -> Option<Action> {
     })
 }
 
-/// A measured action of one step: as a predicted action (when it is one), its label, and its
-/// aligned start and end.
-pub type StepAction = (Option<Action>, String, i64, i64);
+/// A measured action of one step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepAction {
+    /// As a predicted action, when it is one.
+    pub action: Option<Action>,
+    pub label: String,
+    /// The span, on the aligned clock.
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// Of the span, the time compute ops cover (the rest is waiting).
+    pub compute_ns: i64,
+}
 
 /// Measured step `step` (aligned clock): each rank's actions, with the step's first start.
 pub fn measured_step(
@@ -119,7 +134,13 @@ pub fn measured_step(
                     );
                     first = first.min(s);
                     last = last.max(e);
-                    (as_action(a.stage, a.kind.letter(), a.mb), a.label(), s, e)
+                    StepAction {
+                        action: as_action(a.stage, a.kind.letter(), a.mb),
+                        label: a.label(),
+                        start_ns: s,
+                        end_ns: e,
+                        compute_ns: a.compute_ns,
+                    }
                 })
                 .collect();
             (r.rank, actions)
@@ -259,28 +280,31 @@ pub fn compare(
     for rank in all {
         let mine: &[StepAction] = by_rank.get(&rank).copied().unwrap_or(&[]);
         let want: Vec<Action> = sim.derivation.order.actions(rank);
-        let got: Vec<Option<Action>> = mine.iter().map(|a| a.0).collect();
+        let got: Vec<Option<Action>> = mine.iter().map(|a| a.action).collect();
         let lcs = lcs_len(&got, &want);
         let longer = got.len().max(want.len());
         lcs_total += lcs;
         len_total += longer;
         let mut residuals = Vec::new();
-        for (action, label, s, e) in mine {
-            let matched = action.and_then(|a| predicted.get(&(rank, a))).copied();
+        for a in mine {
+            let (label, s, e) = (&a.label, &a.start_ns, &a.end_ns);
+            let matched = a.action.and_then(|a| predicted.get(&(rank, a))).copied();
             if matched.is_none() {
-                mismatch.note(sim, rank, *action);
+                mismatch.note(sim, rank, a.action);
             }
             blocks.push(MeasuredBlock {
                 rank,
                 action: label.clone(),
                 start_s: seconds(s.saturating_sub(t0)),
                 end_s: seconds(e.saturating_sub(t0)),
+                compute_s: seconds(a.compute_ns),
                 predicted: matched,
             });
             let Some((ps, pe)) = matched else {
                 continue;
             };
-            let (ms, md) = (seconds(s.saturating_sub(t0)), seconds(e.saturating_sub(*s)));
+            // The prediction's duration is compute: the span's wait is not part of it.
+            let (ms, md) = (seconds(s.saturating_sub(t0)), seconds(a.compute_ns));
             residuals.push(ActionResidual {
                 rank,
                 action: label.clone(),
@@ -300,9 +324,11 @@ pub fn compare(
                 residuals.iter().map(|r| f(r).abs()).sum::<f64>() / matched as f64
             }
         };
-        let measured_busy: f64 = mine
+        // Busy is compute: a span's wait for its inputs is bubble.
+        let measured_busy: f64 = mine.iter().map(|a| seconds(a.compute_ns)).sum();
+        let measured_spans: f64 = mine
             .iter()
-            .map(|(_, _, s, e)| seconds(e.saturating_sub(*s)))
+            .map(|a| seconds(a.end_ns.saturating_sub(a.start_ns)))
             .sum();
         let predicted_busy: f64 = want
             .iter()
@@ -311,6 +337,13 @@ pub fn compare(
             .sum();
         ranks.push(RankComparison {
             rank,
+            measured_compute_s: measured_busy,
+            measured_wait_s: measured_spans - measured_busy,
+            measured_idle_s: if mine.is_empty() {
+                0.0
+            } else {
+                makespan_measured_s - measured_spans
+            },
             order_agreement: if longer == 0 {
                 1.0
             } else {
@@ -353,6 +386,8 @@ pub struct MeasuredBlock {
     pub action: String,
     pub start_s: f64,
     pub end_s: f64,
+    /// Of the span, the seconds its compute ops cover; the rest of it is waiting.
+    pub compute_s: f64,
     pub predicted: Option<(f64, f64)>,
 }
 

@@ -180,6 +180,10 @@ pub struct CompareTraceReport {
 pub struct RankResiduals {
     pub rank: usize,
     pub order_agreement: f64,
+    /// Measured compute, wait inside the action spans, idle outside them.
+    pub measured_compute_s: f64,
+    pub measured_wait_s: f64,
+    pub measured_idle_s: f64,
     pub measured_bubble_s: f64,
     pub predicted_bubble_s: f64,
     pub calibrated_bubble_s: f64,
@@ -208,6 +212,9 @@ impl CompareTraceReport {
                 RankResiduals {
                     rank: b.rank,
                     order_agreement: b.order_agreement,
+                    measured_compute_s: b.measured_compute_s,
+                    measured_wait_s: b.measured_wait_s,
+                    measured_idle_s: b.measured_idle_s,
                     measured_bubble_s: b.measured_bubble_s,
                     predicted_bubble_s: b.predicted_bubble_s,
                     calibrated_bubble_s: a.map_or(0.0, |a| a.predicted_bubble_s),
@@ -308,6 +315,21 @@ impl CompareTraceReport {
                 ms(r.calibrated_mean_abs_start_residual_s),
                 ms(r.mean_abs_duration_residual_s),
                 ms(r.calibrated_mean_abs_duration_residual_s),
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\n{:>width$}  measured compute / wait in spans / idle outside spans",
+            "rank"
+        );
+        for r in &self.ranks {
+            let _ = writeln!(
+                out,
+                "{:>width$}  {} / {} / {}",
+                r.rank,
+                ms(r.measured_compute_s),
+                ms(r.measured_wait_s),
+                ms(r.measured_idle_s),
             );
         }
         for w in &self.warnings {
