@@ -102,6 +102,8 @@ pub const CRITICAL: Color32 = Color32::from_rgb(0xFF, 0xD0, 0x40);
 pub const MATCH: Color32 = Color32::from_rgb(0x40, 0xE0, 0xFF);
 /// The fill of waits for a transfer.
 pub const WAIT: Color32 = Color32::from_rgb(0x90, 0x90, 0x90);
+/// The head of a measured block: its wait for inputs inside the span.
+pub const MEASURED_WAIT: Color32 = Color32::from_rgb(0x4A, 0x4A, 0x58);
 /// The frame around an overlapped pair's two halves (lighter than the SVG's, on a dark chart).
 pub const PAIR: Color32 = Color32::from_rgb(0xE0, 0x70, 0xFF);
 

@@ -145,7 +145,7 @@ pub fn measured_chart(
         let wait_end = (b.end_s - b.compute_s).max(b.start_s);
         if wait_end > b.start_s {
             let w = chip(b.start_s, wait_end, top);
-            clipped.rect_filled(w.intersect(r), 1.0, super::legend::WAIT);
+            clipped.rect_filled(w.intersect(r), 1.0, super::legend::MEASURED_WAIT);
         }
         if let Some((ps, _)) = b.predicted {
             clipped.line_segment(
