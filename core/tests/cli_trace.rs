@@ -608,3 +608,20 @@ fn a_ranks_step_is_its_compute_its_waits_and_its_idle_time() {
         }
     }
 }
+
+#[test]
+fn a_factor_nothing_was_measured_for_says_it_was_not_fitted() {
+    // The GPipe run (stages 0 and 1) against the interleaved scenario (stages 0 to 3): region 2
+    // has no measured action, so its factors are not fitted rather than shown as ×1.000.
+    let (code, out, err) = mpipe(&[
+        "compare-trace",
+        &diagnosis("interleaved", "scenario.json"),
+        &diagnosis("gpipe", "rank0.json.gz"),
+        &diagnosis("gpipe", "rank1.json.gz"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("region 2 F not fitted (no measured action; kept ×1), region 2 B not fitted (no measured action; kept ×1)"),
+        "{out}"
+    );
+}

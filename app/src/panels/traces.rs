@@ -216,7 +216,7 @@ fn calibration_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
                 &[
                     ("region", ""),
                     ("phase", "F forward, B backward"),
-                    ("factor", "measured over predicted duration (median); – when nothing was measured"),
+                    ("factor", "measured compute over predicted duration (median); – not fitted: nothing was measured"),
                     ("actions", "how many measured actions the factor was fitted on"),
                 ],
                 &factors,

@@ -23,7 +23,8 @@ pub struct Factor {
     pub region: usize,
     /// `F` or `B`.
     pub phase: char,
-    /// Measured over predicted duration (1 when nothing was measured).
+    /// Measured compute over predicted duration, the median over `samples` actions (1, not
+    /// fitted, when nothing was measured: `samples` is 0).
     pub factor: f64,
     /// Actions the factor was fitted on.
     pub samples: usize,

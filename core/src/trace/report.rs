@@ -278,11 +278,15 @@ impl CompareTraceReport {
         let factors: Vec<String> = self
             .factors
             .iter()
-            .map(|f| {
-                format!(
-                    "region {} {} ×{:.3} ({} actions)",
-                    f.region, f.phase, f.factor, f.samples
-                )
+            .map(|f| match f.samples {
+                0 => format!(
+                    "region {} {} not fitted (no measured action; kept ×1)",
+                    f.region, f.phase
+                ),
+                n => format!(
+                    "region {} {} ×{:.3} ({n} actions)",
+                    f.region, f.phase, f.factor
+                ),
             })
             .collect();
         let _ = writeln!(out, "  fitted: {}", factors.join(", "));
