@@ -407,6 +407,21 @@ fn diagnosis(schedule: &str, file: &str) -> String {
     path(&format!("diagnosis/{schedule}/{file}"))
 }
 
+/// `mpipe trace --json` on a recorded run, or `mpipe compare-trace --json` with its scenario.
+fn on_recorded(command: &str, schedule: &str) -> serde_json::Value {
+    let scenario = diagnosis(schedule, "scenario.json");
+    let (r0, r1) = (
+        diagnosis(schedule, "rank0.json.gz"),
+        diagnosis(schedule, "rank1.json.gz"),
+    );
+    let mut args = vec![command];
+    if command == "compare-trace" {
+        args.push(&scenario);
+    }
+    args.extend([r0.as_str(), r1.as_str(), "--json"]);
+    json(&args)
+}
+
 #[test]
 fn recorded_runs_give_back_what_each_rank_executed_in_every_step() {
     // Real runs (generate.py beside them): GPipe, interleaved 1F1B and ZB-V on 2 ranks, 6
@@ -417,12 +432,7 @@ fn recorded_runs_give_back_what_each_rank_executed_in_every_step() {
             &std::fs::read_to_string(diagnosis(schedule, "executed.json")).unwrap(),
         )
         .unwrap();
-        let v = json(&[
-            "trace",
-            &diagnosis(schedule, "rank0.json.gz"),
-            &diagnosis(schedule, "rank1.json.gz"),
-            "--json",
-        ]);
+        let v = on_recorded("trace", schedule);
         let derived = json(&["derive", &diagnosis(schedule, "scenario.json"), "--json"]);
         for rank in 0..2 {
             let steps = executed["per_rank"][format!("rank{rank}")]["executed"]
@@ -450,13 +460,7 @@ fn recorded_runs_give_back_what_each_rank_executed_in_every_step() {
                 );
             }
         }
-        let v = json(&[
-            "compare-trace",
-            &diagnosis(schedule, "scenario.json"),
-            &diagnosis(schedule, "rank0.json.gz"),
-            &diagnosis(schedule, "rank1.json.gz"),
-            "--json",
-        ]);
+        let v = on_recorded("compare-trace", schedule);
         assert_eq!(v["order_agreement"], 1.0, "{schedule}");
     }
 }
@@ -531,16 +535,10 @@ fn a_calibration_is_checked_on_another_step_or_says_it_is_not() {
 fn every_recorded_action_splits_into_compute_and_wait() {
     // A span holds its compute (the ops inside it) and its wait for inputs: compute ⊂ span and
     // compute + wait = span for every action of every recorded run; every action computes (but
-    // the first stage's input halves); and
-    // a backward computes more than a forward (about twice the FLOPs), which the spans alone
-    // hide behind the waits.
+    // the first stage's input halves); and a backward computes more than a forward (about twice
+    // the FLOPs), which the spans alone hide behind the waits.
     for schedule in ["gpipe", "interleaved", "zbv"] {
-        let v = json(&[
-            "trace",
-            &diagnosis(schedule, "rank0.json.gz"),
-            &diagnosis(schedule, "rank1.json.gz"),
-            "--json",
-        ]);
+        let v = on_recorded("trace", schedule);
         let (mut forward, mut backward) = ((0i64, 0usize), (0i64, 0usize));
         for rank in v["ranks"].as_array().unwrap() {
             for a in rank["actions"].as_array().unwrap() {
@@ -578,13 +576,7 @@ fn a_ranks_step_is_its_compute_its_waits_and_its_idle_time() {
     // compare-trace per rank: compute (ops inside the spans) + wait (rest of the spans) + idle
     // (outside any span) = the measured step, and the bubble is wait + idle.
     for schedule in ["gpipe", "interleaved", "zbv"] {
-        let v = json(&[
-            "compare-trace",
-            &diagnosis(schedule, "scenario.json"),
-            &diagnosis(schedule, "rank0.json.gz"),
-            &diagnosis(schedule, "rank1.json.gz"),
-            "--json",
-        ]);
+        let v = on_recorded("compare-trace", schedule);
         let step = v["makespan_measured_s"].as_f64().unwrap();
         for r in v["ranks"].as_array().unwrap() {
             let f = |k: &str| r[k].as_f64().unwrap();
