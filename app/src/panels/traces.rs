@@ -230,6 +230,30 @@ fn calibration_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
                 .small(),
             );
             let ms = |s: f64| format!("{:.3} ms", s * 1e3);
+            let split: Vec<Vec<String>> = report
+                .ranks
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.rank.to_string(),
+                        ms(r.measured_compute_s),
+                        ms(r.measured_wait_s),
+                        ms(r.measured_idle_s),
+                    ]
+                })
+                .collect();
+            table_ui(
+                ui,
+                "measured compute, wait and idle",
+                &[
+                    ("rank", ""),
+                    ("compute", "the compute ops inside the rank's action spans"),
+                    ("wait", "the rest of those spans: waiting for inputs"),
+                    ("idle", "the step's time outside any action span"),
+                ],
+                &split,
+                |_, _| false,
+            );
             let rows: Vec<Vec<String>> = report
                 .ranks
                 .iter()
@@ -261,7 +285,7 @@ fn calibration_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
                 &[
                     ("rank", ""),
                     ("order", "share of the rank's order that agrees with the prediction"),
-                    ("bubble meas", "measured idle time"),
+                    ("bubble meas", "measured wait + idle"),
                     ("bubble pred", "predicted idle time before calibration"),
                     ("bubble cal", "predicted idle time after calibration"),
                     ("|start resid| pred → cal", "mean absolute start residual before → after"),
