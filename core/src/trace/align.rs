@@ -334,7 +334,6 @@ mod tests {
             end_ns: end,
             step: 0,
             source: SpanRef { file: 0, span: 0 },
-            overlapped: false,
             compute_ns: end - start,
         }
     }

@@ -44,9 +44,6 @@ pub struct MeasuredEvent {
     /// Index into the rank's [`MeasuredRank::steps`].
     pub step: usize,
     pub source: SpanRef,
-    /// Half of an overlapped pair's span (`PP:(…;…)OVERLAP_F_B`): the trace times the pair as
-    /// one; its forward is given the first half of the span, its backward the second.
-    pub overlapped: bool,
     /// Of the span, the time covered by compute ops inside it ([`crate::trace::compute`]); the
     /// rest is waiting. A transfer's is its whole span.
     pub compute_ns: i64,
@@ -496,16 +493,16 @@ fn build_rank(
                     end_ns: sp.end_ns(),
                     step: 0,
                     source: SpanRef { file: s.file, span },
-                    overlapped: false,
                     compute_ns: compute(sp.start_ns, sp.end_ns()),
                 };
                 match c.paired {
                     None => vec![event],
                     Some((kind, stage, mb)) => {
+                        // An overlapped pair's span (`PP:(…;…)OVERLAP_F_B`) times the pair as
+                        // one: its forward is given the first half, its backward the second.
                         let mid = sp.start_ns.saturating_add(sp.dur_ns / 2);
                         let forward = MeasuredEvent {
                             end_ns: mid,
-                            overlapped: true,
                             compute_ns: compute(sp.start_ns, mid),
                             ..event
                         };
