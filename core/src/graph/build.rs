@@ -11,7 +11,7 @@ use crate::algebra::skeleton::Layout;
 use crate::graph::adjacency::Adjacency;
 use crate::graph::compose::transpose::merged_orders;
 use crate::graph::deadlock::check_deadlock;
-use crate::graph::event::{Comm, EdgeKind, Event, Half, Phase, Seam, Step};
+use crate::graph::event::{Comm, EdgeKind, Event, Half, Phase, Seam, Step, StepParseError};
 use crate::graph::explicit::explicit_orders;
 use crate::graph::order::{Order, OrderError};
 use crate::schedules::{RunCtx, Slot};
@@ -23,6 +23,11 @@ use rustc_hash::FxHashMap;
 pub(crate) struct Unit {
     pub(crate) region: usize,
     pub(crate) rank: usize,
+}
+
+/// The index of (region, rank, microbatch) in the builder's per-slot tables (regions 1-based).
+fn key(plan: &Plan, region: usize, rank: usize, mb: usize) -> usize {
+    ((region - 1) * plan.ranks + rank) * plan.microbatches + mb
 }
 
 pub(crate) struct Builder<'a> {
@@ -47,7 +52,13 @@ pub(crate) struct Builder<'a> {
 
 impl Builder<'_> {
     pub(crate) fn key(&self, region: usize, rank: usize, mb: usize) -> usize {
-        ((region - 1) * self.plan.ranks + rank) * self.plan.microbatches + mb
+        key(self.plan, region, rank, mb)
+    }
+
+    /// The event a wavefront slot of `rank` names, when it exists.
+    fn slot_node(&self, wavefront: &Wavefront, rank: usize, s: &Slot) -> Option<NodeIndex> {
+        let region = *wavefront.regions.get(s.chunk.index())?;
+        self.compute(s.phase, region, rank, s.mb.into())
     }
 
     pub(crate) fn compute(
@@ -244,13 +255,20 @@ pub fn build(
         per_mb * plan.microbatches + 1,
         (6 * units + 2) * plan.microbatches,
     );
+    // Hand-written orders are parsed once: for which backwards they split, then for the order.
+    let parsed: Option<Vec<Vec<Result<Step, StepParseError>>>> = explicit.map(|lists| {
+        lists
+            .iter()
+            .map(|list| list.iter().map(|text| text.parse()).collect())
+            .collect()
+    });
     let slots = match (explicit, &plan.wavefront) {
         (None, Some(w)) => (0..plan.ranks)
             .map(|r| wavefront_slots(plan, w, r))
             .collect(),
         _ => Vec::new(),
     };
-    let split = split_backwards(plan, &slots, explicit);
+    let split = split_backwards(plan, &slots, parsed.as_deref());
     let barrier = graph.add_node(Event::StepBarrier);
     let mut b = Builder {
         plan,
@@ -293,7 +311,7 @@ pub fn build(
     for mb in 0..plan.microbatches {
         b.microbatch(mb);
     }
-    let (compute, pairs) = match explicit {
+    let (compute, pairs) = match &parsed {
         Some(lists) => explicit_orders(&b, lists)?,
         None => (merged_orders(&b), slot_pairs(&b)),
     };
@@ -353,10 +371,9 @@ fn wavefront_slots(plan: &Plan, wavefront: &Wavefront, rank: usize) -> Vec<Slot>
 fn split_backwards(
     plan: &Plan,
     slots: &[Vec<Slot>],
-    explicit: Option<&[Vec<String>]>,
+    explicit: Option<&[Vec<Result<Step, StepParseError>>]>,
 ) -> Vec<bool> {
     let (p, m) = (plan.ranks, plan.microbatches);
-    let key = |region: usize, rank: usize, mb: usize| ((region - 1) * p + rank) * m + mb;
     let mut split = Vec::with_capacity(plan.regions.len() * p * m);
     for region in &plan.regions {
         split.extend(std::iter::repeat_n(
@@ -373,13 +390,13 @@ fn split_backwards(
             Phase::Backward => false,
             Phase::Input | Phase::Weight => true,
         };
-        if let Some(flag) = split.get_mut(key(region, rank, mb)) {
+        if let Some(flag) = split.get_mut(key(plan, region, rank, mb)) {
             *flag = halved;
         }
     };
     if let Some(lists) = explicit {
         for (rank, list) in lists.iter().enumerate() {
-            for step in list.iter().filter_map(|t| t.parse::<Step>().ok()) {
+            for step in list.iter().flatten() {
                 for a in step.actions() {
                     if let Some((region, on_rank)) = plan.stage_to_region_rank(a.stage)
                         && on_rank == rank
@@ -412,10 +429,7 @@ pub(crate) fn wavefront_sequence(
         .map(|slots| {
             slots
                 .iter()
-                .filter_map(|s| {
-                    let region = *wavefront.regions.get(s.chunk.index())?;
-                    b.compute(s.phase, region, rank, s.mb.into())
-                })
+                .filter_map(|s| b.slot_node(wavefront, rank, s))
                 .collect()
         })
         .unwrap_or_default()
@@ -426,16 +440,13 @@ fn slot_pairs(b: &Builder) -> Vec<[NodeIndex; 2]> {
     let Some(w) = &b.plan.wavefront else {
         return Vec::new();
     };
-    let node = |rank: usize, s: &Slot| {
-        let region = *w.regions.get(s.chunk.index())?;
-        b.compute(s.phase, region, rank, s.mb.into())
-    };
     let mut pairs = Vec::new();
     for (rank, slots) in b.slots.iter().enumerate() {
         for two in slots.windows(2) {
             if let [first, second] = two
                 && first.overlaps_next
-                && let (Some(f), Some(s)) = (node(rank, first), node(rank, second))
+                && let (Some(f), Some(s)) =
+                    (b.slot_node(w, rank, first), b.slot_node(w, rank, second))
             {
                 pairs.push([f, s]);
             }

@@ -10,8 +10,12 @@ use petgraph::graph::NodeIndex;
 /// Per-rank compute orders and the overlapped pairs among them.
 pub(crate) type Orders = (Vec<Vec<NodeIndex>>, Vec<[NodeIndex; 2]>);
 
-/// Parses user-given per-rank orders and checks they hold exactly each rank's compute events.
-pub(crate) fn explicit_orders(b: &Builder, lists: &[Vec<String>]) -> Result<Orders, OrderError> {
+/// Checks user-given per-rank orders (each entry parsed from its text) hold exactly each rank's
+/// compute events; a parse error is reported at its entry.
+pub(crate) fn explicit_orders(
+    b: &Builder,
+    lists: &[Vec<Result<Step, StepParseError>>],
+) -> Result<Orders, OrderError> {
     let plan = b.plan;
     let err = |path: String, message: String| OrderError::Explicit { path, message };
     if lists.len() != plan.ranks {
@@ -25,11 +29,11 @@ pub(crate) fn explicit_orders(b: &Builder, lists: &[Vec<String>]) -> Result<Orde
     let mut seen = vec![false; b.graph.node_count()];
     for (rank, list) in lists.iter().enumerate() {
         let mut order = Vec::with_capacity(list.len());
-        for (i, text) in list.iter().enumerate() {
+        for (i, parsed) in list.iter().enumerate() {
             let path = format!("orders[{rank}][{i}]");
-            let step: Step = text
-                .parse()
-                .map_err(|e: StepParseError| err(path.clone(), e.to_string()))?;
+            let step = parsed
+                .as_ref()
+                .map_err(|e| err(path.clone(), e.to_string()))?;
             let mut nodes = step
                 .actions()
                 .map(|action| node_of(b, &mut seen, &path, rank, action));
