@@ -52,6 +52,12 @@ impl Skeleton {
     pub fn splits_backward(self) -> bool {
         self.0.ops() == OpSet::SplitBackward
     }
+
+    /// Whether some of the schedule's backwards may be split (every one, or, in a mixed schedule
+    /// such as DualPipeV, those its slots say).
+    pub fn may_split_backward(self) -> bool {
+        self.0.ops() != OpSet::ForwardBackward
+    }
 }
 
 /// Two skeletons are the same when they have the same name (names are unique in the registry).

@@ -43,9 +43,9 @@ impl RegionStyle {
         )
     }
 
-    /// Whether the region's schedule splits its backward into `I` and `W`.
+    /// Whether the region's schedule may split its backward into `I` and `W`.
     pub fn split(&self) -> bool {
-        self.skeleton.schedule().ops() != crate::schedules::OpSet::ForwardBackward
+        self.skeleton.may_split_backward()
     }
 
     /// The fill of a compute event of this region.

@@ -6,7 +6,6 @@
 use super::align::Alignment;
 use super::recover::Measurement;
 use crate::graph::event::{Action, Phase};
-use crate::schedules::OpSet;
 use crate::sim::run::Simulation;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -179,15 +178,16 @@ impl Mismatch {
         let plan = &sim.derivation.plan;
         let located = plan.stage_to_region_rank(action.stage);
         // A mixed schedule (DualPipeV) runs whole backwards and halves both.
-        let ops = located
+        let skeleton = located
             .and_then(|(region, _)| plan.region(region))
-            .map(|r| r.skeleton.schedule().ops());
-        let may_split = matches!(ops, Some(OpSet::SplitBackward | OpSet::Mixed));
-        if matches!(action.phase, Phase::Input | Phase::Weight) && !may_split {
+            .map(|r| r.skeleton);
+        if matches!(action.phase, Phase::Input | Phase::Weight)
+            && !skeleton.is_some_and(|s| s.may_split_backward())
+        {
             *self.halves.entry(rank).or_default() += 1;
             return;
         }
-        if action.phase == Phase::Backward && ops == Some(OpSet::SplitBackward) {
+        if action.phase == Phase::Backward && skeleton.is_some_and(|s| s.splits_backward()) {
             *self.wholes.entry(rank).or_default() += 1;
             return;
         }
