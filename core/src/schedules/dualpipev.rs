@@ -16,7 +16,7 @@ use crate::algebra::placement::PlacementSpec;
 use crate::algebra::skeleton::{Layout, Skeleton};
 use crate::algebra::validity::ValidityError;
 use crate::schedules::zbv::two_chunks;
-use crate::schedules::{OpSet, RunCtx, Schedule, Slot};
+use crate::schedules::{OpSet, RunCtx, Schedule, Slot, take};
 use std::collections::VecDeque;
 
 /// `dualpipev`.
@@ -86,15 +86,8 @@ struct Rank {
 }
 
 impl Rank {
-    fn next(counters: &mut [usize; 2], chunk: usize) -> usize {
-        counters.get_mut(chunk).map_or(0, |n| {
-            *n += 1;
-            *n - 1
-        })
-    }
-
     fn forward(&mut self, chunk: usize) -> Slot {
-        Slot::forward(chunk, Self::next(&mut self.forwards, chunk))
+        Slot::forward(chunk, take(&mut self.forwards, chunk))
     }
 
     fn push_forward(&mut self, chunk: usize) {
@@ -103,12 +96,12 @@ impl Rank {
     }
 
     fn push_backward(&mut self, chunk: usize) {
-        let s = Slot::backward(chunk, Self::next(&mut self.backwards, chunk));
+        let s = Slot::backward(chunk, take(&mut self.backwards, chunk));
         self.slots.push(s);
     }
 
     fn push_input(&mut self, chunk: usize) {
-        let mb = Self::next(&mut self.backwards, chunk);
+        let mb = take(&mut self.backwards, chunk);
         self.slots.push(Slot::input(chunk, mb));
         self.pending.push_back((chunk, mb));
     }

@@ -98,6 +98,54 @@ impl Slot {
     }
 }
 
+/// The next microbatch of `chunk` from a per-chunk counter, advancing it (0 for a chunk out of
+/// range).
+pub(crate) fn take(counters: &mut [usize], chunk: usize) -> usize {
+    counters.get_mut(chunk).map_or(0, |n| {
+        *n += 1;
+        *n - 1
+    })
+}
+
+/// The chunk rotation of PyTorch's interleaved schedules (`_get_1f1b_rank_ops`): microbatches go
+/// in rounds of `R = M / max(1, ⌊M/P⌋)` per chunk; the rank at `position` runs
+/// `min((v−1)·R + hop·(P−1−position), v·M)` warmup forwards (`hop` = 2 for 1F1B, 1 for zero
+/// bubble); forward step `s` runs chunk `⌊s/R⌋ mod v`, backward step `s` chunk
+/// `v − 1 − ⌊(s − warmup)/R⌋ mod v`.
+pub(crate) struct Rotation {
+    pub(crate) chunks: usize,
+    per_round: usize,
+    /// Forwards of every chunk: `v·M`.
+    pub(crate) total: usize,
+    pub(crate) warmup: usize,
+}
+
+impl Rotation {
+    pub(crate) fn new(ctx: &RunCtx, position: usize, hop: usize) -> Rotation {
+        let (p, m, v) = (ctx.ranks, ctx.microbatches, ctx.chunks);
+        let rounds = (m / p.max(1)).max(1);
+        let per_round = (m / rounds).max(1);
+        let total = v * m;
+        let warmup =
+            (v.saturating_sub(1) * per_round + hop * p.saturating_sub(1 + position)).min(total);
+        Rotation {
+            chunks: v,
+            per_round,
+            total,
+            warmup,
+        }
+    }
+
+    pub(crate) fn forward_chunk(&self, step: usize) -> usize {
+        (step / self.per_round) % self.chunks
+    }
+
+    /// For a step at or after the warmup.
+    pub(crate) fn backward_chunk(&self, step: usize) -> usize {
+        self.chunks - 1 - ((step - self.warmup) / self.per_round) % self.chunks
+    }
+}
+
 /// The compute events a schedule runs per stage and microbatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpSet {

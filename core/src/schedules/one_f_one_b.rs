@@ -3,7 +3,7 @@
 
 use crate::algebra::skeleton::{Layout, Skeleton};
 use crate::algebra::validity::ValidityError;
-use crate::schedules::{RunCtx, Schedule, Slot};
+use crate::schedules::{Rotation, RunCtx, Schedule, Slot, take};
 
 /// `1f1b`.
 #[derive(Debug)]
@@ -90,31 +90,22 @@ pub fn one_chunk(ranks: usize, microbatches: usize, rank: usize) -> Vec<Slot> {
 /// drain. Forward step `s` runs chunk `⌊s/R⌋ mod v`; backward step `s` runs chunk
 /// `v − 1 − ⌊(s − warmup)/R⌋ mod v`. `M` must be a multiple of the rounds (checked by validity).
 pub fn interleaved(ranks: usize, microbatches: usize, chunks: usize, rank: usize) -> Vec<Slot> {
-    let rounds = (microbatches / ranks.max(1)).max(1);
-    let per_round = (microbatches / rounds).max(1);
-    let total = chunks * microbatches;
-    let warmup =
-        (chunks.saturating_sub(1) * per_round + 2 * ranks.saturating_sub(1 + rank)).min(total);
-    let mut next_fwd = vec![0usize; chunks];
-    let mut next_bwd = vec![0usize; chunks];
-    let take = |counters: &mut Vec<usize>, chunk: usize| {
-        let slot = counters.get_mut(chunk).map_or(0, |n| {
-            *n += 1;
-            *n - 1
-        });
-        (chunk, slot)
+    let ctx = RunCtx {
+        ranks,
+        microbatches,
+        chunks,
     };
-    let fwd_chunk = |step: usize| (step / per_round) % chunks;
-    let bwd_chunk = |step: usize| chunks - 1 - ((step - warmup) / per_round) % chunks;
-    let mut slots = Vec::with_capacity(2 * total);
-    for step in 0..total + warmup {
-        if step < total {
-            let (c, m) = take(&mut next_fwd, fwd_chunk(step));
-            slots.push(Slot::forward(c, m));
+    let r = Rotation::new(&ctx, rank, 2);
+    let (mut next_fwd, mut next_bwd) = (vec![0usize; chunks], vec![0usize; chunks]);
+    let mut slots = Vec::with_capacity(2 * r.total);
+    for step in 0..r.total + r.warmup {
+        if step < r.total {
+            let c = r.forward_chunk(step);
+            slots.push(Slot::forward(c, take(&mut next_fwd, c)));
         }
-        if step >= warmup {
-            let (c, m) = take(&mut next_bwd, bwd_chunk(step));
-            slots.push(Slot::backward(c, m));
+        if step >= r.warmup {
+            let c = r.backward_chunk(step);
+            slots.push(Slot::backward(c, take(&mut next_bwd, c)));
         }
     }
     slots

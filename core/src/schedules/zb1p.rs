@@ -19,7 +19,7 @@
 use crate::algebra::skeleton::{Layout, Skeleton};
 use crate::algebra::validity::ValidityError;
 use crate::schedules::one_f_one_b::interleaved_rounds;
-use crate::schedules::{OpSet, RunCtx, Schedule, Slot};
+use crate::schedules::{OpSet, Rotation, RunCtx, Schedule, Slot, take};
 
 /// `zb1p`.
 #[derive(Debug)]
@@ -98,51 +98,43 @@ pub fn zb_h1(ranks: usize, microbatches: usize, position: usize) -> Vec<Slot> {
 /// steady step `r` on, each input half is followed by the oldest pending weight half. Forward
 /// step `s` runs chunk `⌊s/R⌋ mod v`, backward step `s` chunk `v − 1 − ⌊(s − warmup)/R⌋ mod v`.
 pub fn interleaved(ranks: usize, microbatches: usize, chunks: usize, position: usize) -> Vec<Slot> {
-    let rounds = (microbatches / ranks.max(1)).max(1);
-    let per_round = (microbatches / rounds).max(1);
-    let total = chunks * microbatches;
-    let warmup =
-        (chunks.saturating_sub(1) * per_round + ranks.saturating_sub(1 + position)).min(total);
-    let fwd_chunk = |step: usize| (step / per_round) % chunks;
-    let bwd_chunk = |step: usize| chunks - 1 - ((step - warmup) / per_round) % chunks;
-    let mut next = [
-        vec![0usize; chunks],
-        vec![0usize; chunks],
-        vec![0usize; chunks],
-    ];
-    let mut take = |which: usize, chunk: usize| {
-        next.get_mut(which)
-            .and_then(|counters| counters.get_mut(chunk))
-            .map_or(0, |n| {
-                *n += 1;
-                *n - 1
-            })
+    let ctx = RunCtx {
+        ranks,
+        microbatches,
+        chunks,
     };
-    let mut slots = Vec::with_capacity(3 * total);
-    let mut backward_steps = Vec::with_capacity(total);
+    let r = Rotation::new(&ctx, position, 1);
+    // Next microbatch per chunk of the forwards, the input halves and the weight halves.
+    let (mut next_f, mut next_i, mut next_w) = (
+        vec![0usize; chunks],
+        vec![0usize; chunks],
+        vec![0usize; chunks],
+    );
+    let mut slots = Vec::with_capacity(3 * r.total);
+    let mut backward_steps = Vec::with_capacity(r.total);
     let mut weights = 0;
-    for step in 0..total + warmup {
-        if step < total {
-            let c = fwd_chunk(step);
-            slots.push(Slot::forward(c, take(0, c)));
+    for step in 0..r.total + r.warmup {
+        if step < r.total {
+            let c = r.forward_chunk(step);
+            slots.push(Slot::forward(c, take(&mut next_f, c)));
         }
-        if step < warmup {
+        if step < r.warmup {
             continue;
         }
-        let c = bwd_chunk(step);
-        slots.push(Slot::input(c, take(1, c)));
+        let c = r.backward_chunk(step);
+        slots.push(Slot::input(c, take(&mut next_i, c)));
         backward_steps.push(step);
-        if step - warmup >= position
+        if step - r.warmup >= position
             && let Some(&oldest) = backward_steps.get(weights)
         {
-            let c = bwd_chunk(oldest);
-            slots.push(Slot::weight(c, take(2, c)));
+            let c = r.backward_chunk(oldest);
+            slots.push(Slot::weight(c, take(&mut next_w, c)));
             weights += 1;
         }
     }
     for &step in backward_steps.iter().skip(weights) {
-        let c = bwd_chunk(step);
-        slots.push(Slot::weight(c, take(2, c)));
+        let c = r.backward_chunk(step);
+        slots.push(Slot::weight(c, take(&mut next_w, c)));
     }
     slots
 }
