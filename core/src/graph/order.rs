@@ -56,9 +56,17 @@ impl Order {
 
     /// Rank `r`'s compute slots in execution order: its actions, an overlapped pair as one.
     pub fn steps(&self, rank: usize) -> Vec<Step> {
+        // This rank's pairs only: the report asks for every rank in turn.
+        let on_rank = |n: NodeIndex| self.graph.node_weight(n).and_then(|e| e.rank()) == Some(rank);
+        let mine: Vec<[NodeIndex; 2]> = self
+            .pairs
+            .iter()
+            .copied()
+            .filter(|&[f, _]| on_rank(f))
+            .collect();
         let paired: rustc_hash::FxHashMap<NodeIndex, NodeIndex> =
-            self.pairs.iter().map(|&[f, b]| (f, b)).collect();
-        let second: rustc_hash::FxHashSet<NodeIndex> = self.pairs.iter().map(|p| p[1]).collect();
+            mine.iter().map(|&[f, b]| (f, b)).collect();
+        let second: rustc_hash::FxHashSet<NodeIndex> = mine.iter().map(|p| p[1]).collect();
         let action = |n: NodeIndex| self.graph.node_weight(n).and_then(|e| e.action());
         let mut steps = Vec::new();
         for &n in self.nodes.get(rank).map(Vec::as_slice).unwrap_or_default() {
