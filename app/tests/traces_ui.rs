@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{sized, wait};
+use common::{choose, sized, wait};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use mpipe_studio::Studio;
@@ -31,8 +31,13 @@ fn traced() -> Harness<'static, Studio> {
 
 /// The window on `dir/scenario.json`, with `dir/rank0.json.gz` and `dir/rank1.json.gz` imported.
 fn traced_from(dir: &std::path::Path) -> Harness<'static, Studio> {
+    traced_with(&dir.join("scenario.json"), dir)
+}
+
+/// The app with the scenario `scenario` and the traces `rank0.json.gz`, `rank1.json.gz` of `dir`.
+fn traced_with(scenario: &std::path::Path, dir: &std::path::Path) -> Harness<'static, Studio> {
     let mut studio = Studio::default();
-    studio.open_path(&dir.join("scenario.json"));
+    studio.open_path(scenario);
     let sources = ["rank0.json.gz", "rank1.json.gz"]
         .map(|f| TraceSource::Bytes {
             name: f.to_string(),
@@ -93,8 +98,8 @@ fn calibrate_makes_the_fitted_scenario_current_and_undo_takes_it_back() {
     let after = harness.state().scenario().cloned().unwrap();
     assert_ne!(after, before);
     assert!(after.name.ends_with(" (calibrated)"));
-    // The traced blocks split at the cut: one group per region, each scaled by its own factors.
-    assert_eq!(after.model.layers.len(), 2);
+    // The traced blocks split by stage (one block each): each scaled by its own factors.
+    assert_eq!(after.model.layers.len(), 4);
     assert!(
         after
             .hardware
@@ -104,16 +109,21 @@ fn calibrate_makes_the_fitted_scenario_current_and_undo_takes_it_back() {
     );
     let notice = harness.state().notice.clone().unwrap().text;
     assert!(
-        notice.starts_with("calibrated on step 0, checked on step 1: step-time error "),
+        notice.starts_with("calibrated on step 0: ")
+            && notice.contains("% against the median of the other steps (their spread ±"),
         "{notice}"
     );
-    // What it fitted, as `mpipe compare-trace` prints it: factors, link latency, residuals.
+    // What it fitted, as `mpipe compare-trace` prints it: factors, links, residuals, and how
+    // the prediction fares on the fit step and on the other step.
     harness.get_by_label("Calibration: fitted factors and residuals");
     harness.get_by_label("factor");
+    harness.get_by_label("stage");
     harness.get_by_label("|start resid| pred → cal");
-    harness.get_by_label_contains("fitted link latency α: ");
+    harness.get_by_label_contains("fitted links: α ");
+    harness.get_by_label_contains("against its own fit step: ");
+    harness.get_by_label_contains("validated on the 1 other step(s): ");
     let report = harness.state().traces.calibration.clone().unwrap();
-    assert_eq!(report.factors.len(), 4);
+    assert_eq!(report.factors.len(), 8);
     assert_eq!(report.ranks.len(), 2);
     let shown = format!("×{:.3}", report.factors[0].factor);
     harness.get_by_label(&shown);
@@ -314,10 +324,13 @@ fn gzip_bombs_are_refused_and_the_imported_traces_stay() {
 }
 
 #[test]
-fn an_unannotated_run_is_warned_about_and_cannot_be_calibrated() {
-    // The recorded Schedule1F1B run (torch 2.15 annotates none of its actions).
-    let mut harness = traced_from(
-        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/traces/diagnosis/1f1b"),
+fn a_run_nothing_can_be_recovered_from_is_warned_about_and_cannot_be_calibrated() {
+    // The recorded Schedule1F1B run with only its communication left (generate.py --derive).
+    let diagnosis =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/traces/diagnosis");
+    let mut harness = traced_with(
+        &diagnosis.join("1f1b/scenario.json"),
+        &diagnosis.join("transfers-only"),
     );
     harness.get_by_label_contains(
         "⚠ rank 0 (rank0.json.gz): no compute action was recovered from the trace, so there is nothing to compare or fit",
@@ -334,4 +347,68 @@ fn an_unannotated_run_is_warned_about_and_cannot_be_calibrated() {
     harness.run();
     assert!(harness.state().traces.calibrating.is_none());
     assert_eq!(harness.state().scenario().cloned(), before);
+}
+
+#[test]
+fn a_recorded_run_is_diagnosed_and_its_fitted_costs_kept_on_another_schedule() {
+    // The recorded GPipe run (profile_memory=True): its measured memory is drawn beside the
+    // prediction; calibrated, the app lists what was fitted (memory included); then the user
+    // asks "what would interleaved 1F1B have done?" by splitting the region and choosing 1f1b
+    // for both halves: the fitted costs stay, and the prediction is `compare-trace --what-if`'s.
+    let diagnosis =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/traces/diagnosis");
+    let mut harness = traced_from(&diagnosis.join("gpipe"));
+    let shown = harness.state().shown().unwrap().clone();
+    let view = harness.state_mut().traces.view(&shown).unwrap();
+    assert_eq!(view.memory.len(), 2);
+    assert!(
+        view.memory
+            .iter()
+            .all(|m| m.relative && m.device == "cpu" && m.points.len() > 100)
+    );
+    press(&mut harness, "Calibrate");
+    wait(&mut harness, |s| s.traces.calibrating.is_none());
+    harness.run();
+    harness.get_by_label("held per F");
+    harness.get_by_label_contains("validated on the 7 other step(s): ");
+    let calibrated = harness.state().scenario().cloned().unwrap();
+    harness.get_by_label("Add region (split the last)").click();
+    harness.run();
+    choose(&mut harness, "region 1", "1f1b");
+    choose(&mut harness, "region 2", "1f1b");
+    let what_if = harness.state().scenario().cloned().unwrap();
+    assert_eq!(what_if.model, calibrated.model);
+    assert_eq!(what_if.hardware, calibrated.hardware);
+    let interleaved = mpipe::Scenario::from_json_str(
+        &std::fs::read_to_string(diagnosis.join("interleaved/scenario.json")).unwrap(),
+        "scenario.json",
+    )
+    .unwrap();
+    let cli = mpipe::trace::calibrate::with_fitted_costs(&interleaved, &calibrated).unwrap();
+    let simulate = |s: &mpipe::Scenario| {
+        mpipe::sim::run::simulate_scenario(s, Default::default())
+            .unwrap()
+            .makespan_s
+    };
+    assert_eq!(simulate(&what_if), simulate(&cli));
+}
+
+#[test]
+fn an_unannotated_run_is_shown_as_inferred() {
+    // The recorded Schedule1F1B run: torch 2.15 annotates none of its actions; the app reads
+    // them from the ops and says so above the measured chart.
+    let harness = traced_from(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/traces/diagnosis/1f1b"),
+    );
+    harness.get_by_label(
+        "⚠ rank(s) 0, 1: no per-action annotations; the actions were inferred from the trace's structure (see Import warnings)",
+    );
+    assert!(
+        !harness
+            .get_by_label("Calibrate")
+            .accesskit_node()
+            .is_disabled()
+    );
+    let m = harness.state().traces.measurement.clone().unwrap();
+    assert!(m.ranks.iter().all(|r| r.inferred && r.actions.len() == 64));
 }

@@ -1,5 +1,8 @@
 //! Memory per rank over time: the current schedule's curves solid, each pinned baseline's dashed,
-//! the device capacity as a line, peaks marked, and the teaching cursor. The y axis fits the
+//! the device capacity as a line, peaks marked, and the teaching cursor; with a trace loaded,
+//! each rank's measured memory of the step on screen beside its predicted curve (dotted; a CPU
+//! allocator's totals count from the profiler's start, so they are drawn over the predicted
+//! static bytes). The y axis fits the
 //! curves (or starts at zero) with room above the peaks; the time axis is the timeline's — the
 //! same left margin and the same visible range, so a time sits at the same x in both, and
 //! dragging or zooming the plot along x moves the timeline too.
@@ -112,6 +115,8 @@ pub struct MemoryInput<'a> {
     pub range: (f64, f64),
     pub cursor: Option<f64>,
     pub from_zero: bool,
+    /// The measured memory of the trace step on screen.
+    pub measured: &'a [mpipe::trace::compare::MeasuredMemoryCurve],
 }
 
 /// Draws the plot. Returns the range to give the timeline when the user dragged or zoomed the
@@ -123,7 +128,36 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
         range: (t0, t1),
         cursor,
         from_zero,
+        measured,
     } = input;
+    // A measured curve on the predicted one's scale: relative totals sit on its static bytes.
+    let measured_curves: Vec<MemoryCurve> = measured
+        .iter()
+        .map(|m| {
+            let base = if m.relative {
+                current
+                    .sim
+                    .memory
+                    .get(m.rank)
+                    .map_or(0.0, |c| c.static_bytes)
+            } else {
+                0.0
+            };
+            let points: Vec<[f64; 2]> = m.points.iter().map(|p| [p[0], p[1] + base]).collect();
+            let (peak_at_s, peak_bytes) = points
+                .iter()
+                .map(|p| (p[0], p[1]))
+                .fold((0.0, base), |a, b| if b.1 > a.1 { b } else { a });
+            MemoryCurve {
+                rank: m.rank,
+                static_bytes: base,
+                points,
+                peak_bytes,
+                peak_at_s,
+                over_capacity: false,
+            }
+        })
+        .collect();
     let capacity = current.sim.derivation.plan.hardware.memory_bytes;
     let curves = || {
         current
@@ -131,6 +165,7 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
             .memory
             .iter()
             .chain(baselines.iter().flat_map(|b| b.shown.sim.memory.iter()))
+            .chain(measured_curves.iter())
     };
     let (unit, unit_name) = unit_of(curves());
     let (lo, hi) = y_range(curves(), from_zero, unit);
@@ -188,6 +223,21 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
                     &format!("{letter} "),
                     b.shown.sim.makespan_s,
                     true,
+                );
+            }
+            for curve in &measured_curves {
+                let colour = rgb(mpipe::report::palette::hue(curve.rank));
+                let end = curve.points.last().map_or(0.0, |p| p[0]);
+                let pts = step_points(&curve.points, end, (t0, t1), 600, unit);
+                plot.line(
+                    Line::new(
+                        format!("measured rank {}", curve.rank),
+                        PlotPoints::from(pts),
+                    )
+                    .color(colour.gamma_multiply(0.8))
+                    .style(LineStyle::dotted_dense())
+                    .width(1.5)
+                    .allow_band(false),
                 );
             }
             if let Some(c) = capacity_in_units

@@ -81,6 +81,22 @@ pub fn traces_ui(ui: &mut egui::Ui, studio: &Studio, shown: &Shown) -> Vec<Comma
             secs(comparison.makespan_measured_s),
             secs(comparison.makespan_predicted_s),
         ));
+        let inferred: Vec<String> = m
+            .ranks
+            .iter()
+            .filter(|r| r.inferred)
+            .map(|r| r.rank.to_string())
+            .collect();
+        if !inferred.is_empty() {
+            ui.colored_label(
+                Color32::from_rgb(0xF0, 0xA0, 0x30),
+                RichText::new(format!(
+                    "⚠ rank(s) {}: no per-action annotations; the actions were inferred from the trace's structure (see Import warnings)",
+                    inferred.join(", ")
+                ))
+                .small(),
+            );
+        }
         ui.horizontal(|ui| {
             let label = ui.label("step");
             let mut step = traces.step;
@@ -194,12 +210,41 @@ fn calibration_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
                 ))
                 .small(),
             );
+            ui.label(
+                RichText::new(format!(
+                    "against its own fit step: {:+.1}% (what the fit leaves unexplained)",
+                    100.0 * report.fit_residual
+                ))
+                .small(),
+            );
+            if let Some(v) = &report.validation {
+                let within = v.error.abs() <= v.spread;
+                ui.colored_label(
+                    if within {
+                        ui.visuals().text_color()
+                    } else {
+                        Color32::from_rgb(0xF0, 0xA0, 0x30)
+                    },
+                    RichText::new(format!(
+                        "validated on the {} other step(s): their median {} (from {} to {}, the run's own spread ±{:.1}%), calibrated {:+.1}%{}",
+                        report.steps.len().saturating_sub(1),
+                        secs(v.median_s),
+                        secs(v.min_s),
+                        secs(v.max_s),
+                        100.0 * v.spread,
+                        100.0 * v.error,
+                        if within { ", within the spread" } else { ", outside the spread" }
+                    ))
+                    .small(),
+                );
+            }
             let factors: Vec<Vec<String>> = report
                 .factors
                 .iter()
                 .map(|f| {
                     vec![
                         f.region.to_string(),
+                        f.stage.map_or("all".to_string(), |s| s.to_string()),
                         f.phase.to_string(),
                         if f.samples == 0 {
                             "–".to_string()
@@ -215,7 +260,8 @@ fn calibration_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
                 "calibration factors",
                 &[
                     ("region", ""),
-                    ("phase", "F forward, B backward"),
+                    ("stage", "the stage the factor was fitted on (all: the region's pooled factor)"),
+                    ("phase", "F forward, B backward, I and W its halves"),
                     ("factor", "measured compute over predicted duration (median); – not fitted: nothing was measured"),
                     ("actions", "how many measured actions the factor was fitted on"),
                 ],
@@ -223,12 +269,50 @@ fn calibration_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
                 |r, _| report.factors.get(r).is_some_and(|f| f.samples == 0),
             );
             ui.label(
-                RichText::new(match report.transfer_s {
-                    Some(t) => format!("fitted link latency α: {}", secs(t)),
-                    None => "link latency: not fitted (the step is no longer than with free links)".to_string(),
-                })
+                RichText::new(format!(
+                    "fitted links: {}",
+                    mpipe::trace::report::link_text(&report.link)
+                ))
                 .small(),
             );
+            if report.ranks.iter().any(|r| r.measured_peak_bytes.is_some()) {
+                let kib = |b: f64| format!("{:.1} KiB", b / 1024.0);
+                let rows: Vec<Vec<String>> = report
+                    .ranks
+                    .iter()
+                    .filter_map(|r| {
+                        let measured = r.measured_peak_bytes?;
+                        let fit = report.memory.iter().find(|m| m.rank == r.rank);
+                        Some(vec![
+                            r.rank.to_string(),
+                            kib(measured),
+                            kib(r.predicted_peak_bytes),
+                            kib(r.calibrated_peak_bytes),
+                            format!(
+                                "{:+.1}%",
+                                100.0 * (r.calibrated_peak_bytes - measured) / measured.max(1.0)
+                            ),
+                            fit.and_then(|f| f.activation_bytes).map_or("–".into(), kib),
+                            fit.and_then(|f| f.workspace_bytes).map_or("–".into(), kib),
+                        ])
+                    })
+                    .collect();
+                table_ui(
+                    ui,
+                    "memory peaks",
+                    &[
+                        ("rank", ""),
+                        ("measured", "the check step's peak (a CPU trace counts from the profiler's start: the dynamic part)"),
+                        ("predicted", "before calibration"),
+                        ("calibrated", "after calibration"),
+                        ("error", "calibrated against measured"),
+                        ("held per F", "fitted: what a forward holds until its backward"),
+                        ("workspace", "fitted: what a backward allocates and frees while it runs"),
+                    ],
+                    &rows,
+                    |_, _| false,
+                );
+            }
             let ms = |s: f64| format!("{:.3} ms", s * 1e3);
             let split: Vec<Vec<String>> = report
                 .ranks

@@ -270,6 +270,7 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
     if ui.checkbox(&mut from_zero, "y axis from zero").changed() {
         out.push(Command::MemoryFromZero(from_zero));
     }
+    let measured_memory = studio.traces.cached_view(shown);
     let (moved, frame) = memory::memory_ui(
         ui,
         memory::MemoryInput {
@@ -278,6 +279,9 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
             range: studio.view.visible(span),
             cursor,
             from_zero,
+            measured: measured_memory
+                .as_ref()
+                .map_or(&[], |c| c.memory.as_slice()),
         },
     );
     drawn.memory_frame = Some(frame);

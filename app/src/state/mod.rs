@@ -604,14 +604,20 @@ impl Studio {
         self.traces.calibrating = None;
         match result {
             Ok(c) if fitted_generation == self.doc.generation() => {
-                let (before, after) = c.errors();
-                let message = format!(
-                    "calibrated on step {}, checked on step {}: step-time error {:.1}% → {:.1}%",
-                    c.fit_step,
-                    c.check_step,
-                    before * 100.0,
-                    after * 100.0
-                );
+                let message = match c.validation() {
+                    Some(v) => format!(
+                        "calibrated on step {}: {:+.1}% on it, {:+.1}% against the median of the other steps (their spread ±{:.1}%)",
+                        c.fit_step,
+                        c.fit_residual() * 100.0,
+                        v.error * 100.0,
+                        v.spread * 100.0
+                    ),
+                    None => format!(
+                        "calibrated on step {}: {:+.1}% on it (no other step to validate on)",
+                        c.fit_step,
+                        c.fit_residual() * 100.0
+                    ),
+                };
                 if let (Some(m), Some(a)) = (&self.traces.measurement, &self.traces.alignment) {
                     let name = self.scenario().map_or(String::new(), |s| s.name.clone());
                     self.traces.calibration = Some(mpipe::trace::report::CompareTraceReport::new(

@@ -87,6 +87,11 @@ pub struct LayerSpec {
     /// Activation handed to the next layer, per microbatch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_bytes: Option<f64>,
+    /// Transient bytes the layer's backward allocates and frees while it runs (gradient buffers
+    /// before they are accumulated): a stage's backward holds the largest of its layers' on top
+    /// of the activations (default 0; `compare-trace` fits it from measured memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_bytes: Option<f64>,
     /// The layer's cost scales with the microbatch's workload factor (an encoder, say).
     #[serde(default, skip_serializing_if = "is_default")]
     pub workload_varies: bool,
@@ -133,6 +138,8 @@ pub struct Layer {
     pub param_bytes: f64,
     pub activation_bytes: f64,
     pub output_bytes: f64,
+    /// Transient bytes while its backward runs.
+    pub workspace_bytes: f64,
     pub workload_varies: bool,
     /// The share of the backward (time, FLOPs, bytes) that is its input half `I`.
     pub input_share: f64,
@@ -225,8 +232,9 @@ impl LayerSpec {
         }
     }
 
-    fn numbers(&self) -> [(&'static str, Option<f64>); 14] {
+    fn numbers(&self) -> [(&'static str, Option<f64>); 15] {
         [
+            ("workspace_bytes", self.workspace_bytes),
             ("bwd_input_s", self.bwd_input_s),
             ("bwd_weight_s", self.bwd_weight_s),
             ("bwd_input_flops", self.bwd_input_flops),
@@ -332,6 +340,7 @@ impl LayerSpec {
                 param_bytes: self.param_bytes.unwrap_or(0.0),
                 activation_bytes: self.activation_bytes.unwrap_or(0.0),
                 output_bytes: self.output_bytes.unwrap_or(0.0),
+                workspace_bytes: self.workspace_bytes.unwrap_or(0.0),
                 workload_varies: self.workload_varies,
                 input_share,
                 activation_input_share,

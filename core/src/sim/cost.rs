@@ -124,6 +124,16 @@ pub fn activation_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f
     activation_part(plan, region, rank, mb, |_| 1.0)
 }
 
+/// The transient bytes a unit's backward holds while it runs: the largest of its layers'.
+pub fn workspace_bytes(plan: &Plan, region: usize, rank: usize) -> f64 {
+    plan.layers
+        .get(unit_layers(plan, region, rank))
+        .unwrap_or_default()
+        .iter()
+        .map(|l| l.workspace_bytes)
+        .fold(0.0, f64::max)
+}
+
 /// The part of [`activation_bytes`] only a split backward's input half needs (freed at its end).
 pub fn activation_input_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
     activation_part(plan, region, rank, mb, |l| l.activation_input_share)

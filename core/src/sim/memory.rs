@@ -2,12 +2,14 @@
 //! every slab and replica placed on the rank × `static_memory_factor`) plus activations, each live
 //! from its forward's start until its backward finishes (a split backward frees it in two parts,
 //! at the end of each half) — or, when no backward runs, until the consumer of its output has
-//! finished.
+//! finished. A backward also holds its transient workspace (`workspace_bytes`) while it runs.
 
 use crate::algebra::plan::Plan;
 use crate::graph::event::{EdgeKind, Event, Half};
 use crate::graph::order::Order;
-use crate::sim::cost::{activation_bytes, activation_input_bytes, output_bytes, param_bytes};
+use crate::sim::cost::{
+    activation_bytes, activation_input_bytes, output_bytes, param_bytes, workspace_bytes,
+};
 use crate::sim::engine::Timeline;
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;
@@ -60,6 +62,18 @@ fn consumer(order: &Order, n: NodeIndex) -> Option<NodeIndex> {
 pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurve> {
     let g = &order.graph;
     let mut deltas: Vec<Vec<(f64, f64)>> = vec![Vec::new(); plan.ranks];
+    // A backward (or either half of one) holds its transient workspace while it runs.
+    for n in g.node_indices() {
+        if let Some(&Event::Bwd { region, rank, .. }) = g.node_weight(n) {
+            let bytes = workspace_bytes(plan, region.into(), rank.into());
+            if bytes > 0.0
+                && let Some(list) = deltas.get_mut(rank.index())
+            {
+                list.push((timeline.start_of(n), bytes));
+                list.push((timeline.end_of(n), -bytes));
+            }
+        }
+    }
     for n in g.node_indices() {
         let Some(&Event::Fwd {
             region, rank, mb, ..

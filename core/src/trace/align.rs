@@ -335,6 +335,8 @@ mod tests {
             step: 0,
             source: SpanRef { file: 0, span: 0 },
             compute_ns: end - start,
+            compute_start_ns: start,
+            compute_end_ns: end,
         }
     }
 
@@ -349,6 +351,8 @@ mod tests {
             actions,
             transfers: Vec::new(),
             device_side: false,
+            inferred: false,
+            memory: None,
             event_count: 0,
         }
     }

@@ -2,7 +2,9 @@
 //! pairing `B`/`E`, keeping flow points, and turning unusable events into counted warnings.
 
 use super::event_json::{Atom, EventRef, TimeAtom};
-use super::raw::{DistributedInfo, FlowPoint, Process, RawTrace, Span, Thread, TrackKey, Warnings};
+use super::raw::{
+    DistributedInfo, FlowPoint, MemorySample, Process, RawTrace, Span, Thread, TrackKey, Warnings,
+};
 use rustc_hash::FxHashMap;
 
 /// A pid, tid or flow id as a map key without allocating: a number or an interned string.
@@ -53,6 +55,7 @@ pub(super) struct Builder<'f> {
     thread_ids: FxHashMap<(u32, Key), u32>,
     spans: Vec<Span>,
     flows: Vec<FlowPoint>,
+    memory: Vec<MemorySample>,
     flow_ids: FxHashMap<(u32, Key), u32>,
     open: FxHashMap<u32, Vec<Open>>,
     /// The last `(pid, tid)` looked up and its thread: consecutive events mostly share one.
@@ -76,6 +79,7 @@ impl<'f> Builder<'f> {
             thread_ids: FxHashMap::default(),
             spans: Vec::new(),
             flows: Vec::new(),
+            memory: Vec::new(),
             flow_ids: FxHashMap::default(),
             open: FxHashMap::default(),
             last_thread: None,
@@ -261,6 +265,17 @@ impl<'f> Builder<'f> {
                     }
                 }
             }
+            b'i' | b'I' if self.strings.get(name) == "[memory]" => {
+                let args = &ev.args;
+                if let (Some(bytes), Some(TimeAtom::Ns(ts))) = (args.total_allocated, ev.ts) {
+                    self.memory.push(MemorySample {
+                        ts_ns: ts,
+                        bytes,
+                        device_type: args.device_type.unwrap_or(0),
+                        device_id: args.device_id.unwrap_or(0),
+                    });
+                }
+            }
             b'i' | b'I' | b'C' | b'b' | b'e' | b'n' | b'N' | b'O' | b'D' | b'P' | b'R' | b'c'
             | b'S' | b'T' | b'F' | b'p' | b'v' | b'V' | b'(' | b')' => {}
             other => self.warn("unknown ph", index, || {
@@ -322,6 +337,9 @@ impl<'f> Builder<'f> {
             for span in &mut self.spans {
                 span.start_ns = span.start_ns.saturating_add(base);
             }
+            for sample in &mut self.memory {
+                sample.ts_ns = sample.ts_ns.saturating_add(base);
+            }
             for flow in &mut self.flows {
                 flow.ts_ns = flow.ts_ns.saturating_add(base);
             }
@@ -333,6 +351,7 @@ impl<'f> Builder<'f> {
             threads: self.threads,
             spans: self.spans,
             flows: self.flows,
+            memory: self.memory,
             event_count: self.event_count,
             distributed: self.distributed,
             base_time_ns: base,

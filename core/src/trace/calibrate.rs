@@ -1,27 +1,41 @@
-//! Fitting the cost model to a measurement. For every region and phase the factor is the median,
-//! over the step's matched actions, of measured over predicted duration (the median, because a
-//! PyTorch action span also holds the wait for its input, which inflates some of them). The
-//! calibrated scenario scales that region's layer costs by the factors (layer groups that straddle
-//! a cut are split). Then the link latency `α` is fitted so that the simulated step is as long as
-//! the measured one, and the calibrated scenario is simulated again; the error is checked on
-//! another step when the trace has one.
+//! Fitting the cost model to a measurement, from what was measured and nothing else (DESIGN.md
+//! §5). Compute: for every stage and phase (`F`, `B`, `I`, `W`) the factor is the median, over
+//! the fit step's matched actions, of measured compute (the ops inside the span, not its wait)
+//! over predicted duration; the calibrated scenario scales the stage's layers by it (layer
+//! groups that straddle a stage are split), and a layer no measured stage covers takes its
+//! region's pooled factor. Links: every cross-rank dependency whose consumer was waiting for it
+//! (its rank had nothing else to do since the producer finished) gives one transfer time, from
+//! the producer's last compute op to the consumer's first; `α` (and `β` when the transfers have
+//! different sizes) is fitted to those. The step time is never fitted: the calibrated
+//! prediction's step time is reported against the fit step (the fit's residual) and validated on
+//! every other step of the run.
 
 use super::align::Alignment;
-use super::compare::{Comparison, compare, measured_step, predicted_actions};
+use super::compare::{Comparison, StepAction, compare, measured_step, predicted_actions};
 use super::recover::Measurement;
 use crate::algebra::derive::DeriveError;
+use crate::algebra::ids::Stage;
 use crate::algebra::model::LayerSpec;
+use crate::algebra::plan::{Plan, RegionOwner};
+use crate::graph::event::{Action, Phase};
 use crate::scenario::Scenario;
 use crate::sim::engine::SimOptions;
 use crate::sim::run::{Simulation, SimulationError, simulate_scenario};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
+
+/// The phases a factor is fitted for, in report order.
+const PHASES: [Phase; 4] = [Phase::Forward, Phase::Backward, Phase::Input, Phase::Weight];
 
 /// One fitted factor.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Factor {
     /// 1-based, as in `mpipe derive`.
     pub region: usize,
-    /// `F` or `B`.
+    /// The stage the factor was fitted on (`None`: the region's pooled factor, for layers no
+    /// measured stage covers).
+    pub stage: Option<usize>,
+    /// `F`, `B`, `I` or `W`.
     pub phase: char,
     /// Measured compute over predicted duration, the median over `samples` actions (1, not
     /// fitted, when nothing was measured: `samples` is 0).
@@ -30,33 +44,104 @@ pub struct Factor {
     pub samples: usize,
 }
 
+/// The link cost `α + β·n` fitted to the measured transfers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkFit {
+    /// Seconds per transfer; `None` when no transfer was measured (the scenario's is kept).
+    pub alpha_s: Option<f64>,
+    /// Bytes per second, fitted only when the measured transfers have different sizes (with one
+    /// size `α` and `β` cannot be told apart: the scenario's bandwidth is kept).
+    pub bytes_per_s: Option<f64>,
+    /// Transfers (dependencies whose consumer waited for them) the fit used.
+    pub samples: usize,
+    /// Distinct transfer sizes among them.
+    pub sizes: usize,
+    /// Median measured transfer time.
+    pub median_s: Option<f64>,
+}
+
+/// One step of the run against the calibrated prediction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepCheck {
+    pub step: usize,
+    pub measured_s: f64,
+    /// `(predicted − measured) / measured`.
+    pub error: f64,
+}
+
+/// The calibrated prediction against the steps it was not fitted on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Validation {
+    /// The other steps' measured times: median, lowest, highest.
+    pub median_s: f64,
+    pub min_s: f64,
+    pub max_s: f64,
+    /// `(predicted − median) / median`.
+    pub error: f64,
+    /// The run's own step-to-step spread: the largest distance of another step from their
+    /// median, over the median.
+    pub spread: f64,
+}
+
 #[derive(Debug, Clone)]
 pub struct Calibration {
     pub fit_step: usize,
     pub check_step: usize,
     pub factors: Vec<Factor>,
-    /// The link latency `α` (seconds) that makes the scaled scenario's step as long as the
-    /// fit step: it absorbs transfers and the per-hop overheads the model has no term for.
-    pub transfer_s: Option<f64>,
+    pub link: LinkFit,
+    /// Per rank, the memory measured on the fit step (ranks with `[memory]` events).
+    pub memory: Vec<MemoryFit>,
     pub scenario: Scenario,
     pub simulation: Simulation,
     /// The prediction against the check step.
     pub before: Comparison,
     /// The calibrated prediction against the check step.
     pub after: Comparison,
+    /// The calibrated prediction against the fit step: what the fit leaves unexplained.
+    pub fit: Comparison,
+    /// Every step of the run against the calibrated prediction (the fit step among them).
+    pub steps: Vec<StepCheck>,
 }
 
 impl Calibration {
     /// `|predicted − measured| / measured` on the check step, before and after calibration.
     pub fn errors(&self) -> (f64, f64) {
-        let err = |c: &Comparison| {
-            if c.makespan_measured_s > 0.0 {
-                (c.makespan_predicted_s - c.makespan_measured_s).abs() / c.makespan_measured_s
-            } else {
-                0.0
-            }
-        };
+        let err = |c: &Comparison| relative(c.makespan_predicted_s, c.makespan_measured_s).abs();
         (err(&self.before), err(&self.after))
+    }
+
+    /// `(calibrated − measured) / measured` on the fit step.
+    pub fn fit_residual(&self) -> f64 {
+        relative(self.fit.makespan_predicted_s, self.fit.makespan_measured_s)
+    }
+
+    /// The calibrated step time against every step but the fit step; `None` with one step.
+    pub fn validation(&self) -> Option<Validation> {
+        let others: Vec<f64> = self
+            .steps
+            .iter()
+            .filter(|s| s.step != self.fit_step && s.measured_s > 0.0)
+            .map(|s| s.measured_s)
+            .collect();
+        let median_s = median(others.clone())?;
+        let min_s = others.iter().copied().fold(f64::INFINITY, f64::min);
+        let max_s = others.iter().copied().fold(0.0, f64::max);
+        Some(Validation {
+            median_s,
+            min_s,
+            max_s,
+            error: relative(self.simulation.makespan_s, median_s),
+            spread: (max_s - median_s).max(median_s - min_s) / median_s,
+        })
+    }
+}
+
+/// `(value − reference) / reference`, 0 without a reference.
+fn relative(value: f64, reference: f64) -> f64 {
+    if reference > 0.0 {
+        (value - reference) / reference
+    } else {
+        0.0
     }
 }
 
@@ -83,7 +168,7 @@ pub fn check_step(fit: usize, steps: usize) -> Option<usize> {
 }
 
 /// Fits `scenario` (simulated as `sim`) to step `fit_step` of the measurement and checks the
-/// result on `check_step`.
+/// result on `check_step` and every other step.
 pub fn calibrate(
     scenario: &Scenario,
     sim: &Simulation,
@@ -99,9 +184,9 @@ pub fn calibrate(
     )
 }
 
-/// [`calibrate`] that reports how far it got and can be stopped: before each of its simulations
-/// it calls `keep_going` with the fraction done and stops with [`SimulationError::Cancelled`]
-/// when that returns false.
+/// [`calibrate`] that reports how far it got and can be stopped: between its parts (the fit,
+/// the simulation, the comparison with each step) it calls `keep_going` with the fraction done
+/// and stops with [`SimulationError::Cancelled`] when that returns false.
 #[allow(clippy::too_many_arguments)] // the calibration's inputs, plus the caller's stop switch
 pub fn calibrate_cancellable(
     scenario: &Scenario,
@@ -125,8 +210,26 @@ pub fn calibrate_cancellable(
     )
 }
 
-/// The calibration, calling `pass` with the fraction done before each simulation and stopping
-/// with the error it returns.
+/// The stage of every layer a `ByLayer` region places (`None` for Replicated regions' layers).
+fn stage_of_layers(plan: &Plan) -> Vec<Option<Stage>> {
+    let mut out = vec![None; plan.layers.len()];
+    for region in &plan.regions {
+        if let RegionOwner::ByLayer { slabs, .. } = &region.owner {
+            for (rank, slab) in slabs.iter().enumerate() {
+                let stage = plan.stage_index(region.index, rank);
+                for layer in slab.clone() {
+                    if let Some(slot) = out.get_mut(layer) {
+                        *slot = Some(stage);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The calibration, calling `pass` with the fraction done between its parts and stopping with
+/// the error it returns.
 #[allow(clippy::too_many_arguments)] // as `calibrate_cancellable`
 fn calibrate_with<E: From<DeriveError>>(
     scenario: &Scenario,
@@ -138,11 +241,13 @@ fn calibrate_with<E: From<DeriveError>>(
     options: SimOptions,
     mut pass: impl FnMut(f32) -> Result<(), E>,
 ) -> Result<Calibration, E> {
+    pass(0.0)?;
     let plan = &sim.derivation.plan;
     let predicted = predicted_actions(sim);
     let (_, _, measured) = measured_step(m, alignment, fit_step);
-    let regions = plan.regions.len();
-    let mut ratios: Vec<[Vec<f64>; 2]> = vec![[Vec::new(), Vec::new()]; regions];
+    // Measured compute over predicted time, by (stage, phase) and pooled by (region, phase).
+    let mut by_stage: FxHashMap<(usize, char), Vec<f64>> = FxHashMap::default();
+    let mut by_region: FxHashMap<(usize, char), Vec<f64>> = FxHashMap::default();
     for (rank, actions) in &measured {
         for a in actions {
             let Some(action) = &a.action else { continue };
@@ -152,134 +257,405 @@ fn calibrate_with<E: From<DeriveError>>(
             let Some((region, _)) = plan.stage_to_region_rank(action.stage) else {
                 continue;
             };
-            // Both halves of a split backward scale with the backward's factor.
-            let phase = usize::from(action.phase.is_backward());
-            if pe - ps > 0.0
-                && let Some(slot) = region
-                    .checked_sub(1)
-                    .and_then(|r| ratios.get_mut(r))
-                    .and_then(|pair| pair.get_mut(phase))
-            {
+            if pe - ps > 0.0 {
                 // Measured compute over predicted time: the span's wait is not the action's cost.
-                slot.push(a.compute_ns as f64 * 1e-9 / (pe - ps));
+                let ratio = a.compute_ns as f64 * 1e-9 / (pe - ps);
+                let phase = action.phase.letter();
+                by_stage
+                    .entry((action.stage.into(), phase))
+                    .or_default()
+                    .push(ratio);
+                by_region.entry((region, phase)).or_default().push(ratio);
             }
         }
     }
-    let factors: Vec<Factor> = ratios
-        .into_iter()
-        .enumerate()
-        .flat_map(|(r, [fwd, bwd])| {
-            [('F', fwd), ('B', bwd)].map(|(phase, values)| Factor {
-                region: r + 1,
-                phase,
-                samples: values.len(),
-                factor: median(values).unwrap_or(1.0),
-            })
+    let factor = |values: Option<&Vec<f64>>| {
+        let values = values.cloned().unwrap_or_default();
+        (values.len(), median(values).unwrap_or(1.0))
+    };
+    let mut factors = Vec::new();
+    let stages = stage_of_layers(plan);
+    let mut stage_list: Vec<(usize, Stage)> = plan
+        .regions
+        .iter()
+        .flat_map(|r| match &r.owner {
+            RegionOwner::ByLayer { slabs, .. } => slabs
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| !s.is_empty())
+                .map(|(rank, _)| (r.index, plan.stage_index(r.index, rank)))
+                .collect(),
+            RegionOwner::ByMicrobatch => Vec::new(),
         })
         .collect();
-    let mut calibrated = scaled(
-        scenario,
-        plan.regions.iter().map(|r| r.layers.clone()).collect(),
-        &factors,
-    );
-    let (t0, t1, _) = measured_step(m, alignment, fit_step);
-    let transfer_s = fit_transfer(
-        &calibrated,
-        t1.saturating_sub(t0) as f64 * 1e-9,
-        options,
-        &mut pass,
-    )?;
-    if let Some(t) = transfer_s {
-        let hw = calibrated.hardware.get_or_insert_with(Default::default);
-        hw.link_alpha_s = Some(t);
+    stage_list.sort_by_key(|&(_, s)| s);
+    // A phase the schedule has (whole backwards where it does not always split them, halves
+    // where it may split), or one that was measured.
+    let relevant = |region: usize, phase: Phase, measured: bool| {
+        let skeleton = plan.region(region).map(|r| r.skeleton);
+        measured
+            || match phase {
+                Phase::Forward => true,
+                Phase::Backward => !skeleton.is_some_and(|s| s.splits_backward()),
+                Phase::Input | Phase::Weight => skeleton.is_some_and(|s| s.may_split_backward()),
+            }
+    };
+    for &(region, stage) in &stage_list {
+        for phase in PHASES {
+            let values = by_stage.get(&(stage.into(), phase.letter()));
+            if !relevant(region, phase, values.is_some()) {
+                continue;
+            }
+            let (samples, value) = factor(values);
+            factors.push(Factor {
+                region,
+                stage: Some(stage.into()),
+                phase: phase.letter(),
+                factor: value,
+                samples,
+            });
+        }
     }
+    for r in plan
+        .regions
+        .iter()
+        .filter(|r| matches!(r.owner, RegionOwner::ByMicrobatch))
+    {
+        for phase in PHASES {
+            let values = by_region.get(&(r.index, phase.letter()));
+            if !relevant(r.index, phase, values.is_some()) {
+                continue;
+            }
+            let (samples, value) = factor(values);
+            factors.push(Factor {
+                region: r.index,
+                stage: None,
+                phase: phase.letter(),
+                factor: value,
+                samples,
+            });
+        }
+    }
+    let memory = fit_memory(m, alignment, &measured);
+    // The layers each stage runs, to share a rank's measured activation among them.
+    let mut stage_layers: FxHashMap<Stage, usize> = FxHashMap::default();
+    for stage in stages.iter().flatten() {
+        *stage_layers.entry(*stage).or_default() += 1;
+    }
+    // The factors of one layer: its stage's where fitted, else its region's pooled ones; its
+    // memory: its rank's, shared evenly by the layers of its stage.
+    let layer_factors = |layer: usize| -> LayerFit {
+        let region = plan
+            .regions
+            .iter()
+            .find(|r| r.layers.contains(&layer))
+            .map_or(0, |r| r.index);
+        let stage = stages.get(layer).copied().flatten().map(usize::from);
+        let pick = |phase: Phase| {
+            let letter = phase.letter();
+            stage
+                .and_then(|s| by_stage.get(&(s, letter)))
+                .or_else(|| by_region.get(&(region, letter)))
+                .and_then(|v| median(v.clone()))
+        };
+        let (f, b, i, w) = (
+            pick(Phase::Forward),
+            pick(Phase::Backward),
+            pick(Phase::Input),
+            pick(Phase::Weight),
+        );
+        let stage = stages.get(layer).copied().flatten();
+        let fit = stage
+            .and_then(|s| plan.stage_to_region_rank(s))
+            .and_then(|(_, rank)| memory.iter().find(|m| m.rank == rank));
+        let layers = stage
+            .and_then(|s| stage_layers.get(&s))
+            .copied()
+            .unwrap_or(1)
+            .max(1) as f64;
+        LayerFit {
+            forward: f.unwrap_or(1.0),
+            // A whole backward scales as its halves when only they were measured.
+            backward: b.or(i.zip(w).map(|(i, w)| 0.5 * (i + w))).unwrap_or(1.0),
+            // Halves keep their share of the backward unless they were measured.
+            input: i,
+            weight: w,
+            activation_bytes: fit.and_then(|f| f.activation_bytes).map(|a| a / layers),
+            workspace_bytes: fit.and_then(|f| f.workspace_bytes),
+        }
+    };
+    let mut calibrated = scaled(scenario, &layer_factors);
+    pass(0.2)?;
+    let link = fit_link(sim, &measured);
+    if link.alpha_s.is_some() {
+        let hw = calibrated.hardware.get_or_insert_with(Default::default);
+        hw.link_alpha_s = link.alpha_s;
+        if link.bytes_per_s.is_some() {
+            hw.link_bytes_per_s = link.bytes_per_s;
+        }
+    }
+    pass(0.3)?;
     let simulation = simulate_scenario(&calibrated, options)?;
+    let count = m.ranks.iter().map(|r| r.steps.len()).min().unwrap_or(0);
+    let mut steps = Vec::new();
+    for step in 0..count {
+        pass(0.5 + 0.5 * step as f32 / count.max(1) as f32)?;
+        let (t0, t1, _) = measured_step(m, alignment, step);
+        let measured_s = t1.saturating_sub(t0) as f64 * 1e-9;
+        steps.push(StepCheck {
+            step,
+            measured_s,
+            error: relative(simulation.makespan_s, measured_s),
+        });
+    }
     Ok(Calibration {
         fit_step,
         check_step,
         factors,
-        transfer_s,
+        link,
+        memory,
         before: compare(sim, m, alignment, check_step),
         after: compare(&simulation, m, alignment, check_step),
+        fit: compare(&simulation, m, alignment, fit_step),
+        steps,
         scenario: calibrated,
         simulation,
     })
 }
 
-/// The link latency `α` at which the scenario's simulated step time equals `target_s` (bisection:
-/// the step time never shrinks as `α` grows). `None` when the step is at least as long with free
-/// links, or the scenario has no transfer between ranks.
-fn fit_transfer<E: From<DeriveError>>(
-    scenario: &Scenario,
-    target_s: f64,
-    options: SimOptions,
-    pass: &mut impl FnMut(f32) -> Result<(), E>,
-) -> Result<Option<f64>, E> {
-    let mut done = 0u8;
-    let mut with_alpha = |alpha: f64| -> Result<f64, E> {
-        // About fifty simulations in all.
-        pass(f32::from(done) / 52.0)?;
-        done = done.saturating_add(1);
-        let mut s = scenario.clone();
-        s.hardware.get_or_insert_with(Default::default).link_alpha_s = Some(alpha);
-        Ok(simulate_scenario(&s, options)?.makespan_s)
-    };
-    let free = with_alpha(0.0)?;
-    if target_s.partial_cmp(&free) != Some(std::cmp::Ordering::Greater) {
-        return Ok(None);
-    }
-    let (mut lo, mut hi) = (0.0, target_s);
-    if with_alpha(hi)? <= free {
-        return Ok(None);
-    }
-    for _ in 0..48 {
-        let mid = 0.5 * (lo + hi);
-        if with_alpha(mid)? < target_s {
-            lo = mid;
-        } else {
-            hi = mid;
+/// The transfer times of the fit step: every cross-rank dependency (a stage's forward feeding
+/// the next stage's, a stage's backward feeding the previous stage's) whose consumer waited —
+/// its rank ran nothing between the producer's last compute op and its own first — gives the
+/// time from the one to the other. `α` is their median less the scenario's `β·n`, or, when the
+/// sizes differ, both are fitted by least squares.
+fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> LinkFit {
+    let plan = &sim.derivation.plan;
+    let hw = &plan.hardware;
+    let mut at: FxHashMap<Action, (usize, &StepAction)> = FxHashMap::default();
+    for (rank, actions) in measured {
+        for a in actions {
+            if let Some(action) = a.action {
+                at.entry(action).or_insert((*rank, a));
+            }
         }
     }
-    Ok(Some(0.5 * (lo + hi)))
+    // Each rank's action ends, sorted, to ask "was it busy in between".
+    let mut ends: FxHashMap<usize, Vec<i64>> = FxHashMap::default();
+    for (rank, actions) in measured {
+        let mut e: Vec<i64> = actions.iter().map(|a| a.end_ns).collect();
+        e.sort_unstable();
+        ends.insert(*rank, e);
+    }
+    let bytes = |stage: Stage, mb: usize| {
+        plan.stage_to_region_rank(stage)
+            .map_or(0.0, |(region, rank)| {
+                crate::sim::cost::output_bytes(plan, region, rank, mb)
+            })
+    };
+    let mut samples: Vec<(f64, f64)> = Vec::new();
+    for (&action, &(rank, producer)) in &at {
+        let stage = usize::from(action.stage);
+        let mb = usize::from(action.mb);
+        // The consumer and the bytes that cross (an activation, or the gradient of one).
+        let (consumer, n) = match action.phase {
+            Phase::Forward => (
+                [Phase::Forward].as_slice(),
+                (stage + 1, bytes(action.stage, mb)),
+            ),
+            Phase::Backward | Phase::Input => match stage.checked_sub(1) {
+                Some(prev) => (
+                    [Phase::Backward, Phase::Input].as_slice(),
+                    (prev, bytes(Stage::new(prev), mb)),
+                ),
+                None => continue,
+            },
+            Phase::Weight => continue,
+        };
+        let (to_stage, n) = n;
+        let Some(&(to_rank, c)) = consumer.iter().find_map(|&phase| {
+            at.get(&Action {
+                stage: to_stage.into(),
+                phase,
+                mb: action.mb,
+            })
+        }) else {
+            continue;
+        };
+        if to_rank == rank {
+            continue;
+        }
+        let gap = c.compute_start_ns.saturating_sub(producer.compute_end_ns);
+        // Its rank ran nothing between the producer's compute and its own: it was waiting.
+        let busy = ends.get(&to_rank).is_some_and(|e| {
+            let first_after = e.partition_point(|&t| t <= producer.compute_end_ns);
+            e.get(first_after).is_some_and(|&t| t < c.compute_start_ns)
+        });
+        if gap >= 0 && !busy {
+            samples.push((n, gap as f64 * 1e-9));
+        }
+    }
+    let mut sizes: Vec<f64> = samples.iter().map(|s| s.0).collect();
+    sizes.sort_by(f64::total_cmp);
+    sizes.dedup();
+    let median_s = median(samples.iter().map(|s| s.1).collect());
+    let scenario_beta = |n: f64| match hw.link_bytes_per_s {
+        Some(b) if b > 0.0 => n / b,
+        _ => 0.0,
+    };
+    let (alpha_s, bytes_per_s) = if sizes.len() >= 2 {
+        // Least squares t = α + n/β over the samples.
+        let k = samples.len() as f64;
+        let (sn, st) = samples
+            .iter()
+            .fold((0.0, 0.0), |(a, b), &(n, t)| (a + n, b + t));
+        let (mn, mt) = (sn / k, st / k);
+        let (sxy, sxx) = samples.iter().fold((0.0, 0.0), |(a, b), &(n, t)| {
+            (a + (n - mn) * (t - mt), b + (n - mn) * (n - mn))
+        });
+        let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+        if slope > 0.0 {
+            (Some((mt - slope * mn).max(0.0)), Some(1.0 / slope))
+        } else {
+            (median_s, None)
+        }
+    } else {
+        (
+            median(
+                samples
+                    .iter()
+                    .map(|&(n, t)| (t - scenario_beta(n)).max(0.0))
+                    .collect(),
+            ),
+            None,
+        )
+    };
+    LinkFit {
+        alpha_s,
+        bytes_per_s,
+        samples: samples.len(),
+        sizes: sizes.len(),
+        median_s,
+    }
 }
 
-/// `scenario` with each region's layer costs scaled by its factors; layer groups that straddle
-/// a region boundary are split so each piece gets its own region's factors.
-pub fn scaled(
-    scenario: &Scenario,
-    regions: Vec<std::ops::Range<usize>>,
-    factors: &[Factor],
-) -> Scenario {
-    let factor = |region: usize, phase: char| {
-        factors
+/// What is fitted for one layer: the factors its costs are scaled by (forward, whole backward,
+/// and its halves when they were fitted: `None` keeps their share of the backward), and the
+/// memory measured for it (`None` keeps the scenario's).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayerFit {
+    pub forward: f64,
+    pub backward: f64,
+    pub input: Option<f64>,
+    pub weight: Option<f64>,
+    pub activation_bytes: Option<f64>,
+    pub workspace_bytes: Option<f64>,
+}
+
+/// A rank's memory as measured on the fit step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryFit {
+    pub rank: usize,
+    /// Held per forward until its backward: the level the rank's first backward starts at, over
+    /// the step's start, shared by the forwards before it.
+    pub activation_bytes: Option<f64>,
+    /// Allocated and freed while a backward runs: the median, over its backwards, of the peak
+    /// inside one over the level it starts at.
+    pub workspace_bytes: Option<f64>,
+    pub forwards: usize,
+    pub backwards: usize,
+}
+
+/// The memory of each rank with `[memory]` events on the fit step (see [`MemoryFit`]).
+fn fit_memory(
+    m: &Measurement,
+    alignment: &Alignment,
+    measured: &[(usize, Vec<StepAction>)],
+) -> Vec<MemoryFit> {
+    let mut out = Vec::new();
+    for (rank, actions) in measured {
+        let Some(memory) = m.rank(*rank).and_then(|r| r.memory.as_ref()) else {
+            continue;
+        };
+        let offset = alignment.offset(*rank);
+        let own = |t: i64| t.saturating_sub(offset);
+        let is_backward = |a: &StepAction| a.action.is_some_and(|x| x.phase.is_backward());
+        let Some(start) = actions.iter().map(|a| a.compute_start_ns).min() else {
+            continue;
+        };
+        let first_backward = actions
             .iter()
-            .find(|f| f.region == region && f.phase == phase)
-            .map_or(1.0, |f| f.factor)
-    };
+            .filter(|a| is_backward(a))
+            .min_by_key(|a| a.compute_start_ns);
+        let forwards = first_backward.map_or(0, |b| {
+            actions
+                .iter()
+                .filter(|a| {
+                    a.action.is_some_and(|x| x.phase == Phase::Forward)
+                        && a.compute_start_ns < b.compute_start_ns
+                })
+                .count()
+        });
+        let activation_bytes = first_backward.filter(|_| forwards > 0).map(|b| {
+            ((memory.at(own(b.compute_start_ns)) - memory.at(own(start))) / forwards as f64)
+                .max(0.0)
+        });
+        let workspaces: Vec<f64> = actions
+            .iter()
+            .filter(|a| is_backward(a))
+            .map(|a| {
+                let (s, e) = (own(a.compute_start_ns), own(a.compute_end_ns));
+                (memory.peak(s, e) - memory.at(s)).max(0.0)
+            })
+            .collect();
+        out.push(MemoryFit {
+            rank: *rank,
+            activation_bytes,
+            backwards: workspaces.len(),
+            workspace_bytes: median(workspaces),
+            forwards,
+        });
+    }
+    out
+}
+
+/// What-if on another schedule: `target` (another schedule of the same model) with the costs and
+/// memory a calibration fitted — `calibrated`'s layers and hardware, `target`'s cut, schedule,
+/// placement, ranks and microbatches. Refused when the two models differ in their layer count.
+pub fn with_fitted_costs(target: &Scenario, calibrated: &Scenario) -> Result<Scenario, String> {
+    let count = |s: &Scenario| s.model.layers.iter().map(|l| l.count).sum::<usize>();
+    if count(target) != count(calibrated) {
+        return Err(format!(
+            "the calibrated model has {} layers and this one {}: fitted costs apply to the same model only",
+            count(calibrated),
+            count(target)
+        ));
+    }
+    let mut out = target.clone();
+    out.model = calibrated.model.clone();
+    out.hardware = calibrated.hardware.clone();
+    if !out.name.is_empty() && !out.name.ends_with(" (calibrated)") {
+        out.name.push_str(" (calibrated)");
+    }
+    Ok(out)
+}
+
+/// `scenario` with each layer's costs scaled by `factors(layer)` (layer index in the expanded
+/// model); a layer group whose layers get different factors is split into pieces.
+pub fn scaled(scenario: &Scenario, factors: &dyn Fn(usize) -> LayerFit) -> Scenario {
     let mut out = scenario.clone();
     let mut layers: Vec<LayerSpec> = Vec::new();
     let mut at = 0usize;
     for spec in &scenario.model.layers {
         let end = at + spec.count;
         while at < end {
-            let region = regions
-                .iter()
-                .position(|r| r.contains(&at))
-                .map_or(0, |i| i + 1);
-            let stop = regions
-                .get(region.wrapping_sub(1))
-                .map_or(end, |r| r.end.min(end))
-                .max(at + 1);
+            let f = factors(at);
+            let mut stop = at + 1;
+            while stop < end && factors(stop) == f {
+                stop += 1;
+            }
             let mut piece = spec.clone();
             piece.count = stop - at;
-            let (f, b) = (factor(region, 'F'), factor(region, 'B'));
-            let old_fwd = piece.fwd_s;
-            piece.fwd_s = piece.fwd_s.map(|x| x * f);
-            piece.bwd_s = piece.bwd_s.or(old_fwd.map(|x| 2.0 * x)).map(|x| x * b);
-            piece.fwd_flops = piece.fwd_flops.map(|x| x * f);
-            piece.fwd_bytes = piece.fwd_bytes.map(|x| x * f);
-            piece.bwd_flops = piece.bwd_flops.map(|x| x * b);
-            piece.bwd_bytes = piece.bwd_bytes.map(|x| x * b);
+            scale_layer(&mut piece, f);
             layers.push(piece);
             at = stop;
         }
@@ -289,6 +665,69 @@ pub fn scaled(
         out.name.push_str(" (calibrated)");
     }
     out
+}
+
+/// Scales one layer group's costs, seconds or roofline work alike.
+fn scale_layer(piece: &mut LayerSpec, f: LayerFit) {
+    let halves = f.input.is_some() || f.weight.is_some();
+    let (input_f, weight_f) = (
+        f.input.unwrap_or(f.backward),
+        f.weight.unwrap_or(f.backward),
+    );
+    // The whole backward and its halves as the cost model reads them (DESIGN.md §3 defaults:
+    // the backward is twice the forward, the input half is half of it).
+    let whole = |bwd: Option<f64>, input: Option<f64>, weight: Option<f64>, fwd: Option<f64>| {
+        bwd.or(input.zip(weight).map(|(i, w)| i + w))
+            .or(fwd.map(|x| 2.0 * x))
+    };
+    let split = |whole: f64, input: Option<f64>, weight: Option<f64>| {
+        let i = input.or(weight.map(|w| whole - w)).unwrap_or(whole / 2.0);
+        (i, weight.unwrap_or(whole - i))
+    };
+    let seconds = whole(
+        piece.bwd_s,
+        piece.bwd_input_s,
+        piece.bwd_weight_s,
+        piece.fwd_s,
+    );
+    // Fitted halves make the whole backward (the cost model requires the two to agree).
+    let mut halves_s = None;
+    if halves && let Some(w) = seconds {
+        let (i, wt) = split(w, piece.bwd_input_s, piece.bwd_weight_s);
+        halves_s = Some((i * input_f, wt * weight_f));
+    }
+    let flops = whole(
+        piece.bwd_flops,
+        piece.bwd_input_flops,
+        piece.bwd_weight_flops,
+        piece.fwd_flops,
+    );
+    piece.bwd_s = piece
+        .bwd_s
+        .or(piece.fwd_s.map(|x| 2.0 * x))
+        .map(|x| x * f.backward);
+    piece.fwd_s = piece.fwd_s.map(|x| x * f.forward);
+    piece.fwd_flops = piece.fwd_flops.map(|x| x * f.forward);
+    piece.fwd_bytes = piece.fwd_bytes.map(|x| x * f.forward);
+    piece.bwd_flops = piece.bwd_flops.map(|x| x * f.backward);
+    piece.bwd_bytes = piece.bwd_bytes.map(|x| x * f.backward);
+    if let Some((i, w)) = halves_s {
+        piece.bwd_input_s = Some(i);
+        piece.bwd_weight_s = Some(w);
+        piece.bwd_s = Some(i + w);
+    } else if halves && let Some(whole) = flops {
+        let (i, w) = split(whole, piece.bwd_input_flops, piece.bwd_weight_flops);
+        let (i, w) = (i * input_f, w * weight_f);
+        piece.bwd_input_flops = Some(i);
+        piece.bwd_weight_flops = Some(w);
+        piece.bwd_flops = Some(i + w);
+    }
+    if f.activation_bytes.is_some() {
+        piece.activation_bytes = f.activation_bytes;
+    }
+    if f.workspace_bytes.is_some() {
+        piece.workspace_bytes = f.workspace_bytes;
+    }
 }
 
 #[cfg(test)]
@@ -328,21 +767,16 @@ mod tests {
             owner_budget: None,
             placement: None,
         };
-        let factors = [
-            Factor {
-                region: 1,
-                phase: 'F',
-                factor: 2.0,
-                samples: 1,
-            },
-            Factor {
-                region: 2,
-                phase: 'B',
-                factor: 0.5,
-                samples: 1,
-            },
-        ];
-        let out = scaled(&scenario, vec![0..1, 1..4], &factors);
+        // Layer 0 (region 1): forward ×2; layers 1 to 3 (region 2): backward ×0.5.
+        let factors = |layer: usize| LayerFit {
+            forward: if layer == 0 { 2.0 } else { 1.0 },
+            backward: if layer == 0 { 1.0 } else { 0.5 },
+            input: None,
+            weight: None,
+            activation_bytes: None,
+            workspace_bytes: None,
+        };
+        let out = scaled(&scenario, &factors);
         let got: Vec<(usize, Option<f64>, Option<f64>)> = out
             .model
             .layers

@@ -498,6 +498,39 @@ mod tests {
     }
 
     #[test]
+    fn memory_instants_are_read_with_their_device() {
+        // As Kineto writes them (`profile_memory=True`); another instant and a `[memory]` event
+        // without a usable total are not samples.
+        let text = r#"{"baseTimeNanoseconds":1000,"traceEvents":[
+          {"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":1,"ts":2.5,
+           "args":{"Total Reserved":0,"Total Allocated":16384,"Bytes":16384,"Device Id":-1,"Device Type":0}},
+          {"ph":"i","name":"[memory]","pid":1,"tid":1,"ts":3,
+           "args":{"Device Type":1,"Device Id":2,"Total Allocated":1.5e9}},
+          {"ph":"i","name":"[memory]","pid":1,"tid":1,"ts":4,"args":{"Total Allocated":"much"}},
+          {"ph":"i","name":"Iteration Start","pid":1,"tid":1,"ts":5,"args":{"Total Allocated":7}}
+        ]}"#;
+        let t = import_str(text).unwrap();
+        assert_eq!(
+            t.memory,
+            [
+                crate::trace::raw::MemorySample {
+                    ts_ns: 3_500,
+                    bytes: 16384.0,
+                    device_type: 0,
+                    device_id: -1
+                },
+                crate::trace::raw::MemorySample {
+                    ts_ns: 4_000,
+                    bytes: 1.5e9,
+                    device_type: 1,
+                    device_id: 2
+                }
+            ]
+        );
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+    }
+
+    #[test]
     fn base_time_makes_relative_floats_absolute_wherever_it_stands() {
         let text = r#"{"traceEvents":[{"ph":"X","name":"a","pid":0,"tid":0,"ts":1.5,"dur":1}],
                        "baseTimeNanoseconds":1711964646000000000}"#;

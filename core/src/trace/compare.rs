@@ -1,7 +1,7 @@
 //! Measured against predicted, action by action, for one step: start and duration residuals
-//! (measured minus predicted, both from the step's first action), each rank's bubble, the step
-//! time, and how far each rank's measured order agrees with the predicted one (longest common
-//! subsequence over the longer of the two).
+//! (measured minus predicted, both from the step's start: its first compute op), each rank's
+//! bubble and memory peak, the step time, and how far each rank's measured order agrees with the
+//! predicted one (longest common subsequence over the longer of the two).
 
 use super::align::Alignment;
 use super::recover::Measurement;
@@ -39,6 +39,11 @@ pub struct RankComparison {
     pub predicted_bubble_s: f64,
     pub mean_abs_start_residual_s: f64,
     pub mean_abs_duration_residual_s: f64,
+    /// The measured memory peak of the step (`None` without `[memory]` events) and the
+    /// predicted one. When the measured totals count from the profiler's start (the CPU
+    /// allocator's), the prediction is its dynamic part: the peak less the static bytes.
+    pub measured_peak_bytes: Option<f64>,
+    pub predicted_peak_bytes: f64,
     /// Predicted actions the trace does not have on this rank.
     pub missing: usize,
     /// Measured actions the prediction does not have on this rank.
@@ -60,6 +65,59 @@ pub struct Comparison {
     pub warnings: Vec<String>,
     /// Every measured action of the step, matched or not, as the app draws it.
     pub blocks: Vec<MeasuredBlock>,
+    /// Each rank's measured memory over the step, as the app draws it.
+    pub memory: Vec<MeasuredMemoryCurve>,
+}
+
+/// A rank's measured memory over one step: `[seconds from the step's start, bytes]`, at most
+/// [`MEMORY_POINTS`] points (the highest of each stretch kept, so no peak is lost).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeasuredMemoryCurve {
+    pub rank: usize,
+    pub device: String,
+    /// The totals count from the profiler's start (CPU): compare with the predicted curve less
+    /// its static bytes.
+    pub relative: bool,
+    pub points: Vec<[f64; 2]>,
+}
+
+/// The most points a measured memory curve keeps per step.
+pub const MEMORY_POINTS: usize = 2000;
+
+/// The measured memory of `rank` in `[t0, t1]` (aligned clock), thinned to [`MEMORY_POINTS`].
+fn memory_curve(
+    m: &Measurement,
+    alignment: &Alignment,
+    rank: usize,
+    t0: i64,
+    t1: i64,
+) -> Option<MeasuredMemoryCurve> {
+    let memory = m.rank(rank)?.memory.as_ref()?;
+    let offset = alignment.offset(rank);
+    let (from, to) = (t0.saturating_sub(offset), t1.saturating_sub(offset));
+    let first = memory.samples.partition_point(|&(ts, _)| ts < from);
+    let inside: Vec<[f64; 2]> = std::iter::once([0.0, memory.at(from)])
+        .chain(
+            memory
+                .samples
+                .get(first..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|&&(ts, _)| ts <= to)
+                .map(|&(ts, bytes)| [seconds(ts.saturating_sub(from)), bytes]),
+        )
+        .collect();
+    let stretch = inside.len().div_ceil(MEMORY_POINTS).max(1);
+    let points = inside
+        .chunks(stretch)
+        .filter_map(|c| c.iter().copied().max_by(|a, b| a[1].total_cmp(&b[1])))
+        .collect();
+    Some(MeasuredMemoryCurve {
+        rank,
+        device: memory.device(),
+        relative: memory.relative(),
+        points,
+    })
 }
 
 /// Predicted `(start, end)` of every compute action, by `(rank, action)`.
@@ -102,14 +160,19 @@ pub struct StepAction {
     /// As a predicted action, when it is one.
     pub action: Option<Action>,
     pub label: String,
-    /// The span, on the aligned clock.
+    /// The span, on the aligned clock, from the step's start at the latest (a wait that began
+    /// before the step's first compute is not part of the step).
     pub start_ns: i64,
     pub end_ns: i64,
     /// Of the span, the time compute ops cover (the rest is waiting).
     pub compute_ns: i64,
+    /// When its first compute op starts and its last ends (aligned clock).
+    pub compute_start_ns: i64,
+    pub compute_end_ns: i64,
 }
 
-/// Measured step `step` (aligned clock): each rank's actions, with the step's first start.
+/// Measured step `step` (aligned clock): each rank's actions, and the step's window — from its
+/// first compute op on any rank (not a consumer's wait for its input) to its last action's end.
 pub fn measured_step(
     m: &Measurement,
     alignment: &Alignment,
@@ -131,7 +194,7 @@ pub fn measured_step(
                         a.start_ns.saturating_add(offset),
                         a.end_ns.saturating_add(offset),
                     );
-                    first = first.min(s);
+                    first = first.min(a.compute_start_ns.saturating_add(offset));
                     last = last.max(e);
                     StepAction {
                         action: as_action(a.stage, a.kind.letter(), a.mb),
@@ -139,6 +202,8 @@ pub fn measured_step(
                         start_ns: s,
                         end_ns: e,
                         compute_ns: a.compute_ns,
+                        compute_start_ns: a.compute_start_ns.saturating_add(offset),
+                        compute_end_ns: a.compute_end_ns.saturating_add(offset),
                     }
                 })
                 .collect();
@@ -146,10 +211,13 @@ pub fn measured_step(
         })
         .collect();
     if first > last {
-        (0, 0, ranks)
-    } else {
-        (first, last, ranks)
+        return (0, 0, ranks);
     }
+    let mut ranks = ranks;
+    for a in ranks.iter_mut().flat_map(|(_, actions)| actions.iter_mut()) {
+        a.start_ns = a.start_ns.max(first).min(a.end_ns);
+    }
+    (first, last, ranks)
 }
 
 /// Seconds between two nanosecond instants.
@@ -267,6 +335,7 @@ pub fn compare(
     let makespan_measured_s = seconds(t1.saturating_sub(t0));
     let mut actions = Vec::new();
     let mut blocks = Vec::new();
+    let mut memory = Vec::new();
     let mut ranks = Vec::new();
     let (mut lcs_total, mut len_total) = (0usize, 0usize);
     let mut mismatch = Mismatch::default();
@@ -330,6 +399,18 @@ pub fn compare(
             .iter()
             .map(|a| seconds(a.end_ns.saturating_sub(a.start_ns)))
             .sum();
+        let curve = memory_curve(m, alignment, rank, t0, t1);
+        let measured_peak_bytes = curve
+            .as_ref()
+            .map(|c| c.points.iter().map(|p| p[1]).fold(0.0, f64::max));
+        let predicted_peak_bytes = sim.memory.get(rank).map_or(0.0, |c| {
+            if curve.as_ref().is_some_and(|c| c.relative) {
+                c.peak_bytes - c.static_bytes
+            } else {
+                c.peak_bytes
+            }
+        });
+        memory.extend(curve);
         let predicted_busy: f64 = want
             .iter()
             .filter_map(|a| predicted.get(&(rank, *a)))
@@ -357,6 +438,8 @@ pub fn compare(
             predicted_bubble_s: sim.makespan_s - predicted_busy,
             mean_abs_start_residual_s: mean(|r| r.start_residual_s),
             mean_abs_duration_residual_s: mean(|r| r.duration_residual_s),
+            measured_peak_bytes,
+            predicted_peak_bytes,
             missing: want.len() - matched.min(want.len()),
             unexpected: mine.len() - matched,
         });
@@ -374,11 +457,12 @@ pub fn compare(
         ranks,
         actions,
         blocks,
+        memory,
         warnings: mismatch.warnings(sim),
     }
 }
 
-/// One measured action of a step as the app draws it: seconds from the step's first action, and
+/// One measured action of a step as the app draws it: seconds from the step's start (its first compute op), and
 /// the predicted start and end when the prediction has the same action on the same rank.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MeasuredBlock {

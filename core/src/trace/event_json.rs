@@ -34,6 +34,10 @@ pub enum TimeAtom {
 pub struct Args<'a> {
     pub name: Option<Cow<'a, str>>,
     pub labels: Option<Cow<'a, str>>,
+    /// A `[memory]` instant's allocator total (bytes) and device (`Device Type` 0 is the CPU).
+    pub total_allocated: Option<f64>,
+    pub device_type: Option<i64>,
+    pub device_id: Option<i64>,
 }
 
 /// One event of `traceEvents`.
@@ -217,6 +221,9 @@ pub enum FieldKey {
     BaseTime,
     Rank,
     WorldSize,
+    TotalAllocated,
+    DeviceType,
+    DeviceId,
     Other,
 }
 
@@ -252,6 +259,9 @@ impl<'de> Visitor<'de> for KeySeed {
             b"baseTimeNanoseconds" => FieldKey::BaseTime,
             b"rank" => FieldKey::Rank,
             b"world_size" => FieldKey::WorldSize,
+            b"Total Allocated" => FieldKey::TotalAllocated,
+            b"Device Type" => FieldKey::DeviceType,
+            b"Device Id" => FieldKey::DeviceId,
             _ => FieldKey::Other,
         })
     }
@@ -280,6 +290,24 @@ impl<'de> Visitor<'de> for ArgsSeed {
             match key {
                 FieldKey::Name => args.name = map.next_value_seed(MaybeString)?,
                 FieldKey::Labels => args.labels = map.next_value_seed(MaybeString)?,
+                FieldKey::TotalAllocated => {
+                    args.total_allocated = match map.next_value_seed(AnyAtom)? {
+                        Atom::Int(n) => Some(n as f64),
+                        Atom::Float(x) if x.is_finite() => Some(x),
+                        _ => None,
+                    }
+                }
+                FieldKey::DeviceType | FieldKey::DeviceId => {
+                    let n = match map.next_value_seed(AnyAtom)? {
+                        Atom::Int(n) => Some(n),
+                        _ => None,
+                    };
+                    if key == FieldKey::DeviceType {
+                        args.device_type = n;
+                    } else {
+                        args.device_id = n;
+                    }
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -318,8 +346,9 @@ impl<'de> Visitor<'de> for EventVisitor {
                 FieldKey::Id => ev.id = Some(map.next_value_seed(AnyAtom)?),
                 FieldKey::Ts => ev.ts = Some(time_from_raw(map.next_value::<&RawValue>()?.get())),
                 FieldKey::Dur => ev.dur = Some(time_from_raw(map.next_value::<&RawValue>()?.get())),
+                // Metadata and instants (`[memory]`) carry what the importer reads in `args`.
                 FieldKey::Args => match &ev.ph {
-                    Some(Atom::Str(ph)) if ph.as_ref() != b"M" => {
+                    Some(Atom::Str(ph)) if !matches!(ph.as_ref(), b"M" | b"i" | b"I") => {
                         map.next_value::<IgnoredAny>()?;
                     }
                     _ => ev.args = map.next_value_seed(ArgsSeed)?,

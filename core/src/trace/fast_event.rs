@@ -51,8 +51,10 @@ pub fn parse(bytes: &[u8]) -> Option<(EventRef<'_>, usize)> {
             }
         }
     }
-    // Metadata events need `args`; serde reads those.
-    if matches!(&ev.ph, Some(Atom::Str(ph)) if ph.as_ref() == b"M") || ev.ph.is_none() {
+    // Metadata events and instants (`[memory]`) need `args`; serde reads those.
+    if matches!(&ev.ph, Some(Atom::Str(ph)) if matches!(ph.as_ref(), b"M" | b"i" | b"I"))
+        || ev.ph.is_none()
+    {
         return None;
     }
     // As serde's stream reader: the value must be followed by a delimiter or the end.

@@ -10,6 +10,7 @@ pub mod compute;
 mod event_json;
 pub mod export;
 mod fast_event;
+pub mod infer;
 pub mod json_stream;
 pub mod rank;
 pub mod raw;

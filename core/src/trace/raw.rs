@@ -71,6 +71,18 @@ pub struct FlowPoint {
     pub ts_ns: i64,
 }
 
+/// A `[memory]` instant (`profile_memory=True`): the allocator's total on one device after an
+/// allocation or a free.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemorySample {
+    pub ts_ns: i64,
+    /// `Total Allocated`, bytes.
+    pub bytes: f64,
+    /// `Device Type` (0 the CPU, 1 CUDA, …) and `Device Id`.
+    pub device_type: i64,
+    pub device_id: i64,
+}
+
 /// `distributedInfo`, when the file has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 pub struct DistributedInfo {
@@ -97,8 +109,10 @@ impl std::fmt::Display for Warning {
             write!(f, "event {event}: ")?;
         }
         write!(f, "{}", self.message)?;
-        if self.count > 1 {
-            write!(f, " ({} events like it)", self.count)?;
+        match (self.count, self.event) {
+            (0 | 1, _) => {}
+            (n, Some(_)) => write!(f, " ({n} events like it)")?,
+            (n, None) => write!(f, " (and {} more file(s) or source(s) like it)", n - 1)?,
         }
         Ok(())
     }
@@ -159,6 +173,8 @@ pub struct RawTrace {
     /// Complete events in the order they close in the file.
     pub spans: Vec<Span>,
     pub flows: Vec<FlowPoint>,
+    /// `[memory]` instants in file order.
+    pub memory: Vec<MemorySample>,
     /// Entries in `traceEvents` (or the top-level array), of every phase.
     pub event_count: usize,
     pub distributed: Option<DistributedInfo>,

@@ -4,6 +4,7 @@
 //! and a microbatch.
 
 use super::compute::ComputeOps;
+use super::infer::{InferredAction, infer};
 use super::rank::{RankSource, rank_in_name, rank_in_path};
 use super::raw::{ClockBase, RawTrace, Warning, Warnings};
 use super::rules::{ActionKind, Classified, Compiled, Direction};
@@ -47,6 +48,12 @@ pub struct MeasuredEvent {
     /// Of the span, the time covered by compute ops inside it ([`crate::trace::compute`]); the
     /// rest is waiting. A transfer's is its whole span.
     pub compute_ns: i64,
+    /// When the first compute op inside the span starts (the span's start for a transfer or
+    /// a span with no op inside): a step begins at its first compute, not at a wait.
+    pub compute_start_ns: i64,
+    /// When the last compute op inside the span ends (the span's end without one): what an
+    /// action hands on is ready then, whatever the span still holds (posting its sends).
+    pub compute_end_ns: i64,
 }
 
 impl MeasuredEvent {
@@ -80,6 +87,55 @@ impl MeasuredEvent {
     }
 }
 
+/// A rank's measured memory: the allocator's total on one device over time (`[memory]`
+/// instants of a `profile_memory=True` trace).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredMemory {
+    /// `Device Type` (0 the CPU) and `Device Id` of the samples kept: the accelerator when the
+    /// trace has one, else the CPU.
+    pub device_type: i64,
+    pub device_id: i64,
+    /// `(time, bytes)` in time order, on the rank's own clock.
+    pub samples: Vec<(i64, f64)>,
+}
+
+impl MeasuredMemory {
+    /// The CPU allocator's totals count from the profiler's start (what was allocated before,
+    /// the parameters among it, is not in them); an accelerator's are the device's own.
+    pub fn relative(&self) -> bool {
+        self.device_type == 0
+    }
+
+    /// `cpu`, `cuda:0`, `device 7:1`.
+    pub fn device(&self) -> String {
+        match self.device_type {
+            0 => "cpu".to_string(),
+            1 => format!("cuda:{}", self.device_id),
+            t => format!("device {t}:{}", self.device_id),
+        }
+    }
+
+    /// The total at `t` (the last sample at or before it; 0 before the first).
+    pub fn at(&self, t: i64) -> f64 {
+        let i = self.samples.partition_point(|&(ts, _)| ts <= t);
+        i.checked_sub(1)
+            .and_then(|i| self.samples.get(i))
+            .map_or(0.0, |s| s.1)
+    }
+
+    /// The highest total in `[start, end]` (the level at `start` included).
+    pub fn peak(&self, start: i64, end: i64) -> f64 {
+        let from = self.samples.partition_point(|&(ts, _)| ts < start);
+        self.samples
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|&&(ts, _)| ts <= end)
+            .map(|s| s.1)
+            .fold(self.at(start), f64::max)
+    }
+}
+
 /// What one rank ran.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MeasuredRank {
@@ -99,6 +155,11 @@ pub struct MeasuredRank {
     pub transfers: Vec<MeasuredEvent>,
     /// Whether the events are device-side (`gpu_user_annotation`) copies.
     pub device_side: bool,
+    /// Whether the compute actions were inferred from the trace's structure (no per-action
+    /// annotations: [`crate::trace::infer`]).
+    pub inferred: bool,
+    /// The measured memory, when the trace has `[memory]` events.
+    pub memory: Option<MeasuredMemory>,
     /// Trace events in this rank's files.
     pub event_count: usize,
 }
@@ -144,6 +205,8 @@ struct Source {
     file: usize,
     rank: Option<(usize, RankSource)>,
     events: Vec<(usize, Classified)>,
+    /// Compute actions inferred from the structure, when the file annotates none.
+    inferred: Vec<InferredAction>,
     steps: Vec<StepWindow>,
     device_side: bool,
     event_count: usize,
@@ -269,14 +332,39 @@ fn file_sources(
         })
         .or_else(|| rank_in_path(&trace.file).map(|r| (r, RankSource::FileName)));
     let transfers = matched.iter().filter(|(_, c)| !c.kind.is_compute()).count();
-    if transfers > 0 && transfers == matched.len() {
+    let steps = step_windows(trace, &step_spans);
+    // Only a pipeline stage's trace is read from its structure: one that sends and receives
+    // (a single-device trace without annotations is no schedule to infer).
+    let inferred = if transfers > 0 && transfers == matched.len() {
+        infer(trace, rules, &steps)
+    } else {
+        Vec::new()
+    };
+    if !inferred.is_empty() {
+        let (forwards, backwards) = (
+            inferred
+                .iter()
+                .filter(|a| a.kind == ActionKind::Forward)
+                .count(),
+            inferred.len()
+                - inferred
+                    .iter()
+                    .filter(|a| a.kind == ActionKind::Forward)
+                    .count(),
+        );
+        warnings.add("inferred", &trace.file, None, || {
+            format!(
+                "no per-action annotations: {forwards} forward(s) and {backwards} backward(s) were inferred from the trace's structure (runs of model ops and of autograd ops between its sends and receives), taken as one stage per rank with microbatches in order within each step; a split backward reads as two backwards. Annotate the run (`torch.profiler.record_function(\"PP:<stage>F<mb>\")`) for the exact schedule"
+            )
+        });
+    } else if transfers > 0 && transfers == matched.len() {
         warnings.add("no actions", &trace.file, None, || {
             format!(
-                "no per-action annotations: {transfers} transfer(s) but no forward or backward matches a rule, so this rank's schedule cannot be read, and nothing can be compared or fitted (torch 2.15's Schedule1F1B records none; its multi-stage schedules record `PP:<stage><F|B|I|W><mb>` and ScheduleGPipe `Forward <mb>`/`Backward <mb>`); wrap each action in `torch.profiler.record_function(\"PP:<stage>F<mb>\")` (or `B`, `I`, `W`), or add a rule for the names this trace has"
+                "no per-action annotations: {transfers} transfer(s) but no forward or backward matches a rule, and no model or autograd ops to infer them from, so this rank's schedule cannot be read, and nothing can be compared or fitted (PyTorch's multi-stage schedules record `PP:<stage><F|B|I|W><mb>`, ScheduleGPipe `Forward <mb>`/`Backward <mb>`; a trace with its ops, as `torch.profiler` records them, is read from its structure); wrap each action in `torch.profiler.record_function(\"PP:<stage>F<mb>\")` (or `B`, `I`, `W`), or add a rule for the names this trace has"
             )
         });
     }
-    if matched.is_empty() {
+    if matched.is_empty() && inferred.is_empty() {
         warnings.add("no schedule", &trace.file, None, || {
             "no schedule annotations (no event name matches a rule): the rank has no actions; \
              add a rule for this trace's names, or annotate the run (torch.distributed.pipelining does)"
@@ -344,13 +432,15 @@ fn file_sources(
             }
         }
     };
-    let steps = step_windows(trace, &step_spans);
+    // Inferred actions have no process or thread to split by: they go with a file that is one source.
+    let mut inferred = (split.len() == 1).then_some(inferred);
     split
         .into_iter()
         .map(|(label, rank, events)| Source {
             file,
             rank,
             events,
+            inferred: inferred.take().unwrap_or_default(),
             steps: steps.clone(),
             device_side,
             event_count: trace.event_count,
@@ -478,12 +568,13 @@ fn build_rank(
                 // all transfer.
                 let compute = |start: i64, end: i64| {
                     if c.kind.is_compute() {
-                        ops.get(s.file)
-                            .map_or(0, |o| o.compute_ns(sp.thread, start, end))
+                        span_compute(ops.get(s.file), sp.thread, start, end)
                     } else {
-                        end - start
+                        (end - start, start, end)
                     }
                 };
+                let (compute_ns, compute_start_ns, compute_end_ns) =
+                    compute(sp.start_ns, sp.end_ns());
                 let event = MeasuredEvent {
                     stage: c.stage.unwrap_or(rank),
                     kind: c.kind,
@@ -493,7 +584,9 @@ fn build_rank(
                     end_ns: sp.end_ns(),
                     step: 0,
                     source: SpanRef { file: s.file, span },
-                    compute_ns: compute(sp.start_ns, sp.end_ns()),
+                    compute_ns,
+                    compute_start_ns,
+                    compute_end_ns,
                 };
                 match c.paired {
                     None => vec![event],
@@ -501,9 +594,13 @@ fn build_rank(
                         // An overlapped pair's span (`PP:(…;…)OVERLAP_F_B`) times the pair as
                         // one: its forward is given the first half, its backward the second.
                         let mid = sp.start_ns.saturating_add(sp.dur_ns / 2);
+                        let (compute_ns, compute_start_ns, compute_end_ns) =
+                            compute(sp.start_ns, mid);
                         let forward = MeasuredEvent {
                             end_ns: mid,
-                            compute_ns: compute(sp.start_ns, mid),
+                            compute_ns,
+                            compute_start_ns,
+                            compute_end_ns,
                             ..event
                         };
                         let backward = MeasuredEvent {
@@ -514,11 +611,15 @@ fn build_rank(
                             start_ns: mid,
                             ..forward
                         };
+                        let (compute_ns, compute_start_ns, compute_end_ns) =
+                            compute(mid, sp.end_ns());
                         vec![
                             forward,
                             MeasuredEvent {
                                 end_ns: sp.end_ns(),
-                                compute_ns: compute(mid, sp.end_ns()),
+                                compute_ns,
+                                compute_start_ns,
+                                compute_end_ns,
                                 ..backward
                             },
                         ]
@@ -527,6 +628,31 @@ fn build_rank(
             })
         })
         .collect();
+    // Inferred actions: their runs of ops, on the rank's own stage (one stage per rank).
+    events.extend(sources.iter().flat_map(|s| {
+        s.inferred.iter().map(move |a| {
+            let (compute_ns, compute_start_ns, compute_end_ns) =
+                span_compute(ops.get(s.file), a.thread, a.start_ns, a.end_ns);
+            MeasuredEvent {
+                stage: rank,
+                kind: a.kind,
+                direction: None,
+                mb: usize::MAX,
+                start_ns: a.start_ns,
+                end_ns: a.end_ns,
+                step: 0,
+                source: SpanRef {
+                    file: s.file,
+                    span: a.span,
+                },
+                compute_ns,
+                compute_start_ns,
+                compute_end_ns,
+            }
+        })
+    }));
+    let inferred = sources.iter().any(|s| !s.inferred.is_empty());
+    let memory = measured_memory(files.iter().filter_map(|&f| traces.get(f)));
     events.sort_by_key(|e| (e.start_ns, e.end_ns));
 
     if steps.is_empty() {
@@ -540,6 +666,7 @@ fn build_rank(
         }
     }
     number_microbatches(&mut events);
+    transfers_join_their_actions(&mut events);
     let (actions, transfers) = events.into_iter().partition(|e| e.kind.is_compute());
     MeasuredRank {
         rank,
@@ -551,7 +678,75 @@ fn build_rank(
         actions,
         transfers,
         device_side,
+        inferred,
+        memory,
         event_count,
+    }
+}
+
+/// The memory samples of a rank's files on one device: an accelerator's (the one with most
+/// samples) when there is one, else the CPU's.
+fn measured_memory<'a>(traces: impl Iterator<Item = &'a RawTrace>) -> Option<MeasuredMemory> {
+    let mut by_device: BTreeMap<(i64, i64), Vec<(i64, f64)>> = BTreeMap::new();
+    for t in traces {
+        for m in &t.memory {
+            by_device
+                .entry((m.device_type, m.device_id))
+                .or_default()
+                .push((m.ts_ns, m.bytes));
+        }
+    }
+    let ((device_type, device_id), mut samples) = by_device
+        .into_iter()
+        .max_by_key(|((kind, _), samples)| (*kind != 0, samples.len()))?;
+    samples.sort_by_key(|s| s.0);
+    Some(MeasuredMemory {
+        device_type,
+        device_id,
+        samples,
+    })
+}
+
+/// The compute inside `[start, end)` on `thread` and when it starts. A file with no ops at all
+/// (annotations only) cannot tell compute from waiting: the whole span is taken as compute.
+fn span_compute(ops: Option<&ComputeOps>, thread: u32, start: i64, end: i64) -> (i64, i64, i64) {
+    match ops {
+        Some(o) if !o.is_empty() => {
+            let (total, extent) = o.compute(thread, start, end);
+            let (first, last) = extent.unwrap_or((start, end));
+            (total, first, last)
+        }
+        _ => (end.saturating_sub(start), start, end),
+    }
+}
+
+/// A transfer belongs to the step of the action it serves (the forward or backward of its stage
+/// and microbatch nearest in time), not to the step whose marker it happens to follow: PyTorch
+/// posts a step's first receives before the profiler marks the step.
+fn transfers_join_their_actions(events: &mut [MeasuredEvent]) {
+    let mut actions: FxHashMap<(usize, usize, bool), Vec<(i64, usize)>> = FxHashMap::default();
+    for e in events.iter().filter(|e| e.kind.is_compute()) {
+        let backward = e.kind != ActionKind::Forward;
+        actions
+            .entry((e.stage, e.mb, backward))
+            .or_default()
+            .push((e.start_ns, e.step));
+    }
+    for e in events.iter_mut().filter(|e| !e.kind.is_compute()) {
+        // Without a direction, a transfer may serve either phase.
+        let phases: &[bool] = match e.direction {
+            Some(Direction::Activation) => &[false],
+            Some(Direction::Gradient) => &[true],
+            None => &[false, true],
+        };
+        let nearest = phases
+            .iter()
+            .filter_map(|&b| actions.get(&(e.stage, e.mb, b)))
+            .flatten()
+            .min_by_key(|(t, _)| (t.saturating_sub(e.start_ns)).unsigned_abs());
+        if let Some(&(_, step)) = nearest {
+            e.step = step;
+        }
     }
 }
 
@@ -590,5 +785,79 @@ fn number_microbatches(events: &mut [MeasuredEvent]) {
             .or_insert(0);
         e.mb = *n;
         *n += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::raw::MemorySample;
+
+    #[test]
+    fn a_transfer_belongs_to_the_step_of_the_action_it_serves() {
+        let event = |kind, direction, mb, start_ns, step| MeasuredEvent {
+            stage: 1,
+            kind,
+            direction,
+            mb,
+            start_ns,
+            end_ns: start_ns + 1,
+            step,
+            source: SpanRef { file: 0, span: 0 },
+            compute_ns: 1,
+            compute_start_ns: start_ns,
+            compute_end_ns: start_ns + 1,
+        };
+        use ActionKind::*;
+        let mut events = [
+            // Step 0's last backward, then step 1's forward of microbatch 0, whose receive was
+            // posted just before step 1's marker (so the marker put it in step 0).
+            event(Backward, None, 0, 10, 0),
+            event(Recv, Some(Direction::Activation), 0, 95, 0),
+            event(Forward, None, 0, 110, 1),
+            // A gradient's receive goes with the backward nearest in time.
+            event(Recv, Some(Direction::Gradient), 0, 20, 1),
+        ];
+        transfers_join_their_actions(&mut events);
+        let steps: Vec<usize> = events.iter().map(|e| e.step).collect();
+        assert_eq!(steps, [0, 1, 1, 0]);
+    }
+
+    #[test]
+    fn a_ranks_memory_is_its_accelerators_with_levels_and_peaks() {
+        let sample = |ts_ns, bytes, device_type| MemorySample {
+            ts_ns,
+            bytes,
+            device_type,
+            device_id: 0,
+        };
+        let trace = RawTrace {
+            memory: vec![
+                sample(30, 5.0, 0),
+                sample(10, 100.0, 1),
+                sample(20, 300.0, 1),
+                sample(40, 200.0, 1),
+                sample(15, 1.0, 0),
+                sample(16, 2.0, 0),
+            ],
+            ..RawTrace::default()
+        };
+        // The accelerator wins over the CPU, whatever their counts; samples in time order.
+        let m = measured_memory(std::iter::once(&trace)).unwrap();
+        assert_eq!((m.device(), m.relative()), ("cuda:0".to_string(), false));
+        assert_eq!(m.samples, [(10, 100.0), (20, 300.0), (40, 200.0)]);
+        assert_eq!((m.at(5), m.at(10), m.at(39)), (0.0, 100.0, 300.0));
+        // The level at the window's start counts; a sample after its end does not.
+        assert_eq!(
+            (m.peak(25, 35), m.peak(0, 15), m.peak(30, 50)),
+            (300.0, 100.0, 300.0)
+        );
+        let cpu = RawTrace {
+            memory: vec![sample(1, 7.0, 0)],
+            ..RawTrace::default()
+        };
+        let m = measured_memory(std::iter::once(&cpu)).unwrap();
+        assert_eq!((m.device(), m.relative()), ("cpu".to_string(), true));
+        assert_eq!(measured_memory(std::iter::once(&RawTrace::default())), None);
     }
 }

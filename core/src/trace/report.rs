@@ -41,6 +41,9 @@ pub struct EventReport {
     /// Of the span, the time its compute ops cover, and the rest: waiting.
     pub compute_ns: i64,
     pub wait_ns: i64,
+    /// When the first compute op inside starts and the last ends (aligned clock).
+    pub compute_start_ns: i64,
+    pub compute_end_ns: i64,
 }
 
 impl TraceReport {
@@ -54,6 +57,8 @@ impl TraceReport {
                     end_ns: e.end_ns.saturating_add(offset),
                     compute_ns: e.compute_ns,
                     wait_ns: e.wait_ns(),
+                    compute_start_ns: e.compute_start_ns.saturating_add(offset),
+                    compute_end_ns: e.compute_end_ns.saturating_add(offset),
                 })
                 .collect()
         };
@@ -96,11 +101,17 @@ impl TraceReport {
             "{} file(s), {} rank(s); clocks: {}",
             self.files.len(),
             self.ranks.len(),
-            match self.alignment.method {
-                super::align::AlignMethod::SharedClock =>
-                    "shared (epoch timestamps agree with the schedule)",
-                super::align::AlignMethod::Causality => "aligned from cross-rank dependencies",
-                super::align::AlignMethod::None => "as recorded",
+            match (self.alignment.method, self.alignment.constraints) {
+                (super::align::AlignMethod::SharedClock, 0) =>
+                    "shared epoch timestamps (no cross-rank dependency to check them against)"
+                        .to_string(),
+                (super::align::AlignMethod::SharedClock, n) =>
+                    format!("shared (epoch timestamps; all {n} cross-rank dependencies hold)"),
+                (super::align::AlignMethod::Causality, 0) =>
+                    "as recorded (no cross-rank dependency to align them with)".to_string(),
+                (super::align::AlignMethod::Causality, n) =>
+                    format!("aligned from {n} cross-rank dependencies"),
+                (super::align::AlignMethod::None, _) => "as recorded".to_string(),
             }
         );
         for r in &self.ranks {
@@ -168,12 +179,52 @@ pub struct CompareTraceReport {
     pub predicted_error: f64,
     pub calibrated_error: f64,
     pub factors: Vec<super::calibrate::Factor>,
-    pub transfer_s: Option<f64>,
+    /// The link cost fitted to the measured transfers.
+    pub link: super::calibrate::LinkFit,
+    /// `(calibrated − measured) / measured` on the fit step: what the fit leaves unexplained.
+    pub fit_residual: f64,
+    /// The calibrated step time against every other step (`null` with one step).
+    pub validation: Option<super::calibrate::Validation>,
+    /// Every step's measured time against the calibrated prediction.
+    pub steps: Vec<super::calibrate::StepCheck>,
+    /// Per rank, the memory measured on the fit step (traces with `[memory]` events).
+    pub memory: Vec<super::calibrate::MemoryFit>,
+    /// Another schedule of the same model predicted with the fitted costs (`--what-if`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<WhatIf>,
     pub alignment: Alignment,
     pub ranks: Vec<RankResiduals>,
     /// Every matched action of the check step, against the uncalibrated prediction.
     pub actions: Vec<super::compare::ActionResidual>,
     pub warnings: Vec<String>,
+}
+
+/// What-if: another schedule of the traced model, predicted with the fitted costs.
+#[derive(Debug, Clone, Serialize)]
+pub struct WhatIf {
+    pub file: String,
+    /// The schedule, as `mpipe derive` writes it (`⟨1f1b, 1f1b⟩`).
+    pub schedule: String,
+    pub makespan_s: f64,
+    pub bubble_fraction: f64,
+    /// Per rank, the predicted peak memory (bytes).
+    pub peak_bytes: Vec<f64>,
+}
+
+impl WhatIf {
+    pub fn new(
+        file: &str,
+        scenario: &crate::scenario::Scenario,
+        sim: &crate::sim::run::Simulation,
+    ) -> WhatIf {
+        WhatIf {
+            file: file.to_string(),
+            schedule: crate::algebra::skeleton::schedule_to_string(&scenario.schedule),
+            makespan_s: sim.makespan_s,
+            bubble_fraction: sim.bubble_fraction,
+            peak_bytes: sim.memory.iter().map(|c| c.peak_bytes).collect(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -191,6 +242,12 @@ pub struct RankResiduals {
     pub mean_abs_duration_residual_s: f64,
     pub calibrated_mean_abs_start_residual_s: f64,
     pub calibrated_mean_abs_duration_residual_s: f64,
+    /// The check step's measured memory peak (`null` without `[memory]` events), and the
+    /// predicted and calibrated ones (their dynamic part when the measurement counts from the
+    /// profiler's start).
+    pub measured_peak_bytes: Option<f64>,
+    pub predicted_peak_bytes: f64,
+    pub calibrated_peak_bytes: f64,
     pub missing: usize,
     pub unexpected: usize,
 }
@@ -224,6 +281,9 @@ impl CompareTraceReport {
                         .map_or(0.0, |a| a.mean_abs_start_residual_s),
                     calibrated_mean_abs_duration_residual_s: a
                         .map_or(0.0, |a| a.mean_abs_duration_residual_s),
+                    measured_peak_bytes: b.measured_peak_bytes,
+                    predicted_peak_bytes: b.predicted_peak_bytes,
+                    calibrated_peak_bytes: a.map_or(0.0, |a| a.predicted_peak_bytes),
                     missing: b.missing,
                     unexpected: b.unexpected,
                 }
@@ -240,7 +300,12 @@ impl CompareTraceReport {
             predicted_error,
             calibrated_error,
             factors: c.factors.clone(),
-            transfer_s: c.transfer_s,
+            link: c.link.clone(),
+            fit_residual: c.fit_residual(),
+            validation: c.validation(),
+            steps: c.steps.clone(),
+            memory: c.memory.clone(),
+            what_if: None,
             alignment: alignment.clone(),
             ranks,
             actions: c.before.actions.clone(),
@@ -275,24 +340,33 @@ impl CompareTraceReport {
             signed_error(self.makespan_calibrated_s, self.makespan_measured_s),
             self.order_agreement * 100.0
         );
-        let factors: Vec<String> = self
-            .factors
-            .iter()
-            .map(|f| match f.samples {
-                0 => format!(
-                    "region {} {} not fitted (no measured action; kept ×1)",
-                    f.region, f.phase
-                ),
-                n => format!(
-                    "region {} {} ×{:.3} ({n} actions)",
-                    f.region, f.phase, f.factor
-                ),
-            })
-            .collect();
-        let _ = writeln!(out, "  fitted: {}", factors.join(", "));
-        if let Some(t) = self.transfer_s {
-            let _ = writeln!(out, "  fitted transfer latency: {}", ms(t));
+        let _ = writeln!(
+            out,
+            "  calibrated against its own fit step {}: {} ({:+.1}%)",
+            self.fit_step,
+            ms(self.makespan_calibrated_s),
+            self.fit_residual * 100.0
+        );
+        if let Some(v) = &self.validation {
+            let _ = writeln!(
+                out,
+                "  validated on the {} other step(s): measured median {} (from {} to {}: the run's own spread ±{:.1}%), calibrated {:+.1}%{}",
+                self.steps.len().saturating_sub(1),
+                ms(v.median_s),
+                ms(v.min_s),
+                ms(v.max_s),
+                v.spread * 100.0,
+                v.error * 100.0,
+                if v.error.abs() <= v.spread {
+                    " (within the spread)"
+                } else {
+                    " (outside the spread)"
+                }
+            );
         }
+        let factors: Vec<String> = self.factors.iter().map(factor_text).collect();
+        let _ = writeln!(out, "  fitted compute: {}", factors.join(", "));
+        let _ = writeln!(out, "  fitted links: {}", link_text(&self.link));
         // Rank numbers are sparse and may be long (`--rank f=4000000000`): the column fits them.
         let width = self
             .ranks
@@ -336,10 +410,75 @@ impl CompareTraceReport {
                 ms(r.measured_idle_s),
             );
         }
+        if self.ranks.iter().any(|r| r.measured_peak_bytes.is_some()) {
+            let _ = writeln!(
+                out,
+                "\n{:>width$}  memory peak measured / predicted / calibrated (error)",
+                "rank"
+            );
+            let mb = |b: f64| format!("{:.1} KiB", b / 1024.0);
+            for r in &self.ranks {
+                let Some(measured) = r.measured_peak_bytes else {
+                    continue;
+                };
+                let _ = writeln!(
+                    out,
+                    "{:>width$}  {} / {} / {} ({:+.1}%)",
+                    r.rank,
+                    mb(measured),
+                    mb(r.predicted_peak_bytes),
+                    mb(r.calibrated_peak_bytes),
+                    signed_error(r.calibrated_peak_bytes, measured),
+                );
+            }
+        }
+        if let Some(w) = &self.what_if {
+            let _ = writeln!(
+                out,
+                "\nwhat-if {} ({}), with the fitted costs: step time {}, bubble {:.1}%",
+                w.file,
+                w.schedule,
+                ms(w.makespan_s),
+                w.bubble_fraction * 100.0
+            );
+        }
         for w in &self.warnings {
             let _ = writeln!(out, "warning: {w}");
         }
         out
+    }
+}
+
+/// `stage 2 F ×1.234 (8 actions)`, or that it was not fitted.
+pub fn factor_text(f: &super::calibrate::Factor) -> String {
+    let what = match f.stage {
+        Some(stage) => format!("stage {stage} {}", f.phase),
+        None => format!("region {} {}", f.region, f.phase),
+    };
+    match f.samples {
+        0 => format!("{what} not fitted (no measured action; kept ×1)"),
+        n => format!("{what} ×{:.3} ({n} actions)", f.factor),
+    }
+}
+
+/// What the link fit found, in words.
+pub fn link_text(link: &super::calibrate::LinkFit) -> String {
+    let ms = |s: f64| format!("{:.3} ms", s * 1e3);
+    match (link.alpha_s, link.bytes_per_s) {
+        (None, _) => "not fitted (no measured transfer between ranks whose consumer waited for it; the scenario's kept)".to_string(),
+        (Some(a), Some(b)) => format!(
+            "α {} and β {:.3} GB/s from {} transfer(s) of {} sizes",
+            ms(a),
+            b * 1e-9,
+            link.samples,
+            link.sizes
+        ),
+        (Some(a), None) => format!(
+            "α {} from {} transfer(s) (median {}; one size, so β is the scenario's)",
+            ms(a),
+            link.samples,
+            ms(link.median_s.unwrap_or(0.0))
+        ),
     }
 }
 

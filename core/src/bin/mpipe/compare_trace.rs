@@ -1,7 +1,7 @@
 //! Compare a scenario's prediction with measured traces, calibrate it, and report the errors.
 
 use crate::input::{
-    InputError, SimArgs, TraceArgs, load_traces, refuse_to_overwrite, simulate_file,
+    InputError, SimArgs, TraceArgs, load_traces, read_scenario, refuse_to_overwrite, simulate_file,
 };
 use crate::output::{emit, emit_json};
 use anyhow::Context;
@@ -20,6 +20,10 @@ pub struct Args {
     /// Write the calibrated scenario here.
     #[arg(long, value_name = "OUT.json")]
     pub calibrated: Option<PathBuf>,
+    /// What-if: predict this scenario (another schedule of the same model) with the costs and
+    /// memory fitted on the traces.
+    #[arg(long, value_name = "OTHER.json")]
+    pub what_if: Option<PathBuf>,
     #[command(flatten)]
     pub trace: TraceArgs,
     #[command(flatten)]
@@ -33,6 +37,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         json,
         fit_step,
         calibrated,
+        what_if,
         trace,
         sim,
     } = args;
@@ -85,12 +90,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         model.name.clone()
     };
-    let report = mpipe::trace::report::CompareTraceReport::new(
+    let mut report = mpipe::trace::report::CompareTraceReport::new(
         &name,
         &calibration,
         &alignment,
         &measurement,
     );
+    if let Some(other) = &what_if {
+        let (target, _) = read_scenario(other)?;
+        let fitted = mpipe::trace::calibrate::with_fitted_costs(&target, &calibration.scenario)
+            .map_err(|e| InputError(format!("{}: {e}", other.display())))?;
+        let simulation =
+            mpipe::sim::run::simulate_scenario(&fitted, sim.options()).map_err(|e| {
+                InputError(format!(
+                    "{}: with the fitted costs: field `{}`: {e}",
+                    other.display(),
+                    e.field()
+                ))
+            })?;
+        report.what_if = Some(mpipe::trace::report::WhatIf::new(
+            &other.display().to_string(),
+            &fitted,
+            &simulation,
+        ));
+    }
     if let Some(out) = calibrated {
         mpipe::files::write_atomic(&out, calibration.scenario.to_json_string().as_bytes())
             .with_context(|| format!("writing {}", out.display()))?;
