@@ -120,6 +120,7 @@ fn calibrate_makes_the_fitted_scenario_current_and_undo_takes_it_back() {
     harness.get_by_label("stage");
     harness.get_by_label("|start resid| pred → cal");
     harness.get_by_label_contains("fitted links: α ");
+    harness.get_by_label_contains("fitted per-action overhead: ");
     harness.get_by_label_contains("against its own fit step: ");
     harness.get_by_label_contains("validated on the 1 other step(s): ");
     let report = harness.state().traces.calibration.clone().unwrap();

@@ -666,13 +666,14 @@ fn a_factor_nothing_was_measured_for_says_it_was_not_fitted() {
 
 #[test]
 fn calibrated_on_one_step_a_run_is_predicted_within_its_own_spread() {
-    // Fitted on step 0 (compute per stage and phase from the ops, α from the transfers; the
-    // step time itself is never fitted), the prediction lies within the run's own step-to-step
-    // spread of the median of the 7 other steps. ZB-V does not (-28 %: README, Diagnosis).
+    // Fitted on step 0 (compute per stage and phase from the ops, α from the transfers, the
+    // per-action overhead from the gaps between actions; the step time itself is never
+    // fitted), the prediction lies within the run's own step-to-step spread of the median of
+    // the 7 other steps. ZB-V does not (-21 %: README, Diagnosis).
     for (schedule, error, spread) in [
-        ("gpipe", -0.050, 0.294),
-        ("1f1b", 0.025, 0.188),
-        ("interleaved", -0.029, 0.179),
+        ("gpipe", -0.0219, 0.2944),
+        ("1f1b", 0.0377, 0.1878),
+        ("interleaved", 0.0411, 0.1786),
     ] {
         let v = on_recorded("compare-trace", schedule);
         let validation = &v["validation"];
@@ -682,8 +683,8 @@ fn calibrated_on_one_step_a_run_is_predicted_within_its_own_spread() {
         );
         assert!(e.abs() <= s, "{schedule}: {validation}");
         // The figures the README states.
-        assert!((e - error).abs() < 5e-4, "{schedule}: {e}");
-        assert!((s - spread).abs() < 5e-4, "{schedule}: {s}");
+        assert!((e - error).abs() < 5e-5, "{schedule}: {e}");
+        assert!((s - spread).abs() < 5e-5, "{schedule}: {s}");
         // Validated on every step but the fit step.
         assert_eq!(v["steps"].as_array().unwrap().len(), 8);
         assert_eq!(v["check_step"], 1);
@@ -691,26 +692,31 @@ fn calibrated_on_one_step_a_run_is_predicted_within_its_own_spread() {
 }
 
 #[test]
-fn costs_fitted_on_the_gpipe_run_predict_the_interleaved_run() {
-    // What-if: the costs fitted on the GPipe trace, on the interleaved schedule of the same
-    // model, predict the interleaved run's median step within 15 % (-1.8 %).
-    let v = json(&[
-        "compare-trace",
-        &diagnosis("gpipe", "scenario.json"),
-        &diagnosis("gpipe", "rank0.json.gz"),
-        &diagnosis("gpipe", "rank1.json.gz"),
-        "--what-if",
-        &diagnosis("interleaved", "scenario.json"),
-        "--json",
-    ]);
-    let predicted = v["what_if"]["makespan_s"].as_f64().unwrap();
-    assert_eq!(v["what_if"]["schedule"], "⟨1f1b, 1f1b⟩");
-    let measured = on_recorded("compare-trace", "interleaved")["validation"]["median_s"]
-        .as_f64()
-        .unwrap();
-    let error = (predicted - measured) / measured;
-    assert!(error.abs() < 0.15, "{predicted} vs {measured}");
-    assert!((error - -0.018).abs() < 5e-4, "{error}");
+fn costs_fitted_on_the_gpipe_run_predict_the_interleaved_and_zero_bubble_runs() {
+    // What-if: the costs fitted on the GPipe trace, on the interleaved and ZB-V schedules of
+    // the same model, predict those runs' median steps within 15 % (+2.6 %, -11.1 %).
+    for (other, schedule, want) in [
+        ("interleaved", "⟨1f1b, 1f1b⟩", 0.0255),
+        ("zbv", "⟨zbv, zbv⟩", -0.1105),
+    ] {
+        let v = json(&[
+            "compare-trace",
+            &diagnosis("gpipe", "scenario.json"),
+            &diagnosis("gpipe", "rank0.json.gz"),
+            &diagnosis("gpipe", "rank1.json.gz"),
+            "--what-if",
+            &diagnosis(other, "scenario.json"),
+            "--json",
+        ]);
+        let predicted = v["what_if"]["makespan_s"].as_f64().unwrap();
+        assert_eq!(v["what_if"]["schedule"], schedule);
+        let measured = on_recorded("compare-trace", other)["validation"]["median_s"]
+            .as_f64()
+            .unwrap();
+        let error = (predicted - measured) / measured;
+        assert!(error.abs() < 0.15, "{other}: {predicted} vs {measured}");
+        assert!((error - want).abs() < 5e-5, "{other}: {error}");
+    }
     // A model of another size is refused, with the file named.
     let dir = std::env::temp_dir().join(format!("mpipe-what-if-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

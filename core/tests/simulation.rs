@@ -75,6 +75,33 @@ fn gpipe_and_1f1b_makespan_is_m_plus_p_minus_1_stage_times() {
 }
 
 #[test]
+fn a_per_action_overhead_lengthens_every_compute_action() {
+    // `hardware.action_overhead_s` = o: every forward and backward lasts its time plus o, so
+    // GPipe and 1F1B take (M + P − 1)(t_F + t_B + 2o); a negative one is refused by name.
+    let o = 0.25;
+    for skeleton in [GPIPE, ONE_F_ONE_B] {
+        for (p, m) in [(2, 4), (4, 8)] {
+            let mut s = uniform(skeleton, p, m, 1);
+            s.hardware = Some(mpipe::scenario::Hardware {
+                action_overhead_s: Some(o),
+                ..Default::default()
+            });
+            let expected = (m + p - 1) as f64 * (TF + TB + 2.0 * o);
+            assert_eq!(sim(&s).makespan_s, expected, "{skeleton} P={p} M={m}");
+        }
+    }
+    let mut s = uniform(GPIPE, 2, 2, 1);
+    s.hardware = Some(mpipe::scenario::Hardware {
+        action_overhead_s: Some(-1.0),
+        ..Default::default()
+    });
+    assert_eq!(
+        mpipe::derive(&s).unwrap_err().to_string(),
+        "rule `hardware`: `hardware.action_overhead_s` = -1 must be a finite number ≥ 0"
+    );
+}
+
+#[test]
 fn one_f_one_b_warmup_bubble_is_r_forwards() {
     // Rank r waits r forwards before its first forward, and the mirror image at the end.
     let s = sim(&uniform(ONE_F_ONE_B, 4, 8, 1));

@@ -18,6 +18,7 @@ fn hw(peak: f64, hbm: f64, alpha: f64, link: f64, memory: f64) -> Option<Hardwar
         link_bytes_per_s: Some(link),
         memory_bytes: Some(memory),
         fb_overlap: None,
+        action_overhead_s: None,
     })
 }
 

@@ -275,6 +275,13 @@ fn calibration_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
                 ))
                 .small(),
             );
+            ui.label(
+                RichText::new(format!(
+                    "fitted per-action overhead: {}",
+                    mpipe::trace::report::overhead_text(&report.overhead)
+                ))
+                .small(),
+            );
             if report.ranks.iter().any(|r| r.measured_peak_bytes.is_some()) {
                 let kib = |b: f64| format!("{:.1} KiB", b / 1024.0);
                 let rows: Vec<Vec<String>> = report

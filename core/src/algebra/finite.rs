@@ -20,6 +20,7 @@ pub fn check_hardware(hardware: Option<&Hardware>) -> Result<(), ValidityError> 
         ("hardware.link_alpha_s", h.link_alpha_s),
         ("hardware.link_bytes_per_s", h.link_bytes_per_s),
         ("hardware.memory_bytes", h.memory_bytes),
+        ("hardware.action_overhead_s", h.action_overhead_s),
     ] {
         if let Some(v) = value
             && !(v.is_finite() && v >= 0.0)
@@ -148,7 +149,15 @@ pub fn check_totals(
             "the step's communication time (every transfer and gradient reduce)".into(),
         ));
     }
-    if !(compute + comm).is_finite() {
+    // The per-action overhead: at most three actions (F, I, W) per microbatch and layer.
+    let overhead = hw.action_overhead_s.unwrap_or(0.0) * 3.0 * m * layers_f64(scenario) * p;
+    if !overhead.is_finite() {
+        return Err(overflow(
+            "hardware.action_overhead_s".into(),
+            "the step's per-action overhead (every compute action's)".into(),
+        ));
+    }
+    if !(compute + comm + overhead).is_finite() {
         return Err(overflow(
             "hardware".into(),
             "the step's total time (compute plus communication)".into(),

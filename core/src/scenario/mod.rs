@@ -98,6 +98,11 @@ pub struct Hardware {
     /// half the overlap hides (0 to 1; absent: 0, the halves back to back).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fb_overlap: Option<f64>,
+    /// Seconds every compute action costs beyond its layers' work: the runtime's own per-action
+    /// work (dispatch, posting its sends and receives, bookkeeping), on the rank's compute
+    /// stream (absent: 0). `compare-trace` fits it from the gaps between a rank's actions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action_overhead_s: Option<f64>,
 }
 
 /// What went wrong reading a scenario. Every variant names the file; positions are 1-based.

@@ -253,6 +253,19 @@ pub fn durations(plan: &Plan, order: &Order) -> Vec<f64> {
         .node_indices()
         .map(|n| duration(plan, graph, n))
         .collect();
+    // Every compute action carries the runtime's per-action overhead.
+    let overhead = plan.hardware.action_overhead_s.unwrap_or(0.0);
+    if overhead > 0.0 {
+        for n in graph.node_indices() {
+            if matches!(
+                graph.node_weight(n),
+                Some(Event::Fwd { .. } | Event::Bwd { .. })
+            ) && let Some(slot) = out.get_mut(n.index())
+            {
+                *slot += overhead;
+            }
+        }
+    }
     let e = plan.hardware.fb_overlap.unwrap_or(0.0);
     if e > 0.0 {
         for &[f, b] in &order.pairs {
@@ -285,6 +298,7 @@ mod tests {
             link_bytes_per_s: Some(4.0),
             memory_bytes: None,
             fb_overlap: None,
+            action_overhead_s: None,
         }
     }
 

@@ -6,7 +6,9 @@
 //! region's pooled factor. Links: every cross-rank dependency whose consumer was waiting for it
 //! (its rank had nothing else to do since the producer finished) gives one transfer time, from
 //! the producer's last compute op to the consumer's first; `α` (and `β` when the transfers have
-//! different sizes) is fitted to those. The step time is never fitted: the calibrated
+//! different sizes) is fitted to those, less the runtime's per-action overhead, fitted apart from
+//! the gaps before actions whose inputs were on their own rank (`hardware.action_overhead_s`).
+//! The step time is never fitted: the calibrated
 //! prediction's step time is reported against the fit step (the fit's residual) and validated on
 //! every other step of the run.
 
@@ -60,6 +62,58 @@ pub struct LinkFit {
     pub median_s: Option<f64>,
 }
 
+/// The runtime's own time per compute action (`hardware.action_overhead_s`), fitted from the gaps
+/// between a rank's consecutive actions where the second needed nothing from another rank.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OverheadFit {
+    /// The median gap; `None` when no such pair was measured (the scenario's is kept).
+    pub action_overhead_s: Option<f64>,
+    pub samples: usize,
+}
+
+/// The per-action overhead of the fit step: on each rank, the gap from one action's last compute
+/// op to the next action's first, for every next action whose inputs come from its own rank (a
+/// first stage's forward, a weight half, a stage whose neighbour is on the same rank): the
+/// rank was free and its input ready, so the gap is the runtime's own work (dispatch, posting
+/// sends and receives, bookkeeping), which the layers' costs do not hold.
+fn fit_overhead(plan: &Plan, measured: &[(usize, Vec<StepAction>)]) -> OverheadFit {
+    let mut rank_of: FxHashMap<(usize, bool, usize), usize> = FxHashMap::default();
+    for (rank, actions) in measured {
+        for a in actions.iter().filter_map(|a| a.action) {
+            rank_of
+                .entry((a.stage.into(), a.phase.is_backward(), a.mb.into()))
+                .or_insert(*rank);
+        }
+    }
+    let last_stage = plan.placement.ranks_of_stages().len().saturating_sub(1);
+    let mut gaps = Vec::new();
+    for (rank, actions) in measured {
+        let mut order: Vec<&StepAction> = actions.iter().filter(|a| a.action.is_some()).collect();
+        order.sort_by_key(|a| a.compute_start_ns);
+        for pair in order.windows(2) {
+            let [prev, next] = pair else { continue };
+            let Some(action) = next.action else { continue };
+            let (stage, mb) = (usize::from(action.stage), usize::from(action.mb));
+            // Where its input comes from: the previous stage's forward, the next stage's
+            // backward, or (a weight half) its own input half.
+            let producer = match action.phase {
+                Phase::Forward => stage.checked_sub(1).map(|s| (s, false)),
+                Phase::Backward | Phase::Input => (stage < last_stage).then_some((stage + 1, true)),
+                Phase::Weight => None,
+            };
+            let local = producer.is_none_or(|(s, b)| rank_of.get(&(s, b, mb)) == Some(rank));
+            let gap = next.compute_start_ns.saturating_sub(prev.compute_end_ns);
+            if local && gap >= 0 {
+                gaps.push(gap as f64 * 1e-9);
+            }
+        }
+    }
+    OverheadFit {
+        samples: gaps.len(),
+        action_overhead_s: median(gaps),
+    }
+}
+
 /// One step of the run against the calibrated prediction.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepCheck {
@@ -89,6 +143,7 @@ pub struct Calibration {
     pub check_step: usize,
     pub factors: Vec<Factor>,
     pub link: LinkFit,
+    pub overhead: OverheadFit,
     /// Per rank, the memory measured on the fit step (ranks with `[memory]` events).
     pub memory: Vec<MemoryFit>,
     pub scenario: Scenario,
@@ -257,9 +312,11 @@ fn calibrate_with<E: From<DeriveError>>(
             let Some((region, _)) = plan.stage_to_region_rank(action.stage) else {
                 continue;
             };
-            if pe - ps > 0.0 {
-                // Measured compute over predicted time: the span's wait is not the action's cost.
-                let ratio = a.compute_ns as f64 * 1e-9 / (pe - ps);
+            let predicted_compute = super::compare::compute_seconds(sim, pe - ps);
+            if predicted_compute > 0.0 {
+                // Measured compute over predicted compute: the span's wait is not the action's
+                // cost, nor the runtime's per-action overhead.
+                let ratio = a.compute_ns as f64 * 1e-9 / predicted_compute;
                 let phase = action.phase.letter();
                 by_stage
                     .entry((action.stage.into(), phase))
@@ -386,7 +443,12 @@ fn calibrate_with<E: From<DeriveError>>(
     };
     let mut calibrated = scaled(scenario, &layer_factors);
     pass(0.2)?;
-    let link = fit_link(sim, &measured);
+    let overhead = fit_overhead(plan, &measured);
+    let link = fit_link(sim, &measured, overhead.action_overhead_s.unwrap_or(0.0));
+    if overhead.action_overhead_s.is_some() {
+        let hw = calibrated.hardware.get_or_insert_with(Default::default);
+        hw.action_overhead_s = overhead.action_overhead_s;
+    }
     if link.alpha_s.is_some() {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.link_alpha_s = link.alpha_s;
@@ -413,6 +475,7 @@ fn calibrate_with<E: From<DeriveError>>(
         check_step,
         factors,
         link,
+        overhead,
         memory,
         before: compare(sim, m, alignment, check_step),
         after: compare(&simulation, m, alignment, check_step),
@@ -426,9 +489,9 @@ fn calibrate_with<E: From<DeriveError>>(
 /// The transfer times of the fit step: every cross-rank dependency (a stage's forward feeding
 /// the next stage's, a stage's backward feeding the previous stage's) whose consumer waited —
 /// its rank ran nothing between the producer's last compute op and its own first — gives the
-/// time from the one to the other. `α` is their median less the scenario's `β·n`, or, when the
-/// sizes differ, both are fitted by least squares.
-fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> LinkFit {
+/// time from the one to the other, less the per-action overhead fitted apart. `α` is their median
+/// less the scenario's `β·n`, or, when the sizes differ, both are fitted by least squares.
+fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)], overhead_s: f64) -> LinkFit {
     let plan = &sim.derivation.plan;
     let hw = &plan.hardware;
     let mut at: FxHashMap<Action, (usize, &StepAction)> = FxHashMap::default();
@@ -490,8 +553,9 @@ fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> LinkFit 
             let first_after = e.partition_point(|&t| t <= producer.compute_end_ns);
             e.get(first_after).is_some_and(|&t| t < c.compute_start_ns)
         });
+        // The consumer's own per-action overhead is part of the gap, and modelled apart.
         if gap >= 0 && !busy {
-            samples.push((n, gap as f64 * 1e-9));
+            samples.push((n, (gap as f64 * 1e-9 - overhead_s).max(0.0)));
         }
     }
     let mut sizes: Vec<f64> = samples.iter().map(|s| s.0).collect();

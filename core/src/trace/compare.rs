@@ -330,6 +330,7 @@ pub fn compare(
     step: usize,
 ) -> Comparison {
     let predicted = predicted_actions(sim);
+    let compute_of = |event_s: f64| compute_seconds(sim, event_s);
     let plan_ranks = sim.derivation.plan.ranks;
     let (t0, t1, measured) = measured_step(m, alignment, step);
     let makespan_measured_s = seconds(t1.saturating_sub(t0));
@@ -380,9 +381,9 @@ pub fn compare(
                 measured_start_s: ms,
                 measured_duration_s: md,
                 predicted_start_s: ps,
-                predicted_duration_s: pe - ps,
+                predicted_duration_s: compute_of(pe - ps),
                 start_residual_s: ms - ps,
-                duration_residual_s: md - (pe - ps),
+                duration_residual_s: md - compute_of(pe - ps),
             });
         }
         let matched = residuals.len();
@@ -460,6 +461,18 @@ pub fn compare(
         memory,
         warnings: mismatch.warnings(sim),
     }
+}
+
+/// The compute part of a predicted action that lasts `event_s`: without the runtime's per-action
+/// overhead (`hardware.action_overhead_s`), which a measured action's compute does not hold.
+pub fn compute_seconds(sim: &Simulation, event_s: f64) -> f64 {
+    let overhead = sim
+        .derivation
+        .plan
+        .hardware
+        .action_overhead_s
+        .unwrap_or(0.0);
+    (event_s - overhead).max(0.0)
 }
 
 /// One measured action of a step as the app draws it: seconds from the step's start (its first compute op), and

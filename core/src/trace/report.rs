@@ -181,6 +181,8 @@ pub struct CompareTraceReport {
     pub factors: Vec<super::calibrate::Factor>,
     /// The link cost fitted to the measured transfers.
     pub link: super::calibrate::LinkFit,
+    /// The runtime's per-action overhead fitted from the gaps between actions.
+    pub overhead: super::calibrate::OverheadFit,
     /// `(calibrated − measured) / measured` on the fit step: what the fit leaves unexplained.
     pub fit_residual: f64,
     /// The calibrated step time against every other step (`null` with one step).
@@ -301,6 +303,7 @@ impl CompareTraceReport {
             calibrated_error,
             factors: c.factors.clone(),
             link: c.link.clone(),
+            overhead: c.overhead.clone(),
             fit_residual: c.fit_residual(),
             validation: c.validation(),
             steps: c.steps.clone(),
@@ -367,6 +370,11 @@ impl CompareTraceReport {
         let factors: Vec<String> = self.factors.iter().map(factor_text).collect();
         let _ = writeln!(out, "  fitted compute: {}", factors.join(", "));
         let _ = writeln!(out, "  fitted links: {}", link_text(&self.link));
+        let _ = writeln!(
+            out,
+            "  fitted per-action overhead: {}",
+            overhead_text(&self.overhead)
+        );
         // Rank numbers are sparse and may be long (`--rank f=4000000000`): the column fits them.
         let width = self
             .ranks
@@ -458,6 +466,18 @@ pub fn factor_text(f: &super::calibrate::Factor) -> String {
     match f.samples {
         0 => format!("{what} not fitted (no measured action; kept ×1)"),
         n => format!("{what} ×{:.3} ({n} actions)", f.factor),
+    }
+}
+
+/// What the per-action overhead fit found, in words.
+pub fn overhead_text(o: &super::calibrate::OverheadFit) -> String {
+    match o.action_overhead_s {
+        Some(s) => format!(
+            "{:.3} ms per action (median of {} gaps before an action whose inputs were on its rank)",
+            s * 1e3,
+            o.samples
+        ),
+        None => "not fitted (no two actions in a row with the second's inputs on its rank; the scenario's kept)".to_string(),
     }
 }
 
