@@ -669,11 +669,12 @@ fn calibrated_on_one_step_a_run_is_predicted_within_its_own_spread() {
     // Fitted on step 0 (compute per stage and phase from the ops, α from the transfers, the
     // per-action overhead from the gaps between actions; the step time itself is never
     // fitted), the prediction lies within the run's own step-to-step spread of the median of
-    // the 7 other steps. ZB-V does not (-21 %: README, Diagnosis).
+    // the 7 other steps.
     for (schedule, error, spread) in [
-        ("gpipe", -0.0219, 0.2944),
-        ("1f1b", 0.0377, 0.1878),
-        ("interleaved", 0.0411, 0.1786),
+        ("gpipe", -0.0182, 0.2944),
+        ("1f1b", 0.0923, 0.1878),
+        ("interleaved", 0.0839, 0.1786),
+        ("zbv", -0.1208, 0.1420),
     ] {
         let v = on_recorded("compare-trace", schedule);
         let validation = &v["validation"];
@@ -683,8 +684,8 @@ fn calibrated_on_one_step_a_run_is_predicted_within_its_own_spread() {
         );
         assert!(e.abs() <= s, "{schedule}: {validation}");
         // The figures the README states.
-        assert!((e - error).abs() < 5e-5, "{schedule}: {e}");
-        assert!((s - spread).abs() < 5e-5, "{schedule}: {s}");
+        assert!((e - error).abs() < 1e-4, "{schedule}: {e}");
+        assert!((s - spread).abs() < 1e-4, "{schedule}: {s}");
         // Validated on every step but the fit step.
         assert_eq!(v["steps"].as_array().unwrap().len(), 8);
         assert_eq!(v["check_step"], 1);
@@ -694,10 +695,10 @@ fn calibrated_on_one_step_a_run_is_predicted_within_its_own_spread() {
 #[test]
 fn costs_fitted_on_the_gpipe_run_predict_the_interleaved_and_zero_bubble_runs() {
     // What-if: the costs fitted on the GPipe trace, on the interleaved and ZB-V schedules of
-    // the same model, predict those runs' median steps within 15 % (+2.6 %, -11.1 %).
+    // the same model, predict those runs' median steps within 15 % (+3.9 %, -10.4 %).
     for (other, schedule, want) in [
-        ("interleaved", "⟨1f1b, 1f1b⟩", 0.0255),
-        ("zbv", "⟨zbv, zbv⟩", -0.1105),
+        ("interleaved", "⟨1f1b, 1f1b⟩", 0.0393),
+        ("zbv", "⟨zbv, zbv⟩", -0.1041),
     ] {
         let v = json(&[
             "compare-trace",
@@ -715,7 +716,7 @@ fn costs_fitted_on_the_gpipe_run_predict_the_interleaved_and_zero_bubble_runs() 
             .unwrap();
         let error = (predicted - measured) / measured;
         assert!(error.abs() < 0.15, "{other}: {predicted} vs {measured}");
-        assert!((error - want).abs() < 5e-5, "{other}: {error}");
+        assert!((error - want).abs() < 1e-4, "{other}: {error}");
     }
     // A model of another size is refused, with the file named.
     let dir = std::env::temp_dir().join(format!("mpipe-what-if-{}", std::process::id()));

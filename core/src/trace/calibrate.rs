@@ -5,7 +5,7 @@
 //! groups that straddle a stage are split), and a layer no measured stage covers takes its
 //! region's pooled factor. Links: every cross-rank dependency whose consumer was waiting for it
 //! (its rank had nothing else to do since the producer finished) gives one transfer time, from
-//! the producer's last compute op to the consumer's first; `α` (and `β` when the transfers have
+//! the producer's last compute op to the consumer's first; `α` (their mean, and `β` when they have
 //! different sizes) is fitted to those, less the runtime's per-action overhead, fitted apart from
 //! the gaps before actions whose inputs were on their own rank (`hardware.action_overhead_s`).
 //! The step time is never fitted: the calibrated
@@ -198,6 +198,11 @@ fn relative(value: f64, reference: f64) -> f64 {
     } else {
         0.0
     }
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
 }
 
 fn median(mut values: Vec<f64>) -> Option<f64> {
@@ -489,7 +494,7 @@ fn calibrate_with<E: From<DeriveError>>(
 /// The transfer times of the fit step: every cross-rank dependency (a stage's forward feeding
 /// the next stage's, a stage's backward feeding the previous stage's) whose consumer waited —
 /// its rank ran nothing between the producer's last compute op and its own first — gives the
-/// time from the one to the other, less the per-action overhead fitted apart. `α` is their median
+/// time from the one to the other, less the per-action overhead fitted apart. `α` is their mean
 /// less the scenario's `β·n`, or, when the sizes differ, both are fitted by least squares.
 fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)], overhead_s: f64) -> LinkFit {
     let plan = &sim.derivation.plan;
@@ -584,11 +589,12 @@ fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)], overhead_s:
         }
     } else {
         (
-            median(
+            // The mean, not the median: a transfer that is now and then slow (a send held until
+            // its receiver is ready) costs its average on the critical path.
+            mean(
                 samples
                     .iter()
-                    .map(|&(n, t)| (t - scenario_beta(n)).max(0.0))
-                    .collect(),
+                    .map(|&(n, t)| (t - scenario_beta(n)).max(0.0)),
             ),
             None,
         )

@@ -494,7 +494,7 @@ pub fn link_text(link: &super::calibrate::LinkFit) -> String {
             link.sizes
         ),
         (Some(a), None) => format!(
-            "α {} from {} transfer(s) (median {}; one size, so β is the scenario's)",
+            "α {}, the mean of {} transfer(s) (their median {}; one size, so β is the scenario's)",
             ms(a),
             link.samples,
             ms(link.median_s.unwrap_or(0.0))
