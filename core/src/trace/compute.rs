@@ -3,7 +3,10 @@
 //! ops inside it on the same thread — every span there other than communication (`c10d::…`,
 //! `gloo:…`, `nccl:…`, `record_param_comms`), profiler bookkeeping (step markers, user
 //! annotations) and schedule annotations themselves. On a device stream (the GPU copies of the
-//! annotations) the ops inside are the kernels. The rest of the span is its wait.
+//! annotations) the ops inside are the kernels. A CPU span whose ops launched GPU kernels (a
+//! flow from the launch on its thread to the kernel on a stream, Kineto's `ac2g`) computes on the
+//! device: its compute is the union of those kernels, where and when they ran. The rest of the
+//! span is its wait.
 
 use super::raw::RawTrace;
 use super::rules::Compiled;
@@ -56,10 +59,12 @@ pub(super) fn not_compute(name: &str, cat: &str) -> bool {
         || cat == "Trace"
 }
 
-/// Every compute op of one file, per thread, sorted by start: `(start, end, glue)` in ns.
+/// Every compute op of one file, per thread, sorted by start: `(start, end, glue)` in ns; and
+/// the GPU kernels each CPU thread launched, by launch time: `(launch, kernel start, kernel end)`.
 #[derive(Debug, Default)]
 pub struct ComputeOps {
     by_thread: FxHashMap<u32, Vec<(i64, i64, bool)>>,
+    kernels: FxHashMap<u32, Vec<(i64, i64, i64)>>,
 }
 
 impl ComputeOps {
@@ -90,12 +95,46 @@ impl ComputeOps {
         for ops in by_thread.values_mut() {
             ops.sort_unstable();
         }
-        ComputeOps { by_thread }
+        ComputeOps {
+            kernels: launched_kernels(trace, &by_thread),
+            by_thread,
+        }
     }
 
     /// Whether the file has no compute op at all (annotations only).
     pub fn is_empty(&self) -> bool {
         self.by_thread.is_empty()
+    }
+
+    /// The union of the kernels launched from `thread` within `[start, end)`, and when the first
+    /// starts and the last ends; `None` when it launched none there.
+    pub fn device_compute(&self, thread: u32, start: i64, end: i64) -> Option<(i64, (i64, i64))> {
+        let launches = self.kernels.get(&thread)?;
+        let from = launches.partition_point(|&(l, _, _)| l < start);
+        let mut runs: Vec<(i64, i64)> = launches
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|&&(l, _, _)| l < end)
+            .map(|&(_, s, e)| (s, e))
+            .collect();
+        runs.sort_unstable();
+        let (first, last) = (runs.first()?.0, runs.iter().map(|r| r.1).max()?);
+        let (mut total, mut open): (i64, Option<(i64, i64)>) = (0, None);
+        for (s, e) in runs {
+            open = match open {
+                Some((os, oe)) if s <= oe => Some((os, oe.max(e))),
+                Some((os, oe)) => {
+                    total = total.saturating_add(oe - os);
+                    Some((s, e))
+                }
+                None => Some((s, e)),
+            };
+        }
+        if let Some((os, oe)) = open {
+            total = total.saturating_add(oe - os);
+        }
+        Some((total, (first, last)))
     }
 
     /// Nanoseconds of `[start, end)` on `thread` covered by compute ops that lie inside it.
@@ -144,6 +183,70 @@ impl ComputeOps {
     }
 }
 
+/// The kernels each CPU thread launched: every flow whose start (`s`) lies on a thread with
+/// compute ops and whose end (`f`, or a `t` step) lies on another thread inside a span there
+/// (the kernel, on its stream), by launch time.
+fn launched_kernels(
+    trace: &RawTrace,
+    cpu: &FxHashMap<u32, Vec<(i64, i64, bool)>>,
+) -> FxHashMap<u32, Vec<(i64, i64, i64)>> {
+    let mut starts: FxHashMap<u32, (u32, i64)> = FxHashMap::default();
+    let mut ends: Vec<(u32, u32, i64)> = Vec::new();
+    for f in &trace.flows {
+        match f.phase {
+            b's' => {
+                starts.entry(f.id).or_insert((f.thread, f.ts_ns));
+            }
+            b'f' | b't' => ends.push((f.id, f.thread, f.ts_ns)),
+            _ => {}
+        }
+    }
+    if starts.is_empty() || ends.is_empty() {
+        return FxHashMap::default();
+    }
+    // The spans of each thread that flows end on, sorted by start, to find the kernel at a time.
+    let targets: rustc_hash::FxHashSet<u32> = ends.iter().map(|e| e.1).collect();
+    let mut spans: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
+    // Kernels only: not the stream's copies of the annotations that enclose them.
+    for s in trace
+        .spans
+        .iter()
+        .filter(|s| targets.contains(&s.thread) && !not_compute(trace.name(s), trace.cat(s)))
+    {
+        spans
+            .entry(s.thread)
+            .or_default()
+            .push((s.start_ns, s.end_ns()));
+    }
+    for list in spans.values_mut() {
+        list.sort_unstable();
+    }
+    let mut out: FxHashMap<u32, Vec<(i64, i64, i64)>> = FxHashMap::default();
+    for (id, thread, ts) in ends {
+        let Some(&(from, launch)) = starts.get(&id) else {
+            continue;
+        };
+        if from == thread || !cpu.contains_key(&from) {
+            continue;
+        }
+        // The kernel: the last span on the stream that starts at or before the flow's end and
+        // is still running then.
+        let Some(list) = spans.get(&thread) else {
+            continue;
+        };
+        let i = list.partition_point(|&(s, _)| s <= ts);
+        if let Some(&(s, e)) = i.checked_sub(1).and_then(|i| list.get(i))
+            && e >= ts
+        {
+            out.entry(from).or_default().push((launch, s, e));
+        }
+    }
+    for list in out.values_mut() {
+        list.sort_unstable();
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,7 +259,10 @@ mod tests {
         by_thread.insert(1, ops.map(|(s, e)| (s, e, false)).to_vec());
         // A glue op (an allocation) before the rest: compute, but not where compute starts.
         by_thread.insert(3, vec![(0, 2, true), (5, 9, false)]);
-        let ops = ComputeOps { by_thread };
+        let ops = ComputeOps {
+            by_thread,
+            kernels: FxHashMap::default(),
+        };
         assert_eq!(ops.compute_ns(1, 0, 100), 30 + 30);
         assert_eq!(ops.compute_ns(1, 45, 100), 30);
         assert_eq!(ops.compute_ns(2, 0, 100), 0);

@@ -573,6 +573,28 @@ fn build_rank(
                         (end - start, start, end)
                     }
                 };
+                // A CPU span whose ops launched kernels ran on the device: it is timed where
+                // its kernels ran, from the first one's start to the last one's end.
+                let device = (c.kind.is_compute() && c.paired.is_none()).then(|| {
+                    ops.get(s.file)
+                        .and_then(|o| o.device_compute(sp.thread, sp.start_ns, sp.end_ns()))
+                });
+                if let Some(Some((compute_ns, (first, last)))) = device {
+                    let event = MeasuredEvent {
+                        stage: c.stage.unwrap_or(rank),
+                        kind: c.kind,
+                        direction: c.direction,
+                        mb: c.mb.unwrap_or(usize::MAX),
+                        start_ns: first,
+                        end_ns: last,
+                        step: 0,
+                        source: SpanRef { file: s.file, span },
+                        compute_ns,
+                        compute_start_ns: first,
+                        compute_end_ns: last,
+                    };
+                    return vec![event];
+                }
                 let (compute_ns, compute_start_ns, compute_end_ns) =
                     compute(sp.start_ns, sp.end_ns());
                 let event = MeasuredEvent {
@@ -792,6 +814,40 @@ fn number_microbatches(events: &mut [MeasuredEvent]) {
 mod tests {
     use super::*;
     use crate::trace::raw::MemorySample;
+
+    #[test]
+    fn a_cpu_span_that_launched_kernels_computes_where_they_ran() {
+        // `PP:0F0` on the CPU launches two kernels (Kineto's `ac2g` flows) that run later on a
+        // stream, overlapping; `PP:0B0` launches none and computes on the CPU.
+        let text = r#"{"traceEvents":[
+          {"ph":"X","cat":"user_annotation","name":"PP:0F0","pid":1,"tid":1,"ts":0,"dur":100},
+          {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":10,"dur":5},
+          {"ph":"s","id":7,"cat":"ac2g","name":"ac2g","pid":1,"tid":1,"ts":10},
+          {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":5},
+          {"ph":"s","id":8,"cat":"ac2g","name":"ac2g","pid":1,"tid":1,"ts":20},
+          {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":150,"dur":30},
+          {"ph":"f","id":7,"cat":"ac2g","name":"ac2g","pid":0,"tid":7,"ts":150,"bp":"e"},
+          {"ph":"X","cat":"kernel","name":"relu","pid":0,"tid":7,"ts":170,"dur":30},
+          {"ph":"f","id":8,"cat":"ac2g","name":"ac2g","pid":0,"tid":7,"ts":170,"bp":"e"},
+          {"ph":"X","cat":"user_annotation","name":"PP:0B0","pid":1,"tid":1,"ts":300,"dur":100},
+          {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":320,"dur":40}
+        ]}"#;
+        let trace = crate::trace::import_bytes(text.as_bytes(), "rank0.json").unwrap();
+        let rules = crate::trace::rules::RuleSet::default().compile().unwrap();
+        let m = recover(&[trace], &rules, &[Some(0)]);
+        let got: Vec<(String, i64, i64, i64)> = m.ranks[0]
+            .actions
+            .iter()
+            .map(|a| (a.label(), a.start_ns, a.end_ns, a.compute_ns))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("0F0".to_string(), 150_000, 200_000, 50_000),
+                ("0B0".to_string(), 300_000, 400_000, 40_000)
+            ]
+        );
+    }
 
     #[test]
     fn a_transfer_belongs_to_the_step_of_the_action_it_serves() {
