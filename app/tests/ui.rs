@@ -710,3 +710,23 @@ fn a_dualpipev_schedule_is_chosen_from_the_menu_and_its_pairs_drawn() {
             .any(|s| s.to_string() == "(0F7;7B3)OVERLAP_F_B")
     );
 }
+
+#[test]
+fn the_operator_table_shows_the_schedule_as_a_grid() {
+    // BigMac's global operator table under the chart: collapsed until opened; a row per rank,
+    // a column per slot, every backbone forward of microbatch 0 once per rank.
+    let mut harness = harness();
+    harness
+        .get_by_label("Operator table (time slot × rank)")
+        .click();
+    harness.run();
+    let shown = harness.state().shown().unwrap().clone();
+    let table = shown.table.as_ref().unwrap();
+    assert_eq!(table.ranks.len(), shown.sim.derivation.plan.ranks);
+    assert_eq!(
+        harness.get_all_by_label("F0").count(),
+        shown.sim.derivation.plan.ranks
+    );
+    assert!(harness.get_all_by_label("IDLE").count() > 0);
+    harness.get_by_label_contains("Every compute action takes one slot");
+}

@@ -106,6 +106,51 @@ fn derive_prints_a_readable_table() {
 }
 
 #[test]
+fn derive_table_is_the_global_operator_table() {
+    // ⟨transpose, 1f1b⟩ as BigMac's table: the transposed encoder's forwards (`VF`) fill the
+    // warmup bubble, and every rank runs, slot by slot, exactly its derived order (the
+    // encoder's actions read `VF<mb>`/`VB<mb>`, the backbone's `F<mb>`/`B<mb>`).
+    let path = samples().join("mpipe-vit-llm.json");
+    let file = path.to_str().unwrap();
+    let (code, out, err) = mpipe(&["derive", file, "--table"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 5);
+    assert_eq!(rows[0][..3], ["slot", "0", "1"]);
+    assert_eq!(rows[1][..4], ["rank", "0", "VF5", "F0"]);
+    let (_, json, _) = mpipe(&["derive", file, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    for rank in 0..4 {
+        let cells: Vec<&str> = rows[rank + 1][2..]
+            .iter()
+            .copied()
+            .filter(|c| *c != "IDLE")
+            .collect();
+        let derived: Vec<String> = v["ranks"][rank]["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                let a = a.as_str().unwrap();
+                let at = a.find(['F', 'B']).unwrap();
+                // Region 1 (the encoder) is stages 0 to 3, the backbone 4 to 7.
+                let stage: usize = a[..at].parse().unwrap();
+                let module = if stage < 4 { "V" } else { "" };
+                format!("{module}{}", &a[at..])
+            })
+            .collect();
+        assert_eq!(cells, derived, "rank {rank}");
+    }
+    // Not both at once.
+    let (code, _, err) = mpipe(&["derive", file, "--table", "--json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot be used with"), "{err}");
+}
+
+#[test]
 fn derive_json_has_the_documented_shape() {
     let path = samples().join("mpipe-vit-llm.json");
     let (code, out, _) = mpipe(&["derive", path.to_str().unwrap(), "--json"]);

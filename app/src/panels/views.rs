@@ -263,6 +263,8 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
         out.extend(compare::compare_ui(ui, studio));
     }
     ui.add_space(6.0);
+    operator_table_ui(ui, shown);
+    ui.add_space(6.0);
     out.extend(traces::traces_ui(ui, studio, shown));
     ui.add_space(6.0);
     ui.label(RichText::new("Memory per rank").strong());
@@ -295,4 +297,56 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
     ui.label(RichText::new("Collectives").strong());
     stats::collectives_ui(ui, &shown.sim);
     out
+}
+
+/// The global operator table (BigMac's view of a schedule): time slot × rank, each cell the
+/// operator the rank runs in that slot, collapsed until asked for.
+fn operator_table_ui(ui: &mut Ui, shown: &crate::state::derived::Shown) {
+    egui::CollapsingHeader::new("Operator table (time slot × rank)")
+        .id_salt("operator table")
+        .show(ui, |ui| {
+            let Some(table) = &shown.table else {
+                ui.label(
+                    RichText::new(format!(
+                        "The schedule has more than {} compute actions, too many to lay out here; `mpipe derive FILE --table` prints its table.",
+                        crate::state::derived::TABLE_ACTIONS
+                    ))
+                    .small(),
+                );
+                return;
+            };
+            ui.label(
+                RichText::new(
+                    "Every compute action takes one slot: the order and what waits for what, not the durations. V: encoder, G: generator; F forward, B backward, I and W its halves; a;b an overlapped pair.",
+                )
+                .small(),
+            );
+            egui::ScrollArea::horizontal()
+                .id_salt("operator table scroll")
+                .show(ui, |ui| {
+                    egui::Grid::new("operator table grid")
+                        .striped(true)
+                        .spacing([6.0, 2.0])
+                        .show(ui, |ui| {
+                            let slots = table.ranks.iter().map(Vec::len).max().unwrap_or(0);
+                            ui.label(RichText::new("slot").small());
+                            for slot in 0..slots {
+                                ui.label(RichText::new(slot.to_string()).small().weak());
+                            }
+                            ui.end_row();
+                            for (rank, cells) in table.ranks.iter().enumerate() {
+                                ui.label(RichText::new(format!("rank {rank}")).small());
+                                for cell in cells {
+                                    let text = RichText::new(cell).monospace().small();
+                                    if cell == mpipe::report::table::IDLE {
+                                        ui.label(text.weak());
+                                    } else {
+                                        ui.label(text);
+                                    }
+                                }
+                                ui.end_row();
+                            }
+                        });
+                });
+        });
 }

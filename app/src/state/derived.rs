@@ -34,7 +34,14 @@ pub struct Shown {
     critical: Vec<bool>,
     /// How long each event (by node index) could start later without delaying the step.
     slack: Vec<f64>,
+    /// The global operator table (time slot × rank), for schedules of at most
+    /// [`TABLE_ACTIONS`] compute actions.
+    pub table: Option<mpipe::report::table::OperatorTable>,
 }
+
+/// The most compute actions the app lays out as an operator table (`mpipe derive --table`
+/// prints any).
+pub const TABLE_ACTIONS: usize = 4_000;
 
 impl Shown {
     /// Lays out `sim` (this is the linear work a large simulation does on its worker too).
@@ -73,6 +80,8 @@ impl Shown {
             }
         }
         let slack = sim.slack();
+        let table = (scene.events.len() <= TABLE_ACTIONS)
+            .then(|| mpipe::report::table::OperatorTable::new(&sim.derivation));
         Shown {
             generation,
             name: name.to_string(),
@@ -81,6 +90,7 @@ impl Shown {
             lanes,
             critical,
             slack,
+            table,
         }
     }
 
