@@ -43,6 +43,7 @@ pub struct RankOffset {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Alignment {
     pub method: AlignMethod,
+    /// In rank order.
     pub ranks: Vec<RankOffset>,
     /// Cross-rank dependencies used.
     pub constraints: usize,
@@ -51,11 +52,13 @@ pub struct Alignment {
 }
 
 impl Alignment {
-    /// The offset of `rank` (0 when the rank is unknown).
+    /// The offset of `rank` (0 when the rank is unknown). The ranks are in rank order (they are
+    /// the measurement's), so a run of many ranks looks each up in `log R`.
     pub fn offset(&self, rank: usize) -> i64 {
         self.ranks
-            .iter()
-            .find(|r| r.rank == rank)
+            .binary_search_by_key(&rank, |r| r.rank)
+            .ok()
+            .and_then(|i| self.ranks.get(i))
             .map_or(0, |r| r.offset_ns)
     }
 }

@@ -173,8 +173,10 @@ pub struct Measurement {
 }
 
 impl Measurement {
+    /// Rank `rank`'s measurement (the ranks are in rank order: found in `log R`).
     pub fn rank(&self, rank: usize) -> Option<&MeasuredRank> {
-        self.ranks.iter().find(|r| r.rank == rank)
+        let i = self.ranks.binary_search_by_key(&rank, |r| r.rank).ok()?;
+        self.ranks.get(i)
     }
 
     /// The first rank from which no compute action was recovered (an unannotated run): such a
@@ -754,6 +756,18 @@ fn transfers_join_their_actions(events: &mut [MeasuredEvent]) {
             .or_default()
             .push((e.start_ns, e.step));
     }
+    for list in actions.values_mut() {
+        list.sort_unstable();
+    }
+    // The action of a sorted list nearest to `t`: one of the two around it.
+    let nearest_in = |list: &[(i64, usize)], t: i64| {
+        let i = list.partition_point(|&(at, _)| at < t);
+        [i.checked_sub(1), Some(i)]
+            .into_iter()
+            .flatten()
+            .filter_map(|i| list.get(i).copied())
+            .min_by_key(|(at, _)| at.saturating_sub(t).unsigned_abs())
+    };
     for e in events.iter_mut().filter(|e| !e.kind.is_compute()) {
         // Without a direction, a transfer may serve either phase.
         let phases: &[bool] = match e.direction {
@@ -764,9 +778,9 @@ fn transfers_join_their_actions(events: &mut [MeasuredEvent]) {
         let nearest = phases
             .iter()
             .filter_map(|&b| actions.get(&(e.stage, e.mb, b)))
-            .flatten()
-            .min_by_key(|(t, _)| (t.saturating_sub(e.start_ns)).unsigned_abs());
-        if let Some(&(_, step)) = nearest {
+            .filter_map(|list| nearest_in(list, e.start_ns))
+            .min_by_key(|(at, _)| at.saturating_sub(e.start_ns).unsigned_abs());
+        if let Some((_, step)) = nearest {
             e.step = step;
         }
     }
