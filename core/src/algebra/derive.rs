@@ -64,7 +64,17 @@ pub fn derive_plan(
     explicit: Option<&[Vec<String>]>,
 ) -> Result<Derivation, DeriveError> {
     let collectives = collectives::collectives(&plan);
-    let order = build::build(&plan, &collectives, explicit)?;
+    let mut order = build::build(&plan, &collectives, explicit)?;
+    // A nested first region is placed in the backbone's idle slots: the orders the backbone
+    // gives, with the encoder's work nested, derived as explicit orders.
+    let nested = plan
+        .regions
+        .first()
+        .is_some_and(|r| r.skeleton == crate::schedules::NESTED);
+    if nested && explicit.is_none() {
+        let orders = crate::graph::compose::nested::orders(&plan, &order);
+        order = build::build(&plan, &collectives, Some(&orders))?;
+    }
     Ok(Derivation {
         plan,
         collectives,

@@ -117,6 +117,10 @@ pub enum ValidityError {
         why: &'static str,
     },
     #[error(
+        "rule `nested-source`: region {region} is `nested`, which is defined for the first region only (the encoder before the backbone); a nested generator after the backbone is not implemented yet"
+    )]
+    NestedNotFirst { region: usize },
+    #[error(
         "rule `uniform-wavefront`: the Sharded regions {regions} form one wavefront but mix skeletons ({skeletons}); mixed skeletons in one wavefront are not defined yet"
     )]
     MixedRun {
@@ -197,6 +201,7 @@ impl ValidityError {
             | SlabsRanks { .. }
             | SlabsSum { .. } => "sharded-slabs",
             MixedRun { .. } => "uniform-wavefront",
+            NestedNotFirst { .. } => "nested-source",
             Chunks { rule, .. } | TooFewMicrobatches { rule, .. } => rule,
             InterleavedRounds { .. } => "interleaved-rounds",
             OwnerLength { .. } | OwnerRank { .. } => "owner",
@@ -227,6 +232,7 @@ impl ValidityError {
                 format!("slabs[{}]", region - 1)
             }
             MixedRun { culprit, .. } => format!("schedule[{}]", culprit - 1),
+            NestedNotFirst { region } => format!("schedule[{}]", region - 1),
             Chunks { .. } => "schedule".into(),
             InterleavedRounds { .. } | TooFewMicrobatches { .. } => "microbatches".into(),
             OwnerLength { .. } => "owner".into(),
@@ -558,6 +564,13 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
 
 /// All Sharded regions, woven into one wavefront; they must share one skeleton.
 fn wavefront(regions: &[Region]) -> Result<Option<Wavefront>, ValidityError> {
+    if let Some(r) = regions
+        .iter()
+        .skip(1)
+        .find(|r| r.skeleton == crate::schedules::NESTED)
+    {
+        return Err(ValidityError::NestedNotFirst { region: r.index });
+    }
     let members: Vec<&Region> = regions
         .iter()
         .filter(|r| r.layout() == Layout::Sharded)

@@ -9,6 +9,7 @@
 pub mod dualpipev;
 pub mod gpipe;
 pub mod looped_bfs;
+pub mod nested;
 pub mod one_f_one_b;
 pub mod transpose;
 pub mod zb1p;
@@ -17,6 +18,7 @@ pub mod zbv;
 pub use dualpipev::DUALPIPEV;
 pub use gpipe::GPIPE;
 pub use looped_bfs::LOOPED_BFS;
+pub use nested::NESTED;
 pub use one_f_one_b::ONE_F_ONE_B;
 pub use transpose::TRANSPOSE;
 pub use zb1p::ZB1P;
@@ -33,6 +35,7 @@ pub static REGISTRY: &[Skeleton] = &[
     one_f_one_b::ONE_F_ONE_B,
     gpipe::GPIPE,
     transpose::TRANSPOSE,
+    nested::NESTED,
     looped_bfs::LOOPED_BFS,
     zb1p::ZB1P,
     zbv::ZBV,

@@ -1,4 +1,5 @@
 //! Composition policies: how a Replicated region's work shares a rank's stream with the
-//! wavefront. Mpipe's transpose is the one implemented.
+//! wavefront: Mpipe's transpose, and BigMac's nested encoder.
 
+pub mod nested;
 pub mod transpose;
