@@ -120,21 +120,7 @@ impl ComputeOps {
             .collect();
         runs.sort_unstable();
         let (first, last) = (runs.first()?.0, runs.iter().map(|r| r.1).max()?);
-        let (mut total, mut open): (i64, Option<(i64, i64)>) = (0, None);
-        for (s, e) in runs {
-            open = match open {
-                Some((os, oe)) if s <= oe => Some((os, oe.max(e))),
-                Some((os, oe)) => {
-                    total = total.saturating_add(oe - os);
-                    Some((s, e))
-                }
-                None => Some((s, e)),
-            };
-        }
-        if let Some((os, oe)) = open {
-            total = total.saturating_add(oe - os);
-        }
-        Some((total, (first, last)))
+        Some((union_ns(runs), (first, last)))
     }
 
     /// Nanoseconds of `[start, end)` on `thread` covered by compute ops that lie inside it.
@@ -152,35 +138,44 @@ impl ComputeOps {
         let mut first_start = None;
         let mut last_end = i64::MIN;
         let first = ops.partition_point(|&(s, _, _)| s < start);
-        let (mut total, mut open): (i64, Option<(i64, i64)>) = (0, None);
-        for &(s, e, glue) in ops.get(first..).unwrap_or_default() {
-            if s >= end {
-                break;
-            }
-            if e > end {
-                continue;
-            }
-            if !glue {
-                first_start.get_or_insert(s);
-                last_end = last_end.max(e);
-            }
-            open = match open {
-                Some((os, oe)) if s <= oe => Some((os, oe.max(e))),
-                Some((os, oe)) => {
-                    total = total.saturating_add(oe - os);
-                    Some((s, e))
+        let inside = ops
+            .get(first..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|&&(s, _, _)| s < end)
+            .filter(|&&(_, e, _)| e <= end)
+            .inspect(|&&(s, e, glue)| {
+                if !glue {
+                    first_start.get_or_insert(s);
+                    last_end = last_end.max(e);
                 }
-                None => Some((s, e)),
-            };
-        }
-        if let Some((os, oe)) = open {
-            total = total.saturating_add(oe - os);
-        }
+            })
+            .map(|&(s, e, _)| (s, e));
+        let total = union_ns(inside);
         (
             total.min(end.saturating_sub(start)).max(0),
             first_start.map(|s| (s, last_end)),
         )
     }
+}
+
+/// The time a union of intervals covers; they come sorted by start.
+fn union_ns(intervals: impl IntoIterator<Item = (i64, i64)>) -> i64 {
+    let (mut total, mut open): (i64, Option<(i64, i64)>) = (0, None);
+    for (s, e) in intervals {
+        open = match open {
+            Some((os, oe)) if s <= oe => Some((os, oe.max(e))),
+            Some((os, oe)) => {
+                total = total.saturating_add(oe - os);
+                Some((s, e))
+            }
+            None => Some((s, e)),
+        };
+    }
+    if let Some((os, oe)) = open {
+        total = total.saturating_add(oe - os);
+    }
+    total
 }
 
 /// The kernels each CPU thread launched: every flow whose start (`s`) lies on a thread with
