@@ -121,6 +121,10 @@ fn every_owner_map_nests_without_deadlock_and_each_encoder_action_once() {
             }
         }
         mpipe::sim::run::simulate_scenario(&s, Default::default()).unwrap();
+        // With a nested generator after the backbone, too.
+        let mut generation = with_generator(NESTED, m, true);
+        generation.owner = owner.clone();
+        mpipe::derive(&generation).unwrap_or_else(|e| panic!("{owner:?} with a generator: {e}"));
     }
 }
 
@@ -157,21 +161,134 @@ fn an_encoder_forward_runs_just_before_its_output_is_used_and_its_backward_once_
 }
 
 #[test]
-fn nested_is_defined_for_the_first_region_only() {
-    let s = scenario(
+fn nested_is_defined_first_and_last_around_a_backbone_only() {
+    // ⟨1f1b, nested, 1f1b⟩: in the middle, between Sharded regions; ⟨nested⟩: no backbone.
+    let middle = scenario(
         vec![
             LayerSpec::timed("llm", Role::Backbone, 8, 1.0),
-            LayerSpec::timed("gen", Role::Generator, 4, 1.0),
+            LayerSpec::timed("mid", Role::Other, 4, 1.0),
+            LayerSpec::timed("head", Role::Backbone, 4, 1.0),
         ],
-        &[8],
-        &[ONE_F_ONE_B, NESTED],
+        &[8, 12],
+        &[ONE_F_ONE_B, NESTED, ONE_F_ONE_B],
         P,
         8,
     );
-    let e = mpipe::derive(&s).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "rule `nested-source`: region 2 is `nested`, which is defined for the first region only (the encoder before the backbone); a nested generator after the backbone is not implemented yet"
+    let alone = scenario(
+        vec![LayerSpec::timed("vit", Role::Encoder, 4, 1.0)],
+        &[],
+        &[NESTED],
+        P,
+        8,
     );
-    assert_eq!(e.field(), "schedule[1]");
+    for (s, region, field) in [(middle, 2, "schedule[1]"), (alone, 1, "schedule[0]")] {
+        let e = mpipe::derive(&s).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "rule `nested-position`: region {region} is `nested`, which is defined for the first region (an encoder before the backbone) and the last (a generator after it), around a Sharded backbone"
+            )
+        );
+        assert_eq!(e.field(), field);
+    }
+}
+
+/// ⟨encoder, 1f1b, nested⟩: 4 encoder layers (stages 0–3), 8 backbone layers (stages 4–7), a
+/// 4-layer generator (stages 8–11).
+fn with_generator(
+    encoder: mpipe::algebra::skeleton::Skeleton,
+    m: usize,
+    generator_trainable: bool,
+) -> Scenario {
+    let mut layers = vit_llm(4, 8, true);
+    let mut generator = LayerSpec::timed("gen", Role::Generator, 4, 0.5);
+    generator.trainable = generator_trainable;
+    layers.push(generator);
+    scenario(layers, &[4, 12], &[encoder, ONE_F_ONE_B, NESTED], P, m)
+}
+
+#[test]
+fn a_nested_generator_runs_after_the_last_stages_forward_and_before_its_backward() {
+    // ⟨nested, 1f1b, nested⟩ and ⟨transpose, 1f1b, nested⟩ (BigMac's generation designs): the
+    // backbone's order is the one it has alone; on its owner, each generator forward follows
+    // the last stage's forward of its microbatch, its backward follows it, and the last stage's
+    // backward follows that (the table's slots; the last stage is rank 3).
+    let m = 8;
+    let alone = scenario(
+        vec![LayerSpec::timed("llm", Role::Backbone, 8, 1.0)],
+        &[],
+        &[ONE_F_ONE_B],
+        P,
+        m,
+    );
+    for encoder in [NESTED, TRANSPOSE] {
+        let s = with_generator(encoder, m, true);
+        let d = mpipe::derive(&s).unwrap_or_else(|e| panic!("{encoder}: {e}"));
+        let backbone: Vec<Vec<(Phase, usize)>> = (0..P)
+            .map(|r| {
+                d.order
+                    .actions(r)
+                    .iter()
+                    .filter(|a| (P..2 * P).contains(&usize::from(a.stage)))
+                    .map(|a| (a.phase, usize::from(a.mb)))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(backbone, self::backbone(&alone, 0), "{encoder}");
+        let table = mpipe::report::table::OperatorTable::new(&d);
+        let at = |rank: usize, name: &str| {
+            table.ranks[rank]
+                .iter()
+                .position(|c| c.split(';').any(|x| x == name))
+                .unwrap_or_else(|| panic!("{encoder}: {name} not on rank {rank}"))
+        };
+        for mb in 0..m {
+            let owner = d.plan.owner_of(mb);
+            let (f, gf, gb, b) = (
+                at(P - 1, &format!("F{mb}")),
+                at(owner, &format!("GF{mb}")),
+                at(owner, &format!("GB{mb}")),
+                at(P - 1, &format!("B{mb}")),
+            );
+            assert!(
+                f < gf && gf < gb && gb < b,
+                "{encoder} mb {mb}: {f} {gf} {gb} {b}"
+            );
+        }
+        // Table 2's seam into a Replicated sink: Scatter forward, Gather backward.
+        assert!(
+            mpipe::report::derive::text("", &d)
+                .contains("seam 2→3: forward Scatter, backward Gather"),
+            "{encoder}"
+        );
+        mpipe::sim::run::simulate_scenario(&s, Default::default()).unwrap();
+    }
+}
+
+#[test]
+fn a_frozen_generator_keeps_its_forward_and_backward_and_loses_its_reduce() {
+    // Lemma 1: a frozen generator still runs its forward (the loss is after it) and its
+    // backward (the trainable backbone needs the gradient it sends back); what freezing deletes
+    // is exactly its weight-gradient reduce.
+    let reduces = |d: &mpipe::Derivation, region: usize| {
+        d.order
+            .graph
+            .node_weights()
+            .filter(|e| matches!(e, mpipe::graph::event::Event::DpReduce { region: r, .. } if usize::from(*r) == region))
+            .count()
+    };
+    for encoder in [NESTED, TRANSPOSE] {
+        let trained = mpipe::derive(&with_generator(encoder, 8, true)).unwrap();
+        let frozen = mpipe::derive(&with_generator(encoder, 8, false)).unwrap();
+        for r in 0..P {
+            assert_eq!(
+                trained.order.actions(r),
+                frozen.order.actions(r),
+                "{encoder} rank {r}"
+            );
+        }
+        assert_eq!(reduces(&trained, 3), P, "{encoder}");
+        assert_eq!(reduces(&frozen, 3), 0, "{encoder}");
+        assert_eq!(reduces(&trained, 1), reduces(&frozen, 1), "{encoder}");
+    }
 }

@@ -65,12 +65,13 @@ pub fn derive_plan(
 ) -> Result<Derivation, DeriveError> {
     let collectives = collectives::collectives(&plan);
     let mut order = build::build(&plan, &collectives, explicit)?;
-    // A nested first region is placed in the backbone's idle slots: the orders the backbone
-    // gives, with the encoder's work nested, derived as explicit orders.
+    // Nested regions (an encoder first, a generator last) are embedded in the backbone's
+    // logical time: the orders the backbone gives, with their work nested, derived as explicit
+    // orders.
     let nested = plan
         .regions
-        .first()
-        .is_some_and(|r| r.skeleton == crate::schedules::NESTED);
+        .iter()
+        .any(|r| r.skeleton == crate::schedules::NESTED);
     if nested && explicit.is_none() {
         let orders = crate::graph::compose::nested::orders(&plan, &order);
         order = build::build(&plan, &collectives, Some(&orders))?;

@@ -117,7 +117,7 @@ pub enum ValidityError {
         why: &'static str,
     },
     #[error(
-        "rule `nested-source`: region {region} is `nested`, which is defined for the first region only (the encoder before the backbone); a nested generator after the backbone is not implemented yet"
+        "rule `nested-position`: region {region} is `nested`, which is defined for the first region (an encoder before the backbone) and the last (a generator after it), around a Sharded backbone"
     )]
     NestedNotFirst { region: usize },
     #[error(
@@ -201,7 +201,7 @@ impl ValidityError {
             | SlabsRanks { .. }
             | SlabsSum { .. } => "sharded-slabs",
             MixedRun { .. } => "uniform-wavefront",
-            NestedNotFirst { .. } => "nested-source",
+            NestedNotFirst { .. } => "nested-position",
             Chunks { rule, .. } | TooFewMicrobatches { rule, .. } => rule,
             InterleavedRounds { .. } => "interleaved-rounds",
             OwnerLength { .. } | OwnerRank { .. } => "owner",
@@ -564,11 +564,11 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
 
 /// All Sharded regions, woven into one wavefront; they must share one skeleton.
 fn wavefront(regions: &[Region]) -> Result<Option<Wavefront>, ValidityError> {
-    if let Some(r) = regions
-        .iter()
-        .skip(1)
-        .find(|r| r.skeleton == crate::schedules::NESTED)
-    {
+    let sharded = regions.iter().any(|r| r.layout() == Layout::Sharded);
+    let last = regions.len();
+    if let Some(r) = regions.iter().find(|r| {
+        r.skeleton == crate::schedules::NESTED && (!sharded || (r.index != 1 && r.index != last))
+    }) {
         return Err(ValidityError::NestedNotFirst { region: r.index });
     }
     let members: Vec<&Region> = regions

@@ -1,12 +1,14 @@
-//! BigMac's nested pipeline as a composition policy: the first region (the modality encoder,
-//! Replicated, each microbatch on its owner) is embedded in the backbone's order without moving
-//! any backbone event. Time is the schedule's logical time, one slot per backbone compute action
+//! BigMac's nested pipeline as a composition policy: a nested first region (the modality
+//! encoder) and a nested last region (the generator, a sink), Replicated with each microbatch on
+//! its owner, are embedded in the backbone's order without moving any backbone event in it. Time is the schedule's logical time, one slot per backbone compute action
 //! (BigMac's global operator table, `report::table`): the backbone's slots come from its order
 //! alone (the encoder taking none), and then on its owner rank
 //! - each encoder forward runs in the slot before the one its output is consumed in (the
 //!   backbone's first stage's forward of that microbatch) — as late as it can, just in time;
 //! - each encoder backward runs in the slot its gradient is back in (after the first stage's
-//!   backward of that microbatch) — as soon as it can.
+//!   backward of that microbatch) — as soon as it can;
+//! - each generator forward runs in the slot after the last stage's forward of its microbatch,
+//!   and its backward right after it, before the last stage's backward it feeds.
 //!
 //! An encoder action goes before the backbone step of its slot: in an idle slot it costs the
 //! backbone nothing; in a busy one, what follows on its rank runs one encoder action later. No
@@ -23,22 +25,33 @@ use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 use rustc_hash::FxHashMap;
 
-/// Each rank's order in action notation (overlapped pairs as one step), the first region's work
-/// nested in the backbone's: the explicit orders the nested schedule is derived with.
+/// Each rank's order in action notation (overlapped pairs as one step), the nested regions'
+/// work (a first region: the encoder; a last one: the generator) embedded in the backbone's: the
+/// explicit orders the nested schedule is derived with.
 pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
     let g = &order.graph;
-    let source = plan.regions.first().map(|r| r.index);
+    let nested = |index: Option<usize>| {
+        index.filter(|&i| {
+            plan.region(i)
+                .is_some_and(|r| r.skeleton == crate::schedules::NESTED)
+        })
+    };
+    let encoder = nested(plan.regions.first().map(|r| r.index));
+    let generator = nested(plan.regions.last().map(|r| r.index)).filter(|_| plan.regions.len() > 1);
     let region_of = |n: NodeIndex| match g.node_weight(n) {
         Some(Event::Fwd { region, .. } | Event::Bwd { region, .. }) => Some(usize::from(*region)),
         _ => None,
     };
-    let is_source = |n: NodeIndex| source.is_some() && region_of(n) == source;
     let is_compute = |n: NodeIndex| region_of(n).is_some();
-    // The backbone's logical time: one slot per backbone action, none for the encoder's.
+    let embedded = |n: NodeIndex| {
+        let r = region_of(n);
+        r.is_some() && (r == encoder || r == generator)
+    };
+    // The backbone's logical time: one slot per backbone action, none for the nested ones'.
     let unit: Vec<f64> = g
         .node_indices()
         .map(|n| {
-            if is_compute(n) && !is_source(n) {
+            if is_compute(n) && !embedded(n) {
                 1.0
             } else {
                 0.0
@@ -48,7 +61,8 @@ pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
     let timeline = simulate(order, &unit, SimOptions::default());
     let slot = |n: NodeIndex| timeline.start_of(n).round() as i64;
 
-    // The compute events next to `n` through collectives and losses, in `direction`.
+    // The backbone actions next to `n` through collectives, losses and nested actions, in
+    // `direction`.
     let neighbours = |n: NodeIndex, direction: Direction| {
         let mut out = Vec::new();
         let mut stack = vec![n];
@@ -59,17 +73,33 @@ pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
                 break;
             }
             for next in g.neighbors_directed(at, direction) {
-                if is_compute(next) {
+                if is_compute(next) && !embedded(next) {
                     out.push(next);
-                } else if matches!(
-                    g.node_weight(next),
-                    Some(Event::Coll { .. } | Event::Loss { .. })
-                ) {
+                } else if !is_compute(next)
+                    && matches!(
+                        g.node_weight(next),
+                        Some(Event::Coll { .. } | Event::Loss { .. })
+                    )
+                {
                     stack.push(next);
                 }
             }
         }
         out
+    };
+    // The slot just after the backbone actions `n` waits for, and the one it feeds first.
+    let after = |n: NodeIndex| {
+        neighbours(n, Direction::Incoming)
+            .into_iter()
+            .map(|m| slot(m) + 1)
+            .max()
+            .unwrap_or(0)
+    };
+    let before = |n: NodeIndex| {
+        neighbours(n, Direction::Outgoing)
+            .into_iter()
+            .map(slot)
+            .min()
     };
 
     let actions: FxHashMap<(usize, Action), NodeIndex> = g
@@ -81,47 +111,39 @@ pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
         .collect();
     let mut out = Vec::with_capacity(plan.ranks);
     for rank in 0..plan.ranks {
-        let steps = order.steps(rank);
         let node_of = |a: &Action| actions.get(&(rank, *a)).copied();
-        // The backbone's steps keep their slots; the encoder's get theirs below.
-        let mut placed: Vec<((i64, u8, i64), String)> = Vec::new();
-        let mut forwards: Vec<(i64, NodeIndex, String)> = Vec::new();
-        let mut backwards: Vec<(i64, NodeIndex, String)> = Vec::new();
-        for step in &steps {
+        // `(slot, before the backbone step of the slot, forward before backward, node)`.
+        let mut placed: Vec<((i64, u8, u8, usize), String)> = Vec::new();
+        for step in order.steps(rank) {
             let Some(first) = step.actions().next().as_ref().and_then(node_of) else {
                 continue;
             };
             let text = step.to_string();
-            if !is_source(first) {
-                placed.push(((slot(first), 1, 0), text));
-            } else if matches!(g.node_weight(first), Some(Event::Fwd { .. })) {
-                // Consumed in the earliest slot of a backbone action it feeds.
-                let deadline = neighbours(first, Direction::Outgoing)
-                    .into_iter()
-                    .filter(|&n| !is_source(n))
-                    .map(slot)
-                    .min()
-                    .unwrap_or(i64::MAX);
-                forwards.push((deadline, first, text));
+            let forward = matches!(g.node_weight(first), Some(Event::Fwd { .. }));
+            let key = if !embedded(first) {
+                (slot(first), 1, 0)
+            } else if region_of(first) == encoder {
+                if forward {
+                    // Just in time: the slot before its output's first use.
+                    let deadline = before(first).unwrap_or(i64::MAX);
+                    (deadline.saturating_sub(1), 0, 0)
+                } else {
+                    // As soon as its gradient is back.
+                    (after(first), 0, 1)
+                }
+            } else if forward {
+                // The generator's forward as soon as the backbone's output arrives.
+                (after(first), 0, 0)
             } else {
-                // Back when the backbone actions it waits for have run.
-                let back = neighbours(first, Direction::Incoming)
-                    .into_iter()
-                    .filter(|&n| !is_source(n))
-                    .map(|n| slot(n) + 1)
-                    .max()
-                    .unwrap_or(0);
-                backwards.push((back, first, text));
-            }
-        }
-        // Each encoder forward right before the slot its output is consumed in, each backward
-        // in the slot its gradient is back in: before the backbone step of that slot (which
-        // runs one encoder action later when the slot was not idle).
-        for (deadline, n, text) in forwards {
-            placed.push(((deadline.saturating_sub(1), 0, n.index() as i64), text));
-        }
-        for (back, n, text) in backwards {
-            placed.push(((back, 0, n.index() as i64), text));
+                // Its backward right after it, before the backbone's backward it feeds.
+                let forward_slot = after(first);
+                (
+                    before(first).map_or(forward_slot, |b| b.max(forward_slot)),
+                    0,
+                    1,
+                )
+            };
+            placed.push(((key.0, key.1, key.2, first.index()), text));
         }
         placed.sort_by_key(|p| p.0);
         out.push(placed.into_iter().map(|p| p.1).collect());
