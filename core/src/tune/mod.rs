@@ -1,3 +1,5 @@
-//! Searches that call the simulator, run after `derive`: the cost-based owner maps.
+//! Searches that call the simulator, run after `derive`: the cost-based owner maps, and BigMac's
+//! three designs compared over the number of microbatches.
 
+pub mod designs;
 pub mod owners;

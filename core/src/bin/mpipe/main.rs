@@ -1,6 +1,7 @@
 //! `mpipe`: the headless command line of Mpipe Studio.
 
 mod compare;
+mod compare_designs;
 mod compare_trace;
 mod derive;
 mod export;
@@ -42,6 +43,8 @@ enum Command {
     Simulate(simulate::Args),
     /// Simulate two scenarios and print the speedup of B over A and the per-rank differences.
     Compare(compare::Args),
+    /// BigMac's three multimodal designs of one model: step time and peak memory as M grows.
+    CompareDesigns(compare_designs::Args),
     /// Draw the simulated Gantt chart as SVG.
     Render(render::Args),
     /// Compare a scenario's prediction with measured traces, calibrate it, and report the errors.
@@ -58,6 +61,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Derive(args) => derive::run(args),
         Command::Simulate(args) => simulate::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::CompareDesigns(args) => compare_designs::run(args),
         Command::Render(args) => render::run(args),
         Command::CompareTrace(args) => compare_trace::run(args),
         Command::Export(args) => export::run(args),

@@ -1,0 +1,253 @@
+//! BigMac's three multimodal designs on one model, as its post frames them: *compute-efficient*
+//! (the encoder transposed, ⟨transpose, …⟩: all its forwards first, in the warmup bubble),
+//! *memory-efficient* (the encoder as its own pipeline stage: one Sharded region over encoder and
+//! backbone, the encoder's layers alone on rank 0, the backbone's balanced over the others) and
+//! *nested* (⟨nested, …⟩: each encoder action just in time in the backbone's order). A generator
+//! after the backbone stays as the scenario gives it. Each design is simulated at each number of
+//! microbatches: the step time and every rank's peak memory, against the device's capacity.
+
+use crate::algebra::derive::DeriveError;
+use crate::algebra::owner::OwnerSpec;
+use crate::algebra::skeleton::Layout;
+use crate::scenario::Scenario;
+use crate::schedules::{NESTED, TRANSPOSE};
+use crate::sim::engine::SimOptions;
+use crate::sim::run::simulate_scenario;
+use serde::Serialize;
+
+/// One of the three designs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Design {
+    ComputeEfficient,
+    MemoryEfficient,
+    Nested,
+}
+
+impl Design {
+    pub const ALL: [Design; 3] = [
+        Design::ComputeEfficient,
+        Design::MemoryEfficient,
+        Design::Nested,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Design::ComputeEfficient => "compute-efficient",
+            Design::MemoryEfficient => "memory-efficient",
+            Design::Nested => "nested",
+        }
+    }
+
+    /// What the design is, in one line.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Design::ComputeEfficient => {
+                "⟨transpose, …⟩: every encoder forward first, in the warmup bubble"
+            }
+            Design::MemoryEfficient => "the encoder as its own pipeline stage on rank 0",
+            Design::Nested => "⟨nested, …⟩: encoder work just in time in the backbone's order",
+        }
+    }
+}
+
+/// Why the designs cannot be built from a scenario.
+fn shape_error() -> String {
+    "the designs need an encoder first (a Replicated region: transpose or nested) before a Sharded backbone".to_string()
+}
+
+/// `scenario` as `design`. The scenario must start with a Replicated encoder region followed by a
+/// Sharded backbone; the memory-efficient design also needs one Sharded backbone region (no
+/// interleaving) and at least two ranks.
+pub fn scenario_for(scenario: &Scenario, design: Design) -> Result<Scenario, String> {
+    let first = scenario.schedule.first().copied();
+    let backbone = scenario.schedule.get(1).copied();
+    if first.is_none_or(|s| s.layout() != Layout::Replicated)
+        || backbone.is_none_or(|s| s.layout() != Layout::Sharded)
+    {
+        return Err(shape_error());
+    }
+    let mut out = scenario.clone();
+    out.orders = None;
+    let replace_first = |out: &mut Scenario, skeleton| {
+        if let Some(s) = out.schedule.first_mut() {
+            *s = skeleton;
+        }
+    };
+    match design {
+        Design::ComputeEfficient => replace_first(&mut out, TRANSPOSE),
+        Design::Nested => replace_first(&mut out, NESTED),
+        Design::MemoryEfficient => {
+            let sharded = scenario
+                .schedule
+                .iter()
+                .filter(|s| s.layout() == Layout::Sharded)
+                .count();
+            let p = scenario.ranks;
+            if sharded != 1 || p < 2 {
+                return Err(
+                    "memory-efficient: the encoder as its own stage needs one Sharded backbone region and at least 2 ranks"
+                        .to_string(),
+                );
+            }
+            let total: usize = scenario.model.layers.iter().map(|l| l.count).sum();
+            let encoder = scenario.cut.first().copied().unwrap_or(0);
+            let backbone_end = scenario.cut.get(1).copied().unwrap_or(total);
+            let layers = backbone_end.saturating_sub(encoder);
+            // The encoder alone on rank 0; the backbone balanced over ranks 1 to P − 1.
+            let others = p - 1;
+            let counts: Vec<usize> = std::iter::once(encoder)
+                .chain((0..others).map(|r| layers / others + usize::from(r < layers % others)))
+                .collect();
+            out.cut = scenario.cut.iter().skip(1).copied().collect();
+            out.schedule = scenario.schedule.iter().skip(1).copied().collect();
+            let mut slabs = vec![None; out.schedule.len()];
+            if let Some(first) = slabs.first_mut() {
+                *first = Some(counts);
+            }
+            out.slabs = Some(slabs);
+            out.placement = None;
+        }
+    }
+    if !out.name.is_empty() {
+        out.name = format!("{} — {}", scenario.name, design.name());
+    }
+    Ok(out)
+}
+
+/// `scenario` with `m` microbatches: a per-microbatch workload list and an explicit owner map
+/// are repeated over the new count.
+pub fn with_microbatches(scenario: &Scenario, m: usize) -> Scenario {
+    let mut out = scenario.clone();
+    let cycled = |list: &[f64]| -> Vec<f64> {
+        if list.is_empty() {
+            Vec::new()
+        } else {
+            list.iter().copied().cycle().take(m).collect()
+        }
+    };
+    out.microbatches = m;
+    if let Some(w) = out.workload.as_mut()
+        && let Some(scale) = w.encoder_scale.as_mut()
+    {
+        *scale = cycled(scale);
+    }
+    if let OwnerSpec::Explicit(map) = &out.owner
+        && !map.is_empty()
+    {
+        out.owner = OwnerSpec::Explicit(map.iter().copied().cycle().take(m).collect());
+    }
+    out
+}
+
+/// One design at one number of microbatches.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DesignPoint {
+    pub design: Design,
+    pub microbatches: usize,
+    pub makespan_s: f64,
+    /// Per rank.
+    pub peak_bytes: Vec<f64>,
+    /// Some rank's peak is above `hardware.memory_bytes`.
+    pub over_capacity: bool,
+}
+
+/// The three designs over the numbers of microbatches asked for.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DesignComparison {
+    pub name: String,
+    pub capacity_bytes: Option<f64>,
+    pub points: Vec<DesignPoint>,
+    /// Designs that cannot be built from this scenario, and why.
+    pub refused: Vec<(Design, String)>,
+}
+
+/// Simulates every design at every `m` of `microbatches`. An error names the design, the
+/// number of microbatches and what was wrong.
+pub fn compare_designs(
+    scenario: &Scenario,
+    microbatches: &[usize],
+    options: SimOptions,
+) -> Result<DesignComparison, String> {
+    if scenario.orders.is_some() {
+        return Err(
+            "the scenario gives hand-written orders, which fix its schedule: the designs need derived ones"
+                .to_string(),
+        );
+    }
+    let mut points = Vec::new();
+    let mut refused = Vec::new();
+    for design in Design::ALL {
+        let base = match scenario_for(scenario, design) {
+            Ok(s) => s,
+            Err(why) if design == Design::MemoryEfficient => {
+                refused.push((design, why));
+                continue;
+            }
+            Err(why) => return Err(why),
+        };
+        for &m in microbatches {
+            let s = with_microbatches(&base, m);
+            let sim = simulate_scenario(&s, options).map_err(|e: DeriveError| {
+                format!("{} with M = {m}: field `{}`: {e}", design.name(), e.field())
+            })?;
+            points.push(DesignPoint {
+                design,
+                microbatches: m,
+                makespan_s: sim.makespan_s,
+                peak_bytes: sim.memory.iter().map(|c| c.peak_bytes).collect(),
+                over_capacity: sim.memory.iter().any(|c| c.over_capacity),
+            });
+        }
+    }
+    Ok(DesignComparison {
+        name: scenario.name.clone(),
+        capacity_bytes: scenario.hardware.as_ref().and_then(|h| h.memory_bytes),
+        points,
+        refused,
+    })
+}
+
+impl DesignComparison {
+    /// A table per design: M, step time, the highest rank peak, each rank's peak.
+    pub fn text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        let gb = |b: f64| crate::report::simulate::bytes(b);
+        let _ = writeln!(
+            out,
+            "{}: the three designs (BigMac){}",
+            self.name,
+            self.capacity_bytes
+                .map_or(String::new(), |c| format!("; device capacity {}", gb(c)))
+        );
+        for design in Design::ALL {
+            let rows: Vec<&DesignPoint> =
+                self.points.iter().filter(|p| p.design == design).collect();
+            let _ = writeln!(out, "\n{} — {}", design.name(), design.summary());
+            if let Some((_, why)) = self.refused.iter().find(|(d, _)| *d == design) {
+                let _ = writeln!(out, "  not built: {why}");
+                continue;
+            }
+            let _ = writeln!(out, "     M   step time   peak (highest rank)   per rank");
+            for p in rows {
+                let peak = p.peak_bytes.iter().copied().fold(0.0, f64::max);
+                let ranks: Vec<String> = p.peak_bytes.iter().map(|&b| gb(b)).collect();
+                let _ = writeln!(
+                    out,
+                    "{:>6}  {:>10}  {:>20}   {}{}",
+                    p.microbatches,
+                    crate::report::simulate::secs(p.makespan_s),
+                    gb(peak),
+                    ranks.join(" "),
+                    if p.over_capacity {
+                        "  (over capacity)"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
+        out
+    }
+}
