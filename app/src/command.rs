@@ -60,6 +60,11 @@ pub enum Command {
     BuiltInRules,
     Calibrate,
     CancelCalibration,
+    /// Compares BigMac's three designs of the scenario.
+    CompareDesigns,
+    CancelDesigns,
+    /// Makes the scenario the given design of itself.
+    UseDesign(mpipe::tune::designs::Design),
     /// Pins the simulation on screen as a baseline to compare against.
     PinBaseline,
     Unpin(usize),
@@ -321,6 +326,13 @@ impl Command {
                 studio.traces.apply_rules_text();
             }
             Command::Calibrate => studio.start_calibration(),
+            Command::CompareDesigns => studio.start_designs(),
+            Command::CancelDesigns => {
+                if let Some(r) = &studio.designs.running {
+                    r.job.cancel();
+                }
+            }
+            Command::UseDesign(design) => studio.use_design(design),
             Command::CancelCalibration => {
                 if let Some(c) = &studio.traces.calibrating {
                     c.job.cancel();

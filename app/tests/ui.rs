@@ -730,3 +730,41 @@ fn the_operator_table_shows_the_schedule_as_a_grid() {
     assert!(harness.get_all_by_label("IDLE").count() > 0);
     harness.get_by_label_contains("Every compute action takes one slot");
 }
+
+#[test]
+fn the_three_designs_are_compared_on_a_worker_and_any_one_applied() {
+    // The default sample (⟨transpose, 1f1b⟩): compare BigMac's three designs, then make the
+    // scenario its nested design in one click, and undo it.
+    let mut harness = harness();
+    harness
+        .get_by_label("Three designs (BigMac): step time and memory against M")
+        .click();
+    harness.run();
+    harness.get_by_label("Compare the designs").click();
+    harness.run();
+    common::wait(&mut harness, |s| s.designs.running.is_none());
+    harness.run();
+    let generation = harness.state().doc.generation();
+    let c = harness
+        .state()
+        .designs
+        .current(generation)
+        .cloned()
+        .unwrap();
+    assert_eq!(c.points.len(), 12);
+    assert!(c.refused.is_empty());
+    harness.get_by_label("step time (s) against M");
+    let before = harness.state().scenario().cloned().unwrap();
+    harness.get_by_label("Use nested").click();
+    harness.run();
+    assert_eq!(
+        harness.state().scenario().unwrap().schedule[0],
+        mpipe::schedules::NESTED
+    );
+    // The comparison was of the scenario before: it is not shown for the new one.
+    let now = harness.state().doc.generation();
+    assert!(harness.state().designs.current(now).is_none());
+    harness.get_by_label("Undo").click();
+    harness.run();
+    assert_eq!(harness.state().scenario(), Some(&before));
+}

@@ -265,6 +265,8 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
     ui.add_space(6.0);
     operator_table_ui(ui, shown);
     ui.add_space(6.0);
+    designs_ui(ui, studio, &mut out);
+    ui.add_space(6.0);
     out.extend(traces::traces_ui(ui, studio, shown));
     ui.add_space(6.0);
     ui.label(RichText::new("Memory per rank").strong());
@@ -348,5 +350,112 @@ fn operator_table_ui(ui: &mut Ui, shown: &crate::state::derived::Shown) {
                             }
                         });
                 });
+        });
+}
+
+/// BigMac's three designs of the scenario (compute-efficient, memory-efficient, nested): step
+/// time and the highest rank's peak memory against M, with the device's capacity, and a button
+/// to make the scenario any of them.
+fn designs_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
+    use egui_plot::{HLine, Legend, Line, Plot, PlotPoints};
+    use mpipe::tune::designs::Design;
+    egui::CollapsingHeader::new("Three designs (BigMac): step time and memory against M")
+        .id_salt("designs")
+        .show(ui, |ui| {
+            let Some(scenario) = studio.scenario() else {
+                return;
+            };
+            if let Err(why) = mpipe::tune::designs::scenario_for(scenario, Design::Nested) {
+                ui.label(RichText::new(why).small());
+                return;
+            }
+            ui.horizontal(|ui| {
+                match &studio.designs.running {
+                    Some(r) => {
+                        ui.add(egui::ProgressBar::new(r.job.progress()).desired_width(160.0));
+                        if ui.button("Cancel designs").clicked() {
+                            out.push(Command::CancelDesigns);
+                        }
+                    }
+                    None => {
+                        if ui.button("Compare the designs").clicked() {
+                            out.push(Command::CompareDesigns);
+                        }
+                    }
+                }
+                for design in Design::ALL {
+                    if ui
+                        .button(format!("Use {}", design.name()))
+                        .on_hover_text(design.summary())
+                        .clicked()
+                    {
+                        out.push(Command::UseDesign(design));
+                    }
+                }
+            });
+            let Some(c) = studio.designs.current(studio.doc.generation()) else {
+                ui.label(
+                    RichText::new(format!(
+                        "Simulates each design at M = {:?}.",
+                        crate::state::designs::MICROBATCHES
+                    ))
+                    .small(),
+                );
+                return;
+            };
+            for (design, why) in &c.refused {
+                ui.label(RichText::new(format!("{}: {why}", design.name())).small());
+            }
+            let series = |f: &dyn Fn(&mpipe::tune::designs::DesignPoint) -> f64| {
+                Design::ALL.map(|d| {
+                    let points: Vec<[f64; 2]> = c
+                        .points
+                        .iter()
+                        .filter(|p| p.design == d)
+                        .map(|p| [p.microbatches as f64, f(p)])
+                        .collect();
+                    (d, points)
+                })
+            };
+            let colour = |d: Design| match d {
+                Design::ComputeEfficient => Color32::from_rgb(0xE8, 0x8A, 0x2E),
+                Design::MemoryEfficient => Color32::from_rgb(0x5A, 0x9B, 0xD5),
+                Design::Nested => Color32::from_rgb(0x7C, 0xC4, 0x6E),
+            };
+            ui.columns(2, |cols| {
+                if let Some(left) = cols.get_mut(0) {
+                    left.label(RichText::new("step time (s) against M").small());
+                    Plot::new("designs makespan")
+                        .height(150.0)
+                        .legend(Legend::default())
+                        .allow_scroll(false)
+                        .show(left, |plot| {
+                            for (d, pts) in series(&|p| p.makespan_s) {
+                                plot.line(
+                                    Line::new(d.name(), PlotPoints::from(pts)).color(colour(d)),
+                                );
+                            }
+                        });
+                }
+                if let Some(right) = cols.get_mut(1) {
+                    right.label(RichText::new("peak memory (GB, highest rank) against M").small());
+                    Plot::new("designs memory")
+                        .height(150.0)
+                        .legend(Legend::default())
+                        .allow_scroll(false)
+                        .show(right, |plot| {
+                            for (d, pts) in
+                                series(&|p| p.peak_bytes.iter().copied().fold(0.0, f64::max) / 1e9)
+                            {
+                                plot.line(
+                                    Line::new(d.name(), PlotPoints::from(pts)).color(colour(d)),
+                                );
+                            }
+                            if let Some(cap) = c.capacity_bytes {
+                                plot.hline(HLine::new("capacity", cap / 1e9));
+                            }
+                        });
+                }
+            });
         });
 }

@@ -4,6 +4,7 @@
 //! draw it. The app computes no schedule semantics; everything shown comes from `mpipe`.
 
 pub mod derived;
+pub mod designs;
 pub mod document;
 pub mod files;
 pub mod history;
@@ -48,6 +49,8 @@ pub struct Studio {
     pub view: View,
     pub baselines: Vec<Baseline>,
     pub traces: Traces,
+    /// BigMac's three designs of the scenario, when asked for.
+    pub designs: designs::Designs,
     pub notice: Option<Notice>,
     /// Recently opened or saved files (absolute paths), newest first.
     pub recent: Vec<String>,
@@ -78,6 +81,7 @@ impl Studio {
             view: View::default(),
             baselines: Vec::new(),
             traces: Traces::default(),
+            designs: designs::Designs::default(),
             notice: None,
             recent: Vec::new(),
             dialog: None,
@@ -576,13 +580,74 @@ impl Studio {
             None => {}
         }
         let calibrating = self.poll_calibration();
+        let comparing = self.poll_designs();
         let opening = self.poll_given();
         simulating
             || calibrating
+            || comparing
             || opening
             || self.traces.import.is_some()
             || self.derived.stopping() > 0
             || self.png_pending.is_some()
+    }
+
+    /// Starts comparing BigMac's three designs of the scenario (on a worker, with progress and
+    /// Cancel).
+    pub fn start_designs(&mut self) {
+        if self.designs.running.is_some() {
+            return;
+        }
+        let Some(scenario) = self.scenario().cloned() else {
+            return;
+        };
+        let generation = self.doc.generation();
+        let job = jobs::Job::spawn("mpipe designs", move |control| {
+            mpipe::tune::designs::compare_designs_cancellable(
+                &scenario,
+                &designs::MICROBATCHES,
+                Default::default(),
+                &mut |f| control.keep_going(f),
+            )
+            .transpose()
+        });
+        match job {
+            Ok(job) => self.designs.running = Some(designs::Running { job, generation }),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Makes the scenario on screen the given design of itself (one undoable edit).
+    pub fn use_design(&mut self, design: mpipe::tune::designs::Design) {
+        let Some(scenario) = self.scenario() else {
+            return;
+        };
+        match mpipe::tune::designs::scenario_for(scenario, design) {
+            Ok(s) => {
+                self.edit(&Edit::Replace(Box::new(s)), None);
+                self.inform(format!("the scenario is now its {} design", design.name()));
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Takes a finished design comparison; true while one runs.
+    fn poll_designs(&mut self) -> bool {
+        let Some(running) = &self.designs.running else {
+            return false;
+        };
+        let result = match running.job.poll() {
+            jobs::Poll::Running => return true,
+            jobs::Poll::Done(result) => result,
+            jobs::Poll::Lost => Some(Err("the design comparison stopped unexpectedly".into())),
+        };
+        let generation = running.generation;
+        self.designs.running = None;
+        match result {
+            None => self.inform("design comparison cancelled".into()),
+            Some(Ok(c)) => self.designs.result = Some((generation, c)),
+            Some(Err(e)) => self.fail(format!("designs: {e}")),
+        }
+        false
     }
 
     /// Takes a finished calibration; true while one runs.

@@ -169,6 +169,31 @@ pub fn compare_designs(
     microbatches: &[usize],
     options: SimOptions,
 ) -> Result<DesignComparison, String> {
+    compare_designs_cancellable(scenario, microbatches, options, &mut |_| true)
+        .map(|c| c.unwrap_or_else(|| DesignComparison::empty(scenario)))
+}
+
+impl DesignComparison {
+    fn empty(scenario: &Scenario) -> DesignComparison {
+        DesignComparison {
+            name: scenario.name.clone(),
+            capacity_bytes: None,
+            points: Vec::new(),
+            refused: Vec::new(),
+        }
+    }
+}
+
+/// [`compare_designs`] that reports how far it got and can be stopped: before each simulation it
+/// calls `keep_going` with the fraction done; `Ok(None)` when that said stop.
+pub fn compare_designs_cancellable(
+    scenario: &Scenario,
+    microbatches: &[usize],
+    options: SimOptions,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Result<Option<DesignComparison>, String> {
+    let total = (Design::ALL.len() * microbatches.len()).max(1) as f32;
+    let mut done = 0usize;
     if scenario.orders.is_some() {
         return Err(
             "the scenario gives hand-written orders, which fix its schedule: the designs need derived ones"
@@ -187,6 +212,10 @@ pub fn compare_designs(
             Err(why) => return Err(why),
         };
         for &m in microbatches {
+            if !keep_going(done as f32 / total) {
+                return Ok(None);
+            }
+            done += 1;
             let s = with_microbatches(&base, m);
             let sim = simulate_scenario(&s, options).map_err(|e: DeriveError| {
                 format!("{} with M = {m}: field `{}`: {e}", design.name(), e.field())
@@ -200,12 +229,12 @@ pub fn compare_designs(
             });
         }
     }
-    Ok(DesignComparison {
+    Ok(Some(DesignComparison {
         name: scenario.name.clone(),
         capacity_bytes: scenario.hardware.as_ref().and_then(|h| h.memory_bytes),
         points,
         refused,
-    })
+    }))
 }
 
 impl DesignComparison {
