@@ -35,4 +35,14 @@ pub const SAMPLES: &[Sample] = &[
         file: "vpp3.json",
         json: include_str!("../../samples/vpp3.json"),
     },
+    Sample {
+        title: "MLLM-Understanding ⟨nested, 1f1b⟩ (BigMac)",
+        file: "mllm-understanding.json",
+        json: include_str!("../../samples/mllm-understanding.json"),
+    },
+    Sample {
+        title: "MLLM-Generation ⟨nested, 1f1b, nested⟩ (BigMac)",
+        file: "mllm-generation.json",
+        json: include_str!("../../samples/mllm-generation.json"),
+    },
 ];
