@@ -292,3 +292,36 @@ fn a_frozen_generator_keeps_its_forward_and_backward_and_loses_its_reduce() {
         assert_eq!(reduces(&trained, 1), reduces(&frozen, 1), "{encoder}");
     }
 }
+
+#[test]
+fn a_frozen_nested_encoder_loses_exactly_its_backwards_and_reduce() {
+    // Lemma 1: the encoder is the first region, so frozen it needs no backward at all (nothing
+    // upstream waits for its gradient) and no reduce; the backbone's order is unchanged.
+    let build = |trainable: bool| {
+        let mut layers = vit_llm(4, 8, trainable);
+        layers[1].trainable = true;
+        mpipe::derive(&scenario(layers, &[4], &[NESTED, ONE_F_ONE_B], P, 8)).unwrap()
+    };
+    let (trained, frozen) = (build(true), build(false));
+    for r in 0..P {
+        let without_encoder_backwards: Vec<_> = trained
+            .order
+            .actions(r)
+            .into_iter()
+            .filter(|a| !(usize::from(a.stage) < P && a.phase.is_backward()))
+            .collect();
+        assert_eq!(
+            frozen.order.actions(r),
+            without_encoder_backwards,
+            "rank {r}"
+        );
+    }
+    let reduces = |d: &mpipe::Derivation| {
+        d.order
+            .graph
+            .node_weights()
+            .filter(|e| matches!(e, mpipe::graph::event::Event::DpReduce { region, .. } if usize::from(*region) == 1))
+            .count()
+    };
+    assert_eq!((reduces(&trained), reduces(&frozen)), (P, 0));
+}
