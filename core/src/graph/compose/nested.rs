@@ -135,10 +135,20 @@ pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
                 // The generator's forward as soon as the backbone's output arrives.
                 (after(first), 0, 0)
             } else {
-                // Its backward right after it, before the backbone's backward it feeds.
-                let forward_slot = after(first);
+                // Its backward right after its forward (the same stage and microbatch), before
+                // the backbone's backward it feeds.
+                let own_forward = step
+                    .actions()
+                    .next()
+                    .map(|a| Action {
+                        phase: crate::graph::event::Phase::Forward,
+                        ..a
+                    })
+                    .as_ref()
+                    .and_then(node_of)
+                    .map_or(0, after);
                 (
-                    before(first).map_or(forward_slot, |b| b.max(forward_slot)),
+                    before(first).map_or(own_forward, |b| b.max(own_forward)),
                     0,
                     1,
                 )
