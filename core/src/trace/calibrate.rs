@@ -331,13 +331,18 @@ fn calibrate_with<E: From<DeriveError>>(
             }
         }
     }
-    let factor = |values: Option<&Vec<f64>>| {
-        let values = values.cloned().unwrap_or_default();
-        (values.len(), median(values).unwrap_or(1.0))
-    };
-    let mut factors = Vec::new();
+    // Each median once: `(samples, factor)` by (stage, phase) and by (region, phase).
+    let fitted =
+        |by: FxHashMap<(usize, char), Vec<f64>>| -> FxHashMap<(usize, char), (usize, f64)> {
+            by.into_iter()
+                .filter_map(|(key, values)| Some((key, (values.len(), median(values)?))))
+                .collect()
+        };
+    let (by_stage, by_region) = (fitted(by_stage), fitted(by_region));
     let stages = stage_of_layers(plan);
-    let mut stage_list: Vec<(usize, Stage)> = plan
+    // Every stage of a `ByLayer` region, in stage order, then every Replicated region (`None`:
+    // its pooled factors).
+    let mut units: Vec<(usize, Option<Stage>)> = plan
         .regions
         .iter()
         .flat_map(|r| match &r.owner {
@@ -345,12 +350,18 @@ fn calibrate_with<E: From<DeriveError>>(
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| !s.is_empty())
-                .map(|(rank, _)| (r.index, plan.stage_index(r.index, rank)))
+                .map(|(rank, _)| (r.index, Some(plan.stage_index(r.index, rank))))
                 .collect(),
             RegionOwner::ByMicrobatch => Vec::new(),
         })
         .collect();
-    stage_list.sort_by_key(|&(_, s)| s);
+    units.sort_by_key(|&(_, s)| s);
+    units.extend(
+        plan.regions
+            .iter()
+            .filter(|r| matches!(r.owner, RegionOwner::ByMicrobatch))
+            .map(|r| (r.index, None)),
+    );
     // A phase the schedule has (whole backwards where it does not always split them, halves
     // where it may split), or one that was measured.
     let relevant = |region: usize, phase: Phase, measured: bool| {
@@ -362,38 +373,22 @@ fn calibrate_with<E: From<DeriveError>>(
                 Phase::Input | Phase::Weight => skeleton.is_some_and(|s| s.may_split_backward()),
             }
     };
-    for &(region, stage) in &stage_list {
+    let mut factors = Vec::new();
+    for &(region, stage) in &units {
         for phase in PHASES {
-            let values = by_stage.get(&(stage.into(), phase.letter()));
-            if !relevant(region, phase, values.is_some()) {
+            let fit = match stage {
+                Some(s) => by_stage.get(&(s.into(), phase.letter())),
+                None => by_region.get(&(region, phase.letter())),
+            };
+            if !relevant(region, phase, fit.is_some()) {
                 continue;
             }
-            let (samples, value) = factor(values);
+            let &(samples, factor) = fit.unwrap_or(&(0, 1.0));
             factors.push(Factor {
                 region,
-                stage: Some(stage.into()),
+                stage: stage.map(usize::from),
                 phase: phase.letter(),
-                factor: value,
-                samples,
-            });
-        }
-    }
-    for r in plan
-        .regions
-        .iter()
-        .filter(|r| matches!(r.owner, RegionOwner::ByMicrobatch))
-    {
-        for phase in PHASES {
-            let values = by_region.get(&(r.index, phase.letter()));
-            if !relevant(r.index, phase, values.is_some()) {
-                continue;
-            }
-            let (samples, value) = factor(values);
-            factors.push(Factor {
-                region: r.index,
-                stage: None,
-                phase: phase.letter(),
-                factor: value,
+                factor,
                 samples,
             });
         }
@@ -412,13 +407,13 @@ fn calibrate_with<E: From<DeriveError>>(
             .iter()
             .find(|r| r.layers.contains(&layer))
             .map_or(0, |r| r.index);
-        let stage = stages.get(layer).copied().flatten().map(usize::from);
+        let stage = stages.get(layer).copied().flatten();
         let pick = |phase: Phase| {
             let letter = phase.letter();
             stage
-                .and_then(|s| by_stage.get(&(s, letter)))
+                .and_then(|s| by_stage.get(&(s.into(), letter)))
                 .or_else(|| by_region.get(&(region, letter)))
-                .and_then(|v| median(v.clone()))
+                .map(|&(_, factor)| factor)
         };
         let (f, b, i, w) = (
             pick(Phase::Forward),
@@ -426,7 +421,6 @@ fn calibrate_with<E: From<DeriveError>>(
             pick(Phase::Input),
             pick(Phase::Weight),
         );
-        let stage = stages.get(layer).copied().flatten();
         let fit = stage
             .and_then(|s| plan.stage_to_region_rank(s))
             .and_then(|(_, rank)| memory.iter().find(|m| m.rank == rank));

@@ -123,11 +123,6 @@ impl ComputeOps {
         Some((union_ns(runs), (first, last)))
     }
 
-    /// Nanoseconds of `[start, end)` on `thread` covered by compute ops that lie inside it.
-    pub fn compute_ns(&self, thread: u32, start: i64, end: i64) -> i64 {
-        self.compute(thread, start, end).0
-    }
-
     /// Nanoseconds of `[start, end)` on `thread` covered by compute ops that lie inside it, and
     /// when the first of them starts and the last ends (`None` when there is none). Glue (the
     /// receive buffer allocated before a wait) counts as compute but does not start or end it.
@@ -258,9 +253,9 @@ mod tests {
             by_thread,
             kernels: FxHashMap::default(),
         };
-        assert_eq!(ops.compute_ns(1, 0, 100), 30 + 30);
-        assert_eq!(ops.compute_ns(1, 45, 100), 30);
-        assert_eq!(ops.compute_ns(2, 0, 100), 0);
+        assert_eq!(ops.compute(1, 0, 100).0, 30 + 30);
+        assert_eq!(ops.compute(1, 45, 100).0, 30);
+        assert_eq!(ops.compute(2, 0, 100).0, 0);
         assert_eq!(ops.compute(1, 45, 100), (30, Some((50, 80))));
         assert_eq!(ops.compute(1, 85, 100), (0, None));
         assert_eq!(ops.compute(3, 0, 10), (6, Some((5, 9))));

@@ -581,31 +581,18 @@ fn build_rank(
                     ops.get(s.file)
                         .and_then(|o| o.device_compute(sp.thread, sp.start_ns, sp.end_ns()))
                 });
-                if let Some(Some((compute_ns, (first, last)))) = device {
-                    let event = MeasuredEvent {
-                        stage: c.stage.unwrap_or(rank),
-                        kind: c.kind,
-                        direction: c.direction,
-                        mb: c.mb.unwrap_or(usize::MAX),
-                        start_ns: first,
-                        end_ns: last,
-                        step: 0,
-                        source: SpanRef { file: s.file, span },
-                        compute_ns,
-                        compute_start_ns: first,
-                        compute_end_ns: last,
+                let (start_ns, end_ns, (compute_ns, compute_start_ns, compute_end_ns)) =
+                    match device {
+                        Some(Some((total, (first, last)))) => (first, last, (total, first, last)),
+                        _ => (sp.start_ns, sp.end_ns(), compute(sp.start_ns, sp.end_ns())),
                     };
-                    return vec![event];
-                }
-                let (compute_ns, compute_start_ns, compute_end_ns) =
-                    compute(sp.start_ns, sp.end_ns());
                 let event = MeasuredEvent {
                     stage: c.stage.unwrap_or(rank),
                     kind: c.kind,
                     direction: c.direction,
                     mb: c.mb.unwrap_or(usize::MAX),
-                    start_ns: sp.start_ns,
-                    end_ns: sp.end_ns(),
+                    start_ns,
+                    end_ns,
                     step: 0,
                     source: SpanRef { file: s.file, span },
                     compute_ns,

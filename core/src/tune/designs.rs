@@ -169,19 +169,8 @@ pub fn compare_designs(
     microbatches: &[usize],
     options: SimOptions,
 ) -> Result<DesignComparison, String> {
-    compare_designs_cancellable(scenario, microbatches, options, &mut |_| true)
-        .map(|c| c.unwrap_or_else(|| DesignComparison::empty(scenario)))
-}
-
-impl DesignComparison {
-    fn empty(scenario: &Scenario) -> DesignComparison {
-        DesignComparison {
-            name: scenario.name.clone(),
-            capacity_bytes: None,
-            points: Vec::new(),
-            refused: Vec::new(),
-        }
-    }
+    compare_designs_cancellable(scenario, microbatches, options, &mut |_| true)?
+        .ok_or_else(|| "cancelled".to_string())
 }
 
 /// [`compare_designs`] that reports how far it got and can be stopped: before each simulation it
