@@ -365,7 +365,7 @@ fn designs_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
             let Some(scenario) = studio.scenario() else {
                 return;
             };
-            if let Err(why) = mpipe::tune::designs::scenario_for(scenario, Design::Nested) {
+            if let Err(why) = mpipe::tune::designs::check_shape(scenario) {
                 ui.label(RichText::new(why).small());
                 return;
             }

@@ -56,10 +56,9 @@ fn shape_error() -> String {
     "the designs need an encoder first (a Replicated region: transpose or nested) before a Sharded backbone".to_string()
 }
 
-/// `scenario` as `design`. The scenario must start with a Replicated encoder region followed by a
-/// Sharded backbone; the memory-efficient design also needs one Sharded backbone region (no
-/// interleaving) and at least two ranks.
-pub fn scenario_for(scenario: &Scenario, design: Design) -> Result<Scenario, String> {
+/// Whether the designs can be built from `scenario`: an encoder (a Replicated region) first,
+/// then a Sharded backbone.
+pub fn check_shape(scenario: &Scenario) -> Result<(), String> {
     let first = scenario.schedule.first().copied();
     let backbone = scenario.schedule.get(1).copied();
     if first.is_none_or(|s| s.layout() != Layout::Replicated)
@@ -67,6 +66,14 @@ pub fn scenario_for(scenario: &Scenario, design: Design) -> Result<Scenario, Str
     {
         return Err(shape_error());
     }
+    Ok(())
+}
+
+/// `scenario` as `design`. The scenario must start with a Replicated encoder region followed by a
+/// Sharded backbone; the memory-efficient design also needs one Sharded backbone region (no
+/// interleaving) and at least two ranks.
+pub fn scenario_for(scenario: &Scenario, design: Design) -> Result<Scenario, String> {
+    check_shape(scenario)?;
     let mut out = scenario.clone();
     out.orders = None;
     let replace_first = |out: &mut Scenario, skeleton| {
