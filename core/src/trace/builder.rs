@@ -266,14 +266,21 @@ impl<'f> Builder<'f> {
                 }
             }
             b'i' | b'I' if self.strings.get(name) == "[memory]" => {
+                let Some(ts) = self.time(ev.ts, "ts", index, ph) else {
+                    return;
+                };
                 let args = &ev.args;
-                if let (Some(bytes), Some(TimeAtom::Ns(ts))) = (args.total_allocated, ev.ts) {
-                    self.memory.push(MemorySample {
+                match args.total_allocated {
+                    Some(bytes) => self.memory.push(MemorySample {
                         ts_ns: ts,
                         bytes,
                         device_type: args.device_type.unwrap_or(0),
                         device_id: args.device_id.unwrap_or(0),
-                    });
+                    }),
+                    None => self.warn("memory total", index, || {
+                        "`[memory]` event without a finite number `args.Total Allocated`; skipped"
+                            .to_string()
+                    }),
                 }
             }
             b'i' | b'I' | b'C' | b'b' | b'e' | b'n' | b'N' | b'O' | b'D' | b'P' | b'R' | b'c'

@@ -500,7 +500,7 @@ mod tests {
     #[test]
     fn memory_instants_are_read_with_their_device() {
         // As Kineto writes them (`profile_memory=True`); another instant and a `[memory]` event
-        // without a usable total are not samples.
+        // without a usable total are not samples (the latter is warned about).
         let text = r#"{"baseTimeNanoseconds":1000,"traceEvents":[
           {"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":1,"ts":2.5,
            "args":{"Total Reserved":0,"Total Allocated":16384,"Bytes":16384,"Device Id":-1,"Device Type":0}},
@@ -527,7 +527,14 @@ mod tests {
                 }
             ]
         );
-        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+        // The unreadable total is said, with its event, not dropped silently.
+        let warnings: Vec<String> = t.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            warnings,
+            [
+                "t.json: event 2: `[memory]` event without a finite number `args.Total Allocated`; skipped"
+            ]
+        );
     }
 
     #[test]
