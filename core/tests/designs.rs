@@ -96,7 +96,7 @@ fn at(f: &[(Design, usize, f64, f64)], design: Design, m: usize) -> (f64, f64) {
 #[test]
 fn a_light_encoder_nested_beats_its_own_stage_and_keeps_memory_flat() {
     // Encoder forwards of 0.1 s a layer (a tenth of the backbone's): the post's claims hold —
-    // nested is faster than the encoder as its own stage at every M, and within 25 % of the
+    // nested is faster than the encoder as its own stage at every M, and within 2 % of the
     // compute-efficient design; its peak memory does not grow with M, compute-efficient's
     // (every encoder forward first) grows by M/P encoder activations a rank.
     let f = figures(0.1);
@@ -109,7 +109,7 @@ fn a_light_encoder_nested_beats_its_own_stage_and_keeps_memory_flat() {
             "M={m}: nested {nested} s, own stage {memory} s"
         );
         assert!(
-            nested <= 1.25 * compute,
+            nested <= 1.02 * compute,
             "M={m}: nested {nested} s, compute-efficient {compute} s"
         );
         assert_eq!(nested_peak, at(&f, Design::Nested, 8).1, "M={m}");
@@ -126,20 +126,59 @@ fn a_light_encoder_nested_beats_its_own_stage_and_keeps_memory_flat() {
 }
 
 #[test]
-fn a_heavy_encoder_nested_is_slower_than_its_own_stage() {
-    // Encoder forwards of 0.5 s a layer (half the backbone's): the claim does not hold — every
-    // just-in-time encoder action lands in a busy slot of the steady state and delays the
-    // pipeline behind it, so nested is slower than the encoder as its own stage (README,
-    // "The three designs").
-    let f = figures(0.5);
+fn a_heavy_encoder_nested_falls_well_behind_compute_efficient() {
+    // Encoder forwards of 2 s a layer (8 s a microbatch, four times a backbone stage's): the
+    // claim does not hold. A uniform 1F1B backbone has no idle time in its steady state, so
+    // every encoder action that must run there (memory bounds how early a forward may run and
+    // how late a backward) delays the pipeline behind it: nested is more than 15 % slower than
+    // running every encoder forward first, though still faster than the encoder as its own
+    // stage, which is four times the others (README, "The three designs").
+    let f = figures(2.0);
     for m in [8, 16, 32, 64] {
         let (nested, _) = at(&f, Design::Nested, m);
         let (memory, _) = at(&f, Design::MemoryEfficient, m);
+        let (compute, _) = at(&f, Design::ComputeEfficient, m);
         assert!(
-            nested > memory,
+            nested > 1.15 * compute,
+            "M={m}: nested {nested} s, compute-efficient {compute} s"
+        );
+        assert!(
+            nested < memory,
             "M={m}: nested {nested} s, own stage {memory} s"
         );
     }
+}
+
+#[test]
+fn on_the_mllm_understanding_sample_the_posts_claims_hold() {
+    // The sample (a Qwen3-30B-A3B-like backbone, a 1.3B ViT, 8 ranks): nested is no slower than
+    // the encoder as its own stage and within 6 % of compute-efficient at every M, and its peak
+    // memory stays flat while compute-efficient's grows with M.
+    let text = include_str!("../../samples/mllm-understanding.json");
+    let s = mpipe::Scenario::from_json_str(text, "mllm-understanding.json").unwrap();
+    let c = compare_designs(&s, &[8, 16, 32, 64], Default::default()).unwrap();
+    let get = |design: Design, m: usize| {
+        let p = c
+            .points
+            .iter()
+            .find(|p| p.design == design && p.microbatches == m)
+            .unwrap();
+        (
+            p.makespan_s,
+            p.peak_bytes.iter().copied().fold(0.0, f64::max),
+        )
+    };
+    for m in [8, 16, 32, 64] {
+        let (nested, peak) = get(Design::Nested, m);
+        let (memory, _) = get(Design::MemoryEfficient, m);
+        let (compute, _) = get(Design::ComputeEfficient, m);
+        assert!(nested <= memory, "M={m}: {nested} s vs {memory} s");
+        assert!(nested <= 1.06 * compute, "M={m}: {nested} s vs {compute} s");
+        if m >= 16 {
+            assert_eq!(peak, get(Design::Nested, 16).1, "M={m}");
+        }
+    }
+    assert!(get(Design::ComputeEfficient, 64).1 > 1.4 * get(Design::Nested, 64).1);
 }
 
 #[test]

@@ -32,7 +32,20 @@ fn with_encoder(
 
 /// Each rank's backbone actions as `(phase, microbatch)`, in order.
 fn backbone(s: &Scenario, first_backbone_stage: usize) -> Vec<Vec<(Phase, usize)>> {
-    let d = mpipe::derive(s).unwrap_or_else(|e| panic!("{e}"));
+    backbone_of(
+        &mpipe::derive(s).unwrap_or_else(|e| panic!("{e}")),
+        first_backbone_stage,
+    )
+}
+
+/// The derivation as the simulator runs it: a cost-based owner map chosen, the nested actions
+/// placed in real time.
+fn tuned(s: &Scenario) -> mpipe::Derivation {
+    mpipe::tune::owners::derive_tuned(s, Default::default(), &mut |_| true)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn backbone_of(d: &mpipe::Derivation, first_backbone_stage: usize) -> Vec<Vec<(Phase, usize)>> {
     (0..P)
         .map(|r| {
             d.order
@@ -57,13 +70,142 @@ fn the_backbone_order_is_the_same_nested_transposed_or_without_an_encoder() {
         );
         let want = backbone(&alone, 0);
         for skeleton in [NESTED, TRANSPOSE] {
-            assert_eq!(
-                backbone(&with_encoder(skeleton, m, OwnerSpec::RoundRobin), P),
-                want,
-                "{skeleton} M={m}"
-            );
+            let s = with_encoder(skeleton, m, OwnerSpec::RoundRobin);
+            assert_eq!(backbone(&s, P), want, "{skeleton} M={m}");
+            // Placed in real time too.
+            assert_eq!(backbone_of(&tuned(&s), P), want, "{skeleton} M={m}, tuned");
         }
     }
+}
+
+/// Makespan of a derivation as the simulator runs it.
+fn makespan(d: mpipe::Derivation) -> f64 {
+    mpipe::sim::run::run(d, Default::default()).makespan_s
+}
+
+#[test]
+fn placed_in_real_time_nested_is_never_slower_than_in_logical_slots() {
+    // For light and heavy encoders, with and without a generator, and every kind of owner map:
+    // the real-time placement keeps each backbone order and each nested action once, and never
+    // lengthens the step the logical placement (`derive`'s) gives.
+    let alone = scenario(
+        vec![LayerSpec::timed("llm", Role::Backbone, 8, 1.0)],
+        &[],
+        &[ONE_F_ONE_B],
+        P,
+        8,
+    );
+    let want = backbone(&alone, 0);
+    let owners = [
+        OwnerSpec::RoundRobin,
+        OwnerSpec::FirstRank,
+        OwnerSpec::Explicit(vec![2, 0, 3, 3, 1, 0, 2, 1]),
+        OwnerSpec::GreedySlack,
+        OwnerSpec::Optimized,
+    ];
+    for encoder_s in [0.1, 0.5, 2.0] {
+        for generator in [false, true] {
+            for owner in &owners {
+                let mut s = if generator {
+                    with_generator(NESTED, 8, true)
+                } else {
+                    with_encoder(NESTED, 8, OwnerSpec::RoundRobin)
+                };
+                s.model.layers[0] = LayerSpec::timed("vit", Role::Encoder, 4, encoder_s);
+                s.owner = owner.clone();
+                let case = format!("encoder {encoder_s} s, generator {generator}, {owner:?}");
+                let placed = tuned(&s);
+                // The logical placement of the same owner map.
+                let mut logical_plan = placed.plan.clone();
+                logical_plan.owner = placed.plan.owner.clone();
+                let logical = mpipe::algebra::derive::derive_plan(logical_plan, None).unwrap();
+                let actions = |d: &mpipe::Derivation| {
+                    let mut all: Vec<String> = (0..P)
+                        .flat_map(|r| d.order.actions(r))
+                        .map(|a| a.to_string())
+                        .collect();
+                    all.sort();
+                    all
+                };
+                assert_eq!(actions(&placed), actions(&logical), "{case}");
+                let backbone: Vec<Vec<(Phase, usize)>> = (0..P)
+                    .map(|r| {
+                        placed
+                            .order
+                            .actions(r)
+                            .iter()
+                            .filter(|a| (P..2 * P).contains(&usize::from(a.stage)))
+                            .map(|a| (a.phase, usize::from(a.mb)))
+                            .collect()
+                    })
+                    .collect();
+                assert_eq!(backbone, want, "{case}");
+                let (placed, logical) = (makespan(placed), makespan(logical));
+                assert!(
+                    placed <= logical,
+                    "{case}: {placed} s placed, {logical} s logical"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn with_idle_time_to_fill_nested_costs_only_the_first_encode_and_the_last_encoder_backward() {
+    // A last stage five times the others' (layers 1, 1, 1, 5): ranks 0–2 idle most of each
+    // 1F1B cycle. An encoder forward of 0.4 s (backward 0.8 s) fits in that idle time, so with
+    // an owner map that keeps the busy last rank free of encoder work, the last stage runs
+    // exactly 0.4 s later than without the encoder — microbatch 0's encoder forward has to come
+    // first — and the step ends 0.8 s after the backbone does (the last microbatch's encoder
+    // backward waits for its gradient). Round robin gives the last rank microbatch 7,
+    // whose forward cannot wait in its idle warmup (that would hold it from the start) and so
+    // delays the last stage by 0.4 s.
+    let mut s = scenario(
+        vec![
+            LayerSpec::timed("vit", Role::Encoder, 4, 0.1),
+            LayerSpec::timed("llm", Role::Backbone, 8, 1.0),
+        ],
+        &[4],
+        &[NESTED, ONE_F_ONE_B],
+        P,
+        8,
+    );
+    s.slabs = Some(vec![None, Some(vec![1, 1, 1, 5])]);
+    let run = |owner: OwnerSpec| {
+        let mut s = s.clone();
+        s.owner = owner;
+        mpipe::sim::run::simulate_scenario(&s, Default::default()).unwrap()
+    };
+    let best = run(OwnerSpec::Optimized);
+    let free = best.encoder_free_makespan_s.unwrap();
+    assert_eq!(free, 129.0);
+    assert!(
+        (best.makespan_s - (free + 0.4 + 0.8)).abs() < 1e-9,
+        "{}",
+        best.makespan_s
+    );
+    // The bottleneck stage's every action exactly 0.4 s after its time in the same order
+    // without the encoder (the others have slack to absorb an encode: they may move more
+    // without lengthening the step).
+    let order = &best.derivation.order;
+    let without = mpipe::sim::encoder_free::without_source(order, &best.durations, 1);
+    let encoder_free = mpipe::sim::engine::simulate(order, &without, Default::default());
+    let mut checked = 0;
+    for &n in &order.nodes[P - 1] {
+        if let Some(a) = order.graph[n].action()
+            && usize::from(a.stage) >= P
+        {
+            let moved = best.timeline.start_of(n) - encoder_free.start_of(n);
+            assert!((moved - 0.4).abs() < 1e-9, "{a} moved {moved} s");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 16);
+    // The idle-time greedy finds that map too; round robin is 0.4 s slower.
+    let greedy = run(OwnerSpec::GreedySlack);
+    assert!((greedy.makespan_s - best.makespan_s).abs() < 1e-9);
+    let round_robin = run(OwnerSpec::RoundRobin);
+    assert!((round_robin.makespan_s - (best.makespan_s + 0.4)).abs() < 1e-9);
 }
 
 /// The most encoder activations any rank holds at once (each microbatch's encoder activation

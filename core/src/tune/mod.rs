@@ -2,4 +2,5 @@
 //! three designs compared over the number of microbatches.
 
 pub mod designs;
+pub mod nested;
 pub mod owners;

@@ -5,13 +5,13 @@
 use crate::algebra::derive::{Derivation, DeriveError, derive, derive_plan};
 use crate::algebra::owner::OwnerSpec;
 use crate::algebra::plan::Plan;
-use crate::graph::build;
-use crate::graph::event::Phase;
+use crate::graph::event::{Event, Phase};
 use crate::graph::order::{Order, OrderError};
 use crate::scenario::Scenario;
 use crate::sim::cost::{self, compute_time, unit_layers};
 use crate::sim::encoder_free::{source_region, warmup_windows, without_source};
 use crate::sim::engine::{SimOptions, simulate};
+use crate::tune::nested;
 
 /// Microbatches by encode time, heaviest first (ties: lower microbatch).
 fn heaviest_first(encode: &[f64]) -> Vec<usize> {
@@ -45,18 +45,26 @@ pub fn greedy_slack(windows: &[f64], encode: &[f64]) -> Vec<usize> {
     owner
 }
 
+/// The makespan of `plan` as [`tune`] would run it: derived, its nested actions (if any) placed.
 fn makespan(
     plan: &Plan,
     explicit: Option<&[Vec<String>]>,
     options: SimOptions,
 ) -> Result<f64, OrderError> {
-    let order = build::build(
-        plan,
-        &crate::algebra::collectives::collectives(plan),
-        explicit,
-    )?;
-    let durations = cost::durations(plan, &order);
-    Ok(simulate(&order, &durations, options).makespan)
+    let mut derivation = derive_plan(plan.clone(), explicit).map_err(|e| match e {
+        DeriveError::Order(e) => e,
+        // The plan was checked before its owners were searched; its order is what can fail.
+        DeriveError::Invalid(e) => OrderError::Explicit {
+            path: e.field(),
+            message: e.to_string(),
+        },
+    })?;
+    if explicit.is_none() && nested::has_nested(plan) {
+        let mut unbounded = usize::MAX;
+        derivation = placed(derivation, options, &mut unbounded, &mut |_| true);
+    }
+    let durations = cost::durations(plan, &derivation.order);
+    Ok(simulate(&derivation.order, &durations, options).makespan)
 }
 
 /// How many candidate owner maps `optimized` simulates by default (`owner_budget` sets it).
@@ -86,36 +94,72 @@ pub fn derive_tuned(
     tune(scenario, derive(scenario)?, options, keep_going)
 }
 
-/// Replaces the provisional owner map of a cost-based `owner` (`greedy_slack`, `optimized`) in
-/// `derivation` by the one the cost model chooses, simulating with `options`, and re-derives
-/// collectives and order for it; any other derivation is returned as it is. The `optimized`
-/// search spends at most the scenario's `owner_budget` simulations (default [`SEARCH_BUDGET`]).
+/// Chooses what the analytic [`derive`] leaves to the cost model, simulating with `options`: the
+/// owner map of a cost-based `owner` (`greedy_slack`, `optimized`; collectives and order are
+/// re-derived for it), then, when the scenario has nested regions and no hand-written orders,
+/// where their actions run in real time ([`crate::tune::nested`]). Any other derivation is
+/// returned as it is. The `optimized` search spends at most the scenario's `owner_budget`
+/// simulations (default [`SEARCH_BUDGET`]). Progress goes to `keep_going` (0 to 1); when it
+/// returns false the search stops at the best map found so far and the nested actions not yet
+/// placed keep their logical places.
 pub fn tune(
     scenario: &Scenario,
     derivation: Derivation,
     options: SimOptions,
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Result<Derivation, DeriveError> {
-    if !scenario.owner.needs_costs() || source_region(&derivation.plan).is_none() {
+    let explicit = scenario.orders.as_deref();
+    let nested = explicit.is_none() && nested::has_nested(&derivation.plan);
+    let searches = scenario.owner.needs_costs() && source_region(&derivation.plan).is_some();
+    let derivation = if searches {
+        let Derivation {
+            mut plan, order, ..
+        } = derivation;
+        let budget = Budget {
+            simulations: scenario.owner_budget.unwrap_or(SEARCH_BUDGET),
+            options,
+        };
+        let share = if nested { 0.5 } else { 1.0 };
+        choose(
+            &mut plan,
+            &order,
+            &scenario.owner,
+            explicit,
+            budget,
+            &mut |f| keep_going(share * f),
+        )?;
+        derive_plan(plan, explicit)?
+    } else {
+        derivation
+    };
+    if !nested {
         return Ok(derivation);
     }
-    let Derivation {
-        mut plan, order, ..
-    } = derivation;
-    let explicit = scenario.orders.as_deref();
-    let budget = Budget {
-        simulations: scenario.owner_budget.unwrap_or(SEARCH_BUDGET),
+    let start = if searches { 0.5 } else { 0.0 };
+    let mut work = nested::WORK_BUDGET;
+    Ok(placed(derivation, options, &mut work, &mut |f| {
+        keep_going(start + (1.0 - start) * f)
+    }))
+}
+
+/// `derivation` with its nested actions placed in real time ([`nested::place`]), spending at
+/// most `work` event visits.
+fn placed(
+    mut derivation: Derivation,
+    options: SimOptions,
+    work: &mut usize,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Derivation {
+    let durations = cost::durations(&derivation.plan, &derivation.order);
+    derivation.order = nested::place(
+        &derivation.plan,
+        derivation.order,
+        &durations,
         options,
-    };
-    choose(
-        &mut plan,
-        &order,
-        &scenario.owner,
-        explicit,
-        budget,
+        work,
         keep_going,
-    )?;
-    derive_plan(plan, explicit)
+    );
+    derivation
 }
 
 /// Replaces `plan.owner` by the map `spec` asks for (only cost-based specs change anything);
@@ -137,11 +181,26 @@ fn choose(
         return Ok(());
     };
     let durations = cost::durations(plan, order);
-    let encoder_free = simulate(order, &without_source(order, &durations, source), options);
-    let windows = warmup_windows(plan, order, &encoder_free);
-    let encode: Vec<f64> = (0..plan.microbatches)
-        .map(|m| compute_time(plan, unit_layers(plan, source, 0), m, Phase::Forward))
-        .collect();
+    let free = without_source(order, &durations, source);
+    let encoder_free = simulate(order, &free, options);
+    let is_nested = plan
+        .region(source)
+        .is_some_and(|r| r.skeleton == crate::schedules::NESTED);
+    let (windows, encode) = if is_nested {
+        nested_windows(
+            plan,
+            order,
+            &durations,
+            &free,
+            encoder_free.makespan,
+            source,
+        )
+    } else {
+        let encode = (0..plan.microbatches)
+            .map(|m| compute_time(plan, unit_layers(plan, source, 0), m, Phase::Forward))
+            .collect();
+        (warmup_windows(plan, order, &encoder_free), encode)
+    };
     plan.owner = greedy_slack(&windows, &encode);
     if *spec != OwnerSpec::Optimized {
         return Ok(());
@@ -151,7 +210,17 @@ fn choose(
     // pass improves nothing or the budget is spent. Only strict improvements are taken, so the
     // result is deterministic and never worse than greedy_slack.
     // Bounded by count and by work: every candidate simulates the whole order.
-    let by_work = WORK_BUDGET / order.graph.node_count().max(1);
+    let per_candidate = if explicit.is_none() {
+        nested::work(plan, order)
+    } else {
+        0
+    };
+    let by_work = WORK_BUDGET
+        / order
+            .graph
+            .node_count()
+            .saturating_add(per_candidate)
+            .max(1);
     let simulations = budget.simulations.min(by_work);
     let mut search = Search {
         best: makespan(plan, explicit, options)?,
@@ -197,6 +266,44 @@ fn choose(
             return Ok(());
         }
     }
+}
+
+/// What `greedy_slack` weighs for a nested encoder, whose work may go into any idle time (not
+/// only the warmup window, as a transposed one's): each rank's idle time in the run without the
+/// encoder (`makespan_free` less the rank's busy time in it), and each microbatch's whole
+/// encoder work (forward and backward).
+fn nested_windows(
+    plan: &Plan,
+    order: &Order,
+    durations: &[f64],
+    free: &[f64],
+    makespan_free: f64,
+    source: usize,
+) -> (Vec<f64>, Vec<f64>) {
+    let windows = (0..plan.ranks)
+        .map(|r| {
+            let busy: f64 = order
+                .nodes
+                .get(r)
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+                .iter()
+                .map(|n| free.get(n.index()).copied().unwrap_or(0.0))
+                .sum();
+            (makespan_free - busy).max(0.0)
+        })
+        .collect();
+    let mut encode = vec![0.0; plan.microbatches];
+    for n in order.graph.node_indices() {
+        if let Some(Event::Fwd { region, mb, .. } | Event::Bwd { region, mb, .. }) =
+            order.graph.node_weight(n)
+            && usize::from(*region) == source
+            && let Some(e) = encode.get_mut(usize::from(*mb))
+        {
+            *e += durations.get(n.index()).copied().unwrap_or(0.0);
+        }
+    }
+    (windows, encode)
 }
 
 /// The state of the `optimized` local search.

@@ -25,11 +25,8 @@ use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 use rustc_hash::FxHashMap;
 
-/// Each rank's order in action notation (overlapped pairs as one step), the nested regions'
-/// work (a first region: the encoder; a last one: the generator) embedded in the backbone's: the
-/// explicit orders the nested schedule is derived with.
-pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
-    let g = &order.graph;
+/// The nested regions of `plan`: an encoder (the first region) and a generator (the last).
+pub(crate) fn regions(plan: &Plan) -> (Option<usize>, Option<usize>) {
     let nested = |index: Option<usize>| {
         index.filter(|&i| {
             plan.region(i)
@@ -38,6 +35,15 @@ pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
     };
     let encoder = nested(plan.regions.first().map(|r| r.index));
     let generator = nested(plan.regions.last().map(|r| r.index)).filter(|_| plan.regions.len() > 1);
+    (encoder, generator)
+}
+
+/// Each rank's order in action notation (overlapped pairs as one step), the nested regions'
+/// work (a first region: the encoder; a last one: the generator) embedded in the backbone's: the
+/// explicit orders the nested schedule is derived with.
+pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
+    let g = &order.graph;
+    let (encoder, generator) = regions(plan);
     let region_of = |n: NodeIndex| match g.node_weight(n) {
         Some(Event::Fwd { region, .. } | Event::Bwd { region, .. }) => Some(usize::from(*region)),
         _ => None,
