@@ -632,3 +632,54 @@ mod hostile {
         harness.get_by_label_contains(&cut);
     }
 }
+
+/// A scenario whose orders are a pipeline CSV beside it (`"orders_csv"`): the app reads the
+/// CSV, derives with its orders, and keeps the reference (not a copy) in the document; a bad
+/// CSV is refused by name and the current scenario stays.
+#[test]
+fn a_scenario_with_an_orders_csv_opens_with_its_orders() {
+    let dir = common::temp_dir("orders-csv");
+    let fixtures = std::path::Path::new("../tests/fixtures/pytorch_csv");
+    std::fs::copy(fixtures.join("pytorch/zbv.csv"), dir.join("zbv.csv")).unwrap();
+    let mut s: mpipe::Scenario = mpipe::Scenario::from_json_str(
+        &std::fs::read_to_string(fixtures.join("zbv.json")).unwrap(),
+        "zbv.json",
+    )
+    .unwrap();
+    s.orders_csv = Some("zbv.csv".into());
+    let path = dir.join("zbv.json");
+    std::fs::write(&path, s.to_json_string()).unwrap();
+    let mut harness = harness();
+    harness.state_mut().open_path(&path);
+    common::wait(&mut harness, |s| {
+        s.shown().is_some_and(|d| d.sim.derivation.plan.ranks == 4)
+    });
+    let shown = harness.state().shown().unwrap();
+    let rank0: Vec<String> = shown
+        .sim
+        .derivation
+        .order
+        .steps(0)
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(rank0[7], "7F0");
+    let doc = harness.state().doc.scenario().unwrap();
+    assert_eq!(doc.orders_csv.as_deref(), Some("zbv.csv"));
+    assert!(doc.orders.is_none());
+    assert!(doc.orders_from_csv.is_some());
+    // A CSV with a bad cell: refused by name, the document unchanged.
+    std::fs::write(dir.join("zbv.csv"), "0F0,0Fx\n").unwrap();
+    harness.state_mut().open_path(&path);
+    harness.run();
+    let notice = harness.state().notice.as_ref().unwrap();
+    assert!(notice.is_error);
+    assert_eq!(
+        notice.text,
+        format!(
+            "{}:1:2: cell 2: `0Fx` is not an action; expected <stage><F|B|I|W><microbatch>, e.g. `4F0`",
+            dir.join("zbv.csv").display()
+        )
+    );
+    assert_eq!(harness.state().rank_actions(0)[7], "7F0");
+}

@@ -34,6 +34,7 @@ impl Weigh for Snapshot {
         let orders: usize = s
             .orders
             .iter()
+            .chain(s.orders_from_csv.iter())
             .flatten()
             .flatten()
             .map(|a| 24 + a.len())

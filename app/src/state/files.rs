@@ -43,6 +43,24 @@ pub fn read_text(path: &Path) -> Result<String, String> {
     mpipe::scenario::text_from_bytes(bytes, &name).map_err(|e| e.to_string())
 }
 
+/// `scenario` with the orders of the pipeline CSV its `orders_csv` names read in (relative to the
+/// scenario file at `path`); errors name the CSV and the cell. Without a path (a sample, a
+/// restored session) the name cannot be resolved and the derivation says so.
+pub fn with_orders_csv(
+    mut scenario: mpipe::Scenario,
+    path: Option<&Path>,
+) -> Result<mpipe::Scenario, String> {
+    let (Some(name), Some(path), None) = (&scenario.orders_csv, path, &scenario.orders) else {
+        return Ok(scenario);
+    };
+    let csv = path.parent().unwrap_or(Path::new(".")).join(name);
+    let text = read_text(&csv)?;
+    let read = mpipe::scenario::orders_csv::read(&text, &csv.display().to_string())
+        .map_err(|e| e.to_string())?;
+    scenario.orders_from_csv = Some(read.orders);
+    Ok(scenario)
+}
+
 /// Writes `bytes` to `path` atomically (a temporary file, then a rename); `what` names the
 /// operation in the error (`save`, `export`).
 pub fn write(path: &Path, bytes: &[u8], what: &str) -> Result<(), String> {

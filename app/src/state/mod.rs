@@ -250,7 +250,10 @@ impl Studio {
     /// Opens scenario JSON text as the document; on a parse error the message names the file
     /// and position and the current document stays. Returns whether it opened.
     pub fn open_text(&mut self, text: &str, source: &str, path: Option<PathBuf>) -> bool {
-        match Scenario::from_json_str(text, source) {
+        let parsed = Scenario::from_json_str(text, source)
+            .map_err(|e| e.to_string())
+            .and_then(|s| files::with_orders_csv(s, path.as_deref()));
+        match parsed {
             Ok(scenario) => {
                 self.doc.open(
                     scenario,
@@ -268,7 +271,7 @@ impl Studio {
                 true
             }
             Err(err) => {
-                self.fail(err.to_string());
+                self.fail(err);
                 false
             }
         }

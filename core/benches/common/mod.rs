@@ -51,6 +51,8 @@ pub fn scenario(p: usize, m: usize, v: usize, transpose: bool) -> Scenario {
         owner: Default::default(),
         static_memory_factor: None,
         orders: None,
+        orders_csv: None,
+        orders_from_csv: None,
         owner_budget: None,
         placement: None,
     }

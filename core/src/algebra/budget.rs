@@ -41,7 +41,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
         .iter()
         .map(|k| {
             let compute = match k.schedule().ops() {
-                OpSet::ForwardBackward if s.orders.is_none() => 2,
+                OpSet::ForwardBackward if s.explicit_orders().is_none() => 2,
                 OpSet::ForwardBackward | OpSet::SplitBackward | OpSet::Mixed => 3,
             };
             match k.layout() {

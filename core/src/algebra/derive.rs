@@ -55,7 +55,7 @@ impl DeriveError {
 /// with the caller's simulation options ([`crate::tune::owners::derive_tuned`] does both).
 pub fn derive(scenario: &Scenario) -> Result<Derivation, DeriveError> {
     let plan = validity::plan(scenario)?;
-    derive_plan(plan, scenario.orders.as_deref())
+    derive_plan(plan, scenario.explicit_orders())
 }
 
 /// Collectives and order of a checked plan (`explicit`: the scenario's hand-written orders).

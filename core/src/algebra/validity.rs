@@ -169,6 +169,12 @@ pub enum ValidityError {
     },
     #[error("rule `hardware`: `{field}` = {value} must be a finite number ≥ 0")]
     Hardware { field: &'static str, value: f64 },
+    #[error("rule `orders`: the scenario gives both `orders` and `orders_csv`; keep one of them")]
+    OrdersTwice,
+    #[error(
+        "rule `orders`: `orders_csv` names `{file}`, which was not read (the CLI and the app read the files a scenario names; this caller gave its orders no file)"
+    )]
+    OrdersCsvUnread { file: String },
     #[error(
         "rule `hardware`: `hardware.fb_overlap` = {value} must be between 0 (an overlapped pair's halves back to back) and 1 (the shorter one hidden entirely)"
     )]
@@ -208,6 +214,7 @@ impl ValidityError {
             Workload(_) => "workload",
             StaticMemory(_) => "static-memory",
             Hardware { .. } | Overlap { .. } => "hardware",
+            OrdersTwice | OrdersCsvUnread { .. } => "orders",
             Overflow { .. } => "finite",
             Memory { .. } => "memory",
         }
@@ -240,6 +247,7 @@ impl ValidityError {
             Workload(e) => e.field(),
             StaticMemory(_) => "static_memory_factor".into(),
             Hardware { field, .. } => (*field).to_string(),
+            OrdersTwice | OrdersCsvUnread { .. } => "orders_csv".into(),
             Overlap { .. } => "hardware.fb_overlap".into(),
             Overflow { field, .. } => field.clone(),
             Memory { .. } => "microbatches".into(),
@@ -421,6 +429,17 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
         if value == 0 {
             return Err(ValidityError::ZeroSize { field });
         }
+    }
+    match (
+        &scenario.orders,
+        &scenario.orders_csv,
+        &scenario.orders_from_csv,
+    ) {
+        (Some(_), Some(_), _) => return Err(ValidityError::OrdersTwice),
+        (None, Some(file), None) => {
+            return Err(ValidityError::OrdersCsvUnread { file: file.clone() });
+        }
+        _ => {}
     }
     check_limits(scenario)?;
     crate::algebra::budget::check(scenario, crate::algebra::budget::MEMORY_LIMIT_BYTES, 0.0)?;

@@ -26,16 +26,8 @@ pub struct OperatorTable {
 impl OperatorTable {
     /// Builds the table: the order simulated with one slot per compute action.
     pub fn new(d: &Derivation) -> OperatorTable {
-        let order = &d.order;
-        let graph = &order.graph;
-        let unit: Vec<f64> = graph
-            .node_indices()
-            .map(|n| match graph.node_weight(n) {
-                Some(Event::Fwd { .. } | Event::Bwd { .. }) => 1.0,
-                _ => 0.0,
-            })
-            .collect();
-        let timeline = simulate(order, &unit, SimOptions::default());
+        let graph = &d.order.graph;
+        let timeline = logical_time(d);
         let slots = timeline.makespan.round().max(0.0) as usize;
         let mut ranks = vec![vec![IDLE.to_string(); slots]; d.plan.ranks];
         for n in graph.node_indices() {
@@ -91,6 +83,21 @@ impl OperatorTable {
         }
         out
     }
+}
+
+/// The schedule's logical time: the order simulated with every compute action taking one slot
+/// (an overlapped pair, run as one, two) and nothing else any time (a start is the action's
+/// slot).
+pub fn logical_time(d: &Derivation) -> crate::sim::engine::Timeline {
+    let graph = &d.order.graph;
+    let unit: Vec<f64> = graph
+        .node_indices()
+        .map(|n| match graph.node_weight(n) {
+            Some(Event::Fwd { .. } | Event::Bwd { .. }) => 1.0,
+            _ => 0.0,
+        })
+        .collect();
+    simulate(&d.order, &unit, SimOptions::default())
 }
 
 /// `VF3`, `B0`, `GW2`: the module's letter (V a vision encoder or projector, G a generator, none

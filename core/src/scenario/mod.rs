@@ -3,6 +3,7 @@
 
 pub mod edit;
 pub mod locate;
+pub mod orders_csv;
 
 use crate::algebra::model::LayerSpec;
 use crate::algebra::owner::OwnerSpec;
@@ -67,6 +68,14 @@ pub struct Scenario {
     /// replacing the derived ones; checked for completeness and deadlock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub orders: Option<Vec<Vec<String>>>,
+    /// A pipeline CSV holding the per-rank orders instead (PyTorch's `_dump_csv` format,
+    /// [`orders_csv`]), its path relative to the scenario file. The CLI and the app read it into
+    /// [`Scenario::orders_from_csv`]; the library reads no files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orders_csv: Option<String>,
+    /// The orders read from `orders_csv` (not part of the file: saving keeps the reference).
+    #[serde(skip)]
+    pub orders_from_csv: Option<Vec<Vec<String>>>,
     /// Which rank runs each stage: `default`, `v_fold` or the rank of every stage (absent: the
     /// skeleton's own placement).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -103,6 +112,14 @@ pub struct Hardware {
     /// stream (absent: 0). `compare-trace` fits it from the gaps between a rank's actions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action_overhead_s: Option<f64>,
+}
+
+impl Scenario {
+    /// The hand-written orders the derivation follows: `orders`, or those read from
+    /// `orders_csv`.
+    pub fn explicit_orders(&self) -> Option<&[Vec<String>]> {
+        self.orders.as_deref().or(self.orders_from_csv.as_deref())
+    }
 }
 
 /// What went wrong reading a scenario. Every variant names the file; positions are 1-based.
@@ -312,7 +329,7 @@ mod tests {
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `static_memory_factor`, `owner_budget`, `orders`, `placement`"
+            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `static_memory_factor`, `owner_budget`, `orders`, `orders_csv`, `placement`"
         );
         let text = MINIMAL.replace("\"count\": 8", "\"cnt\": 8");
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();

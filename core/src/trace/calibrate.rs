@@ -828,6 +828,8 @@ mod tests {
             owner: Default::default(),
             static_memory_factor: None,
             orders: None,
+            orders_csv: None,
+            orders_from_csv: None,
             owner_budget: None,
             placement: None,
         };

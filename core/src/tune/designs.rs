@@ -76,6 +76,8 @@ pub fn scenario_for(scenario: &Scenario, design: Design) -> Result<Scenario, Str
     check_shape(scenario)?;
     let mut out = scenario.clone();
     out.orders = None;
+    out.orders_csv = None;
+    out.orders_from_csv = None;
     let replace_first = |out: &mut Scenario, skeleton| {
         if let Some(s) = out.schedule.first_mut() {
             *s = skeleton;
@@ -190,7 +192,7 @@ pub fn compare_designs_cancellable(
 ) -> Result<Option<DesignComparison>, String> {
     let total = (Design::ALL.len() * microbatches.len()).max(1) as f32;
     let mut done = 0usize;
-    if scenario.orders.is_some() {
+    if scenario.explicit_orders().is_some() || scenario.orders_csv.is_some() {
         return Err(
             "the scenario gives hand-written orders, which fix its schedule: the designs need derived ones"
                 .to_string(),

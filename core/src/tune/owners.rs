@@ -108,7 +108,7 @@ pub fn tune(
     options: SimOptions,
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Result<Derivation, DeriveError> {
-    let explicit = scenario.orders.as_deref();
+    let explicit = scenario.explicit_orders();
     let nested = explicit.is_none() && nested::has_nested(&derivation.plan);
     let searches = scenario.owner.needs_costs() && source_region(&derivation.plan).is_some();
     let derivation = if searches {

@@ -28,6 +28,8 @@ pub fn scenario(
         workload: None,
         owner: Default::default(),
         orders: None,
+        orders_csv: None,
+        orders_from_csv: None,
         owner_budget: None,
         placement: None,
         static_memory_factor: None,

@@ -1,6 +1,6 @@
 //! Derive placement, collectives and per-rank order of a scenario.
 
-use crate::input::{SimArgs, derive_file};
+use crate::input::{SimArgs, derive_file_with, refuse_to_overwrite};
 use crate::output::{emit, emit_json};
 use mpipe::report::derive::DeriveReport;
 use std::path::PathBuf;
@@ -14,6 +14,14 @@ pub struct Args {
     /// Print the global operator table (time slot × rank, BigMac's `VF0 F0 … B3 VB3`) instead.
     #[arg(long, conflicts_with = "json")]
     pub table: bool,
+    /// Also write the orders as PyTorch's pipeline CSV (`compute_only`: one row per rank, one
+    /// cell per time step, empty = idle), which its `_load_csv` reads.
+    #[arg(long, value_name = "OUT.csv")]
+    pub csv: Option<PathBuf>,
+    /// Follow the orders in this pipeline CSV (PyTorch's `_dump_csv` format) instead of the
+    /// scenario's.
+    #[arg(long, value_name = "FILE.csv")]
+    pub orders_csv: Option<PathBuf>,
     /// How a cost-based owner map (`greedy_slack`, `optimized`) simulates while it is chosen.
     #[command(flatten)]
     pub sim: SimArgs,
@@ -24,9 +32,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         file,
         json,
         table,
+        csv,
+        orders_csv,
         sim,
     } = args;
-    let (scenario, d) = derive_file(&file, Some(sim.options()))?;
+    let (scenario, d) = derive_file_with(&file, Some(sim.options()), orders_csv.as_deref())?;
+    if let Some(out) = &csv {
+        let mut inputs = vec![file.as_path()];
+        inputs.extend(orders_csv.as_deref());
+        refuse_to_overwrite(out, &inputs)?;
+        let mut bytes = Vec::new();
+        mpipe::scenario::orders_csv::write(&d, &mut bytes)?;
+        mpipe::files::write_atomic(out, &bytes)
+            .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", out.display()))?;
+    }
     if table {
         emit(&mpipe::report::table::OperatorTable::new(&d).text())?;
     } else if json {

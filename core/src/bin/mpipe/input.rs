@@ -149,13 +149,57 @@ pub fn open_regular(path: &Path) -> Result<std::fs::File, InputError> {
 }
 
 pub fn read_scenario(path: &Path) -> Result<(Scenario, String), InputError> {
+    let loaded = load_scenario(path, None)?;
+    Ok((loaded.scenario, loaded.text))
+}
+
+/// A scenario file read, with the pipeline CSV its orders came from (its name and cells).
+struct Loaded {
+    scenario: Scenario,
+    text: String,
+    csv: Option<(String, mpipe::scenario::orders_csv::CsvOrders)>,
+}
+
+fn read_text(path: &Path) -> Result<String, InputError> {
     let file = path.display().to_string();
     let bytes = mpipe::scenario::read_bounded(open_regular(path)?, &file)
         .map_err(|e| InputError(e.to_string()))?;
-    let text =
-        mpipe::scenario::text_from_bytes(bytes, &file).map_err(|e| InputError(e.to_string()))?;
-    let scenario = Scenario::from_json_str(&text, &file).map_err(|e| InputError(e.to_string()))?;
-    Ok((scenario, text))
+    mpipe::scenario::text_from_bytes(bytes, &file).map_err(|e| InputError(e.to_string()))
+}
+
+/// Reads a scenario file and the pipeline CSV of its orders: `orders_csv` (relative to the
+/// scenario's folder), or `csv_override` in place of any orders the file gives.
+fn load_scenario(path: &Path, csv_override: Option<&Path>) -> Result<Loaded, InputError> {
+    let file = path.display().to_string();
+    let text = read_text(path)?;
+    let mut scenario =
+        Scenario::from_json_str(&text, &file).map_err(|e| InputError(e.to_string()))?;
+    let csv_path = match (csv_override, &scenario.orders_csv) {
+        (Some(p), _) => {
+            scenario.orders = None;
+            scenario.orders_csv = None;
+            Some(p.to_path_buf())
+        }
+        // Both given: the derivation refuses it by rule, at the field.
+        (None, Some(_)) if scenario.orders.is_some() => None,
+        (None, Some(name)) => Some(path.parent().unwrap_or(Path::new(".")).join(name)),
+        (None, None) => None,
+    };
+    let csv = match csv_path {
+        Some(p) => {
+            let name = p.display().to_string();
+            let read = mpipe::scenario::orders_csv::read(&read_text(&p)?, &name)
+                .map_err(|e| InputError(e.to_string()))?;
+            scenario.orders_from_csv = Some(read.orders.clone());
+            Some((name, read))
+        }
+        None => None,
+    };
+    Ok(Loaded {
+        scenario,
+        text,
+        csv,
+    })
 }
 
 /// Reads and derives a scenario file; with `tuning`, a cost-based owner map is chosen too,
@@ -164,12 +208,35 @@ pub fn derive_file(
     path: &Path,
     tuning: Option<SimOptions>,
 ) -> Result<(Scenario, mpipe::Derivation), InputError> {
-    let (scenario, text) = read_scenario(path)?;
+    derive_file_with(path, tuning, None)
+}
+
+/// [`derive_file`], the orders read from the pipeline CSV `orders_csv` when one is given. An
+/// error about the orders names the CSV's line and column.
+pub fn derive_file_with(
+    path: &Path,
+    tuning: Option<SimOptions>,
+    orders_csv: Option<&Path>,
+) -> Result<(Scenario, mpipe::Derivation), InputError> {
+    let Loaded {
+        scenario,
+        text,
+        csv,
+    } = load_scenario(path, orders_csv)?;
     let file = path.display().to_string();
     let derived = derive(&scenario).and_then(|d| match tuning {
         Some(options) => mpipe::tune::owners::tune(&scenario, d, options, &mut |_| true),
         None => Ok(d),
     });
+    if let (Err(mpipe::DeriveError::Order(e)), Some((name, cells))) = (&derived, &csv) {
+        let message = match e {
+            mpipe::graph::order::OrderError::Explicit { message, .. } => {
+                format!("rule `orders`: {message}")
+            }
+            other => other.to_string(),
+        };
+        return Err(InputError(cells.locate(name, &e.field(), &message)));
+    }
     match derived {
         Ok(d) => Ok((scenario, d)),
         Err(err) => {
