@@ -90,6 +90,7 @@ fn frame(c: &mut Criterion) {
                     matches: &[],
                     lane_height: 24.0,
                     id_salt: "bench",
+                    cycle: &[],
                 },
             );
         });

@@ -271,3 +271,60 @@ fn keys_work_after_clicking_a_button() {
     press(&mut harness, egui::Key::W);
     assert!(harness.state().view.range.is_some());
 }
+
+/// OctoPipe's deadlocks drawn (issue 14): a hand order that deadlocks keeps the last valid chart
+/// with its wait-for cycle, says what the proposed reordering moves, and applies it in one
+/// click; Undo brings the deadlocking order back.
+#[test]
+fn a_deadlocking_order_shows_its_cycle_and_its_fix_applies_in_one_click() {
+    let mut harness = on_sample("1f1b.json");
+    harness.run();
+    let bad: Vec<Vec<String>> = (0..4)
+        .map(|r| {
+            harness
+                .state()
+                .rank_actions(r)
+                .iter()
+                .map(|a| a.to_string())
+                .collect()
+        })
+        .map(|mut list: Vec<String>| {
+            // Rank 0 wants microbatch 0's backward right after its forward, rank 1 microbatch 1
+            // before microbatch 0: each waits for the other.
+            if list.first().is_some_and(|a| a == "0F0") {
+                let b = list.iter().position(|a| a == "0B0").unwrap();
+                let step = list.remove(b);
+                list.insert(1, step);
+            }
+            if list.first().is_some_and(|a| a == "1F0") {
+                list.swap(0, 1);
+            }
+            list
+        })
+        .collect();
+    edit(&mut harness, Edit::Orders(Some(bad.clone())));
+    let deadlock = harness.state().deadlock().cloned().unwrap();
+    assert_eq!(
+        deadlock.fix.summary(),
+        "rank 0: 0F1 before 0B0; rank 0: 0F2 before 0B0"
+    );
+    assert!(deadlock.cycle.len() >= 2);
+    harness.run();
+    let error = harness.state().error().unwrap().to_string();
+    assert!(error.contains("rule `deadlock-free`"), "{error}");
+    harness.get_by_label(&error);
+    harness.get_by_label_contains("Proposed: rank 0: 0F1 before 0B0; rank 0: 0F2 before 0B0.");
+    harness.get_by_label("Showing the last valid schedule, dimmed.");
+    harness.get_by_label("Apply the proposed order").click();
+    harness.run();
+    assert!(harness.state().error().is_none());
+    assert_eq!(
+        harness.state().doc.scenario().unwrap().orders.as_ref(),
+        Some(&deadlock.fix.orders)
+    );
+    assert_eq!(harness.state().rank_actions(1)[..2], ["1F1", "1F0"]);
+    harness.state_mut().apply(Command::Undo);
+    harness.run();
+    assert_eq!(harness.state().doc.scenario().unwrap().orders, Some(bad));
+    assert!(harness.state().deadlock().is_some());
+}

@@ -67,3 +67,26 @@ fn an_invalid_edit_dims_the_last_timeline() {
     let mut h = harness(studio);
     snapshot(&mut h, "invalid_edit_dimmed");
 }
+
+#[test]
+fn a_deadlocking_order_drawn_on_the_last_valid_chart() {
+    // Rank 0 runs microbatch 0's backward right after its forward, rank 1 microbatch 1 first:
+    // the wait-for cycle outlined in red with its arrows, the proposed fix above the chart.
+    let mut studio = Studio::default();
+    let sample = mpipe_studio::samples::SAMPLES
+        .iter()
+        .find(|s| s.file == "1f1b.json")
+        .unwrap();
+    studio.open_sample(sample);
+    let mut orders: Vec<Vec<String>> = (0..4).map(|r| studio.rank_actions(r)).collect();
+    let b = orders[0].iter().position(|a| a == "0B0").unwrap();
+    let step = orders[0].remove(b);
+    orders[0].insert(1, step);
+    orders[1].swap(0, 1);
+    studio.apply(mpipe_studio::command::Command::Edit {
+        edit: mpipe::scenario::edit::Edit::Orders(Some(orders)),
+        gesture: None,
+    });
+    let mut h = harness(studio);
+    snapshot(&mut h, "deadlock_cycle");
+}

@@ -57,6 +57,102 @@ fn a_cross_rank_wait_cycle_is_found() {
         e.to_string(),
         "rule `deadlock-free`: the per-rank order deadlocks; each event waits for the next: 0B0@r0 → 1B0@r1 → 1F0@r1 → Loss mb 1 @r1 → 1F1@r1 → 0F1@r0 → 0B0@r0"
     );
+    // The cycle's compute actions with their ranks, and the proposed fix: when both ranks wait,
+    // rank 0's 0F1 and rank 1's 1F0 have their inputs in; the lower rank's moves, so rank 1
+    // keeps the order it insisted on.
+    let mpipe::DeriveError::Order(mpipe::graph::order::OrderError::Deadlock {
+        actions, fix, ..
+    }) = e
+    else {
+        panic!("not a deadlock");
+    };
+    let named: Vec<String> = actions.iter().map(|(r, a)| format!("{a}@r{r}")).collect();
+    assert_eq!(named, ["0B0@r0", "1B0@r1", "1F0@r1", "1F1@r1", "0F1@r0"]);
+    assert_eq!(fix.summary(), "rank 0: 0F1 before 0B0");
+    assert_eq!(
+        fix.orders,
+        [["0F0", "0F1", "0B0", "0B1"], ["1F1", "1F0", "1B0", "1B1"]]
+    );
+    let mut fixed = s.clone();
+    fixed.orders = Some(fix.orders.clone());
+    mpipe::derive(&fixed).unwrap();
+    // `mpipe validate` prints it, ready to paste.
+    let dir = std::env::temp_dir().join(format!("mpipe-deadlock-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("cycle.json");
+    std::fs::write(&file, s.to_json_string()).unwrap();
+    let (code, _, err) = common::mpipe(&["validate", file.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.ends_with(
+            "fix: run rank 0: 0F1 before 0B0 (each as soon as its inputs are in):\n\"orders\": [[\"0F0\",\"0F1\",\"0B0\",\"0B1\"],[\"1F1\",\"1F0\",\"1B0\",\"1B1\"]]\n"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_shuffled_order_gets_a_deadlock_free_fix_with_the_same_steps() {
+    // Random per-rank shuffles of the derived orders (interleaved 1F1B, ZB-V with split
+    // backwards, DualPipeV with overlapped pairs): whenever one deadlocks, its fix derives, with
+    // exactly the same steps on every rank, and each rank's steps that were not moved keep their
+    // relative order.
+    use mpipe::schedules::{DUALPIPEV, ZBV};
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let mut deadlocks = 0;
+    for (skeleton, chunks) in [(ONE_F_ONE_B, 2), (ZBV, 2), (DUALPIPEV, 2)] {
+        let cut: Vec<usize> = (1..chunks).map(|c| c * 4).collect();
+        let base = scenario(uniform(4 * chunks), &cut, &vec![skeleton; chunks], 4, 8);
+        let d = mpipe::derive(&base).unwrap();
+        let steps: Vec<Vec<String>> = (0..4)
+            .map(|r| d.order.steps(r).iter().map(|s| s.to_string()).collect())
+            .collect();
+        for _ in 0..40 {
+            let mut shuffled = steps.clone();
+            for list in &mut shuffled {
+                // A few swaps of neighbours and one far move, so some orders stay valid.
+                for _ in 0..3 {
+                    let i = rng.random_range(0..list.len() - 1);
+                    list.swap(i, i + 1);
+                }
+                let from = rng.random_range(0..list.len());
+                let step = list.remove(from);
+                list.insert(rng.random_range(0..list.len()), step);
+            }
+            let mut s = base.clone();
+            s.orders = Some(shuffled.clone());
+            let Err(mpipe::DeriveError::Order(mpipe::graph::order::OrderError::Deadlock {
+                fix,
+                ..
+            })) = mpipe::derive(&s)
+            else {
+                continue;
+            };
+            deadlocks += 1;
+            let mut fixed = base.clone();
+            fixed.orders = Some(fix.orders.clone());
+            mpipe::derive(&fixed).unwrap_or_else(|e| panic!("{skeleton}: {e}"));
+            for (rank, (given, proposed)) in shuffled.iter().zip(&fix.orders).enumerate() {
+                let mut a = given.clone();
+                let mut b = proposed.clone();
+                a.sort();
+                b.sort();
+                assert_eq!(a, b, "{skeleton} rank {rank}");
+                let moved: Vec<&String> = fix
+                    .moves
+                    .iter()
+                    .filter(|m| m.0 == rank)
+                    .map(|m| &m.1)
+                    .collect();
+                let keep = |l: &Vec<String>| -> Vec<String> {
+                    l.iter().filter(|x| !moved.contains(x)).cloned().collect()
+                };
+                assert_eq!(keep(given), keep(proposed), "{skeleton} rank {rank}");
+            }
+        }
+    }
+    assert!(deadlocks > 20, "{deadlocks}");
 }
 
 #[test]

@@ -48,6 +48,23 @@ fn status_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
         return;
     };
     ui.colored_label(RED, RichText::new(message).strong());
+    // A deadlock: its cycle is drawn on the last valid chart; the reordering that removes it is
+    // one click away.
+    if let Some(deadlock) = studio.deadlock() {
+        ui.label(
+            RichText::new(format!(
+                "The wait-for cycle is outlined on the chart below (the last valid schedule), each arrow from what an event waits for. Proposed: {}.",
+                deadlock.fix.summary()
+            ))
+            .small(),
+        );
+        if ui.button("Apply the proposed order").clicked() {
+            out.push(Command::Edit {
+                edit: Edit::Orders(Some(deadlock.fix.orders.clone())),
+                gesture: None,
+            });
+        }
+    }
     if let Some(s) = studio.scenario() {
         let layers = mpipe::scenario::edit::layer_count(s);
         // The normal form, offered as a one-click fix (adjacent transposes merged).
@@ -223,6 +240,7 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
                 matches: &[],
                 lane_height,
                 id_salt: &salt,
+                cycle: &[],
             },
             &mut out,
             false,
@@ -251,6 +269,7 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
             matches,
             lane_height,
             id_salt: "current",
+            cycle: studio.deadlock().map_or(&[], |d| d.cycle.as_slice()),
         },
         &mut out,
         true,

@@ -156,7 +156,7 @@ fn derive(
     source: &str,
     text: Option<&str>,
     keep_going: &mut dyn FnMut(f32) -> bool,
-) -> Option<Result<Shown, String>> {
+) -> Option<Result<Shown, Failed>> {
     match simulate_scenario_cancellable(scenario, SimOptions::default(), keep_going) {
         Ok(sim) => Some(Ok(Shown::new(generation, &scenario.name, sim))),
         Err(SimulationError::Cancelled) => None,
@@ -165,9 +165,45 @@ fn derive(
                 Some(text) => e.locate(text, source).to_string(),
                 None => format!("{source}: field `{}`: {e}", e.field()),
             };
-            Some(Err(
-                mpipe::report::derive::escape_controls(&message).into_owned()
-            ))
+            let deadlock = match e {
+                mpipe::DeriveError::Order(mpipe::graph::order::OrderError::Deadlock {
+                    actions,
+                    fix,
+                    ..
+                }) => Some(Arc::new(Deadlock {
+                    cycle: actions,
+                    fix: *fix,
+                })),
+                _ => None,
+            };
+            Some(Err(Failed {
+                message: mpipe::report::derive::escape_controls(&message).into_owned(),
+                deadlock,
+            }))
+        }
+    }
+}
+
+/// A deadlocking order's wait-for cycle (its compute actions with their ranks, each waiting for
+/// the next) and the reordering proposed to remove it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deadlock {
+    pub cycle: Vec<(usize, mpipe::graph::event::Action)>,
+    pub fix: mpipe::graph::order::Fix,
+}
+
+/// Why a derivation failed: its message, and the deadlock when that is why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failed {
+    pub message: String,
+    pub deadlock: Option<Arc<Deadlock>>,
+}
+
+impl From<String> for Failed {
+    fn from(message: String) -> Self {
+        Failed {
+            message,
+            deadlock: None,
         }
     }
 }
@@ -177,10 +213,22 @@ fn derive(
 pub struct Invalid {
     pub generation: u64,
     pub message: String,
+    /// The wait-for cycle and its proposed fix, when the order deadlocks.
+    pub deadlock: Option<Arc<Deadlock>>,
+}
+
+impl Invalid {
+    fn new(generation: u64, failed: Failed) -> Self {
+        Invalid {
+            generation,
+            message: failed.message,
+            deadlock: failed.deadlock,
+        }
+    }
 }
 
 /// A simulation running in the background for one generation.
-type Running = (u64, Job<Option<Result<Shown, String>>>);
+type Running = (u64, Job<Option<Result<Shown, Failed>>>);
 
 /// The derived state of the document.
 #[derive(Debug)]
@@ -192,16 +240,13 @@ pub struct Derived {
     last_good: Option<Arc<Shown>>,
     running: Option<Running>,
     /// Cancelled runs whose threads have not ended yet (they stop at their next check).
-    stopping: Vec<Job<Option<Result<Shown, String>>>>,
+    stopping: Vec<Job<Option<Result<Shown, Failed>>>>,
 }
 
 impl Default for Derived {
     fn default() -> Self {
         Derived {
-            result: Err(Invalid {
-                generation: 0,
-                message: "no scenario".into(),
-            }),
+            result: Err(Invalid::new(0, "no scenario".to_string().into())),
             last_good: None,
             running: None,
             stopping: Vec::new(),
@@ -242,13 +287,7 @@ impl Derived {
                 "{source}: field `{}`: {e} (with the app's timeline)",
                 e.field()
             );
-            self.finish(
-                Err(Invalid {
-                    generation,
-                    message,
-                }),
-                committed,
-            );
+            self.finish(Err(Invalid::new(generation, message.into())), committed);
             return;
         }
         if scenario.ranks.saturating_mul(scenario.microbatches) > FOREGROUND_LIMIT {
@@ -264,20 +303,15 @@ impl Derived {
             });
             match spawned {
                 Ok(job) => self.running = Some((generation, job)),
-                Err(message) => self.finish(
-                    Err(Invalid {
-                        generation,
-                        message,
-                    }),
-                    committed,
-                ),
+                Err(message) => {
+                    self.finish(Err(Invalid::new(generation, message.into())), committed)
+                }
             }
         } else if let Some(result) = derive(scenario, generation, source, text, &mut |_| true) {
             self.finish(
-                result.map(Arc::new).map_err(|message| Invalid {
-                    generation,
-                    message,
-                }),
+                result
+                    .map(Arc::new)
+                    .map_err(|failed| Invalid::new(generation, failed)),
                 committed,
             );
         }
@@ -313,20 +347,19 @@ impl Derived {
             Poll::Running => return true,
             Poll::Done(Some(result)) => {
                 self.running = None;
-                let result = result.map(Arc::new).map_err(|message| Invalid {
-                    generation,
-                    message,
-                });
+                let result = result
+                    .map(Arc::new)
+                    .map_err(|failed| Invalid::new(generation, failed));
                 self.finish(result, committed);
             }
             Poll::Done(None) => self.running = None,
             Poll::Lost => {
                 self.running = None;
                 self.finish(
-                    Err(Invalid {
+                    Err(Invalid::new(
                         generation,
-                        message: "the simulation stopped unexpectedly".into(),
-                    }),
+                        "the simulation stopped unexpectedly".to_string().into(),
+                    )),
                     committed,
                 );
             }
@@ -356,7 +389,7 @@ impl Derived {
     }
 
     /// The background run, if one is going.
-    pub fn running(&self) -> Option<&Job<Option<Result<Shown, String>>>> {
+    pub fn running(&self) -> Option<&Job<Option<Result<Shown, Failed>>>> {
         self.running.as_ref().map(|(_, job)| job)
     }
 

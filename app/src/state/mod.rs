@@ -122,6 +122,16 @@ impl Studio {
             .map(|e| e.message.as_str())
     }
 
+    /// The current document state's deadlock (its cycle and proposed fix), when that is why it
+    /// has no simulation.
+    pub fn deadlock(&self) -> Option<&derived::Deadlock> {
+        self.derived
+            .result()
+            .err()
+            .filter(|e| e.generation == self.doc.generation())
+            .and_then(|e| e.deadlock.as_deref())
+    }
+
     /// Rank `r`'s compute actions as strings, from the simulation on screen.
     pub fn rank_actions(&self, rank: usize) -> Vec<String> {
         self.shown()

@@ -98,6 +98,8 @@ fn entry_ui(ui: &mut Ui, swatch: Swatch, text: &str) {
 pub const SELECTED: Color32 = Color32::WHITE;
 /// The colour of the outline of critical-path events once something is selected.
 pub const CRITICAL: Color32 = Color32::from_rgb(0xFF, 0xD0, 0x40);
+/// The colour of a deadlock's wait-for cycle.
+pub const DEADLOCK: Color32 = Color32::from_rgb(0xFF, 0x40, 0x40);
 /// The colour of search matches.
 pub const MATCH: Color32 = Color32::from_rgb(0x40, 0xE0, 0xFF);
 /// The fill of waits for a transfer.

@@ -8,7 +8,7 @@
 //! what the user did; the caller turns it into commands.
 
 use super::geometry::{Item, LaneLayout, LaneRow, PairHalf, TimeView, hit_test, render_items};
-use super::legend::{CRITICAL, MATCH, PAIR, SELECTED, WAIT};
+use super::legend::{CRITICAL, DEADLOCK, MATCH, PAIR, SELECTED, WAIT};
 use super::{LABEL_W, axis, rgb, wheel_factor};
 use crate::state::derived::Shown;
 use egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
@@ -44,6 +44,9 @@ pub struct ChartInput<'a> {
     pub lane_height: f32,
     /// Tells stacked charts apart (egui ids).
     pub id_salt: &'a str,
+    /// A deadlocking order's wait-for cycle (rank and action, each waiting for the next), drawn
+    /// over the events of the same names.
+    pub cycle: &'a [(usize, mpipe::graph::event::Action)],
 }
 
 /// What the user did to a chart this frame.
@@ -400,6 +403,54 @@ impl Paint<'_> {
         }
     }
 
+    /// A deadlock's wait-for cycle: each of its events outlined, and an arrow from each to the
+    /// one it waits for (closing back to the first), in the error colour and never faded.
+    fn cycle(&self, ui: &egui::Ui, cycle: &[(usize, mpipe::graph::event::Action)]) {
+        if cycle.is_empty() {
+            return;
+        }
+        let scene = &self.shown.scene;
+        // Found once per chart and cycle (a scan of every event), not every frame.
+        let key = ui
+            .scope_id()
+            .with(("deadlock cycle", self.shown.generation, cycle));
+        let found: Option<std::sync::Arc<Vec<usize>>> = ui.data(|d| d.get_temp(key));
+        let found = found.unwrap_or_else(|| {
+            let wanted: std::collections::HashMap<(usize, mpipe::graph::event::Action), usize> =
+                cycle.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+            let mut at = vec![usize::MAX; cycle.len()];
+            for (index, e) in scene.events.iter().enumerate() {
+                if let Some(slot) = wanted.get(&(e.rank, e.action)).and_then(|&i| at.get_mut(i)) {
+                    *slot = index;
+                }
+            }
+            let found = std::sync::Arc::new(at);
+            ui.data_mut(|d| d.insert_temp(key, found.clone()));
+            found
+        });
+        let events: Vec<&mpipe::report::simulate::EventTiming> =
+            found.iter().filter_map(|&i| scene.events.get(i)).collect();
+        let stroke = Stroke::new(2.5, DEADLOCK);
+        for e in &events {
+            let row = self.row(e.rank);
+            let r = Rect::from_x_y_ranges(self.x(e.start_s)..=self.x(e.end_s), row.y_range());
+            self.clipped
+                .rect_stroke(r, 0.0, stroke, StrokeKind::Outside);
+        }
+        for (i, from) in events.iter().enumerate() {
+            let Some(to) = events.get(i + 1).or(events.first()) else {
+                continue;
+            };
+            // `from` waits for `to`: the arrow runs from what is waited for to the waiter.
+            arrow(
+                &self.clipped,
+                Pos2::new(self.x(to.end_s), self.row(to.rank).center().y),
+                Pos2::new(self.x(from.start_s), self.row(from.rank).center().y),
+                stroke,
+            );
+        }
+    }
+
     /// The time axis and the teaching cursor.
     fn axis(&self, cursor: Option<f64>) {
         let axis_y = self.plot.bottom();
@@ -468,6 +519,7 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
         matches,
         lane_height,
         id_salt,
+        cycle,
     } = input;
     let ranks = shown.scene.ranks;
     let width = ui.available_width().max(200.0);
@@ -523,6 +575,7 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
     paint.items(&items, selected, &related, matches);
     paint.transfers();
     paint.dependencies(&dependencies);
+    paint.cycle(ui, cycle);
     paint.axis(cursor);
     let box_from: Option<f32> = ui.data(|d| d.get_temp(box_id)).flatten();
     if let Some(from) = box_from

@@ -12,7 +12,13 @@ pub enum OrderError {
     #[error("rule `orders`: `{path}`: {message}")]
     Explicit { path: String, message: String },
     #[error("rule `deadlock-free`: the per-rank order deadlocks; each event waits for the next: {}", cycle.join(" → "))]
-    Deadlock { cycle: Vec<String> },
+    Deadlock {
+        cycle: Vec<String>,
+        /// The cycle's compute actions with their ranks, in the cycle's order (for drawing it).
+        actions: Vec<(usize, Action)>,
+        /// A deadlock-free reordering close to the given one ([`crate::graph::deadlock::repair`]).
+        fix: Box<Fix>,
+    },
 }
 
 impl OrderError {
@@ -22,6 +28,27 @@ impl OrderError {
             OrderError::Explicit { path, .. } => path.clone(),
             OrderError::Deadlock { .. } => "orders".to_string(),
         }
+    }
+}
+
+/// A deadlock-free reordering of per-rank orders that deadlock: as few steps as possible moved
+/// earlier, each to run as soon as its inputs are in.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Fix {
+    /// Every rank's compute steps, in action notation (what `orders` takes).
+    pub orders: Vec<Vec<String>>,
+    /// The steps moved, each with the step it now runs before: `(rank, moved, before)`.
+    pub moves: Vec<(usize, String, String)>,
+}
+
+impl Fix {
+    /// `rank 1: 1F0 before 1F1; …`.
+    pub fn summary(&self) -> String {
+        self.moves
+            .iter()
+            .map(|(rank, moved, before)| format!("rank {rank}: {moved} before {before}"))
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 }
 

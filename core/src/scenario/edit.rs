@@ -55,6 +55,8 @@ pub enum Edit {
         counts: Option<Vec<usize>>,
     },
     Owner(OwnerSpec),
+    /// Hand-written per-rank orders (`None`: derived ones); they replace any `orders_csv`.
+    Orders(Option<Vec<Vec<String>>>),
     /// Starts a per-microbatch list of encoder workload scales (all 1).
     VaryWorkload,
     /// The encoder workload scale of microbatch `mb`.
@@ -134,6 +136,11 @@ impl Edit {
             }
             Edit::Slabs { region, counts } => set_slabs(s, *region, counts.clone()),
             Edit::Owner(spec) => s.owner = spec.clone(),
+            Edit::Orders(orders) => {
+                s.orders = orders.clone();
+                s.orders_csv = None;
+                s.orders_from_csv = None;
+            }
             Edit::VaryWorkload => {
                 let m = s.microbatches;
                 s.workload

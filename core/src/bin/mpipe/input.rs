@@ -202,6 +202,16 @@ fn load_scenario(path: &Path, csv_override: Option<&Path>) -> Result<Loaded, Inp
     })
 }
 
+/// The proposed reordering of a deadlocking order, as lines to append to its error: what moves,
+/// then the orders ready to paste.
+fn deadlock_fix(fix: &mpipe::graph::order::Fix) -> String {
+    let orders = serde_json::to_string(&fix.orders).unwrap_or_default();
+    format!(
+        "\nfix: run {} (each as soon as its inputs are in):\n\"orders\": {orders}",
+        fix.summary()
+    )
+}
+
 /// Reads and derives a scenario file; with `tuning`, a cost-based owner map is chosen too,
 /// simulating with those options. Errors name the file, line and column.
 pub fn derive_file(
@@ -229,18 +239,28 @@ pub fn derive_file_with(
         None => Ok(d),
     });
     if let (Err(mpipe::DeriveError::Order(e)), Some((name, cells))) = (&derived, &csv) {
-        let message = match e {
+        let mut message = match e {
             mpipe::graph::order::OrderError::Explicit { message, .. } => {
                 format!("rule `orders`: {message}")
             }
             other => other.to_string(),
         };
+        if let mpipe::graph::order::OrderError::Deadlock { fix, .. } = e {
+            message.push_str(&deadlock_fix(fix));
+        }
         return Err(InputError(cells.locate(name, &e.field(), &message)));
     }
     match derived {
         Ok(d) => Ok((scenario, d)),
         Err(err) => {
             let mut message = err.locate(&text, &file).to_string();
+            if let mpipe::DeriveError::Order(mpipe::graph::order::OrderError::Deadlock {
+                fix,
+                ..
+            }) = &err
+            {
+                message.push_str(&deadlock_fix(fix));
+            }
             if let mpipe::DeriveError::Invalid(v) = &err
                 && let Some((cut, schedule)) = v.normal_form()
             {
