@@ -3,4 +3,5 @@
 
 pub mod designs;
 pub mod nested;
+pub mod octopipe;
 pub mod owners;

@@ -10,6 +10,7 @@ mod output;
 mod render;
 mod simulate;
 mod trace;
+mod tune;
 mod validate;
 
 /// mimalloc keeps freed memory for reuse, so large schedules are not paid for in page faults
@@ -53,6 +54,8 @@ enum Command {
     Export(export::Args),
     /// Import profiler traces (Chrome trace JSON, .json.gz): every rank's recovered schedule actions.
     Trace(trace::Args),
+    /// OctoPipe's bubble-aware tuner: partitioning, placement and scheduling, every iteration printed.
+    Tune(tune::Args),
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -66,6 +69,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::CompareTrace(args) => compare_trace::run(args),
         Command::Export(args) => export::run(args),
         Command::Trace(args) => trace::run(args),
+        Command::Tune(args) => tune::run(args),
     }
 }
 

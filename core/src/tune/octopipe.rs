@@ -1,0 +1,446 @@
+//! OctoPipe's bubble-aware tuner (Algorithm 1, `octopipe-paper` §VI): each iteration simulates
+//! the current pipeline, measures its bubbles and picks the phase to tune —
+//!
+//! - **partitioning** while the bubble time of the ranks differs by more than the cheapest
+//!   layer's forward (`Δb > t_layer`): a layer migrates from the most loaded rank's stage to
+//!   another rank's, in each Sharded region (per-stage layer counts, zero allowed);
+//! - else **placement** while boundary bubbles (before a rank's first backbone forward and after
+//!   its last backward) outweigh the residual ones: stage dispersion (a Sharded backbone cut into
+//!   more, finer virtual stages, interleaved over the ranks) and layer exchange (a layer moved
+//!   across a boundary between virtual stages);
+//! - else **scheduling**: the split-backward sibling of the skeleton (`1f1b` → `zb1p`: `F` and
+//!   the input half `I` of the backward advanced, the weight half `W` delayed into bubbles).
+//!
+//! The best candidate of the phase (the shortest step within the memory cap) is taken when it
+//! shortens the step; when it does not, the phase is spent until something else changes, and the
+//! next one by priority is tried. The search ends when every phase is spent or after `budget`
+//! iterations. So the result is never slower than the start, and never above the cap unless the
+//! start is (then fitting the cap comes first).
+
+use crate::algebra::derive::DeriveError;
+use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::scenario::Scenario;
+use crate::schedules::{ONE_F_ONE_B, ZB1P};
+use crate::sim::engine::SimOptions;
+use crate::sim::run::{Simulation, simulate_scenario};
+use serde::Serialize;
+
+/// The three phases, in the tuner's priority order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Partitioning,
+    Placement,
+    Scheduling,
+}
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Partitioning => "partitioning",
+            Phase::Placement => "placement",
+            Phase::Scheduling => "scheduling",
+        }
+    }
+}
+
+/// What the tuner may spend and must respect.
+#[derive(Debug, Clone, Copy)]
+pub struct TuneOptions {
+    /// Iterations at most.
+    pub budget: usize,
+    /// Peak memory per rank, bytes (`None`: no cap).
+    pub memory_cap: Option<f64>,
+    pub sim: SimOptions,
+}
+
+impl Default for TuneOptions {
+    fn default() -> Self {
+        TuneOptions {
+            budget: 50,
+            memory_cap: None,
+            sim: SimOptions::default(),
+        }
+    }
+}
+
+/// The bubble measures Algorithm 1 chooses its phase by.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Bubbles {
+    /// `Δb`: the largest difference of two ranks' bubble time.
+    pub gap_s: f64,
+    /// Before each rank's first backbone forward and after its last backward, summed.
+    pub boundary_s: f64,
+    /// The rest of the ranks' idle time, summed.
+    pub residual_s: f64,
+    /// `t_layer`: the cheapest layer's forward.
+    pub layer_s: f64,
+    /// `Σ bubble_r / (P · makespan)`.
+    pub fraction: f64,
+}
+
+/// One iteration of the search.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Iteration {
+    pub index: usize,
+    pub phase: Phase,
+    /// The change tried (the best candidate of the phase), or why there was none.
+    pub change: String,
+    /// Whether it was taken.
+    pub taken: bool,
+    /// Step time and highest rank's peak after the iteration (of the pipeline kept).
+    pub makespan_s: f64,
+    pub peak_bytes: f64,
+    /// The bubbles the phase was chosen by (before the change).
+    pub bubbles: Bubbles,
+}
+
+/// What the tuner found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Tuned {
+    /// The tuned scenario (cut, schedule and per-stage layer counts changed).
+    #[serde(skip)]
+    pub scenario: Scenario,
+    pub start_makespan_s: f64,
+    pub start_peak_bytes: f64,
+    pub start_bubble_fraction: f64,
+    pub makespan_s: f64,
+    pub peak_bytes: f64,
+    pub bubble_fraction: f64,
+    pub iterations: Vec<Iteration>,
+    /// Stopped by the caller before the search ended.
+    pub stopped: bool,
+}
+
+/// A candidate pipeline and what it measures.
+struct Measured {
+    scenario: Scenario,
+    sim: Simulation,
+}
+
+impl Measured {
+    fn peak(&self) -> f64 {
+        self.sim
+            .memory
+            .iter()
+            .map(|c| c.peak_bytes)
+            .fold(0.0, f64::max)
+    }
+
+    /// Lower is better: first the bytes over the cap, then the step.
+    fn key(&self, cap: Option<f64>) -> (f64, f64) {
+        let over = cap.map_or(0.0, |c| (self.peak() - c).max(0.0));
+        (over, self.sim.makespan_s)
+    }
+}
+
+fn measure(scenario: Scenario, options: SimOptions) -> Option<Measured> {
+    let sim = simulate_scenario(&scenario, options).ok()?;
+    sim.makespan_s
+        .is_finite()
+        .then_some(Measured { scenario, sim })
+}
+
+/// Algorithm 1's measures of a simulation.
+fn bubbles(m: &Measured) -> Bubbles {
+    let ranks = &m.sim.ranks;
+    let bubble = |r: &crate::sim::metrics::RankMetrics| r.bubble_s;
+    let most = ranks.iter().map(bubble).fold(f64::NEG_INFINITY, f64::max);
+    let least = ranks.iter().map(bubble).fold(f64::INFINITY, f64::min);
+    let boundary: f64 = ranks
+        .iter()
+        .map(|r| r.bubble.warmup_s + r.bubble.cooldown_s)
+        .sum();
+    let total: f64 = ranks.iter().map(bubble).sum();
+    let plan = &m.sim.derivation.plan;
+    let layer_s = (0..plan.layers.len())
+        .map(|l| {
+            crate::sim::cost::compute_time(plan, l..l + 1, 0, crate::graph::event::Phase::Forward)
+        })
+        .filter(|t| *t > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    Bubbles {
+        gap_s: if ranks.is_empty() { 0.0 } else { most - least },
+        boundary_s: boundary,
+        residual_s: (total - boundary).max(0.0),
+        layer_s: if layer_s.is_finite() { layer_s } else { 0.0 },
+        fraction: m.sim.bubble_fraction,
+    }
+}
+
+/// The phase Algorithm 1 picks, then the others by priority (partitioning, placement,
+/// scheduling).
+fn phases(b: &Bubbles) -> [Phase; 3] {
+    use Phase::*;
+    if b.gap_s > b.layer_s {
+        [Partitioning, Placement, Scheduling]
+    } else if b.boundary_s > b.residual_s {
+        [Placement, Partitioning, Scheduling]
+    } else {
+        [Scheduling, Partitioning, Placement]
+    }
+}
+
+/// Per-stage layer counts of every region (the scenario's, or balanced ones).
+fn slabs_of(s: &Scenario, plan: &crate::algebra::plan::Plan) -> Vec<Option<Vec<usize>>> {
+    plan.regions
+        .iter()
+        .map(|r| match r.layout() {
+            Layout::Replicated => None,
+            Layout::Sharded => {
+                let given = s
+                    .slabs
+                    .as_ref()
+                    .and_then(|all| all.get(r.index - 1).cloned().flatten());
+                Some(given.unwrap_or_else(|| {
+                    crate::algebra::slab::balanced_counts(r.layers.len(), plan.ranks)
+                }))
+            }
+        })
+        .collect()
+}
+
+/// Partitioning: one layer of a Sharded region from the most loaded rank's stage to each other
+/// rank's.
+fn partition_candidates(m: &Measured) -> Vec<(String, Scenario)> {
+    let s = &m.scenario;
+    let plan = &m.sim.derivation.plan;
+    let Some(most) = m
+        .sim
+        .ranks
+        .iter()
+        .max_by(|a, b| a.busy_s.total_cmp(&b.busy_s).then(b.rank.cmp(&a.rank)))
+        .map(|r| r.rank)
+    else {
+        return Vec::new();
+    };
+    let slabs = slabs_of(s, plan);
+    let mut out = Vec::new();
+    for (i, counts) in slabs.iter().enumerate() {
+        let Some(counts) = counts else { continue };
+        // Slab `k` of a region runs on its `k`-th rank in stage order.
+        let Some(region) = plan.regions.get(i) else {
+            continue;
+        };
+        let ranks = region.sharded_ranks();
+        let Some(from) = ranks.iter().position(|&r| r == most) else {
+            continue;
+        };
+        if counts.get(from).is_none_or(|&c| c == 0) {
+            continue;
+        }
+        for to in 0..counts.len() {
+            if to == from {
+                continue;
+            }
+            let mut next = counts.clone();
+            if let Some(a) = next.get_mut(from) {
+                *a -= 1;
+            }
+            if let Some(b) = next.get_mut(to) {
+                *b += 1;
+            }
+            let mut c = s.clone();
+            let mut all = slabs.clone();
+            if let Some(slot) = all.get_mut(i) {
+                *slot = Some(next.clone());
+            }
+            c.slabs = Some(all);
+            out.push((
+                format!(
+                    "region {}: a layer from rank {} to rank {} (layers per stage {next:?})",
+                    i + 1,
+                    most,
+                    ranks.get(to).copied().unwrap_or(to)
+                ),
+                c,
+            ));
+        }
+    }
+    out
+}
+
+/// The Sharded backbone's skeleton, when every region is Sharded with that one skeleton (what
+/// dispersion and layer exchange re-cut).
+fn uniform_backbone(s: &Scenario) -> Option<Skeleton> {
+    let first = *s.schedule.first()?;
+    (first.layout() == Layout::Sharded && s.schedule.iter().all(|&k| k == first)).then_some(first)
+}
+
+/// Placement: stage dispersion (the backbone cut into one more chunk of virtual stages, layers
+/// spread evenly) and layer exchange (a boundary between chunks moved by one layer).
+fn placement_candidates(m: &Measured) -> Vec<(String, Scenario)> {
+    let s = &m.scenario;
+    let Some(skeleton) = uniform_backbone(s) else {
+        return Vec::new();
+    };
+    let layers = crate::scenario::edit::layer_count(s);
+    let chunks = s.schedule.len();
+    let mut out = Vec::new();
+    // Finer virtual stages: every chunk count up to one layer a stage (at most 8 a rank).
+    let most = (layers / s.ranks.max(1)).min(8);
+    if skeleton == ONE_F_ONE_B || skeleton == ZB1P {
+        for more in chunks + 1..=most {
+            let cut: Vec<usize> = (1..more).map(|c| c * layers / more).collect();
+            let mut c = s.clone();
+            c.cut = cut;
+            c.schedule = vec![skeleton; more];
+            c.slabs = None;
+            out.push((format!("stage dispersion: {more} virtual stages a rank"), c));
+        }
+    }
+    for i in 0..s.cut.len() {
+        for delta in [-1i64, 1] {
+            let Some(&at) = s.cut.get(i) else { continue };
+            let Some(to) = at.checked_add_signed(delta as isize) else {
+                continue;
+            };
+            let mut c = s.clone();
+            if let Some(x) = c.cut.get_mut(i) {
+                *x = to;
+            }
+            // The two regions' stages are rebalanced over their new layers.
+            if let Some(slabs) = c.slabs.as_mut() {
+                for r in [i, i + 1] {
+                    if let Some(slot) = slabs.get_mut(r) {
+                        *slot = None;
+                    }
+                }
+            }
+            out.push((
+                format!(
+                    "layer exchange: the boundary between virtual stages {} and {} to layer {to}",
+                    i + 1,
+                    i + 2
+                ),
+                c,
+            ));
+        }
+    }
+    out
+}
+
+/// Scheduling: the split-backward sibling (`1f1b` → `zb1p`), which advances `F` and `I` and
+/// delays `W` into the bubbles.
+fn scheduling_candidates(m: &Measured) -> Vec<(String, Scenario)> {
+    let s = &m.scenario;
+    if s.explicit_orders().is_some() || !s.schedule.contains(&ONE_F_ONE_B) {
+        return Vec::new();
+    }
+    let mut c = s.clone();
+    for k in &mut c.schedule {
+        if *k == ONE_F_ONE_B {
+            *k = ZB1P;
+        }
+    }
+    vec![(
+        "split backward: 1f1b → zb1p (F and I advanced, W delayed into bubbles)".to_string(),
+        c,
+    )]
+}
+
+fn fmt_gb(b: f64) -> String {
+    format!("{:.2}", b / 1e9)
+}
+
+fn fmt_s(t: f64) -> String {
+    format!("{t:.6}")
+        .trim_end_matches('0')
+        .trim_end_matches('.')
+        .to_string()
+}
+
+/// Runs Algorithm 1 from `scenario`. `progress` sees every iteration as it ends; when it returns
+/// false the search stops with the best pipeline so far.
+pub fn tune(
+    scenario: &Scenario,
+    options: TuneOptions,
+    progress: &mut dyn FnMut(&Iteration) -> bool,
+) -> Result<Tuned, DeriveError> {
+    let start = simulate_scenario(scenario, options.sim)?;
+    let mut current = Measured {
+        scenario: scenario.clone(),
+        sim: start,
+    };
+    let cap = options.memory_cap;
+    let (start_makespan_s, start_peak_bytes, start_bubble_fraction) = (
+        current.sim.makespan_s,
+        current.peak(),
+        current.sim.bubble_fraction,
+    );
+    let mut spent: Vec<Phase> = Vec::new();
+    let mut iterations = Vec::new();
+    let mut stopped = false;
+    for index in 0..options.budget {
+        let b = bubbles(&current);
+        let Some(phase) = phases(&b).into_iter().find(|p| !spent.contains(p)) else {
+            break;
+        };
+        let candidates = match phase {
+            Phase::Partitioning => partition_candidates(&current),
+            Phase::Placement => placement_candidates(&current),
+            Phase::Scheduling => scheduling_candidates(&current),
+        };
+        let best = candidates
+            .into_iter()
+            .filter_map(|(change, s)| measure(s, options.sim).map(|m| (change, m)))
+            .min_by(|a, b| {
+                let (ka, kb) = (a.1.key(cap), b.1.key(cap));
+                ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+            });
+        let eps = 1e-9 * current.sim.makespan_s.abs().max(f64::MIN_POSITIVE);
+        let (change, taken) = match best {
+            Some((change, m)) => {
+                let (new, old) = (m.key(cap), current.key(cap));
+                let better = new.0 < old.0 - eps || (new.0 <= old.0 + eps && new.1 < old.1 - eps);
+                let change = if better {
+                    change
+                } else if new.0 > 0.0 {
+                    format!(
+                        "{change}: over the memory cap ({} GB at its peak)",
+                        fmt_gb(m.peak())
+                    )
+                } else {
+                    format!("{change}: no shorter ({} s)", fmt_s(m.sim.makespan_s))
+                };
+                if better {
+                    current = m;
+                    spent.clear();
+                } else {
+                    spent.push(phase);
+                }
+                (change, better)
+            }
+            None => {
+                spent.push(phase);
+                ("no candidate".to_string(), false)
+            }
+        };
+        let it = Iteration {
+            index,
+            phase,
+            change,
+            taken,
+            makespan_s: current.sim.makespan_s,
+            peak_bytes: current.peak(),
+            bubbles: b,
+        };
+        let go_on = progress(&it);
+        iterations.push(it);
+        if !go_on {
+            stopped = true;
+            break;
+        }
+    }
+    Ok(Tuned {
+        makespan_s: current.sim.makespan_s,
+        peak_bytes: current.peak(),
+        bubble_fraction: current.sim.bubble_fraction,
+        scenario: current.scenario,
+        start_makespan_s,
+        start_peak_bytes,
+        start_bubble_fraction,
+        iterations,
+        stopped,
+    })
+}

@@ -1,0 +1,197 @@
+//! OctoPipe's bubble-aware tuner (`mpipe tune`): never slower than its start, never above the
+//! memory cap, and the paper's Fig. 3 toy improved by all three phases.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // tests fail by panicking
+
+mod common;
+use common::mpipe;
+use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::schedules::{ONE_F_ONE_B, ZB1P};
+use mpipe::tune::octopipe::{Phase, TuneOptions, tune};
+
+/// Fig. 3: two stages, S₀ 2T and S₁ 4T for each of F, B and W (six 1T layers cut 2 | 4; the
+/// backward 2T a layer, half input and half weight), two microbatches, 1F1B; every layer holds
+/// 1 GB of activation per microbatch.
+fn fig3() -> mpipe::Scenario {
+    let mut layer = LayerSpec::timed("layer", Role::Backbone, 6, 1.0);
+    layer.activation_bytes = Some(1e9);
+    let mut s = common::scenario(vec![layer], &[], &[ONE_F_ONE_B], 2, 2);
+    s.slabs = Some(vec![Some(vec![2, 4])]);
+    s
+}
+
+fn taken(t: &mpipe::tune::octopipe::Tuned) -> Vec<(Phase, f64)> {
+    t.iterations
+        .iter()
+        .filter(|i| i.taken)
+        .map(|i| (i.phase, i.makespan_s))
+        .collect()
+}
+
+#[test]
+fn the_fig3_toy_is_improved_by_all_three_phases() {
+    // The paper: 1F1B takes 30T; moving layers to S₀, six virtual stages and a reordered 1F1B
+    // take 10T (≈ 33 %) off. Here: partitioning 3 | 3 (27T), the split backward (21T), three
+    // virtual stages a rank (19T): 11T (37 %) off, and nothing after that helps.
+    let mut seen = Vec::new();
+    let t = tune(&fig3(), TuneOptions::default(), &mut |it| {
+        seen.push(it.clone());
+        true
+    })
+    .unwrap();
+    assert_eq!(t.start_makespan_s, 30.0);
+    assert_eq!(
+        taken(&t),
+        [
+            (Phase::Partitioning, 27.0),
+            (Phase::Scheduling, 21.0),
+            (Phase::Placement, 19.0)
+        ]
+    );
+    assert_eq!(t.makespan_s, 19.0);
+    assert_eq!(t.scenario.cut, [2, 4]);
+    assert_eq!(t.scenario.schedule, [ZB1P; 3]);
+    // The first iteration's bubbles chose partitioning: rank 0 idles 18T, rank 1 6T.
+    let first = &t.iterations[0].bubbles;
+    assert_eq!((first.gap_s, first.layer_s), (12.0, 1.0));
+    assert_eq!(seen, t.iterations);
+    assert!(!t.stopped);
+}
+
+#[test]
+fn the_memory_cap_is_never_crossed() {
+    // At the start's 4 GB every change needs more (a rank holding more layers' activations):
+    // nothing is taken. At 6 GB the whole search fits.
+    let t = tune(
+        &fig3(),
+        TuneOptions {
+            memory_cap: Some(4e9),
+            ..TuneOptions::default()
+        },
+        &mut |_| true,
+    )
+    .unwrap();
+    assert!(taken(&t).is_empty());
+    assert_eq!((t.makespan_s, t.peak_bytes), (30.0, 4e9));
+    assert!(
+        t.iterations[0]
+            .change
+            .ends_with("over the memory cap (6.00 GB at its peak)"),
+        "{}",
+        t.iterations[0].change
+    );
+    let t = tune(
+        &fig3(),
+        TuneOptions {
+            memory_cap: Some(6e9),
+            ..TuneOptions::default()
+        },
+        &mut |_| true,
+    )
+    .unwrap();
+    assert_eq!(t.makespan_s, 19.0);
+    assert!(t.iterations.iter().all(|i| i.peak_bytes <= 6e9));
+}
+
+#[test]
+fn on_every_sample_the_tuner_is_never_slower_nor_above_the_cap() {
+    for file in ["1f1b.json", "gpipe.json", "vpp3.json", "mpipe-vit-llm.json"] {
+        let path = format!("{}/../samples/{file}", env!("CARGO_MANIFEST_DIR"));
+        let s =
+            mpipe::Scenario::from_json_str(&std::fs::read_to_string(path).unwrap(), file).unwrap();
+        let start = mpipe::sim::run::simulate_scenario(&s, Default::default()).unwrap();
+        let cap = start
+            .memory
+            .iter()
+            .map(|c| c.peak_bytes)
+            .fold(0.0, f64::max);
+        let t = tune(
+            &s,
+            TuneOptions {
+                memory_cap: Some(cap),
+                budget: 20,
+                ..TuneOptions::default()
+            },
+            &mut |_| true,
+        )
+        .unwrap();
+        assert!(t.makespan_s <= t.start_makespan_s, "{file}");
+        assert!(t.peak_bytes <= cap, "{file}");
+        for it in &t.iterations {
+            assert!(
+                it.makespan_s <= t.start_makespan_s && it.peak_bytes <= cap,
+                "{file}"
+            );
+        }
+        // The tuned scenario is what was measured.
+        let again = mpipe::sim::run::simulate_scenario(&t.scenario, Default::default()).unwrap();
+        assert_eq!(again.makespan_s, t.makespan_s, "{file}");
+    }
+}
+
+#[test]
+fn stopping_keeps_the_best_so_far() {
+    let t = tune(&fig3(), TuneOptions::default(), &mut |it| it.index < 1).unwrap();
+    assert!(t.stopped);
+    assert_eq!(t.iterations.len(), 2);
+    assert_eq!(t.makespan_s, 21.0);
+}
+
+#[test]
+fn mpipe_tune_prints_every_iteration_and_writes_the_tuned_scenario() {
+    let dir = std::env::temp_dir().join(format!("mpipe-tune-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("fig3.json");
+    std::fs::write(&file, fig3().to_json_string()).unwrap();
+    let out = dir.join("tuned.json");
+    let (path, out_path) = (file.to_str().unwrap(), out.to_str().unwrap());
+    let (code, text, err) = mpipe(&["tune", path, "--out", out_path]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.starts_with("iter  phase         taken  step time   peak memory  change\n   0  partitioning  yes      27.000 s      6.00 GB  region 1: a layer from rank 1 to rank 0 (layers per stage [3, 3])\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("start 30.000 s (bubble 40.0 %, peak 4.00 GB) → tuned 19.000 s (bubble 5.3 %, peak 6.00 GB): 36.7 % shorter\n"),
+        "{text}"
+    );
+    let tuned =
+        mpipe::Scenario::from_json_str(&std::fs::read_to_string(&out).unwrap(), "t").unwrap();
+    assert_eq!(tuned.schedule, [ZB1P; 3]);
+    let (code, json, _) = mpipe(&["tune", path, "--out", out_path, "--json", "--budget", "2"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["iterations"].as_array().unwrap().len(), 2);
+    assert_eq!(v["iterations"][1]["phase"], "scheduling");
+    for (args, message) in [
+        (
+            vec!["--budget", "0"],
+            "--budget: 0 is not between 1 and 100000",
+        ),
+        (
+            vec!["--memory-cap=-1"],
+            "--memory-cap: -1 is not a positive number of bytes",
+        ),
+        (
+            vec!["--memory-cap", "inf"],
+            "--memory-cap: inf is not a positive number of bytes",
+        ),
+    ] {
+        let mut all = vec!["tune", path, "--out", out_path];
+        all.extend(args);
+        let (code, _, err) = mpipe(&all);
+        assert_eq!(code, 2);
+        assert!(err.contains(message), "{err}");
+    }
+    let (code, _, err) = mpipe(&["tune", path, "--out", path]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("refusing to write the output over the input"),
+        "{err}"
+    );
+}
