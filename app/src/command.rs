@@ -65,6 +65,12 @@ pub enum Command {
     CancelDesigns,
     /// Makes the scenario the given design of itself.
     UseDesign(mpipe::tune::designs::Design),
+    /// Runs OctoPipe's tuner on the scenario.
+    StartTuner,
+    /// Stops the tuner, keeping the best pipeline it found so far.
+    StopTuner,
+    /// Makes the scenario the tuned pipeline.
+    UseTuned,
     /// Pins the simulation on screen as a baseline to compare against.
     PinBaseline,
     Unpin(usize),
@@ -333,6 +339,13 @@ impl Command {
                 }
             }
             Command::UseDesign(design) => studio.use_design(design),
+            Command::StartTuner => studio.start_tuner(),
+            Command::StopTuner => {
+                if let Some(r) = &studio.tuner.running {
+                    r.job.cancel();
+                }
+            }
+            Command::UseTuned => studio.use_tuned(),
             Command::CancelCalibration => {
                 if let Some(c) = &studio.traces.calibrating {
                     c.job.cancel();

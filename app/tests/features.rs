@@ -328,3 +328,42 @@ fn a_deadlocking_order_shows_its_cycle_and_its_fix_applies_in_one_click() {
     assert_eq!(harness.state().doc.scenario().unwrap().orders, Some(bad));
     assert!(harness.state().deadlock().is_some());
 }
+
+/// OctoPipe's tuner in the app (issue 14): Tune runs the search on a worker, its iterations
+/// show as they end, and the tuned pipeline — the one `mpipe tune` finds — is one undoable click
+/// away.
+#[test]
+fn the_tuner_runs_on_a_worker_and_its_pipeline_is_one_click_away() {
+    // The OctoPipe paper's Fig. 3 toy: six 1T layers cut 2 | 4 over two ranks, two
+    // microbatches, 1F1B (30T).
+    let text = r#"{"format": "mpipe-scenario/1", "name": "Fig. 3 toy",
+        "model": {"layers": [{"name": "layer", "role": "backbone", "count": 6, "fwd_s": 1.0}]},
+        "schedule": ["1f1b"], "slabs": [[2, 4]], "ranks": 2, "microbatches": 2}"#;
+    let mut studio = Studio::empty();
+    assert!(studio.open_text(text, "fig3.json", None));
+    let mut harness = harness_on(studio);
+    harness.run();
+    harness
+        .get_by_label("Tune (OctoPipe): partitioning, placement, scheduling")
+        .click();
+    harness.run();
+    harness.get_by_label("Tune the pipeline").click();
+    harness.run_steps(2);
+    common::wait(&mut harness, |s| s.tuner.running.is_none());
+    let generation = harness.state().doc.generation();
+    let tuned = harness.state().tuner.current(generation).unwrap().clone();
+    assert_eq!((tuned.start_makespan_s, tuned.makespan_s), (30.0, 19.0));
+    harness.run();
+    harness.get_by_label("30.000 s → 19.000 s (bubble 40.0 % → 5.3 %)");
+    harness.get_by_label("tuned: 30.000 s → 19.000 s in 8 iterations");
+    harness.get_by_label("Use the tuned pipeline").click();
+    harness.run();
+    assert_eq!(
+        harness.state().doc.scenario().unwrap().schedule,
+        [mpipe::schedules::ZB1P; 3]
+    );
+    assert_eq!(harness.state().current_makespan(), 19.0);
+    harness.state_mut().apply(Command::Undo);
+    harness.run();
+    assert_eq!(harness.state().current_makespan(), 30.0);
+}

@@ -136,7 +136,7 @@ fn on_every_sample_the_tuner_is_never_slower_nor_above_the_cap() {
 
 #[test]
 fn stopping_keeps_the_best_so_far() {
-    let t = tune(&fig3(), TuneOptions::default(), &mut |it| it.index < 1).unwrap();
+    let t = tune(&fig3(), TuneOptions::default(), &mut |it| it.index < 2).unwrap();
     assert!(t.stopped);
     assert_eq!(t.iterations.len(), 2);
     assert_eq!(t.makespan_s, 21.0);
@@ -153,7 +153,7 @@ fn mpipe_tune_prints_every_iteration_and_writes_the_tuned_scenario() {
     let (code, text, err) = mpipe(&["tune", path, "--out", out_path]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        text.starts_with("iter  phase         taken  step time   peak memory  change\n   0  partitioning  yes      27.000 s      6.00 GB  region 1: a layer from rank 1 to rank 0 (layers per stage [3, 3])\n"),
+        text.starts_with("iter  phase         taken  step time   peak memory  change\n   1  partitioning  yes      27.000 s      6.00 GB  region 1: a layer from rank 1 to rank 0 (layers per stage [3, 3])\n"),
         "{text}"
     );
     assert!(

@@ -11,6 +11,7 @@ pub mod history;
 pub mod jobs;
 pub mod png_export;
 pub mod traces;
+pub mod tuner;
 pub mod view;
 
 use crate::command::{Command, FilePurpose};
@@ -51,6 +52,8 @@ pub struct Studio {
     pub traces: Traces,
     /// BigMac's three designs of the scenario, when asked for.
     pub designs: designs::Designs,
+    /// OctoPipe's tuner on the scenario, when asked for.
+    pub tuner: tuner::Tuner,
     pub notice: Option<Notice>,
     /// Recently opened or saved files (absolute paths), newest first.
     pub recent: Vec<String>,
@@ -82,6 +85,7 @@ impl Studio {
             baselines: Vec::new(),
             traces: Traces::default(),
             designs: designs::Designs::default(),
+            tuner: tuner::Tuner::default(),
             notice: None,
             recent: Vec::new(),
             dialog: None,
@@ -594,10 +598,12 @@ impl Studio {
         }
         let calibrating = self.poll_calibration();
         let comparing = self.poll_designs();
+        let tuning = self.poll_tuner();
         let opening = self.poll_given();
         simulating
             || calibrating
             || comparing
+            || tuning
             || opening
             || self.traces.import.is_some()
             || self.derived.stopping() > 0
@@ -627,6 +633,89 @@ impl Studio {
             Ok(job) => self.designs.running = Some(designs::Running { job, generation }),
             Err(e) => self.fail(e),
         }
+    }
+
+    /// Starts OctoPipe's tuner on the scenario (on a worker; its iterations shown as they end;
+    /// Stop keeps the best so far). The device's capacity, when the hardware gives one, caps
+    /// every rank's peak memory.
+    pub fn start_tuner(&mut self) {
+        if self.tuner.running.is_some() {
+            return;
+        }
+        let Some(scenario) = self.scenario().cloned() else {
+            return;
+        };
+        let generation = self.doc.generation();
+        let options = mpipe::tune::octopipe::TuneOptions {
+            memory_cap: scenario.hardware.as_ref().and_then(|h| h.memory_bytes),
+            ..Default::default()
+        };
+        let budget = options.budget.max(1);
+        let live = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = live.clone();
+        let job = jobs::Job::spawn("mpipe tune", move |control| {
+            mpipe::tune::octopipe::tune(&scenario, options, &mut |it| {
+                if let Ok(mut l) = sink.lock() {
+                    l.push(it.clone());
+                }
+                control.keep_going((it.index + 1) as f32 / budget as f32)
+            })
+            .map_err(|e| e.to_string())
+        });
+        match job {
+            Ok(job) => {
+                self.tuner.running = Some(tuner::Running {
+                    job,
+                    generation,
+                    live,
+                    budget,
+                })
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Makes the scenario on screen the tuned one (one undoable edit).
+    pub fn use_tuned(&mut self) {
+        let Some(t) = self.tuner.current(self.doc.generation()) else {
+            return;
+        };
+        let s = t.scenario.clone();
+        let message = format!(
+            "the scenario is now the tuned pipeline ({} → {})",
+            mpipe::report::simulate::secs(t.start_makespan_s),
+            mpipe::report::simulate::secs(t.makespan_s)
+        );
+        self.edit(&Edit::Replace(Box::new(s)), None);
+        self.inform(message);
+    }
+
+    /// Takes a finished search; true while one runs.
+    fn poll_tuner(&mut self) -> bool {
+        let Some(running) = &self.tuner.running else {
+            return false;
+        };
+        let result = match running.job.poll() {
+            jobs::Poll::Running => return true,
+            jobs::Poll::Done(result) => result,
+            jobs::Poll::Lost => Err("the tuner stopped unexpectedly".into()),
+        };
+        let generation = running.generation;
+        self.tuner.running = None;
+        match result {
+            Ok(t) => {
+                self.inform(format!(
+                    "tuned{}: {} → {} in {} iterations",
+                    if t.stopped { " (stopped)" } else { "" },
+                    mpipe::report::simulate::secs(t.start_makespan_s),
+                    mpipe::report::simulate::secs(t.makespan_s),
+                    t.iterations.len()
+                ));
+                self.tuner.result = Some((generation, t));
+            }
+            Err(e) => self.fail(format!("tune: {e}")),
+        }
+        false
     }
 
     /// Makes the scenario on screen the given design of itself (one undoable edit).

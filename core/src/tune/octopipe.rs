@@ -82,6 +82,7 @@ pub struct Bubbles {
 /// One iteration of the search.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Iteration {
+    /// 1 for the first.
     pub index: usize,
     pub phase: Phase,
     /// The change tried (the best candidate of the phase), or why there was none.
@@ -417,7 +418,7 @@ pub fn tune(
             }
         };
         let it = Iteration {
-            index,
+            index: index + 1,
             phase,
             change,
             taken,
