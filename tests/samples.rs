@@ -16,7 +16,7 @@ fn load(path: &std::path::Path) -> Scenario {
 }
 
 #[test]
-fn there_are_the_seven_issue_samples() {
+fn there_are_the_nine_issue_samples() {
     let names: Vec<String> = sample_files()
         .iter()
         .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -26,10 +26,12 @@ fn there_are_the_seven_issue_samples() {
         [
             "1f1b.json",
             "gpipe.json",
+            "jamba.json",
             "mllm-generation.json",
             "mllm-understanding.json",
             "mpipe-vit-llm-frozen.json",
             "mpipe-vit-llm.json",
+            "nemotron-h.json",
             "vpp3.json"
         ]
     );

@@ -45,4 +45,14 @@ pub const SAMPLES: &[Sample] = &[
         file: "mllm-generation.json",
         json: include_str!("../../samples/mllm-generation.json"),
     },
+    Sample {
+        title: "Nemotron-H-like hybrid, 1F1B (OctoPipe)",
+        file: "nemotron-h.json",
+        json: include_str!("../../samples/nemotron-h.json"),
+    },
+    Sample {
+        title: "Jamba-like hybrid, 1F1B (OctoPipe)",
+        file: "jamba.json",
+        json: include_str!("../../samples/jamba.json"),
+    },
 ];

@@ -19,6 +19,7 @@
 
 use crate::algebra::derive::DeriveError;
 use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::report::simulate::{bytes, secs};
 use crate::scenario::Scenario;
 use crate::schedules::{ONE_F_ONE_B, ZB1P};
 use crate::sim::engine::SimOptions;
@@ -340,17 +341,6 @@ fn scheduling_candidates(m: &Measured) -> Vec<(String, Scenario)> {
     )]
 }
 
-fn fmt_gb(b: f64) -> String {
-    format!("{:.2}", b / 1e9)
-}
-
-fn fmt_s(t: f64) -> String {
-    format!("{t:.6}")
-        .trim_end_matches('0')
-        .trim_end_matches('.')
-        .to_string()
-}
-
 /// Runs Algorithm 1 from `scenario`. `progress` sees every iteration as it ends; when it returns
 /// false the search stops with the best pipeline so far.
 pub fn tune(
@@ -398,11 +388,11 @@ pub fn tune(
                     change
                 } else if new.0 > 0.0 {
                     format!(
-                        "{change}: over the memory cap ({} GB at its peak)",
-                        fmt_gb(m.peak())
+                        "{change}: over the memory cap ({} at its peak)",
+                        bytes(m.peak())
                     )
                 } else {
-                    format!("{change}: no shorter ({} s)", fmt_s(m.sim.makespan_s))
+                    format!("{change}: no shorter ({})", secs(m.sim.makespan_s))
                 };
                 if better {
                     current = m;
