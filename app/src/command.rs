@@ -65,6 +65,12 @@ pub enum Command {
     CancelDesigns,
     /// Makes the scenario the given design of itself.
     UseDesign(mpipe::tune::designs::Design),
+    /// Moves event `event` (an index into the shown scene's events) in its rank's order to the
+    /// place its lane has at time `to_s`: the orders become hand-written ones.
+    Reorder {
+        event: usize,
+        to_s: f64,
+    },
     /// Runs OctoPipe's tuner on the scenario.
     StartTuner,
     /// Stops the tuner, keeping the best pipeline it found so far.
@@ -340,6 +346,7 @@ impl Command {
             }
             Command::UseDesign(design) => studio.use_design(design),
             Command::StartTuner => studio.start_tuner(),
+            Command::Reorder { event, to_s } => studio.reorder(event, to_s),
             Command::StopTuner => {
                 if let Some(r) = &studio.tuner.running {
                     r.job.cancel();

@@ -367,3 +367,61 @@ fn the_tuner_runs_on_a_worker_and_its_pipeline_is_one_click_away() {
     harness.run();
     assert_eq!(harness.state().current_makespan(), 30.0);
 }
+
+/// OctoPipe's hand-edited orders (issue 14): Alt-dragging an event along its lane moves it in its
+/// rank's order; the orders become the scenario's hand-written ones, Undo takes it back, and a
+/// drag that deadlocks is reported live with its cycle.
+#[test]
+fn alt_dragging_an_event_reorders_its_rank() {
+    let mut harness = on_sample("1f1b.json");
+    harness.run();
+    assert_eq!(
+        harness.state().rank_actions(0)[..4],
+        ["0F0", "0F1", "0F2", "0F3"]
+    );
+    // 0F1 runs 2–4 s on rank 0 (2 s forwards): drop it at 7 s, inside 0F3.
+    let from = timeline_point(&harness, 0, 3.0);
+    let to = timeline_point(&harness, 0, 7.0);
+    alt_drag(&mut harness, from, to);
+    let orders = harness
+        .state()
+        .doc
+        .scenario()
+        .unwrap()
+        .orders
+        .clone()
+        .unwrap();
+    assert_eq!(orders[0][..4], ["0F0", "0F2", "0F3", "0F1"]);
+    assert_eq!(orders[1], harness.state().rank_actions(1));
+    assert_eq!(
+        harness.state().rank_actions(0)[..4],
+        ["0F0", "0F2", "0F3", "0F1"]
+    );
+    harness.get_by_label("moved 0F1 on rank 0");
+    harness.state_mut().apply(Command::Undo);
+    harness.run();
+    assert!(harness.state().doc.scenario().unwrap().orders.is_none());
+    // Rank 0's first backward dragged before its first forward: a deadlock, drawn and fixable.
+    let b0 = harness
+        .state()
+        .shown()
+        .unwrap()
+        .scene
+        .events
+        .iter()
+        .find(|e| e.rank == 0 && e.action.to_string() == "0B0")
+        .unwrap()
+        .clone();
+    let from = timeline_point(&harness, 0, (b0.start_s + b0.end_s) / 2.0);
+    let to = timeline_point(&harness, 0, 0.1);
+    alt_drag(&mut harness, from, to);
+    assert!(harness.state().deadlock().is_some());
+    harness.get_by_label("Apply the proposed order");
+}
+
+fn alt_drag(harness: &mut Harness<'static, Studio>, from: egui::Pos2, to: egui::Pos2) {
+    harness.event(egui::Event::ModifiersChanged(egui::Modifiers::ALT));
+    common::drag(harness, from, to);
+    harness.event(egui::Event::ModifiersChanged(egui::Modifiers::NONE));
+    harness.run();
+}

@@ -117,7 +117,7 @@ fn chart_header_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
     ui.horizontal_wrapped(|ui| {
         ui.label(
             RichText::new(
-                "Wheel, W/S: zoom · drag, A/D: pan · shift-drag: zoom to box · double-click: whole step · click: select · F: fit · Ctrl+F: search",
+                "Wheel, W/S: zoom · drag, A/D: pan · shift-drag: zoom to box · alt-drag an event: move it in its rank's order · double-click: whole step · click: select · F: fit · Ctrl+F: search",
             )
             .small(),
         );
@@ -220,6 +220,9 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
             drawn.timeline_x = Some((o.plot.left(), o.plot.right()));
             if let Some(clicked) = o.clicked {
                 out.push(Command::Select(clicked));
+            }
+            if let Some((event, to_s)) = o.reorder {
+                out.push(Command::Reorder { event, to_s });
             }
         }
         if let Some(range) = o.range {

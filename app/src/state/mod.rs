@@ -675,6 +675,60 @@ impl Studio {
         }
     }
 
+    /// Moves the shown event `event` in its rank's order to just before the first of its rank's
+    /// other steps that starts after `to_s` (OctoPipe's hand-edited orders): the per-rank orders
+    /// become hand-written, one undoable edit, checked for deadlock as every derivation is.
+    pub fn reorder(&mut self, event: usize, to_s: f64) {
+        let Some(shown) = self.shown() else {
+            return;
+        };
+        let Some(moved) = shown.scene.events.get(event).cloned() else {
+            return;
+        };
+        let d = &shown.sim.derivation;
+        let start: std::collections::HashMap<(usize, mpipe::graph::event::Action), f64> = shown
+            .scene
+            .events
+            .iter()
+            .map(|e| ((e.rank, e.action), e.start_s))
+            .collect();
+        let mut orders: Vec<Vec<String>> = Vec::with_capacity(d.plan.ranks);
+        let mut changed = false;
+        for rank in 0..d.plan.ranks {
+            let steps = d.order.steps(rank);
+            if rank != moved.rank {
+                orders.push(steps.iter().map(|s| s.to_string()).collect());
+                continue;
+            }
+            let Some(from) = steps
+                .iter()
+                .position(|s| s.actions().any(|a| a == moved.action))
+            else {
+                return;
+            };
+            let mut list: Vec<_> = steps.clone();
+            let step = list.remove(from);
+            let at_of = |s: &mpipe::graph::event::Step| {
+                s.actions()
+                    .next()
+                    .and_then(|a| start.get(&(rank, a)).copied())
+                    .unwrap_or(f64::INFINITY)
+            };
+            let to = list
+                .iter()
+                .position(|s| at_of(s) > to_s)
+                .unwrap_or(list.len());
+            list.insert(to, step);
+            changed = to != from;
+            orders.push(list.iter().map(|s| s.to_string()).collect());
+        }
+        if changed {
+            let name = moved.action.to_string();
+            self.edit(&Edit::Orders(Some(orders)), None);
+            self.inform(format!("moved {name} on rank {}", moved.rank));
+        }
+    }
+
     /// Makes the scenario on screen the tuned one (one undoable edit).
     pub fn use_tuned(&mut self) {
         let Some(t) = self.tuner.current(self.doc.generation()) else {

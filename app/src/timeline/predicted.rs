@@ -58,6 +58,9 @@ pub struct ChartOutput {
     pub clicked: Option<Option<usize>>,
     /// The event under the pointer.
     pub hovered: Option<usize>,
+    /// An Alt-drag of an event along its lane ended: the event, and the time it was dropped at
+    /// (the caller moves it there in its rank's order).
+    pub reorder: Option<(usize, f64)>,
     /// Where the chart was drawn.
     pub rect: Rect,
     /// The time axis: where `t = 0` and `t = span` would be drawn unzoomed (for alignment).
@@ -538,14 +541,40 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
     let before =
         TimeView::new(t0, t1, f64::from(plot.left()), f64::from(plot.width())).clamped(span);
     let box_id = ui.scope_id().with((id_salt, "box zoom"));
-    let view = interact(ui, &response, before, span, box_id);
+    // Alt-drag on an event moves it along its lane (in its rank's order) instead of panning.
+    let reorder_id = ui.scope_id().with((id_salt, "reorder"));
+    if response.drag_started()
+        && ui.input(|i| i.modifiers.alt)
+        && let Some(p) = ui.input(|i| i.pointer.press_origin())
+        && let Some((lane, LaneRow::Compute)) = lanes.hit(p.y, ranks)
+    {
+        let items = render_items(&shown.lanes, &before);
+        if let Some(item) = hit_test(&items, lane, f64::from(p.x)).filter(|i| i.count == 1) {
+            let index = item.index;
+            ui.data_mut(|d| d.insert_temp(reorder_id, Some(index)));
+        }
+    }
+    let reordering: Option<usize> = ui.data(|d| d.get_temp(reorder_id)).flatten();
+    let view = match reordering {
+        Some(_) => before,
+        None => interact(ui, &response, before, span, box_id),
+    };
     let mut out = ChartOutput {
         range: None,
         clicked: None,
         hovered: None,
+        reorder: None,
         rect,
         plot,
     };
+    if let Some(index) = reordering
+        && (response.drag_stopped() || !response.dragged())
+    {
+        ui.data_mut(|d| d.remove::<Option<usize>>(reorder_id));
+        if let Some(p) = response.interact_pointer_pos().or(response.hover_pos()) {
+            out.reorder = Some((index, view.time_from_x(f64::from(p.x))));
+        }
+    }
     if view != before || range.is_some() && view.is_whole(span) {
         out.range = Some((!view.is_whole(span)).then_some((view.t0, view.t1)));
     }
@@ -585,6 +614,24 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
         paint
             .painter
             .rect_filled(r, 0.0, Color32::from_white_alpha(30));
+    }
+
+    // Where an Alt-dragged event would go.
+    if let Some(index) = reordering
+        && out.reorder.is_none()
+        && let (Some(p), Some(e)) = (
+            response.interact_pointer_pos(),
+            shown.scene.events.get(index),
+        )
+    {
+        let row = paint.row(e.rank);
+        paint.clipped.line_segment(
+            [
+                Pos2::new(p.x, row.top() - 2.0),
+                Pos2::new(p.x, row.bottom() + 2.0),
+            ],
+            Stroke::new(2.0, SELECTED),
+        );
     }
 
     // Hover and click.
