@@ -425,3 +425,25 @@ fn alt_drag(harness: &mut Harness<'static, Studio>, from: egui::Pos2, to: egui::
     harness.event(egui::Event::ModifiersChanged(egui::Modifiers::NONE));
     harness.run();
 }
+
+/// OctoPipe's partitioning by hand (issue 14): each Sharded region has a stage strip; dragging a
+/// boundary between two stages moves layers from one to the other (a stage may be emptied), as
+/// one undoable edit of the per-stage layer counts.
+#[test]
+fn dragging_a_stage_boundary_moves_layers_between_stages() {
+    let mut harness = on_sample("1f1b.json");
+    harness.run();
+    let strip = harness.get_by_label("stage strip of region 1").rect();
+    // Eight layers, balanced 2 | 2 | 2 | 2: the first boundary is at a quarter of the strip.
+    let x = |layer: f32| strip.left() + strip.width() * layer / 8.0;
+    let y = strip.center().y;
+    common::drag(&mut harness, egui::pos2(x(2.0), y), egui::pos2(x(4.0), y));
+    assert_eq!(
+        harness.state().doc.scenario().unwrap().slabs,
+        Some(vec![Some(vec![4, 0, 2, 2])])
+    );
+    // One drag, one undo step.
+    harness.state_mut().apply(Command::Undo);
+    harness.run();
+    assert_eq!(harness.state().doc.scenario().unwrap().slabs, None);
+}

@@ -179,6 +179,135 @@ pub fn cut_strip_ui(ui: &mut egui::Ui, s: &Scenario) -> Vec<Command> {
     out
 }
 
+/// Stage boundaries of a region of `layers` layers split by `counts` (layers per stage, in stage
+/// order): the interior ones, as layer offsets into the region.
+pub fn stage_boundaries(counts: &[usize]) -> Vec<usize> {
+    let mut at = 0usize;
+    let mut out = Vec::with_capacity(counts.len().saturating_sub(1));
+    for &c in counts.iter().take(counts.len().saturating_sub(1)) {
+        at = at.saturating_add(c);
+        out.push(at);
+    }
+    out
+}
+
+/// `counts` with interior boundary `i` moved to layer offset `to` (clamped between its
+/// neighbours, so a stage may end with no layers): the layers between move from one stage to the
+/// next.
+pub fn move_stage_boundary(counts: &[usize], i: usize, to: usize) -> Vec<usize> {
+    let bounds = stage_boundaries(counts);
+    let total: usize = counts.iter().fold(0, |a, &b| a.saturating_add(b));
+    let lo = i
+        .checked_sub(1)
+        .and_then(|j| bounds.get(j))
+        .copied()
+        .unwrap_or(0);
+    let hi = bounds.get(i + 1).copied().unwrap_or(total);
+    let to = to.clamp(lo, hi.max(lo));
+    let mut out = counts.to_vec();
+    if let (Some(a), Some(b)) = (out.get(i).copied(), out.get(i + 1).copied()) {
+        let pair = a + b;
+        let left = to - lo;
+        if let Some(x) = out.get_mut(i) {
+            *x = left;
+        }
+        if let Some(x) = out.get_mut(i + 1) {
+            *x = pair.saturating_sub(left);
+        }
+    }
+    out
+}
+
+/// The stage strip of Sharded region `region` (OctoPipe's partitioning by hand): its layers in
+/// stage cells (`counts`, in stage order) with a handle at every stage boundary; drag a handle
+/// to move layers between the two stages (a stage may be left with none).
+pub fn stage_strip_ui(
+    ui: &mut egui::Ui,
+    region: usize,
+    counts: &[usize],
+    colour: (u8, u8, u8),
+) -> Vec<Command> {
+    let layers: usize = counts.iter().fold(0, |a, &b| a.saturating_add(b));
+    let (rect, response) = ui.allocate_exact_size(
+        Vec2::new(ui.available_width().max(120.0), 22.0),
+        Sense::click_and_drag(),
+    );
+    let label = format!("stage strip of region {region}");
+    response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Slider, true, &label));
+    let geo = StripGeometry {
+        x0: rect.left(),
+        width: rect.width(),
+        layers,
+    };
+    let painter = ui.painter_at(rect);
+    let bounds = stage_boundaries(counts);
+    let mut edges = vec![0];
+    edges.extend(bounds.iter().copied());
+    edges.push(layers);
+    for (k, w) in edges.windows(2).enumerate() {
+        let [a, b] = *w else { continue };
+        let cell = Rect::from_min_max(
+            Pos2::new(geo.boundary_x(a), rect.top() + 3.0),
+            Pos2::new(geo.boundary_x(b.max(a)), rect.bottom() - 3.0),
+        );
+        let (r, g, bl) = colour;
+        let shade = if k % 2 == 0 { 1.0 } else { 0.75 };
+        let c = Color32::from_rgb(
+            (f32::from(r) * shade) as u8,
+            (f32::from(g) * shade) as u8,
+            (f32::from(bl) * shade) as u8,
+        );
+        painter.rect_filled(cell, 1.0, c);
+        if cell.width() >= 14.0 {
+            painter.text(
+                cell.center(),
+                Align2::CENTER_CENTER,
+                format!("{}", b - a),
+                FontId::proportional(9.0),
+                Color32::BLACK,
+            );
+        }
+    }
+    for &b in &bounds {
+        let x = geo.boundary_x(b);
+        painter.line_segment(
+            [Pos2::new(x, rect.top()), Pos2::new(x, rect.bottom())],
+            Stroke::new(2.0, Color32::WHITE),
+        );
+    }
+    let mut out = Vec::new();
+    let dragging = response.id.with("dragged stage boundary");
+    if response.drag_started()
+        && let Some(p) = ui.input(|i| i.pointer.press_origin())
+        && let Some(i) = geo.handle_at(&bounds, p.x, 6.0)
+    {
+        ui.data_mut(|d| d.insert_temp(dragging, i));
+    }
+    if response.dragged()
+        && let Some(i) = ui.data(|d| d.get_temp::<usize>(dragging))
+        && let Some(p) = response.interact_pointer_pos()
+    {
+        let to = geo.boundary_near(p.x, 0, layers);
+        let next = move_stage_boundary(counts, i, to);
+        if next != counts {
+            out.push(Command::Edit {
+                edit: Edit::Slabs {
+                    region,
+                    counts: Some(next),
+                },
+                gesture: Some(response.id),
+            });
+        }
+    }
+    if response.drag_stopped() {
+        ui.data_mut(|d| d.remove::<usize>(dragging));
+    }
+    response.on_hover_text(format!(
+        "region {region}'s stages: layers per stage {counts:?}; drag a boundary to move layers between two stages"
+    ));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,5 +330,15 @@ mod tests {
         assert_eq!(g.handle_at(&[4, 8], 60.0, 6.0), None);
         assert_eq!(region_of(&[4, 8], 3), 1);
         assert_eq!(region_of(&[4, 8], 4), 2);
+    }
+
+    #[test]
+    fn a_stage_boundary_moves_layers_between_its_two_stages_only() {
+        assert_eq!(stage_boundaries(&[2, 2, 2, 2]), [2, 4, 6]);
+        assert_eq!(move_stage_boundary(&[2, 2, 2, 2], 1, 5), [2, 3, 1, 2]);
+        // Clamped by the neighbours: stage 2 may be emptied, not more.
+        assert_eq!(move_stage_boundary(&[2, 2, 2, 2], 1, 9), [2, 4, 0, 2]);
+        assert_eq!(move_stage_boundary(&[2, 2, 2, 2], 0, 0), [0, 4, 2, 2]);
+        assert_eq!(move_stage_boundary(&[0, 4, 2, 2], 0, 3), [3, 1, 2, 2]);
     }
 }

@@ -165,6 +165,32 @@ fn regions_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
         });
         if skeleton.layout() == Layout::Sharded {
             slabs_ui(ui, s, region, out);
+            // The region's stages as a strip: drag a boundary to move layers between stages.
+            let layers = region_layers(s, region).map_or(0, |r| r.len());
+            if layers > 0 && s.ranks <= 256 {
+                let counts = s
+                    .slabs
+                    .as_ref()
+                    .and_then(|all| all.get(region - 1).cloned().flatten())
+                    .unwrap_or_else(|| {
+                        mpipe::algebra::slab::balanced_counts(layers, s.ranks.clamp(1, 256))
+                    });
+                let roles: Vec<mpipe::algebra::model::Role> = s
+                    .model
+                    .layers
+                    .iter()
+                    .flat_map(|l| std::iter::repeat_n(l.role, l.count))
+                    .take(mpipe::algebra::validity::MAX_LAYERS)
+                    .collect();
+                let colours = mpipe::sim::scene::region_colours(&mpipe::sim::scene::region_roles(
+                    &roles, &s.cut,
+                ));
+                let colour = colours.get(j).copied().unwrap_or((0x80, 0x80, 0x80));
+                ui.horizontal(|ui| {
+                    ui.add_space(12.0);
+                    out.extend(cut_strip::stage_strip_ui(ui, region, &counts, colour));
+                });
+            }
         }
     }
     if ui.button("Add region (split the last)").clicked() {
