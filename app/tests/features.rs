@@ -447,3 +447,27 @@ fn dragging_a_stage_boundary_moves_layers_between_stages() {
     harness.run();
     assert_eq!(harness.state().doc.scenario().unwrap().slabs, None);
 }
+
+/// OctoPipe's placement by hand (issue 14): Alt-dragging a stage onto another in the stage strip
+/// trades their ranks (an explicit stage → rank map), one undoable edit.
+#[test]
+fn alt_dragging_a_stage_onto_another_trades_their_ranks() {
+    let mut harness = on_sample("1f1b.json");
+    harness.run();
+    let strip = harness.get_by_label("stage strip of region 1").rect();
+    let x = |layer: f32| strip.left() + strip.width() * layer / 8.0;
+    let y = strip.center().y;
+    alt_drag(&mut harness, egui::pos2(x(1.0), y), egui::pos2(x(5.0), y));
+    assert_eq!(
+        harness.state().doc.scenario().unwrap().placement,
+        Some(mpipe::algebra::placement::PlacementSpec::Explicit(vec![
+            2, 1, 0, 3
+        ]))
+    );
+    // Stage 0 now runs on rank 2.
+    assert_eq!(harness.state().rank_actions(2)[0], "0F0");
+    harness.state_mut().apply(Command::Undo);
+    harness.run();
+    assert_eq!(harness.state().doc.scenario().unwrap().placement, None);
+    assert_eq!(harness.state().rank_actions(0)[0], "0F0");
+}

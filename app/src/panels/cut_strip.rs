@@ -218,14 +218,33 @@ pub fn move_stage_boundary(counts: &[usize], i: usize, to: usize) -> Vec<usize> 
     out
 }
 
-/// The stage strip of Sharded region `region` (OctoPipe's partitioning by hand): its layers in
-/// stage cells (`counts`, in stage order) with a handle at every stage boundary; drag a handle
-/// to move layers between the two stages (a stage may be left with none).
+/// Where a region's stages run: the rank of every stage of the schedule (in stage order, as
+/// the derivation on screen placed them) and the index of the region's first stage.
+#[derive(Debug, Clone, Copy)]
+pub struct StageRanks<'a> {
+    pub all: &'a [usize],
+    pub first: usize,
+}
+
+/// The explicit placement with stages `a` and `b` trading ranks.
+pub fn swap_stage_ranks(all: &[usize], a: usize, b: usize) -> Vec<usize> {
+    let mut out = all.to_vec();
+    if a < out.len() && b < out.len() {
+        out.swap(a, b);
+    }
+    out
+}
+
+/// The stage strip of Sharded region `region` (OctoPipe's partitioning and placement by hand):
+/// its layers in stage cells (`counts`, in stage order), each labelled with its layer count and
+/// rank, with a handle at every stage boundary. Drag a handle to move layers between the two
+/// stages (a stage may be left with none); Alt-drag a stage onto another to trade their ranks.
 pub fn stage_strip_ui(
     ui: &mut egui::Ui,
     region: usize,
     counts: &[usize],
     colour: (u8, u8, u8),
+    ranks: Option<StageRanks<'_>>,
 ) -> Vec<Command> {
     let layers: usize = counts.iter().fold(0, |a, &b| a.saturating_add(b));
     let (rect, response) = ui.allocate_exact_size(
@@ -258,11 +277,16 @@ pub fn stage_strip_ui(
             (f32::from(bl) * shade) as u8,
         );
         painter.rect_filled(cell, 1.0, c);
+        let rank = ranks.and_then(|r| r.all.get(r.first + k)).copied();
+        let text = match rank {
+            Some(rank) if cell.width() >= 40.0 => format!("{} · r{rank}", b - a),
+            _ => format!("{}", b - a),
+        };
         if cell.width() >= 14.0 {
             painter.text(
                 cell.center(),
                 Align2::CENTER_CENTER,
-                format!("{}", b - a),
+                text,
                 FontId::proportional(9.0),
                 Color32::BLACK,
             );
@@ -277,11 +301,42 @@ pub fn stage_strip_ui(
     }
     let mut out = Vec::new();
     let dragging = response.id.with("dragged stage boundary");
+    let moving = response.id.with("moved stage");
+    // The stage (in the region's stage order) under `x`.
+    let stage_at = |x: f32| {
+        let layer = geo.layer_at(x);
+        bounds.iter().filter(|&&b| b <= layer).count()
+    };
     if response.drag_started()
         && let Some(p) = ui.input(|i| i.pointer.press_origin())
-        && let Some(i) = geo.handle_at(&bounds, p.x, 6.0)
     {
-        ui.data_mut(|d| d.insert_temp(dragging, i));
+        if ui.input(|i| i.modifiers.alt) {
+            if ranks.is_some() {
+                ui.data_mut(|d| d.insert_temp(moving, stage_at(p.x)));
+            }
+        } else if let Some(i) = geo.handle_at(&bounds, p.x, 6.0) {
+            ui.data_mut(|d| d.insert_temp(dragging, i));
+        }
+    }
+    if response.drag_stopped()
+        && let Some(from) = ui.data(|d| d.get_temp::<usize>(moving))
+    {
+        ui.data_mut(|d| d.remove::<usize>(moving));
+        if let (Some(r), Some(p)) = (ranks, response.interact_pointer_pos()) {
+            let to = stage_at(p.x);
+            if to != from {
+                out.push(Command::Edit {
+                    edit: Edit::Placement(Some(
+                        mpipe::algebra::placement::PlacementSpec::Explicit(swap_stage_ranks(
+                            r.all,
+                            r.first + from,
+                            r.first + to,
+                        )),
+                    )),
+                    gesture: None,
+                });
+            }
+        }
     }
     if response.dragged()
         && let Some(i) = ui.data(|d| d.get_temp::<usize>(dragging))
@@ -303,7 +358,7 @@ pub fn stage_strip_ui(
         ui.data_mut(|d| d.remove::<usize>(dragging));
     }
     response.on_hover_text(format!(
-        "region {region}'s stages: layers per stage {counts:?}; drag a boundary to move layers between two stages"
+        "region {region}'s stages: layers per stage {counts:?}; drag a boundary to move layers between two stages · Alt-drag a stage onto another to trade their ranks"
     ));
     out
 }
@@ -340,5 +395,10 @@ mod tests {
         assert_eq!(move_stage_boundary(&[2, 2, 2, 2], 1, 9), [2, 4, 0, 2]);
         assert_eq!(move_stage_boundary(&[2, 2, 2, 2], 0, 0), [0, 4, 2, 2]);
         assert_eq!(move_stage_boundary(&[0, 4, 2, 2], 0, 3), [3, 1, 2, 2]);
+        assert_eq!(
+            swap_stage_ranks(&[0, 1, 2, 3, 3, 2, 1, 0], 4, 6),
+            [0, 1, 2, 3, 1, 2, 3, 0]
+        );
+        assert_eq!(swap_stage_ranks(&[0, 1], 0, 5), [0, 1]);
     }
 }

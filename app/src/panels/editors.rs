@@ -74,7 +74,11 @@ pub fn editors_ui(ui: &mut Ui, studio: &Studio) -> Vec<Command> {
     ui.separator();
     sizes_ui(ui, s, &mut out);
     ui.separator();
-    regions_ui(ui, s, &mut out);
+    // Where the stages run, from the derivation of this very document state.
+    let placement = studio
+        .shown()
+        .map(|shown| shown.sim.derivation.plan.placement.ranks_of_stages());
+    regions_ui(ui, s, placement, &mut out);
     ui.separator();
     owner_ui(ui, s, &mut out);
     let encoder = mpipe::report::palette::region_hue(Role::Encoder, 0);
@@ -110,7 +114,7 @@ fn sizes_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
     });
 }
 
-fn regions_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
+fn regions_ui(ui: &mut Ui, s: &Scenario, placement: Option<&[usize]>, out: &mut Vec<Command>) {
     ui.label(RichText::new("Regions").strong());
     out.extend(cut_strip::cut_strip_ui(ui, s));
     let total = mpipe::scenario::edit::layer_count(s);
@@ -188,7 +192,13 @@ fn regions_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
                 let colour = colours.get(j).copied().unwrap_or((0x80, 0x80, 0x80));
                 ui.horizontal(|ui| {
                     ui.add_space(12.0);
-                    out.extend(cut_strip::stage_strip_ui(ui, region, &counts, colour));
+                    let ranks = placement.map(|all| cut_strip::StageRanks {
+                        all,
+                        first: j * s.ranks,
+                    });
+                    out.extend(cut_strip::stage_strip_ui(
+                        ui, region, &counts, colour, ranks,
+                    ));
                 });
             }
         }

@@ -55,6 +55,8 @@ pub enum Edit {
         counts: Option<Vec<usize>>,
     },
     Owner(OwnerSpec),
+    /// Which rank runs each stage (`None`: the skeleton's own placement).
+    Placement(Option<crate::algebra::placement::PlacementSpec>),
     /// Hand-written per-rank orders (`None`: derived ones); they replace any `orders_csv`.
     Orders(Option<Vec<Vec<String>>>),
     /// Starts a per-microbatch list of encoder workload scales (all 1).
@@ -136,6 +138,7 @@ impl Edit {
             }
             Edit::Slabs { region, counts } => set_slabs(s, *region, counts.clone()),
             Edit::Owner(spec) => s.owner = spec.clone(),
+            Edit::Placement(p) => s.placement = p.clone(),
             Edit::Orders(orders) => {
                 s.orders = orders.clone();
                 s.orders_csv = None;
