@@ -368,11 +368,11 @@ fn the_tuner_runs_on_a_worker_and_its_pipeline_is_one_click_away() {
     assert_eq!(harness.state().current_makespan(), 30.0);
 }
 
-/// OctoPipe's hand-edited orders (issue 14): Alt-dragging an event along its lane moves it in its
+/// OctoPipe's hand-edited orders (issue 14): Ctrl-dragging an event along its lane moves it in its
 /// rank's order; the orders become the scenario's hand-written ones, Undo takes it back, and a
 /// drag that deadlocks is reported live with its cycle.
 #[test]
-fn alt_dragging_an_event_reorders_its_rank() {
+fn ctrl_dragging_an_event_reorders_its_rank() {
     let mut harness = on_sample("1f1b.json");
     harness.run();
     assert_eq!(
@@ -382,7 +382,7 @@ fn alt_dragging_an_event_reorders_its_rank() {
     // 0F1 runs 2–4 s on rank 0 (2 s forwards): drop it at 7 s, inside 0F3.
     let from = timeline_point(&harness, 0, 3.0);
     let to = timeline_point(&harness, 0, 7.0);
-    alt_drag(&mut harness, from, to);
+    ctrl_drag(&mut harness, from, to);
     let orders = harness
         .state()
         .doc
@@ -414,13 +414,13 @@ fn alt_dragging_an_event_reorders_its_rank() {
         .clone();
     let from = timeline_point(&harness, 0, (b0.start_s + b0.end_s) / 2.0);
     let to = timeline_point(&harness, 0, 0.1);
-    alt_drag(&mut harness, from, to);
+    ctrl_drag(&mut harness, from, to);
     assert!(harness.state().deadlock().is_some());
     harness.get_by_label("Apply the proposed order");
 }
 
-fn alt_drag(harness: &mut Harness<'static, Studio>, from: egui::Pos2, to: egui::Pos2) {
-    harness.event(egui::Event::ModifiersChanged(egui::Modifiers::ALT));
+fn ctrl_drag(harness: &mut Harness<'static, Studio>, from: egui::Pos2, to: egui::Pos2) {
+    harness.event(egui::Event::ModifiersChanged(egui::Modifiers::COMMAND));
     common::drag(harness, from, to);
     harness.event(egui::Event::ModifiersChanged(egui::Modifiers::NONE));
     harness.run();
@@ -448,16 +448,16 @@ fn dragging_a_stage_boundary_moves_layers_between_stages() {
     assert_eq!(harness.state().doc.scenario().unwrap().slabs, None);
 }
 
-/// OctoPipe's placement by hand (issue 14): Alt-dragging a stage onto another in the stage strip
+/// OctoPipe's placement by hand (issue 14): Ctrl-dragging a stage onto another in the stage strip
 /// trades their ranks (an explicit stage → rank map), one undoable edit.
 #[test]
-fn alt_dragging_a_stage_onto_another_trades_their_ranks() {
+fn ctrl_dragging_a_stage_onto_another_trades_their_ranks() {
     let mut harness = on_sample("1f1b.json");
     harness.run();
     let strip = harness.get_by_label("stage strip of region 1").rect();
     let x = |layer: f32| strip.left() + strip.width() * layer / 8.0;
     let y = strip.center().y;
-    alt_drag(&mut harness, egui::pos2(x(1.0), y), egui::pos2(x(5.0), y));
+    ctrl_drag(&mut harness, egui::pos2(x(1.0), y), egui::pos2(x(5.0), y));
     assert_eq!(
         harness.state().doc.scenario().unwrap().placement,
         Some(mpipe::algebra::placement::PlacementSpec::Explicit(vec![

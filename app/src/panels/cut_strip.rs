@@ -238,7 +238,7 @@ pub fn swap_stage_ranks(all: &[usize], a: usize, b: usize) -> Vec<usize> {
 /// The stage strip of Sharded region `region` (OctoPipe's partitioning and placement by hand):
 /// its layers in stage cells (`counts`, in stage order), each labelled with its layer count and
 /// rank, with a handle at every stage boundary. Drag a handle to move layers between the two
-/// stages (a stage may be left with none); Alt-drag a stage onto another to trade their ranks.
+/// stages (a stage may be left with none); Ctrl-drag a stage onto another to trade their ranks.
 pub fn stage_strip_ui(
     ui: &mut egui::Ui,
     region: usize,
@@ -310,7 +310,7 @@ pub fn stage_strip_ui(
     if response.drag_started()
         && let Some(p) = ui.input(|i| i.pointer.press_origin())
     {
-        if ui.input(|i| i.modifiers.alt) {
+        if ui.input(|i| i.modifiers.command) {
             if ranks.is_some() {
                 ui.data_mut(|d| d.insert_temp(moving, stage_at(p.x)));
             }
@@ -358,7 +358,7 @@ pub fn stage_strip_ui(
         ui.data_mut(|d| d.remove::<usize>(dragging));
     }
     response.on_hover_text(format!(
-        "region {region}'s stages: layers per stage {counts:?}; drag a boundary to move layers between two stages · Alt-drag a stage onto another to trade their ranks"
+        "region {region}'s stages: layers per stage {counts:?}; drag a boundary to move layers between two stages · Ctrl-drag a stage onto another to trade their ranks"
     ));
     out
 }

@@ -117,7 +117,7 @@ fn chart_header_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
     ui.horizontal_wrapped(|ui| {
         ui.label(
             RichText::new(
-                "Wheel, W/S: zoom · drag, A/D: pan · shift-drag: zoom to box · alt-drag an event: move it in its rank's order · double-click: whole step · click: select · F: fit · Ctrl+F: search",
+                "Wheel, W/S: zoom · drag, A/D: pan · shift-drag: zoom to box · ctrl-drag an event: move it in its rank's order · double-click: whole step · click: select · F: fit · Ctrl+F: search",
             )
             .small(),
         );

@@ -58,7 +58,7 @@ pub struct ChartOutput {
     pub clicked: Option<Option<usize>>,
     /// The event under the pointer.
     pub hovered: Option<usize>,
-    /// An Alt-drag of an event along its lane ended: the event, and the time it was dropped at
+    /// An Ctrl-drag of an event along its lane ended: the event, and the time it was dropped at
     /// (the caller moves it there in its rank's order).
     pub reorder: Option<(usize, f64)>,
     /// Where the chart was drawn.
@@ -541,10 +541,10 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
     let before =
         TimeView::new(t0, t1, f64::from(plot.left()), f64::from(plot.width())).clamped(span);
     let box_id = ui.scope_id().with((id_salt, "box zoom"));
-    // Alt-drag on an event moves it along its lane (in its rank's order) instead of panning.
+    // Ctrl-drag on an event moves it along its lane (in its rank's order) instead of panning.
     let reorder_id = ui.scope_id().with((id_salt, "reorder"));
     if response.drag_started()
-        && ui.input(|i| i.modifiers.alt)
+        && ui.input(|i| i.modifiers.command)
         && let Some(p) = ui.input(|i| i.pointer.press_origin())
         && let Some((lane, LaneRow::Compute)) = lanes.hit(p.y, ranks)
     {
@@ -616,7 +616,7 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
             .rect_filled(r, 0.0, Color32::from_white_alpha(30));
     }
 
-    // Where an Alt-dragged event would go.
+    // Where an Ctrl-dragged event would go.
     if let Some(index) = reordering
         && out.reorder.is_none()
         && let (Some(p), Some(e)) = (
