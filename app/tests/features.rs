@@ -448,6 +448,57 @@ fn dragging_a_stage_boundary_moves_layers_between_stages() {
     assert_eq!(harness.state().doc.scenario().unwrap().slabs, None);
 }
 
+/// A Ctrl-drag on a scenario with a transposed encoder whose owner map is chosen by simulation
+/// (`greedy_slack`, the default sample): the hand orders name the rank of every encoder action, so
+/// the owner map on screen is pinned with them, and the moved schedule derives.
+#[test]
+fn reordering_with_a_cost_based_owner_map_pins_it() {
+    let mut harness = on_sample("mpipe-vit-llm.json");
+    harness.run();
+    let owners = harness
+        .state()
+        .shown()
+        .unwrap()
+        .sim
+        .derivation
+        .plan
+        .owner
+        .clone();
+    let f1 = harness
+        .state()
+        .shown()
+        .unwrap()
+        .scene
+        .events
+        .iter()
+        .find(|e| e.rank == 0 && e.action.to_string() == "4F1")
+        .unwrap()
+        .clone();
+    let f3 = harness
+        .state()
+        .shown()
+        .unwrap()
+        .scene
+        .events
+        .iter()
+        .find(|e| e.rank == 0 && e.action.to_string() == "4F3")
+        .unwrap()
+        .clone();
+    let from = timeline_point(&harness, 0, (f1.start_s + f1.end_s) / 2.0);
+    let to = timeline_point(&harness, 0, (f3.start_s + f3.end_s) / 2.0);
+    ctrl_drag(&mut harness, from, to);
+    assert!(
+        harness.state().error().is_none(),
+        "{:?}",
+        harness.state().error()
+    );
+    let s = harness.state().doc.scenario().unwrap();
+    assert_eq!(s.owner, mpipe::algebra::owner::OwnerSpec::Explicit(owners));
+    let rank0 = harness.state().rank_actions(0);
+    let at = |a: &str| rank0.iter().position(|x| x == a).unwrap();
+    assert!(at("4F3") < at("4F1"), "{rank0:?}");
+}
+
 /// OctoPipe's placement by hand (issue 14): Ctrl-dragging a stage onto another in the stage strip
 /// trades their ranks (an explicit stage → rank map), one undoable edit.
 #[test]

@@ -191,3 +191,24 @@ fn hand_orders_must_hold_exactly_the_ranks_events() {
         assert_eq!(e.to_string(), message);
     }
 }
+
+#[test]
+fn hand_orders_fix_the_owners_a_cost_based_map_would_search() {
+    // A transposed encoder with `greedy_slack` owners: `derive` checks hand orders against the
+    // provisional round robin, so the owner search must not move encoder work off the ranks the
+    // orders name (it did, and the orders no longer matched the schedule).
+    let path = format!(
+        "{}/../samples/mpipe-vit-llm.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut s = Scenario::from_json_str(&std::fs::read_to_string(path).unwrap(), "s").unwrap();
+    assert!(s.owner.needs_costs());
+    let d = mpipe::derive(&s).unwrap();
+    s.orders = Some(
+        (0..s.ranks)
+            .map(|r| d.order.steps(r).iter().map(|x| x.to_string()).collect())
+            .collect(),
+    );
+    let sim = mpipe::sim::run::simulate_scenario(&s, Default::default()).unwrap();
+    assert_eq!(sim.derivation.plan.owner, d.plan.owner);
+}

@@ -722,11 +722,23 @@ impl Studio {
             changed = to != from;
             orders.push(list.iter().map(|s| s.to_string()).collect());
         }
-        if changed {
-            let name = moved.action.to_string();
-            self.edit(&Edit::Orders(Some(orders)), None);
-            self.inform(format!("moved {name} on rank {}", moved.rank));
+        if !changed {
+            return;
         }
+        let Some(mut next) = self.scenario().cloned() else {
+            return;
+        };
+        // Hand orders name the rank of every Replicated action: a cost-based owner map
+        // (chosen by simulation, not by `derive`) is pinned to the one on screen with them.
+        if next.owner.needs_costs() {
+            next.owner = mpipe::algebra::owner::OwnerSpec::Explicit(d.plan.owner.clone());
+        }
+        next.orders = Some(orders);
+        next.orders_csv = None;
+        next.orders_from_csv = None;
+        let name = moved.action.to_string();
+        self.edit(&Edit::Replace(Box::new(next)), None);
+        self.inform(format!("moved {name} on rank {}", moved.rank));
     }
 
     /// Makes the scenario on screen the tuned one (one undoable edit).

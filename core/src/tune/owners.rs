@@ -96,7 +96,8 @@ pub fn derive_tuned(
 
 /// Chooses what the analytic [`derive`] leaves to the cost model, simulating with `options`: the
 /// owner map of a cost-based `owner` (`greedy_slack`, `optimized`; collectives and order are
-/// re-derived for it), then, when the scenario has nested regions and no hand-written orders,
+/// re-derived for it; with hand-written orders, which name every action's rank, the provisional
+/// round robin stays), then, when the scenario has nested regions and no hand-written orders,
 /// where their actions run in real time ([`crate::tune::nested`]). Any other derivation is
 /// returned as it is. The `optimized` search spends at most the scenario's `owner_budget`
 /// simulations (default [`SEARCH_BUDGET`]). Progress goes to `keep_going` (0 to 1); when it
@@ -110,7 +111,11 @@ pub fn tune(
 ) -> Result<Derivation, DeriveError> {
     let explicit = scenario.explicit_orders();
     let nested = explicit.is_none() && nested::has_nested(&derivation.plan);
-    let searches = scenario.owner.needs_costs() && source_region(&derivation.plan).is_some();
+    // Hand-written orders name the rank of every action: they fix the owners (the provisional
+    // round robin `derive` checked them against), so there is nothing to search.
+    let searches = scenario.owner.needs_costs()
+        && explicit.is_none()
+        && source_region(&derivation.plan).is_some();
     let derivation = if searches {
         let Derivation {
             mut plan, order, ..
