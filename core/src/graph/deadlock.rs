@@ -97,121 +97,28 @@ pub fn check_deadlock(order: &Order) -> Result<Vec<u32>, OrderError> {
 /// left to follow. The data edges alone never form a cycle, so this always ends, with every
 /// step placed; it takes `O(N log N)` for `N` events.
 pub fn repair(order: &Order) -> Fix {
-    use std::collections::BTreeSet;
-    let g = &order.graph;
-    let n = g.node_count();
-    let pair_of: HashMap<NodeIndex, NodeIndex> = order.pairs.iter().map(|&[a, b]| (a, b)).collect();
-    let second: std::collections::HashSet<NodeIndex> =
-        order.pairs.iter().map(|&[_, b]| b).collect();
-    // Each rank's compute steps (a pair by its first half), by position.
-    let queues: Vec<Vec<NodeIndex>> = order
-        .nodes
-        .iter()
-        .map(|list| {
-            list.iter()
-                .copied()
-                .filter(|&v| {
-                    !second.contains(&v)
-                        && matches!(
-                            g.node_weight(v),
-                            Some(Event::Fwd { .. } | Event::Bwd { .. })
-                        )
-                })
-                .collect()
-        })
-        .collect();
-    let mut slot: Vec<Option<(usize, usize)>> = vec![None; n];
-    for (rank, queue) in queues.iter().enumerate() {
-        for (i, &v) in queue.iter().enumerate() {
-            if let Some(s) = slot.get_mut(v.index()) {
-                *s = Some((rank, i));
-            }
-        }
-    }
-    let node_of: HashMap<(usize, crate::graph::event::Action), NodeIndex> = g
-        .node_indices()
-        .filter_map(|v| {
-            let e = g.node_weight(v)?;
-            Some(((e.rank()?, e.action()?), v))
-        })
-        .collect();
-    let steps: HashMap<NodeIndex, String> = (0..order.nodes.len())
-        .flat_map(|rank| {
-            order
-                .steps(rank)
-                .into_iter()
-                .filter_map(|step| {
-                    let v = node_of.get(&(rank, step.actions().next()?))?;
-                    Some((*v, step.to_string()))
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    // Inputs not yet in, over the data edges only.
-    let mut waiting: Vec<usize> = (0..n)
-        .map(|v| {
-            g.neighbors_directed(NodeIndex::new(v), petgraph::Direction::Incoming)
-                .count()
-        })
-        .collect();
-    let mut ready: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); queues.len()];
-    let mut done = vec![false; n];
-    let mut next = vec![0usize; queues.len()];
-    let mut taken = vec![false; n];
-    let mut worklist: Vec<NodeIndex> = (0..n)
-        .filter(|&v| waiting.get(v) == Some(&0))
-        .map(NodeIndex::new)
-        .collect();
+    let mut r = Repair::new(order);
+    let ranks = r.queues.len();
     let mut fix = Fix {
-        orders: vec![Vec::new(); queues.len()],
+        orders: vec![Vec::new(); ranks],
         moves: Vec::new(),
     };
-    // Marks `v` ready: a compute step waits for its rank; anything else is done at once.
-    let settle = |worklist: &mut Vec<NodeIndex>,
-                  waiting: &mut Vec<usize>,
-                  done: &mut Vec<bool>,
-                  ready: &mut Vec<BTreeSet<usize>>| {
-        while let Some(v) = worklist.pop() {
-            if let Some(Some((rank, i))) = slot.get(v.index()) {
-                if let Some(r) = ready.get_mut(*rank) {
-                    r.insert(*i);
-                }
-                continue;
-            }
-            // A pair's second half runs with its first.
-            if second.contains(&v) {
-                continue;
-            }
-            finish(g, v, worklist, waiting, done);
-        }
-    };
-    settle(&mut worklist, &mut waiting, &mut done, &mut ready);
-    let total: usize = queues.iter().map(Vec::len).sum();
+    let total: usize = r.queues.iter().map(Vec::len).sum();
+    // Each rank's next position in its queue (steps moved earlier leave holes it skips).
+    let mut next = vec![0usize; ranks];
     let mut placed = 0;
     while placed < total {
         let mut progress = false;
-        for rank in 0..queues.len() {
-            while let (Some(queue), Some(&at)) = (queues.get(rank), next.get(rank)) {
-                let Some(&v) = queue.get(at) else { break };
-                if taken.get(v.index()).copied().unwrap_or(true) {
-                    if let Some(x) = next.get_mut(rank) {
-                        *x += 1;
-                    }
+        for (rank, at) in next.iter_mut().enumerate() {
+            while let Some(&v) = r.queues.get(rank).and_then(|q| q.get(*at)) {
+                if r.taken.get(v.index()).copied().unwrap_or(true) {
+                    *at += 1;
                     continue;
                 }
-                if !ready.get(rank).is_some_and(|r| r.contains(&at)) {
+                if !r.ready.get(rank).is_some_and(|set| set.contains(at)) {
                     break;
                 }
-                take(rank, at, v, &mut fix, &steps, &mut taken, &mut ready);
-                run(
-                    g,
-                    v,
-                    pair_of.get(&v).copied(),
-                    &mut worklist,
-                    &mut waiting,
-                    &mut done,
-                );
-                settle(&mut worklist, &mut waiting, &mut done, &mut ready);
+                r.run(rank, *at, v, &mut fix);
                 placed += 1;
                 progress = true;
             }
@@ -219,95 +126,171 @@ pub fn repair(order: &Order) -> Fix {
         if progress {
             continue;
         }
-        // Every rank waits: the earliest ready step of the lowest rank that has one runs next.
-        let Some((rank, at)) = ready
+        // Every rank waits: the earliest ready step of the lowest rank that has one runs next,
+        // before the step its rank is stuck at.
+        let Some((rank, at)) = r
+            .ready
             .iter()
             .enumerate()
-            .find_map(|(rank, r)| r.iter().next().map(|&at| (rank, at)))
+            .find_map(|(rank, set)| set.iter().next().map(|&at| (rank, at)))
         else {
             break;
         };
-        let Some(&v) = queues.get(rank).and_then(|q| q.get(at)) else {
+        let Some(&v) = r.queues.get(rank).and_then(|q| q.get(at)) else {
             break;
         };
         let stuck = next
             .get(rank)
-            .and_then(|&i| queues.get(rank)?.get(i))
-            .and_then(|h| steps.get(h))
-            .cloned()
-            .unwrap_or_default();
-        if let Some(moved) = steps.get(&v) {
-            fix.moves.push((rank, moved.clone(), stuck));
-        }
-        take(rank, at, v, &mut fix, &steps, &mut taken, &mut ready);
-        run(
-            g,
-            v,
-            pair_of.get(&v).copied(),
-            &mut worklist,
-            &mut waiting,
-            &mut done,
-        );
-        settle(&mut worklist, &mut waiting, &mut done, &mut ready);
+            .and_then(|&i| r.queues.get(rank)?.get(i))
+            .map_or_else(String::new, |&h| r.step_text(h));
+        fix.moves.push((rank, r.step_text(v), stuck));
+        r.run(rank, at, v, &mut fix);
         placed += 1;
     }
     fix
 }
 
-/// Records step `v` (position `at` of `rank`) as the rank's next.
-fn take(
-    rank: usize,
-    at: usize,
-    v: NodeIndex,
-    fix: &mut Fix,
-    steps: &HashMap<NodeIndex, String>,
-    taken: &mut [bool],
-    ready: &mut [std::collections::BTreeSet<usize>],
-) {
-    if let Some(t) = taken.get_mut(v.index()) {
-        *t = true;
-    }
-    if let Some(r) = ready.get_mut(rank) {
-        r.remove(&at);
-    }
-    if let (Some(list), Some(text)) = (fix.orders.get_mut(rank), steps.get(&v)) {
-        list.push(text.clone());
-    }
+/// The state of [`repair`]'s run: which events are done, which compute steps have their inputs
+/// in (by rank and queue position), and which have been placed.
+struct Repair<'a> {
+    g: &'a petgraph::graph::DiGraph<Event, crate::graph::event::EdgeKind>,
+    /// Each overlapped pair's second half by its first.
+    pair_of: HashMap<NodeIndex, NodeIndex>,
+    /// The second halves, which run with their first.
+    second: std::collections::HashSet<NodeIndex>,
+    /// Each rank's compute steps (a pair by its first half), in the given order.
+    queues: Vec<Vec<NodeIndex>>,
+    /// Rank and queue position of every step's node.
+    slot: Vec<Option<(usize, usize)>>,
+    /// Data inputs not yet in, by node.
+    waiting: Vec<usize>,
+    done: Vec<bool>,
+    taken: Vec<bool>,
+    /// Queue positions of each rank's steps whose inputs are all in and that are not placed.
+    ready: Vec<std::collections::BTreeSet<usize>>,
+    /// Nodes whose inputs just came in.
+    worklist: Vec<NodeIndex>,
 }
 
-/// Runs step `v` (and the second half of its pair): each is done.
-fn run(
-    g: &petgraph::graph::DiGraph<Event, crate::graph::event::EdgeKind>,
-    v: NodeIndex,
-    pair: Option<NodeIndex>,
-    worklist: &mut Vec<NodeIndex>,
-    waiting: &mut [usize],
-    done: &mut [bool],
-) {
-    finish(g, v, worklist, waiting, done);
-    if let Some(b) = pair {
-        finish(g, b, worklist, waiting, done);
-    }
-}
-
-/// Marks `v` done and queues each successor whose inputs are now all in.
-fn finish(
-    g: &petgraph::graph::DiGraph<Event, crate::graph::event::EdgeKind>,
-    v: NodeIndex,
-    worklist: &mut Vec<NodeIndex>,
-    waiting: &mut [usize],
-    done: &mut [bool],
-) {
-    match done.get_mut(v.index()) {
-        Some(d) if !*d => *d = true,
-        _ => return,
-    }
-    for s in g.neighbors_directed(v, petgraph::Direction::Outgoing) {
-        if let Some(w) = waiting.get_mut(s.index()) {
-            *w = w.saturating_sub(1);
-            if *w == 0 {
-                worklist.push(s);
+impl<'a> Repair<'a> {
+    fn new(order: &'a Order) -> Self {
+        let g = &order.graph;
+        let n = g.node_count();
+        let pair_of: HashMap<NodeIndex, NodeIndex> =
+            order.pairs.iter().map(|&[a, b]| (a, b)).collect();
+        let second: std::collections::HashSet<NodeIndex> =
+            order.pairs.iter().map(|&[_, b]| b).collect();
+        let queues: Vec<Vec<NodeIndex>> = order
+            .nodes
+            .iter()
+            .map(|list| {
+                list.iter()
+                    .copied()
+                    .filter(|&v| {
+                        !second.contains(&v)
+                            && matches!(
+                                g.node_weight(v),
+                                Some(Event::Fwd { .. } | Event::Bwd { .. })
+                            )
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut slot: Vec<Option<(usize, usize)>> = vec![None; n];
+        for (rank, queue) in queues.iter().enumerate() {
+            for (i, &v) in queue.iter().enumerate() {
+                if let Some(s) = slot.get_mut(v.index()) {
+                    *s = Some((rank, i));
+                }
             }
         }
+        let waiting: Vec<usize> = (0..n)
+            .map(|v| {
+                g.neighbors_directed(NodeIndex::new(v), petgraph::Direction::Incoming)
+                    .count()
+            })
+            .collect();
+        let worklist = (0..n)
+            .filter(|&v| waiting.get(v) == Some(&0))
+            .map(NodeIndex::new)
+            .collect();
+        let mut r = Repair {
+            g,
+            ready: vec![Default::default(); queues.len()],
+            pair_of,
+            second,
+            queues,
+            slot,
+            waiting,
+            done: vec![false; n],
+            taken: vec![false; n],
+            worklist,
+        };
+        r.settle();
+        r
+    }
+
+    /// Takes in the worklist: a compute step becomes ready on its rank; anything else (a
+    /// transfer, a loss, a reduce, the barrier) is done at once. Seconds of pairs wait for
+    /// their first half.
+    fn settle(&mut self) {
+        while let Some(v) = self.worklist.pop() {
+            if let Some(Some((rank, i))) = self.slot.get(v.index()) {
+                if let Some(set) = self.ready.get_mut(*rank) {
+                    set.insert(*i);
+                }
+                continue;
+            }
+            if self.second.contains(&v) {
+                continue;
+            }
+            self.finish(v);
+        }
+    }
+
+    /// Marks `v` done and queues each successor whose inputs are now all in.
+    fn finish(&mut self, v: NodeIndex) {
+        match self.done.get_mut(v.index()) {
+            Some(d) if !*d => *d = true,
+            _ => return,
+        }
+        for s in self.g.neighbors_directed(v, petgraph::Direction::Outgoing) {
+            if let Some(w) = self.waiting.get_mut(s.index()) {
+                *w = w.saturating_sub(1);
+                if *w == 0 {
+                    self.worklist.push(s);
+                }
+            }
+        }
+    }
+
+    /// Places step `v` (position `at` of `rank`) as the rank's next, and runs it (with the
+    /// second half of its pair).
+    fn run(&mut self, rank: usize, at: usize, v: NodeIndex, fix: &mut Fix) {
+        if let Some(t) = self.taken.get_mut(v.index()) {
+            *t = true;
+        }
+        if let Some(set) = self.ready.get_mut(rank) {
+            set.remove(&at);
+        }
+        if let Some(list) = fix.orders.get_mut(rank) {
+            list.push(self.step_text(v));
+        }
+        self.finish(v);
+        if let Some(b) = self.pair_of.get(&v).copied() {
+            self.finish(b);
+        }
+        self.settle();
+    }
+
+    /// Step `v` in action notation: its action, or its pair.
+    fn step_text(&self, v: NodeIndex) -> String {
+        let action = |n: NodeIndex| self.g.node_weight(n).and_then(Event::action);
+        let step = match (action(v), self.pair_of.get(&v).and_then(|&b| action(b))) {
+            (Some(a), Some(b)) => Some(crate::graph::event::Step::Overlap(a, b)),
+            (Some(a), None) => Some(crate::graph::event::Step::One(a)),
+            _ => None,
+        };
+        step.map(|s| s.to_string()).unwrap_or_default()
     }
 }
