@@ -81,6 +81,17 @@ impl Order {
             .unwrap_or_default()
     }
 
+    /// Every compute event's node, by its rank and action.
+    pub fn nodes_by_action(&self) -> rustc_hash::FxHashMap<(usize, Action), NodeIndex> {
+        self.graph
+            .node_indices()
+            .filter_map(|n| {
+                let e = self.graph.node_weight(n)?;
+                Some(((e.rank()?, e.action()?), n))
+            })
+            .collect()
+    }
+
     /// Rank `r`'s compute slots in execution order: its actions, an overlapped pair as one.
     pub fn steps(&self, rank: usize) -> Vec<Step> {
         // This rank's pairs only: the report asks for every rank in turn.

@@ -163,15 +163,7 @@ fn syntax(file: &str, text: &str, e: &csv::Error) -> ScenarioError {
 pub fn grid(d: &Derivation) -> Vec<Vec<Option<String>>> {
     let timeline = crate::report::table::logical_time(d);
     let slots = timeline.makespan.round().max(0.0) as usize;
-    let node_of: rustc_hash::FxHashMap<(usize, crate::graph::event::Action), _> = d
-        .order
-        .graph
-        .node_indices()
-        .filter_map(|n| {
-            let e = d.order.graph.node_weight(n)?;
-            Some(((e.rank()?, e.action()?), n))
-        })
-        .collect();
+    let node_of = d.order.nodes_by_action();
     (0..d.plan.ranks)
         .map(|rank| {
             let mut row: Vec<Option<String>> = vec![None; slots];

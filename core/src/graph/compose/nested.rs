@@ -23,7 +23,6 @@ use crate::graph::order::Order;
 use crate::sim::engine::{SimOptions, simulate};
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;
-use rustc_hash::FxHashMap;
 
 /// The nested regions of `plan`: an encoder (the first region) and a generator (the last).
 pub(crate) fn regions(plan: &Plan) -> (Option<usize>, Option<usize>) {
@@ -108,13 +107,7 @@ pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
             .min()
     };
 
-    let actions: FxHashMap<(usize, Action), NodeIndex> = g
-        .node_indices()
-        .filter_map(|n| {
-            let e = g.node_weight(n)?;
-            Some(((e.rank()?, e.action()?), n))
-        })
-        .collect();
+    let actions = order.nodes_by_action();
     let mut out = Vec::with_capacity(plan.ranks);
     for rank in 0..plan.ranks {
         let node_of = |a: &Action| actions.get(&(rank, *a)).copied();
