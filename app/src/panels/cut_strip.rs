@@ -67,16 +67,25 @@ fn layer_name(s: &Scenario, layer: usize) -> Option<&str> {
     })
 }
 
-/// Draws the strip of `s`; returns the edits the user's gestures make.
-pub fn cut_strip_ui(ui: &mut egui::Ui, s: &Scenario) -> Vec<Command> {
-    // Bounded by the model size `core` accepts, whatever the file says.
-    let roles: Vec<mpipe::algebra::model::Role> = s
-        .model
+/// Every expanded layer's role, bounded by the model size `core` accepts, whatever the file
+/// says.
+fn layer_roles(s: &Scenario) -> Vec<mpipe::algebra::model::Role> {
+    s.model
         .layers
         .iter()
         .flat_map(|l| std::iter::repeat_n(l.role, l.count))
         .take(mpipe::algebra::validity::MAX_LAYERS)
-        .collect();
+        .collect()
+}
+
+/// The colour of every region of `s`, as the timeline paints it.
+pub fn colours_of_regions(s: &Scenario) -> Vec<(u8, u8, u8)> {
+    region_colours(&region_roles(&layer_roles(s), &s.cut))
+}
+
+/// Draws the strip of `s`; returns the edits the user's gestures make.
+pub fn cut_strip_ui(ui: &mut egui::Ui, s: &Scenario) -> Vec<Command> {
+    let roles = layer_roles(s);
     let colours = region_colours(&region_roles(&roles, &s.cut));
     let layers = roles.len();
     let (rect, response) = ui.allocate_exact_size(

@@ -118,6 +118,8 @@ fn regions_ui(ui: &mut Ui, s: &Scenario, placement: Option<&[usize]>, out: &mut 
     ui.label(RichText::new("Regions").strong());
     out.extend(cut_strip::cut_strip_ui(ui, s));
     let total = mpipe::scenario::edit::layer_count(s);
+    // The stage strips take their region's colour (computed once a frame, not once a region).
+    let colours = cut_strip::colours_of_regions(s);
     for (j, skeleton) in s.schedule.iter().enumerate() {
         let region = j + 1;
         ui.horizontal(|ui| {
@@ -172,23 +174,7 @@ fn regions_ui(ui: &mut Ui, s: &Scenario, placement: Option<&[usize]>, out: &mut 
             // The region's stages as a strip: drag a boundary to move layers between stages.
             let layers = region_layers(s, region).map_or(0, |r| r.len());
             if layers > 0 && s.ranks <= 256 {
-                let counts = s
-                    .slabs
-                    .as_ref()
-                    .and_then(|all| all.get(region - 1).cloned().flatten())
-                    .unwrap_or_else(|| {
-                        mpipe::algebra::slab::balanced_counts(layers, s.ranks.clamp(1, 256))
-                    });
-                let roles: Vec<mpipe::algebra::model::Role> = s
-                    .model
-                    .layers
-                    .iter()
-                    .flat_map(|l| std::iter::repeat_n(l.role, l.count))
-                    .take(mpipe::algebra::validity::MAX_LAYERS)
-                    .collect();
-                let colours = mpipe::sim::scene::region_colours(&mpipe::sim::scene::region_roles(
-                    &roles, &s.cut,
-                ));
+                let counts = mpipe::scenario::edit::stage_counts(s, region);
                 let colour = colours.get(j).copied().unwrap_or((0x80, 0x80, 0x80));
                 ui.horizontal(|ui| {
                     ui.add_space(12.0);

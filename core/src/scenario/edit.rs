@@ -292,6 +292,24 @@ pub fn set_slabs(s: &mut Scenario, region: usize, counts: Option<Vec<usize>>) {
     }
 }
 
+/// Region `region`'s (1-based) layers per stage, in stage order: its `slabs` entry, or the
+/// balanced split of its layers over the ranks (at most `MAX_RANKS` of them, whatever the file
+/// says).
+pub fn stage_counts(s: &Scenario, region: usize) -> Vec<usize> {
+    let given = region.checked_sub(1).and_then(|i| {
+        s.slabs
+            .as_ref()
+            .and_then(|all| all.get(i).cloned().flatten())
+    });
+    given.unwrap_or_else(|| {
+        let layers = region_layers(s, region).map_or(0, |r| r.len());
+        crate::algebra::slab::balanced_counts(
+            layers,
+            s.ranks.clamp(1, crate::algebra::validity::MAX_RANKS),
+        )
+    })
+}
+
 /// The layers of region `region` (1-based) of `s`, as `[first, end)`, from its cut.
 pub fn region_layers(s: &Scenario, region: usize) -> Option<std::ops::Range<usize>> {
     let index = region.checked_sub(1)?;

@@ -183,21 +183,12 @@ fn phases(b: &Bubbles) -> [Phase; 3] {
     }
 }
 
-/// Per-stage layer counts of every region (the scenario's, or balanced ones).
+/// Per-stage layer counts of every Sharded region (the scenario's, or balanced ones).
 fn slabs_of(s: &Scenario, plan: &crate::algebra::plan::Plan) -> Vec<Option<Vec<usize>>> {
     plan.regions
         .iter()
-        .map(|r| match r.layout() {
-            Layout::Replicated => None,
-            Layout::Sharded => {
-                let given = s
-                    .slabs
-                    .as_ref()
-                    .and_then(|all| all.get(r.index - 1).cloned().flatten());
-                Some(given.unwrap_or_else(|| {
-                    crate::algebra::slab::balanced_counts(r.layers.len(), plan.ranks)
-                }))
-            }
+        .map(|r| {
+            (r.layout() == Layout::Sharded).then(|| crate::scenario::edit::stage_counts(s, r.index))
         })
         .collect()
 }
