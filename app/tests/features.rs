@@ -402,21 +402,26 @@ fn ctrl_dragging_an_event_reorders_its_rank() {
     harness.run();
     assert!(harness.state().doc.scenario().unwrap().orders.is_none());
     // Rank 0's first backward dragged before its first forward: a deadlock, drawn and fixable.
-    let b0 = harness
+    let from = middle_of(&harness, 0, "0B0");
+    let to = timeline_point(&harness, 0, 0.1);
+    ctrl_drag(&mut harness, from, to);
+    assert!(harness.state().deadlock().is_some());
+    harness.get_by_label("Apply the proposed order");
+}
+
+/// Where the middle of `action`'s chip on `rank`'s lane is drawn.
+fn middle_of(harness: &Harness<'static, Studio>, rank: usize, action: &str) -> egui::Pos2 {
+    let e = harness
         .state()
         .shown()
         .unwrap()
         .scene
         .events
         .iter()
-        .find(|e| e.rank == 0 && e.action.to_string() == "0B0")
+        .find(|e| e.rank == rank && e.action.to_string() == action)
         .unwrap()
         .clone();
-    let from = timeline_point(&harness, 0, (b0.start_s + b0.end_s) / 2.0);
-    let to = timeline_point(&harness, 0, 0.1);
-    ctrl_drag(&mut harness, from, to);
-    assert!(harness.state().deadlock().is_some());
-    harness.get_by_label("Apply the proposed order");
+    timeline_point(harness, rank, (e.start_s + e.end_s) / 2.0)
 }
 
 fn ctrl_drag(harness: &mut Harness<'static, Studio>, from: egui::Pos2, to: egui::Pos2) {
@@ -464,28 +469,8 @@ fn reordering_with_a_cost_based_owner_map_pins_it() {
         .plan
         .owner
         .clone();
-    let f1 = harness
-        .state()
-        .shown()
-        .unwrap()
-        .scene
-        .events
-        .iter()
-        .find(|e| e.rank == 0 && e.action.to_string() == "4F1")
-        .unwrap()
-        .clone();
-    let f3 = harness
-        .state()
-        .shown()
-        .unwrap()
-        .scene
-        .events
-        .iter()
-        .find(|e| e.rank == 0 && e.action.to_string() == "4F3")
-        .unwrap()
-        .clone();
-    let from = timeline_point(&harness, 0, (f1.start_s + f1.end_s) / 2.0);
-    let to = timeline_point(&harness, 0, (f3.start_s + f3.end_s) / 2.0);
+    let from = middle_of(&harness, 0, "4F1");
+    let to = middle_of(&harness, 0, "4F3");
     ctrl_drag(&mut harness, from, to);
     assert!(
         harness.state().error().is_none(),

@@ -686,11 +686,13 @@ impl Studio {
             return;
         };
         let d = &shown.sim.derivation;
-        let start: std::collections::HashMap<(usize, mpipe::graph::event::Action), f64> = shown
+        // When each of the rank's actions starts.
+        let start: std::collections::HashMap<mpipe::graph::event::Action, f64> = shown
             .scene
             .events
             .iter()
-            .map(|e| ((e.rank, e.action), e.start_s))
+            .filter(|e| e.rank == moved.rank)
+            .map(|e| (e.action, e.start_s))
             .collect();
         let mut orders: Vec<Vec<String>> = Vec::with_capacity(d.plan.ranks);
         let mut changed = false;
@@ -711,7 +713,7 @@ impl Studio {
             let at_of = |s: &mpipe::graph::event::Step| {
                 s.actions()
                     .next()
-                    .and_then(|a| start.get(&(rank, a)).copied())
+                    .and_then(|a| start.get(&a).copied())
                     .unwrap_or(f64::INFINITY)
             };
             let to = list
