@@ -22,6 +22,13 @@ fn harness(studio: Studio) -> Harness<'static, Studio> {
     harness
 }
 
+fn sample(file: &str) -> &'static mpipe_studio::samples::Sample {
+    mpipe_studio::samples::SAMPLES
+        .iter()
+        .find(|s| s.file == file)
+        .unwrap()
+}
+
 /// The one place snapshot tolerances live: the default per-pixel colour distance, and a handful
 /// of pixels for anti-aliasing differences between software rasterisers.
 fn snapshot(harness: &mut Harness<'static, Studio>, name: &str) {
@@ -40,11 +47,7 @@ fn the_default_window() {
 #[test]
 fn gpipe_with_a_pinned_1f1b_baseline() {
     let mut studio = Studio::default();
-    let sample = mpipe_studio::samples::SAMPLES
-        .iter()
-        .find(|s| s.file == "1f1b.json")
-        .unwrap();
-    studio.open_sample(sample);
+    studio.open_sample(sample("1f1b.json"));
     studio.pin_baseline();
     studio.apply(mpipe_studio::command::Command::Edit {
         edit: mpipe::scenario::edit::Edit::Skeleton {
@@ -73,11 +76,7 @@ fn a_deadlocking_order_drawn_on_the_last_valid_chart() {
     // Rank 0 runs microbatch 0's backward right after its forward, rank 1 microbatch 1 first:
     // the wait-for cycle outlined in red with its arrows, the proposed fix above the chart.
     let mut studio = Studio::default();
-    let sample = mpipe_studio::samples::SAMPLES
-        .iter()
-        .find(|s| s.file == "1f1b.json")
-        .unwrap();
-    studio.open_sample(sample);
+    studio.open_sample(sample("1f1b.json"));
     let mut orders: Vec<Vec<String>> = (0..4).map(|r| studio.rank_actions(r)).collect();
     let b = orders[0].iter().position(|a| a == "0B0").unwrap();
     let step = orders[0].remove(b);

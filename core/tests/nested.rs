@@ -46,12 +46,20 @@ fn tuned(s: &Scenario) -> mpipe::Derivation {
 }
 
 fn backbone_of(d: &mpipe::Derivation, first_backbone_stage: usize) -> Vec<Vec<(Phase, usize)>> {
+    actions_of_stages(d, first_backbone_stage..usize::MAX)
+}
+
+/// Each rank's actions of the stages in `stages` as `(phase, microbatch)`, in order.
+fn actions_of_stages(
+    d: &mpipe::Derivation,
+    stages: std::ops::Range<usize>,
+) -> Vec<Vec<(Phase, usize)>> {
     (0..P)
         .map(|r| {
             d.order
                 .actions(r)
                 .iter()
-                .filter(|a| usize::from(a.stage) >= first_backbone_stage)
+                .filter(|a| stages.contains(&usize::from(a.stage)))
                 .map(|a| (a.phase, usize::from(a.mb)))
                 .collect()
         })
@@ -128,18 +136,7 @@ fn placed_in_real_time_nested_is_never_slower_than_in_logical_slots() {
                     all
                 };
                 assert_eq!(actions(&placed), actions(&logical), "{case}");
-                let backbone: Vec<Vec<(Phase, usize)>> = (0..P)
-                    .map(|r| {
-                        placed
-                            .order
-                            .actions(r)
-                            .iter()
-                            .filter(|a| (P..2 * P).contains(&usize::from(a.stage)))
-                            .map(|a| (a.phase, usize::from(a.mb)))
-                            .collect()
-                    })
-                    .collect();
-                assert_eq!(backbone, want, "{case}");
+                assert_eq!(actions_of_stages(&placed, P..2 * P), want, "{case}");
                 let (placed, logical) = (makespan(placed), makespan(logical));
                 assert!(
                     placed <= logical,
@@ -366,17 +363,11 @@ fn a_nested_generator_runs_after_the_last_stages_forward_and_before_its_backward
     for encoder in [NESTED, TRANSPOSE] {
         let s = with_generator(encoder, m, true);
         let d = mpipe::derive(&s).unwrap_or_else(|e| panic!("{encoder}: {e}"));
-        let backbone: Vec<Vec<(Phase, usize)>> = (0..P)
-            .map(|r| {
-                d.order
-                    .actions(r)
-                    .iter()
-                    .filter(|a| (P..2 * P).contains(&usize::from(a.stage)))
-                    .map(|a| (a.phase, usize::from(a.mb)))
-                    .collect()
-            })
-            .collect();
-        assert_eq!(backbone, self::backbone(&alone, 0), "{encoder}");
+        assert_eq!(
+            actions_of_stages(&d, P..2 * P),
+            backbone(&alone, 0),
+            "{encoder}"
+        );
         let table = mpipe::report::table::OperatorTable::new(&d);
         let at = |rank: usize, name: &str| {
             table.ranks[rank]
