@@ -118,22 +118,22 @@ impl Studio {
     }
 
     /// Why the current document state has no simulation, when it is invalid.
-    pub fn error(&self) -> Option<&str> {
+    fn invalid(&self) -> Option<&derived::Invalid> {
         self.derived
             .result()
             .err()
             .filter(|e| e.generation == self.doc.generation())
-            .map(|e| e.message.as_str())
+    }
+
+    /// The message of [`Studio::invalid`].
+    pub fn error(&self) -> Option<&str> {
+        self.invalid().map(|e| e.message.as_str())
     }
 
     /// The current document state's deadlock (its cycle and proposed fix), when that is why it
     /// has no simulation.
     pub fn deadlock(&self) -> Option<&derived::Deadlock> {
-        self.derived
-            .result()
-            .err()
-            .filter(|e| e.generation == self.doc.generation())
-            .and_then(|e| e.deadlock.as_deref())
+        self.invalid().and_then(|e| e.deadlock.as_deref())
     }
 
     /// Rank `r`'s compute actions as strings, from the simulation on screen.
