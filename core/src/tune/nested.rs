@@ -55,6 +55,26 @@ impl Kind {
     }
 }
 
+/// What node `n` is to the nested regions `encoder` and `generator`, if it is theirs.
+fn kind_of(
+    g: &petgraph::graph::DiGraph<Event, crate::graph::event::EdgeKind>,
+    n: NodeIndex,
+    encoder: Option<usize>,
+    generator: Option<usize>,
+) -> Option<Kind> {
+    let of = |region: crate::algebra::ids::RegionId| Some(usize::from(region));
+    match *g.node_weight(n)? {
+        Event::Fwd { region, .. } if of(region) == encoder => Some(Kind::EncoderForward),
+        Event::Bwd { region, .. } if of(region) == encoder => Some(Kind::EncoderBackward),
+        Event::Fwd { region, .. } if of(region) == generator => Some(Kind::GeneratorForward),
+        Event::Bwd { region, .. } if of(region) == generator => Some(Kind::GeneratorBackward),
+        Event::DpReduce { region, .. } if of(region) == encoder || of(region) == generator => {
+            Some(Kind::Reduce)
+        }
+        _ => None,
+    }
+}
+
 /// One nested action as it sits in its rank's stream: the action, and the loss that follows a
 /// generator's forward.
 #[derive(Debug, Clone)]
@@ -84,10 +104,9 @@ pub fn work(plan: &Plan, order: &Order) -> usize {
     let (encoder, generator) = crate::graph::compose::nested::regions(plan);
     let nested = order
         .graph
-        .node_weights()
-        .filter(|e| {
-            matches!(e, Event::Fwd { region, .. } | Event::Bwd { region, .. }
-                if { let r = Some(usize::from(*region)); r == encoder || r == generator })
+        .node_indices()
+        .filter(|&n| {
+            kind_of(&order.graph, n, encoder, generator).is_some_and(|k| k != Kind::Reduce)
         })
         .count();
     nested
@@ -232,23 +251,7 @@ fn split(
     generator: Option<usize>,
 ) -> (Vec<Item>, Vec<Vec<NodeIndex>>) {
     let g = &order.graph;
-    let is_nested = |region: usize| Some(region) == encoder || Some(region) == generator;
-    let kind_of = |n: NodeIndex| match *g.node_weight(n)? {
-        Event::Fwd { region, .. } if Some(usize::from(region)) == encoder => {
-            Some(Kind::EncoderForward)
-        }
-        Event::Bwd { region, .. } if Some(usize::from(region)) == encoder => {
-            Some(Kind::EncoderBackward)
-        }
-        Event::Fwd { region, .. } if Some(usize::from(region)) == generator => {
-            Some(Kind::GeneratorForward)
-        }
-        Event::Bwd { region, .. } if Some(usize::from(region)) == generator => {
-            Some(Kind::GeneratorBackward)
-        }
-        Event::DpReduce { region, .. } if is_nested(usize::from(region)) => Some(Kind::Reduce),
-        _ => None,
-    };
+    let kind_of = |n: NodeIndex| kind_of(g, n, encoder, generator);
     let mut items = Vec::new();
     let mut streams = Vec::with_capacity(order.nodes.len());
     for (rank, list) in order.nodes.iter().enumerate() {
