@@ -16,7 +16,7 @@ fn load(path: &std::path::Path) -> Scenario {
 }
 
 #[test]
-fn there_are_the_nine_issue_samples() {
+fn there_are_the_ten_issue_samples() {
     let names: Vec<String> = sample_files()
         .iter()
         .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -32,6 +32,7 @@ fn there_are_the_nine_issue_samples() {
             "mpipe-vit-llm-frozen.json",
             "mpipe-vit-llm.json",
             "nemotron-h.json",
+            "uma-1.2b.json",
             "vpp3.json"
         ]
     );

@@ -55,4 +55,9 @@ pub const SAMPLES: &[Sample] = &[
         file: "jamba.json",
         json: include_str!("../../samples/jamba.json"),
     },
+    Sample {
+        title: "UMA-1.2B-like MLIP, second order ⟨wavek⟩ (JanusPipe)",
+        file: "uma-1.2b.json",
+        json: include_str!("../../samples/uma-1.2b.json"),
+    },
 ];

@@ -677,7 +677,7 @@ fn a_scenario_with_an_orders_csv_opens_with_its_orders() {
     assert_eq!(
         notice.text,
         format!(
-            "{}:1:2: cell 2: `0Fx` is not an action; expected <stage><F|B|I|W><microbatch>, e.g. `4F0`",
+            "{}:1:2: cell 2: `0Fx` is not an action; expected <stage><F|B|I|W|FE|FF|BF|BE><microbatch>, e.g. `4F0`",
             dir.join("zbv.csv").display()
         )
     );

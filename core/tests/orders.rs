@@ -183,7 +183,7 @@ fn hand_orders_must_hold_exactly_the_ranks_events() {
         ),
         (
             &[&["0F0", "0X1", "0B0", "0B1"], &["1F0", "1B0", "1F1", "1B1"]],
-            "rule `orders`: `orders[0][1]`: `0X1` is not an action; expected <stage><F|B|I|W><microbatch>, e.g. `4F0`",
+            "rule `orders`: `orders[0][1]`: `0X1` is not an action; expected <stage><F|B|I|W|FE|FF|BF|BE><microbatch>, e.g. `4F0`",
         ),
     ];
     for (orders, message) in cases {

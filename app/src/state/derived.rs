@@ -108,12 +108,7 @@ impl Shown {
             format!(
                 "{} {} of microbatch {}",
                 e.action,
-                match e.action.phase {
-                    mpipe::graph::event::Phase::Forward => "forward",
-                    mpipe::graph::event::Phase::Backward => "backward",
-                    mpipe::graph::event::Phase::Input => "backward, input half",
-                    mpipe::graph::event::Phase::Weight => "backward, weight half",
-                },
+                e.action.phase.describe(),
                 e.mb
             ),
             format!("rank {} · {region}", e.rank),

@@ -151,7 +151,7 @@ fn digits(n: usize) -> usize {
 fn label(s: &Span, width: f64) -> Option<String> {
     let mb = digits(s.mb);
     if width >= label_width(digits(s.stage) + 1 + mb) {
-        Some(format!("{}{}{}", s.stage, s.phase.letter(), s.mb))
+        Some(format!("{}{}{}", s.stage, s.phase.code(), s.mb))
     } else if width >= label_width(mb) {
         Some(s.mb.to_string())
     } else {

@@ -55,6 +55,7 @@ pub fn scenario(p: usize, m: usize, v: usize, transpose: bool) -> Scenario {
         orders_from_csv: None,
         owner_budget: None,
         placement: None,
+        wave_k: None,
     }
 }
 

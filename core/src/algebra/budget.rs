@@ -40,12 +40,14 @@ pub fn estimate(s: &Scenario) -> Estimate {
         .schedule
         .iter()
         .map(|k| {
-            let compute = match k.schedule().ops() {
-                OpSet::ForwardBackward if s.explicit_orders().is_none() => 2,
-                OpSet::ForwardBackward | OpSet::SplitBackward | OpSet::Mixed => 3,
+            // Four-phase schedules run four events per stage and four passes over the pipeline.
+            let (compute, passes) = match k.schedule().ops() {
+                OpSet::ForwardBackward if s.explicit_orders().is_none() => (2, 2),
+                OpSet::ForwardBackward | OpSet::SplitBackward | OpSet::Mixed => (3, 2),
+                OpSet::FourPhase => (4, 4),
             };
             match k.layout() {
-                Layout::Sharded => compute * p + 2 * p.saturating_sub(1),
+                Layout::Sharded => compute * p + passes * p.saturating_sub(1),
                 Layout::Replicated => compute,
             }
         })

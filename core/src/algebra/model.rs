@@ -112,6 +112,23 @@ pub struct LayerSpec {
     /// is freed when the weight half ends (default 0.5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activation_input_share: Option<f64>,
+    /// Second-order schedules (`1f1b-2nd`, `wavek`): seconds of the energy forward `FE` (default
+    /// the forward), the force forward `FF` (default the mean of forward and backward), the
+    /// force backward `BF` (default 1.25 × the backward) and the energy backward `BE` (default
+    /// the backward), so that `t_FE < t_FF < t_BE < t_BF` whenever the backward outlasts the
+    /// forward. Also with roofline costs, where the defaults apply to the roofline times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fe_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ff_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bf_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub be_s: Option<f64>,
+    /// Bytes the force forward `FF` saves for the force backward `BF`, per microbatch (default
+    /// `activation_bytes`); `activation_bytes` is what `FE` saves for `FF` and `BE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force_activation_bytes: Option<f64>,
 }
 
 /// How a layer's compute time is given.
@@ -145,6 +162,12 @@ pub struct Layer {
     pub input_share: f64,
     /// The share of `activation_bytes` freed when the input half ends.
     pub activation_input_share: f64,
+    /// Explicit seconds of `FE`, `FF`, `BF`, `BE` (in [`Phase::FOUR`]'s order) where given.
+    ///
+    /// [`Phase::FOUR`]: crate::graph::event::Phase::FOUR
+    pub four_phase_s: [Option<f64>; 4],
+    /// What `FF` saves for `BF`, per microbatch.
+    pub force_activation_bytes: f64,
 }
 
 /// Why a layer's costs cannot be read.
@@ -232,8 +255,13 @@ impl LayerSpec {
         }
     }
 
-    fn numbers(&self) -> [(&'static str, Option<f64>); 15] {
+    fn numbers(&self) -> [(&'static str, Option<f64>); 20] {
         [
+            ("fe_s", self.fe_s),
+            ("ff_s", self.ff_s),
+            ("bf_s", self.bf_s),
+            ("be_s", self.be_s),
+            ("force_activation_bytes", self.force_activation_bytes),
             ("workspace_bytes", self.workspace_bytes),
             ("bwd_input_s", self.bwd_input_s),
             ("bwd_weight_s", self.bwd_weight_s),
@@ -273,7 +301,18 @@ impl LayerSpec {
         }
         match (explicit, roofline) {
             (true, true) => Err(LayerError::MixedCosts),
-            (false, false) => Err(LayerError::NoCost),
+            // A layer of a second-order model may give its four phases only: its forward is the
+            // energy forward, its backward the energy backward.
+            (false, false) => match self.fe_s.or(self.be_s) {
+                Some(_) => {
+                    let fwd_s = self.fe_s.unwrap_or(self.be_s.unwrap_or(0.0) / 2.0);
+                    Ok(Cost::Explicit {
+                        fwd_s,
+                        bwd_s: self.be_s.unwrap_or(2.0 * fwd_s),
+                    })
+                }
+                None => Err(LayerError::NoCost),
+            },
             (true, false) => {
                 let fwd_s = self.fwd_s.unwrap_or(self.bwd_s.unwrap_or(0.0) / 2.0);
                 Ok(Cost::Explicit {
@@ -344,6 +383,11 @@ impl LayerSpec {
                 workload_varies: self.workload_varies,
                 input_share,
                 activation_input_share,
+                four_phase_s: [self.fe_s, self.ff_s, self.bf_s, self.be_s],
+                force_activation_bytes: self
+                    .force_activation_bytes
+                    .or(self.activation_bytes)
+                    .unwrap_or(0.0),
             })
             .collect())
     }

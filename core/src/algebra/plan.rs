@@ -110,6 +110,8 @@ pub struct Plan {
     pub hardware: Hardware,
     /// Static bytes per parameter byte (parameters, gradients, optimizer state).
     pub static_memory_factor: f64,
+    /// WaveK's unit size, as the scenario gives it.
+    pub wave_k: Option<usize>,
 }
 
 impl Plan {

@@ -9,7 +9,7 @@ use crate::algebra::plan::{Plan, Region, RegionOwner, Wavefront};
 use crate::algebra::skeleton::{Layout, Skeleton, schedule_to_string};
 use crate::algebra::slab;
 use crate::scenario::Scenario;
-use crate::schedules::RunCtx;
+use crate::schedules::{OpSet, RunCtx};
 use crate::workload::WorkloadError;
 
 /// A rule of the algebra (or of the file's sizes) that a scenario breaks.
@@ -117,6 +117,23 @@ pub enum ValidityError {
         why: &'static str,
     },
     #[error(
+        "rule `wave-k`: `wave_k` = {k}; WaveK's unit size must be between 1 and M = {microbatches}"
+    )]
+    WaveK { k: usize, microbatches: usize },
+    #[error(
+        "rule `wave-k`: `wave_k` = {k} is set, but no region runs `wavek` (the schedule is {schedule})"
+    )]
+    WaveKUnused { k: usize, schedule: String },
+    #[error(
+        "rule `four-phase-alone`: region {region} is {skeleton}, but the schedule also runs {other} (region {other_region}); second-order schedules run the whole model, four phases per microbatch, and do not compose with other skeletons yet"
+    )]
+    FourPhaseAlone {
+        region: usize,
+        skeleton: Skeleton,
+        other: Skeleton,
+        other_region: usize,
+    },
+    #[error(
         "rule `nested-position`: region {region} is `nested`, which is defined for the first region (an encoder before the backbone) and the last (a generator after it), around a Sharded backbone"
     )]
     NestedNotFirst { region: usize },
@@ -210,6 +227,8 @@ impl ValidityError {
             NestedNotFirst { .. } => "nested-position",
             Chunks { rule, .. } | TooFewMicrobatches { rule, .. } => rule,
             InterleavedRounds { .. } => "interleaved-rounds",
+            WaveK { .. } | WaveKUnused { .. } => "wave-k",
+            FourPhaseAlone { .. } => "four-phase-alone",
             OwnerLength { .. } | OwnerRank { .. } => "owner",
             Workload(_) => "workload",
             StaticMemory(_) => "static-memory",
@@ -242,6 +261,8 @@ impl ValidityError {
             NestedNotFirst { region } => format!("schedule[{}]", region - 1),
             Chunks { .. } => "schedule".into(),
             InterleavedRounds { .. } | TooFewMicrobatches { .. } => "microbatches".into(),
+            WaveK { .. } | WaveKUnused { .. } => "wave_k".into(),
+            FourPhaseAlone { other_region, .. } => format!("schedule[{}]", other_region - 1),
             OwnerLength { .. } => "owner".into(),
             OwnerRank { mb, .. } => format!("owner[{mb}]"),
             Workload(e) => e.field(),
@@ -533,11 +554,21 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
     }
 
     let wavefront = wavefront(&regions)?;
+    check_four_phase(&regions)?;
+    if let Some(k) = scenario.wave_k
+        && !scenario.schedule.contains(&crate::schedules::WAVEK)
+    {
+        return Err(ValidityError::WaveKUnused {
+            k,
+            schedule: schedule_to_string(&scenario.schedule),
+        });
+    }
     if let Some(w) = &wavefront {
         w.skeleton.schedule().check(&RunCtx {
             ranks,
             microbatches,
             chunks: w.chunks(),
+            wave_k: scenario.wave_k,
         })?;
     }
 
@@ -578,7 +609,24 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
         workload,
         hardware: scenario.hardware.clone().unwrap_or_default(),
         static_memory_factor,
+        wave_k: scenario.wave_k,
     })
+}
+
+/// A second-order (four-phase) skeleton runs alone: every region of the schedule is one.
+fn check_four_phase(regions: &[Region]) -> Result<(), ValidityError> {
+    let four = |r: &&Region| r.skeleton.schedule().ops() == OpSet::FourPhase;
+    if let Some(first) = regions.iter().find(four)
+        && let Some(other) = regions.iter().find(|r| !four(r))
+    {
+        return Err(ValidityError::FourPhaseAlone {
+            region: first.index,
+            skeleton: first.skeleton,
+            other: other.skeleton,
+            other_region: other.index,
+        });
+    }
+    Ok(())
 }
 
 /// All Sharded regions, woven into one wavefront; they must share one skeleton.

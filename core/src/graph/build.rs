@@ -14,7 +14,7 @@ use crate::graph::deadlock::check_deadlock;
 use crate::graph::event::{Comm, EdgeKind, Event, Half, Phase, Seam, Step, StepParseError};
 use crate::graph::explicit::explicit_orders;
 use crate::graph::order::{Order, OrderError};
-use crate::schedules::{RunCtx, Slot};
+use crate::schedules::{OpSet, RunCtx, Slot};
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::FxHashMap;
 
@@ -39,6 +39,8 @@ pub(crate) struct Builder<'a> {
     pub(crate) bwd: Vec<Option<NodeIndex>>,
     /// The weight half (`W`) of a split backward, where the region reduces weight gradients.
     pub(crate) weight: Vec<Option<NodeIndex>>,
+    /// The four phases (FE, FF, BF, BE) of a second-order schedule's (region, rank, microbatch).
+    pub(crate) four: Vec<[Option<NodeIndex>; 4]>,
     /// Whether the backward of each (region, rank, microbatch) is split into `I` and `W` (by
     /// [`Builder::key`]): the region's op set, or what the slots (or the hand-written order) say.
     pub(crate) split: Vec<bool>,
@@ -48,6 +50,8 @@ pub(crate) struct Builder<'a> {
     /// The Loss that follows each microbatch's last forward.
     pub(crate) loss_after: FxHashMap<NodeIndex, NodeIndex>,
     pub(crate) barrier: NodeIndex,
+    /// The wavefront runs a second-order (four-phase) schedule.
+    pub(crate) four_phase: bool,
 }
 
 impl Builder<'_> {
@@ -79,6 +83,13 @@ impl Builder<'_> {
             Phase::Input if split => self.bwd.get(key).copied().flatten(),
             Phase::Weight if split => self.weight.get(key).copied().flatten(),
             Phase::Backward | Phase::Input | Phase::Weight => None,
+            Phase::EnergyForward
+            | Phase::ForceForward
+            | Phase::ForceBackward
+            | Phase::EnergyBackward => self
+                .four
+                .get(key)
+                .and_then(|nodes| nodes.get(phase.four_index()?).copied().flatten()),
         }
     }
 
@@ -126,8 +137,139 @@ impl Builder<'_> {
         })
     }
 
+    /// Adds one of the four phases of `u` for microbatch `mb`.
+    fn four_phase(&mut self, u: Unit, mb: usize, phase: Phase) -> NodeIndex {
+        let n = self.graph.add_node(Event::FourPhase {
+            region: u.region.into(),
+            rank: u.rank.into(),
+            mb: mb.into(),
+            stage: self.plan.stage_index(u.region, u.rank),
+            phase,
+        });
+        let key = self.key(u.region, u.rank, mb);
+        if let (Some(nodes), Some(i)) = (self.four.get_mut(key), phase.four_index())
+            && let Some(slot) = nodes.get_mut(i)
+        {
+            *slot = Some(n);
+        }
+        n
+    }
+
+    /// One pass of `phase` over `units` (given in the pass's direction): each unit's event
+    /// waits for its own `before` (the phase it follows on the same stage) and for the previous
+    /// unit's, through a transfer (`Send` for a pass down the stages, `RecvGrad` for one up).
+    /// `entry` is what the pass's first unit waits for. Returns the events in pass order.
+    fn pass(
+        &mut self,
+        units: &[Unit],
+        mb: usize,
+        phase: Phase,
+        before: &[Option<NodeIndex>],
+        entry: Option<(NodeIndex, EdgeKind)>,
+    ) -> Vec<NodeIndex> {
+        let (comm, kind) = if phase.flows_down() {
+            (Comm::Send, EdgeKind::Activation)
+        } else {
+            (Comm::RecvGrad, EdgeKind::Gradient)
+        };
+        let mut out: Vec<NodeIndex> = Vec::with_capacity(units.len());
+        let mut prev: Option<(Unit, NodeIndex)> = None;
+        for (i, &u) in units.iter().enumerate() {
+            let n = self.four_phase(u, mb, phase);
+            match prev {
+                None => {
+                    if let Some((from, kind)) = entry {
+                        self.graph.add_edge(from, n, kind);
+                    }
+                }
+                Some((pu, pn)) => {
+                    // Seams are named from the upstream region to the downstream one.
+                    let c = self.coll(comm, pu, u, mb, u.region, u.region);
+                    self.graph.add_edge(pn, c, kind);
+                    self.graph.add_edge(c, n, kind);
+                }
+            }
+            let entered_from = if i == 0 {
+                entry.map(|(from, _)| from)
+            } else {
+                None
+            };
+            if let Some(&Some(b)) = before.get(i)
+                && entered_from != Some(b)
+            {
+                self.graph.add_edge(b, n, EdgeKind::Activation);
+            }
+            out.push(n);
+            prev = Some((u, n));
+        }
+        out
+    }
+
+    /// A second-order microbatch: per stage FE → FF → BF → BE; FE and BF pass from the first
+    /// stage to the last, FF and BE from the last to the first. FF starts where FE ends (the
+    /// energy's gradient), the loss follows the forces at the first stage, BF starts from the
+    /// loss and BE where BF ends. Lemma 1: a region that is not trainable runs FE and FF only
+    /// (the forces are the model's output) and reduces nothing; a trainable one accumulates both
+    /// BF (the second-order term) and BE (every first-order term) into its reduce.
+    fn four_phase_microbatch(&mut self, mb: usize) -> NodeIndex {
+        let down = self.units(mb);
+        let up: Vec<Unit> = down.iter().rev().copied().collect();
+        let fe = self.pass(&down, mb, Phase::EnergyForward, &[], None);
+        let fe_up: Vec<Option<NodeIndex>> = fe.iter().rev().map(|&n| Some(n)).collect();
+        let ff = self.pass(
+            &up,
+            mb,
+            Phase::ForceForward,
+            &fe_up,
+            fe.last().map(|&n| (n, EdgeKind::Turnaround)),
+        );
+        let first_rank = down.first().map_or(0, |u| u.rank);
+        let loss = self.graph.add_node(Event::Loss {
+            mb: mb.into(),
+            rank: first_rank.into(),
+        });
+        if let Some(&last) = ff.last() {
+            self.graph.add_edge(last, loss, EdgeKind::Activation);
+            self.loss_after.insert(last, loss);
+        }
+        let trains = down
+            .first()
+            .is_some_and(|u| self.gate(u.region).runs_backward);
+        if !trains {
+            self.graph.add_edge(loss, self.barrier, EdgeKind::Sequence);
+            return loss;
+        }
+        let ff_down: Vec<Option<NodeIndex>> = ff.iter().rev().map(|&n| Some(n)).collect();
+        let bf = self.pass(
+            &down,
+            mb,
+            Phase::ForceBackward,
+            &ff_down,
+            Some((loss, EdgeKind::Turnaround)),
+        );
+        let bf_up: Vec<Option<NodeIndex>> = bf.iter().rev().map(|&n| Some(n)).collect();
+        let be = self.pass(
+            &up,
+            mb,
+            Phase::EnergyBackward,
+            &bf_up,
+            bf.last().map(|&n| (n, EdgeKind::Turnaround)),
+        );
+        for (&u, n) in down.iter().zip(bf).chain(up.iter().zip(be)) {
+            if self.gate(u.region).reduces
+                && let Some(&reduce) = self.reduces.get(&(u.region, u.rank))
+            {
+                self.graph.add_edge(n, reduce, EdgeKind::Accumulate);
+            }
+        }
+        loss
+    }
+
     /// Adds every event and data edge of microbatch `mb`; returns its Loss node.
     pub(crate) fn microbatch(&mut self, mb: usize) -> NodeIndex {
+        if self.four_phase {
+            return self.four_phase_microbatch(mb);
+        }
         let units = self.units(mb);
         let mut forwards = Vec::with_capacity(units.len());
         let mut prev: Option<(Unit, NodeIndex)> = None;
@@ -250,10 +392,16 @@ pub fn build(
             Layout::Sharded => r.sharded_ranks().len(),
         })
         .sum();
-    let per_mb = 4 * units + 1;
+    let four_phase = plan
+        .wavefront
+        .as_ref()
+        .is_some_and(|w| w.skeleton.schedule().ops() == OpSet::FourPhase);
+    // Per unit and microbatch: two compute events and two transfers (eight for four phases).
+    let per_unit = if four_phase { 8 } else { 4 };
+    let per_mb = per_unit * units + 1;
     let mut graph = DiGraph::with_capacity(
         per_mb * plan.microbatches + 1,
-        (6 * units + 2) * plan.microbatches,
+        (3 * per_unit / 2 * units + 2) * plan.microbatches,
     );
     // Hand-written orders are parsed once: for which backwards they split, then for the order.
     let parsed: Option<Vec<Vec<Result<Step, StepParseError>>>> = explicit.map(|lists| {
@@ -287,6 +435,12 @@ pub fn build(
         reduces: FxHashMap::default(),
         loss_after: FxHashMap::default(),
         barrier,
+        four_phase,
+        four: if four_phase {
+            vec![[None; 4]; size]
+        } else {
+            Vec::new()
+        },
     };
     // One reduce event per rank taking part in each of the collectives' reduces.
     for reduce in &collectives.reduces {
@@ -350,6 +504,7 @@ fn wavefront_slots(plan: &Plan, wavefront: &Wavefront, rank: usize) -> Vec<Slot>
         ranks: plan.ranks,
         microbatches: plan.microbatches,
         chunks: wavefront.chunks(),
+        wave_k: plan.wave_k,
     };
     // The schedule's slots are written for a rank's position along the first chunk (its rank
     // under the default placement and the V fold; under any other map, where its stage sits).
@@ -386,7 +541,11 @@ fn split_backwards(
             return;
         }
         let halved = match phase {
-            Phase::Forward => return,
+            Phase::Forward
+            | Phase::EnergyForward
+            | Phase::ForceForward
+            | Phase::ForceBackward
+            | Phase::EnergyBackward => return,
             Phase::Backward => false,
             Phase::Input | Phase::Weight => true,
         };
@@ -464,9 +623,15 @@ pub(crate) fn with_loss_and_reduces(
 ) -> Vec<NodeIndex> {
     let g = &b.graph;
     let regions = b.plan.regions.len();
+    // A backward: any Bwd, or a four-phase BF or BE.
+    let backward_region = |n: NodeIndex| match g.node_weight(n) {
+        Some(Event::Bwd { region, .. }) => Some(*region),
+        Some(Event::FourPhase { region, phase, .. }) if phase.is_backward() => Some(*region),
+        _ => None,
+    };
     let mut last_bwd: Vec<Option<usize>> = vec![None; regions + 1];
     for (i, &n) in compute.iter().enumerate() {
-        if let Some(Event::Bwd { region, .. }) = g.node_weight(n)
+        if let Some(region) = backward_region(n)
             && let Some(slot) = last_bwd.get_mut(region.index())
         {
             *slot = Some(i);
@@ -481,7 +646,7 @@ pub(crate) fn with_loss_and_reduces(
         if let Some(&loss) = b.loss_after.get(&n) {
             out.push(loss);
         }
-        if let Some(Event::Bwd { region, .. }) = g.node_weight(n)
+        if let Some(region) = backward_region(n)
             && last_bwd.get(region.index()).copied().flatten() == Some(i)
         {
             out.extend(

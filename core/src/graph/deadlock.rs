@@ -187,11 +187,7 @@ impl<'a> Repair<'a> {
                 list.iter()
                     .copied()
                     .filter(|&v| {
-                        !second.contains(&v)
-                            && matches!(
-                                g.node_weight(v),
-                                Some(Event::Fwd { .. } | Event::Bwd { .. })
-                            )
+                        !second.contains(&v) && g.node_weight(v).is_some_and(Event::is_compute)
                     })
                     .collect()
             })

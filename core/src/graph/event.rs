@@ -1,4 +1,5 @@
-//! Events and edges of the order graph, and PyTorch's action notation `<stage><F|B|I|W><mb>`.
+//! Events and edges of the order graph, and PyTorch's action notation `<stage><F|B|I|W><mb>`
+//! (four-phase schedules: `<stage><FE|FF|BF|BE><mb>`).
 
 use crate::algebra::ids::{Mb, Rank, RegionId, Stage};
 use serde::Serialize;
@@ -6,29 +7,85 @@ use std::fmt;
 use std::str::FromStr;
 
 /// What a compute action computes: the forward, the whole backward, or one of its halves (the
-/// input gradient `I`, the weight gradient `W`) when a schedule splits it.
+/// input gradient `I`, the weight gradient `W`) when a schedule splits it; or, in a second-order
+/// schedule (JanusPipe), one of its four phases per microbatch: the energy forward `FE`, the
+/// force forward `FF` (∂E/∂x, from the last stage back to the first), the force backward `BF`
+/// (second-order, first stage to last) and the energy backward `BE` (last stage to first).
 #[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Phase {
     Forward,
     Backward,
     Input,
     Weight,
+    EnergyForward,
+    ForceForward,
+    ForceBackward,
+    EnergyBackward,
 }
 
 impl Phase {
-    /// `F`, `B`, `I` or `W`, as in PyTorch's action notation.
-    pub fn letter(self) -> char {
+    /// The four phases of a second-order microbatch, in their per-stage order FE → FF → BF → BE.
+    pub const FOUR: [Phase; 4] = [
+        Phase::EnergyForward,
+        Phase::ForceForward,
+        Phase::ForceBackward,
+        Phase::EnergyBackward,
+    ];
+
+    /// `F`, `B`, `I`, `W`, `FE`, `FF`, `BF` or `BE`, as in the action notation.
+    pub fn code(self) -> &'static str {
         match self {
-            Phase::Forward => 'F',
-            Phase::Backward => 'B',
-            Phase::Input => 'I',
-            Phase::Weight => 'W',
+            Phase::Forward => "F",
+            Phase::Backward => "B",
+            Phase::Input => "I",
+            Phase::Weight => "W",
+            Phase::EnergyForward => "FE",
+            Phase::ForceForward => "FF",
+            Phase::ForceBackward => "BF",
+            Phase::EnergyBackward => "BE",
         }
     }
 
-    /// Any backward work: the whole backward or one of its halves.
+    /// What it computes, in words (the app's tooltips).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Phase::Forward => "forward",
+            Phase::Backward => "backward",
+            Phase::Input => "backward, input half",
+            Phase::Weight => "backward, weight half",
+            Phase::EnergyForward => "energy forward",
+            Phase::ForceForward => "force forward (∂E/∂x)",
+            Phase::ForceBackward => "force backward (second order)",
+            Phase::EnergyBackward => "energy backward",
+        }
+    }
+
+    /// Any backward work: the whole backward or one of its halves; of the four phases, the two
+    /// that compute parameter gradients (`BF`, `BE`).
     pub fn is_backward(self) -> bool {
-        self != Phase::Forward
+        !matches!(
+            self,
+            Phase::Forward | Phase::EnergyForward | Phase::ForceForward
+        )
+    }
+
+    /// One of the four phases of a second-order schedule.
+    pub fn is_four_phase(self) -> bool {
+        Phase::FOUR.contains(&self)
+    }
+
+    /// The phase's data flows from the first stage to the last (`F`, `FE`, `BF`); the others
+    /// flow from the last to the first.
+    pub fn flows_down(self) -> bool {
+        matches!(
+            self,
+            Phase::Forward | Phase::EnergyForward | Phase::ForceBackward
+        )
+    }
+
+    /// Its index in [`Phase::FOUR`], for a four-phase phase.
+    pub fn four_index(self) -> Option<usize> {
+        Phase::FOUR.iter().position(|&p| p == self)
     }
 }
 
@@ -105,6 +162,14 @@ pub enum Event {
         from_rank: Rank,
         to_rank: Rank,
     },
+    /// One of the four phases of a second-order schedule (FE, FF, BF, BE).
+    FourPhase {
+        region: RegionId,
+        rank: Rank,
+        mb: Mb,
+        stage: Stage,
+        phase: Phase,
+    },
     DpReduce {
         region: RegionId,
         rank: Rank,
@@ -123,6 +188,7 @@ impl Event {
         match *self {
             Event::Fwd { rank, .. }
             | Event::Bwd { rank, .. }
+            | Event::FourPhase { rank, .. }
             | Event::DpReduce { rank, .. }
             | Event::Loss { rank, .. } => Some(rank.index()),
             Event::Coll { .. } | Event::StepBarrier => None,
@@ -134,31 +200,56 @@ impl Event {
         match *self {
             Event::Fwd { mb, .. }
             | Event::Bwd { mb, .. }
+            | Event::FourPhase { mb, .. }
             | Event::Coll { mb, .. }
             | Event::Loss { mb, .. } => Some(mb.index()),
             Event::DpReduce { .. } | Event::StepBarrier => None,
         }
     }
 
-    /// The compute action of a Fwd/Bwd: `<stage><F|B><mb>`.
+    /// The compute action of a compute event: `<stage><F|B|I|W|FE|FF|BF|BE><mb>`.
     pub fn action(&self) -> Option<Action> {
         let (stage, mb, phase) = match *self {
             Event::Fwd { stage, mb, .. } => (stage, mb, Phase::Forward),
             Event::Bwd {
                 stage, mb, half, ..
             } => (stage, mb, half.phase()),
+            Event::FourPhase {
+                stage, mb, phase, ..
+            } => (stage, mb, phase),
             _ => return None,
         };
         Some(Action { stage, phase, mb })
     }
 
+    /// A compute event: a forward, a backward (or half of one) or one of the four phases.
+    pub fn is_compute(&self) -> bool {
+        matches!(
+            self,
+            Event::Fwd { .. } | Event::Bwd { .. } | Event::FourPhase { .. }
+        )
+    }
+
+    /// The region of a compute event or a reduce.
+    pub fn region(&self) -> Option<RegionId> {
+        match *self {
+            Event::Fwd { region, .. }
+            | Event::Bwd { region, .. }
+            | Event::FourPhase { region, .. }
+            | Event::DpReduce { region, .. } => Some(region),
+            _ => None,
+        }
+    }
+
     /// A short human label: `4F0@r0`, `Gather(1→2) mb 3 r2→r0`, `Loss mb 0 @r3`.
     pub fn label(&self) -> String {
         match *self {
-            Event::Fwd { rank, .. } | Event::Bwd { rank, .. } => match self.action() {
-                Some(action) => format!("{action}@r{rank}"),
-                None => String::new(),
-            },
+            Event::Fwd { rank, .. } | Event::Bwd { rank, .. } | Event::FourPhase { rank, .. } => {
+                match self.action() {
+                    Some(action) => format!("{action}@r{rank}"),
+                    None => String::new(),
+                }
+            }
             Event::Coll {
                 comm,
                 seam,
@@ -192,7 +283,7 @@ pub enum EdgeKind {
     Overlap,
 }
 
-/// A compute action in PyTorch's notation: stage index, `F`/`B`, microbatch (all 0-based).
+/// A compute action in PyTorch's notation: stage index, phase, microbatch (all 0-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Action {
     pub stage: Stage,
@@ -202,7 +293,7 @@ pub struct Action {
 
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}{}", self.stage, self.phase.letter(), self.mb)
+        write!(f, "{}{}{}", self.stage, self.phase.code(), self.mb)
     }
 }
 
@@ -214,7 +305,7 @@ impl Serialize for Action {
 
 /// Why an action string does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{text}` is not an action; expected <stage><F|B|I|W><microbatch>, e.g. `4F0`")]
+#[error("`{text}` is not an action; expected <stage><F|B|I|W|FE|FF|BF|BE><microbatch>, e.g. `4F0`")]
 pub struct ActionParseError {
     pub text: String,
 }
@@ -228,14 +319,20 @@ impl FromStr for Action {
         };
         let at = text.find(['F', 'B', 'I', 'W']).ok_or_else(err)?;
         let (stage, rest) = text.split_at(at);
-        let phase = match rest.chars().next() {
-            Some('F') => Phase::Forward,
-            Some('B') => Phase::Backward,
-            Some('I') => Phase::Input,
-            Some('W') => Phase::Weight,
-            _ => return Err(err()),
-        };
-        let mb = rest.get(1..).ok_or_else(err)?;
+        // The longest code that matches: `FE` before `F`.
+        let (phase, mb) = [
+            Phase::EnergyForward,
+            Phase::ForceForward,
+            Phase::ForceBackward,
+            Phase::EnergyBackward,
+            Phase::Forward,
+            Phase::Backward,
+            Phase::Input,
+            Phase::Weight,
+        ]
+        .into_iter()
+        .find_map(|p| rest.strip_prefix(p.code()).map(|mb| (p, mb)))
+        .ok_or_else(err)?;
         let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
         if !digits(stage) || !digits(mb) {
             return Err(err());
@@ -345,7 +442,7 @@ mod tests {
                 .parse::<Step>()
                 .unwrap_err()
                 .to_string(),
-            "`0X3` is not an action; expected <stage><F|B|I|W><microbatch>, e.g. `4F0`"
+            "`0X3` is not an action; expected <stage><F|B|I|W|FE|FF|BF|BE><microbatch>, e.g. `4F0`"
         );
     }
 
@@ -375,7 +472,7 @@ mod tests {
         }
         assert_eq!(
             "4X0".parse::<Action>().unwrap_err().to_string(),
-            "`4X0` is not an action; expected <stage><F|B|I|W><microbatch>, e.g. `4F0`"
+            "`4X0` is not an action; expected <stage><F|B|I|W|FE|FF|BF|BE><microbatch>, e.g. `4F0`"
         );
     }
 

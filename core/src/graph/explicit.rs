@@ -3,7 +3,7 @@
 //! error at its `orders[r][i]`. Any backward may be written whole (`B`) or as its two halves.
 
 use crate::graph::build::Builder;
-use crate::graph::event::{Action, Event, Step, StepParseError};
+use crate::graph::event::{Action, Step, StepParseError};
 use crate::graph::order::OrderError;
 use petgraph::graph::NodeIndex;
 
@@ -48,8 +48,9 @@ pub(crate) fn explicit_orders(
         orders.push(order);
     }
     for n in b.graph.node_indices() {
-        if let Some(e @ (Event::Fwd { rank, .. } | Event::Bwd { rank, .. })) =
-            b.graph.node_weight(n)
+        if let Some(e) = b.graph.node_weight(n)
+            && e.is_compute()
+            && let Some(rank) = e.rank()
             && !seen.get(n.index()).copied().unwrap_or(true)
         {
             let label = e.action().map(|a| a.to_string()).unwrap_or_default();

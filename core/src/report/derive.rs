@@ -294,7 +294,7 @@ pub fn text(name: &str, d: &Derivation) -> String {
     }
     let _ = writeln!(
         out,
-        "\nper-rank order (compute actions <stage><F|B|I|W><mb>, overlapped pairs (…;…)OVERLAP_F_B):"
+        "\nper-rank order (compute actions <stage><F|B|I|W|FE|FF|BF|BE><mb>, overlapped pairs (…;…)OVERLAP_F_B):"
     );
     for rank in 0..plan.ranks {
         let actions: Vec<String> = d.order.steps(rank).iter().map(|a| a.to_string()).collect();

@@ -85,6 +85,13 @@ pub fn weight_shade(forward: Rgb) -> Rgb {
     )
 }
 
+/// The shade of a second-order force forward `FF`: the forward colour lightened halfway to
+/// white, so a rank's four phases read FE (forward), FF (light), BF (mid), BE (dark).
+pub fn light_shade((r, g, b): Rgb) -> Rgb {
+    let up = |c: u8| ((u16::from(c) + 255) / 2) as u8;
+    (up(r), up(g), up(b))
+}
+
 /// `#rrggbb`.
 pub fn hex((r, g, b): Rgb) -> String {
     format!("#{r:02x}{g:02x}{b:02x}")

@@ -36,6 +36,9 @@ pub struct SimulateReport {
     /// What every rank does at one instant (`mpipe simulate --at`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub at: Option<AtReport>,
+    /// With `workload.graphs`: the batch packed sequentially and by GARS, both simulated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packing: Option<crate::tune::packing::PackingComparison>,
 }
 
 /// One idle stretch of a rank.
@@ -121,6 +124,13 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
                     half,
                     ..
                 } => (region, rank, mb, half.phase()),
+                Event::FourPhase {
+                    region,
+                    rank,
+                    mb,
+                    phase,
+                    ..
+                } => (region, rank, mb, phase),
                 _ => continue,
             };
             let Some(action) = e.action() else {
@@ -216,6 +226,7 @@ impl SimulateReport {
                     .collect()
             }),
             at: None,
+            packing: None,
             memory: sim.memory.clone(),
             critical_path: sim
                 .critical_path

@@ -93,7 +93,7 @@ pub fn logical_time(d: &Derivation) -> crate::sim::engine::Timeline {
     let unit: Vec<f64> = graph
         .node_indices()
         .map(|n| match graph.node_weight(n) {
-            Some(Event::Fwd { .. } | Event::Bwd { .. }) => 1.0,
+            Some(e) if e.is_compute() => 1.0,
             _ => 0.0,
         })
         .collect();
@@ -108,6 +108,9 @@ fn operator_name(d: &Derivation, event: &Event) -> Option<String> {
         Event::Bwd {
             region, mb, half, ..
         } => (region, half.phase(), mb),
+        Event::FourPhase {
+            region, mb, phase, ..
+        } => (region, phase, mb),
         _ => return None,
     };
     let role = d
@@ -120,7 +123,7 @@ fn operator_name(d: &Derivation, event: &Event) -> Option<String> {
         Some(Role::Generator) => "G",
         _ => "",
     };
-    Some(format!("{module}{}{}", phase.letter(), usize::from(mb)))
+    Some(format!("{module}{}{}", phase.code(), usize::from(mb)))
 }
 
 #[cfg(test)]

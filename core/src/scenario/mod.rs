@@ -80,6 +80,10 @@ pub struct Scenario {
     /// skeleton's own placement).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<PlacementSpec>,
+    /// WaveK's unit size `k` (`wavek` schedules only; default `P`): microbatches run in waves of
+    /// `k`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wave_k: Option<usize>,
 }
 
 /// `model`: the ordered layers.
@@ -329,7 +333,7 @@ mod tests {
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `static_memory_factor`, `owner_budget`, `orders`, `orders_csv`, `placement`"
+            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `static_memory_factor`, `owner_budget`, `orders`, `orders_csv`, `placement`, `wave_k`"
         );
         let text = MINIMAL.replace("\"count\": 8", "\"cnt\": 8");
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
@@ -352,7 +356,7 @@ mod tests {
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "m.json:4:21: field `schedule[0]`: unknown variant `2f2b`, expected one of `1f1b`, `gpipe`, `transpose`, `nested`, `looped_bfs`, `zb1p`, `zbv`, `dualpipev`"
+            "m.json:4:21: field `schedule[0]`: unknown variant `2f2b`, expected one of `1f1b`, `gpipe`, `transpose`, `nested`, `looped_bfs`, `zb1p`, `zbv`, `dualpipev`, `1f1b-2nd`, `wavek`"
         );
         let err = Scenario::from_json_str(&MINIMAL[..60], "m.json").unwrap_err();
         assert_eq!(err.to_string(), "m.json:3:26: EOF while parsing an object");

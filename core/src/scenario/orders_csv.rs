@@ -231,18 +231,18 @@ mod tests {
             read("0F0,0F1\n1F0,1F0x\n", "o.csv")
                 .unwrap_err()
                 .to_string(),
-            "o.csv:2:2: cell 2: `1F0x` is not an action; expected <stage><F|B|I|W><microbatch>, e.g. `4F0`"
+            "o.csv:2:2: cell 2: `1F0x` is not an action; expected <stage><F|B|I|W|FE|FF|BF|BE><microbatch>, e.g. `4F0`"
         );
         assert_eq!(
             read("0SEND_Fx\n", "o.csv").unwrap_err().to_string(),
-            "o.csv:1:1: cell 1: `0SEND_Fx` is not an action; expected <stage><F|B|I|W><microbatch>, e.g. `4F0`"
+            "o.csv:1:1: cell 1: `0SEND_Fx` is not an action; expected <stage><F|B|I|W|FE|FF|BF|BE><microbatch>, e.g. `4F0`"
         );
         // CRLF lines, as Python's `csv` module ends them, count as lines.
         assert_eq!(
             read("0F0\r\n1F0\r\n2F0,2x\r\n", "o.csv")
                 .unwrap_err()
                 .to_string(),
-            "o.csv:3:2: cell 2: `2x` is not an action; expected <stage><F|B|I|W><microbatch>, e.g. `4F0`"
+            "o.csv:3:2: cell 2: `2x` is not an action; expected <stage><F|B|I|W|FE|FF|BF|BE><microbatch>, e.g. `4F0`"
         );
         // Quoted cells read as PyTorch's `csv` module writes them.
         assert_eq!(

@@ -11,7 +11,9 @@ pub mod gpipe;
 pub mod looped_bfs;
 pub mod nested;
 pub mod one_f_one_b;
+pub mod one_f_one_b_2nd;
 pub mod transpose;
+pub mod wavek;
 pub mod zb1p;
 pub mod zbv;
 
@@ -20,7 +22,9 @@ pub use gpipe::GPIPE;
 pub use looped_bfs::LOOPED_BFS;
 pub use nested::NESTED;
 pub use one_f_one_b::ONE_F_ONE_B;
+pub use one_f_one_b_2nd::ONE_F_ONE_B_2ND;
 pub use transpose::TRANSPOSE;
+pub use wavek::WAVEK;
 pub use zb1p::ZB1P;
 pub use zbv::ZBV;
 
@@ -40,6 +44,8 @@ pub static REGISTRY: &[Skeleton] = &[
     zb1p::ZB1P,
     zbv::ZBV,
     dualpipev::DUALPIPEV,
+    one_f_one_b_2nd::ONE_F_ONE_B_2ND,
+    wavek::WAVEK,
 ];
 
 /// What a schedule's rules and slots are computed from: the wavefront's shape.
@@ -49,10 +55,13 @@ pub struct RunCtx {
     pub microbatches: usize,
     /// Virtual stages per rank `v`: the Sharded regions of the wavefront.
     pub chunks: usize,
+    /// The scenario's `wave_k` (WaveK's unit size; `None`: the schedule's default).
+    pub wave_k: Option<usize>,
 }
 
 /// One compute slot of a rank: chunk `c` (the wavefront's `c`-th region), its phase (`F`, a
-/// whole backward `B`, or the halves `I`/`W` of a split one), microbatch.
+/// whole backward `B`, the halves `I`/`W` of a split one, or one of the four phases of a
+/// second-order schedule), microbatch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slot {
     pub chunk: Chunk,
@@ -90,6 +99,11 @@ impl Slot {
     /// The weight half `W` of a split backward.
     pub fn weight(chunk: usize, mb: usize) -> Slot {
         Slot::new(chunk, Phase::Weight, mb)
+    }
+
+    /// One of the four phases of a second-order schedule.
+    pub fn four(phase: Phase, mb: usize) -> Slot {
+        Slot::new(0, phase, mb)
     }
 
     /// This slot, run overlapped with the slot that follows it.
@@ -160,6 +174,9 @@ pub enum OpSet {
     /// `F`, and per stage and microbatch either a whole `B` or the halves `I` and `W`, as the
     /// slots say; a forward and a backward may run overlapped as one slot (DualPipeV).
     Mixed,
+    /// A second-order microbatch's four phases per stage, FE → FF → BF → BE: FE and BF flow
+    /// from the first stage to the last, FF and BE from the last to the first (JanusPipe).
+    FourPhase,
 }
 
 /// A schedule: one skeleton of the algebra.
@@ -195,7 +212,7 @@ pub(crate) fn show(slots: &[Slot]) -> String {
         .iter()
         .map(|s| {
             let sep = if s.overlaps_next { "+" } else { " " };
-            format!("{}{}{}{sep}", s.chunk, s.phase.letter(), s.mb)
+            format!("{}{}{}{sep}", s.chunk, s.phase.code(), s.mb)
         })
         .collect::<String>()
         .trim_end()
@@ -222,6 +239,8 @@ mod tests {
             ZB1P,
             ZBV,
             DUALPIPEV,
+            ONE_F_ONE_B_2ND,
+            WAVEK,
         ] {
             assert_eq!(Skeleton::named(s.name()), Some(s), "{s} is not registered");
         }

@@ -94,6 +94,7 @@ pub fn interleaved(ranks: usize, microbatches: usize, chunks: usize, rank: usize
         ranks,
         microbatches,
         chunks,
+        wave_k: None,
     };
     let r = Rotation::new(&ctx, rank, 2);
     let (mut next_fwd, mut next_bwd) = (vec![0usize; chunks], vec![0usize; chunks]);

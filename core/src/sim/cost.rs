@@ -26,17 +26,46 @@ pub fn unit_layers(plan: &Plan, region: usize, rank: usize) -> Range<usize> {
     }
 }
 
-/// Seconds to run `layers` forward or backward for microbatch `mb`.
+/// A second-order phase's default time as shares of the layer's forward and backward, in
+/// [`Phase::FOUR`]'s order: `FE` = forward, `FF` = (forward + backward)/2, `BF` = 1.25 ×
+/// backward, `BE` = backward — so `t_FE < t_FF < t_BE < t_BF` whenever the backward outlasts the
+/// forward (JanusPipe's Table 5 order).
+pub const FOUR_PHASE_SHARES: [[f64; 2]; 4] = [[1.0, 0.0], [0.5, 0.5], [0.0, 1.25], [0.0, 1.0]];
+
+/// Seconds to run `layers` in `phase` for microbatch `mb`.
 pub fn compute_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> f64 {
     let factor = plan.workload_of(mb);
     let (mut explicit, mut flops, mut bytes) = (0.0, 0.0, 0.0);
     for layer in plan.layers.get(layers).unwrap_or_default() {
         let workload = if layer.workload_varies { factor } else { 1.0 };
+        if let Some(i) = phase.four_index() {
+            // A second-order phase: its explicit time, else its share of forward and backward.
+            if let Some(t) = layer.four_phase_s.get(i).copied().flatten() {
+                explicit += t * workload;
+                continue;
+            }
+            let [to_fwd, to_bwd] = FOUR_PHASE_SHARES.get(i).copied().unwrap_or([0.0, 0.0]);
+            match layer.cost {
+                Cost::Explicit { fwd_s, bwd_s } => {
+                    explicit += (to_fwd * fwd_s + to_bwd * bwd_s) * workload
+                }
+                Cost::Roofline {
+                    fwd_flops,
+                    bwd_flops,
+                    fwd_bytes,
+                    bwd_bytes,
+                } => {
+                    flops += (to_fwd * fwd_flops + to_bwd * bwd_flops) * workload;
+                    bytes += (to_fwd * fwd_bytes + to_bwd * bwd_bytes) * workload;
+                }
+            }
+            continue;
+        }
         // A half of a split backward takes its share of the whole backward.
         let (scale, phase) = match phase {
-            Phase::Forward | Phase::Backward => (workload, phase),
             Phase::Input => (workload * layer.input_share, Phase::Backward),
             Phase::Weight => (workload * (1.0 - layer.input_share), Phase::Backward),
+            _ => (workload, phase),
         };
         match (layer.cost, phase) {
             (Cost::Explicit { fwd_s, .. }, Phase::Forward) => explicit += fwd_s * scale,
@@ -139,6 +168,11 @@ pub fn activation_input_bytes(plan: &Plan, region: usize, rank: usize, mb: usize
     activation_part(plan, region, rank, mb, |l| l.activation_input_share)
 }
 
+/// What a unit's force forward `FF` saves for its force backward `BF`, for one microbatch.
+pub fn force_activation_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
+    layer_bytes(plan, region, rank, mb, |l| l.force_activation_bytes)
+}
+
 fn activation_part(
     plan: &Plan,
     region: usize,
@@ -146,13 +180,23 @@ fn activation_part(
     mb: usize,
     share: impl Fn(&crate::algebra::model::Layer) -> f64,
 ) -> f64 {
+    layer_bytes(plan, region, rank, mb, |l| l.activation_bytes * share(l))
+}
+
+/// `bytes` of each layer of a unit, summed, scaled by the microbatch's workload where it varies.
+fn layer_bytes(
+    plan: &Plan,
+    region: usize,
+    rank: usize,
+    mb: usize,
+    bytes: impl Fn(&crate::algebra::model::Layer) -> f64,
+) -> f64 {
     plan.layers
         .get(unit_layers(plan, region, rank))
         .unwrap_or_default()
         .iter()
         .map(|l| {
-            l.activation_bytes
-                * share(l)
+            bytes(l)
                 * if l.workload_varies {
                     plan.workload_of(mb)
                 } else {
@@ -214,6 +258,18 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
             mb.into(),
             half.phase(),
         ),
+        Event::FourPhase {
+            region,
+            rank,
+            mb,
+            phase,
+            ..
+        } => compute_time(
+            plan,
+            unit_layers(plan, region.into(), rank.into()),
+            mb.into(),
+            phase,
+        ),
         Event::Coll {
             seam,
             mb,
@@ -257,10 +313,8 @@ pub fn durations(plan: &Plan, order: &Order) -> Vec<f64> {
     let overhead = plan.hardware.action_overhead_s.unwrap_or(0.0);
     if overhead > 0.0 {
         for n in graph.node_indices() {
-            if matches!(
-                graph.node_weight(n),
-                Some(Event::Fwd { .. } | Event::Bwd { .. })
-            ) && let Some(slot) = out.get_mut(n.index())
+            if graph.node_weight(n).is_some_and(Event::is_compute)
+                && let Some(slot) = out.get_mut(n.index())
             {
                 *slot += overhead;
             }

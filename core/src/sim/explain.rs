@@ -129,7 +129,9 @@ fn describe(sim: &Simulation, n: NodeIndex) -> Waited {
     let d = &sim.derivation;
     let end_s = sim.timeline.end_of(n);
     let (what, rank) = match d.order.graph.node_weight(n) {
-        Some(e @ (Event::Fwd { rank, .. } | Event::Bwd { rank, .. })) => (
+        Some(
+            e @ (Event::Fwd { rank, .. } | Event::Bwd { rank, .. } | Event::FourPhase { rank, .. }),
+        ) => (
             e.action().map_or_else(String::new, |a| a.to_string()),
             Some(*rank),
         ),
@@ -216,7 +218,9 @@ fn why_idle(sim: &Simulation, scene: &Scene, rank: usize, t: f64) -> Idle {
         .get(rank)
         .and_then(|l| l.wavefront)
         .is_none_or(|w| t < w.start_s);
-    let forward_next = matches!(g.node_weight(next), Some(Event::Fwd { .. }));
+    let forward_next = g
+        .node_weight(next)
+        .is_some_and(crate::sim::metrics::is_forward);
     match waited {
         _ if before_backbone && forward_next => Idle::Warmup {
             waiting_for: waited,

@@ -8,7 +8,8 @@ use crate::algebra::plan::Plan;
 use crate::graph::event::{EdgeKind, Event, Half};
 use crate::graph::order::Order;
 use crate::sim::cost::{
-    activation_bytes, activation_input_bytes, output_bytes, param_bytes, workspace_bytes,
+    activation_bytes, activation_input_bytes, force_activation_bytes, output_bytes, param_bytes,
+    workspace_bytes,
 };
 use crate::sim::engine::Timeline;
 use petgraph::Direction;
@@ -58,13 +59,73 @@ fn consumer(order: &Order, n: NodeIndex) -> Option<NodeIndex> {
     None
 }
 
+/// A second-order microbatch holds, per stage, what `FE` saves (`activation_bytes`) from FE's
+/// start until `BE` ends (until `FF` ends when no backward runs: FF reads it too), and what `FF`
+/// saves for `BF` (`force_activation_bytes`) from FF's start until BF ends (nothing without BF).
+fn four_phase_activations(
+    plan: &Plan,
+    order: &Order,
+    timeline: &Timeline,
+    deltas: &mut [Vec<(f64, f64)>],
+) {
+    let g = &order.graph;
+    let mut phases: rustc_hash::FxHashMap<(usize, usize, usize), [Option<NodeIndex>; 4]> =
+        rustc_hash::FxHashMap::default();
+    for n in g.node_indices() {
+        if let Some(&Event::FourPhase {
+            region,
+            rank,
+            mb,
+            phase,
+            ..
+        }) = g.node_weight(n)
+            && let Some(i) = phase.four_index()
+            && let Some(slot) = phases
+                .entry((region.into(), rank.into(), mb.into()))
+                .or_default()
+                .get_mut(i)
+        {
+            *slot = Some(n);
+        }
+    }
+    for ((region, rank, mb), [fe, ff, bf, be]) in phases {
+        let Some(list) = deltas.get_mut(rank) else {
+            continue;
+        };
+        let mut hold = |from: NodeIndex, until: Option<NodeIndex>, bytes: f64| {
+            if let Some(until) = until
+                && bytes > 0.0
+            {
+                list.push((timeline.start_of(from), bytes));
+                list.push((timeline.end_of(until).max(timeline.end_of(from)), -bytes));
+            }
+        };
+        if let Some(fe) = fe {
+            hold(fe, be.or(ff), activation_bytes(plan, region, rank, mb));
+        }
+        if let Some(ff) = ff {
+            hold(ff, bf, force_activation_bytes(plan, region, rank, mb));
+        }
+    }
+}
+
 /// Memory curves of every rank.
 pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurve> {
     let g = &order.graph;
     let mut deltas: Vec<Vec<(f64, f64)>> = vec![Vec::new(); plan.ranks];
     // A backward (or either half of one) holds its transient workspace while it runs.
     for n in g.node_indices() {
-        if let Some(&Event::Bwd { region, rank, .. }) = g.node_weight(n) {
+        let backward = match g.node_weight(n) {
+            Some(&Event::Bwd { region, rank, .. }) => Some((region, rank)),
+            Some(&Event::FourPhase {
+                region,
+                rank,
+                phase,
+                ..
+            }) if phase.is_backward() => Some((region, rank)),
+            _ => None,
+        };
+        if let Some((region, rank)) = backward {
             let bytes = workspace_bytes(plan, region.into(), rank.into());
             if bytes > 0.0
                 && let Some(list) = deltas.get_mut(rank.index())
@@ -74,6 +135,7 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
             }
         }
     }
+    four_phase_activations(plan, order, timeline, &mut deltas);
     for n in g.node_indices() {
         let Some(&Event::Fwd {
             region, rank, mb, ..

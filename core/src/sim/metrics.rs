@@ -50,12 +50,24 @@ pub struct RankMetrics {
 
 /// Whether an event belongs to the wavefront (a Sharded region).
 fn in_wavefront(plan: &Plan, event: &Event) -> bool {
-    match *event {
-        Event::Fwd { region, .. } | Event::Bwd { region, .. } => plan
+    match event.region() {
+        Some(region) if event.is_compute() => plan
             .region(region.into())
             .is_some_and(|r| r.layout() == Layout::Sharded),
         _ => false,
     }
+}
+
+/// A forward: `F`, or a second-order energy forward `FE` (what starts a microbatch).
+pub fn is_forward(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::Fwd { .. }
+            | Event::FourPhase {
+                phase: crate::graph::event::Phase::EnergyForward,
+                ..
+            }
+    )
 }
 
 /// `[first wavefront forward start, last wavefront event end]` of a rank, if it runs any.
@@ -69,7 +81,7 @@ pub fn wavefront_span(
     let nodes = order.nodes.get(rank)?;
     let first = nodes.iter().find(|&&n| {
         g.node_weight(n)
-            .is_some_and(|e| matches!(e, Event::Fwd { .. }) && in_wavefront(plan, e))
+            .is_some_and(|e| is_forward(e) && in_wavefront(plan, e))
     })?;
     let last = nodes
         .iter()
@@ -201,7 +213,7 @@ pub fn rank_time(
             GapKind::Transfer => split.comm_s += length,
         },
         Stretch::Event(n, start, end) => match g.node_weight(n) {
-            Some(Event::Fwd { .. } | Event::Bwd { .. }) => busy += end - start,
+            Some(e) if e.is_compute() => busy += end - start,
             Some(Event::DpReduce { .. }) => split.comm_s += end - start,
             _ => {}
         },

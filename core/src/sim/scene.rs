@@ -51,9 +51,10 @@ impl RegionStyle {
     /// The fill of a compute event of this region.
     pub fn colour(&self, phase: Phase) -> Rgb {
         match phase {
-            Phase::Forward => self.forward,
-            Phase::Backward | Phase::Input => self.backward,
-            Phase::Weight => self.weight,
+            Phase::Forward | Phase::EnergyForward => self.forward,
+            Phase::Backward | Phase::Input | Phase::EnergyBackward => self.backward,
+            Phase::Weight | Phase::ForceBackward => self.weight,
+            Phase::ForceForward => crate::report::palette::light_shade(self.forward),
         }
     }
 }

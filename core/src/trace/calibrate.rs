@@ -38,7 +38,7 @@ pub struct Factor {
     /// measured stage covers).
     pub stage: Option<usize>,
     /// `F`, `B`, `I` or `W`.
-    pub phase: char,
+    pub phase: &'static str,
     /// Measured compute over predicted duration, the median over `samples` actions (1, not
     /// fitted, when nothing was measured: `samples` is 0).
     pub factor: f64,
@@ -99,7 +99,8 @@ fn fit_overhead(plan: &Plan, measured: &[(usize, Vec<StepAction>)]) -> OverheadF
             let producer = match action.phase {
                 Phase::Forward => stage.checked_sub(1).map(|s| (s, false)),
                 Phase::Backward | Phase::Input => (stage < last_stage).then_some((stage + 1, true)),
-                Phase::Weight => None,
+                // Four-phase traces are not calibrated yet: no producer is assumed.
+                _ => None,
             };
             let local = producer.is_none_or(|(s, b)| rank_of.get(&(s, b, mb)) == Some(rank));
             let gap = next.compute_start_ns.saturating_sub(prev.compute_end_ns);
@@ -306,8 +307,8 @@ fn calibrate_with<E: From<DeriveError>>(
     let predicted = predicted_actions(sim);
     let (_, _, measured) = measured_step(m, alignment, fit_step);
     // Measured compute over predicted time, by (stage, phase) and pooled by (region, phase).
-    let mut by_stage: FxHashMap<(usize, char), Vec<f64>> = FxHashMap::default();
-    let mut by_region: FxHashMap<(usize, char), Vec<f64>> = FxHashMap::default();
+    let mut by_stage: FxHashMap<(usize, &'static str), Vec<f64>> = FxHashMap::default();
+    let mut by_region: FxHashMap<(usize, &'static str), Vec<f64>> = FxHashMap::default();
     for (rank, actions) in &measured {
         for a in actions {
             let Some(action) = &a.action else { continue };
@@ -322,7 +323,7 @@ fn calibrate_with<E: From<DeriveError>>(
                 // Measured compute over predicted compute: the span's wait is not the action's
                 // cost, nor the runtime's per-action overhead.
                 let ratio = a.compute_ns as f64 * 1e-9 / predicted_compute;
-                let phase = action.phase.letter();
+                let phase = action.phase.code();
                 by_stage
                     .entry((action.stage.into(), phase))
                     .or_default()
@@ -333,7 +334,7 @@ fn calibrate_with<E: From<DeriveError>>(
     }
     // Each median once: `(samples, factor)` by (stage, phase) and by (region, phase).
     let fitted =
-        |by: FxHashMap<(usize, char), Vec<f64>>| -> FxHashMap<(usize, char), (usize, f64)> {
+        |by: FxHashMap<(usize, &'static str), Vec<f64>>| -> FxHashMap<(usize, &'static str), (usize, f64)> {
             by.into_iter()
                 .filter_map(|(key, values)| Some((key, (values.len(), median(values)?))))
                 .collect()
@@ -371,14 +372,15 @@ fn calibrate_with<E: From<DeriveError>>(
                 Phase::Forward => true,
                 Phase::Backward => !skeleton.is_some_and(|s| s.splits_backward()),
                 Phase::Input | Phase::Weight => skeleton.is_some_and(|s| s.may_split_backward()),
+                _ => false,
             }
     };
     let mut factors = Vec::new();
     for &(region, stage) in &units {
         for phase in PHASES {
             let fit = match stage {
-                Some(s) => by_stage.get(&(s.into(), phase.letter())),
-                None => by_region.get(&(region, phase.letter())),
+                Some(s) => by_stage.get(&(s.into(), phase.code())),
+                None => by_region.get(&(region, phase.code())),
             };
             if !relevant(region, phase, fit.is_some()) {
                 continue;
@@ -387,7 +389,7 @@ fn calibrate_with<E: From<DeriveError>>(
             factors.push(Factor {
                 region,
                 stage: stage.map(usize::from),
-                phase: phase.letter(),
+                phase: phase.code(),
                 factor,
                 samples,
             });
@@ -409,7 +411,7 @@ fn calibrate_with<E: From<DeriveError>>(
             .map_or(0, |r| r.index);
         let stage = stages.get(layer).copied().flatten();
         let pick = |phase: Phase| {
-            let letter = phase.letter();
+            let letter = phase.code();
             stage
                 .and_then(|s| by_stage.get(&(s.into(), letter)))
                 .or_else(|| by_region.get(&(region, letter)))
@@ -531,7 +533,7 @@ fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)], overhead_s:
                 ),
                 None => continue,
             },
-            Phase::Weight => continue,
+            _ => continue,
         };
         let (to_stage, n) = n;
         let Some(&(to_rank, c)) = consumer.iter().find_map(|&phase| {
@@ -832,6 +834,7 @@ mod tests {
             orders_from_csv: None,
             owner_budget: None,
             placement: None,
+            wave_k: None,
         };
         // Layer 0 (region 1): forward ×2; layers 1 to 3 (region 2): backward ×0.5.
         let factors = |layer: usize| LayerFit {

@@ -168,6 +168,14 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
         let (cat, label) = match event {
             Event::Fwd { .. } => ("forward", event.action().map(|a| format!("PP:{a}"))),
             Event::Bwd { .. } => ("backward", event.action().map(|a| format!("PP:{a}"))),
+            Event::FourPhase { phase, .. } => (
+                if phase.is_backward() {
+                    "backward"
+                } else {
+                    "forward"
+                },
+                event.action().map(|a| format!("PP:{a}")),
+            ),
             Event::Coll { .. } => ("transfer", Some(event.label())),
             Event::DpReduce { .. } => ("reduce", Some(event.label())),
             Event::Loss { .. } => ("loss", Some(event.label())),

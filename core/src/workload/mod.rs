@@ -1,5 +1,8 @@
-//! Per-microbatch workload factors of data-dependent layers (the encoder): an explicit list, or a
-//! seeded distribution. The same seed always gives the same factors (ChaCha8, platform-independent).
+//! Per-microbatch workload factors of data-dependent layers (the encoder): an explicit list, a
+//! seeded distribution, or a batch of graphs packed into the microbatches ([`gars`]). The same
+//! seed always gives the same factors (ChaCha8, platform-independent).
+
+pub mod gars;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -19,6 +22,10 @@ pub struct Workload {
     /// Seed of the draw (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// A global batch of graphs packed into the microbatches: each microbatch's factor is its
+    /// edges over the mean microbatch's ([`gars`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graphs: Option<gars::Graphs>,
 }
 
 /// A distribution of workload factors.
@@ -48,8 +55,14 @@ pub enum WorkloadError {
     Value { field: String, value: f64 },
     #[error("`workload` gives both `encoder_scale` and `distribution`; give one")]
     Both,
+    #[error(
+        "`workload` gives `graphs` and per-microbatch factors (`encoder_scale` or `distribution`); give one"
+    )]
+    GraphsAndFactors,
     #[error("`workload.distribution`: {0}")]
     Parameters(String),
+    #[error("`workload.graphs`: {0}")]
+    Graphs(String),
 }
 
 impl WorkloadError {
@@ -58,8 +71,9 @@ impl WorkloadError {
         match self {
             WorkloadError::Length { field, .. } => format!("workload.{field}"),
             WorkloadError::Value { field, .. } => format!("workload.{field}"),
-            WorkloadError::Both => "workload".into(),
+            WorkloadError::Both | WorkloadError::GraphsAndFactors => "workload".into(),
             WorkloadError::Parameters(_) => "workload.distribution".into(),
+            WorkloadError::Graphs(_) => "workload.graphs".into(),
         }
     }
 }
@@ -84,6 +98,12 @@ impl Workload {
         let Some(w) = workload else {
             return Ok(vec![1.0; microbatches]);
         };
+        if let Some(graphs) = &w.graphs {
+            if w.encoder_scale.is_some() || w.distribution.is_some() {
+                return Err(WorkloadError::GraphsAndFactors);
+            }
+            return Ok(graphs.pack(microbatches)?.factors());
+        }
         match (&w.encoder_scale, &w.distribution) {
             (Some(_), Some(_)) => Err(WorkloadError::Both),
             (None, None) => Ok(vec![1.0; microbatches]),
@@ -202,6 +222,7 @@ mod tests {
             encoder_scale: Some(vec![1.0]),
             distribution: Some(Distribution::Constant { value: 1.0 }),
             seed: None,
+            graphs: None,
         };
         assert_eq!(Workload::factors(Some(&w), 1), Err(WorkloadError::Both));
         assert_eq!(

@@ -32,6 +32,7 @@ pub fn scenario(
         orders_from_csv: None,
         owner_budget: None,
         placement: None,
+        wave_k: None,
         static_memory_factor: None,
     }
 }

@@ -9,6 +9,7 @@ mod input;
 mod output;
 mod render;
 mod simulate;
+mod sweep;
 mod trace;
 mod tune;
 mod validate;
@@ -56,6 +57,8 @@ enum Command {
     Trace(trace::Args),
     /// OctoPipe's bubble-aware tuner: partitioning, placement and scheduling, every iteration printed.
     Tune(tune::Args),
+    /// JanusPipe's WaveK sweep: step time and peak memory for each unit size k, beyond-capacity k marked.
+    Sweep(sweep::Args),
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -70,6 +73,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Export(args) => export::run(args),
         Command::Trace(args) => trace::run(args),
         Command::Tune(args) => tune::run(args),
+        Command::Sweep(args) => sweep::run(args),
     }
 }
 

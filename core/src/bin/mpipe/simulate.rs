@@ -32,7 +32,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(t) = at.filter(|t| !t.is_finite()) {
         return Err(InputError(format!("--at {t}: give a finite time in seconds")).into());
     }
+    let options = sim.options();
     let (scenario, simulation) = simulate_file(&file, sim)?;
+    // With a batch of graphs: both packings, before (sequential) and after (GARS).
+    let packing = mpipe::tune::packing::compare_packings(&scenario, options)
+        .map_err(|e| InputError(format!("{}: {e}", file.display())))?;
     let scene = at.map(|_| mpipe::sim::scene::Scene::new(&simulation));
     let states = at
         .zip(scene.as_ref())
@@ -40,9 +44,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if json {
         let mut report = SimulateReport::new(&scenario.name, &simulation, !no_events);
         report.at = states.map(|(t_s, ranks)| sim_report::AtReport { t_s, ranks });
+        report.packing = packing;
         emit_json(&report)?;
     } else {
         let mut text = sim_report::text(&scenario.name, &simulation);
+        if let Some(p) = &packing {
+            text.push_str(&p.text());
+        }
         if let Some((t, ranks)) = states {
             text.push_str(&format!("\nat {}:\n", sim_report::secs(t)));
             for r in ranks {

@@ -143,12 +143,7 @@ pub(crate) fn list_schedule(
         .map(|n| g.neighbors_directed(n, Direction::Incoming).count())
         .collect();
     let mut ready_at: Vec<Option<u64>> = vec![None; g.node_count()];
-    let is_compute = |n: NodeIndex| {
-        matches!(
-            g.node_weight(n),
-            Some(Event::Fwd { .. } | Event::Bwd { .. })
-        )
-    };
+    let is_compute = |n: NodeIndex| g.node_weight(n).is_some_and(Event::is_compute);
     let total = g.node_indices().filter(|&n| is_compute(n)).count();
     let empty: &[NodeIndex] = &[];
     let mut cursors: Vec<Cursor> = (0..b.plan.ranks)
@@ -209,9 +204,7 @@ pub(crate) fn list_schedule(
                 }
                 match g.node_weight(succ) {
                     Some(Event::Coll { .. } | Event::Loss { .. }) => work.push(succ),
-                    Some(Event::Fwd { .. } | Event::Bwd { .. }) => {
-                        mark_ready(succ, t, &mut ready_at, &mut cursors)
-                    }
+                    Some(e) if e.is_compute() => mark_ready(succ, t, &mut ready_at, &mut cursors),
                     _ => {}
                 }
             }

@@ -1,0 +1,134 @@
+//! GARS before and after: the scenario's batch of graphs packed sequentially and by GARS, each
+//! packing's per-microbatch load, imbalance and simulated step.
+
+use crate::algebra::derive::DeriveError;
+use crate::report::simulate::{bytes, secs};
+use crate::scenario::Scenario;
+use crate::sim::engine::SimOptions;
+use crate::sim::run::simulate_scenario;
+use crate::workload::gars::{Mode, Packed, Packing};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// One packing of the batch, simulated.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PackingRun {
+    pub packed: Packed,
+    /// Each microbatch's workload factor (edges over the mean microbatch's).
+    pub factors: Vec<f64>,
+    /// Largest over mean microbatch edges.
+    pub imbalance: f64,
+    pub max_atoms: u64,
+    pub makespan_s: f64,
+    pub bubble_fraction: f64,
+    pub peak_memory_bytes: f64,
+}
+
+/// Sequential packing (before) against GARS (after).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PackingComparison {
+    pub sequential: PackingRun,
+    pub gars: PackingRun,
+    /// The packing the scenario uses.
+    pub used: Packing,
+}
+
+impl PackingComparison {
+    /// The before/after block of `mpipe simulate`.
+    pub fn text(&self) -> String {
+        let mut out = String::from("\ngraph packing (GARS): sequential → GARS\n");
+        let row = |out: &mut String, what: &str, a: String, b: String| {
+            let _ = writeln!(out, "  {what:<22} {a:>12} → {b}");
+        };
+        let (s, g) = (&self.sequential, &self.gars);
+        row(
+            &mut out,
+            "step time",
+            secs(s.makespan_s),
+            secs(g.makespan_s),
+        );
+        row(
+            &mut out,
+            "bubble",
+            format!("{:.1} %", 100.0 * s.bubble_fraction),
+            format!("{:.1} %", 100.0 * g.bubble_fraction),
+        );
+        row(
+            &mut out,
+            "imbalance (max/mean)",
+            format!("{:.3}", s.imbalance),
+            format!("{:.3}", g.imbalance),
+        );
+        row(
+            &mut out,
+            "largest microbatch",
+            format!("{} atoms", s.max_atoms),
+            format!("{} atoms", g.max_atoms),
+        );
+        row(
+            &mut out,
+            "peak memory",
+            bytes(s.peak_memory_bytes),
+            bytes(g.peak_memory_bytes),
+        );
+        let modes = |r: &PackingRun| {
+            let dist = r
+                .packed
+                .microbatches
+                .iter()
+                .filter(|m| m.mode == Some(Mode::Dist))
+                .count();
+            match r.packed.microbatches.first().and_then(|m| m.mode) {
+                Some(_) => format!("{dist} dist"),
+                None => "–".to_string(),
+            }
+        };
+        row(&mut out, "dist microbatches", modes(s), modes(g));
+        if g.packed.kept_sequential {
+            out.push_str("  (GARS kept the sequential grouping: sorted greedy was no better)\n");
+        }
+        let _ = writeln!(
+            out,
+            "  per-microbatch load (edges / mean), sequential → GARS:"
+        );
+        for (j, (a, b)) in s.factors.iter().zip(&g.factors).enumerate() {
+            let _ = writeln!(out, "    mb {j:>3}  {a:>6.3} → {b:.3}");
+        }
+        let _ = writeln!(out, "  the scenario uses {}", self.used.name());
+        out
+    }
+}
+
+/// Both packings of the scenario's graphs, simulated; `None` without `workload.graphs`.
+pub fn compare_packings(
+    scenario: &Scenario,
+    options: SimOptions,
+) -> Result<Option<PackingComparison>, DeriveError> {
+    let Some(graphs) = scenario.workload.as_ref().and_then(|w| w.graphs.as_ref()) else {
+        return Ok(None);
+    };
+    let run = |packing: Packing| -> Result<PackingRun, DeriveError> {
+        let mut s = scenario.clone();
+        if let Some(g) = s.workload.as_mut().and_then(|w| w.graphs.as_mut()) {
+            g.packing = packing;
+        }
+        let sim = simulate_scenario(&s, options)?;
+        let packed = graphs
+            .pack_with(scenario.microbatches, packing)
+            .map_err(|e| DeriveError::Invalid(e.into()))?;
+        Ok(PackingRun {
+            factors: packed.factors(),
+            imbalance: packed.imbalance(),
+            max_atoms: packed.max_atoms(),
+            packed,
+            makespan_s: sim.makespan_s,
+            bubble_fraction: sim.bubble_fraction,
+            peak_memory_bytes: sim.memory.iter().map(|c| c.peak_bytes).fold(0.0, f64::max),
+        })
+    };
+    Ok(Some(PackingComparison {
+        sequential: run(Packing::Sequential)?,
+        gars: run(Packing::Gars)?,
+        used: graphs.packing,
+    }))
+}

@@ -1,0 +1,134 @@
+//! JanusPipe's WaveK sweep (its Fig. 12): the scenario run as `wavek` at each candidate unit size
+//! `k`, each point's step time, throughput against `k = P` (the default) and peak memory against
+//! the device's capacity; the best `k` is the fastest one that fits.
+
+use crate::algebra::derive::DeriveError;
+use crate::scenario::Scenario;
+use crate::schedules::{OpSet, WAVEK};
+use crate::sim::engine::SimOptions;
+use crate::sim::run::simulate_scenario;
+use serde::Serialize;
+use std::ops::RangeInclusive;
+
+/// One candidate `k`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WavePoint {
+    pub k: usize,
+    pub makespan_s: f64,
+    /// Step time at `k = P` over this one's (Fig. 12's normalised throughput); `None` when
+    /// `k = P` is not among the candidates.
+    pub throughput_vs_default: Option<f64>,
+    /// The highest rank's peak memory.
+    pub peak_memory_bytes: f64,
+    /// The peak exceeds `hardware.memory_bytes` (the run would fail with OOM).
+    pub over_capacity: bool,
+    /// `M mod k`: microbatches of the trailing wave when it is not full (0: `k | M`).
+    pub trailing: usize,
+}
+
+/// A sweep over `k`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WaveSweep {
+    pub microbatches: usize,
+    /// `k = P`, the default unit size.
+    pub default_k: usize,
+    pub capacity_bytes: Option<f64>,
+    pub points: Vec<WavePoint>,
+    /// The fastest `k` within the capacity (the smallest such `k` on a tie).
+    pub best_k: Option<usize>,
+}
+
+/// Why a scenario cannot be swept.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SweepError {
+    #[error(
+        "the WaveK sweep needs a second-order schedule (`wavek` or `1f1b-2nd`); the schedule is {0}"
+    )]
+    NotSecondOrder(String),
+    #[error("no k of {first}..{last} is between 1 and M = {microbatches}")]
+    Empty {
+        first: usize,
+        last: usize,
+        microbatches: usize,
+    },
+    #[error(transparent)]
+    Derive(#[from] DeriveError),
+}
+
+/// The scenario as `wavek` with unit size `k` (its one region's skeleton replaced).
+pub fn with_wave_k(scenario: &Scenario, k: usize) -> Result<Scenario, SweepError> {
+    if !scenario
+        .schedule
+        .iter()
+        .all(|s| s.schedule().ops() == OpSet::FourPhase)
+        || scenario.schedule.is_empty()
+    {
+        return Err(SweepError::NotSecondOrder(
+            crate::algebra::skeleton::schedule_to_string(&scenario.schedule),
+        ));
+    }
+    let mut s = scenario.clone();
+    s.schedule = vec![WAVEK; s.schedule.len()];
+    s.wave_k = Some(k);
+    Ok(s)
+}
+
+/// Sweeps `ks` (the part of it within `1..=M`); `keep_going` gets the fraction done and may stop
+/// the sweep (`Ok(None)`).
+pub fn sweep(
+    scenario: &Scenario,
+    ks: RangeInclusive<usize>,
+    options: SimOptions,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Result<Option<WaveSweep>, SweepError> {
+    let m = scenario.microbatches;
+    let (first, last) = (*ks.start(), *ks.end());
+    // Only `1..=M` is iterated, however wide the range asked for.
+    let candidates: Vec<usize> = (first.max(1)..=last.min(m)).collect();
+    if candidates.is_empty() {
+        return Err(SweepError::Empty {
+            first,
+            last,
+            microbatches: m,
+        });
+    }
+    let capacity = scenario.hardware.as_ref().and_then(|h| h.memory_bytes);
+    let mut points = Vec::with_capacity(candidates.len());
+    for (i, &k) in candidates.iter().enumerate() {
+        if !keep_going(i as f32 / candidates.len() as f32) {
+            return Ok(None);
+        }
+        let sim = simulate_scenario(&with_wave_k(scenario, k)?, options)?;
+        let peak = sim.memory.iter().map(|c| c.peak_bytes).fold(0.0, f64::max);
+        points.push(WavePoint {
+            k,
+            makespan_s: sim.makespan_s,
+            throughput_vs_default: None,
+            peak_memory_bytes: peak,
+            over_capacity: capacity.is_some_and(|c| peak > c),
+            trailing: m % k,
+        });
+    }
+    let default_k = scenario.ranks.clamp(1, m.max(1));
+    if let Some(base) = points
+        .iter()
+        .find(|p| p.k == default_k)
+        .map(|p| p.makespan_s)
+    {
+        for p in &mut points {
+            p.throughput_vs_default = (p.makespan_s > 0.0).then(|| base / p.makespan_s);
+        }
+    }
+    let best_k = points
+        .iter()
+        .filter(|p| !p.over_capacity)
+        .min_by(|a, b| a.makespan_s.total_cmp(&b.makespan_s).then(a.k.cmp(&b.k)))
+        .map(|p| p.k);
+    Ok(Some(WaveSweep {
+        microbatches: m,
+        default_k,
+        capacity_bytes: capacity,
+        points,
+        best_k,
+    }))
+}
