@@ -65,6 +65,16 @@ pub enum Command {
     CancelDesigns,
     /// Makes the scenario the given design of itself.
     UseDesign(mpipe::tune::designs::Design),
+    /// Sweeps WaveK's unit size k of the (second-order) scenario.
+    SweepWaveK,
+    CancelWaveSweep,
+    /// Runs the scenario as `wavek` with unit size k (one undoable edit).
+    UseWaveK(usize),
+    /// Simulates the scenario's graphs packed sequentially and by GARS.
+    ComparePacking,
+    CancelPacking,
+    /// Packs the scenario's graphs this way (one undoable edit).
+    UsePacking(mpipe::workload::gars::Packing),
     /// Moves event `event` (an index into the shown scene's events) in its rank's order to the
     /// place its lane has at time `to_s`: the orders become hand-written ones.
     Reorder {
@@ -339,10 +349,18 @@ impl Command {
             }
             Command::Calibrate => studio.start_calibration(),
             Command::CompareDesigns => studio.start_designs(),
-            Command::CancelDesigns => {
-                if let Some(r) = &studio.designs.running {
-                    r.job.cancel();
-                }
+            Command::CancelDesigns => studio.designs.cancel(),
+            Command::SweepWaveK => studio.start_wave_sweep(),
+            Command::CancelWaveSweep => studio.wave_sweep.cancel(),
+            Command::UseWaveK(k) => {
+                studio.edit(&Edit::WaveK(Some(k)), None);
+                studio.inform(format!("the scenario now runs wavek with k = {k}"));
+            }
+            Command::ComparePacking => studio.start_packing(),
+            Command::CancelPacking => studio.packing.cancel(),
+            Command::UsePacking(packing) => {
+                studio.edit(&Edit::Packing(packing), None);
+                studio.inform(format!("the graphs are now packed by {}", packing.name()));
             }
             Command::UseDesign(design) => studio.use_design(design),
             Command::StartTuner => studio.start_tuner(),

@@ -736,14 +736,12 @@ fn the_three_designs_are_compared_on_a_worker_and_any_one_applied() {
     // The default sample (⟨transpose, 1f1b⟩): compare BigMac's three designs, then make the
     // scenario its nested design in one click, and undo it.
     let mut harness = harness();
-    harness
-        .get_by_label("Three designs (BigMac): step time and memory against M")
-        .click();
-    harness.run();
-    harness.get_by_label("Compare the designs").click();
-    harness.run();
-    common::wait(&mut harness, |s| s.designs.running.is_none());
-    harness.run();
+    common::run_analysis(
+        &mut harness,
+        "Three designs (BigMac): step time and memory against M",
+        "Compare the designs",
+        |s| s.designs.running.is_some(),
+    );
     let generation = harness.state().doc.generation();
     let c = harness
         .state()

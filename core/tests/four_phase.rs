@@ -454,3 +454,41 @@ fn mpipe_simulate_shows_the_packing_before_and_after() {
     assert!(after < before);
     assert_eq!(v["makespan_s"].as_f64(), Some(after));
 }
+
+#[test]
+fn edits_set_the_wave_size_and_the_packing() {
+    use mpipe::scenario::edit::Edit;
+    let mut s = scenario(mlip(4), &[], &[ONE_F_ONE_B_2ND], 2, 4);
+    // A k for a 1f1b-2nd scenario makes it wavek.
+    Edit::WaveK(Some(3)).apply(&mut s);
+    assert_eq!((s.schedule.clone(), s.wave_k), (vec![WAVEK], Some(3)));
+    // wave_k goes with the last wavek region, and only then.
+    Edit::Skeleton {
+        region: 1,
+        skeleton: WAVEK,
+    }
+    .apply(&mut s);
+    assert_eq!(s.wave_k, Some(3));
+    Edit::Skeleton {
+        region: 1,
+        skeleton: ONE_F_ONE_B_2ND,
+    }
+    .apply(&mut s);
+    assert_eq!(s.wave_k, None);
+    mpipe::derive(&s).unwrap();
+    // The packing of a batch of graphs; nothing without one.
+    Edit::Packing(mpipe::workload::gars::Packing::Sequential).apply(&mut s);
+    assert_eq!(s.workload, None);
+    s.workload = Some(mpipe::workload::Workload {
+        graphs: Some(mpipe::workload::gars::Graphs {
+            atoms: Some(vec![5, 6, 7, 8]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    Edit::Packing(mpipe::workload::gars::Packing::Sequential).apply(&mut s);
+    assert_eq!(
+        s.workload.and_then(|w| w.graphs).map(|g| g.packing),
+        Some(mpipe::workload::gars::Packing::Sequential)
+    );
+}

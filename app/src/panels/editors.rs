@@ -111,6 +111,18 @@ fn sizes_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
             }
             ui.end_row();
         }
+        // WaveK's unit size, where a region runs wavek (its default, P, shown until edited).
+        if s.schedule.contains(&mpipe::schedules::WAVEK) {
+            let name = ui
+                .label("Wave size (k)")
+                .on_hover_text("WaveK runs microbatches in waves of k (default P); see the WaveK sweep below the chart");
+            let value = s.wave_k.unwrap_or(s.ranks);
+            let (response, new) = number_ui(ui, value, 1..=4096, 0.1, name.id);
+            if let Some(k) = new {
+                out.push(edit_of(&response, Edit::WaveK(Some(k))));
+            }
+            ui.end_row();
+        }
     });
 }
 

@@ -8,6 +8,7 @@ pub mod file_dialog;
 pub mod help;
 pub mod memory;
 pub mod presets;
+pub mod second_order;
 pub mod selection;
 pub mod stats;
 pub mod teach;

@@ -290,6 +290,8 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
     ui.add_space(6.0);
     designs_ui(ui, studio, &mut out);
     tuner_ui(ui, studio, &mut out);
+    super::second_order::wave_sweep_ui(ui, studio, &mut out);
+    super::second_order::packing_ui(ui, studio, &mut out);
     ui.add_space(6.0);
     out.extend(traces::traces_ui(ui, studio, shown));
     ui.add_space(6.0);

@@ -18,6 +18,22 @@ pub fn scale_at(y: f32, top: f32, bottom: f32) -> f64 {
 /// drag or click (a whole drag is one undo step). Offers to start a list when there is none.
 pub fn workload_bars_ui(ui: &mut egui::Ui, s: &Scenario, colour: Color32) -> Vec<Command> {
     let Some(scales) = s.workload.as_ref().and_then(|w| w.encoder_scale.as_ref()) else {
+        // A batch of graphs sets every microbatch's factor (GARS, under the chart).
+        if let Some(g) = s.workload.as_ref().and_then(|w| w.graphs.as_ref()) {
+            let graphs = g
+                .atoms
+                .as_ref()
+                .map_or(g.count.unwrap_or(0), |atoms| atoms.len());
+            ui.label(
+                egui::RichText::new(format!(
+                    "Workload: {graphs} graphs packed by {} (edges ∝ atoms^{}); see Graph packing under the chart",
+                    g.packing.name(),
+                    g.edge_exponent.unwrap_or(1.5)
+                ))
+                .small(),
+            );
+            return Vec::new();
+        }
         let distribution = s
             .workload
             .as_ref()

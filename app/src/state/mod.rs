@@ -3,6 +3,7 @@
 //! jobs and the notice line. Commands (`crate::command`) change it; panels (`crate::panels`)
 //! draw it. The app computes no schedule semantics; everything shown comes from `mpipe`.
 
+pub mod analysis;
 pub mod derived;
 pub mod designs;
 pub mod document;
@@ -25,6 +26,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use traces::{Calibrating, TraceSource, Traces};
 use view::{Selection, View};
+
+/// The largest unit size the app's WaveK sweep tries (`mpipe sweep` takes any range).
+pub const WAVE_SWEEP_MAX_K: usize = 16;
 
 /// A simulation pinned to compare the current one against.
 #[derive(Debug, Clone)]
@@ -54,6 +58,10 @@ pub struct Studio {
     pub designs: designs::Designs,
     /// OctoPipe's tuner on the scenario, when asked for.
     pub tuner: tuner::Tuner,
+    /// JanusPipe's WaveK sweep of the scenario, when asked for.
+    pub wave_sweep: analysis::Analysis<mpipe::tune::wave_sweep::WaveSweep>,
+    /// The scenario's graphs packed sequentially and by GARS, both simulated, when asked for.
+    pub packing: analysis::Analysis<mpipe::tune::packing::PackingComparison>,
     pub notice: Option<Notice>,
     /// Recently opened or saved files (absolute paths), newest first.
     pub recent: Vec<String>,
@@ -86,6 +94,8 @@ impl Studio {
             traces: Traces::default(),
             designs: designs::Designs::default(),
             tuner: tuner::Tuner::default(),
+            wave_sweep: Default::default(),
+            packing: Default::default(),
             notice: None,
             recent: Vec::new(),
             dialog: None,
@@ -597,7 +607,7 @@ impl Studio {
             None => {}
         }
         let calibrating = self.poll_calibration();
-        let comparing = self.poll_designs();
+        let comparing = self.poll_analyses();
         let tuning = self.poll_tuner();
         let opening = self.poll_given();
         simulating
@@ -610,29 +620,70 @@ impl Studio {
             || self.png_pending.is_some()
     }
 
-    /// Starts comparing BigMac's three designs of the scenario (on a worker, with progress and
-    /// Cancel).
-    pub fn start_designs(&mut self) {
-        if self.designs.running.is_some() {
-            return;
-        }
+    /// Starts `work` on the scenario on screen as the analysis `pick` selects (on a worker, with
+    /// progress and Cancel), unless that analysis runs already.
+    fn start_analysis<T: Send + 'static>(
+        &mut self,
+        pick: fn(&mut Studio) -> &mut analysis::Analysis<T>,
+        name: &str,
+        work: impl FnOnce(Scenario, &jobs::Control) -> Option<Result<T, String>> + Send + 'static,
+    ) {
         let Some(scenario) = self.scenario().cloned() else {
             return;
         };
         let generation = self.doc.generation();
-        let job = jobs::Job::spawn("mpipe designs", move |control| {
-            mpipe::tune::designs::compare_designs_cancellable(
-                &scenario,
-                &designs::MICROBATCHES,
-                Default::default(),
-                &mut |f| control.keep_going(f),
-            )
-            .transpose()
-        });
-        match job {
-            Ok(job) => self.designs.running = Some(designs::Running { job, generation }),
-            Err(e) => self.fail(e),
+        if let Err(e) = pick(self).start(name, generation, move |control| work(scenario, control)) {
+            self.fail(e);
         }
+    }
+
+    /// Starts comparing BigMac's three designs of the scenario.
+    pub fn start_designs(&mut self) {
+        self.start_analysis(
+            |s| &mut s.designs,
+            "mpipe designs",
+            |scenario, control| {
+                mpipe::tune::designs::compare_designs_cancellable(
+                    &scenario,
+                    &designs::MICROBATCHES,
+                    Default::default(),
+                    &mut |f| control.keep_going(f),
+                )
+                .transpose()
+            },
+        );
+    }
+
+    /// Starts JanusPipe's WaveK sweep of the scenario over `k` = 1..=min(M, 16).
+    pub fn start_wave_sweep(&mut self) {
+        self.start_analysis(
+            |s| &mut s.wave_sweep,
+            "mpipe sweep",
+            |scenario, control| {
+                let last = scenario.microbatches.min(WAVE_SWEEP_MAX_K);
+                mpipe::tune::wave_sweep::sweep(&scenario, 1..=last, Default::default(), &mut |f| {
+                    control.keep_going(f)
+                })
+                .map_err(|e| e.to_string())
+                .transpose()
+            },
+        );
+    }
+
+    /// Starts simulating the scenario's graphs packed sequentially and by GARS.
+    pub fn start_packing(&mut self) {
+        self.start_analysis(
+            |s| &mut s.packing,
+            "mpipe packing",
+            |scenario, control| {
+                if !control.keep_going(0.0) {
+                    return None;
+                }
+                mpipe::tune::packing::compare_packings(&scenario, Default::default())
+                    .map_err(|e| e.to_string())
+                    .transpose()
+            },
+        );
     }
 
     /// Starts OctoPipe's tuner on the scenario (on a worker; its iterations shown as they end;
@@ -800,24 +851,24 @@ impl Studio {
         }
     }
 
-    /// Takes a finished design comparison; true while one runs.
-    fn poll_designs(&mut self) -> bool {
-        let Some(running) = &self.designs.running else {
-            return false;
-        };
-        let result = match running.job.poll() {
-            jobs::Poll::Running => return true,
-            jobs::Poll::Done(result) => result,
-            jobs::Poll::Lost => Some(Err("the design comparison stopped unexpectedly".into())),
-        };
-        let generation = running.generation;
-        self.designs.running = None;
-        match result {
-            None => self.inform("design comparison cancelled".into()),
-            Some(Ok(c)) => self.designs.result = Some((generation, c)),
-            Some(Err(e)) => self.fail(format!("designs: {e}")),
+    /// Takes finished analyses (designs, WaveK sweep, packing); true while one runs.
+    fn poll_analyses(&mut self) -> bool {
+        use analysis::Finished;
+        let finished = [
+            ("design comparison", self.designs.poll()),
+            ("WaveK sweep", self.wave_sweep.poll()),
+            ("packing comparison", self.packing.poll()),
+        ];
+        for (what, f) in finished {
+            match f {
+                Some(Finished::Cancelled) => self.inform(format!("{what} cancelled")),
+                Some(Finished::Failed(e)) => self.fail(format!("{what}: {e}")),
+                Some(Finished::Done) | None => {}
+            }
         }
-        false
+        self.designs.running.is_some()
+            || self.wave_sweep.running.is_some()
+            || self.packing.running.is_some()
     }
 
     /// Takes a finished calibration; true while one runs.

@@ -5,16 +5,16 @@
 
 use super::rgb;
 use egui::{Color32, Rect, Sense, Stroke, StrokeKind, Ui, Vec2};
+use mpipe::graph::event::Phase;
 use mpipe::report::palette;
 use mpipe::sim::scene::Scene;
 
 /// What a swatch shows.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Swatch {
-    /// A forward and a backward chip.
-    Pair(Color32, Color32),
-    /// A forward, an input-half and a weight-half chip.
-    Triple(Color32, Color32, Color32),
+    /// One chip per phase, side by side (forward and backward; forward, input and weight
+    /// halves; the four phases of a second-order schedule).
+    Chips(Vec<Color32>),
     Fill(Color32),
     /// Diagonal hatching (idle time).
     Hatch,
@@ -27,17 +27,13 @@ enum Swatch {
 fn paint_swatch(ui: &Ui, rect: Rect, swatch: Swatch) {
     let painter = ui.painter_at(rect);
     match swatch {
-        Swatch::Pair(f, b) => {
-            let (left, right) = rect.split_left_right_at_fraction(0.5);
-            painter.rect_filled(left, 1.0, f);
-            painter.rect_filled(right, 1.0, b);
-        }
-        Swatch::Triple(f, i, w) => {
-            let (left, rest) = rect.split_left_right_at_fraction(1.0 / 3.0);
-            let (middle, right) = rest.split_left_right_at_fraction(0.5);
-            painter.rect_filled(left, 1.0, f);
-            painter.rect_filled(middle, 1.0, i);
-            painter.rect_filled(right, 1.0, w);
+        Swatch::Chips(colours) => {
+            let width = rect.width() / colours.len().max(1) as f32;
+            for (i, c) in colours.into_iter().enumerate() {
+                let left = rect.left() + i as f32 * width;
+                let chip = Rect::from_x_y_ranges(left..=left + width, rect.y_range());
+                painter.rect_filled(chip, 1.0, c);
+            }
         }
         Swatch::Fill(c) => {
             painter.rect_filled(rect, 1.0, c);
@@ -114,22 +110,28 @@ pub fn legend_ui(ui: &mut Ui, scene: &Scene) {
     ui.horizontal_wrapped(|ui| {
         ui.spacing_mut().item_spacing.x = 14.0;
         for r in &scene.regions {
-            if r.split() {
-                entry_ui(
-                    ui,
-                    Swatch::Triple(rgb(r.forward), rgb(r.backward), rgb(r.weight)),
-                    &format!(
-                        "{} (forward light, input half I dark, weight half W mid)",
-                        r.label()
-                    ),
-                );
-            } else {
-                entry_ui(
-                    ui,
-                    Swatch::Pair(rgb(r.forward), rgb(r.backward)),
-                    &format!("{} (forward light, backward dark)", r.label()),
-                );
-            }
+            let (phases, words): (&[Phase], &str) =
+                if r.skeleton.schedule().ops() == mpipe::schedules::OpSet::FourPhase {
+                    (
+                        &Phase::FOUR,
+                        "energy forward FE, force forward FF light, force backward BF mid, energy backward BE dark",
+                    )
+                } else if r.split() {
+                    (
+                        &[Phase::Forward, Phase::Input, Phase::Weight],
+                        "forward light, input half I dark, weight half W mid",
+                    )
+                } else {
+                    (
+                        &[Phase::Forward, Phase::Backward],
+                        "forward light, backward dark",
+                    )
+                };
+            entry_ui(
+                ui,
+                Swatch::Chips(phases.iter().map(|&p| rgb(r.colour(p))).collect()),
+                &format!("{} ({words})", r.label()),
+            );
         }
         entry_ui(ui, Swatch::Hatch, "idle: a bubble");
         entry_ui(

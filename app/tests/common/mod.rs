@@ -136,3 +136,19 @@ pub fn temp_dir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// Opens the collapsed section `header`, clicks `button` and waits until `running` says the
+/// analysis it started is over.
+pub fn run_analysis(
+    harness: &mut Harness<'static, Studio>,
+    header: &str,
+    button: &str,
+    running: impl Fn(&Studio) -> bool,
+) {
+    harness.get_by_label(header).click();
+    harness.run();
+    harness.get_by_label(button).click();
+    harness.run();
+    wait(harness, |s| !running(s));
+    harness.run();
+}

@@ -91,6 +91,11 @@ pub enum Edit {
         layer: usize,
         trainable: bool,
     },
+    /// WaveK's unit size (`None`: the default, `P`); a second-order schedule given a `k` runs
+    /// as `wavek`.
+    WaveK(Option<usize>),
+    /// How `workload.graphs` is packed into microbatches (nothing without graphs).
+    Packing(crate::workload::gars::Packing),
     /// The whole scenario (a calibrated one, say).
     Replace(Box<Scenario>),
 }
@@ -116,6 +121,10 @@ impl Edit {
             Edit::Skeleton { region, skeleton } => {
                 if let Some(slot) = region.checked_sub(1).and_then(|i| s.schedule.get_mut(i)) {
                     *slot = *skeleton;
+                }
+                // `wave_k` is wavek's parameter: it goes with the last wavek region.
+                if !s.schedule.contains(&crate::schedules::WAVEK) {
+                    s.wave_k = None;
                 }
             }
             Edit::SetCut { index, to } => {
@@ -189,6 +198,21 @@ impl Edit {
             Edit::LayerTrainable { layer, trainable } => {
                 if let Some(l) = s.model.layers.get_mut(*layer) {
                     l.trainable = *trainable;
+                }
+            }
+            Edit::WaveK(k) => {
+                if k.is_some() {
+                    for skeleton in &mut s.schedule {
+                        if skeleton.schedule().ops() == crate::schedules::OpSet::FourPhase {
+                            *skeleton = crate::schedules::WAVEK;
+                        }
+                    }
+                }
+                s.wave_k = *k;
+            }
+            Edit::Packing(packing) => {
+                if let Some(g) = s.workload.as_mut().and_then(|w| w.graphs.as_mut()) {
+                    g.packing = *packing;
                 }
             }
             Edit::Replace(scenario) => *s = (**scenario).clone(),
