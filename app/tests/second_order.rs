@@ -121,3 +121,23 @@ fn the_wave_size_is_edited_and_goes_with_the_last_wavek_region() {
     assert_eq!(s.wave_k, None);
     assert!(harness.query_by_label("Wave size (k)").is_none());
 }
+
+#[test]
+fn the_model_editor_edits_the_four_phase_times() {
+    let mut harness = on_uma();
+    assert_eq!(
+        harness.get_by_label("BF s").value().as_deref(),
+        Some("0.036")
+    );
+    assert!(harness.query_by_label("fwd s").is_none());
+    common::type_into(&mut harness, "BF s", "0.05");
+    harness.key_press(egui::Key::Enter);
+    harness.run();
+    let layer = harness.state().scenario().unwrap().model.layers[0].clone();
+    assert_eq!(layer.bf_s, Some(0.05));
+    // Nothing else of the layer changed.
+    assert_eq!(
+        (layer.fe_s, layer.ff_s, layer.be_s, layer.fwd_s),
+        (Some(0.012), Some(0.02), Some(0.028), None)
+    );
+}

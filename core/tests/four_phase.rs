@@ -492,3 +492,81 @@ fn edits_set_the_wave_size_and_the_packing() {
         Some(mpipe::workload::gars::Packing::Sequential)
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Random second-order scenarios: uneven phase costs, slabs, trainability, data
+    /// parallelism, links and workloads. Every order holds the four phases' per-stage order and
+    /// directions, and the (max,+) composition gives the simulated timeline.
+    #[test]
+    fn random_second_order_scenarios_keep_the_phase_order(
+        p in 1usize..6,
+        m in 1usize..14,
+        k_pick in 0usize..14,
+        costs in proptest::collection::vec(0.0f64..3.0, 4),
+        extra_layers in 0usize..5,
+        trainable in proptest::bool::ANY,
+        dp in 1usize..3,
+        link in proptest::bool::ANY,
+        baseline in proptest::bool::ANY,
+        seed in 0u64..1000,
+    ) {
+        let layer = LayerSpec {
+            fe_s: Some(costs[0]),
+            ff_s: Some(costs[1]),
+            bf_s: Some(costs[2]),
+            be_s: Some(costs[3]),
+            trainable,
+            activation_bytes: Some(10.0),
+            output_bytes: Some(5.0),
+            param_bytes: Some(3.0),
+            workload_varies: true,
+            ..LayerSpec::timed("block", Role::Backbone, p + extra_layers, 1.0)
+        };
+        let mut s = if baseline {
+            scenario(vec![layer], &[], &[ONE_F_ONE_B_2ND], p, m)
+        } else {
+            wavek(vec![layer], p, m, 1 + k_pick % m)
+        };
+        s.data_parallel = dp;
+        if link {
+            s.hardware = Some(mpipe::scenario::Hardware {
+                link_alpha_s: Some(0.1),
+                link_bytes_per_s: Some(50.0),
+                ..Default::default()
+            });
+        }
+        s.workload = Some(mpipe::workload::Workload {
+            distribution: Some(mpipe::workload::Distribution::Uniform { low: 0.5, high: 2.0 }),
+            seed: Some(seed),
+            ..Default::default()
+        });
+        let sim = simulate_scenario(&s, SimOptions::default()).unwrap();
+        let t = times(&sim);
+        let phases: &[Phase] = if trainable { &Phase::FOUR } else { &Phase::FOUR[..2] };
+        proptest::prop_assert_eq!(t.len(), phases.len() * p * m);
+        for mb in 0..m {
+            for stage in 0..p {
+                for pair in phases.windows(2) {
+                    let (a, b) = (t[&(stage, pair[0], mb)], t[&(stage, pair[1], mb)]);
+                    proptest::prop_assert!(b.0 >= a.1);
+                }
+                if stage + 1 < p {
+                    for &phase in phases {
+                        let (up, down) = (t[&(stage, phase, mb)], t[&(stage + 1, phase, mb)]);
+                        if phase.flows_down() {
+                            proptest::prop_assert!(down.0 >= up.1);
+                        } else {
+                            proptest::prop_assert!(up.0 >= down.1);
+                        }
+                    }
+                }
+            }
+        }
+        let d = &sim.derivation;
+        let composed =
+            mpipe::sim::maxplus::composed_completion(&d.order, &sim.durations, d.plan.regions.len());
+        proptest::prop_assert_eq!(&composed, &sim.timeline.end);
+    }
+}

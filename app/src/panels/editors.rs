@@ -13,6 +13,7 @@ use mpipe::Scenario;
 use mpipe::algebra::model::Role;
 use mpipe::algebra::owner::OwnerSpec;
 use mpipe::algebra::skeleton::{Layout, Skeleton};
+use mpipe::graph::event::Phase;
 use mpipe::scenario::edit::{Edit, region_layers};
 
 /// At most `chars` characters of `text`, with an ellipsis when cut: a file's free text is shown,
@@ -330,12 +331,23 @@ fn hardware_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
 
 fn model_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
     ui.label(RichText::new("Model").strong());
+    // A second-order schedule reads the four phases' times instead of forward and backward.
+    let four_phase = s
+        .schedule
+        .iter()
+        .any(|k| k.schedule().ops() == mpipe::schedules::OpSet::FourPhase);
+    let time_heads: &[&str] = if four_phase {
+        &["FE s", "FF s", "BF s", "BE s"]
+    } else {
+        &["fwd s", "bwd s"]
+    };
     egui::Grid::new("model")
         .striped(true)
-        .num_columns(6)
+        .num_columns(4 + time_heads.len())
         .show(ui, |ui| {
-            let heads: Vec<egui::Id> = ["layer", "role", "count", "fwd s", "bwd s"]
+            let heads: Vec<egui::Id> = ["layer", "role", "count"]
                 .iter()
+                .chain(time_heads)
                 .map(|h| ui.label(RichText::new(*h).small()).id)
                 .collect();
             let head = |k: usize| heads.get(k).copied().unwrap_or(egui::Id::NULL);
@@ -376,30 +388,70 @@ fn model_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
                 if let Some(count) = new {
                     out.push(edit_of(&response, Edit::LayerCount { layer, count }));
                 }
-                let times: [(usize, Option<f64>, TimeEdit); 2] = [
-                    (3, spec.fwd_s, |layer, seconds| Edit::LayerFwd {
-                        layer,
-                        seconds,
-                    }),
-                    (4, spec.bwd_s, |layer, seconds| Edit::LayerBwd {
-                        layer,
-                        seconds,
-                    }),
-                ];
-                for (k, value, make) in times {
+                let times: Vec<(Option<f64>, TimeEdit, &str)> = if four_phase {
+                    vec![
+                        (
+                            spec.fe_s,
+                            |layer, seconds| Edit::LayerPhase {
+                                layer,
+                                phase: Phase::EnergyForward,
+                                seconds,
+                            },
+                            "the forward when not given",
+                        ),
+                        (
+                            spec.ff_s,
+                            |layer, seconds| Edit::LayerPhase {
+                                layer,
+                                phase: Phase::ForceForward,
+                                seconds,
+                            },
+                            "the mean of forward and backward when not given",
+                        ),
+                        (
+                            spec.bf_s,
+                            |layer, seconds| Edit::LayerPhase {
+                                layer,
+                                phase: Phase::ForceBackward,
+                                seconds,
+                            },
+                            "1.25 × the backward when not given",
+                        ),
+                        (
+                            spec.be_s,
+                            |layer, seconds| Edit::LayerPhase {
+                                layer,
+                                phase: Phase::EnergyBackward,
+                                seconds,
+                            },
+                            "the backward when not given",
+                        ),
+                    ]
+                } else {
+                    vec![
+                        (
+                            spec.fwd_s,
+                            |layer, seconds| Edit::LayerFwd { layer, seconds },
+                            "roofline costs (FLOPs and bytes) in the file",
+                        ),
+                        (
+                            spec.bwd_s,
+                            |layer, seconds| Edit::LayerBwd { layer, seconds },
+                            "2 × fwd when not given",
+                        ),
+                    ]
+                };
+                for (k, (value, make, unset)) in times.into_iter().enumerate() {
                     match value {
                         Some(v) => {
-                            let (response, new) = number_ui(ui, v, 0.0..=f64::MAX, 0.01, head(k));
+                            let (response, new) =
+                                number_ui(ui, v, 0.0..=f64::MAX, 0.01, head(3 + k));
                             if let Some(seconds) = new {
                                 out.push(edit_of(&response, make(layer, seconds)));
                             }
                         }
                         None => {
-                            ui.label("–").on_hover_text(if k == 4 {
-                                "2 × fwd when not given"
-                            } else {
-                                "roofline costs (FLOPs and bytes) in the file"
-                            });
+                            ui.label("–").on_hover_text(unset);
                         }
                     }
                 }

@@ -91,6 +91,12 @@ pub enum Edit {
         layer: usize,
         trainable: bool,
     },
+    /// A second-order phase's time (`fe_s`, `ff_s`, `bf_s` or `be_s`; other phases: nothing).
+    LayerPhase {
+        layer: usize,
+        phase: crate::graph::event::Phase,
+        seconds: f64,
+    },
     /// WaveK's unit size (`None`: the default, `P`); a second-order schedule given a `k` runs
     /// as `wavek`.
     WaveK(Option<usize>),
@@ -198,6 +204,23 @@ impl Edit {
             Edit::LayerTrainable { layer, trainable } => {
                 if let Some(l) = s.model.layers.get_mut(*layer) {
                     l.trainable = *trainable;
+                }
+            }
+            Edit::LayerPhase {
+                layer,
+                phase,
+                seconds,
+            } => {
+                use crate::graph::event::Phase;
+                if let Some(l) = s.model.layers.get_mut(*layer) {
+                    let field = match phase {
+                        Phase::EnergyForward => &mut l.fe_s,
+                        Phase::ForceForward => &mut l.ff_s,
+                        Phase::ForceBackward => &mut l.bf_s,
+                        Phase::EnergyBackward => &mut l.be_s,
+                        _ => return,
+                    };
+                    *field = Some(*seconds);
                 }
             }
             Edit::WaveK(k) => {
