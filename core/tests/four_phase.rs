@@ -570,3 +570,24 @@ proptest::proptest! {
         proptest::prop_assert_eq!(&composed, &sim.timeline.end);
     }
 }
+
+#[test]
+fn four_phase_orders_round_trip_through_the_pipeline_csv() {
+    use mpipe::scenario::orders_csv;
+    let s = wavek(mlip(8), 4, 9, 4);
+    let d = mpipe::derive(&s).unwrap();
+    let mut bytes = Vec::new();
+    orders_csv::write(&d, &mut bytes).unwrap();
+    let text = std::str::from_utf8(&bytes).unwrap();
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .starts_with("0FE0,0FE1,0FE2,0FE3,")
+    );
+    let read = orders_csv::read(text, "w.csv").unwrap();
+    assert_eq!(read.skipped, 0);
+    let mut followed = s.clone();
+    followed.orders = Some(read.orders);
+    assert_eq!(sim(&followed).makespan_s, sim(&s).makespan_s);
+}

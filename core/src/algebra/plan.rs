@@ -144,6 +144,20 @@ impl Plan {
             })
     }
 
+    /// `P = 4, M = 32`, and WaveK's unit size (`, k = 8`) when the wavefront runs `wavek`.
+    pub fn shape(&self) -> String {
+        let k = self
+            .wavefront
+            .as_ref()
+            .filter(|w| w.skeleton == crate::schedules::WAVEK)
+            .map(|_| {
+                let k = self.wave_k.unwrap_or(self.ranks);
+                format!(", k = {}", k.clamp(1, self.microbatches.max(1)))
+            })
+            .unwrap_or_default();
+        format!("P = {}, M = {}{k}", self.ranks, self.microbatches)
+    }
+
     /// The workload factor of microbatch `m`.
     pub fn workload_of(&self, mb: usize) -> f64 {
         self.workload.get(mb).copied().unwrap_or(1.0)

@@ -229,15 +229,14 @@ pub fn text(name: &str, d: &Derivation) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{}{} — P = {}, M = {}, {} layers",
+        "{}{} — {}, {} layers",
         if name.is_empty() {
             String::new()
         } else {
             format!("{name}: ")
         },
         schedule_to_string(&schedule),
-        plan.ranks,
-        plan.microbatches,
+        plan.shape(),
         plan.layers.len()
     );
     if plan.placement.is_default() {

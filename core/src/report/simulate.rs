@@ -367,15 +367,14 @@ pub fn text(name: &str, sim: &Simulation) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{}{} — P = {}, M = {}",
+        "{}{} — {}",
         if name.is_empty() {
             String::new()
         } else {
             format!("{name}: ")
         },
         schedule_to_string(&schedule),
-        d.plan.ranks,
-        d.plan.microbatches
+        d.plan.shape()
     );
     let _ = writeln!(
         out,

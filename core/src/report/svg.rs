@@ -82,15 +82,14 @@ pub fn render(name: &str, sim: &Simulation) -> String {
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let schedule: Vec<_> = plan.regions.iter().map(|r| r.skeleton).collect();
     let title = format!(
-        "{}{} — P = {}, M = {}: makespan {}, bubble {:.1} %",
+        "{}{} — {}: makespan {}, bubble {:.1} %",
         if name.is_empty() {
             String::new()
         } else {
             format!("{name} · ")
         },
         schedule_to_string(&schedule),
-        p,
-        plan.microbatches,
+        plan.shape(),
         secs(sim.makespan_s),
         100.0 * sim.bubble_fraction
     );
