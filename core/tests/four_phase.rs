@@ -591,3 +591,41 @@ fn four_phase_orders_round_trip_through_the_pipeline_csv() {
     followed.orders = Some(read.orders);
     assert_eq!(sim(&followed).makespan_s, sim(&s).makespan_s);
 }
+
+#[test]
+fn every_rank_runs_one_order_and_a_per_position_warmup_deadlocks() {
+    // WaveK gives every rank the same sequence of (phase, microbatch).
+    let s = wavek(mlip(4), 4, 10, 3);
+    let d = mpipe::derive(&s).unwrap();
+    let shape = |r: usize| -> Vec<(Phase, usize)> {
+        d.order
+            .actions(r)
+            .iter()
+            .map(|a| (a.phase, usize::from(a.mb)))
+            .collect()
+    };
+    for r in 1..4 {
+        assert_eq!(shape(r), shape(0));
+    }
+    // 1F1B's own warmup, P − 1 − r forward blocks (FE, FF) before the first backward block
+    // (BF, BE), deadlocks with four phases: each block is a round trip.
+    let (p, m) = (3, 4);
+    let orders: Vec<Vec<String>> = (0..p)
+        .map(|r| {
+            let block =
+                |a: &str, b: &str, mb: usize| [format!("{r}{a}{mb}"), format!("{r}{b}{mb}")];
+            let warmup = (p - 1 - r).min(m);
+            let mut list: Vec<String> = (0..warmup).flat_map(|mb| block("FE", "FF", mb)).collect();
+            for mb in warmup..m {
+                list.extend(block("FE", "FF", mb));
+                list.extend(block("BF", "BE", mb - warmup));
+            }
+            list.extend((m - warmup..m).flat_map(|mb| block("BF", "BE", mb)));
+            list
+        })
+        .collect();
+    let mut hand = scenario(mlip(p), &[], &[ONE_F_ONE_B_2ND], p, m);
+    hand.orders = Some(orders);
+    let err = mpipe::derive(&hand).unwrap_err().to_string();
+    assert!(err.starts_with("rule `deadlock-free`"), "{err}");
+}
