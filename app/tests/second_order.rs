@@ -28,19 +28,12 @@ fn on_uma() -> Harness<'static, Studio> {
 #[test]
 fn the_wave_sweep_plots_k_and_applies_one_in_a_click() {
     let mut harness = on_uma();
-    common::run_analysis(
+    let w = common::run_analysis(
         &mut harness,
         "WaveK sweep (JanusPipe): throughput and memory against k",
         "Sweep k",
-        |s| s.wave_sweep.running.is_some(),
+        |s| &s.wave_sweep,
     );
-    let generation = harness.state().doc.generation();
-    let w = harness
-        .state()
-        .wave_sweep
-        .current(generation)
-        .cloned()
-        .unwrap();
     assert_eq!(
         w.points.iter().map(|p| p.k).collect::<Vec<_>>(),
         (1..=16).collect::<Vec<_>>()
@@ -72,19 +65,12 @@ fn the_wave_sweep_plots_k_and_applies_one_in_a_click() {
 #[test]
 fn gars_before_and_after_is_simulated_and_either_packing_applied() {
     let mut harness = on_uma();
-    common::run_analysis(
+    let c = common::run_analysis(
         &mut harness,
         "Graph packing (GARS): per-microbatch load before and after",
         "Compare packings",
-        |s| s.packing.running.is_some(),
+        |s| &s.packing,
     );
-    let generation = harness.state().doc.generation();
-    let c = harness
-        .state()
-        .packing
-        .current(generation)
-        .cloned()
-        .unwrap();
     assert_eq!(c.gars.factors.len(), 32);
     assert!(c.gars.makespan_s < c.sequential.makespan_s);
     harness.get_by_label("load per microbatch (edges over the mean microbatch's)");

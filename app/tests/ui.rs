@@ -736,19 +736,12 @@ fn the_three_designs_are_compared_on_a_worker_and_any_one_applied() {
     // The default sample (⟨transpose, 1f1b⟩): compare BigMac's three designs, then make the
     // scenario its nested design in one click, and undo it.
     let mut harness = harness();
-    common::run_analysis(
+    let c = common::run_analysis(
         &mut harness,
         "Three designs (BigMac): step time and memory against M",
         "Compare the designs",
-        |s| s.designs.running.is_some(),
+        |s| &s.designs,
     );
-    let generation = harness.state().doc.generation();
-    let c = harness
-        .state()
-        .designs
-        .current(generation)
-        .cloned()
-        .unwrap();
     assert_eq!(c.points.len(), 12);
     assert!(c.refused.is_empty());
     harness.get_by_label("step time (s) against M");

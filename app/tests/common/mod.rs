@@ -137,18 +137,20 @@ pub fn temp_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
-/// Opens the collapsed section `header`, clicks `button` and waits until `running` says the
-/// analysis it started is over.
-pub fn run_analysis(
+/// Opens the collapsed section `header`, clicks `button`, waits until the analysis `pick`
+/// selects is over and returns its result for the document on screen.
+pub fn run_analysis<T: Clone + Send + 'static>(
     harness: &mut Harness<'static, Studio>,
     header: &str,
     button: &str,
-    running: impl Fn(&Studio) -> bool,
-) {
+    pick: fn(&Studio) -> &mpipe_studio::state::analysis::Analysis<T>,
+) -> T {
     harness.get_by_label(header).click();
     harness.run();
     harness.get_by_label(button).click();
     harness.run();
-    wait(harness, |s| !running(s));
+    wait(harness, |s| pick(s).running.is_none());
     harness.run();
+    let generation = harness.state().doc.generation();
+    pick(harness.state()).current(generation).cloned().unwrap()
 }
