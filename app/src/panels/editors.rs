@@ -117,7 +117,10 @@ fn sizes_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
             let name = ui
                 .label("Wave size (k)")
                 .on_hover_text("WaveK runs microbatches in waves of k (default P); see the WaveK sweep below the chart");
-            let value = s.wave_k.unwrap_or(s.ranks);
+            // The file's value as it is; unset, the default k runs.
+            let value = s.wave_k.unwrap_or_else(|| {
+                mpipe::schedules::wavek::wave_size(None, s.ranks, s.microbatches)
+            });
             let (response, new) = number_ui(ui, value, 1..=4096, 0.1, name.id);
             if let Some(k) = new {
                 out.push(edit_of(&response, Edit::WaveK(Some(k))));
@@ -332,10 +335,7 @@ fn hardware_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
 fn model_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
     ui.label(RichText::new("Model").strong());
     // A second-order schedule reads the four phases' times instead of forward and backward.
-    let four_phase = s
-        .schedule
-        .iter()
-        .any(|k| k.schedule().ops() == mpipe::schedules::OpSet::FourPhase);
+    let four_phase = s.schedule.iter().any(|k| k.second_order());
     let time_heads: &[&str] = if four_phase {
         &["FE s", "FF s", "BF s", "BE s"]
     } else {

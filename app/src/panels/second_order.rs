@@ -6,7 +6,6 @@ use crate::command::Command;
 use crate::state::Studio;
 use egui::{Color32, RichText, Ui};
 use mpipe::report::simulate::{bytes, secs};
-use mpipe::schedules::OpSet;
 use mpipe::workload::gars::Packing;
 
 const SEQUENTIAL: Color32 = Color32::from_rgb(0xB0, 0xB0, 0xB0);
@@ -45,11 +44,7 @@ pub fn wave_sweep_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
     let Some(scenario) = studio.scenario() else {
         return;
     };
-    if !scenario
-        .schedule
-        .iter()
-        .any(|s| s.schedule().ops() == OpSet::FourPhase)
-    {
+    if !scenario.schedule.iter().any(|s| s.second_order()) {
         return;
     }
     egui::CollapsingHeader::new("WaveK sweep (JanusPipe): throughput and memory against k")
@@ -73,7 +68,13 @@ pub fn wave_sweep_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
                 return;
             };
             let current = (scenario.schedule.contains(&mpipe::schedules::WAVEK))
-                .then(|| scenario.wave_k.unwrap_or(scenario.ranks));
+                .then(|| {
+                    mpipe::schedules::wavek::wave_size(
+                        scenario.wave_k,
+                        scenario.ranks,
+                        scenario.microbatches,
+                    )
+                });
             match w.best_k.and_then(|k| w.points.iter().find(|p| p.k == k)) {
                 Some(best) => {
                     ui.label(

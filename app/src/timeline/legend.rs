@@ -111,7 +111,7 @@ pub fn legend_ui(ui: &mut Ui, scene: &Scene) {
         ui.spacing_mut().item_spacing.x = 14.0;
         for r in &scene.regions {
             let (phases, words): (&[Phase], &str) =
-                if r.skeleton.schedule().ops() == mpipe::schedules::OpSet::FourPhase {
+                if r.skeleton.second_order() {
                     (
                         &Phase::FOUR,
                         "energy forward FE, force forward FF light, force backward BF mid, energy backward BE dark",

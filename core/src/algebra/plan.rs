@@ -151,8 +151,9 @@ impl Plan {
             .as_ref()
             .filter(|w| w.skeleton == crate::schedules::WAVEK)
             .map(|_| {
-                let k = self.wave_k.unwrap_or(self.ranks);
-                format!(", k = {}", k.clamp(1, self.microbatches.max(1)))
+                let k =
+                    crate::schedules::wavek::wave_size(self.wave_k, self.ranks, self.microbatches);
+                format!(", k = {k}")
             })
             .unwrap_or_default();
         format!("P = {}, M = {}{k}", self.ranks, self.microbatches)

@@ -53,6 +53,11 @@ impl Skeleton {
         self.0.ops() == OpSet::SplitBackward
     }
 
+    /// Whether the schedule runs four phases per microbatch (FE, FF, BF, BE: second order).
+    pub fn second_order(self) -> bool {
+        self.0.ops() == OpSet::FourPhase
+    }
+
     /// Whether some of the schedule's backwards may be split (every one, or, in a mixed schedule
     /// such as DualPipeV, those its slots say).
     pub fn may_split_backward(self) -> bool {

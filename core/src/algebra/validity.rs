@@ -9,7 +9,7 @@ use crate::algebra::plan::{Plan, Region, RegionOwner, Wavefront};
 use crate::algebra::skeleton::{Layout, Skeleton, schedule_to_string};
 use crate::algebra::slab;
 use crate::scenario::Scenario;
-use crate::schedules::{OpSet, RunCtx};
+use crate::schedules::RunCtx;
 use crate::workload::WorkloadError;
 
 /// A rule of the algebra (or of the file's sizes) that a scenario breaks.
@@ -615,7 +615,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
 
 /// A second-order (four-phase) skeleton runs alone: every region of the schedule is one.
 fn check_four_phase(regions: &[Region]) -> Result<(), ValidityError> {
-    let four = |r: &&Region| r.skeleton.schedule().ops() == OpSet::FourPhase;
+    let four = |r: &&Region| r.skeleton.second_order();
     if let Some(first) = regions.iter().find(four)
         && let Some(other) = regions.iter().find(|r| !four(r))
     {

@@ -14,7 +14,7 @@ use crate::graph::deadlock::check_deadlock;
 use crate::graph::event::{Comm, EdgeKind, Event, Half, Phase, Seam, Step, StepParseError};
 use crate::graph::explicit::explicit_orders;
 use crate::graph::order::{Order, OrderError};
-use crate::schedules::{OpSet, RunCtx, Slot};
+use crate::schedules::{RunCtx, Slot};
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::FxHashMap;
 
@@ -395,7 +395,7 @@ pub fn build(
     let four_phase = plan
         .wavefront
         .as_ref()
-        .is_some_and(|w| w.skeleton.schedule().ops() == OpSet::FourPhase);
+        .is_some_and(|w| w.skeleton.second_order());
     // Per unit and microbatch: two compute events and two transfers (eight for four phases).
     let per_unit = if four_phase { 8 } else { 4 };
     let per_mb = per_unit * units + 1;

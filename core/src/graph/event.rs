@@ -69,11 +69,6 @@ impl Phase {
         )
     }
 
-    /// One of the four phases of a second-order schedule.
-    pub fn is_four_phase(self) -> bool {
-        Phase::FOUR.contains(&self)
-    }
-
     /// The phase's data flows from the first stage to the last (`F`, `FE`, `BF`); the others
     /// flow from the last to the first.
     pub fn flows_down(self) -> bool {

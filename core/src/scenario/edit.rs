@@ -226,7 +226,7 @@ impl Edit {
             Edit::WaveK(k) => {
                 if k.is_some() {
                     for skeleton in &mut s.schedule {
-                        if skeleton.schedule().ops() == crate::schedules::OpSet::FourPhase {
+                        if skeleton.second_order() {
                             *skeleton = crate::schedules::WAVEK;
                         }
                     }

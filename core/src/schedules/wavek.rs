@@ -63,15 +63,16 @@ impl Schedule for WaveK {
     }
 
     fn rank_slots(&self, ctx: &RunCtx, _position: usize) -> Vec<Slot> {
-        waves(ctx.microbatches, wave_size(ctx))
+        waves(
+            ctx.microbatches,
+            wave_size(ctx.wave_k, ctx.ranks, ctx.microbatches),
+        )
     }
 }
 
-/// The unit size `k` a context runs: `wave_k`, else `P`, within `1..=M`.
-pub fn wave_size(ctx: &RunCtx) -> usize {
-    ctx.wave_k
-        .unwrap_or(ctx.ranks)
-        .clamp(1, ctx.microbatches.max(1))
+/// The unit size `k` WaveK runs: `wave_k`, else `P`, within `1..=M`.
+pub fn wave_size(wave_k: Option<usize>, ranks: usize, microbatches: usize) -> usize {
+    wave_k.unwrap_or(ranks).clamp(1, microbatches.max(1))
 }
 
 /// Second-order schedules run over one Sharded region (the whole model, or the part of it the

@@ -237,39 +237,18 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
         return 0.0;
     };
     let hw = &plan.hardware;
+    // A compute event: its unit's layers in its phase.
+    if let (Some(action), Some(region), Some(rank), Some(mb)) =
+        (event.action(), event.region(), event.rank(), event.mb())
+    {
+        return compute_time(
+            plan,
+            unit_layers(plan, region.into(), rank),
+            mb,
+            action.phase,
+        );
+    }
     match *event {
-        Event::Fwd {
-            region, rank, mb, ..
-        } => compute_time(
-            plan,
-            unit_layers(plan, region.into(), rank.into()),
-            mb.into(),
-            Phase::Forward,
-        ),
-        Event::Bwd {
-            region,
-            rank,
-            mb,
-            half,
-            ..
-        } => compute_time(
-            plan,
-            unit_layers(plan, region.into(), rank.into()),
-            mb.into(),
-            half.phase(),
-        ),
-        Event::FourPhase {
-            region,
-            rank,
-            mb,
-            phase,
-            ..
-        } => compute_time(
-            plan,
-            unit_layers(plan, region.into(), rank.into()),
-            mb.into(),
-            phase,
-        ),
         Event::Coll {
             seam,
             mb,
@@ -296,7 +275,11 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
             reduce_members(plan, region.into()),
             param_bytes(plan, region.into(), rank.into()),
         ),
-        Event::Loss { .. } | Event::StepBarrier => 0.0,
+        Event::Fwd { .. }
+        | Event::Bwd { .. }
+        | Event::FourPhase { .. }
+        | Event::Loss { .. }
+        | Event::StepBarrier => 0.0,
     }
 }
 

@@ -39,6 +39,11 @@ impl Simulation {
     pub fn slack(&self) -> Vec<f64> {
         crate::sim::engine::slack(&self.derivation.order, &self.timeline)
     }
+
+    /// The highest rank's peak memory.
+    pub fn peak_memory_bytes(&self) -> f64 {
+        self.memory.iter().map(|c| c.peak_bytes).fold(0.0, f64::max)
+    }
 }
 
 /// Why a simulation has no result.

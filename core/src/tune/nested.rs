@@ -141,11 +141,7 @@ pub fn place(
         .graph
         .node_indices()
         .filter(|n| {
-            !nested.contains(n)
-                && matches!(
-                    order.graph.node_weight(*n),
-                    Some(Event::Fwd { .. } | Event::Bwd { .. })
-                )
+            !nested.contains(n) && order.graph.node_weight(*n).is_some_and(Event::is_compute)
         })
         .map(|n| n.index())
         .collect();
@@ -384,10 +380,8 @@ fn backbone_neighbours(
 /// its input from, what its backward feeds).
 fn anchors(order: &Order, items: &[Item]) -> FxHashMap<(Kind, usize), NodeIndex> {
     let backbone = |n: NodeIndex| {
-        matches!(
-            order.graph.node_weight(n),
-            Some(Event::Fwd { .. } | Event::Bwd { .. })
-        ) && !items.iter().any(|i| i.nodes.contains(&n))
+        order.graph.node_weight(n).is_some_and(Event::is_compute)
+            && !items.iter().any(|i| i.nodes.contains(&n))
     };
     let mut out = FxHashMap::default();
     for item in items {

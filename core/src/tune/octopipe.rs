@@ -121,17 +121,9 @@ struct Measured {
 }
 
 impl Measured {
-    fn peak(&self) -> f64 {
-        self.sim
-            .memory
-            .iter()
-            .map(|c| c.peak_bytes)
-            .fold(0.0, f64::max)
-    }
-
     /// Lower is better: first the bytes over the cap, then the step.
     fn key(&self, cap: Option<f64>) -> (f64, f64) {
-        let over = cap.map_or(0.0, |c| (self.peak() - c).max(0.0));
+        let over = cap.map_or(0.0, |c| (self.sim.peak_memory_bytes() - c).max(0.0));
         (over, self.sim.makespan_s)
     }
 }
@@ -347,7 +339,7 @@ pub fn tune(
     let cap = options.memory_cap;
     let (start_makespan_s, start_peak_bytes, start_bubble_fraction) = (
         current.sim.makespan_s,
-        current.peak(),
+        current.sim.peak_memory_bytes(),
         current.sim.bubble_fraction,
     );
     let mut spent: Vec<Phase> = Vec::new();
@@ -380,7 +372,7 @@ pub fn tune(
                 } else if new.0 > 0.0 {
                     format!(
                         "{change}: over the memory cap ({} at its peak)",
-                        bytes(m.peak())
+                        bytes(m.sim.peak_memory_bytes())
                     )
                 } else {
                     format!("{change}: no shorter ({})", secs(m.sim.makespan_s))
@@ -404,7 +396,7 @@ pub fn tune(
             change,
             taken,
             makespan_s: current.sim.makespan_s,
-            peak_bytes: current.peak(),
+            peak_bytes: current.sim.peak_memory_bytes(),
             bubbles: b,
         };
         let go_on = progress(&it);
@@ -416,7 +408,7 @@ pub fn tune(
     }
     Ok(Tuned {
         makespan_s: current.sim.makespan_s,
-        peak_bytes: current.peak(),
+        peak_bytes: current.sim.peak_memory_bytes(),
         bubble_fraction: current.sim.bubble_fraction,
         scenario: current.scenario,
         start_makespan_s,

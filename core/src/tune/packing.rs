@@ -116,14 +116,15 @@ pub fn compare_packings(
         let packed = graphs
             .pack_with(scenario.microbatches, packing)
             .map_err(|e| DeriveError::Invalid(e.into()))?;
+        let factors = packed.factors();
         Ok(PackingRun {
-            factors: packed.factors(),
-            imbalance: packed.imbalance(),
+            imbalance: factors.iter().copied().fold(0.0, f64::max),
+            factors,
             max_atoms: packed.max_atoms(),
             packed,
             makespan_s: sim.makespan_s,
             bubble_fraction: sim.bubble_fraction,
-            peak_memory_bytes: sim.memory.iter().map(|c| c.peak_bytes).fold(0.0, f64::max),
+            peak_memory_bytes: sim.peak_memory_bytes(),
         })
     };
     Ok(Some(PackingComparison {

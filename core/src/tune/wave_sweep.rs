@@ -4,7 +4,7 @@
 
 use crate::algebra::derive::DeriveError;
 use crate::scenario::Scenario;
-use crate::schedules::{OpSet, WAVEK};
+use crate::schedules::WAVEK;
 use crate::sim::engine::SimOptions;
 use crate::sim::run::simulate_scenario;
 use serde::Serialize;
@@ -57,12 +57,7 @@ pub enum SweepError {
 
 /// The scenario as `wavek` with unit size `k` (its one region's skeleton replaced).
 pub fn with_wave_k(scenario: &Scenario, k: usize) -> Result<Scenario, SweepError> {
-    if !scenario
-        .schedule
-        .iter()
-        .all(|s| s.schedule().ops() == OpSet::FourPhase)
-        || scenario.schedule.is_empty()
-    {
+    if !scenario.schedule.iter().all(|s| s.second_order()) || scenario.schedule.is_empty() {
         return Err(SweepError::NotSecondOrder(
             crate::algebra::skeleton::schedule_to_string(&scenario.schedule),
         ));
@@ -99,7 +94,7 @@ pub fn sweep(
             return Ok(None);
         }
         let sim = simulate_scenario(&with_wave_k(scenario, k)?, options)?;
-        let peak = sim.memory.iter().map(|c| c.peak_bytes).fold(0.0, f64::max);
+        let peak = sim.peak_memory_bytes();
         points.push(WavePoint {
             k,
             makespan_s: sim.makespan_s,
@@ -109,7 +104,7 @@ pub fn sweep(
             trailing: m % k,
         });
     }
-    let default_k = scenario.ranks.clamp(1, m.max(1));
+    let default_k = crate::schedules::wavek::wave_size(None, scenario.ranks, m);
     if let Some(base) = points
         .iter()
         .find(|p| p.k == default_k)

@@ -117,11 +117,6 @@ impl Packed {
     pub fn max_atoms(&self) -> u64 {
         self.microbatches.iter().map(|m| m.atoms).max().unwrap_or(0)
     }
-
-    /// Largest over mean edges: 1 is perfectly even.
-    pub fn imbalance(&self) -> f64 {
-        self.factors().into_iter().fold(0.0, f64::max)
-    }
 }
 
 fn check_exponent(e: f64) -> Result<f64, WorkloadError> {
