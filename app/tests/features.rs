@@ -11,19 +11,14 @@
 
 mod common;
 
-use common::{choose, click_at, edit, harness, harness_on, hover, timeline_point, type_into};
+use common::{
+    choose, click_at, edit, harness, harness_on, hover, on_sample, timeline_point, type_into,
+};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use mpipe::scenario::edit::Edit;
 use mpipe_studio::Studio;
 use mpipe_studio::command::Command;
-use mpipe_studio::samples::SAMPLES;
-
-fn on_sample(file: &str) -> Harness<'static, Studio> {
-    let mut studio = Studio::empty();
-    studio.open_sample(SAMPLES.iter().find(|s| s.file == file).unwrap());
-    harness_on(studio)
-}
 
 fn press(harness: &mut Harness<'static, Studio>, key: egui::Key) {
     harness.key_press(key);

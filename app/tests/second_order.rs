@@ -10,17 +10,13 @@
 
 mod common;
 
-use common::harness_on;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use mpipe::workload::gars::Packing;
 use mpipe_studio::Studio;
-use mpipe_studio::samples::SAMPLES;
 
 fn on_uma() -> Harness<'static, Studio> {
-    let mut studio = Studio::empty();
-    studio.open_sample(SAMPLES.iter().find(|s| s.file == "uma-1.2b.json").unwrap());
-    let mut harness = harness_on(studio);
+    let mut harness = common::on_sample("uma-1.2b.json");
     common::wait(&mut harness, |s| s.shown().is_some());
     harness
 }

@@ -13,6 +13,17 @@ pub fn harness_on(studio: Studio) -> Harness<'static, Studio> {
     sized(studio, egui::vec2(1500.0, 1000.0), 0.25)
 }
 
+/// The window on the embedded sample `file`.
+pub fn on_sample(file: &str) -> Harness<'static, Studio> {
+    let mut studio = Studio::empty();
+    let sample = mpipe_studio::samples::SAMPLES
+        .iter()
+        .find(|s| s.file == file)
+        .unwrap();
+    studio.open_sample(sample);
+    harness_on(studio)
+}
+
 /// The window on the default sample.
 pub fn harness() -> Harness<'static, Studio> {
     harness_on(Studio::default())
