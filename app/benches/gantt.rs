@@ -18,9 +18,9 @@ fn lanes() -> Vec<Vec<Span>> {
                     end: (i + 1) as f64 * 1e-3,
                     region: 1 + (i / 7) % 3,
                     phase: if (i + lane) % 2 == 0 {
-                        mpipe::graph::event::Phase::Backward
+                        mpipe::vocab::phase::Phase::Backward
                     } else {
-                        mpipe::graph::event::Phase::Forward
+                        mpipe::vocab::phase::Phase::Forward
                     },
                     stage: lane,
                     mb: i % 1024,

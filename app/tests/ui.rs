@@ -699,7 +699,7 @@ fn a_dualpipev_schedule_is_chosen_from_the_menu_and_its_pairs_drawn() {
     assert!(!shown.scene.default_placement);
     assert_eq!(
         shown.scene.lanes[0].stages,
-        [0, 7].map(mpipe::algebra::ids::Stage::new)
+        [0, 7].map(mpipe::vocab::ids::Stage::new)
     );
     harness.get_by_label("overlapped pair (F;B): one compute slot, the forward first");
     let d = mpipe::derive(harness.state().scenario().unwrap()).unwrap();

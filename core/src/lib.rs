@@ -22,6 +22,7 @@ pub mod schedules;
 pub mod sim;
 pub mod trace;
 pub mod tune;
+pub mod vocab;
 pub mod workload;
 
 pub use algebra::derive::{Derivation, DeriveError, derive};

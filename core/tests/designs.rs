@@ -10,9 +10,10 @@
 
 mod common;
 use common::{mpipe, scenario};
-use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::model::LayerSpec;
 use mpipe::schedules::{NESTED, ONE_F_ONE_B, TRANSPOSE};
 use mpipe::tune::designs::{Design, compare_designs, scenario_for};
+use mpipe::vocab::role::Role;
 
 /// A 4-layer encoder (`encoder_s` per layer forward) before an 8-layer backbone (1 s per layer
 /// forward), 4 ranks; every layer holds 1 GB of activation and 1 GB of parameters.

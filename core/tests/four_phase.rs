@@ -11,12 +11,14 @@
 mod common;
 
 use common::scenario;
-use mpipe::algebra::model::{LayerSpec, Role};
-use mpipe::graph::event::{Event, Phase};
+use mpipe::algebra::model::LayerSpec;
+use mpipe::graph::event::Event;
 use mpipe::scenario::Scenario;
 use mpipe::schedules::{ONE_F_ONE_B_2ND, TRANSPOSE, WAVEK};
 use mpipe::sim::engine::SimOptions;
 use mpipe::sim::run::{Simulation, simulate_scenario};
+use mpipe::vocab::phase::Phase;
+use mpipe::vocab::role::Role;
 use std::collections::HashMap;
 
 /// `layers` layers of a second-order model with the paper's phase order (FE < FF < BE < BF).

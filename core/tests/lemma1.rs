@@ -12,10 +12,12 @@ mod common;
 use common::{scenario, vit_llm};
 use mpipe::Derivation;
 use mpipe::algebra::gates::gates;
-use mpipe::algebra::ids::{Mb, Rank, RegionId, Stage};
 use mpipe::algebra::skeleton::Skeleton;
-use mpipe::graph::event::{Comm, Event, Phase};
+use mpipe::graph::event::Event;
 use mpipe::schedules::{GPIPE, ONE_F_ONE_B, TRANSPOSE};
+use mpipe::vocab::comm::Comm;
+use mpipe::vocab::ids::{Mb, Rank, RegionId, Stage};
+use mpipe::vocab::phase::Phase;
 use std::collections::HashMap;
 
 /// Events as a multiset keyed by a label that ignores node ids.
@@ -100,7 +102,7 @@ fn freezing_the_encoder_deletes_exactly_its_backward_scatter_and_reduce() {
                     rank: Rank::new(owner),
                     mb: Mb::new(mb),
                     stage: Stage::new(owner),
-                    half: mpipe::graph::event::Half::Whole,
+                    half: mpipe::vocab::phase::Half::Whole,
                 }
             ),
             1,
@@ -110,7 +112,7 @@ fn freezing_the_encoder_deletes_exactly_its_backward_scatter_and_reduce() {
                 "{:?}",
                 Event::Coll {
                     comm: Comm::Scatter,
-                    seam: mpipe::graph::event::Seam {
+                    seam: mpipe::vocab::comm::Seam {
                         from: RegionId::new(1),
                         to: RegionId::new(2)
                     },
@@ -129,7 +131,7 @@ fn freezing_the_encoder_deletes_exactly_its_backward_scatter_and_reduce() {
                 Event::DpReduce {
                     region: RegionId::new(1),
                     rank: Rank::new(rank),
-                    group: mpipe::graph::event::Group::ReplicaGroup
+                    group: mpipe::vocab::comm::Group::ReplicaGroup
                 }
             ),
             1,
@@ -169,7 +171,7 @@ fn gates_follow_trainability_for_every_mask_of_three_regions() {
             .map(|(i, &t)| {
                 let mut l = mpipe::algebra::model::LayerSpec::timed(
                     &format!("r{i}"),
-                    mpipe::algebra::model::Role::Backbone,
+                    mpipe::vocab::role::Role::Backbone,
                     4,
                     1.0,
                 );
@@ -242,7 +244,7 @@ fn a_frozen_prefix_runs_no_backward_but_passes_gradients_through_frozen_middles(
     for (name, t) in [("a", true), ("b", false), ("c", true)] {
         let mut l = mpipe::algebra::model::LayerSpec::timed(
             name,
-            mpipe::algebra::model::Role::Backbone,
+            mpipe::vocab::role::Role::Backbone,
             4,
             1.0,
         );

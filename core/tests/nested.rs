@@ -12,10 +12,11 @@
 mod common;
 use common::{scenario, vit_llm};
 use mpipe::Scenario;
-use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::model::LayerSpec;
 use mpipe::algebra::owner::OwnerSpec;
-use mpipe::graph::event::Phase;
 use mpipe::schedules::{NESTED, ONE_F_ONE_B, TRANSPOSE};
+use mpipe::vocab::phase::Phase;
+use mpipe::vocab::role::Role;
 
 const P: usize = 4;
 

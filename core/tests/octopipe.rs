@@ -10,9 +10,10 @@
 
 mod common;
 use common::mpipe;
-use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::model::LayerSpec;
 use mpipe::schedules::{ONE_F_ONE_B, ZB1P};
 use mpipe::tune::octopipe::{Phase, TuneOptions, tune};
+use mpipe::vocab::role::Role;
 
 /// Fig. 3: two stages, S₀ 2T and S₁ 4T for each of F, B and W (six 1T layers cut 2 | 4; the
 /// backward 2T a layer, half input and half weight), two microbatches, 1F1B; every layer holds

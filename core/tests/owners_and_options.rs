@@ -11,13 +11,14 @@ mod common;
 
 use common::scenario;
 use mpipe::Scenario;
-use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::model::LayerSpec;
 use mpipe::algebra::owner::OwnerSpec;
 use mpipe::scenario::Hardware;
 use mpipe::schedules::{GPIPE, ONE_F_ONE_B, TRANSPOSE};
 use mpipe::sim::engine::SimOptions;
 use mpipe::sim::run::simulate_scenario;
 use mpipe::tune::owners::derive_tuned;
+use mpipe::vocab::role::Role;
 use mpipe::workload::{Distribution, Workload};
 
 fn mpipe_with(owner: OwnerSpec, workload: Workload) -> Scenario {

@@ -10,10 +10,13 @@
 
 mod common;
 
-use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::model::LayerSpec;
 use mpipe::algebra::owner::OwnerSpec;
-use mpipe::algebra::skeleton::{Layout, Skeleton};
-use mpipe::graph::event::{Event, Phase};
+use mpipe::algebra::skeleton::Skeleton;
+use mpipe::graph::event::Event;
+use mpipe::vocab::layout::Layout;
+use mpipe::vocab::phase::Phase;
+use mpipe::vocab::role::Role;
 use mpipe::{Derivation, Scenario};
 use petgraph::Direction;
 use proptest::prelude::*;

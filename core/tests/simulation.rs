@@ -12,11 +12,12 @@ mod common;
 
 use common::scenario;
 use mpipe::Scenario;
-use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::model::LayerSpec;
 use mpipe::algebra::skeleton::Skeleton;
 use mpipe::schedules::{GPIPE, ONE_F_ONE_B, TRANSPOSE};
 use mpipe::sim::engine::SimOptions;
 use mpipe::sim::run::{Simulation, simulate_scenario};
+use mpipe::vocab::role::Role;
 
 const TF: f64 = 1.0;
 const TB: f64 = 2.0;

@@ -8,7 +8,7 @@
 mod common;
 
 use common::scenario;
-use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::model::LayerSpec;
 use mpipe::scenario::Hardware;
 use mpipe::schedules::{ONE_F_ONE_B, TRANSPOSE};
 use mpipe::sim::engine::SimOptions;
@@ -16,6 +16,7 @@ use mpipe::sim::explain::{Idle, Waited, at_time};
 use mpipe::sim::metrics::{Gap, GapKind};
 use mpipe::sim::run::{Simulation, simulate_scenario};
 use mpipe::sim::scene::Scene;
+use mpipe::vocab::role::Role;
 
 fn two_by_two(hardware: Option<Hardware>) -> Simulation {
     let mut s = scenario(
@@ -93,7 +94,7 @@ fn colours_follow_the_role_so_the_backbone_is_blue_in_every_sample() {
     assert_eq!(scene.regions[1].forward, backbone);
     assert_eq!(scene.regions[0].label(), "region 1 · encoder · transpose");
     assert_eq!(
-        scene.colour(2, mpipe::graph::event::Phase::Backward),
+        scene.colour(2, mpipe::vocab::phase::Phase::Backward),
         mpipe::report::palette::backward_shade(backbone)
     );
 }

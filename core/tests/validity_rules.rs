@@ -11,10 +11,11 @@ mod common;
 
 use common::{scenario, uniform, vit_llm};
 use mpipe::Scenario;
-use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::model::LayerSpec;
 use mpipe::algebra::owner::OwnerSpec;
 use mpipe::scenario::{Hardware, Workload};
 use mpipe::schedules::{GPIPE, ONE_F_ONE_B, TRANSPOSE};
+use mpipe::vocab::role::Role;
 
 fn error(s: &Scenario) -> (String, String, String) {
     let e = mpipe::derive(s).unwrap_err();

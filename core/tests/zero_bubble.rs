@@ -12,11 +12,13 @@ mod common;
 
 use common::{rank_actions, scenario, uniform};
 use mpipe::Scenario;
-use mpipe::algebra::model::{LayerSpec, Role};
-use mpipe::graph::event::{Event, Half};
+use mpipe::algebra::model::LayerSpec;
+use mpipe::graph::event::Event;
 use mpipe::schedules::{DUALPIPEV, ONE_F_ONE_B, TRANSPOSE, ZB1P, ZBV};
 use mpipe::sim::engine::SimOptions;
 use mpipe::sim::run::simulate_scenario;
+use mpipe::vocab::phase::Half;
+use mpipe::vocab::role::Role;
 
 fn makespan(s: &Scenario) -> f64 {
     simulate_scenario(s, SimOptions::default())
@@ -127,7 +129,7 @@ fn freezing_deletes_the_weight_halves_and_keeps_the_input_halves_that_are_gated_
         d.order
             .actions(r)
             .iter()
-            .filter(|a| a.phase == mpipe::graph::event::Phase::Forward)
+            .filter(|a| a.phase == mpipe::vocab::phase::Phase::Forward)
             .map(|a| a.to_string())
             .collect()
     };
@@ -348,7 +350,7 @@ fn freezing_a_v_schedule_deletes_exactly_its_weight_halves() {
                 .order
                 .actions(rank)
                 .iter()
-                .filter(|a| a.phase != mpipe::graph::event::Phase::Weight)
+                .filter(|a| a.phase != mpipe::vocab::phase::Phase::Weight)
                 .map(|a| a.to_string())
                 .collect();
             let got: Vec<String> = frozen

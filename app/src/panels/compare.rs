@@ -6,7 +6,8 @@ use super::stats::table_ui;
 use crate::command::Command;
 use crate::state::Studio;
 use egui::{RichText, Ui};
-use mpipe::report::simulate::{COMPARE_COLUMNS, compare_rows, secs};
+use mpipe::report::simulate::{COMPARE_COLUMNS, compare_rows};
+use mpipe::vocab::units::secs;
 
 /// Draws the comparison; returns what the user asked for.
 pub fn compare_ui(ui: &mut Ui, studio: &Studio) -> Vec<Command> {

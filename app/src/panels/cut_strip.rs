@@ -69,12 +69,12 @@ fn layer_name(s: &Scenario, layer: usize) -> Option<&str> {
 
 /// Every expanded layer's role, bounded by the model size `core` accepts, whatever the file
 /// says.
-fn layer_roles(s: &Scenario) -> Vec<mpipe::algebra::model::Role> {
+fn layer_roles(s: &Scenario) -> Vec<mpipe::vocab::role::Role> {
     s.model
         .layers
         .iter()
         .flat_map(|l| std::iter::repeat_n(l.role, l.count))
-        .take(mpipe::algebra::validity::MAX_LAYERS)
+        .take(mpipe::vocab::limits::MAX_LAYERS)
         .collect()
 }
 

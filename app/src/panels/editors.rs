@@ -10,11 +10,12 @@ use crate::state::Studio;
 use crate::timeline::rgb;
 use egui::{RichText, Ui};
 use mpipe::Scenario;
-use mpipe::algebra::model::Role;
 use mpipe::algebra::owner::OwnerSpec;
-use mpipe::algebra::skeleton::{Layout, Skeleton};
-use mpipe::graph::event::Phase;
+use mpipe::algebra::skeleton::Skeleton;
 use mpipe::scenario::edit::{Edit, region_layers};
+use mpipe::vocab::layout::Layout;
+use mpipe::vocab::phase::Phase;
+use mpipe::vocab::role::Role;
 
 /// At most `chars` characters of `text`, with an ellipsis when cut: a file's free text is shown,
 /// never laid out whole (a 50 MB description would cost the window gigabytes).
@@ -66,7 +67,7 @@ pub fn editors_ui(ui: &mut Ui, studio: &Studio) -> Vec<Command> {
         return out;
     };
     let shown = |text: &str, chars: usize| {
-        mpipe::report::derive::escape_controls(&shorten(text, chars)).into_owned()
+        mpipe::vocab::units::escape_controls(&shorten(text, chars)).into_owned()
     };
     ui.label(RichText::new(shown(&s.name, 200)).strong());
     if !s.description.is_empty() {

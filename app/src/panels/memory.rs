@@ -255,7 +255,7 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
         ui.label(
             egui::RichText::new(format!(
                 "device capacity {} is above the plot",
-                mpipe::report::simulate::bytes(c * unit)
+                mpipe::vocab::units::bytes(c * unit)
             ))
             .small(),
         );

@@ -5,7 +5,7 @@
 use crate::command::Command;
 use crate::state::Studio;
 use egui::{Color32, RichText, Ui};
-use mpipe::report::simulate::{bytes, secs};
+use mpipe::vocab::units::{bytes, secs};
 use mpipe::workload::gars::Packing;
 
 const SEQUENTIAL: Color32 = Color32::from_rgb(0xB0, 0xB0, 0xB0);

@@ -5,7 +5,7 @@
 use crate::command::Command;
 use crate::state::derived::Shown;
 use egui::{RichText, Ui};
-use mpipe::report::simulate::secs;
+use mpipe::vocab::units::secs;
 
 /// Draws the details of event `index` of `shown`; returns what the user asked for.
 pub fn selection_ui(ui: &mut Ui, shown: &Shown, index: usize) -> Vec<Command> {

@@ -3,8 +3,9 @@
 //! words. All numbers come from `core`.
 
 use egui::{RichText, Ui};
-use mpipe::report::simulate::{RANK_COLUMN_HELP, RANK_COLUMNS, rank_rows, secs};
+use mpipe::report::simulate::{RANK_COLUMN_HELP, RANK_COLUMNS, rank_rows};
 use mpipe::sim::run::Simulation;
+use mpipe::vocab::units::secs;
 
 /// The one-line summary above the timeline.
 pub fn summary(sim: &Simulation) -> String {

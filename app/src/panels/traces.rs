@@ -9,9 +9,9 @@ use crate::state::Studio;
 use crate::state::derived::Shown;
 use crate::timeline::measured::measured_chart;
 use egui::{Color32, RichText};
-use mpipe::report::simulate::secs;
 use mpipe::trace::align::AlignMethod;
 use mpipe::trace::report::CompareTraceReport;
+use mpipe::vocab::units::secs;
 
 const RED: Color32 = Color32::from_rgb(0xE0, 0x50, 0x50);
 

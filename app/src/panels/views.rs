@@ -10,8 +10,8 @@ use crate::state::view::LANE_HEIGHTS;
 use crate::timeline::{ChartInput, chart_ui, legend};
 use egui::{Color32, RichText, Ui};
 use mpipe::algebra::validity::ValidityError;
-use mpipe::report::simulate::secs;
 use mpipe::scenario::edit::Edit;
+use mpipe::vocab::units::secs;
 
 const RED: Color32 = Color32::from_rgb(0xE0, 0x50, 0x50);
 
@@ -255,7 +255,7 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
         ui.label(
             RichText::new(format!(
                 "Current: {}",
-                mpipe::report::derive::escape_controls(&name)
+                mpipe::vocab::units::escape_controls(&name)
             ))
             .strong(),
         );

@@ -103,7 +103,7 @@ impl Shown {
             .scene
             .region(e.region)
             .map_or(String::new(), |r| r.label());
-        let secs = mpipe::report::simulate::secs;
+        let secs = mpipe::vocab::units::secs;
         Some([
             format!(
                 "{} {} of microbatch {}",
@@ -172,7 +172,7 @@ fn derive(
                 _ => None,
             };
             Some(Err(Failed {
-                message: mpipe::report::derive::escape_controls(&message).into_owned(),
+                message: mpipe::vocab::units::escape_controls(&message).into_owned(),
                 deadlock,
             }))
         }
@@ -183,7 +183,7 @@ fn derive(
 /// the next) and the reordering proposed to remove it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Deadlock {
-    pub cycle: Vec<(usize, mpipe::graph::event::Action)>,
+    pub cycle: Vec<(usize, mpipe::vocab::action::Action)>,
     pub fix: mpipe::graph::order::Fix,
 }
 

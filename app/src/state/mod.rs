@@ -192,7 +192,7 @@ impl Studio {
     /// Reports a file operation that worked.
     pub fn inform(&mut self, text: String) {
         self.notice = Some(Notice {
-            text: mpipe::report::derive::escape_controls(&text).into_owned(),
+            text: mpipe::vocab::units::escape_controls(&text).into_owned(),
             is_error: false,
         });
     }
@@ -201,7 +201,7 @@ impl Studio {
     /// Control characters from the file are written out, never drawn.
     pub fn fail(&mut self, text: String) {
         self.notice = Some(Notice {
-            text: mpipe::report::derive::escape_controls(&text).into_owned(),
+            text: mpipe::vocab::units::escape_controls(&text).into_owned(),
             is_error: true,
         });
     }
@@ -477,10 +477,7 @@ impl Studio {
         let letter = char::from(b'A' + (self.baselines.len() % 26) as u8);
         let name = crate::panels::editors::shorten(&shown.name, 120);
         self.baselines.push(Baseline {
-            name: format!(
-                "{letter}: {}",
-                mpipe::report::derive::escape_controls(&name)
-            ),
+            name: format!("{letter}: {}", mpipe::vocab::units::escape_controls(&name)),
             shown,
         });
     }
@@ -738,7 +735,7 @@ impl Studio {
         };
         let d = &shown.sim.derivation;
         // When each of the rank's actions starts.
-        let start: std::collections::HashMap<mpipe::graph::event::Action, f64> = shown
+        let start: std::collections::HashMap<mpipe::vocab::action::Action, f64> = shown
             .scene
             .events
             .iter()
@@ -761,7 +758,7 @@ impl Studio {
             };
             let mut list: Vec<_> = steps.clone();
             let step = list.remove(from);
-            let at_of = |s: &mpipe::graph::event::Step| {
+            let at_of = |s: &mpipe::vocab::action::Step| {
                 s.actions()
                     .next()
                     .and_then(|a| start.get(&a).copied())
@@ -802,8 +799,8 @@ impl Studio {
         let s = t.scenario.clone();
         let message = format!(
             "the scenario is now the tuned pipeline ({} → {})",
-            mpipe::report::simulate::secs(t.start_makespan_s),
-            mpipe::report::simulate::secs(t.makespan_s)
+            mpipe::vocab::units::secs(t.start_makespan_s),
+            mpipe::vocab::units::secs(t.makespan_s)
         );
         self.edit(&Edit::Replace(Box::new(s)), None);
         self.inform(message);
@@ -826,8 +823,8 @@ impl Studio {
                 self.inform(format!(
                     "tuned{}: {} → {} in {} iterations",
                     if t.stopped { " (stopped)" } else { "" },
-                    mpipe::report::simulate::secs(t.start_makespan_s),
-                    mpipe::report::simulate::secs(t.makespan_s),
+                    mpipe::vocab::units::secs(t.start_makespan_s),
+                    mpipe::vocab::units::secs(t.makespan_s),
                     t.iterations.len()
                 ));
                 self.tuner.result = Some((generation, t));

@@ -183,7 +183,7 @@ impl Traces {
             }
             Err(e) => {
                 self.rules_error =
-                    Some(mpipe::report::derive::escape_controls(&e.to_string()).into_owned())
+                    Some(mpipe::vocab::units::escape_controls(&e.to_string()).into_owned())
             }
         }
     }

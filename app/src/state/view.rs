@@ -4,8 +4,8 @@
 //! simulation on screen, so it can never point into a previous one.
 
 use super::derived::Shown;
-use mpipe::graph::event::Action;
 use mpipe::sim::search::Query;
+use mpipe::vocab::action::Action;
 
 /// The selected event: where it was selected, and what it is, so that it is found again in the
 /// next simulation of an edited scenario (by rank and action) or dropped when it is gone.

@@ -3,8 +3,8 @@
 //! drawable items clipped to the plot, lane placement, and hit testing. No egui here, so all of
 //! it is unit-tested with one time unit = one pixel.
 
-use mpipe::graph::event::Phase;
 pub use mpipe::report::simulate::PairHalf;
+use mpipe::vocab::phase::Phase;
 
 /// A visible time range `[t0, t1]` mapped onto `[x0, x0 + width]` pixels.
 #[derive(Debug, Clone, Copy, PartialEq)]

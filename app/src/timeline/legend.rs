@@ -5,9 +5,9 @@
 
 use super::rgb;
 use egui::{Color32, Rect, Sense, Stroke, StrokeKind, Ui, Vec2};
-use mpipe::graph::event::Phase;
 use mpipe::report::palette;
 use mpipe::sim::scene::Scene;
+use mpipe::vocab::phase::Phase;
 
 /// What a swatch shows.
 #[derive(Debug, Clone)]

@@ -9,8 +9,8 @@ use super::geometry::TimeView;
 use super::{LABEL_W, axis, predicted, rgb};
 use crate::state::derived::Shown;
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
-use mpipe::report::simulate::secs;
 use mpipe::trace::compare::MeasuredBlock;
+use mpipe::vocab::units::secs;
 
 const ROW: f32 = 16.0;
 const PAIR_GAP: f32 = 10.0;

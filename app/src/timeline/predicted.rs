@@ -13,8 +13,8 @@ use super::{LABEL_W, axis, rgb, wheel_factor};
 use crate::state::derived::Shown;
 use egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use mpipe::report::palette;
-use mpipe::report::simulate::secs;
 use mpipe::sim::metrics::GapKind;
+use mpipe::vocab::units::secs;
 
 /// Height of the transfer lane under each rank.
 const COMM: f32 = 6.0;
@@ -46,7 +46,7 @@ pub struct ChartInput<'a> {
     pub id_salt: &'a str,
     /// A deadlocking order's wait-for cycle (rank and action, each waiting for the next), drawn
     /// over the events of the same names.
-    pub cycle: &'a [(usize, mpipe::graph::event::Action)],
+    pub cycle: &'a [(usize, mpipe::vocab::action::Action)],
 }
 
 /// What the user did to a chart this frame.
@@ -408,7 +408,7 @@ impl Paint<'_> {
 
     /// A deadlock's wait-for cycle: each of its events outlined, and an arrow from each to the
     /// one it waits for (closing back to the first), in the error colour and never faded.
-    fn cycle(&self, ui: &egui::Ui, cycle: &[(usize, mpipe::graph::event::Action)]) {
+    fn cycle(&self, ui: &egui::Ui, cycle: &[(usize, mpipe::vocab::action::Action)]) {
         if cycle.is_empty() {
             return;
         }
@@ -419,7 +419,7 @@ impl Paint<'_> {
             .with(("deadlock cycle", self.shown.generation, cycle));
         let found: Option<std::sync::Arc<Vec<usize>>> = ui.data(|d| d.get_temp(key));
         let found = found.unwrap_or_else(|| {
-            let wanted: std::collections::HashMap<(usize, mpipe::graph::event::Action), usize> =
+            let wanted: std::collections::HashMap<(usize, mpipe::vocab::action::Action), usize> =
                 cycle.iter().enumerate().map(|(i, &k)| (k, i)).collect();
             let mut at = vec![usize::MAX; cycle.len()];
             for (index, e) in scene.events.iter().enumerate() {

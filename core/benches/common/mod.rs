@@ -2,9 +2,10 @@
 
 #![allow(clippy::expect_used)] // a benchmark scenario that does not derive is a bug in the benchmark
 
-use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::model::LayerSpec;
 use mpipe::scenario::{FORMAT, ModelSpec, Scenario};
 use mpipe::sim::engine::SimOptions;
+use mpipe::vocab::role::Role;
 
 /// ⟨transpose, 1f1b, …⟩: a replicated encoder and `v` Sharded backbone regions over `p` ranks.
 pub fn scenario(p: usize, m: usize, v: usize, transpose: bool) -> Scenario {

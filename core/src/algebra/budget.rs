@@ -3,9 +3,9 @@
 //! passes finishes: the estimate bounds the peak measured around derive + simulate (a test keeps
 //! it between one and three times the measured peak).
 
-use crate::algebra::skeleton::Layout;
 use crate::scenario::Scenario;
-use crate::schedules::OpSet;
+use crate::vocab::layout::Layout;
+use crate::vocab::phase::OpSet;
 
 /// Heap bytes per event of the order graph for derive + simulate: the graph and its flat
 /// adjacency, the per-rank orders, durations, the timeline (and the encoder-free one), slack,

@@ -2,8 +2,8 @@
 //! computed once by `derive`, and the order graph is built from them.
 
 use crate::algebra::plan::Plan;
-use crate::algebra::skeleton::Layout;
-use crate::graph::event::{Comm, Group, Seam};
+use crate::vocab::comm::{Comm, Group, Seam};
+use crate::vocab::layout::Layout;
 use serde::Serialize;
 
 /// Forward and backward collective across a seam of two layouts; `None` for Replicated → Replicated,

@@ -8,7 +8,6 @@ pub mod collectives;
 pub mod derive;
 pub mod finite;
 pub mod gates;
-pub mod ids;
 pub mod model;
 pub mod owner;
 pub mod placement;

@@ -1,38 +1,7 @@
 //! The model `U = ⟨u1..uL⟩`: an ordered list of layers with their roles, trainable bits and costs.
 
+use crate::vocab::role::Role;
 use serde::{Deserialize, Serialize};
-
-/// What a layer is for. The algebra never reads the role; the UI and the workload model do.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    Encoder,
-    Projector,
-    Backbone,
-    Generator,
-    #[default]
-    Other,
-}
-
-impl Role {
-    pub const ALL: [Role; 5] = [
-        Role::Encoder,
-        Role::Projector,
-        Role::Backbone,
-        Role::Generator,
-        Role::Other,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Role::Encoder => "encoder",
-            Role::Projector => "projector",
-            Role::Backbone => "backbone",
-            Role::Generator => "generator",
-            Role::Other => "other",
-        }
-    }
-}
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
@@ -164,7 +133,7 @@ pub struct Layer {
     pub activation_input_share: f64,
     /// Explicit seconds of `FE`, `FF`, `BF`, `BE` (in [`Phase::FOUR`]'s order) where given.
     ///
-    /// [`Phase::FOUR`]: crate::graph::event::Phase::FOUR
+    /// [`Phase::FOUR`]: crate::vocab::phase::Phase::FOUR
     pub four_phase_s: [Option<f64>; 4],
     /// What `FF` saves for `BF`, per microbatch.
     pub force_activation_bytes: f64,

@@ -2,11 +2,12 @@
 //! trainable bit and owner (`ByLayer` slabs or the `ByMicrobatch` map).
 
 use crate::algebra::gates::Gates;
-use crate::algebra::ids::Stage;
 use crate::algebra::model::Layer;
 use crate::algebra::placement::Placement;
-use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::algebra::skeleton::Skeleton;
 use crate::scenario::Hardware;
+use crate::vocab::ids::Stage;
+use crate::vocab::layout::Layout;
 use std::ops::Range;
 
 /// One region `Π_j` (numbered from 1).

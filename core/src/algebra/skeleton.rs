@@ -2,7 +2,9 @@
 //! registry ([`crate::schedules::REGISTRY`]), and the one property the algebra reads off every
 //! skeleton: its layout.
 
-use crate::schedules::{OpSet, REGISTRY, Schedule};
+use crate::schedules::{REGISTRY, Schedule};
+use crate::vocab::layout::Layout;
+use crate::vocab::phase::OpSet;
 use serde::de::{self, EnumAccess, VariantAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
@@ -11,13 +13,6 @@ use std::hash::{Hash, Hasher};
 /// How one region's work is ordered: a schedule of the registry, written by its name.
 #[derive(Clone, Copy)]
 pub struct Skeleton(&'static dyn Schedule);
-
-/// Where a region's work runs: split by layer over the ranks, or whole on every rank.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Layout {
-    Sharded,
-    Replicated,
-}
 
 impl Skeleton {
     /// The skeleton of `schedule` (each schedule file defines its constant with this).
@@ -131,15 +126,6 @@ impl<'de> Deserialize<'de> for Skeleton {
             }
         }
         deserializer.deserialize_enum("Skeleton", &[], Named)
-    }
-}
-
-impl fmt::Display for Layout {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Layout::Sharded => "Sharded",
-            Layout::Replicated => "Replicated",
-        })
     }
 }
 

@@ -6,10 +6,12 @@ use crate::algebra::model::{Layer, LayerError};
 use crate::algebra::owner::OwnerSpec;
 use crate::algebra::placement::{Placement, PlacementError, PlacementSpec};
 use crate::algebra::plan::{Plan, Region, RegionOwner, Wavefront};
-use crate::algebra::skeleton::{Layout, Skeleton, schedule_to_string};
+use crate::algebra::skeleton::{Skeleton, schedule_to_string};
 use crate::algebra::slab;
 use crate::scenario::Scenario;
 use crate::schedules::RunCtx;
+use crate::vocab::layout::Layout;
+use crate::vocab::limits::{MAX_LAYERS, MAX_MICROBATCHES, MAX_RANKS, MAX_SLOTS};
 use crate::workload::WorkloadError;
 
 /// A rule of the algebra (or of the file's sizes) that a scenario breaks.
@@ -402,14 +404,6 @@ fn expand_layers(scenario: &Scenario) -> Result<Vec<Layer>, ValidityError> {
     }
     Ok(layers)
 }
-
-/// The largest sizes a scenario may ask for, so that no file can make `derive` allocate without
-/// bound: ranks, microbatches, data-parallel size, layers after `count` expansion, and the
-/// number of (region, rank, microbatch) slots of the order graph.
-pub const MAX_RANKS: usize = 1 << 16;
-pub const MAX_MICROBATCHES: usize = 1 << 20;
-pub const MAX_LAYERS: usize = 1 << 20;
-pub const MAX_SLOTS: usize = 1 << 26;
 
 fn check_limits(scenario: &Scenario) -> Result<(), ValidityError> {
     let too_large = |field, value, max| ValidityError::TooLarge { field, value, max };

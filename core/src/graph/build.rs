@@ -7,14 +7,17 @@
 use crate::algebra::collectives::Collectives;
 use crate::algebra::gates::Gates;
 use crate::algebra::plan::{Plan, Wavefront};
-use crate::algebra::skeleton::Layout;
 use crate::graph::adjacency::Adjacency;
 use crate::graph::compose::transpose::merged_orders;
 use crate::graph::deadlock::check_deadlock;
-use crate::graph::event::{Comm, EdgeKind, Event, Half, Phase, Seam, Step, StepParseError};
+use crate::graph::event::{EdgeKind, Event};
 use crate::graph::explicit::explicit_orders;
 use crate::graph::order::{Order, OrderError};
 use crate::schedules::{RunCtx, Slot};
+use crate::vocab::action::{Step, StepParseError};
+use crate::vocab::comm::{Comm, Seam};
+use crate::vocab::layout::Layout;
+use crate::vocab::phase::{Half, Phase};
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::FxHashMap;
 

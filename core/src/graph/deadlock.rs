@@ -283,8 +283,8 @@ impl<'a> Repair<'a> {
     fn step_text(&self, v: NodeIndex) -> String {
         let action = |n: NodeIndex| self.g.node_weight(n).and_then(Event::action);
         let step = match (action(v), self.pair_of.get(&v).and_then(|&b| action(b))) {
-            (Some(a), Some(b)) => Some(crate::graph::event::Step::Overlap(a, b)),
-            (Some(a), None) => Some(crate::graph::event::Step::One(a)),
+            (Some(a), Some(b)) => Some(crate::vocab::action::Step::Overlap(a, b)),
+            (Some(a), None) => Some(crate::vocab::action::Step::One(a)),
             _ => None,
         };
         step.map(|s| s.to_string()).unwrap_or_default()

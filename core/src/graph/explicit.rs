@@ -3,8 +3,8 @@
 //! error at its `orders[r][i]`. Any backward may be written whole (`B`) or as its two halves.
 
 use crate::graph::build::Builder;
-use crate::graph::event::{Action, Step, StepParseError};
 use crate::graph::order::OrderError;
+use crate::vocab::action::{Action, Step, StepParseError};
 use petgraph::graph::NodeIndex;
 
 /// Per-rank compute orders and the overlapped pairs among them.

@@ -3,7 +3,8 @@
 //! checks it.
 
 use crate::graph::adjacency::Adjacency;
-use crate::graph::event::{Action, EdgeKind, Event, Step};
+use crate::graph::event::{EdgeKind, Event};
+use crate::vocab::action::{Action, Step};
 use petgraph::graph::{DiGraph, NodeIndex};
 
 /// Why an order cannot be built.

@@ -4,8 +4,10 @@ use crate::algebra::collectives::Collectives;
 use crate::algebra::derive::Derivation;
 use crate::algebra::gates::Gates;
 use crate::algebra::plan::RegionOwner;
-use crate::algebra::skeleton::{Layout, Skeleton, schedule_to_string};
-use crate::graph::event::{Action, EdgeKind, Event, Step};
+use crate::algebra::skeleton::{Skeleton, schedule_to_string};
+use crate::graph::event::{EdgeKind, Event};
+use crate::vocab::action::{Action, Step};
+use crate::vocab::layout::Layout;
 use petgraph::visit::EdgeRef;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -50,7 +52,7 @@ pub struct RegionPlacement {
     pub gates: Gates,
     pub owner: OwnerReport,
     /// Stage indices `rank + (region − 1)·P` of the ranks that run work of this region.
-    pub stages: Vec<crate::algebra::ids::Stage>,
+    pub stages: Vec<crate::vocab::ids::Stage>,
 }
 
 /// `{"by_layer": [[first, end], ...]}` (per rank) or `{"by_microbatch": [rank, ...]}` (per microbatch).
@@ -312,37 +314,4 @@ pub fn text(name: &str, d: &Derivation) -> String {
         d.order.graph.edge_count()
     );
     out
-}
-
-/// `text` with its control characters (terminal escapes, NUL, DEL, …) written out as `\u{1b}`,
-/// so that a name read from a file cannot drive a terminal or garble the app; newlines and tabs
-/// stay as they are.
-pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
-    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if !text.chars().any(bad) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if bad(c) {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-#[cfg(test)]
-mod escape_tests {
-    use super::*;
-
-    #[test]
-    fn control_characters_are_written_out() {
-        assert_eq!(escape_controls("1f1b"), "1f1b");
-        assert_eq!(
-            escape_controls("\u{1b}[31mred\u{1b}[0m\tok\n\u{7}"),
-            "\\u{1b}[31mred\\u{1b}[0m\tok\n\\u{7}"
-        );
-    }
 }

@@ -4,7 +4,7 @@
 //! Forward is the hue, backward a darker shade of it. Plus the marks for warmup windows, spill,
 //! idle time and transfers, and one hue per rank for the memory curves.
 
-use crate::algebra::model::Role;
+use crate::vocab::role::Role;
 
 /// An sRGB colour.
 pub type Rgb = (u8, u8, u8);

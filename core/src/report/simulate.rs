@@ -2,10 +2,14 @@
 //! readable tables.
 
 use crate::algebra::skeleton::{Skeleton, schedule_to_string};
-use crate::graph::event::{Action, Comm, Event, Phase, Seam};
+use crate::graph::event::Event;
 use crate::sim::memory::MemoryCurve;
 use crate::sim::metrics::RankMetrics;
 use crate::sim::run::Simulation;
+use crate::vocab::action::Action;
+use crate::vocab::comm::{Comm, Seam};
+use crate::vocab::phase::Phase;
+use crate::vocab::units::{bytes, secs};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -235,29 +239,6 @@ impl SimulateReport {
                 .filter_map(|&n| d.order.graph.node_weight(n).map(|e| e.label()))
                 .collect(),
         }
-    }
-}
-
-/// Seconds with a sensible number of digits and their unit: `74.039 s`, `27.000 ms`, `0 s`.
-pub fn secs(t: f64) -> String {
-    if t == 0.0 {
-        "0 s".into()
-    } else if t.abs() >= 100.0 {
-        format!("{t:.1} s")
-    } else if t.abs() >= 1.0 {
-        format!("{t:.3} s")
-    } else {
-        format!("{:.3} ms", t * 1e3)
-    }
-}
-
-/// Bytes in GB/MB/kB.
-pub fn bytes(b: f64) -> String {
-    match b {
-        b if b >= 1e9 => format!("{:.2} GB", b / 1e9),
-        b if b >= 1e6 => format!("{:.1} MB", b / 1e6),
-        b if b >= 1e3 => format!("{:.1} kB", b / 1e3),
-        b => format!("{b:.0} B"),
     }
 }
 

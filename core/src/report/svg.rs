@@ -5,9 +5,10 @@
 
 use crate::algebra::skeleton::schedule_to_string;
 use crate::report::palette::{self, hex};
-use crate::report::simulate::{PairHalf, secs};
+use crate::report::simulate::PairHalf;
 use crate::sim::run::Simulation;
 use crate::sim::scene::Scene;
+use crate::vocab::units::secs;
 use std::fmt::Write as _;
 
 const WIDTH: f64 = 1200.0;

@@ -7,9 +7,10 @@
 //! Gantt chart shows those.
 
 use crate::algebra::derive::Derivation;
-use crate::algebra::model::Role;
-use crate::graph::event::{Event, Phase};
+use crate::graph::event::Event;
 use crate::sim::engine::{SimOptions, simulate};
+use crate::vocab::phase::Phase;
+use crate::vocab::role::Role;
 use serde::Serialize;
 use std::fmt::Write as _;
 

@@ -4,10 +4,10 @@
 //! a value the user did not edit is never rewritten (a loaded `fwd_s: 1e308` stays 1e308).
 //! Edits do not validate: an edit may make the scenario invalid, which `derive` then says.
 
-use crate::algebra::model::Role;
 use crate::algebra::owner::OwnerSpec;
 use crate::algebra::skeleton::Skeleton;
 use crate::scenario::{Hardware, Scenario};
+use crate::vocab::role::Role;
 
 /// One change to a scenario.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,7 +94,7 @@ pub enum Edit {
     /// A second-order phase's time (`fe_s`, `ff_s`, `bf_s` or `be_s`; other phases: nothing).
     LayerPhase {
         layer: usize,
-        phase: crate::graph::event::Phase,
+        phase: crate::vocab::phase::Phase,
         seconds: f64,
     },
     /// WaveK's unit size (`None`: the default, `P`); a second-order schedule given a `k` runs
@@ -211,7 +211,7 @@ impl Edit {
                 phase,
                 seconds,
             } => {
-                use crate::graph::event::Phase;
+                use crate::vocab::phase::Phase;
                 if let Some(l) = s.model.layers.get_mut(*layer) {
                     let field = match phase {
                         Phase::EnergyForward => &mut l.fe_s,
@@ -352,7 +352,7 @@ pub fn stage_counts(s: &Scenario, region: usize) -> Vec<usize> {
         let layers = region_layers(s, region).map_or(0, |r| r.len());
         crate::algebra::slab::balanced_counts(
             layers,
-            s.ranks.clamp(1, crate::algebra::validity::MAX_RANKS),
+            s.ranks.clamp(1, crate::vocab::limits::MAX_RANKS),
         )
     })
 }

@@ -12,8 +12,8 @@
 //! reads it as it is.
 
 use crate::algebra::derive::Derivation;
-use crate::graph::event::Step;
 use crate::scenario::ScenarioError;
+use crate::vocab::action::Step;
 use std::io::Write;
 
 /// The communication and runtime actions of PyTorch's `compute_comms` format, which reading

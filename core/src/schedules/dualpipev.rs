@@ -13,10 +13,12 @@
 //! times a pending `W` and a backward of chunk 0; the pending `W`s last, oldest first.
 
 use crate::algebra::placement::PlacementSpec;
-use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::algebra::skeleton::Skeleton;
 use crate::algebra::validity::ValidityError;
 use crate::schedules::zbv::two_chunks;
-use crate::schedules::{OpSet, RunCtx, Schedule, Slot, take};
+use crate::schedules::{RunCtx, Schedule, Slot, take};
+use crate::vocab::layout::Layout;
+use crate::vocab::phase::OpSet;
 use std::collections::VecDeque;
 
 /// `dualpipev`.

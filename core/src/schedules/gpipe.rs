@@ -1,7 +1,8 @@
 //! GPipe: all forwards, then all backwards.
 
-use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::algebra::skeleton::Skeleton;
 use crate::schedules::{RunCtx, Schedule, Slot};
+use crate::vocab::layout::Layout;
 
 /// `gpipe`.
 #[derive(Debug)]

@@ -28,11 +28,13 @@ pub use wavek::WAVEK;
 pub use zb1p::ZB1P;
 pub use zbv::ZBV;
 
-use crate::algebra::ids::{Chunk, Mb};
 use crate::algebra::placement::PlacementSpec;
-use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::algebra::skeleton::Skeleton;
 use crate::algebra::validity::ValidityError;
-use crate::graph::event::Phase;
+use crate::vocab::ids::{Chunk, Mb};
+use crate::vocab::layout::Layout;
+use crate::vocab::phase::OpSet;
+use crate::vocab::phase::Phase;
 
 /// Every skeleton a scenario may name, in the order the app lists them.
 pub static REGISTRY: &[Skeleton] = &[
@@ -161,22 +163,6 @@ impl Rotation {
     pub(crate) fn backward_chunk(&self, step: usize) -> usize {
         self.chunks - 1 - ((step - self.warmup) / self.per_round) % self.chunks
     }
-}
-
-/// The compute events a schedule runs per stage and microbatch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpSet {
-    /// `F` and a whole backward `B`.
-    ForwardBackward,
-    /// `F`, and the backward split into its input half `I` (on the gradient chain) and its
-    /// weight half `W` (free of cross-rank dependencies).
-    SplitBackward,
-    /// `F`, and per stage and microbatch either a whole `B` or the halves `I` and `W`, as the
-    /// slots say; a forward and a backward may run overlapped as one slot (DualPipeV).
-    Mixed,
-    /// A second-order microbatch's four phases per stage, FE → FF → BF → BE: FE and BF flow
-    /// from the first stage to the last, FF and BE from the last to the first (JanusPipe).
-    FourPhase,
 }
 
 /// A schedule: one skeleton of the algebra.

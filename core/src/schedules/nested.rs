@@ -5,8 +5,9 @@
 //! composition policy ([`crate::graph::compose::nested`]) places its work in the backbone's
 //! order.
 
-use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::algebra::skeleton::Skeleton;
 use crate::schedules::{RunCtx, Schedule, Slot};
+use crate::vocab::layout::Layout;
 
 /// `nested`.
 #[derive(Debug)]

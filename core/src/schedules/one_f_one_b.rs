@@ -1,9 +1,10 @@
 //! 1F1B: with one chunk per rank, Megatron-LM's and PyTorch's `Schedule1F1B`; with `v > 1`
 //! chunks (⟨1f1b × v⟩), PyTorch's `ScheduleInterleaved1F1B`.
 
-use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::algebra::skeleton::Skeleton;
 use crate::algebra::validity::ValidityError;
 use crate::schedules::{Rotation, RunCtx, Schedule, Slot, take};
+use crate::vocab::layout::Layout;
 
 /// `1f1b`.
 #[derive(Debug)]

@@ -6,10 +6,12 @@
 //! the same order: a forward block is itself a round trip, so 1F1B's per-position warmup would
 //! deadlock, and a longer warmup only holds more memory).
 
-use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::algebra::skeleton::Skeleton;
 use crate::algebra::validity::ValidityError;
 use crate::schedules::wavek::{one_region, waves};
-use crate::schedules::{OpSet, RunCtx, Schedule, Slot};
+use crate::schedules::{RunCtx, Schedule, Slot};
+use crate::vocab::layout::Layout;
+use crate::vocab::phase::OpSet;
 
 /// `1f1b-2nd`.
 #[derive(Debug)]

@@ -3,8 +3,9 @@
 //! its composition policy ([`crate::graph::compose::transpose`]) joins its work to each rank's
 //! stream.
 
-use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::algebra::skeleton::Skeleton;
 use crate::schedules::{RunCtx, Schedule, Slot};
+use crate::vocab::layout::Layout;
 
 /// `transpose`.
 #[derive(Debug)]

@@ -19,10 +19,12 @@
 //! at `M/k` waves — the trailing-wave bubble. Peak memory grows with `k`: a wave's `k`
 //! microbatches hold their `FE` activations at once.
 
-use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::algebra::skeleton::Skeleton;
 use crate::algebra::validity::ValidityError;
-use crate::graph::event::Phase;
-use crate::schedules::{OpSet, RunCtx, Schedule, Slot};
+use crate::schedules::{RunCtx, Schedule, Slot};
+use crate::vocab::layout::Layout;
+use crate::vocab::phase::OpSet;
+use crate::vocab::phase::Phase;
 
 /// `wavek`.
 #[derive(Debug)]

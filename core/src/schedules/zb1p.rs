@@ -16,10 +16,12 @@
 //! backward's input half in the steady state, and, from the `r`-th steady step of rank `r` on,
 //! one weight half after each input half, oldest first; the rest close the step.
 
-use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::algebra::skeleton::Skeleton;
 use crate::algebra::validity::ValidityError;
 use crate::schedules::one_f_one_b::interleaved_rounds;
-use crate::schedules::{OpSet, Rotation, RunCtx, Schedule, Slot, take};
+use crate::schedules::{Rotation, RunCtx, Schedule, Slot, take};
+use crate::vocab::layout::Layout;
+use crate::vocab::phase::OpSet;
 
 /// `zb1p`.
 #[derive(Debug)]

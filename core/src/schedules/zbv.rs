@@ -10,9 +10,11 @@
 //! the order is written for `max(2P − 1, M)` microbatches and the slots beyond `M` are dropped.
 
 use crate::algebra::placement::PlacementSpec;
-use crate::algebra::skeleton::{Layout, Skeleton};
+use crate::algebra::skeleton::Skeleton;
 use crate::algebra::validity::ValidityError;
-use crate::schedules::{OpSet, RunCtx, Schedule, Slot};
+use crate::schedules::{RunCtx, Schedule, Slot};
+use crate::vocab::layout::Layout;
+use crate::vocab::phase::OpSet;
 
 /// `zbv`.
 #[derive(Debug)]

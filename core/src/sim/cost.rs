@@ -8,9 +8,10 @@
 
 use crate::algebra::model::Cost;
 use crate::algebra::plan::{Plan, RegionOwner};
-use crate::graph::event::{EdgeKind, Event, Phase};
+use crate::graph::event::{EdgeKind, Event};
 use crate::graph::order::Order;
 use crate::scenario::Hardware;
+use crate::vocab::phase::Phase;
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::ops::Range;
@@ -219,7 +220,7 @@ pub fn param_bytes(plan: &Plan, region: usize, rank: usize) -> f64 {
 /// Members of a region's reduce group.
 pub fn reduce_members(plan: &Plan, region: usize) -> usize {
     match plan.region(region).map(|r| r.layout()) {
-        Some(crate::algebra::skeleton::Layout::Replicated) => plan.ranks * plan.data_parallel,
+        Some(crate::vocab::layout::Layout::Replicated) => plan.ranks * plan.data_parallel,
         _ => plan.data_parallel,
     }
 }

@@ -3,10 +3,10 @@
 //! analytic spill compares the encoder's work against it).
 
 use crate::algebra::plan::Plan;
-use crate::algebra::skeleton::Layout;
 use crate::graph::event::Event;
 use crate::graph::order::Order;
 use crate::sim::engine::Timeline;
+use crate::vocab::layout::Layout;
 
 /// The Replicated first region (the transposed encoder), if the schedule has one and a wavefront.
 pub fn source_region(plan: &Plan) -> Option<usize> {

@@ -3,9 +3,9 @@
 //! event starts when its rank is free and every predecessor has finished. The makespan is the
 //! longest path; the critical path is the chain of events that bound each start.
 
-use crate::algebra::ids::Rank;
 use crate::graph::event::Event;
 use crate::graph::order::Order;
+use crate::vocab::ids::Rank;
 use petgraph::graph::NodeIndex;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};

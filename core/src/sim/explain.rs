@@ -4,9 +4,10 @@
 //! microbatch arrives", a transfer still in flight, or the rank's work being done.
 
 use crate::graph::event::Event;
-use crate::report::simulate::{EventTiming, secs};
+use crate::report::simulate::EventTiming;
 use crate::sim::run::Simulation;
 use crate::sim::scene::Scene;
+use crate::vocab::units::secs;
 use petgraph::graph::NodeIndex;
 use serde::Serialize;
 
@@ -75,7 +76,7 @@ impl RankAt {
         format!(
             "rank {}: {doing} · holds {}",
             self.rank,
-            crate::report::simulate::bytes(self.memory_bytes)
+            crate::vocab::units::bytes(self.memory_bytes)
         )
     }
 }

@@ -4,10 +4,10 @@
 //! `max(0, E_r − w_r)` next to the simulated extra time.
 
 use crate::algebra::plan::Plan;
-use crate::algebra::skeleton::Layout;
 use crate::graph::event::Event;
 use crate::graph::order::Order;
 use crate::sim::engine::Timeline;
+use crate::vocab::layout::Layout;
 use petgraph::graph::NodeIndex;
 use serde::Serialize;
 
@@ -64,7 +64,7 @@ pub fn is_forward(event: &Event) -> bool {
         event,
         Event::Fwd { .. }
             | Event::FourPhase {
-                phase: crate::graph::event::Phase::EnergyForward,
+                phase: crate::vocab::phase::Phase::EnergyForward,
                 ..
             }
     )

@@ -4,13 +4,14 @@
 //! (bubbles) classified by where they fall; each region's colour from the role of its layers;
 //! and the dependencies of any event, looking through the collectives between them.
 
-use crate::algebra::model::Role;
 use crate::algebra::skeleton::Skeleton;
-use crate::graph::event::{EdgeKind, Event, Phase};
+use crate::graph::event::{EdgeKind, Event};
 use crate::report::palette::{self, Rgb};
 use crate::report::simulate::{CommTiming, EventTiming, comm_timings, event_timings};
 use crate::sim::metrics::{Gap, idle_gaps, wavefront_span};
 use crate::sim::run::Simulation;
+use crate::vocab::phase::Phase;
+use crate::vocab::role::Role;
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
@@ -72,7 +73,7 @@ pub struct Lane {
     pub rank: usize,
     /// The wavefront stages the rank holds, chunk by chunk (`[r, P + r, …]` by default; the V
     /// fold gives `[r, 2P − 1 − r]`).
-    pub stages: Vec<crate::algebra::ids::Stage>,
+    pub stages: Vec<crate::vocab::ids::Stage>,
     /// Its compute events: a range of [`Scene::events`], in time order.
     pub events: Range<usize>,
     /// Indices into [`Scene::transfers`] of the transfers arriving on this rank, by start.

@@ -2,9 +2,10 @@
 //! or `stage 4`), `rank 2`, `region 1`, `F` or `B`. Several terms must all hold (`mb 3 B` is
 //! every backward of microbatch 3).
 
-use crate::graph::event::{Action, Phase};
 use crate::report::simulate::EventTiming;
 use crate::sim::scene::Scene;
+use crate::vocab::action::Action;
+use crate::vocab::phase::Phase;
 
 /// One condition on an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,9 +122,9 @@ mod tests {
         assert_eq!(
             q.terms,
             [Term::Action(Action {
-                stage: crate::algebra::ids::Stage::new(4),
+                stage: crate::vocab::ids::Stage::new(4),
                 phase: Phase::Forward,
-                mb: crate::algebra::ids::Mb::new(0)
+                mb: crate::vocab::ids::Mb::new(0)
             })]
         );
         let q = Query::parse("mb 7, B").unwrap_or_default();

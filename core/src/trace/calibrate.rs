@@ -16,13 +16,14 @@ use super::align::Alignment;
 use super::compare::{Comparison, StepAction, compare, measured_step, predicted_actions};
 use super::recover::Measurement;
 use crate::algebra::derive::DeriveError;
-use crate::algebra::ids::Stage;
 use crate::algebra::model::LayerSpec;
 use crate::algebra::plan::{Plan, RegionOwner};
-use crate::graph::event::{Action, Phase};
 use crate::scenario::Scenario;
 use crate::sim::engine::SimOptions;
 use crate::sim::run::{Simulation, SimulationError, simulate_scenario};
+use crate::vocab::action::Action;
+use crate::vocab::ids::Stage;
+use crate::vocab::phase::Phase;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -808,7 +809,7 @@ mod tests {
         assert_eq!(check_step(0, 1), None);
         assert_eq!(check_step(3, 2), None);
     }
-    use crate::algebra::model::Role;
+    use crate::vocab::role::Role;
 
     #[test]
     fn a_layer_group_across_a_cut_is_split_and_each_piece_scaled() {

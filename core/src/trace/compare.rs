@@ -5,8 +5,9 @@
 
 use super::align::Alignment;
 use super::recover::Measurement;
-use crate::graph::event::{Action, Phase};
 use crate::sim::run::Simulation;
+use crate::vocab::action::Action;
+use crate::vocab::phase::Phase;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 

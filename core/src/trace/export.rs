@@ -8,8 +8,9 @@
 use super::align::Alignment;
 use super::recover::{MeasuredEvent, Measurement};
 use super::rules::ActionKind;
-use crate::graph::event::{EdgeKind, Event, Step};
+use crate::graph::event::{EdgeKind, Event};
 use crate::sim::run::Simulation;
+use crate::vocab::action::Step;
 use petgraph::visit::EdgeRef;
 use rustc_hash::FxHashMap;
 use serde::Serialize;

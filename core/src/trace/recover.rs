@@ -298,7 +298,7 @@ fn file_sources(
                 warnings.add("unreadable number", &trace.file, Some(i), || {
                     format!(
                         "`{}`: its {group} does not fit a number this version reads (at most {}); the event is skipped",
-                        crate::report::derive::escape_controls(name),
+                        crate::vocab::units::escape_controls(name),
                         usize::MAX
                     )
                 });

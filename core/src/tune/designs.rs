@@ -8,11 +8,11 @@
 
 use crate::algebra::derive::DeriveError;
 use crate::algebra::owner::OwnerSpec;
-use crate::algebra::skeleton::Layout;
 use crate::scenario::Scenario;
 use crate::schedules::{NESTED, TRANSPOSE};
 use crate::sim::engine::SimOptions;
 use crate::sim::run::simulate_scenario;
+use crate::vocab::layout::Layout;
 use serde::Serialize;
 
 /// One of the three designs.
@@ -240,7 +240,7 @@ impl DesignComparison {
     pub fn text(&self) -> String {
         use std::fmt::Write as _;
         let mut out = String::new();
-        let gb = |b: f64| crate::report::simulate::bytes(b);
+        let gb = |b: f64| crate::vocab::units::bytes(b);
         let _ = writeln!(
             out,
             "{}: the three designs (BigMac){}",
@@ -264,7 +264,7 @@ impl DesignComparison {
                     out,
                     "{:>6}  {:>10}  {:>20}   {}{}",
                     p.microbatches,
-                    crate::report::simulate::secs(p.makespan_s),
+                    crate::vocab::units::secs(p.makespan_s),
                     gb(peak),
                     ranks.join(" "),
                     if p.over_capacity {

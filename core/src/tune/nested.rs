@@ -62,7 +62,7 @@ fn kind_of(
     encoder: Option<usize>,
     generator: Option<usize>,
 ) -> Option<Kind> {
-    let of = |region: crate::algebra::ids::RegionId| Some(usize::from(region));
+    let of = |region: crate::vocab::ids::RegionId| Some(usize::from(region));
     match *g.node_weight(n)? {
         Event::Fwd { region, .. } if of(region) == encoder => Some(Kind::EncoderForward),
         Event::Bwd { region, .. } if of(region) == encoder => Some(Kind::EncoderBackward),

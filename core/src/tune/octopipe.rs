@@ -18,12 +18,13 @@
 //! start is (then fitting the cap comes first).
 
 use crate::algebra::derive::DeriveError;
-use crate::algebra::skeleton::{Layout, Skeleton};
-use crate::report::simulate::{bytes, secs};
+use crate::algebra::skeleton::Skeleton;
 use crate::scenario::Scenario;
 use crate::schedules::{ONE_F_ONE_B, ZB1P};
 use crate::sim::engine::SimOptions;
 use crate::sim::run::{Simulation, simulate_scenario};
+use crate::vocab::layout::Layout;
+use crate::vocab::units::{bytes, secs};
 use serde::Serialize;
 
 /// The three phases, in the tuner's priority order.
@@ -149,7 +150,7 @@ fn bubbles(m: &Measured) -> Bubbles {
     let plan = &m.sim.derivation.plan;
     let layer_s = (0..plan.layers.len())
         .map(|l| {
-            crate::sim::cost::compute_time(plan, l..l + 1, 0, crate::graph::event::Phase::Forward)
+            crate::sim::cost::compute_time(plan, l..l + 1, 0, crate::vocab::phase::Phase::Forward)
         })
         .filter(|t| *t > 0.0)
         .fold(f64::INFINITY, f64::min);

@@ -5,13 +5,14 @@
 use crate::algebra::derive::{Derivation, DeriveError, derive, derive_plan};
 use crate::algebra::owner::OwnerSpec;
 use crate::algebra::plan::Plan;
-use crate::graph::event::{Event, Phase};
+use crate::graph::event::Event;
 use crate::graph::order::{Order, OrderError};
 use crate::scenario::Scenario;
 use crate::sim::cost::{self, compute_time, unit_layers};
 use crate::sim::encoder_free::{source_region, warmup_windows, without_source};
 use crate::sim::engine::{SimOptions, simulate};
 use crate::tune::nested;
+use crate::vocab::phase::Phase;
 
 /// Microbatches by encode time, heaviest first (ties: lower microbatch).
 fn heaviest_first(encode: &[f64]) -> Vec<usize> {

@@ -2,10 +2,10 @@
 //! packing's per-microbatch load, imbalance and simulated step.
 
 use crate::algebra::derive::DeriveError;
-use crate::report::simulate::{bytes, secs};
 use crate::scenario::Scenario;
 use crate::sim::engine::SimOptions;
 use crate::sim::run::simulate_scenario;
+use crate::vocab::units::{bytes, secs};
 use crate::workload::gars::{Mode, Packed, Packing};
 use serde::Serialize;
 use std::fmt::Write as _;

@@ -1,9 +1,10 @@
 //! Scenario builders and the CLI runner shared by the core's integration tests.
 #![allow(dead_code)]
 
-use mpipe::algebra::model::{LayerSpec, Role};
+use mpipe::algebra::model::LayerSpec;
 use mpipe::algebra::skeleton::Skeleton;
 use mpipe::scenario::{FORMAT, ModelSpec, Scenario};
+use mpipe::vocab::role::Role;
 
 /// A scenario over the given layer specs.
 pub fn scenario(

@@ -33,6 +33,6 @@ pub fn say(message: std::fmt::Arguments<'_>) {
     let _ = writeln!(
         std::io::stderr().lock(),
         "{}",
-        mpipe::report::derive::escape_controls(&text)
+        mpipe::vocab::units::escape_controls(&text)
     );
 }

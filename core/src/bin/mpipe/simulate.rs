@@ -52,7 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             text.push_str(&p.text());
         }
         if let Some((t, ranks)) = states {
-            text.push_str(&format!("\nat {}:\n", sim_report::secs(t)));
+            text.push_str(&format!("\nat {}:\n", mpipe::vocab::units::secs(t)));
             for r in ranks {
                 text.push_str(&format!("  {}\n", r.sentence()));
             }

@@ -3,8 +3,8 @@
 
 use crate::input::{InputError, SimArgs, read_scenario};
 use crate::output::{emit, emit_json};
-use mpipe::report::simulate::{bytes, secs};
 use mpipe::tune::wave_sweep::{WaveSweep, sweep};
+use mpipe::vocab::units::{bytes, secs};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]

@@ -18,9 +18,10 @@
 //! backbone action, so the order is deadlock-free for every owner map.
 
 use crate::algebra::plan::Plan;
-use crate::graph::event::{Action, Event};
+use crate::graph::event::Event;
 use crate::graph::order::Order;
 use crate::sim::engine::{SimOptions, simulate};
+use crate::vocab::action::Action;
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 
@@ -140,7 +141,7 @@ pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
                     .actions()
                     .next()
                     .map(|a| Action {
-                        phase: crate::graph::event::Phase::Forward,
+                        phase: crate::vocab::phase::Phase::Forward,
                         ..a
                     })
                     .as_ref()
