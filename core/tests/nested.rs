@@ -22,7 +22,7 @@ const P: usize = 4;
 
 /// ⟨encoder, 1f1b⟩: 4 encoder layers (region 1, stages 0–3), 8 backbone layers (stages 4–7).
 fn with_encoder(
-    skeleton: mpipe::algebra::skeleton::Skeleton,
+    skeleton: mpipe::schedules::skeleton::Skeleton,
     m: usize,
     owner: OwnerSpec,
 ) -> Scenario {
@@ -208,7 +208,7 @@ fn with_idle_time_to_fill_nested_costs_only_the_first_encode_and_the_last_encode
 
 /// The most encoder activations any rank holds at once (each microbatch's encoder activation
 /// is one byte; nothing else takes memory).
-fn encoder_peak(skeleton: mpipe::algebra::skeleton::Skeleton, m: usize) -> f64 {
+fn encoder_peak(skeleton: mpipe::schedules::skeleton::Skeleton, m: usize) -> f64 {
     let mut vit = LayerSpec::timed("vit", Role::Encoder, 4, 0.5);
     vit.activation_bytes = Some(0.25);
     let llm = LayerSpec::timed("llm", Role::Backbone, 8, 1.0);
@@ -336,7 +336,7 @@ fn nested_is_defined_first_and_last_around_a_backbone_only() {
 /// ⟨encoder, 1f1b, nested⟩: 4 encoder layers (stages 0–3), 8 backbone layers (stages 4–7), a
 /// 4-layer generator (stages 8–11).
 fn with_generator(
-    encoder: mpipe::algebra::skeleton::Skeleton,
+    encoder: mpipe::schedules::skeleton::Skeleton,
     m: usize,
     generator_trainable: bool,
 ) -> Scenario {

@@ -12,8 +12,8 @@ mod common;
 
 use mpipe::algebra::model::LayerSpec;
 use mpipe::algebra::owner::OwnerSpec;
-use mpipe::algebra::skeleton::Skeleton;
 use mpipe::graph::event::Event;
+use mpipe::schedules::skeleton::Skeleton;
 use mpipe::vocab::layout::Layout;
 use mpipe::vocab::phase::Phase;
 use mpipe::vocab::role::Role;

@@ -13,7 +13,7 @@
 
 mod common;
 
-use mpipe::algebra::skeleton::Skeleton;
+use mpipe::schedules::skeleton::Skeleton;
 
 /// A model of `P·v` one-layer stages cut into `v` regions of the given skeleton.
 fn scenario(

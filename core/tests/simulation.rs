@@ -13,7 +13,7 @@ mod common;
 use common::scenario;
 use mpipe::Scenario;
 use mpipe::algebra::model::LayerSpec;
-use mpipe::algebra::skeleton::Skeleton;
+use mpipe::schedules::skeleton::Skeleton;
 use mpipe::schedules::{GPIPE, ONE_F_ONE_B, TRANSPOSE};
 use mpipe::sim::engine::SimOptions;
 use mpipe::sim::run::{Simulation, simulate_scenario};

@@ -11,9 +11,10 @@ use crate::timeline::rgb;
 use egui::{RichText, Ui};
 use mpipe::Scenario;
 use mpipe::algebra::owner::OwnerSpec;
-use mpipe::algebra::skeleton::Skeleton;
 use mpipe::scenario::edit::{Edit, region_layers};
+use mpipe::schedules::skeleton::Skeleton;
 use mpipe::vocab::layout::Layout;
+use mpipe::vocab::parameter::Parameter;
 use mpipe::vocab::phase::Phase;
 use mpipe::vocab::role::Role;
 
@@ -113,15 +114,14 @@ fn sizes_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
             }
             ui.end_row();
         }
-        // WaveK's unit size, where a region runs wavek (its default, P, shown until edited).
-        if s.schedule.contains(&mpipe::schedules::WAVEK) {
+        // WaveK's unit size, where a region's schedule reads it (its default, P, shown until
+        // edited).
+        if let Some(default) = s.parameter_default(Parameter::WaveK) {
             let name = ui
                 .label("Wave size (k)")
                 .on_hover_text("WaveK runs microbatches in waves of k (default P); see the WaveK sweep below the chart");
             // The file's value as it is; unset, the default k runs.
-            let value = s.wave_k.unwrap_or_else(|| {
-                mpipe::schedules::wavek::wave_size(None, s.ranks, s.microbatches)
-            });
+            let value = s.wave_k.unwrap_or(default);
             let (response, new) = number_ui(ui, value, 1..=4096, 0.1, name.id);
             if let Some(k) = new {
                 out.push(edit_of(&response, Edit::WaveK(Some(k))));

@@ -5,6 +5,7 @@
 use crate::command::Command;
 use crate::state::Studio;
 use egui::{Color32, RichText, Ui};
+use mpipe::vocab::parameter::Parameter;
 use mpipe::vocab::units::{bytes, secs};
 use mpipe::workload::gars::Packing;
 
@@ -67,14 +68,7 @@ pub fn wave_sweep_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
                 );
                 return;
             };
-            let current = (scenario.schedule.contains(&mpipe::schedules::WAVEK))
-                .then(|| {
-                    mpipe::schedules::wavek::wave_size(
-                        scenario.wave_k,
-                        scenario.ranks,
-                        scenario.microbatches,
-                    )
-                });
+            let current = scenario.parameter(Parameter::WaveK);
             match w.best_k.and_then(|k| w.points.iter().find(|p| p.k == k)) {
                 Some(best) => {
                     ui.label(

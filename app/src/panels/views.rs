@@ -76,7 +76,7 @@ fn status_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
         {
             let label = format!(
                 "Apply the normal form: cut {cut:?}, schedule {}",
-                mpipe::algebra::skeleton::schedule_to_string(&schedule)
+                mpipe::schedules::skeleton::schedule_to_string(&schedule)
             );
             if ui.button(label).clicked() {
                 out.push(Command::Edit {

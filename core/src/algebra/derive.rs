@@ -6,6 +6,7 @@ use crate::algebra::validity::{self, ValidityError};
 use crate::graph::build;
 use crate::graph::order::{Order, OrderError};
 use crate::scenario::{Scenario, ScenarioError, field_error};
+use crate::vocab::layout::Composition;
 
 /// Everything derived from a valid scenario.
 #[derive(Debug, Clone)]
@@ -71,7 +72,7 @@ pub fn derive_plan(
     let nested = plan
         .regions
         .iter()
-        .any(|r| r.skeleton == crate::schedules::NESTED);
+        .any(|r| r.skeleton.composition() == Some(Composition::Nested));
     if nested && explicit.is_none() {
         let orders = crate::graph::compose::nested::orders(&plan, &order);
         order = build::build(&plan, &collectives, Some(&orders))?;

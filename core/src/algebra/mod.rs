@@ -12,6 +12,5 @@ pub mod model;
 pub mod owner;
 pub mod placement;
 pub mod plan;
-pub mod skeleton;
 pub mod slab;
 pub mod validity;

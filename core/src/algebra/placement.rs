@@ -5,6 +5,7 @@
 //! wavefront (chunk 0 of rank `r` is stage `r`, chunk 1 is stage `2P − 1 − r`); a scenario may give
 //! any map in which each region's stages sit on distinct ranks.
 
+use crate::vocab::layout::PlacementKind;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
@@ -26,6 +27,16 @@ impl PlacementSpec {
             PlacementSpec::Default => "default",
             PlacementSpec::VFold => "v_fold",
             PlacementSpec::Explicit(_) => "explicit",
+        }
+    }
+}
+
+/// A schedule's own placement, as the scenario would write it.
+impl From<PlacementKind> for PlacementSpec {
+    fn from(kind: PlacementKind) -> Self {
+        match kind {
+            PlacementKind::Default => PlacementSpec::Default,
+            PlacementKind::VFold => PlacementSpec::VFold,
         }
     }
 }

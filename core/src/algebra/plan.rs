@@ -4,8 +4,9 @@
 use crate::algebra::gates::Gates;
 use crate::algebra::model::Layer;
 use crate::algebra::placement::Placement;
-use crate::algebra::skeleton::Skeleton;
 use crate::scenario::Hardware;
+use crate::schedules::RunCtx;
+use crate::schedules::skeleton::Skeleton;
 use crate::vocab::ids::Stage;
 use crate::vocab::layout::Layout;
 use std::ops::Range;
@@ -147,17 +148,27 @@ impl Plan {
 
     /// `P = 4, M = 32`, and WaveK's unit size (`, k = 8`) when the wavefront runs `wavek`.
     pub fn shape(&self) -> String {
-        let k = self
-            .wavefront
-            .as_ref()
-            .filter(|w| w.skeleton == crate::schedules::WAVEK)
-            .map(|_| {
-                let k =
-                    crate::schedules::wavek::wave_size(self.wave_k, self.ranks, self.microbatches);
-                format!(", k = {k}")
-            })
-            .unwrap_or_default();
-        format!("P = {}, M = {}{k}", self.ranks, self.microbatches)
+        let mut shape = format!("P = {}, M = {}", self.ranks, self.microbatches);
+        if let Some(w) = &self.wavefront {
+            let ctx = self.run_ctx(w);
+            let schedule = w.skeleton.schedule();
+            for &p in schedule.parameters() {
+                if let Some(value) = schedule.parameter(p, &ctx) {
+                    shape.push_str(&format!(", {} = {value}", p.symbol()));
+                }
+            }
+        }
+        shape
+    }
+
+    /// The shape the wavefront's schedule is asked about.
+    pub fn run_ctx(&self, wavefront: &Wavefront) -> RunCtx {
+        RunCtx {
+            ranks: self.ranks,
+            microbatches: self.microbatches,
+            chunks: wavefront.chunks(),
+            wave_k: self.wave_k,
+        }
     }
 
     /// The workload factor of microbatch `m`.

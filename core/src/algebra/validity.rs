@@ -6,12 +6,13 @@ use crate::algebra::model::{Layer, LayerError};
 use crate::algebra::owner::OwnerSpec;
 use crate::algebra::placement::{Placement, PlacementError, PlacementSpec};
 use crate::algebra::plan::{Plan, Region, RegionOwner, Wavefront};
-use crate::algebra::skeleton::{Skeleton, schedule_to_string};
 use crate::algebra::slab;
 use crate::scenario::Scenario;
-use crate::schedules::RunCtx;
+use crate::schedules::skeleton::{Skeleton, schedule_to_string};
+use crate::schedules::{CutPosition, RunCtx, ScheduleRule};
 use crate::vocab::layout::Layout;
 use crate::vocab::limits::{MAX_LAYERS, MAX_MICROBATCHES, MAX_RANKS, MAX_SLOTS};
+use crate::vocab::parameter::Parameter;
 use crate::workload::WorkloadError;
 
 /// A rule of the algebra (or of the file's sizes) that a scenario breaks.
@@ -19,6 +20,9 @@ use crate::workload::WorkloadError;
 pub enum ValidityError {
     #[error(transparent)]
     Placement(#[from] PlacementError),
+    /// One of the wavefront's or a region's schedule's own rules.
+    #[error(transparent)]
+    Schedule(#[from] ScheduleRule),
     #[error("rule `sizes`: `{field}` must be at least 1")]
     ZeroSize { field: &'static str },
     #[error("rule `sizes`: the model has no layers")]
@@ -99,33 +103,16 @@ pub enum ValidityError {
         layers: usize,
     },
     #[error(
-        "rule `{rule}`: {skeleton} runs exactly {want} Sharded regions ({why}); the schedule gives {chunks}"
+        "rule `{rule}`: `{field}` = {value} is set, but no region runs {readers} (the schedule is {schedule})"
     )]
-    Chunks {
+    ParameterUnused {
         rule: &'static str,
-        skeleton: &'static str,
-        want: usize,
-        chunks: usize,
-        why: &'static str,
+        field: &'static str,
+        value: usize,
+        /// The schedules that read it, as `` `wavek` ``.
+        readers: String,
+        schedule: String,
     },
-    #[error(
-        "rule `{rule}`: {skeleton} needs at least as many microbatches as stages ({why}): M = {microbatches} < {least}"
-    )]
-    TooFewMicrobatches {
-        rule: &'static str,
-        skeleton: &'static str,
-        microbatches: usize,
-        least: usize,
-        why: &'static str,
-    },
-    #[error(
-        "rule `wave-k`: `wave_k` = {k}; WaveK's unit size must be between 1 and M = {microbatches}"
-    )]
-    WaveK { k: usize, microbatches: usize },
-    #[error(
-        "rule `wave-k`: `wave_k` = {k} is set, but no region runs `wavek` (the schedule is {schedule})"
-    )]
-    WaveKUnused { k: usize, schedule: String },
     #[error(
         "rule `four-phase-alone`: region {region} is {skeleton}, but the schedule also runs {other} (region {other_region}); second-order schedules run the whole model, four phases per microbatch, and do not compose with other skeletons yet"
     )]
@@ -136,10 +123,6 @@ pub enum ValidityError {
         other_region: usize,
     },
     #[error(
-        "rule `nested-position`: region {region} is `nested`, which is defined for the first region (an encoder before the backbone) and the last (a generator after it), around a Sharded backbone"
-    )]
-    NestedNotFirst { region: usize },
-    #[error(
         "rule `uniform-wavefront`: the Sharded regions {regions} form one wavefront but mix skeletons ({skeletons}); mixed skeletons in one wavefront are not defined yet"
     )]
     MixedRun {
@@ -148,18 +131,6 @@ pub enum ValidityError {
         /// The first region whose skeleton differs.
         culprit: usize,
         skeletons: String,
-    },
-    #[error(
-        "rule `interleaved-rounds`: {schedule} runs microbatches in rounds of M / max(1, ⌊M/P⌋); M = {microbatches} is not a multiple of the {rounds} rounds that P = {ranks} gives (try M = {lower} or M = {upper})"
-    )]
-    InterleavedRounds {
-        /// Which interleaved schedule (`interleaved 1F1B`, `interleaved zero bubble`).
-        schedule: &'static str,
-        microbatches: usize,
-        ranks: usize,
-        rounds: usize,
-        lower: usize,
-        upper: usize,
     },
     #[error(
         "rule `owner`: the explicit owner map has {given} entries for {microbatches} microbatches"
@@ -214,6 +185,7 @@ impl ValidityError {
         use ValidityError::*;
         match self {
             Placement(_) => "placement",
+            Schedule(e) => e.rule(),
             ZeroSize { .. } | NoLayers | TooLarge { .. } => "sizes",
             LayerCost { .. } => "layer-cost",
             RooflineHardware { .. } => "roofline-hardware",
@@ -226,10 +198,7 @@ impl ValidityError {
             | SlabsRanks { .. }
             | SlabsSum { .. } => "sharded-slabs",
             MixedRun { .. } => "uniform-wavefront",
-            NestedNotFirst { .. } => "nested-position",
-            Chunks { rule, .. } | TooFewMicrobatches { rule, .. } => rule,
-            InterleavedRounds { .. } => "interleaved-rounds",
-            WaveK { .. } | WaveKUnused { .. } => "wave-k",
+            ParameterUnused { rule, .. } => rule,
             FourPhaseAlone { .. } => "four-phase-alone",
             OwnerLength { .. } | OwnerRank { .. } => "owner",
             Workload(_) => "workload",
@@ -246,6 +215,7 @@ impl ValidityError {
         use ValidityError::*;
         match self {
             Placement(e) => e.field(),
+            Schedule(e) => e.field(),
             ZeroSize { field } | TooLarge { field, .. } => (*field).to_string(),
             NoLayers => "model.layers".into(),
             LayerCost { index, .. } | RooflineHardware { index, .. } => {
@@ -260,10 +230,7 @@ impl ValidityError {
                 format!("slabs[{}]", region - 1)
             }
             MixedRun { culprit, .. } => format!("schedule[{}]", culprit - 1),
-            NestedNotFirst { region } => format!("schedule[{}]", region - 1),
-            Chunks { .. } => "schedule".into(),
-            InterleavedRounds { .. } | TooFewMicrobatches { .. } => "microbatches".into(),
-            WaveK { .. } | WaveKUnused { .. } => "wave_k".into(),
+            ParameterUnused { field, .. } => (*field).to_string(),
             FourPhaseAlone { other_region, .. } => format!("schedule[{}]", other_region - 1),
             OwnerLength { .. } => "owner".into(),
             OwnerRank { mb, .. } => format!("owner[{mb}]"),
@@ -481,7 +448,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
             .schedule
             .iter()
             .find(|s| s.layout() == Layout::Sharded)
-            .map_or(PlacementSpec::Default, |s| s.schedule().placement()),
+            .map_or(PlacementSpec::Default, |s| s.schedule().placement().into()),
     };
     let placement = Placement::new(&spec, &sharded, ranks)?;
     let mut regions = Vec::new();
@@ -549,21 +516,15 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
 
     let wavefront = wavefront(&regions)?;
     check_four_phase(&regions)?;
-    if let Some(k) = scenario.wave_k
-        && !scenario.schedule.contains(&crate::schedules::WAVEK)
-    {
-        return Err(ValidityError::WaveKUnused {
-            k,
-            schedule: schedule_to_string(&scenario.schedule),
-        });
-    }
+    let ctx = RunCtx {
+        ranks,
+        microbatches,
+        chunks: wavefront.as_ref().map_or(0, Wavefront::chunks),
+        wave_k: scenario.wave_k,
+    };
+    check_parameters(&scenario.schedule, &ctx)?;
     if let Some(w) = &wavefront {
-        w.skeleton.schedule().check(&RunCtx {
-            ranks,
-            microbatches,
-            chunks: w.chunks(),
-            wave_k: scenario.wave_k,
-        })?;
+        w.skeleton.schedule().check(&ctx)?;
     }
 
     let owner = match &scenario.owner {
@@ -623,14 +584,34 @@ fn check_four_phase(regions: &[Region]) -> Result<(), ValidityError> {
     Ok(())
 }
 
-/// All Sharded regions, woven into one wavefront; they must share one skeleton.
+/// Every parameter the scenario gives is read by one of its regions' schedules.
+fn check_parameters(schedule: &[Skeleton], ctx: &RunCtx) -> Result<(), ValidityError> {
+    for parameter in Parameter::ALL {
+        if let Some(value) = ctx.given(parameter)
+            && !schedule.iter().any(|s| s.reads(parameter))
+        {
+            return Err(ValidityError::ParameterUnused {
+                rule: parameter.rule(),
+                field: parameter.field(),
+                value,
+                readers: Skeleton::readers(parameter),
+                schedule: schedule_to_string(schedule),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// All Sharded regions, woven into one wavefront; they must share one skeleton. Each region's
+/// schedule may stand where it does.
 fn wavefront(regions: &[Region]) -> Result<Option<Wavefront>, ValidityError> {
-    let sharded = regions.iter().any(|r| r.layout() == Layout::Sharded);
-    let last = regions.len();
-    if let Some(r) = regions.iter().find(|r| {
-        r.skeleton == crate::schedules::NESTED && (!sharded || (r.index != 1 && r.index != last))
-    }) {
-        return Err(ValidityError::NestedNotFirst { region: r.index });
+    let backbone = regions.iter().any(|r| r.layout() == Layout::Sharded);
+    for r in regions {
+        r.skeleton.schedule().check_position(&CutPosition {
+            region: r.index,
+            regions: regions.len(),
+            backbone,
+        })?;
     }
     let members: Vec<&Region> = regions
         .iter()

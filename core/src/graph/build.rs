@@ -13,7 +13,8 @@ use crate::graph::deadlock::check_deadlock;
 use crate::graph::event::{EdgeKind, Event};
 use crate::graph::explicit::explicit_orders;
 use crate::graph::order::{Order, OrderError};
-use crate::schedules::{RunCtx, Slot};
+
+use crate::schedules::slot::Slot;
 use crate::vocab::action::{Step, StepParseError};
 use crate::vocab::comm::{Comm, Seam};
 use crate::vocab::layout::Layout;
@@ -503,12 +504,7 @@ pub fn build(
 
 /// The wavefront's slots of `rank`, as its schedule writes them.
 fn wavefront_slots(plan: &Plan, wavefront: &Wavefront, rank: usize) -> Vec<Slot> {
-    let ctx = RunCtx {
-        ranks: plan.ranks,
-        microbatches: plan.microbatches,
-        chunks: wavefront.chunks(),
-        wave_k: plan.wave_k,
-    };
+    let ctx = plan.run_ctx(wavefront);
     // The schedule's slots are written for a rank's position along the first chunk (its rank
     // under the default placement and the V fold; under any other map, where its stage sits).
     let position = wavefront

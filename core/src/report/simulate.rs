@@ -1,8 +1,8 @@
 //! What `mpipe simulate` and `mpipe compare` print: the JSON object (keys fixed by the README) and
 //! readable tables.
 
-use crate::algebra::skeleton::{Skeleton, schedule_to_string};
 use crate::graph::event::Event;
+use crate::schedules::skeleton::{Skeleton, schedule_to_string};
 use crate::sim::memory::MemoryCurve;
 use crate::sim::metrics::RankMetrics;
 use crate::sim::run::Simulation;

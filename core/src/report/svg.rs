@@ -3,9 +3,9 @@
 //! microbatch where it fits, idle time hatched, warmup windows shaded, encoder spill marked, and a
 //! time axis in seconds.
 
-use crate::algebra::skeleton::schedule_to_string;
 use crate::report::palette::{self, hex};
 use crate::report::simulate::PairHalf;
+use crate::schedules::skeleton::schedule_to_string;
 use crate::sim::run::Simulation;
 use crate::sim::scene::Scene;
 use crate::vocab::units::secs;

@@ -5,8 +5,9 @@
 //! Edits do not validate: an edit may make the scenario invalid, which `derive` then says.
 
 use crate::algebra::owner::OwnerSpec;
-use crate::algebra::skeleton::Skeleton;
 use crate::scenario::{Hardware, Scenario};
+use crate::schedules::skeleton::Skeleton;
+use crate::vocab::parameter::Parameter;
 use crate::vocab::role::Role;
 
 /// One change to a scenario.
@@ -128,8 +129,8 @@ impl Edit {
                 if let Some(slot) = region.checked_sub(1).and_then(|i| s.schedule.get_mut(i)) {
                     *slot = *skeleton;
                 }
-                // `wave_k` is wavek's parameter: it goes with the last wavek region.
-                if !s.schedule.contains(&crate::schedules::WAVEK) {
+                // A parameter goes with the last region whose schedule reads it.
+                if !s.schedule.iter().any(|k| k.reads(Parameter::WaveK)) {
                     s.wave_k = None;
                 }
             }
@@ -225,9 +226,12 @@ impl Edit {
             }
             Edit::WaveK(k) => {
                 if k.is_some() {
+                    // A schedule given a `k` runs as the one of its op set that reads it.
                     for skeleton in &mut s.schedule {
-                        if skeleton.second_order() {
-                            *skeleton = crate::schedules::WAVEK;
+                        if let Some(reader) =
+                            Skeleton::reading(Parameter::WaveK, skeleton.schedule().ops())
+                        {
+                            *skeleton = reader;
                         }
                     }
                 }
@@ -282,11 +286,7 @@ pub fn add_cut(s: &mut Scenario, at: usize) {
         return;
     }
     let region = s.cut.iter().filter(|&&b| b < at).count();
-    let skeleton = s
-        .schedule
-        .get(region)
-        .copied()
-        .unwrap_or(crate::schedules::ONE_F_ONE_B);
+    let skeleton = s.schedule.get(region).copied().unwrap_or_default();
     s.cut.insert(region.min(s.cut.len()), at);
     s.schedule
         .insert((region + 1).min(s.schedule.len()), skeleton);

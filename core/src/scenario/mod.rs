@@ -8,8 +8,11 @@ pub mod orders_csv;
 use crate::algebra::model::LayerSpec;
 use crate::algebra::owner::OwnerSpec;
 use crate::algebra::placement::PlacementSpec;
-use crate::algebra::skeleton::Skeleton;
 use crate::scenario::locate::{PathSeg, strip_position};
+use crate::schedules::RunCtx;
+use crate::schedules::skeleton::Skeleton;
+use crate::vocab::layout::Layout;
+use crate::vocab::parameter::Parameter;
 pub use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
@@ -123,6 +126,36 @@ impl Scenario {
     /// `orders_csv`.
     pub fn explicit_orders(&self) -> Option<&[Vec<String>]> {
         self.orders.as_deref().or(self.orders_from_csv.as_deref())
+    }
+
+    /// The shape the scenario's schedules are asked about (its wavefront's chunks: its Sharded
+    /// regions).
+    pub fn run_ctx(&self) -> RunCtx {
+        RunCtx {
+            ranks: self.ranks,
+            microbatches: self.microbatches,
+            chunks: self
+                .schedule
+                .iter()
+                .filter(|s| s.layout() == Layout::Sharded)
+                .count(),
+            wave_k: self.wave_k,
+        }
+    }
+
+    /// The value the scenario's schedule runs `parameter` with — the one given, else the
+    /// schedule's default — when one of its regions' schedules reads it.
+    pub fn parameter(&self, parameter: Parameter) -> Option<usize> {
+        let reader = self.schedule.iter().find(|s| s.reads(parameter))?;
+        reader.schedule().parameter(parameter, &self.run_ctx())
+    }
+
+    /// The value the scenario's schedule runs `parameter` with when the scenario does not give
+    /// it, when one of its regions' schedules reads it.
+    pub fn parameter_default(&self, parameter: Parameter) -> Option<usize> {
+        let reader = self.schedule.iter().find(|s| s.reads(parameter))?;
+        let ctx = self.run_ctx().without(parameter);
+        reader.schedule().parameter(parameter, &ctx)
     }
 }
 

@@ -12,11 +12,13 @@
 //! B chunk 0); `r + 1` backwards of chunk 1 and chunk 0, split (I) from the middle on; `P − r − 1`
 //! times a pending `W` and a backward of chunk 0; the pending `W`s last, oldest first.
 
-use crate::algebra::placement::PlacementSpec;
-use crate::algebra::skeleton::Skeleton;
-use crate::algebra::validity::ValidityError;
+use crate::vocab::layout::PlacementKind;
+use crate::schedules::skeleton::Skeleton;
+use crate::schedules::ScheduleRule;
 use crate::schedules::zbv::two_chunks;
-use crate::schedules::{RunCtx, Schedule, Slot, take};
+use crate::schedules::{RunCtx, Schedule};
+use crate::schedules::slot::take;
+use crate::schedules::slot::Slot;
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::OpSet;
 use std::collections::VecDeque;
@@ -48,11 +50,11 @@ impl Schedule for DualPipeV {
         OpSet::Mixed
     }
 
-    fn placement(&self) -> PlacementSpec {
-        PlacementSpec::VFold
+    fn placement(&self) -> PlacementKind {
+        PlacementKind::VFold
     }
 
-    fn check(&self, ctx: &RunCtx) -> Result<(), ValidityError> {
+    fn check(&self, ctx: &RunCtx) -> Result<(), ScheduleRule> {
         two_chunks(
             "dualpipev-chunks",
             "dualpipev",
@@ -61,7 +63,7 @@ impl Schedule for DualPipeV {
         )?;
         let stages = 2 * ctx.ranks;
         if ctx.microbatches < stages {
-            return Err(ValidityError::TooFewMicrobatches {
+            return Err(ScheduleRule::TooFewMicrobatches {
                 rule: "dualpipev-microbatches",
                 skeleton: "dualpipev",
                 microbatches: ctx.microbatches,

@@ -1,7 +1,8 @@
 //! GPipe: all forwards, then all backwards.
 
-use crate::algebra::skeleton::Skeleton;
-use crate::schedules::{RunCtx, Schedule, Slot};
+use crate::schedules::skeleton::Skeleton;
+use crate::schedules::{Formula, RunCtx, Schedule, Uniform};
+use crate::schedules::slot::Slot;
 use crate::vocab::layout::Layout;
 
 /// `gpipe`.
@@ -29,6 +30,30 @@ impl Schedule for GPipe {
 
     fn rank_slots(&self, ctx: &RunCtx, _rank: usize) -> Vec<Slot> {
         slots(ctx.microbatches, ctx.chunks)
+    }
+
+    /// With one chunk: fill and drain, `(M + P − 1)·(t_F + t_B)`, every microbatch's activation
+    /// held on the first rank at the turn.
+    fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
+        (ctx.chunks == 1).then(|| Formula {
+            memory: Some("M·A"),
+            peak_activations: Some(ctx.microbatches as f64),
+            ..fill_drain(ctx, costs)
+        })
+    }
+}
+
+/// A pipeline that fills and drains once per step over `P` stages (GPipe, 1F1B with one chunk):
+/// each rank computes `M·(t_F + t_B)` and idles `(P − 1)·(t_F + t_B)`.
+pub(crate) fn fill_drain(ctx: &RunCtx, costs: Uniform) -> Formula {
+    let (p, m) = (ctx.ranks as f64, ctx.microbatches as f64);
+    Formula {
+        step: "(M + P − 1)·(t_F + t_B)",
+        step_s: (m + p - 1.0) * (costs.forward_s + costs.backward_s),
+        bubble: "(P − 1)/(M + P − 1)",
+        bubble_fraction: (p - 1.0) / (m + p - 1.0),
+        memory: None,
+        peak_activations: None,
     }
 }
 

@@ -4,8 +4,9 @@
 //! one chunk (which PyTorch's multi-stage class does not build) it is GPipe with the backwards
 //! run last-first.
 
-use crate::algebra::skeleton::Skeleton;
-use crate::schedules::{RunCtx, Schedule, Slot};
+use crate::schedules::skeleton::Skeleton;
+use crate::schedules::{RunCtx, Schedule};
+use crate::schedules::slot::Slot;
 use crate::vocab::layout::Layout;
 
 /// `looped_bfs`.

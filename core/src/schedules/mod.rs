@@ -1,43 +1,37 @@
-//! One file per schedule, behind one trait and a registry. A schedule says its name (the
-//! scenario's skeleton string), its layout, its own validity rules and, for a Sharded schedule,
-//! each rank's compute slots over the wavefront's chunks. Adding a schedule is one new file and
-//! one line in [`REGISTRY`]; nothing else matches on schedule names.
-//!
-//! A Replicated schedule has no slots of its own: its work joins each rank's stream through its
-//! composition policy ([`crate::graph::compose`]).
+//! One file per schedule, behind one trait and a registry. A schedule answers every question the
+//! rest of the crate and the app ask about it — its name, layout and op set, its placement when
+//! the scenario gives none, how its Replicated work joins a rank's stream (composition policy),
+//! where it may stand in a cut, which parameters it reads, its own validity rules, each rank's
+//! compute slots, and its textbook formula — so that no code outside this folder names a
+//! schedule. Adding a schedule is one new file and one line in [`registry!`]'s list (the
+//! architecture test counts the places).
 
-pub mod dualpipev;
-pub mod gpipe;
-pub mod looped_bfs;
-pub mod nested;
-pub mod one_f_one_b;
-pub mod one_f_one_b_2nd;
-pub mod transpose;
-pub mod wavek;
-pub mod zb1p;
-pub mod zbv;
+pub mod skeleton;
+pub mod slot;
 
-pub use dualpipev::DUALPIPEV;
-pub use gpipe::GPIPE;
-pub use looped_bfs::LOOPED_BFS;
-pub use nested::NESTED;
-pub use one_f_one_b::ONE_F_ONE_B;
-pub use one_f_one_b_2nd::ONE_F_ONE_B_2ND;
-pub use transpose::TRANSPOSE;
-pub use wavek::WAVEK;
-pub use zb1p::ZB1P;
-pub use zbv::ZBV;
-
-use crate::algebra::placement::PlacementSpec;
-use crate::algebra::skeleton::Skeleton;
-use crate::algebra::validity::ValidityError;
-use crate::vocab::ids::{Chunk, Mb};
-use crate::vocab::layout::Layout;
+use crate::schedules::skeleton::Skeleton;
+use crate::schedules::slot::Slot;
+use crate::vocab::layout::{Composition, Layout, PlacementKind};
+use crate::vocab::parameter::Parameter;
 use crate::vocab::phase::OpSet;
-use crate::vocab::phase::Phase;
 
-/// Every skeleton a scenario may name, in the order the app lists them.
-pub static REGISTRY: &[Skeleton] = &[
+/// Declares every schedule's file and lists its skeleton in [`REGISTRY`]; the first is the
+/// default a new region gets.
+macro_rules! registry {
+    ($first_file:ident::$first:ident $(, $file:ident::$constant:ident)* $(,)?) => {
+        pub mod $first_file;
+        pub use $first_file::$first;
+        $(pub mod $file; pub use $file::$constant;)*
+
+        /// Every skeleton a scenario may name, in the order the app lists them.
+        pub static REGISTRY: &[Skeleton] = &[$first_file::$first $(, $file::$constant)*];
+
+        /// The skeleton a new region gets when nothing else is known (the registry's first).
+        pub const DEFAULT: Skeleton = $first_file::$first;
+    };
+}
+
+registry! {
     one_f_one_b::ONE_F_ONE_B,
     gpipe::GPIPE,
     transpose::TRANSPOSE,
@@ -48,7 +42,7 @@ pub static REGISTRY: &[Skeleton] = &[
     dualpipev::DUALPIPEV,
     one_f_one_b_2nd::ONE_F_ONE_B_2ND,
     wavek::WAVEK,
-];
+}
 
 /// What a schedule's rules and slots are computed from: the wavefront's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,111 +55,144 @@ pub struct RunCtx {
     pub wave_k: Option<usize>,
 }
 
-/// One compute slot of a rank: chunk `c` (the wavefront's `c`-th region), its phase (`F`, a
-/// whole backward `B`, the halves `I`/`W` of a split one, or one of the four phases of a
-/// second-order schedule), microbatch.
+impl RunCtx {
+    /// The value the scenario gives `parameter`, if any.
+    pub fn given(&self, parameter: Parameter) -> Option<usize> {
+        match parameter {
+            Parameter::WaveK => self.wave_k,
+        }
+    }
+
+    /// The same shape with `parameter` not given (its schedule's default runs).
+    pub fn without(self, parameter: Parameter) -> RunCtx {
+        match parameter {
+            Parameter::WaveK => RunCtx {
+                wave_k: None,
+                ..self
+            },
+        }
+    }
+}
+
+/// Where a region stands in the cut, for the schedules that may stand only in some places.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Slot {
-    pub chunk: Chunk,
-    pub phase: Phase,
-    pub mb: Mb,
-    /// This slot and the next one run overlapped, as one compute slot (DualPipeV's
-    /// `(F;B)OVERLAP_F_B`: a forward first, then a backward).
-    pub overlaps_next: bool,
+pub struct CutPosition {
+    /// The region, 1-based.
+    pub region: usize,
+    /// How many regions the cut makes.
+    pub regions: usize,
+    /// Whether some region of the cut is Sharded (a backbone to stand around).
+    pub backbone: bool,
 }
 
-impl Slot {
-    fn new(chunk: usize, phase: Phase, mb: usize) -> Slot {
-        Slot {
-            chunk: Chunk::new(chunk),
-            phase,
-            mb: Mb::new(mb),
-            overlaps_next: false,
+/// Costs that are the same for every stage and microbatch: the setting of a schedule's textbook
+/// formula (with free links and no runtime overhead).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Uniform {
+    /// One stage's forward of one microbatch; of a four-phase schedule, each of its phases.
+    pub forward_s: f64,
+    /// One stage's whole backward of one microbatch (a split one: its two halves together).
+    pub backward_s: f64,
+}
+
+/// A schedule's textbook figures under [`Uniform`] costs: what the papers write beside their
+/// pictures, to read a simulated step against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Formula {
+    /// The step's closed form, as the papers write it (`(M + P − 1)·(t_F + t_B)`).
+    pub step: &'static str,
+    /// The step under the given costs, seconds.
+    pub step_s: f64,
+    /// The bubble fraction's closed form (`(P − 1)/(M + P − 1)`).
+    pub bubble: &'static str,
+    /// The idle share of `P ×` the step.
+    pub bubble_fraction: f64,
+    /// The activation memory's closed form, in microbatches' activations of one stage (`A`),
+    /// where one exists (`min(P, M)·A`).
+    pub memory: Option<&'static str>,
+    /// The most microbatches' activations one rank holds at once, in units of `A`.
+    pub peak_activations: Option<f64>,
+}
+
+/// A rule of one schedule that a scenario breaks: each names the rule, and the scenario field it
+/// is about ([`ScheduleRule::field`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScheduleRule {
+    #[error(
+        "rule `{rule}`: {skeleton} runs exactly {want} Sharded regions ({why}); the schedule gives {chunks}"
+    )]
+    Chunks {
+        rule: &'static str,
+        skeleton: &'static str,
+        want: usize,
+        chunks: usize,
+        why: &'static str,
+    },
+    #[error(
+        "rule `{rule}`: {skeleton} needs at least as many microbatches as stages ({why}): M = {microbatches} < {least}"
+    )]
+    TooFewMicrobatches {
+        rule: &'static str,
+        skeleton: &'static str,
+        microbatches: usize,
+        least: usize,
+        why: &'static str,
+    },
+    #[error(
+        "rule `wave-k`: `wave_k` = {k}; WaveK's unit size must be between 1 and M = {microbatches}"
+    )]
+    WaveK { k: usize, microbatches: usize },
+    #[error(
+        "rule `interleaved-rounds`: {schedule} runs microbatches in rounds of M / max(1, ⌊M/P⌋); M = {microbatches} is not a multiple of the {rounds} rounds that P = {ranks} gives (try M = {lower} or M = {upper})"
+    )]
+    InterleavedRounds {
+        /// Which interleaved schedule (`interleaved 1F1B`, `interleaved zero bubble`).
+        schedule: &'static str,
+        microbatches: usize,
+        ranks: usize,
+        rounds: usize,
+        lower: usize,
+        upper: usize,
+    },
+    #[error("rule `{rule}`: region {region} is `{skeleton}`, which is defined for {stands}")]
+    Position {
+        rule: &'static str,
+        skeleton: &'static str,
+        region: usize,
+        /// Where it may stand, in words.
+        stands: &'static str,
+    },
+}
+
+impl ScheduleRule {
+    /// The short name of the rule broken.
+    pub fn rule(&self) -> &'static str {
+        match self {
+            ScheduleRule::Chunks { rule, .. }
+            | ScheduleRule::TooFewMicrobatches { rule, .. }
+            | ScheduleRule::Position { rule, .. } => rule,
+            ScheduleRule::WaveK { .. } => "wave-k",
+            ScheduleRule::InterleavedRounds { .. } => "interleaved-rounds",
         }
     }
 
-    pub fn forward(chunk: usize, mb: usize) -> Slot {
-        Slot::new(chunk, Phase::Forward, mb)
-    }
-
-    /// A whole backward `B`.
-    pub fn backward(chunk: usize, mb: usize) -> Slot {
-        Slot::new(chunk, Phase::Backward, mb)
-    }
-
-    /// The input half `I` of a split backward.
-    pub fn input(chunk: usize, mb: usize) -> Slot {
-        Slot::new(chunk, Phase::Input, mb)
-    }
-
-    /// The weight half `W` of a split backward.
-    pub fn weight(chunk: usize, mb: usize) -> Slot {
-        Slot::new(chunk, Phase::Weight, mb)
-    }
-
-    /// One of the four phases of a second-order schedule.
-    pub fn four(phase: Phase, mb: usize) -> Slot {
-        Slot::new(0, phase, mb)
-    }
-
-    /// This slot, run overlapped with the slot that follows it.
-    pub fn overlapped(self) -> Slot {
-        Slot {
-            overlaps_next: true,
-            ..self
+    /// The scenario field the rule is about, as a path (`schedule`, `schedule[0]`).
+    pub fn field(&self) -> String {
+        match self {
+            ScheduleRule::Chunks { .. } => "schedule".into(),
+            ScheduleRule::TooFewMicrobatches { .. } | ScheduleRule::InterleavedRounds { .. } => {
+                "microbatches".into()
+            }
+            ScheduleRule::WaveK { .. } => Parameter::WaveK.field().into(),
+            ScheduleRule::Position { region, .. } => {
+                format!("schedule[{}]", region.saturating_sub(1))
+            }
         }
     }
 }
 
-/// The next microbatch of `chunk` from a per-chunk counter, advancing it (0 for a chunk out of
-/// range).
-pub(crate) fn take(counters: &mut [usize], chunk: usize) -> usize {
-    counters.get_mut(chunk).map_or(0, |n| {
-        *n += 1;
-        *n - 1
-    })
-}
-
-/// The chunk rotation of PyTorch's interleaved schedules (`_get_1f1b_rank_ops`): microbatches go
-/// in rounds of `R = M / max(1, ⌊M/P⌋)` per chunk; the rank at `position` runs
-/// `min((v−1)·R + hop·(P−1−position), v·M)` warmup forwards (`hop` = 2 for 1F1B, 1 for zero
-/// bubble); forward step `s` runs chunk `⌊s/R⌋ mod v`, backward step `s` chunk
-/// `v − 1 − ⌊(s − warmup)/R⌋ mod v`.
-pub(crate) struct Rotation {
-    pub(crate) chunks: usize,
-    per_round: usize,
-    /// Forwards of every chunk: `v·M`.
-    pub(crate) total: usize,
-    pub(crate) warmup: usize,
-}
-
-impl Rotation {
-    pub(crate) fn new(ctx: &RunCtx, position: usize, hop: usize) -> Rotation {
-        let (p, m, v) = (ctx.ranks, ctx.microbatches, ctx.chunks);
-        let rounds = (m / p.max(1)).max(1);
-        let per_round = (m / rounds).max(1);
-        let total = v * m;
-        let warmup =
-            (v.saturating_sub(1) * per_round + hop * p.saturating_sub(1 + position)).min(total);
-        Rotation {
-            chunks: v,
-            per_round,
-            total,
-            warmup,
-        }
-    }
-
-    pub(crate) fn forward_chunk(&self, step: usize) -> usize {
-        (step / self.per_round) % self.chunks
-    }
-
-    /// For a step at or after the warmup.
-    pub(crate) fn backward_chunk(&self, step: usize) -> usize {
-        self.chunks - 1 - ((step - self.warmup) / self.per_round) % self.chunks
-    }
-}
-
-/// A schedule: one skeleton of the algebra.
+/// A schedule: one skeleton of the algebra. Everything but its name, words, layout and slots has
+/// a default that fits a plain Sharded schedule.
 pub trait Schedule: Sync {
     /// The scenario's skeleton string.
     fn name(&self) -> &'static str;
@@ -179,19 +206,51 @@ pub trait Schedule: Sync {
         OpSet::ForwardBackward
     }
     /// Its stage → rank map when the scenario gives none.
-    fn placement(&self) -> PlacementSpec {
-        PlacementSpec::Default
+    fn placement(&self) -> PlacementKind {
+        PlacementKind::Default
+    }
+    /// How its work joins each rank's stream, for a Replicated schedule (none: a Sharded one
+    /// has slots of its own).
+    fn composition(&self) -> Option<Composition> {
+        None
+    }
+    /// Whether it may stand at `position` in the cut (default: anywhere).
+    fn check_position(&self, _position: &CutPosition) -> Result<(), ScheduleRule> {
+        Ok(())
+    }
+    /// The scenario parameters it reads beyond ranks, microbatches and the cut.
+    fn parameters(&self) -> &'static [Parameter] {
+        &[]
+    }
+    /// The value it runs `parameter` with (the scenario's, else its default), for a parameter it
+    /// reads.
+    fn parameter(&self, _parameter: Parameter, _ctx: &RunCtx) -> Option<usize> {
+        None
+    }
+    /// Whether it runs any number `v` of chunks a rank, interleaving them in its steady state
+    /// (a tuner may then spread its stages over more virtual stages).
+    fn interleaves(&self) -> bool {
+        false
+    }
+    /// The schedule it is with its backward split into `I` and `W` (zero bubble: `1f1b`), where
+    /// it is one: a tuner's split-backward move goes from that one to this.
+    fn splits_backward_of(&self) -> Option<Skeleton> {
+        None
     }
     /// Its own validity rules for a wavefront of this shape, each rejection named.
-    fn check(&self, _ctx: &RunCtx) -> Result<(), ValidityError> {
+    fn check(&self, _ctx: &RunCtx) -> Result<(), ScheduleRule> {
         Ok(())
     }
     /// The compute slots, in execution order, of the rank at `position` along the wavefront's
     /// first chunk (the rank itself under the default placement and the V fold); empty for a
     /// Replicated schedule.
     fn rank_slots(&self, ctx: &RunCtx, position: usize) -> Vec<Slot>;
+    /// Its textbook formula under uniform costs, where one exists for this shape.
+    fn formula(&self, _ctx: &RunCtx, _costs: Uniform) -> Option<Formula> {
+        None
+    }
 }
-
+/// Slots in action notation without stages (`0F0 1B2`; `+` joins an overlapped pair).
 #[cfg(test)]
 pub(crate) fn show(slots: &[Slot]) -> String {
     slots

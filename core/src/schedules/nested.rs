@@ -5,9 +5,10 @@
 //! composition policy ([`crate::graph::compose::nested`]) places its work in the backbone's
 //! order.
 
-use crate::algebra::skeleton::Skeleton;
-use crate::schedules::{RunCtx, Schedule, Slot};
-use crate::vocab::layout::Layout;
+use crate::schedules::skeleton::Skeleton;
+use crate::schedules::{CutPosition, RunCtx, Schedule, ScheduleRule};
+use crate::schedules::slot::Slot;
+use crate::vocab::layout::{Composition, Layout};
 
 /// `nested`.
 #[derive(Debug)]
@@ -30,6 +31,23 @@ impl Schedule for Nested {
 
     fn layout(&self) -> Layout {
         Layout::Replicated
+    }
+
+    fn composition(&self) -> Option<Composition> {
+        Some(Composition::Nested)
+    }
+
+    /// The first region (an encoder) or the last (a generator), around a Sharded backbone.
+    fn check_position(&self, at: &CutPosition) -> Result<(), ScheduleRule> {
+        if at.backbone && (at.region == 1 || at.region == at.regions) {
+            return Ok(());
+        }
+        Err(ScheduleRule::Position {
+            rule: "nested-position",
+            skeleton: self.name(),
+            region: at.region,
+            stands: "the first region (an encoder before the backbone) and the last (a generator after it), around a Sharded backbone",
+        })
     }
 
     fn rank_slots(&self, _ctx: &RunCtx, _rank: usize) -> Vec<Slot> {

@@ -1,9 +1,10 @@
 //! 1F1B: with one chunk per rank, Megatron-LM's and PyTorch's `Schedule1F1B`; with `v > 1`
 //! chunks (⟨1f1b × v⟩), PyTorch's `ScheduleInterleaved1F1B`.
 
-use crate::algebra::skeleton::Skeleton;
-use crate::algebra::validity::ValidityError;
-use crate::schedules::{Rotation, RunCtx, Schedule, Slot, take};
+use crate::schedules::skeleton::Skeleton;
+use crate::schedules::ScheduleRule;
+use crate::schedules::{Formula, RunCtx, Schedule, Uniform};
+use crate::schedules::slot::{Rotation, Slot, take};
 use crate::vocab::layout::Layout;
 
 /// `1f1b`.
@@ -29,8 +30,12 @@ impl Schedule for OneFOneB {
         Layout::Sharded
     }
 
+    fn interleaves(&self) -> bool {
+        true
+    }
+
     /// Interleaved 1F1B runs microbatches in rounds: `M` must be a multiple of them.
-    fn check(&self, ctx: &RunCtx) -> Result<(), ValidityError> {
+    fn check(&self, ctx: &RunCtx) -> Result<(), ScheduleRule> {
         if ctx.chunks > 1 {
             interleaved_rounds("interleaved 1F1B", ctx.ranks, ctx.microbatches)?;
         }
@@ -44,6 +49,16 @@ impl Schedule for OneFOneB {
             one_chunk(ctx.ranks, ctx.microbatches, rank)
         }
     }
+
+    /// With one chunk: GPipe's step and bubble, with at most `min(P, M)` microbatches in flight
+    /// on the first rank (the point of 1F1B).
+    fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
+        (ctx.chunks == 1).then(|| Formula {
+            memory: Some("min(P, M)·A"),
+            peak_activations: Some(ctx.ranks.min(ctx.microbatches) as f64),
+            ..crate::schedules::gpipe::fill_drain(ctx, costs)
+        })
+    }
 }
 
 /// The rounds of an interleaved schedule (1F1B, zero bubble), as PyTorch computes them: `⌊M/P⌋`
@@ -52,11 +67,11 @@ pub fn interleaved_rounds(
     schedule: &'static str,
     ranks: usize,
     microbatches: usize,
-) -> Result<usize, ValidityError> {
+) -> Result<usize, ScheduleRule> {
     let rounds = (microbatches / ranks.max(1)).max(1);
     if !microbatches.is_multiple_of(rounds) {
         let lower = microbatches / rounds * rounds;
-        return Err(ValidityError::InterleavedRounds {
+        return Err(ScheduleRule::InterleavedRounds {
             schedule,
             microbatches,
             ranks,

@@ -6,10 +6,11 @@
 //! the same order: a forward block is itself a round trip, so 1F1B's per-position warmup would
 //! deadlock, and a longer warmup only holds more memory).
 
-use crate::algebra::skeleton::Skeleton;
-use crate::algebra::validity::ValidityError;
-use crate::schedules::wavek::{one_region, waves};
-use crate::schedules::{RunCtx, Schedule, Slot};
+use crate::schedules::skeleton::Skeleton;
+use crate::schedules::ScheduleRule;
+use crate::schedules::wavek::{one_region, wave_formula, waves};
+use crate::schedules::{Formula, RunCtx, Schedule, Uniform};
+use crate::schedules::slot::Slot;
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::OpSet;
 
@@ -40,11 +41,20 @@ impl Schedule for OneFOneB2nd {
         OpSet::FourPhase
     }
 
-    fn check(&self, ctx: &RunCtx) -> Result<(), ValidityError> {
+    fn check(&self, ctx: &RunCtx) -> Result<(), ScheduleRule> {
         one_region(self.name(), ctx)
     }
 
     fn rank_slots(&self, ctx: &RunCtx, _position: usize) -> Vec<Slot> {
         waves(ctx.microbatches, 1)
+    }
+
+    /// WaveK's with waves of one: `(4M + 2(P − 1)(M + 1))·t`.
+    fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
+        wave_formula(ctx, 1, costs).map(|f| Formula {
+            step: "(4M + 2(P − 1)(M + 1))·t",
+            bubble: "2(P − 1)(M + 1) / (4M + 2(P − 1)(M + 1))",
+            ..f
+        })
     }
 }

@@ -3,9 +3,10 @@
 //! its composition policy ([`crate::graph::compose::transpose`]) joins its work to each rank's
 //! stream.
 
-use crate::algebra::skeleton::Skeleton;
-use crate::schedules::{RunCtx, Schedule, Slot};
-use crate::vocab::layout::Layout;
+use crate::schedules::skeleton::Skeleton;
+use crate::schedules::{RunCtx, Schedule};
+use crate::schedules::slot::Slot;
+use crate::vocab::layout::{Composition, Layout};
 
 /// `transpose`.
 #[derive(Debug)]
@@ -28,6 +29,10 @@ impl Schedule for Transpose {
 
     fn layout(&self) -> Layout {
         Layout::Replicated
+    }
+
+    fn composition(&self) -> Option<Composition> {
+        Some(Composition::Transpose)
     }
 
     fn rank_slots(&self, _ctx: &RunCtx, _rank: usize) -> Vec<Slot> {

@@ -19,9 +19,11 @@
 //! at `M/k` waves — the trailing-wave bubble. Peak memory grows with `k`: a wave's `k`
 //! microbatches hold their `FE` activations at once.
 
-use crate::algebra::skeleton::Skeleton;
-use crate::algebra::validity::ValidityError;
-use crate::schedules::{RunCtx, Schedule, Slot};
+use crate::schedules::skeleton::Skeleton;
+use crate::schedules::ScheduleRule;
+use crate::schedules::{Formula, RunCtx, Schedule, Uniform};
+use crate::vocab::parameter::Parameter;
+use crate::schedules::slot::Slot;
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::OpSet;
 use crate::vocab::phase::Phase;
@@ -53,10 +55,18 @@ impl Schedule for WaveK {
         OpSet::FourPhase
     }
 
-    fn check(&self, ctx: &RunCtx) -> Result<(), ValidityError> {
+    fn parameters(&self) -> &'static [Parameter] {
+        &[Parameter::WaveK]
+    }
+
+    fn parameter(&self, parameter: Parameter, ctx: &RunCtx) -> Option<usize> {
+        (parameter == Parameter::WaveK).then(|| wave_size(ctx.wave_k, ctx.ranks, ctx.microbatches))
+    }
+
+    fn check(&self, ctx: &RunCtx) -> Result<(), ScheduleRule> {
         one_region(self.name(), ctx)?;
         match ctx.wave_k {
-            Some(k) if k == 0 || k > ctx.microbatches => Err(ValidityError::WaveK {
+            Some(k) if k == 0 || k > ctx.microbatches => Err(ScheduleRule::WaveK {
                 k,
                 microbatches: ctx.microbatches,
             }),
@@ -70,6 +80,31 @@ impl Schedule for WaveK {
             wave_size(ctx.wave_k, ctx.ranks, ctx.microbatches),
         )
     }
+
+    /// With `k | M`: each of `M/k` waves pays one boundary bubble of `2(P − 1)·t`, and the
+    /// step one more.
+    fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
+        wave_formula(ctx, wave_size(ctx.wave_k, ctx.ranks, ctx.microbatches), costs)
+    }
+}
+
+/// WaveK's step with waves of `k | M` microbatches, every phase taking `t`:
+/// `(4M + 2(P − 1)(M/k + 1))·t` (none when `k ∤ M`: the trailing wave costs more).
+pub(crate) fn wave_formula(ctx: &RunCtx, k: usize, costs: Uniform) -> Option<Formula> {
+    let m = ctx.microbatches;
+    if k == 0 || ctx.chunks != 1 || !m.is_multiple_of(k) {
+        return None;
+    }
+    let (p, m, waves) = (ctx.ranks as f64, m as f64, (m / k) as f64);
+    let boundary = 2.0 * (p - 1.0) * (waves + 1.0);
+    Some(Formula {
+        step: "(4M + 2(P − 1)(M/k + 1))·t",
+        step_s: (4.0 * m + boundary) * costs.forward_s,
+        bubble: "2(P − 1)(M/k + 1) / (4M + 2(P − 1)(M/k + 1))",
+        bubble_fraction: boundary / (4.0 * m + boundary),
+        memory: None,
+        peak_activations: None,
+    })
 }
 
 /// The unit size `k` WaveK runs: `wave_k`, else `P`, within `1..=M`.
@@ -79,9 +114,9 @@ pub fn wave_size(wave_k: Option<usize>, ranks: usize, microbatches: usize) -> us
 
 /// Second-order schedules run over one Sharded region (the whole model, or the part of it the
 /// cut gives them): the four phases' turnarounds are defined for one pipeline pass each.
-pub(crate) fn one_region(skeleton: &'static str, ctx: &RunCtx) -> Result<(), ValidityError> {
+pub(crate) fn one_region(skeleton: &'static str, ctx: &RunCtx) -> Result<(), ScheduleRule> {
     if ctx.chunks != 1 {
-        return Err(ValidityError::Chunks {
+        return Err(ScheduleRule::Chunks {
             rule: "four-phase-region",
             skeleton,
             want: 1,

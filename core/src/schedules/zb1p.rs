@@ -16,10 +16,11 @@
 //! backward's input half in the steady state, and, from the `r`-th steady step of rank `r` on,
 //! one weight half after each input half, oldest first; the rest close the step.
 
-use crate::algebra::skeleton::Skeleton;
-use crate::algebra::validity::ValidityError;
-use crate::schedules::one_f_one_b::interleaved_rounds;
-use crate::schedules::{Rotation, RunCtx, Schedule, Slot, take};
+use crate::schedules::skeleton::Skeleton;
+use crate::schedules::ScheduleRule;
+use crate::schedules::one_f_one_b::{ONE_F_ONE_B, interleaved_rounds};
+use crate::schedules::{RunCtx, Schedule};
+use crate::schedules::slot::{Rotation, Slot, take};
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::OpSet;
 
@@ -50,8 +51,16 @@ impl Schedule for Zb1p {
         OpSet::SplitBackward
     }
 
+    fn interleaves(&self) -> bool {
+        true
+    }
+
+    fn splits_backward_of(&self) -> Option<Skeleton> {
+        Some(ONE_F_ONE_B)
+    }
+
     /// Interleaved zero bubble runs microbatches in rounds, as interleaved 1F1B does.
-    fn check(&self, ctx: &RunCtx) -> Result<(), ValidityError> {
+    fn check(&self, ctx: &RunCtx) -> Result<(), ScheduleRule> {
         if ctx.chunks > 1 {
             interleaved_rounds("interleaved zero bubble", ctx.ranks, ctx.microbatches)?;
         }

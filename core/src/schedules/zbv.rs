@@ -9,10 +9,11 @@
 //! `I W` of chunk 0, then the remaining weight halves of chunk 1 and of chunk 0. As PyTorch does,
 //! the order is written for `max(2P − 1, M)` microbatches and the slots beyond `M` are dropped.
 
-use crate::algebra::placement::PlacementSpec;
-use crate::algebra::skeleton::Skeleton;
-use crate::algebra::validity::ValidityError;
-use crate::schedules::{RunCtx, Schedule, Slot};
+use crate::vocab::layout::PlacementKind;
+use crate::schedules::skeleton::Skeleton;
+use crate::schedules::ScheduleRule;
+use crate::schedules::{RunCtx, Schedule};
+use crate::schedules::slot::Slot;
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::OpSet;
 
@@ -43,11 +44,11 @@ impl Schedule for Zbv {
         OpSet::SplitBackward
     }
 
-    fn placement(&self) -> PlacementSpec {
-        PlacementSpec::VFold
+    fn placement(&self) -> PlacementKind {
+        PlacementKind::VFold
     }
 
-    fn check(&self, ctx: &RunCtx) -> Result<(), ValidityError> {
+    fn check(&self, ctx: &RunCtx) -> Result<(), ScheduleRule> {
         two_chunks(
             "zbv-chunks",
             "zbv",
@@ -67,9 +68,9 @@ pub(crate) fn two_chunks(
     skeleton: &'static str,
     ctx: &RunCtx,
     why: &'static str,
-) -> Result<(), ValidityError> {
+) -> Result<(), ScheduleRule> {
     if ctx.chunks != 2 {
-        return Err(ValidityError::Chunks {
+        return Err(ScheduleRule::Chunks {
             rule,
             skeleton,
             want: 2,

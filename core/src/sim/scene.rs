@@ -4,10 +4,10 @@
 //! (bubbles) classified by where they fall; each region's colour from the role of its layers;
 //! and the dependencies of any event, looking through the collectives between them.
 
-use crate::algebra::skeleton::Skeleton;
 use crate::graph::event::{EdgeKind, Event};
 use crate::report::palette::{self, Rgb};
 use crate::report::simulate::{CommTiming, EventTiming, comm_timings, event_timings};
+use crate::schedules::skeleton::Skeleton;
 use crate::sim::metrics::{Gap, idle_gaps, wavefront_span};
 use crate::sim::run::Simulation;
 use crate::vocab::phase::Phase;

@@ -277,7 +277,7 @@ impl Mismatch {
         let plan = &sim.derivation.plan;
         let schedule: Vec<_> = plan.regions.iter().map(|r| r.skeleton).collect();
         let mut out = Vec::new();
-        let schedule = crate::algebra::skeleton::schedule_to_string(&schedule);
+        let schedule = crate::schedules::skeleton::schedule_to_string(&schedule);
         // How many actions, and on which ranks (`0, 2`), of a count by rank.
         let counted = |by_rank: &std::collections::BTreeMap<usize, usize>| {
             let ranks: Vec<String> = by_rank.keys().map(ToString::to_string).collect();

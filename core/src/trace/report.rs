@@ -221,7 +221,7 @@ impl WhatIf {
     ) -> WhatIf {
         WhatIf {
             file: file.to_string(),
-            schedule: crate::algebra::skeleton::schedule_to_string(&scenario.schedule),
+            schedule: crate::schedules::skeleton::schedule_to_string(&scenario.schedule),
             makespan_s: sim.makespan_s,
             bubble_fraction: sim.bubble_fraction,
             peak_bytes: sim.memory.iter().map(|c| c.peak_bytes).collect(),

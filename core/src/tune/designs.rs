@@ -9,10 +9,10 @@
 use crate::algebra::derive::DeriveError;
 use crate::algebra::owner::OwnerSpec;
 use crate::scenario::Scenario;
-use crate::schedules::{NESTED, TRANSPOSE};
+use crate::schedules::skeleton::Skeleton;
 use crate::sim::engine::SimOptions;
 use crate::sim::run::simulate_scenario;
-use crate::vocab::layout::Layout;
+use crate::vocab::layout::{Composition, Layout};
 use serde::Serialize;
 
 /// One of the three designs.
@@ -51,6 +51,12 @@ impl Design {
     }
 }
 
+/// The registry's schedule that composes an encoder as `composition`.
+fn composing(composition: Composition) -> Result<Skeleton, String> {
+    Skeleton::composing(composition)
+        .ok_or_else(|| format!("no schedule composes its work as {composition:?}"))
+}
+
 /// Why the designs cannot be built from a scenario.
 fn shape_error() -> String {
     "the designs need an encoder first (a Replicated region: transpose or nested) before a Sharded backbone".to_string()
@@ -84,8 +90,8 @@ pub fn scenario_for(scenario: &Scenario, design: Design) -> Result<Scenario, Str
         }
     };
     match design {
-        Design::ComputeEfficient => replace_first(&mut out, TRANSPOSE),
-        Design::Nested => replace_first(&mut out, NESTED),
+        Design::ComputeEfficient => replace_first(&mut out, composing(Composition::Transpose)?),
+        Design::Nested => replace_first(&mut out, composing(Composition::Nested)?),
         Design::MemoryEfficient => {
             let sharded = scenario
                 .schedule

@@ -18,9 +18,8 @@
 //! start is (then fitting the cap comes first).
 
 use crate::algebra::derive::DeriveError;
-use crate::algebra::skeleton::Skeleton;
 use crate::scenario::Scenario;
-use crate::schedules::{ONE_F_ONE_B, ZB1P};
+use crate::schedules::skeleton::Skeleton;
 use crate::sim::engine::SimOptions;
 use crate::sim::run::{Simulation, simulate_scenario};
 use crate::vocab::layout::Layout;
@@ -265,7 +264,7 @@ fn placement_candidates(m: &Measured) -> Vec<(String, Scenario)> {
     let mut out = Vec::new();
     // Finer virtual stages: every chunk count up to one layer a stage (at most 8 a rank).
     let most = (layers / s.ranks.max(1)).min(8);
-    if skeleton == ONE_F_ONE_B || skeleton == ZB1P {
+    if skeleton.schedule().interleaves() {
         for more in chunks + 1..=most {
             let cut: Vec<usize> = (1..more).map(|c| c * layers / more).collect();
             let mut c = s.clone();
@@ -310,17 +309,25 @@ fn placement_candidates(m: &Measured) -> Vec<(String, Scenario)> {
 /// delays `W` into the bubbles.
 fn scheduling_candidates(m: &Measured) -> Vec<(String, Scenario)> {
     let s = &m.scenario;
-    if s.explicit_orders().is_some() || !s.schedule.contains(&ONE_F_ONE_B) {
+    if s.explicit_orders().is_some() {
         return Vec::new();
     }
+    // The first schedule of the scenario that has a split-backward sibling.
+    let Some((from, to)) = s
+        .schedule
+        .iter()
+        .find_map(|&k| k.with_split_backward().map(|split| (k, split)))
+    else {
+        return Vec::new();
+    };
     let mut c = s.clone();
     for k in &mut c.schedule {
-        if *k == ONE_F_ONE_B {
-            *k = ZB1P;
+        if *k == from {
+            *k = to;
         }
     }
     vec![(
-        "split backward: 1f1b → zb1p (F and I advanced, W delayed into bubbles)".to_string(),
+        format!("split backward: {from} → {to} (F and I advanced, W delayed into bubbles)"),
         c,
     )]
 }

@@ -12,6 +12,7 @@ use crate::sim::cost::{self, compute_time, unit_layers};
 use crate::sim::encoder_free::{source_region, warmup_windows, without_source};
 use crate::sim::engine::{SimOptions, simulate};
 use crate::tune::nested;
+use crate::vocab::layout::Composition;
 use crate::vocab::phase::Phase;
 
 /// Microbatches by encode time, heaviest first (ties: lower microbatch).
@@ -191,7 +192,7 @@ fn choose(
     let encoder_free = simulate(order, &free, options);
     let is_nested = plan
         .region(source)
-        .is_some_and(|r| r.skeleton == crate::schedules::NESTED);
+        .is_some_and(|r| r.skeleton.composition() == Some(Composition::Nested));
     let (windows, encode) = if is_nested {
         nested_windows(
             plan,

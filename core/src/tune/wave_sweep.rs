@@ -4,9 +4,9 @@
 
 use crate::algebra::derive::DeriveError;
 use crate::scenario::Scenario;
-use crate::schedules::WAVEK;
 use crate::sim::engine::SimOptions;
 use crate::sim::run::simulate_scenario;
+use crate::vocab::parameter::Parameter;
 use serde::Serialize;
 use std::ops::RangeInclusive;
 
@@ -59,12 +59,11 @@ pub enum SweepError {
 pub fn with_wave_k(scenario: &Scenario, k: usize) -> Result<Scenario, SweepError> {
     if !scenario.schedule.iter().all(|s| s.second_order()) || scenario.schedule.is_empty() {
         return Err(SweepError::NotSecondOrder(
-            crate::algebra::skeleton::schedule_to_string(&scenario.schedule),
+            crate::schedules::skeleton::schedule_to_string(&scenario.schedule),
         ));
     }
     let mut s = scenario.clone();
-    s.schedule = vec![WAVEK; s.schedule.len()];
-    s.wave_k = Some(k);
+    crate::scenario::edit::Edit::WaveK(Some(k)).apply(&mut s);
     Ok(s)
 }
 
@@ -104,7 +103,11 @@ pub fn sweep(
             trailing: m % k,
         });
     }
-    let default_k = crate::schedules::wavek::wave_size(None, scenario.ranks, m);
+    // The unit size the schedule runs when the scenario gives none.
+    let default_k = with_wave_k(scenario, 1)
+        .ok()
+        .and_then(|s| s.parameter_default(Parameter::WaveK))
+        .unwrap_or(1);
     if let Some(base) = points
         .iter()
         .find(|p| p.k == default_k)

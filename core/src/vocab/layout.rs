@@ -18,3 +18,22 @@ impl fmt::Display for Layout {
         })
     }
 }
+
+/// Where a schedule puts its stages when the scenario gives no `placement`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PlacementKind {
+    /// Slab `i` of every region on rank `i` (Megatron-LM's and PyTorch's virtual stages).
+    Default,
+    /// Every second chunk of the wavefront reversed: chunk 1 of rank `r` is stage `2P − 1 − r`.
+    VFold,
+}
+
+/// How a Replicated schedule's work joins each rank's stream (its composition policy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Composition {
+    /// Mpipe's transpose: each microbatch's work on its owner, in the warmup bubble.
+    Transpose,
+    /// BigMac's nested pipeline: each encoder action just in time in the backbone's logical
+    /// time, a generator's right after the last stage's forward.
+    Nested,
+}

@@ -8,6 +8,7 @@ pub mod comm;
 pub mod ids;
 pub mod layout;
 pub mod limits;
+pub mod parameter;
 pub mod phase;
 pub mod role;
 pub mod units;

@@ -2,8 +2,8 @@
 #![allow(dead_code)]
 
 use mpipe::algebra::model::LayerSpec;
-use mpipe::algebra::skeleton::Skeleton;
 use mpipe::scenario::{FORMAT, ModelSpec, Scenario};
+use mpipe::schedules::skeleton::Skeleton;
 use mpipe::vocab::role::Role;
 
 /// A scenario over the given layer specs.

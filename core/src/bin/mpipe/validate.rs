@@ -16,7 +16,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     emit(&format!(
         "{}: valid: {} over {} layers, P = {}, M = {}{}\n",
         file.display(),
-        mpipe::algebra::skeleton::schedule_to_string(&schedule),
+        mpipe::schedules::skeleton::schedule_to_string(&schedule),
         d.plan.layers.len(),
         d.plan.ranks,
         d.plan.microbatches,

@@ -22,6 +22,7 @@ use crate::graph::event::Event;
 use crate::graph::order::Order;
 use crate::sim::engine::{SimOptions, simulate};
 use crate::vocab::action::Action;
+use crate::vocab::layout::Composition;
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 
@@ -30,7 +31,7 @@ pub(crate) fn regions(plan: &Plan) -> (Option<usize>, Option<usize>) {
     let nested = |index: Option<usize>| {
         index.filter(|&i| {
             plan.region(i)
-                .is_some_and(|r| r.skeleton == crate::schedules::NESTED)
+                .is_some_and(|r| r.skeleton.composition() == Some(Composition::Nested))
         })
     };
     let encoder = nested(plan.regions.first().map(|r| r.index));

@@ -1,9 +1,11 @@
 //! Skeletons: the scenario's name for a region's schedule, a handle on one [`Schedule`] of the
-//! registry ([`crate::schedules::REGISTRY`]), and the one property the algebra reads off every
-//! skeleton: its layout.
+//! registry ([`crate::schedules::REGISTRY`]), with the questions the rest of the crate asks of
+//! it, and the registry's lookups by property (the schedule that composes a certain way, that
+//! reads a parameter, that splits another's backward) — never by name.
 
 use crate::schedules::{REGISTRY, Schedule};
-use crate::vocab::layout::Layout;
+use crate::vocab::layout::{Composition, Layout};
+use crate::vocab::parameter::Parameter;
 use crate::vocab::phase::OpSet;
 use serde::de::{self, EnumAccess, VariantAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -57,6 +59,59 @@ impl Skeleton {
     /// such as DualPipeV, those its slots say).
     pub fn may_split_backward(self) -> bool {
         self.0.ops() != OpSet::ForwardBackward
+    }
+
+    /// How its work joins each rank's stream, for a Replicated schedule.
+    pub fn composition(self) -> Option<Composition> {
+        self.0.composition()
+    }
+
+    /// Whether it reads `parameter`.
+    pub fn reads(self, parameter: Parameter) -> bool {
+        self.0.parameters().contains(&parameter)
+    }
+
+    /// The registry's schedule that composes its work as `composition`.
+    pub fn composing(composition: Composition) -> Option<Skeleton> {
+        REGISTRY
+            .iter()
+            .copied()
+            .find(|s| s.composition() == Some(composition))
+    }
+
+    /// The registry's schedule of `ops` that reads `parameter` (a second-order schedule given a
+    /// `wave_k` runs as the one that reads it).
+    pub fn reading(parameter: Parameter, ops: OpSet) -> Option<Skeleton> {
+        REGISTRY
+            .iter()
+            .copied()
+            .find(|s| s.reads(parameter) && s.0.ops() == ops)
+    }
+
+    /// The registry's schedule that is this one with its backward split into `I` and `W`.
+    pub fn with_split_backward(self) -> Option<Skeleton> {
+        REGISTRY
+            .iter()
+            .copied()
+            .find(|s| s.0.splits_backward_of() == Some(self))
+    }
+
+    /// The names of the registry's schedules that read `parameter`, as `` `wavek` `` (joined
+    /// with "or").
+    pub fn readers(parameter: Parameter) -> String {
+        let names: Vec<String> = REGISTRY
+            .iter()
+            .filter(|s| s.reads(parameter))
+            .map(|s| format!("`{s}`"))
+            .collect();
+        names.join(" or ")
+    }
+}
+
+/// The registry's first skeleton.
+impl Default for Skeleton {
+    fn default() -> Self {
+        crate::schedules::DEFAULT
     }
 }
 

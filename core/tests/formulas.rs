@@ -1,0 +1,164 @@
+//! Each schedule's textbook formula (`Schedule::formula`) against the simulator on the setting it
+//! describes: uniform stages, free links, no overhead. Where a schedule gives a formula, its step,
+//! its bubble fraction and its peak activation memory must be what the simulation of the derived
+//! order gives, exactly, over a range of shapes.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // tests fail by panicking
+
+mod common;
+
+use mpipe::algebra::model::LayerSpec;
+use mpipe::scenario::Scenario;
+use mpipe::schedules::skeleton::Skeleton;
+use mpipe::schedules::{GPIPE, ONE_F_ONE_B, ONE_F_ONE_B_2ND, Uniform, WAVEK};
+use mpipe::sim::run::simulate_scenario;
+use mpipe::vocab::role::Role;
+
+/// Bytes one stage saves for backward per microbatch.
+const A: f64 = 1000.0;
+
+/// `P` stages of one layer each, every forward `t_f`, every backward `t_b`, each saving `A`.
+fn uniform(skeleton: Skeleton, p: usize, m: usize, costs: Uniform) -> Scenario {
+    let mut layer = LayerSpec::timed("layer", Role::Backbone, p, costs.forward_s);
+    layer.bwd_s = Some(costs.backward_s);
+    layer.activation_bytes = Some(A);
+    if skeleton.second_order() {
+        for phase in [
+            &mut layer.fe_s,
+            &mut layer.ff_s,
+            &mut layer.bf_s,
+            &mut layer.be_s,
+        ] {
+            *phase = Some(costs.forward_s);
+        }
+        layer.force_activation_bytes = Some(0.0);
+    }
+    common::scenario(vec![layer], &[], &[skeleton], p, m)
+}
+
+/// Checks the formula of `skeleton` on every shape of `shapes` where it gives one; returns how
+/// many it checked.
+fn check(skeleton: Skeleton, shapes: impl Iterator<Item = (usize, usize, Option<usize>)>) -> usize {
+    let costs = Uniform {
+        forward_s: 1.0,
+        backward_s: 2.0,
+    };
+    let mut checked = 0;
+    for (p, m, k) in shapes {
+        let mut s = uniform(skeleton, p, m, costs);
+        s.wave_k = k;
+        let Some(f) = skeleton.schedule().formula(&s.run_ctx(), costs) else {
+            continue;
+        };
+        let sim = simulate_scenario(&s, Default::default()).unwrap();
+        let at = format!("{skeleton} P={p} M={m} k={k:?}");
+        assert!(
+            (sim.makespan_s - f.step_s).abs() < 1e-9,
+            "{at}: simulated {} against {} = {}",
+            sim.makespan_s,
+            f.step,
+            f.step_s
+        );
+        assert!(
+            (sim.bubble_fraction - f.bubble_fraction).abs() < 1e-9,
+            "{at}: bubble {} against {} = {}",
+            sim.bubble_fraction,
+            f.bubble,
+            f.bubble_fraction
+        );
+        if let Some(peak) = f.peak_activations {
+            assert!(
+                (sim.peak_memory_bytes() - peak * A).abs() < 1e-6,
+                "{at}: peak {} B against {:?} = {} A",
+                sim.peak_memory_bytes(),
+                f.memory,
+                peak
+            );
+        }
+        checked += 1;
+    }
+    checked
+}
+
+fn shapes() -> impl Iterator<Item = (usize, usize, Option<usize>)> {
+    (1..=5).flat_map(|p| (1..=10).map(move |m| (p, m, None)))
+}
+
+#[test]
+fn gpipe_fills_and_drains_and_holds_every_microbatch() {
+    assert_eq!(check(GPIPE, shapes()), 50);
+    let f = GPIPE
+        .schedule()
+        .formula(&uniform(GPIPE, 4, 8, ones()).run_ctx(), ones())
+        .unwrap();
+    assert_eq!(
+        (f.step, f.bubble, f.memory),
+        (
+            "(M + P − 1)·(t_F + t_B)",
+            "(P − 1)/(M + P − 1)",
+            Some("M·A")
+        )
+    );
+    assert_eq!((f.step_s, f.peak_activations), (22.0, Some(8.0)));
+}
+
+#[test]
+fn one_f_one_b_holds_at_most_the_depth() {
+    assert_eq!(check(ONE_F_ONE_B, shapes()), 50);
+    let f = ONE_F_ONE_B
+        .schedule()
+        .formula(&uniform(ONE_F_ONE_B, 4, 8, ones()).run_ctx(), ones())
+        .unwrap();
+    assert_eq!(
+        (f.memory, f.peak_activations),
+        (Some("min(P, M)·A"), Some(4.0))
+    );
+    // Interleaved (two chunks): no formula yet.
+    let mut s = uniform(ONE_F_ONE_B, 4, 8, ones());
+    s.cut = vec![2];
+    s.schedule = vec![ONE_F_ONE_B, ONE_F_ONE_B];
+    assert_eq!(ONE_F_ONE_B.schedule().formula(&s.run_ctx(), ones()), None);
+}
+
+#[test]
+fn wavek_pays_one_boundary_bubble_a_wave_when_k_divides_m() {
+    let shapes =
+        (1..=4).flat_map(|p| (1..=8).flat_map(move |m| (1..=m).map(move |k| (p, m, Some(k)))));
+    let checked = check(WAVEK, shapes);
+    // Every k that divides M: 1 + 2 + 2 + 3 + 2 + 4 + 2 + 4 = 20 for each of four depths.
+    assert_eq!(checked, 80);
+    // k ∤ M has no closed form: the trailing wave costs more.
+    let mut s = uniform(WAVEK, 4, 8, ones());
+    s.wave_k = Some(3);
+    assert_eq!(WAVEK.schedule().formula(&s.run_ctx(), ones()), None);
+    s.wave_k = Some(4);
+    let f = WAVEK.schedule().formula(&s.run_ctx(), ones()).unwrap();
+    assert_eq!(f.step, "(4M + 2(P − 1)(M/k + 1))·t");
+    assert_eq!(f.step_s, 32.0 + 2.0 * 3.0 * 3.0);
+}
+
+#[test]
+fn one_f_one_b_2nd_is_wavek_with_waves_of_one() {
+    assert_eq!(
+        check(ONE_F_ONE_B_2ND, shapes().filter(|(p, _, _)| *p >= 2)),
+        40
+    );
+    let s = uniform(ONE_F_ONE_B_2ND, 3, 5, ones());
+    let f = ONE_F_ONE_B_2ND
+        .schedule()
+        .formula(&s.run_ctx(), ones())
+        .unwrap();
+    assert_eq!(f.step_s, 4.0 * 5.0 + 2.0 * 2.0 * 6.0);
+}
+
+fn ones() -> Uniform {
+    Uniform {
+        forward_s: 1.0,
+        backward_s: 1.0,
+    }
+}
