@@ -286,11 +286,11 @@ mod pipelining_fixture {
 
     #[test]
     fn a_calibration_reports_its_progress_and_stops_when_told() {
-        use mpipe::sim::run::SimulationError;
         use mpipe::trace::calibrate::{calibrate, calibrate_cancellable};
+        use mpipe::tune::pipeline::SimulationError;
         let text = std::fs::read_to_string(trace_fixture("pp-interleaved/scenario.json")).unwrap();
         let scenario = mpipe::Scenario::from_json_str(&text, "scenario.json").unwrap();
-        let sim = mpipe::sim::run::simulate_scenario(&scenario, Default::default()).unwrap();
+        let sim = mpipe::tune::pipeline::simulate_scenario(&scenario, Default::default()).unwrap();
         let m = run();
         let a = align(&m);
         let whole = calibrate(&scenario, &sim, &m, &a, 0, 1, Default::default()).unwrap();

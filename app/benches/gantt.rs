@@ -58,9 +58,11 @@ fn frame(c: &mut Criterion) {
                              {"name": "c", "count": 64, "fwd_s": 1.0}, {"name": "d", "count": 64, "fwd_s": 1.0}]},
         "cut": [64, 128, 192], "schedule": ["1f1b", "1f1b", "1f1b", "1f1b"], "ranks": 64, "microbatches": 2048}"#;
     let scenario = mpipe::Scenario::from_json_str(text, "bench.json").expect("valid");
-    let sim =
-        mpipe::sim::run::simulate_scenario(&scenario, mpipe::sim::engine::SimOptions::default())
-            .expect("derives");
+    let sim = mpipe::tune::pipeline::simulate_scenario(
+        &scenario,
+        mpipe::sim::engine::SimOptions::default(),
+    )
+    .expect("derives");
     // Laid out once per simulation, as the app does after every edit.
     let shown = Shown::new(1, "bench", sim);
     eprintln!(

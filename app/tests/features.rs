@@ -473,7 +473,7 @@ fn reordering_with_a_cost_based_owner_map_pins_it() {
         harness.state().error()
     );
     let s = harness.state().doc.scenario().unwrap();
-    assert_eq!(s.owner, mpipe::algebra::owner::OwnerSpec::Explicit(owners));
+    assert_eq!(s.owner, mpipe::scenario::owner::OwnerSpec::Explicit(owners));
     let rank0 = harness.state().rank_actions(0);
     let at = |a: &str| rank0.iter().position(|x| x == a).unwrap();
     assert!(at("4F3") < at("4F1"), "{rank0:?}");
@@ -491,7 +491,7 @@ fn ctrl_dragging_a_stage_onto_another_trades_their_ranks() {
     ctrl_drag(&mut harness, egui::pos2(x(1.0), y), egui::pos2(x(5.0), y));
     assert_eq!(
         harness.state().doc.scenario().unwrap().placement,
-        Some(mpipe::algebra::placement::PlacementSpec::Explicit(vec![
+        Some(mpipe::scenario::placement::PlacementSpec::Explicit(vec![
             2, 1, 0, 3
         ]))
     );

@@ -387,7 +387,7 @@ fn a_recorded_run_is_diagnosed_and_its_fitted_costs_kept_on_another_schedule() {
     .unwrap();
     let cli = mpipe::trace::calibrate::with_fitted_costs(&interleaved, &calibrated).unwrap();
     let simulate = |s: &mpipe::Scenario| {
-        mpipe::sim::run::simulate_scenario(s, Default::default())
+        mpipe::tune::pipeline::simulate_scenario(s, Default::default())
             .unwrap()
             .makespan_s
     };

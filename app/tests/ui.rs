@@ -288,7 +288,7 @@ fn the_last_session_is_restored_and_a_corrupt_one_is_ignored() {
     let mut app = mpipe_studio::StudioApp::restore(None);
     assert_eq!(app.studio.source(), "mpipe-vit-llm.json");
     app.studio.apply(Command::Edit {
-        edit: Edit::Owner(mpipe::algebra::owner::OwnerSpec::FirstRank),
+        edit: Edit::Owner(mpipe::scenario::owner::OwnerSpec::FirstRank),
         gesture: None,
     });
     let mut storage = Memory::default();
@@ -305,7 +305,7 @@ fn the_last_session_is_restored_and_a_corrupt_one_is_ignored() {
     assert_eq!(fresh.studio.source(), "mpipe-vit-llm.json");
     assert_eq!(
         fresh.studio.scenario().map(|s| s.owner.clone()),
-        Some(mpipe::algebra::owner::OwnerSpec::GreedySlack)
+        Some(mpipe::scenario::owner::OwnerSpec::GreedySlack)
     );
 }
 

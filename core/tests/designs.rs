@@ -10,7 +10,7 @@
 
 mod common;
 use common::{mpipe, scenario};
-use mpipe::algebra::model::LayerSpec;
+use mpipe::scenario::layer::LayerSpec;
 use mpipe::schedules::{NESTED, ONE_F_ONE_B, TRANSPOSE};
 use mpipe::tune::designs::{Design, compare_designs, scenario_for};
 use mpipe::vocab::role::Role;

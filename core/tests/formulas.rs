@@ -12,11 +12,11 @@
 
 mod common;
 
-use mpipe::algebra::model::LayerSpec;
 use mpipe::scenario::Scenario;
+use mpipe::scenario::layer::LayerSpec;
 use mpipe::schedules::skeleton::Skeleton;
 use mpipe::schedules::{GPIPE, ONE_F_ONE_B, ONE_F_ONE_B_2ND, Uniform, WAVEK};
-use mpipe::sim::run::simulate_scenario;
+use mpipe::tune::pipeline::simulate_scenario;
 use mpipe::vocab::role::Role;
 
 /// Bytes one stage saves for backward per microbatch.

@@ -11,12 +11,13 @@
 mod common;
 
 use common::scenario;
-use mpipe::algebra::model::LayerSpec;
 use mpipe::graph::event::Event;
 use mpipe::scenario::Scenario;
+use mpipe::scenario::layer::LayerSpec;
 use mpipe::schedules::{ONE_F_ONE_B_2ND, TRANSPOSE, WAVEK};
 use mpipe::sim::engine::SimOptions;
-use mpipe::sim::run::{Simulation, simulate_scenario};
+use mpipe::sim::run::Simulation;
+use mpipe::tune::pipeline::simulate_scenario;
 use mpipe::vocab::phase::Phase;
 use mpipe::vocab::role::Role;
 use std::collections::HashMap;
@@ -533,7 +534,7 @@ proptest::proptest! {
         };
         s.data_parallel = dp;
         if link {
-            s.hardware = Some(mpipe::scenario::Hardware {
+            s.hardware = Some(mpipe::scenario::hardware::Hardware {
                 link_alpha_s: Some(0.1),
                 link_bytes_per_s: Some(50.0),
                 ..Default::default()
@@ -579,7 +580,7 @@ fn four_phase_orders_round_trip_through_the_pipeline_csv() {
     let s = wavek(mlip(8), 4, 9, 4);
     let d = mpipe::derive(&s).unwrap();
     let mut bytes = Vec::new();
-    orders_csv::write(&d, &mut bytes).unwrap();
+    mpipe::report::orders_csv::write(&d, &mut bytes).unwrap();
     let text = std::str::from_utf8(&bytes).unwrap();
     assert!(
         text.lines()

@@ -169,7 +169,7 @@ fn gates_follow_trainability_for_every_mask_of_three_regions() {
             .iter()
             .enumerate()
             .map(|(i, &t)| {
-                let mut l = mpipe::algebra::model::LayerSpec::timed(
+                let mut l = mpipe::scenario::layer::LayerSpec::timed(
                     &format!("r{i}"),
                     mpipe::vocab::role::Role::Backbone,
                     4,
@@ -242,7 +242,7 @@ fn a_frozen_prefix_runs_no_backward_but_passes_gradients_through_frozen_middles(
     // (it passes the gradient to region 1) but reduces nothing.
     let mut layers = Vec::new();
     for (name, t) in [("a", true), ("b", false), ("c", true)] {
-        let mut l = mpipe::algebra::model::LayerSpec::timed(
+        let mut l = mpipe::scenario::layer::LayerSpec::timed(
             name,
             mpipe::vocab::role::Role::Backbone,
             4,

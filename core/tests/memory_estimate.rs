@@ -26,7 +26,7 @@ fn the_estimate_bounds_the_measured_peak() {
         let estimate = mpipe::algebra::budget::estimate(&s);
         PEAK.reset_peak_usage();
         let before = PEAK.current_usage();
-        let sim = mpipe::sim::run::simulate_scenario(&s, Default::default()).unwrap();
+        let sim = mpipe::tune::pipeline::simulate_scenario(&s, Default::default()).unwrap();
         let peak = PEAK.peak_usage().saturating_sub(before) as f64;
         let nodes = sim.derivation.order.graph.node_count();
         eprintln!(

@@ -12,8 +12,8 @@
 mod common;
 use common::{scenario, vit_llm};
 use mpipe::Scenario;
-use mpipe::algebra::model::LayerSpec;
-use mpipe::algebra::owner::OwnerSpec;
+use mpipe::scenario::layer::LayerSpec;
+use mpipe::scenario::owner::OwnerSpec;
 use mpipe::schedules::{NESTED, ONE_F_ONE_B, TRANSPOSE};
 use mpipe::vocab::phase::Phase;
 use mpipe::vocab::role::Role;
@@ -127,7 +127,7 @@ fn placed_in_real_time_nested_is_never_slower_than_in_logical_slots() {
                 // The logical placement of the same owner map.
                 let mut logical_plan = placed.plan.clone();
                 logical_plan.owner = placed.plan.owner.clone();
-                let logical = mpipe::algebra::derive::derive_plan(logical_plan, None).unwrap();
+                let logical = mpipe::graph::derive::derive_plan(logical_plan, None).unwrap();
                 let actions = |d: &mpipe::Derivation| {
                     let mut all: Vec<String> = (0..P)
                         .flat_map(|r| d.order.actions(r))
@@ -172,7 +172,7 @@ fn with_idle_time_to_fill_nested_costs_only_the_first_encode_and_the_last_encode
     let run = |owner: OwnerSpec| {
         let mut s = s.clone();
         s.owner = owner;
-        mpipe::sim::run::simulate_scenario(&s, Default::default()).unwrap()
+        mpipe::tune::pipeline::simulate_scenario(&s, Default::default()).unwrap()
     };
     let best = run(OwnerSpec::Optimized);
     let free = best.encoder_free_makespan_s.unwrap();
@@ -213,7 +213,7 @@ fn encoder_peak(skeleton: mpipe::schedules::skeleton::Skeleton, m: usize) -> f64
     vit.activation_bytes = Some(0.25);
     let llm = LayerSpec::timed("llm", Role::Backbone, 8, 1.0);
     let s = scenario(vec![vit, llm], &[4], &[skeleton, ONE_F_ONE_B], P, m);
-    let sim = mpipe::sim::run::simulate_scenario(&s, Default::default()).unwrap();
+    let sim = mpipe::tune::pipeline::simulate_scenario(&s, Default::default()).unwrap();
     sim.memory.iter().map(|c| c.peak_bytes).fold(0.0, f64::max)
 }
 
@@ -260,7 +260,7 @@ fn every_owner_map_nests_without_deadlock_and_each_encoder_action_once() {
                 }
             }
         }
-        mpipe::sim::run::simulate_scenario(&s, Default::default()).unwrap();
+        mpipe::tune::pipeline::simulate_scenario(&s, Default::default()).unwrap();
         // With a nested generator after the backbone, too.
         let mut generation = with_generator(NESTED, m, true);
         generation.owner = owner.clone();
@@ -395,7 +395,7 @@ fn a_nested_generator_runs_after_the_last_stages_forward_and_before_its_backward
                 .contains("seam 2→3: forward Scatter, backward Gather"),
             "{encoder}"
         );
-        mpipe::sim::run::simulate_scenario(&s, Default::default()).unwrap();
+        mpipe::tune::pipeline::simulate_scenario(&s, Default::default()).unwrap();
     }
 }
 

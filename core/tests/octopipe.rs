@@ -10,7 +10,7 @@
 
 mod common;
 use common::mpipe;
-use mpipe::algebra::model::LayerSpec;
+use mpipe::scenario::layer::LayerSpec;
 use mpipe::schedules::{ONE_F_ONE_B, ZB1P};
 use mpipe::tune::octopipe::{Phase, TuneOptions, tune};
 use mpipe::vocab::role::Role;
@@ -105,7 +105,7 @@ fn on_every_sample_the_tuner_is_never_slower_nor_above_the_cap() {
         let path = format!("{}/../samples/{file}", env!("CARGO_MANIFEST_DIR"));
         let s =
             mpipe::Scenario::from_json_str(&std::fs::read_to_string(path).unwrap(), file).unwrap();
-        let start = mpipe::sim::run::simulate_scenario(&s, Default::default()).unwrap();
+        let start = mpipe::tune::pipeline::simulate_scenario(&s, Default::default()).unwrap();
         let cap = start
             .memory
             .iter()
@@ -130,7 +130,8 @@ fn on_every_sample_the_tuner_is_never_slower_nor_above_the_cap() {
             );
         }
         // The tuned scenario is what was measured.
-        let again = mpipe::sim::run::simulate_scenario(&t.scenario, Default::default()).unwrap();
+        let again =
+            mpipe::tune::pipeline::simulate_scenario(&t.scenario, Default::default()).unwrap();
         assert_eq!(again.makespan_s, t.makespan_s, "{file}");
     }
 }

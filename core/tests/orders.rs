@@ -209,6 +209,6 @@ fn hand_orders_fix_the_owners_a_cost_based_map_would_search() {
             .map(|r| d.order.steps(r).iter().map(|x| x.to_string()).collect())
             .collect(),
     );
-    let sim = mpipe::sim::run::simulate_scenario(&s, Default::default()).unwrap();
+    let sim = mpipe::tune::pipeline::simulate_scenario(&s, Default::default()).unwrap();
     assert_eq!(sim.derivation.plan.owner, d.plan.owner);
 }

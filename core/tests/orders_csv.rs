@@ -11,6 +11,7 @@
 
 mod common;
 use common::mpipe;
+use mpipe::report;
 use mpipe::scenario::orders_csv;
 use std::path::PathBuf;
 
@@ -56,7 +57,7 @@ fn what_we_write_is_the_committed_file_pytorch_read_to_our_orders() {
     for (name, parsed) in by_pytorch {
         let d = mpipe::derive(&scenario(name)).unwrap();
         let mut ours = Vec::new();
-        orders_csv::write(&d, &mut ours).unwrap();
+        report::orders_csv::write(&d, &mut ours).unwrap();
         let committed =
             std::fs::read_to_string(fixtures().join(format!("ours/{name}.csv"))).unwrap();
         assert_eq!(String::from_utf8(ours).unwrap(), committed, "{name}");
@@ -152,7 +153,7 @@ fn our_csv_reads_back_to_the_same_orders_over_a_grid() {
                     continue; // a case the skeleton refuses by name (tested elsewhere)
                 };
                 let mut bytes = Vec::new();
-                orders_csv::write(&d, &mut bytes).unwrap();
+                report::orders_csv::write(&d, &mut bytes).unwrap();
                 let read = orders_csv::read(std::str::from_utf8(&bytes).unwrap(), "x.csv").unwrap();
                 assert_eq!(read.orders, steps(&d), "{case}");
                 assert_eq!(read.skipped, 0, "{case}");

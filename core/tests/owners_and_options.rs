@@ -11,13 +11,13 @@ mod common;
 
 use common::scenario;
 use mpipe::Scenario;
-use mpipe::algebra::model::LayerSpec;
-use mpipe::algebra::owner::OwnerSpec;
-use mpipe::scenario::Hardware;
+use mpipe::scenario::hardware::Hardware;
+use mpipe::scenario::layer::LayerSpec;
+use mpipe::scenario::owner::OwnerSpec;
 use mpipe::schedules::{GPIPE, ONE_F_ONE_B, TRANSPOSE};
 use mpipe::sim::engine::SimOptions;
-use mpipe::sim::run::simulate_scenario;
 use mpipe::tune::owners::derive_tuned;
+use mpipe::tune::pipeline::simulate_scenario;
 use mpipe::vocab::role::Role;
 use mpipe::workload::{Distribution, Workload};
 
@@ -195,7 +195,7 @@ fn serialised_links_queue_transfers() {
     )
     .unwrap();
     let rank1 = |sim: &mpipe::sim::run::Simulation| -> Vec<f64> {
-        mpipe::report::simulate::event_timings(sim)
+        mpipe::view::timings::event_timings(sim)
             .iter()
             .filter(|e| e.rank == 1)
             .map(|e| e.start_s)
@@ -204,13 +204,13 @@ fn serialised_links_queue_transfers() {
     // Rank 1 runs its forwards at 1 s and 2 s either way (it is busy until the second arrives).
     assert_eq!(rank1(&free)[..2], [1.0, 2.0]);
     assert_eq!(rank1(&queued)[..2], [1.0, 2.0]);
-    let comms: Vec<(f64, f64)> = mpipe::report::simulate::comm_timings(&queued)
+    let comms: Vec<(f64, f64)> = mpipe::view::timings::comm_timings(&queued)
         .iter()
         .filter(|c| c.comm == "Send")
         .map(|c| (c.start_s, c.end_s))
         .collect();
     assert_eq!(comms[..2], [(0.0, 1.0), (1.0, 2.0)]);
-    let comms: Vec<(f64, f64)> = mpipe::report::simulate::comm_timings(&free)
+    let comms: Vec<(f64, f64)> = mpipe::view::timings::comm_timings(&free)
         .iter()
         .filter(|c| c.comm == "Send")
         .map(|c| (c.start_s, c.end_s))
@@ -284,8 +284,8 @@ fn the_teaching_cursor_sees_what_each_rank_runs() {
     );
     let sim = simulate_scenario(&s, SimOptions::default()).unwrap();
     // 1F1B, P = 2, M = 2, t_f = 1, t_b = 2: rank 0 runs 0F0 [0,1), 0F1 [1,2); rank 1 1F0 [1,2).
-    let scene = mpipe::sim::scene::Scene::new(&sim);
-    let at = mpipe::sim::explain::at_time(&sim, &scene, 1.5);
+    let scene = mpipe::view::scene::Scene::new(&sim);
+    let at = mpipe::view::explain::at_time(&sim, &scene, 1.5);
     assert_eq!(
         at[0].running.as_ref().map(|e| e.action.to_string()),
         Some("0F1".into())
@@ -294,7 +294,7 @@ fn the_teaching_cursor_sees_what_each_rank_runs() {
         at[1].running.as_ref().map(|e| e.action.to_string()),
         Some("1F0".into())
     );
-    let at = mpipe::sim::explain::at_time(&sim, &scene, 0.5);
+    let at = mpipe::view::explain::at_time(&sim, &scene, 0.5);
     assert_eq!(at[1].running, None);
     assert_eq!(scene.next_boundary(0.0), Some(1.0));
     assert_eq!(scene.next_boundary(sim.makespan_s), None);

@@ -12,10 +12,10 @@ mod common;
 
 use common::{rank_actions, scenario, uniform};
 use mpipe::Scenario;
-use mpipe::algebra::placement::PlacementSpec;
+use mpipe::scenario::placement::PlacementSpec;
 use mpipe::schedules::{GPIPE, ONE_F_ONE_B, TRANSPOSE};
 use mpipe::sim::engine::SimOptions;
-use mpipe::sim::run::simulate_scenario;
+use mpipe::tune::pipeline::simulate_scenario;
 
 /// ⟨gpipe, gpipe⟩ over 4 one-layer stages, P = 2, M = 2 (forward 1 s, backward 2 s a layer).
 fn folded(spec: Option<PlacementSpec>) -> Scenario {

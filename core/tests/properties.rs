@@ -10,9 +10,9 @@
 
 mod common;
 
-use mpipe::algebra::model::LayerSpec;
-use mpipe::algebra::owner::OwnerSpec;
 use mpipe::graph::event::Event;
+use mpipe::scenario::layer::LayerSpec;
+use mpipe::scenario::owner::OwnerSpec;
 use mpipe::schedules::skeleton::Skeleton;
 use mpipe::vocab::layout::Layout;
 use mpipe::vocab::phase::Phase;
@@ -109,7 +109,7 @@ fn valid_scenario() -> impl Strategy<Value = Scenario> {
             };
             let mut s = common::scenario(layers, &cut, &schedule, p, m);
             s.owner = owner;
-            s.hardware = Some(mpipe::scenario::Hardware {
+            s.hardware = Some(mpipe::scenario::hardware::Hardware {
                 link_alpha_s: Some(0.25),
                 link_bytes_per_s: Some(256.0),
                 ..Default::default()
@@ -204,7 +204,7 @@ proptest! {
 
     #[test]
     fn composing_region_denotations_gives_the_longest_path(s in valid_scenario()) {
-        let sim = mpipe::sim::run::simulate_scenario(&s, mpipe::sim::engine::SimOptions::default())
+        let sim = mpipe::tune::pipeline::simulate_scenario(&s, mpipe::sim::engine::SimOptions::default())
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let d = &sim.derivation;
         let composed = mpipe::sim::maxplus::composed_completion(&d.order, &sim.durations, d.plan.regions.len());
@@ -280,7 +280,7 @@ fn placed(
     let map: Vec<usize> = (0..v)
         .flat_map(|c| perms[if shared { 0 } else { c }].clone())
         .collect();
-    moved.placement = Some(mpipe::algebra::placement::PlacementSpec::Explicit(map));
+    moved.placement = Some(mpipe::scenario::placement::PlacementSpec::Explicit(map));
     (default, moved)
 }
 
@@ -295,7 +295,7 @@ proptest! {
         m in 1usize..=6,
     ) {
         let (_, s) = placed(mpipe::schedules::GPIPE, p, m, &perms, false);
-        let sim = mpipe::sim::run::simulate_scenario(&s, mpipe::sim::engine::SimOptions::default())
+        let sim = mpipe::tune::pipeline::simulate_scenario(&s, mpipe::sim::engine::SimOptions::default())
             .map_err(|e| TestCaseError::fail(format!("{e}\n{}", s.to_json_string())))?;
         prop_assert!(executes(&sim.derivation));
         let d = &sim.derivation;
@@ -312,8 +312,8 @@ proptest! {
         // Whole interleaved rounds: M a multiple of P.
         let m = p * rounds;
         let (default, moved) = placed(mpipe::schedules::ONE_F_ONE_B, p, m, &vec![perm.clone(); v], true);
-        let a = mpipe::sim::run::simulate_scenario(&default, mpipe::sim::engine::SimOptions::default()).unwrap();
-        let b = mpipe::sim::run::simulate_scenario(&moved, mpipe::sim::engine::SimOptions::default())
+        let a = mpipe::tune::pipeline::simulate_scenario(&default, mpipe::sim::engine::SimOptions::default()).unwrap();
+        let b = mpipe::tune::pipeline::simulate_scenario(&moved, mpipe::sim::engine::SimOptions::default())
             .map_err(|e| TestCaseError::fail(format!("{e}\n{}", moved.to_json_string())))?;
         // Rank perm[i] runs exactly what rank i runs by default (stages keep their numbers).
         for (i, &rank) in perm.iter().enumerate() {
@@ -354,14 +354,14 @@ proptest! {
             schedule.insert(0, mpipe::schedules::TRANSPOSE);
         }
         let mut s = common::scenario(layers, &cut, &schedule, p, m);
-        s.hardware = Some(mpipe::scenario::Hardware { fb_overlap: Some(overlap), ..Default::default() });
+        s.hardware = Some(mpipe::scenario::hardware::Hardware { fb_overlap: Some(overlap), ..Default::default() });
         if let Err(e) = mpipe::derive(&s) {
             // Only the shapes PyTorch refuses too.
             prop_assert!(["interleaved-rounds", "dualpipev-microbatches"].contains(&e.rule()), "{e}");
             return Ok(());
         }
 
-        let sim = mpipe::sim::run::simulate_scenario(&s, mpipe::sim::engine::SimOptions::default())
+        let sim = mpipe::tune::pipeline::simulate_scenario(&s, mpipe::sim::engine::SimOptions::default())
             .map_err(|e| TestCaseError::fail(format!("{e}\n{}", s.to_json_string())))?;
         let d = &sim.derivation;
         prop_assert!(executes(d), "{}", s.to_json_string());

@@ -12,11 +12,12 @@ mod common;
 
 use common::scenario;
 use mpipe::Scenario;
-use mpipe::algebra::model::LayerSpec;
+use mpipe::scenario::layer::LayerSpec;
 use mpipe::schedules::skeleton::Skeleton;
 use mpipe::schedules::{GPIPE, ONE_F_ONE_B, TRANSPOSE};
 use mpipe::sim::engine::SimOptions;
-use mpipe::sim::run::{Simulation, simulate_scenario};
+use mpipe::sim::run::Simulation;
+use mpipe::tune::pipeline::simulate_scenario;
 use mpipe::vocab::role::Role;
 
 const TF: f64 = 1.0;
@@ -83,7 +84,7 @@ fn a_per_action_overhead_lengthens_every_compute_action() {
     for skeleton in [GPIPE, ONE_F_ONE_B] {
         for (p, m) in [(2, 4), (4, 8)] {
             let mut s = uniform(skeleton, p, m, 1);
-            s.hardware = Some(mpipe::scenario::Hardware {
+            s.hardware = Some(mpipe::scenario::hardware::Hardware {
                 action_overhead_s: Some(o),
                 ..Default::default()
             });
@@ -92,7 +93,7 @@ fn a_per_action_overhead_lengthens_every_compute_action() {
         }
     }
     let mut s = uniform(GPIPE, 2, 2, 1);
-    s.hardware = Some(mpipe::scenario::Hardware {
+    s.hardware = Some(mpipe::scenario::hardware::Hardware {
         action_overhead_s: Some(-1.0),
         ..Default::default()
     });
@@ -150,7 +151,7 @@ fn peak_activations_are_min_p_minus_r_and_m_for_1f1b_and_m_for_gpipe() {
 }
 
 /// ViT encoder (`enc_layers` of `enc_fwd` each) + `p` backbone stages, transposed.
-fn mpipe(p: usize, m: usize, enc_fwd: f64, owner: mpipe::algebra::owner::OwnerSpec) -> Scenario {
+fn mpipe(p: usize, m: usize, enc_fwd: f64, owner: mpipe::scenario::owner::OwnerSpec) -> Scenario {
     let mut s = scenario(
         vec![
             layer("vit", Role::Encoder, 1, enc_fwd, 2.0 * enc_fwd),
@@ -172,7 +173,7 @@ fn warmup_window_is_r_forwards_and_spill_is_the_overflow() {
         p,
         m,
         0.75,
-        mpipe::algebra::owner::OwnerSpec::RoundRobin,
+        mpipe::scenario::owner::OwnerSpec::RoundRobin,
     ));
     for r in &s.ranks {
         let w = r.rank as f64 * TF;
@@ -210,7 +211,7 @@ fn gain_over_encoder_stage(enc: f64) -> (f64, f64) {
     let mut baseline = scenario(vec![vit.clone(), llm.clone()], &[], &[ONE_F_ONE_B], p, m);
     baseline.slabs = Some(vec![Some(vec![1, 4, 4, 4])]);
     let mut transposed = scenario(vec![vit, llm], &[1], &[TRANSPOSE, ONE_F_ONE_B], p, m);
-    transposed.owner = mpipe::algebra::owner::OwnerSpec::GreedySlack;
+    transposed.owner = mpipe::scenario::owner::OwnerSpec::GreedySlack;
     let base = sim(&baseline);
     let ours = sim(&transposed);
     let spill = ours
@@ -306,7 +307,7 @@ fn static_memory_counts_slabs_replicas_and_the_state_factor() {
     llm.param_bytes = Some(100.0);
     let mut s = scenario(vec![vit, llm], &[2], &[TRANSPOSE, ONE_F_ONE_B], 2, 2);
     s.static_memory_factor = Some(8.0);
-    s.hardware = Some(mpipe::scenario::Hardware {
+    s.hardware = Some(mpipe::scenario::hardware::Hardware {
         memory_bytes: Some(1700.0),
         ..Default::default()
     });
@@ -325,7 +326,7 @@ fn static_memory_counts_slabs_replicas_and_the_state_factor() {
 
 #[test]
 fn a_cancellable_simulation_reports_progress_and_stops_when_told() {
-    use mpipe::sim::run::{SimulationError, simulate_scenario_cancellable};
+    use mpipe::tune::pipeline::{SimulationError, simulate_scenario_cancellable};
     let s = uniform(ONE_F_ONE_B, 4, 8, 1);
     let mut seen = Vec::new();
     let sim = simulate_scenario_cancellable(&s, SimOptions::default(), &mut |f| {

@@ -8,14 +8,15 @@
 mod common;
 
 use common::scenario;
-use mpipe::algebra::model::LayerSpec;
-use mpipe::scenario::Hardware;
+use mpipe::scenario::hardware::Hardware;
+use mpipe::scenario::layer::LayerSpec;
 use mpipe::schedules::{ONE_F_ONE_B, TRANSPOSE};
 use mpipe::sim::engine::SimOptions;
-use mpipe::sim::explain::{Idle, Waited, at_time};
 use mpipe::sim::metrics::{Gap, GapKind};
-use mpipe::sim::run::{Simulation, simulate_scenario};
-use mpipe::sim::scene::Scene;
+use mpipe::sim::run::Simulation;
+use mpipe::tune::pipeline::simulate_scenario;
+use mpipe::view::explain::{Idle, Waited, at_time};
+use mpipe::view::scene::Scene;
 use mpipe::vocab::role::Role;
 
 fn two_by_two(hardware: Option<Hardware>) -> Simulation {
@@ -77,8 +78,8 @@ fn lanes_hold_each_ranks_events_and_bubbles() {
 
 #[test]
 fn colours_follow_the_role_so_the_backbone_is_blue_in_every_sample() {
-    let backbone = mpipe::report::palette::region_hue(Role::Backbone, 0);
-    let encoder = mpipe::report::palette::region_hue(Role::Encoder, 0);
+    let backbone = mpipe::view::palette::region_hue(Role::Backbone, 0);
+    let encoder = mpipe::view::palette::region_hue(Role::Encoder, 0);
     let sim = two_by_two(None);
     assert_eq!(Scene::new(&sim).regions[0].forward, backbone);
     let mpipe = scenario(
@@ -95,7 +96,7 @@ fn colours_follow_the_role_so_the_backbone_is_blue_in_every_sample() {
     assert_eq!(scene.regions[0].label(), "region 1 · encoder · transpose");
     assert_eq!(
         scene.colour(2, mpipe::vocab::phase::Phase::Backward),
-        mpipe::report::palette::backward_shade(backbone)
+        mpipe::view::palette::backward_shade(backbone)
     );
 }
 

@@ -11,9 +11,10 @@ mod common;
 
 use common::{scenario, uniform, vit_llm};
 use mpipe::Scenario;
-use mpipe::algebra::model::LayerSpec;
-use mpipe::algebra::owner::OwnerSpec;
-use mpipe::scenario::{Hardware, Workload};
+use mpipe::scenario::Workload;
+use mpipe::scenario::hardware::Hardware;
+use mpipe::scenario::layer::LayerSpec;
+use mpipe::scenario::owner::OwnerSpec;
 use mpipe::schedules::{GPIPE, ONE_F_ONE_B, TRANSPOSE};
 use mpipe::vocab::role::Role;
 

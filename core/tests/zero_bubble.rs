@@ -12,11 +12,11 @@ mod common;
 
 use common::{rank_actions, scenario, uniform};
 use mpipe::Scenario;
-use mpipe::algebra::model::LayerSpec;
 use mpipe::graph::event::Event;
+use mpipe::scenario::layer::LayerSpec;
 use mpipe::schedules::{DUALPIPEV, ONE_F_ONE_B, TRANSPOSE, ZB1P, ZBV};
 use mpipe::sim::engine::SimOptions;
-use mpipe::sim::run::simulate_scenario;
+use mpipe::tune::pipeline::simulate_scenario;
 use mpipe::vocab::phase::Half;
 use mpipe::vocab::role::Role;
 
@@ -248,8 +248,8 @@ fn the_zero_bubble_family_refuses_what_pytorch_refuses_with_named_rules() {
 }
 
 /// Hardware whose overlapped pairs hide `e` of their shorter half.
-fn overlapping(e: f64) -> Option<mpipe::scenario::Hardware> {
-    Some(mpipe::scenario::Hardware {
+fn overlapping(e: f64) -> Option<mpipe::scenario::hardware::Hardware> {
+    Some(mpipe::scenario::hardware::Hardware {
         fb_overlap: Some(e),
         ..Default::default()
     })

@@ -8,7 +8,7 @@ use crate::timeline::rgb;
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
 use mpipe::Scenario;
 use mpipe::scenario::edit::Edit;
-use mpipe::sim::scene::{region_colours, region_roles};
+use mpipe::view::scene::{region_colours, region_roles};
 
 /// Layer cells laid out over `[x0, x0 + width]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -336,7 +336,7 @@ pub fn stage_strip_ui(
             if to != from {
                 out.push(Command::Edit {
                     edit: Edit::Placement(Some(
-                        mpipe::algebra::placement::PlacementSpec::Explicit(swap_stage_ranks(
+                        mpipe::scenario::placement::PlacementSpec::Explicit(swap_stage_ranks(
                             r.all,
                             r.first + from,
                             r.first + to,

@@ -10,8 +10,8 @@ use crate::state::Studio;
 use crate::timeline::rgb;
 use egui::{RichText, Ui};
 use mpipe::Scenario;
-use mpipe::algebra::owner::OwnerSpec;
 use mpipe::scenario::edit::{Edit, region_layers};
+use mpipe::scenario::owner::OwnerSpec;
 use mpipe::schedules::skeleton::Skeleton;
 use mpipe::vocab::layout::Layout;
 use mpipe::vocab::parameter::Parameter;
@@ -84,7 +84,7 @@ pub fn editors_ui(ui: &mut Ui, studio: &Studio) -> Vec<Command> {
     regions_ui(ui, s, placement, &mut out);
     ui.separator();
     owner_ui(ui, s, &mut out);
-    let encoder = mpipe::report::palette::region_hue(Role::Encoder, 0);
+    let encoder = mpipe::view::palette::region_hue(Role::Encoder, 0);
     out.extend(workload_bars::workload_bars_ui(ui, s, rgb(encoder)));
     ui.separator();
     hardware_ui(ui, s, &mut out);
@@ -245,7 +245,7 @@ fn slabs_ui(ui: &mut Ui, s: &Scenario, region: usize, out: &mut Vec<Command>) {
                     out.push(Command::Edit {
                         edit: Edit::Slabs {
                             region,
-                            counts: Some(mpipe::algebra::slab::balanced_counts(layers, s.ranks.clamp(1, 4096))),
+                            counts: Some(mpipe::scenario::slab::balanced_counts(layers, s.ranks.clamp(1, 4096))),
                         },
                         gesture: None,
                     });

@@ -198,7 +198,7 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
             plot.set_plot_bounds_y(lo..=hi);
             let mut draw = |curves: &[MemoryCurve], prefix: &str, end: f64, dashed: bool| {
                 for curve in curves {
-                    let colour = rgb(mpipe::report::palette::hue(curve.rank));
+                    let colour = rgb(mpipe::view::palette::hue(curve.rank));
                     let name = format!("{prefix}rank {}", curve.rank);
                     let pts = step_points(&curve.points, end, (t0, t1), 600, unit);
                     let mut line = Line::new(name.clone(), PlotPoints::from(pts))
@@ -226,7 +226,7 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
                 );
             }
             for curve in &measured_curves {
-                let colour = rgb(mpipe::report::palette::hue(curve.rank));
+                let colour = rgb(mpipe::view::palette::hue(curve.rank));
                 let end = curve.points.last().map_or(0.0, |p| p[0]);
                 let pts = step_points(&curve.points, end, (t0, t1), 600, unit);
                 plot.line(

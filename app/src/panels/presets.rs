@@ -1,7 +1,7 @@
 //! Hardware presets for the editor: rough public figures (dense bf16 peak, HBM bandwidth, one
 //! direction of the rank-to-rank link, device memory). Edit the numbers after picking one.
 
-use mpipe::scenario::Hardware;
+use mpipe::scenario::hardware::Hardware;
 
 /// A named hardware setting.
 #[derive(Debug, Clone)]

@@ -51,7 +51,7 @@ pub fn teach_ui(ui: &mut Ui, shown: &Shown, teach: &Teach) -> Vec<Command> {
             .labelled_by(speed.id)
             .on_hover_text("1× plays the whole step in ten seconds");
     });
-    for state in mpipe::sim::explain::at_time(&shown.sim, &shown.scene, teach.t) {
+    for state in mpipe::view::explain::at_time(&shown.sim, &shown.scene, teach.t) {
         ui.label(state.sentence());
     }
     out

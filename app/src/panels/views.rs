@@ -97,7 +97,7 @@ fn status_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
                 out.push(Command::Edit {
                     edit: Edit::Slabs {
                         region,
-                        counts: Some(mpipe::algebra::slab::balanced_counts(
+                        counts: Some(mpipe::scenario::slab::balanced_counts(
                             layers,
                             s.ranks.clamp(1, 4096),
                         )),

@@ -7,8 +7,9 @@ use super::jobs::{Job, Poll};
 use crate::timeline::geometry::Span;
 use mpipe::Scenario;
 use mpipe::sim::engine::SimOptions;
-use mpipe::sim::run::{Simulation, SimulationError, simulate_scenario_cancellable};
-use mpipe::sim::scene::Scene;
+use mpipe::sim::run::Simulation;
+use mpipe::tune::pipeline::{SimulationError, simulate_scenario_cancellable};
+use mpipe::view::scene::Scene;
 use std::sync::Arc;
 
 /// Scenarios with more than this many rank × microbatch pairs simulate on a worker thread, so

@@ -51,7 +51,7 @@ impl Weigh for Snapshot {
                 .map(|c| 8 * c.len())
                 .sum::<usize>()
             + match &s.owner {
-                mpipe::algebra::owner::OwnerSpec::Explicit(list) => 8 * list.len(),
+                mpipe::scenario::owner::OwnerSpec::Explicit(list) => 8 * list.len(),
                 _ => 0,
             };
         256 + s.name.len()

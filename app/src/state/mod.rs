@@ -575,8 +575,8 @@ impl Studio {
                 &mut |f| control.keep_going(f),
             ) {
                 Ok(c) => Some(Ok(c)),
-                Err(mpipe::sim::run::SimulationError::Cancelled) => None,
-                Err(mpipe::sim::run::SimulationError::Derive(e)) => Some(Err(format!(
+                Err(mpipe::tune::pipeline::SimulationError::Cancelled) => None,
+                Err(mpipe::tune::pipeline::SimulationError::Derive(e)) => Some(Err(format!(
                     "the calibrated scenario: field `{}`: {e}",
                     e.field()
                 ))),
@@ -781,7 +781,7 @@ impl Studio {
         // Hand orders name the rank of every Replicated action: a cost-based owner map
         // (chosen by simulation, not by `derive`) is pinned to the one on screen with them.
         if next.owner.needs_costs() {
-            next.owner = mpipe::algebra::owner::OwnerSpec::Explicit(d.plan.owner.clone());
+            next.owner = mpipe::scenario::owner::OwnerSpec::Explicit(d.plan.owner.clone());
         }
         next.orders = Some(orders);
         next.orders_csv = None;

@@ -4,7 +4,7 @@
 //! simulation on screen, so it can never point into a previous one.
 
 use super::derived::Shown;
-use mpipe::sim::search::Query;
+use mpipe::view::search::Query;
 use mpipe::vocab::action::Action;
 
 /// The selected event: where it was selected, and what it is, so that it is found again in the

@@ -3,7 +3,7 @@
 //! drawable items clipped to the plot, lane placement, and hit testing. No egui here, so all of
 //! it is unit-tested with one time unit = one pixel.
 
-pub use mpipe::report::simulate::PairHalf;
+pub use mpipe::view::timings::PairHalf;
 use mpipe::vocab::phase::Phase;
 
 /// A visible time range `[t0, t1]` mapped onto `[x0, x0 + width]` pixels.
@@ -139,7 +139,7 @@ pub struct Item {
     pub pair: Option<PairHalf>,
 }
 
-pub use mpipe::sim::scene::label_width;
+pub use mpipe::view::scene::label_width;
 
 /// Decimal digits of `n`.
 fn digits(n: usize) -> usize {

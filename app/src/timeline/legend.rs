@@ -5,8 +5,8 @@
 
 use super::rgb;
 use egui::{Color32, Rect, Sense, Stroke, StrokeKind, Ui, Vec2};
-use mpipe::report::palette;
-use mpipe::sim::scene::Scene;
+use mpipe::view::palette;
+use mpipe::view::scene::Scene;
 use mpipe::vocab::phase::Phase;
 
 /// What a swatch shows.

@@ -15,7 +15,7 @@ pub use predicted::{ChartInput, ChartOutput, chart_ui};
 pub const LABEL_W: f32 = 64.0;
 
 /// A core palette colour as egui's.
-pub fn rgb((r, g, b): mpipe::report::palette::Rgb) -> egui::Color32 {
+pub fn rgb((r, g, b): mpipe::view::palette::Rgb) -> egui::Color32 {
     egui::Color32::from_rgb(r, g, b)
 }
 

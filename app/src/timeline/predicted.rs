@@ -12,8 +12,8 @@ use super::legend::{CRITICAL, DEADLOCK, MATCH, PAIR, SELECTED, WAIT};
 use super::{LABEL_W, axis, rgb, wheel_factor};
 use crate::state::derived::Shown;
 use egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
-use mpipe::report::palette;
 use mpipe::sim::metrics::GapKind;
+use mpipe::view::palette;
 use mpipe::vocab::units::secs;
 
 /// Height of the transfer lane under each rank.
@@ -253,7 +253,7 @@ impl Paint<'_> {
     }
 
     /// Waits for a transfer shaded, and the word *bubble* where there is room.
-    fn bubbles(&self, lane: &mpipe::sim::scene::Lane, row: Rect) {
+    fn bubbles(&self, lane: &mpipe::view::scene::Lane, row: Rect) {
         let first = lane.bubbles.partition_point(|g| g.end_s < self.view.t0);
         for gap in lane.bubbles.get(first..).unwrap_or_default() {
             if gap.start_s > self.view.t1 {
@@ -391,7 +391,7 @@ impl Paint<'_> {
     }
 
     /// Arrows from what the selection waits for, and to what waits for it.
-    fn dependencies(&self, dependencies: &[mpipe::sim::scene::Dependency]) {
+    fn dependencies(&self, dependencies: &[mpipe::view::scene::Dependency]) {
         let scene = &self.shown.scene;
         for d in dependencies {
             let (Some(from), Some(to)) = (scene.events.get(d.from), scene.events.get(d.to)) else {
@@ -431,7 +431,7 @@ impl Paint<'_> {
             ui.data_mut(|d| d.insert_temp(key, found.clone()));
             found
         });
-        let events: Vec<&mpipe::report::simulate::EventTiming> =
+        let events: Vec<&mpipe::view::timings::EventTiming> =
             found.iter().filter_map(|&i| scene.events.get(i)).collect();
         let stroke = Stroke::new(2.5, DEADLOCK);
         for e in &events {

@@ -2,7 +2,7 @@
 
 #![allow(clippy::expect_used)] // a benchmark scenario that does not derive is a bug in the benchmark
 
-use mpipe::algebra::model::LayerSpec;
+use mpipe::scenario::layer::LayerSpec;
 use mpipe::scenario::{FORMAT, ModelSpec, Scenario};
 use mpipe::sim::engine::SimOptions;
 use mpipe::vocab::role::Role;
@@ -43,7 +43,7 @@ pub fn scenario(p: usize, m: usize, v: usize, transpose: bool) -> Scenario {
         microbatches: m,
         data_parallel: 1,
         slabs: None,
-        hardware: Some(mpipe::scenario::Hardware {
+        hardware: Some(mpipe::scenario::hardware::Hardware {
             link_alpha_s: Some(1e-5),
             link_bytes_per_s: Some(5e10),
             ..Default::default()
@@ -61,7 +61,7 @@ pub fn scenario(p: usize, m: usize, v: usize, transpose: bool) -> Scenario {
 }
 
 pub fn run(s: &Scenario) -> usize {
-    let sim = mpipe::sim::run::simulate_scenario(s, SimOptions::default())
+    let sim = mpipe::tune::pipeline::simulate_scenario(s, SimOptions::default())
         .expect("valid benchmark scenario");
     sim.derivation.order.graph.node_count()
 }

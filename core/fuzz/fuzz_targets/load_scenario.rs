@@ -23,13 +23,13 @@ fuzz_target!(|data: &[u8]| {
     if mpipe::algebra::budget::estimate(&scenario).events > 100_000 {
         return;
     }
-    let Ok(sim) = mpipe::sim::run::simulate_scenario(&scenario, Default::default()) else {
+    let Ok(sim) = mpipe::tune::pipeline::simulate_scenario(&scenario, Default::default()) else {
         return;
     };
     assert!(sim.makespan_s.is_finite(), "a valid scenario gave a makespan of {}", sim.makespan_s);
-    let scene = mpipe::sim::scene::Scene::new(&sim);
+    let scene = mpipe::view::scene::Scene::new(&sim);
     for t in [0.0, sim.makespan_s / 2.0, sim.makespan_s] {
-        for r in mpipe::sim::explain::at_time(&sim, &scene, t) {
+        for r in mpipe::view::explain::at_time(&sim, &scene, t) {
             let _ = r.sentence();
         }
     }

@@ -67,17 +67,34 @@ pub fn estimate(s: &Scenario) -> Estimate {
     }
 }
 
+/// Why a scenario is refused before anything is allocated (rule `memory`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "rule `memory`: simulating it needs about {:.1} GiB (up to {events} events × {per_event:.0} bytes), more than the {:.1} GiB this version allows; use fewer microbatches or ranks",
+    bytes / (1u64 << 30) as f64,
+    limit / (1u64 << 30) as f64
+)]
+pub struct OverBudget {
+    pub events: u64,
+    pub per_event: f64,
+    pub bytes: f64,
+    pub limit: f64,
+}
+
+impl OverBudget {
+    /// The scenario field to change: the microbatches multiply everything.
+    pub fn field(&self) -> &'static str {
+        "microbatches"
+    }
+}
+
 /// Rejects `s` when deriving and simulating it (plus `extra_per_event` bytes per event the caller
 /// keeps, such as the app's timeline) would need more than `limit` bytes.
-pub fn check(
-    s: &Scenario,
-    limit: f64,
-    extra_per_event: f64,
-) -> Result<(), crate::algebra::validity::ValidityError> {
+pub fn check(s: &Scenario, limit: f64, extra_per_event: f64) -> Result<(), OverBudget> {
     let e = estimate(s);
     let bytes = e.bytes + e.events as f64 * extra_per_event;
     if bytes > limit {
-        return Err(crate::algebra::validity::ValidityError::Memory {
+        return Err(OverBudget {
             events: e.events,
             per_event: bytes / e.events.max(1) as f64,
             bytes,

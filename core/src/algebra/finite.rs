@@ -5,12 +5,50 @@
 //! durations), so a scenario that passes cannot produce ∞ anywhere downstream: no `null` makespan,
 //! no endless axis, no 0× speedup. A scenario that fails is rejected with the field that overflows.
 
-use crate::algebra::model::Cost;
-use crate::algebra::validity::ValidityError;
-use crate::scenario::{Hardware, Scenario};
+use crate::scenario::Scenario;
+use crate::scenario::hardware::Hardware;
+use crate::scenario::layer::Cost;
+
+/// A figure a scenario gives, or a total it derives, that is not finite (or out of its range).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FiniteError {
+    #[error("rule `hardware`: `{field}` = {value} must be a finite number ≥ 0")]
+    Hardware { field: &'static str, value: f64 },
+    #[error(
+        "rule `hardware`: `hardware.fb_overlap` = {value} must be between 0 (an overlapped pair's halves back to back) and 1 (the shorter one hidden entirely)"
+    )]
+    Overlap { value: f64 },
+    #[error(
+        "rule `finite`: {what} overflows to ∞; every time, size and total a scenario derives must stay finite"
+    )]
+    Overflow {
+        /// The field whose figure makes it overflow.
+        field: String,
+        what: String,
+    },
+}
+
+impl FiniteError {
+    /// The short name of the rule broken.
+    pub fn rule(&self) -> &'static str {
+        match self {
+            FiniteError::Hardware { .. } | FiniteError::Overlap { .. } => "hardware",
+            FiniteError::Overflow { .. } => "finite",
+        }
+    }
+
+    /// The scenario field the error is about.
+    pub fn field(&self) -> String {
+        match self {
+            FiniteError::Hardware { field, .. } => (*field).to_string(),
+            FiniteError::Overlap { .. } => "hardware.fb_overlap".into(),
+            FiniteError::Overflow { field, .. } => field.clone(),
+        }
+    }
+}
 
 /// Checks the hardware figures: each finite and ≥ 0.
-pub fn check_hardware(hardware: Option<&Hardware>) -> Result<(), ValidityError> {
+pub fn check_hardware(hardware: Option<&Hardware>) -> Result<(), FiniteError> {
     let Some(h) = hardware else {
         return Ok(());
     };
@@ -25,19 +63,19 @@ pub fn check_hardware(hardware: Option<&Hardware>) -> Result<(), ValidityError> 
         if let Some(v) = value
             && !(v.is_finite() && v >= 0.0)
         {
-            return Err(ValidityError::Hardware { field, value: v });
+            return Err(FiniteError::Hardware { field, value: v });
         }
     }
     if let Some(v) = h.fb_overlap
         && !(0.0..=1.0).contains(&v)
     {
-        return Err(ValidityError::Overlap { value: v });
+        return Err(FiniteError::Overlap { value: v });
     }
     Ok(())
 }
 
-fn overflow(field: String, what: String) -> ValidityError {
-    ValidityError::Overflow { field, what }
+fn overflow(field: String, what: String) -> FiniteError {
+    FiniteError::Overflow { field, what }
 }
 
 /// Per-microbatch seconds of one layer forward and backward, from its cost and the hardware.
@@ -50,8 +88,8 @@ fn layer_seconds(cost: Cost, hw: &Hardware) -> (f64, f64) {
             fwd_bytes,
             bwd_bytes,
         } => (
-            crate::sim::cost::roofline(hw, fwd_flops, fwd_bytes),
-            crate::sim::cost::roofline(hw, bwd_flops, bwd_bytes),
+            crate::scenario::hardware::roofline(hw, fwd_flops, fwd_bytes),
+            crate::scenario::hardware::roofline(hw, bwd_flops, bwd_bytes),
         ),
     }
 }
@@ -62,7 +100,7 @@ pub fn check_totals(
     scenario: &Scenario,
     factors: &[f64],
     static_memory_factor: f64,
-) -> Result<(), ValidityError> {
+) -> Result<(), FiniteError> {
     let hw = scenario.hardware.clone().unwrap_or_default();
     let m = scenario.microbatches as f64;
     let p = scenario.ranks as f64;
@@ -140,8 +178,9 @@ pub fn check_totals(
     // Transfers: at most two per microbatch and layer boundary (or rank hop); reduces: one ring
     // all-reduce of every parameter over every replica.
     let transfers = 2.0 * m * (layers_f64(scenario) + p + 1.0);
-    let per_transfer = crate::sim::cost::transfer_time(&hw, widest_output);
-    let reduces = crate::sim::cost::allreduce_time(&hw, replicas.max(1.0) as usize, params) * p;
+    let per_transfer = crate::scenario::hardware::transfer_time(&hw, widest_output);
+    let reduces =
+        crate::scenario::hardware::allreduce_time(&hw, replicas.max(1.0) as usize, params) * p;
     let comm = per_transfer * transfers + reduces;
     if !comm.is_finite() {
         return Err(overflow(

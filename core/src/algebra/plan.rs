@@ -4,7 +4,7 @@
 use crate::algebra::gates::Gates;
 use crate::algebra::model::Layer;
 use crate::algebra::placement::Placement;
-use crate::scenario::Hardware;
+use crate::scenario::hardware::Hardware;
 use crate::schedules::RunCtx;
 use crate::schedules::skeleton::Skeleton;
 use crate::vocab::ids::Stage;

@@ -1,13 +1,17 @@
 //! Validity of a schedule and its normal form: every rule a scenario can break, each rejection
 //! naming the rule and the field, and `plan` that turns a valid scenario into a [`Plan`].
 
+use crate::algebra::budget::OverBudget;
+use crate::algebra::finite::FiniteError;
 use crate::algebra::gates::gates;
-use crate::algebra::model::{Layer, LayerError};
-use crate::algebra::owner::OwnerSpec;
-use crate::algebra::placement::{Placement, PlacementError, PlacementSpec};
+use crate::algebra::model::Layer;
+use crate::algebra::placement::{Placement, PlacementError};
 use crate::algebra::plan::{Plan, Region, RegionOwner, Wavefront};
-use crate::algebra::slab;
 use crate::scenario::Scenario;
+use crate::scenario::layer::LayerError;
+use crate::scenario::owner::OwnerSpec;
+use crate::scenario::placement::PlacementSpec;
+use crate::scenario::slab;
 use crate::schedules::skeleton::{Skeleton, schedule_to_string};
 use crate::schedules::{CutPosition, RunCtx, ScheduleRule};
 use crate::vocab::layout::Layout;
@@ -146,37 +150,18 @@ pub enum ValidityError {
     Workload(#[from] WorkloadError),
     #[error("rule `static-memory`: `static_memory_factor` = {0} must be a finite number ≥ 0")]
     StaticMemory(f64),
-    #[error(
-        "rule `memory`: simulating it needs about {:.1} GiB (up to {events} events × {per_event:.0} bytes), more than the {:.1} GiB this version allows; use fewer microbatches or ranks",
-        bytes / (1u64 << 30) as f64,
-        limit / (1u64 << 30) as f64
-    )]
-    Memory {
-        events: u64,
-        per_event: f64,
-        bytes: f64,
-        limit: f64,
-    },
-    #[error("rule `hardware`: `{field}` = {value} must be a finite number ≥ 0")]
-    Hardware { field: &'static str, value: f64 },
+    /// A figure, or a total derived from them, is not finite.
+    #[error(transparent)]
+    Finite(#[from] FiniteError),
+    /// Deriving and simulating it would need more memory than this version allows.
+    #[error(transparent)]
+    Memory(#[from] OverBudget),
     #[error("rule `orders`: the scenario gives both `orders` and `orders_csv`; keep one of them")]
     OrdersTwice,
     #[error(
         "rule `orders`: `orders_csv` names `{file}`, which was not read (the CLI and the app read the files a scenario names; this caller gave its orders no file)"
     )]
     OrdersCsvUnread { file: String },
-    #[error(
-        "rule `hardware`: `hardware.fb_overlap` = {value} must be between 0 (an overlapped pair's halves back to back) and 1 (the shorter one hidden entirely)"
-    )]
-    Overlap { value: f64 },
-    #[error(
-        "rule `finite`: {what} overflows to ∞; every time, size and total a scenario derives must stay finite"
-    )]
-    Overflow {
-        /// The field whose figure makes it overflow.
-        field: String,
-        what: String,
-    },
 }
 
 impl ValidityError {
@@ -203,10 +188,9 @@ impl ValidityError {
             OwnerLength { .. } | OwnerRank { .. } => "owner",
             Workload(_) => "workload",
             StaticMemory(_) => "static-memory",
-            Hardware { .. } | Overlap { .. } => "hardware",
+            Finite(e) => e.rule(),
             OrdersTwice | OrdersCsvUnread { .. } => "orders",
-            Overflow { .. } => "finite",
-            Memory { .. } => "memory",
+            Memory(_) => "memory",
         }
     }
 
@@ -236,11 +220,9 @@ impl ValidityError {
             OwnerRank { mb, .. } => format!("owner[{mb}]"),
             Workload(e) => e.field(),
             StaticMemory(_) => "static_memory_factor".into(),
-            Hardware { field, .. } => (*field).to_string(),
+            Finite(e) => e.field(),
             OrdersTwice | OrdersCsvUnread { .. } => "orders_csv".into(),
-            Overlap { .. } => "hardware.fb_overlap".into(),
-            Overflow { field, .. } => field.clone(),
-            Memory { .. } => "microbatches".into(),
+            Memory(e) => e.field().into(),
         }
     }
 
@@ -339,14 +321,15 @@ pub fn check_schedule(
 fn expand_layers(scenario: &Scenario) -> Result<Vec<Layer>, ValidityError> {
     let mut layers = Vec::new();
     for (index, spec) in scenario.model.layers.iter().enumerate() {
-        let expanded = spec.expand().map_err(|source| ValidityError::LayerCost {
-            index,
-            name: spec.name.clone(),
-            source,
-        })?;
+        let expanded =
+            crate::algebra::model::expand(spec).map_err(|source| ValidityError::LayerCost {
+                index,
+                name: spec.name.clone(),
+                source,
+            })?;
         if spec
             .cost()
-            .is_ok_and(|c| matches!(c, crate::algebra::model::Cost::Roofline { .. }))
+            .is_ok_and(|c| matches!(c, crate::scenario::layer::Cost::Roofline { .. }))
         {
             let hw = scenario.hardware.as_ref();
             let missing = if hw.and_then(|h| h.peak_flops).is_none() {

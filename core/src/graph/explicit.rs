@@ -2,7 +2,7 @@
 //! pair `(0F3;3B1)OVERLAP_F_B`) and checked to hold exactly each rank's compute events, every
 //! error at its `orders[r][i]`. Any backward may be written whole (`B`) or as its two halves.
 
-use crate::graph::build::Builder;
+use crate::graph::builder::Builder;
 use crate::graph::order::OrderError;
 use crate::vocab::action::{Action, Step, StepParseError};
 use petgraph::graph::NodeIndex;

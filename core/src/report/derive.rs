@@ -1,9 +1,9 @@
 //! What `mpipe derive` prints: the JSON object (shape documented in the README) and a readable table.
 
 use crate::algebra::collectives::Collectives;
-use crate::algebra::derive::Derivation;
 use crate::algebra::gates::Gates;
 use crate::algebra::plan::RegionOwner;
+use crate::graph::derive::Derivation;
 use crate::graph::event::{EdgeKind, Event};
 use crate::schedules::skeleton::{Skeleton, schedule_to_string};
 use crate::vocab::action::{Action, Step};

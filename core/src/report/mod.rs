@@ -1,8 +1,8 @@
 //! What the commands print and draw: the derive and simulate reports (JSON and text), the SVG
-//! Gantt chart, the operator table and the colours the app shares.
+//! Gantt chart, the operator table and PyTorch's pipeline CSV.
 
 pub mod derive;
-pub mod palette;
+pub mod orders_csv;
 pub mod simulate;
 pub mod svg;
 pub mod table;

@@ -3,11 +3,11 @@
 //! microbatch where it fits, idle time hatched, warmup windows shaded, encoder spill marked, and a
 //! time axis in seconds.
 
-use crate::report::palette::{self, hex};
-use crate::report::simulate::PairHalf;
 use crate::schedules::skeleton::schedule_to_string;
 use crate::sim::run::Simulation;
-use crate::sim::scene::Scene;
+use crate::view::palette::{self, hex};
+use crate::view::scene::Scene;
+use crate::view::timings::PairHalf;
 use crate::vocab::units::secs;
 use std::fmt::Write as _;
 
@@ -199,7 +199,7 @@ pub fn render(name: &str, sim: &Simulation) -> String {
             secs(e.start_s),
             secs(e.end_s)
         );
-        if let Some(label) = crate::sim::scene::chip_label(e, w) {
+        if let Some(label) = crate::view::scene::chip_label(e, w) {
             let _ = writeln!(
                 s,
                 r#"<text x="{:.2}" y="{:.1}" font-size="11" fill="white" text-anchor="middle">{label}</text>"#,

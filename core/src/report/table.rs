@@ -6,9 +6,9 @@
 //! shows the order and the dependencies (what must wait for what), not the durations — the
 //! Gantt chart shows those.
 
-use crate::algebra::derive::Derivation;
+use crate::graph::derive::Derivation;
 use crate::graph::event::Event;
-use crate::sim::engine::{SimOptions, simulate};
+use crate::graph::time::logical_time;
 use crate::vocab::phase::Phase;
 use crate::vocab::role::Role;
 use serde::Serialize;
@@ -28,7 +28,7 @@ impl OperatorTable {
     /// Builds the table: the order simulated with one slot per compute action.
     pub fn new(d: &Derivation) -> OperatorTable {
         let graph = &d.order.graph;
-        let timeline = logical_time(d);
+        let timeline = logical_time(&d.order);
         let slots = timeline.makespan.round().max(0.0) as usize;
         let mut ranks = vec![vec![IDLE.to_string(); slots]; d.plan.ranks];
         for n in graph.node_indices() {
@@ -86,21 +86,6 @@ impl OperatorTable {
     }
 }
 
-/// The schedule's logical time: the order simulated with every compute action taking one slot
-/// (an overlapped pair, run as one, two) and nothing else any time (a start is the action's
-/// slot).
-pub fn logical_time(d: &Derivation) -> crate::sim::engine::Timeline {
-    let graph = &d.order.graph;
-    let unit: Vec<f64> = graph
-        .node_indices()
-        .map(|n| match graph.node_weight(n) {
-            Some(e) if e.is_compute() => 1.0,
-            _ => 0.0,
-        })
-        .collect();
-    simulate(&d.order, &unit, SimOptions::default())
-}
-
 /// `VF3`, `B0`, `GW2`: the module's letter (V a vision encoder or projector, G a generator, none
 /// for the backbone and other layers), the phase and the microbatch.
 fn operator_name(d: &Derivation, event: &Event) -> Option<String> {
@@ -130,7 +115,7 @@ fn operator_name(d: &Derivation, event: &Event) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algebra::model::LayerSpec;
+    use crate::scenario::layer::LayerSpec;
 
     fn derive(layers: Vec<LayerSpec>, cut: Vec<usize>, schedule: &str, m: usize) -> Derivation {
         let skeletons: Vec<&str> = schedule.split(',').collect();

@@ -4,8 +4,9 @@
 //! a value the user did not edit is never rewritten (a loaded `fwd_s: 1e308` stays 1e308).
 //! Edits do not validate: an edit may make the scenario invalid, which `derive` then says.
 
-use crate::algebra::owner::OwnerSpec;
-use crate::scenario::{Hardware, Scenario};
+use crate::scenario::Scenario;
+use crate::scenario::hardware::Hardware;
+use crate::scenario::owner::OwnerSpec;
 use crate::schedules::skeleton::Skeleton;
 use crate::vocab::parameter::Parameter;
 use crate::vocab::role::Role;
@@ -57,7 +58,7 @@ pub enum Edit {
     },
     Owner(OwnerSpec),
     /// Which rank runs each stage (`None`: the skeleton's own placement).
-    Placement(Option<crate::algebra::placement::PlacementSpec>),
+    Placement(Option<crate::scenario::placement::PlacementSpec>),
     /// Hand-written per-rank orders (`None`: derived ones); they replace any `orders_csv`.
     Orders(Option<Vec<Vec<String>>>),
     /// Starts a per-microbatch list of encoder workload scales (all 1).
@@ -350,7 +351,7 @@ pub fn stage_counts(s: &Scenario, region: usize) -> Vec<usize> {
     });
     given.unwrap_or_else(|| {
         let layers = region_layers(s, region).map_or(0, |r| r.len());
-        crate::algebra::slab::balanced_counts(
+        crate::scenario::slab::balanced_counts(
             layers,
             s.ranks.clamp(1, crate::vocab::limits::MAX_RANKS),
         )

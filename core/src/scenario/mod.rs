@@ -1,14 +1,21 @@
-//! The scenario file, format `mpipe-scenario/1`: load and save with errors that name the file,
-//! the field path, and the line and column.
+//! The scenario document, format `mpipe-scenario/1`: load and save with errors that name the file,
+//! the field path, and the line and column; its spec types (layers, owners, placement, slabs),
+//! the hardware with its cost functions, the edits that change it, and reading a pipeline CSV.
 
 pub mod edit;
+pub mod hardware;
+pub mod layer;
 pub mod locate;
 pub mod orders_csv;
+pub mod owner;
+pub mod placement;
+pub mod slab;
 
-use crate::algebra::model::LayerSpec;
-use crate::algebra::owner::OwnerSpec;
-use crate::algebra::placement::PlacementSpec;
+use crate::scenario::hardware::Hardware;
+use crate::scenario::layer::LayerSpec;
 use crate::scenario::locate::{PathSeg, strip_position};
+use crate::scenario::owner::OwnerSpec;
+use crate::scenario::placement::PlacementSpec;
 use crate::schedules::RunCtx;
 use crate::schedules::skeleton::Skeleton;
 use crate::vocab::layout::Layout;
@@ -94,31 +101,6 @@ pub struct Scenario {
 #[serde(deny_unknown_fields)]
 pub struct ModelSpec {
     pub layers: Vec<LayerSpec>,
-}
-
-/// `hardware`: device and link parameters. Missing hardware means free communication.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
-#[serde(deny_unknown_fields)]
-pub struct Hardware {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peak_flops: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hbm_bytes_per_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub link_alpha_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub link_bytes_per_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_bytes: Option<f64>,
-    /// `e` in an overlapped pair's slot `t_F + t_B − e·min(t_F, t_B)`: how much of the shorter
-    /// half the overlap hides (0 to 1; absent: 0, the halves back to back).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fb_overlap: Option<f64>,
-    /// Seconds every compute action costs beyond its layers' work: the runtime's own per-action
-    /// work (dispatch, posting its sends and receives, bookkeeping), on the rank's compute
-    /// stream (absent: 0). `compare-trace` fits it from the gaps between a rank's actions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub action_overhead_s: Option<f64>,
 }
 
 impl Scenario {

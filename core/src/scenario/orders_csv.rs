@@ -7,14 +7,11 @@
 //! `0WAIT_SEND_F2`, `1UNSHARD`, `1RESHARD`, `2REDUCE_GRAD`, `2WAIT_REDUCE_GRAD`) are skipped —
 //! the derivation places its own transfers and reduces. Cells are trimmed; an empty one is an
 //! idle step. Unlike PyTorch, which reads a cell's longest valid prefix, a cell with anything
-//! after its action is an error, named by file, line and column. Writing gives the
-//! `compute_only` format on the schedule's logical time steps (the operator table's), so PyTorch
-//! reads it as it is.
+//! after its action is an error, named by file, line and column. Writing is the report's
+//! ([`crate::report::orders_csv`]).
 
-use crate::algebra::derive::Derivation;
 use crate::scenario::ScenarioError;
 use crate::vocab::action::Step;
-use std::io::Write;
 
 /// The communication and runtime actions of PyTorch's `compute_comms` format, which reading
 /// skips.
@@ -156,44 +153,6 @@ fn syntax(file: &str, text: &str, e: &csv::Error) -> ScenarioError {
         column: 1,
         message: format!("not a pipeline CSV: {e}"),
     }
-}
-
-/// Each rank's steps on the schedule's logical time steps (the operator table's: every compute
-/// step takes one), `None` where the rank is idle — PyTorch's `pipeline_order`.
-pub fn grid(d: &Derivation) -> Vec<Vec<Option<String>>> {
-    let timeline = crate::report::table::logical_time(d);
-    let slots = timeline.makespan.round().max(0.0) as usize;
-    let node_of = d.order.nodes_by_action();
-    (0..d.plan.ranks)
-        .map(|rank| {
-            let mut row: Vec<Option<String>> = vec![None; slots];
-            for step in d.order.steps(rank) {
-                let Some(&n) = step.actions().next().and_then(|a| node_of.get(&(rank, a))) else {
-                    continue;
-                };
-                let slot = timeline.start_of(n).round().max(0.0) as usize;
-                if let Some(cell) = row.get_mut(slot) {
-                    *cell = Some(step.to_string());
-                }
-            }
-            // PyTorch's rows end at the rank's last action.
-            while row.last().is_some_and(Option::is_none) {
-                row.pop();
-            }
-            row
-        })
-        .collect()
-}
-
-/// Writes `d`'s orders as a `compute_only` pipeline CSV ([`grid`]).
-pub fn write(d: &Derivation, out: impl Write) -> std::io::Result<()> {
-    let mut writer = csv::WriterBuilder::new().flexible(true).from_writer(out);
-    for row in grid(d) {
-        writer
-            .write_record(row.iter().map(|c| c.as_deref().unwrap_or("")))
-            .map_err(std::io::Error::other)?;
-    }
-    writer.flush()
 }
 
 #[cfg(test)]

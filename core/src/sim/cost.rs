@@ -6,11 +6,11 @@
 //! between two stages on the same rank. Weight-gradient reduces: ring all-reduce over `g` members,
 //! `2(g−1)·α + 2(g−1)/g · β·n`; a group of one costs nothing. Without hardware, communication is free.
 
-use crate::algebra::model::Cost;
 use crate::algebra::plan::{Plan, RegionOwner};
 use crate::graph::event::{EdgeKind, Event};
 use crate::graph::order::Order;
-use crate::scenario::Hardware;
+use crate::scenario::hardware::{allreduce_time, roofline, transfer_time};
+use crate::scenario::layer::Cost;
 use crate::vocab::phase::Phase;
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -96,39 +96,6 @@ pub fn compute_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) 
         }
     }
     explicit + roofline(&plan.hardware, flops, bytes)
-}
-
-/// `max(W/F, D/B)`; zero work costs nothing.
-pub fn roofline(hw: &Hardware, flops: f64, bytes: f64) -> f64 {
-    let per = |work: f64, rate: Option<f64>| match rate {
-        Some(r) if r > 0.0 && work > 0.0 => work / r,
-        _ => 0.0,
-    };
-    per(flops, hw.peak_flops).max(per(bytes, hw.hbm_bytes_per_s))
-}
-
-/// `α + β·n` for one point-to-point transfer; free without link parameters.
-pub fn transfer_time(hw: &Hardware, bytes: f64) -> f64 {
-    let alpha = hw.link_alpha_s.unwrap_or(0.0);
-    let beta = match hw.link_bytes_per_s {
-        Some(b) if b > 0.0 => bytes / b,
-        _ => 0.0,
-    };
-    alpha + beta
-}
-
-/// Ring all-reduce of `bytes` over `members`: `2(g−1)·α + 2(g−1)/g · β·n`; nothing for `g ≤ 1`.
-pub fn allreduce_time(hw: &Hardware, members: usize, bytes: f64) -> f64 {
-    if members <= 1 {
-        return 0.0;
-    }
-    let g = members as f64;
-    let alpha = hw.link_alpha_s.unwrap_or(0.0);
-    let beta_n = match hw.link_bytes_per_s {
-        Some(b) if b > 0.0 => bytes / b,
-        _ => 0.0,
-    };
-    2.0 * (g - 1.0) * alpha + 2.0 * (g - 1.0) / g * beta_n
 }
 
 /// The activation a unit hands on (its last layer's `output_bytes`), scaled by the workload.
@@ -322,37 +289,4 @@ pub fn durations(plan: &Plan, order: &Order) -> Vec<f64> {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn hw() -> Hardware {
-        Hardware {
-            peak_flops: Some(100.0),
-            hbm_bytes_per_s: Some(10.0),
-            link_alpha_s: Some(0.5),
-            link_bytes_per_s: Some(4.0),
-            memory_bytes: None,
-            fb_overlap: None,
-            action_overhead_s: None,
-        }
-    }
-
-    #[test]
-    fn roofline_takes_the_slower_of_compute_and_memory() {
-        assert_eq!(roofline(&hw(), 200.0, 10.0), 2.0);
-        assert_eq!(roofline(&hw(), 100.0, 30.0), 3.0);
-        assert_eq!(roofline(&Hardware::default(), 100.0, 30.0), 0.0);
-    }
-
-    #[test]
-    fn collectives_follow_alpha_beta() {
-        assert_eq!(transfer_time(&hw(), 8.0), 0.5 + 2.0);
-        assert_eq!(allreduce_time(&hw(), 1, 8.0), 0.0);
-        // g = 4: 2·3·0.5 + 2·3/4 · 8/4 = 3 + 3.
-        assert_eq!(allreduce_time(&hw(), 4, 8.0), 6.0);
-        assert_eq!(transfer_time(&Hardware::default(), 8.0), 0.0);
-    }
 }

@@ -5,7 +5,7 @@
 use crate::algebra::plan::Plan;
 use crate::graph::event::Event;
 use crate::graph::order::Order;
-use crate::sim::engine::Timeline;
+use crate::graph::time::Timeline;
 use crate::vocab::layout::Layout;
 
 /// The Replicated first region (the transposed encoder), if the schedule has one and a wavefront.

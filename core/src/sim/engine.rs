@@ -5,6 +5,7 @@
 
 use crate::graph::event::Event;
 use crate::graph::order::Order;
+use crate::graph::time::{Timeline, longest_path};
 use crate::vocab::ids::Rank;
 use petgraph::graph::NodeIndex;
 use std::cmp::Ordering;
@@ -15,30 +16,6 @@ use std::collections::{BinaryHeap, HashMap};
 pub struct SimOptions {
     /// Transfers on the same directed rank pair run one at a time, in the order they become ready.
     pub serialize_links: bool,
-}
-
-/// Start and end time of every node (indexed by node index), seconds from the step's start.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Timeline {
-    pub start: Vec<f64>,
-    pub end: Vec<f64>,
-    pub makespan: f64,
-    /// The event whose finish set each node's start (`None` when it starts at 0 unbound).
-    pub binder: Vec<Option<NodeIndex>>,
-}
-
-impl Timeline {
-    pub fn start_of(&self, n: NodeIndex) -> f64 {
-        self.start.get(n.index()).copied().unwrap_or(0.0)
-    }
-
-    pub fn end_of(&self, n: NodeIndex) -> f64 {
-        self.end.get(n.index()).copied().unwrap_or(0.0)
-    }
-
-    pub fn duration_of(&self, n: NodeIndex) -> f64 {
-        self.end_of(n) - self.start_of(n)
-    }
 }
 
 #[derive(PartialEq)]
@@ -64,38 +41,8 @@ pub fn simulate(order: &Order, durations: &[f64], options: SimOptions) -> Timeli
     if options.serialize_links || order.topological.len() != order.adjacency.node_count() {
         return simulate_events(order, durations, options);
     }
-    // Without link contention the timeline is the longest path: one pass in topological order.
-    let adj = &order.adjacency;
-    let n = adj.node_count();
-    let mut start = vec![0.0f64; n];
-    let mut end = vec![0.0f64; n];
-    let mut binder: Vec<Option<NodeIndex>> = vec![None; n];
-    let mut makespan = 0.0f64;
-    for &v in &order.topological {
-        let i = v as usize;
-        let (mut s, mut bound) = (0.0f64, None);
-        for &p in adj.preds(i) {
-            let e = end.get(p as usize).copied().unwrap_or(0.0);
-            if bound.is_none() || e > s {
-                s = s.max(e);
-                bound = Some(NodeIndex::new(p as usize));
-            }
-        }
-        let e = s + durations.get(i).copied().unwrap_or(0.0);
-        if let (Some(ss), Some(ee), Some(b)) = (start.get_mut(i), end.get_mut(i), binder.get_mut(i))
-        {
-            *ss = s;
-            *ee = e;
-            *b = bound;
-        }
-        makespan = makespan.max(e);
-    }
-    Timeline {
-        start,
-        end,
-        makespan,
-        binder,
-    }
+    // Without link contention the timeline is the longest path.
+    longest_path(order, durations)
 }
 
 /// The event-driven simulation (a heap of finish times), needed when transfers queue on links;

@@ -7,11 +7,11 @@
 use crate::algebra::plan::Plan;
 use crate::graph::event::{EdgeKind, Event};
 use crate::graph::order::Order;
+use crate::graph::time::Timeline;
 use crate::sim::cost::{
     activation_bytes, activation_input_bytes, force_activation_bytes, output_bytes, param_bytes,
     workspace_bytes,
 };
-use crate::sim::engine::Timeline;
 use crate::vocab::phase::Half;
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;

@@ -6,7 +6,7 @@
 use crate::algebra::plan::Plan;
 use crate::graph::event::Event;
 use crate::graph::order::Order;
-use crate::sim::engine::Timeline;
+use crate::graph::time::Timeline;
 use crate::vocab::layout::Layout;
 use petgraph::graph::NodeIndex;
 use serde::Serialize;

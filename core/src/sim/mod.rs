@@ -1,15 +1,12 @@
 //! Cost and simulation: a duration for every event, the event-driven engine (each rank's compute
 //! stream and the transfers), the run that gathers everything a user reads off it (metrics,
-//! memory, critical path), the (max,+) check, the scene both painters draw, and teaching reads
-//! of a timeline (what a rank does at an instant, finding events).
+//! memory, critical path), the encoder-free run and the (max,+) check. What a painter draws of
+//! it is the view's ([`crate::view`]).
 
 pub mod cost;
 pub mod encoder_free;
 pub mod engine;
-pub mod explain;
 pub mod maxplus;
 pub mod memory;
 pub mod metrics;
 pub mod run;
-pub mod scene;
-pub mod search;

@@ -1,16 +1,15 @@
-//! One call from a scenario to everything the simulator reports: the derivation, durations, the
-//! timeline, per-rank metrics (with the transposed encoder's `w_r`, `E_r` and spill), memory
-//! curves and the critical path.
+//! One call from a derivation to everything the simulator reports: durations, the timeline,
+//! per-rank metrics (with the transposed encoder's `w_r`, `E_r` and spill), memory curves and the
+//! critical path. From a scenario (with its owner map tuned first): [`crate::tune::pipeline`].
 
-use crate::algebra::derive::{Derivation, DeriveError};
+use crate::graph::derive::Derivation;
 use crate::graph::event::Event;
-use crate::scenario::Scenario;
+use crate::graph::time::Timeline;
 use crate::sim::cost;
 use crate::sim::encoder_free::{source_region, warmup_windows, without_source};
-use crate::sim::engine::{SimOptions, Timeline, critical_path, simulate};
+use crate::sim::engine::{SimOptions, critical_path, simulate};
 use crate::sim::memory::{self, MemoryCurve};
 use crate::sim::metrics::{self, RankMetrics};
-use crate::tune::owners::derive_tuned;
 use petgraph::graph::NodeIndex;
 use std::convert::Infallible;
 
@@ -44,44 +43,6 @@ impl Simulation {
     pub fn peak_memory_bytes(&self) -> f64 {
         self.memory.iter().map(|c| c.peak_bytes).fold(0.0, f64::max)
     }
-}
-
-/// Why a simulation has no result.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum SimulationError {
-    #[error(transparent)]
-    Derive(#[from] DeriveError),
-    /// The caller's `keep_going` said stop.
-    #[error("cancelled")]
-    Cancelled,
-}
-
-/// Derives a scenario (choosing a cost-based owner map with `options`) and simulates it.
-pub fn simulate_scenario(
-    scenario: &Scenario,
-    options: SimOptions,
-) -> Result<Simulation, DeriveError> {
-    Ok(run(
-        derive_tuned(scenario, options, &mut |_| true)?,
-        options,
-    ))
-}
-
-/// [`simulate_scenario`] that reports how far it got and can be stopped: between its passes it
-/// calls `keep_going` with the fraction done (0 to 1) and stops with
-/// [`SimulationError::Cancelled`] as soon as that returns false. Each pass is linear in the
-/// number of events, so a stop takes effect within one pass.
-pub fn simulate_scenario_cancellable(
-    scenario: &Scenario,
-    options: SimOptions,
-    keep_going: &mut dyn FnMut(f32) -> bool,
-) -> Result<Simulation, SimulationError> {
-    if !keep_going(0.0) {
-        return Err(SimulationError::Cancelled);
-    }
-    // The derivation and the `optimized` owner search are the first 30 %.
-    let derivation = derive_tuned(scenario, options, &mut |f| keep_going(0.3 * f))?;
-    run_cancellable(derivation, options, keep_going).ok_or(SimulationError::Cancelled)
 }
 
 /// Simulates a derivation.

@@ -15,12 +15,13 @@
 use super::align::Alignment;
 use super::compare::{Comparison, StepAction, compare, measured_step, predicted_actions};
 use super::recover::Measurement;
-use crate::algebra::derive::DeriveError;
-use crate::algebra::model::LayerSpec;
 use crate::algebra::plan::{Plan, RegionOwner};
+use crate::graph::derive::DeriveError;
 use crate::scenario::Scenario;
+use crate::scenario::layer::LayerSpec;
 use crate::sim::engine::SimOptions;
-use crate::sim::run::{Simulation, SimulationError, simulate_scenario};
+use crate::sim::run::Simulation;
+use crate::tune::pipeline::{SimulationError, simulate_scenario};
 use crate::vocab::action::Action;
 use crate::vocab::ids::Stage;
 use crate::vocab::phase::Phase;

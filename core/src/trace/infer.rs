@@ -11,8 +11,8 @@
 
 use super::compute::{is_communication, is_glue, not_compute};
 use super::raw::{RawTrace, Span};
-use super::recover::StepWindow;
 use super::rules::{ActionKind, Compiled};
+use super::step::StepWindow;
 use rustc_hash::FxHashMap;
 
 /// An inferred action: its kind, and the first and last op of its run.

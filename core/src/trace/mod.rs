@@ -17,6 +17,7 @@ pub mod raw;
 pub mod recover;
 pub mod report;
 pub mod rules;
+pub mod step;
 pub mod timestamp;
 
 pub use align::{Alignment, align};

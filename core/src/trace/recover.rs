@@ -8,21 +8,12 @@ use super::infer::{InferredAction, infer};
 use super::rank::{RankSource, rank_in_name, rank_in_path};
 use super::raw::{ClockBase, RawTrace, Warning, Warnings};
 use super::rules::{ActionKind, Classified, Compiled, Direction};
+use super::step::StepWindow;
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The category Kineto gives device-side copies of `record_function` ranges.
 pub const GPU_ANNOTATION: &str = "gpu_user_annotation";
-
-/// One training step of one rank.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct StepWindow {
-    /// `N` of `ProfilerStep#N`, when the marker carries it.
-    pub number: Option<i64>,
-    pub start_ns: i64,
-    pub end_ns: i64,
-}
 
 /// Where a recovered event sits in the imported files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

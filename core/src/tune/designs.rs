@@ -6,12 +6,12 @@
 //! after the backbone stays as the scenario gives it. Each design is simulated at each number of
 //! microbatches: the step time and every rank's peak memory, against the device's capacity.
 
-use crate::algebra::derive::DeriveError;
-use crate::algebra::owner::OwnerSpec;
+use crate::graph::derive::DeriveError;
 use crate::scenario::Scenario;
+use crate::scenario::owner::OwnerSpec;
 use crate::schedules::skeleton::Skeleton;
 use crate::sim::engine::SimOptions;
-use crate::sim::run::simulate_scenario;
+use crate::tune::pipeline::simulate_scenario;
 use crate::vocab::layout::{Composition, Layout};
 use serde::Serialize;
 

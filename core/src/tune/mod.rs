@@ -1,10 +1,12 @@
-//! Searches that call the simulator, run after `derive`: the cost-based owner maps, BigMac's
-//! three designs compared over the number of microbatches, OctoPipe's tuner and JanusPipe's
-//! WaveK sweep.
+//! Searches that call the simulator, run after `derive`: the cost-based owner maps (and with them
+//! the one pipeline from a scenario to its simulation), the nested encoder placed in real time,
+//! BigMac's three designs compared over the number of microbatches, OctoPipe's tuner,
+//! JanusPipe's WaveK sweep and GARS packing compared.
 
 pub mod designs;
 pub mod nested;
 pub mod octopipe;
 pub mod owners;
 pub mod packing;
+pub mod pipeline;
 pub mod wave_sweep;

@@ -17,11 +17,12 @@
 //! iterations. So the result is never slower than the start, and never above the cap unless the
 //! start is (then fitting the cap comes first).
 
-use crate::algebra::derive::DeriveError;
+use crate::graph::derive::DeriveError;
 use crate::scenario::Scenario;
 use crate::schedules::skeleton::Skeleton;
 use crate::sim::engine::SimOptions;
-use crate::sim::run::{Simulation, simulate_scenario};
+use crate::sim::run::Simulation;
+use crate::tune::pipeline::simulate_scenario;
 use crate::vocab::layout::Layout;
 use crate::vocab::units::{bytes, secs};
 use serde::Serialize;

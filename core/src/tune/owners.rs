@@ -2,12 +2,12 @@
 //! (deterministic local search on the simulated makespan). They run after the analytic
 //! [`derive`], with the caller's simulation options.
 
-use crate::algebra::derive::{Derivation, DeriveError, derive, derive_plan};
-use crate::algebra::owner::OwnerSpec;
 use crate::algebra::plan::Plan;
+use crate::graph::derive::{Derivation, DeriveError, derive, derive_plan};
 use crate::graph::event::Event;
 use crate::graph::order::{Order, OrderError};
 use crate::scenario::Scenario;
+use crate::scenario::owner::OwnerSpec;
 use crate::sim::cost::{self, compute_time, unit_layers};
 use crate::sim::encoder_free::{source_region, warmup_windows, without_source};
 use crate::sim::engine::{SimOptions, simulate};

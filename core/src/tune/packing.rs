@@ -1,10 +1,10 @@
 //! GARS before and after: the scenario's batch of graphs packed sequentially and by GARS, each
 //! packing's per-microbatch load, imbalance and simulated step.
 
-use crate::algebra::derive::DeriveError;
+use crate::graph::derive::DeriveError;
 use crate::scenario::Scenario;
 use crate::sim::engine::SimOptions;
-use crate::sim::run::simulate_scenario;
+use crate::tune::pipeline::simulate_scenario;
 use crate::vocab::units::{bytes, secs};
 use crate::workload::gars::{Mode, Packed, Packing};
 use serde::Serialize;

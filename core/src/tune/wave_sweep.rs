@@ -2,10 +2,10 @@
 //! `k`, each point's step time, throughput against `k = P` (the default) and peak memory against
 //! the device's capacity; the best `k` is the fastest one that fits.
 
-use crate::algebra::derive::DeriveError;
+use crate::graph::derive::DeriveError;
 use crate::scenario::Scenario;
 use crate::sim::engine::SimOptions;
-use crate::sim::run::simulate_scenario;
+use crate::tune::pipeline::simulate_scenario;
 use crate::vocab::parameter::Parameter;
 use serde::Serialize;
 use std::ops::RangeInclusive;

@@ -1,7 +1,7 @@
 //! Scenario builders and the CLI runner shared by the core's integration tests.
 #![allow(dead_code)]
 
-use mpipe::algebra::model::LayerSpec;
+use mpipe::scenario::layer::LayerSpec;
 use mpipe::scenario::{FORMAT, ModelSpec, Scenario};
 use mpipe::schedules::skeleton::Skeleton;
 use mpipe::vocab::role::Role;

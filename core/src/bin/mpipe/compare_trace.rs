@@ -101,7 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let fitted = mpipe::trace::calibrate::with_fitted_costs(&target, &calibration.scenario)
             .map_err(|e| InputError(format!("{}: {e}", other.display())))?;
         let simulation =
-            mpipe::sim::run::simulate_scenario(&fitted, sim.options()).map_err(|e| {
+            mpipe::tune::pipeline::simulate_scenario(&fitted, sim.options()).map_err(|e| {
                 InputError(format!(
                     "{}: with the fitted costs: field `{}`: {e}",
                     other.display(),

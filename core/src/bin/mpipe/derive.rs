@@ -42,7 +42,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         inputs.extend(orders_csv.as_deref());
         refuse_to_overwrite(out, &inputs)?;
         let mut bytes = Vec::new();
-        mpipe::scenario::orders_csv::write(&d, &mut bytes)?;
+        mpipe::report::orders_csv::write(&d, &mut bytes)?;
         mpipe::files::write_atomic(out, &bytes)
             .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", out.display()))?;
     }

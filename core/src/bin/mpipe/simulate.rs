@@ -37,10 +37,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // With a batch of graphs: both packings, before (sequential) and after (GARS).
     let packing = mpipe::tune::packing::compare_packings(&scenario, options)
         .map_err(|e| InputError(format!("{}: {e}", file.display())))?;
-    let scene = at.map(|_| mpipe::sim::scene::Scene::new(&simulation));
+    let scene = at.map(|_| mpipe::view::scene::Scene::new(&simulation));
     let states = at
         .zip(scene.as_ref())
-        .map(|(t, scene)| (t, mpipe::sim::explain::at_time(&simulation, scene, t)));
+        .map(|(t, scene)| (t, mpipe::view::explain::at_time(&simulation, scene, t)));
     if json {
         let mut report = SimulateReport::new(&scenario.name, &simulation, !no_events);
         report.at = states.map(|(t_s, ranks)| sim_report::AtReport { t_s, ranks });

@@ -20,7 +20,7 @@
 use crate::algebra::plan::Plan;
 use crate::graph::event::Event;
 use crate::graph::order::Order;
-use crate::sim::engine::{SimOptions, simulate};
+use crate::graph::time::longest_path;
 use crate::vocab::action::Action;
 use crate::vocab::layout::Composition;
 use petgraph::Direction;
@@ -65,7 +65,7 @@ pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
             }
         })
         .collect();
-    let timeline = simulate(order, &unit, SimOptions::default());
+    let timeline = longest_path(order, &unit);
     let slot = |n: NodeIndex| timeline.start_of(n).round() as i64;
 
     // The backbone actions next to `n` through collectives, losses and nested actions, in

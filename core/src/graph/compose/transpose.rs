@@ -3,8 +3,8 @@
 //! forwards before the rank's wavefront (in its warmup window) and its backwards after it (in the
 //! cooldown); Replicated regions later in the model join by a unit-time list schedule.
 
-use crate::graph::build::Builder;
-use crate::graph::build::wavefront_sequence;
+use crate::graph::builder::Builder;
+use crate::graph::builder::wavefront_sequence;
 use crate::graph::event::Event;
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::Phase;

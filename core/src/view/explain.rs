@@ -4,9 +4,9 @@
 //! microbatch arrives", a transfer still in flight, or the rank's work being done.
 
 use crate::graph::event::Event;
-use crate::report::simulate::EventTiming;
 use crate::sim::run::Simulation;
-use crate::sim::scene::Scene;
+use crate::view::scene::Scene;
+use crate::view::timings::EventTiming;
 use crate::vocab::units::secs;
 use petgraph::graph::NodeIndex;
 use serde::Serialize;

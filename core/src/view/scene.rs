@@ -5,11 +5,11 @@
 //! and the dependencies of any event, looking through the collectives between them.
 
 use crate::graph::event::{EdgeKind, Event};
-use crate::report::palette::{self, Rgb};
-use crate::report::simulate::{CommTiming, EventTiming, comm_timings, event_timings};
 use crate::schedules::skeleton::Skeleton;
 use crate::sim::metrics::{Gap, idle_gaps, wavefront_span};
 use crate::sim::run::Simulation;
+use crate::view::palette::{self, Rgb};
+use crate::view::timings::{CommTiming, EventTiming, comm_timings, event_timings};
 use crate::vocab::phase::Phase;
 use crate::vocab::role::Role;
 use petgraph::Direction;
@@ -55,7 +55,7 @@ impl RegionStyle {
             Phase::Forward | Phase::EnergyForward => self.forward,
             Phase::Backward | Phase::Input | Phase::EnergyBackward => self.backward,
             Phase::Weight | Phase::ForceBackward => self.weight,
-            Phase::ForceForward => crate::report::palette::light_shade(self.forward),
+            Phase::ForceForward => crate::view::palette::light_shade(self.forward),
         }
     }
 }

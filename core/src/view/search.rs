@@ -2,8 +2,8 @@
 //! or `stage 4`), `rank 2`, `region 1`, `F` or `B`. Several terms must all hold (`mb 3 B` is
 //! every backward of microbatch 3).
 
-use crate::report::simulate::EventTiming;
-use crate::sim::scene::Scene;
+use crate::view::scene::Scene;
+use crate::view::timings::EventTiming;
 use crate::vocab::action::Action;
 use crate::vocab::phase::Phase;
 

@@ -1,0 +1,394 @@
+//! The order graph's events and data edges, microbatch by microbatch: forwards through the
+//! placed units, seam collectives, the loss, backwards as Lemma 1 gates them, the reduces — and
+//! the lookups the orders are written with (a slot's event, the wavefront's sequence of a rank).
+
+use crate::algebra::collectives::Collectives;
+use crate::algebra::gates::Gates;
+use crate::algebra::plan::{Plan, Wavefront};
+use crate::graph::event::{EdgeKind, Event};
+use crate::schedules::slot::Slot;
+use crate::vocab::comm::{Comm, Seam};
+use crate::vocab::layout::Layout;
+use crate::vocab::phase::{Half, Phase};
+use petgraph::graph::{DiGraph, NodeIndex};
+use rustc_hash::FxHashMap;
+
+/// One placed piece of a microbatch's forward: region `region` on rank `rank`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Unit {
+    pub(crate) region: usize,
+    pub(crate) rank: usize,
+}
+
+/// The index of (region, rank, microbatch) in the builder's per-slot tables (regions 1-based).
+pub(crate) fn key(plan: &Plan, region: usize, rank: usize, mb: usize) -> usize {
+    ((region - 1) * plan.ranks + rank) * plan.microbatches + mb
+}
+
+pub(crate) struct Builder<'a> {
+    pub(crate) plan: &'a Plan,
+    pub(crate) collectives: &'a Collectives,
+    pub(crate) graph: DiGraph<Event, EdgeKind>,
+    pub(crate) fwd: Vec<Option<NodeIndex>>,
+    /// The whole backward, or its input half (`I`) where the region's schedule splits it.
+    pub(crate) bwd: Vec<Option<NodeIndex>>,
+    /// The weight half (`W`) of a split backward, where the region reduces weight gradients.
+    pub(crate) weight: Vec<Option<NodeIndex>>,
+    /// The four phases (FE, FF, BF, BE) of a second-order schedule's (region, rank, microbatch).
+    pub(crate) four: Vec<[Option<NodeIndex>; 4]>,
+    /// Whether the backward of each (region, rank, microbatch) is split into `I` and `W` (by
+    /// [`Builder::key`]): the region's op set, or what the slots (or the hand-written order) say.
+    pub(crate) split: Vec<bool>,
+    /// The wavefront's slots of every rank (empty without a wavefront or with hand orders).
+    pub(crate) slots: Vec<Vec<Slot>>,
+    pub(crate) reduces: FxHashMap<(usize, usize), NodeIndex>,
+    /// The Loss that follows each microbatch's last forward.
+    pub(crate) loss_after: FxHashMap<NodeIndex, NodeIndex>,
+    pub(crate) barrier: NodeIndex,
+    /// The wavefront runs a second-order (four-phase) schedule.
+    pub(crate) four_phase: bool,
+}
+
+impl Builder<'_> {
+    pub(crate) fn key(&self, region: usize, rank: usize, mb: usize) -> usize {
+        key(self.plan, region, rank, mb)
+    }
+
+    /// The event a wavefront slot of `rank` names, when it exists.
+    pub(crate) fn slot_node(
+        &self,
+        wavefront: &Wavefront,
+        rank: usize,
+        s: &Slot,
+    ) -> Option<NodeIndex> {
+        let region = *wavefront.regions.get(s.chunk.index())?;
+        self.compute(s.phase, region, rank, s.mb.into())
+    }
+
+    pub(crate) fn compute(
+        &self,
+        phase: Phase,
+        region: usize,
+        rank: usize,
+        mb: usize,
+    ) -> Option<NodeIndex> {
+        if region == 0 || rank >= self.plan.ranks || mb >= self.plan.microbatches {
+            return None;
+        }
+        let key = self.key(region, rank, mb);
+        let split = self.split.get(key).copied().unwrap_or(false);
+        match phase {
+            Phase::Forward => self.fwd.get(key).copied().flatten(),
+            Phase::Backward if !split => self.bwd.get(key).copied().flatten(),
+            Phase::Input if split => self.bwd.get(key).copied().flatten(),
+            Phase::Weight if split => self.weight.get(key).copied().flatten(),
+            Phase::Backward | Phase::Input | Phase::Weight => None,
+            Phase::EnergyForward
+            | Phase::ForceForward
+            | Phase::ForceBackward
+            | Phase::EnergyBackward => self
+                .four
+                .get(key)
+                .and_then(|nodes| nodes.get(phase.four_index()?).copied().flatten()),
+        }
+    }
+
+    pub(crate) fn gate(&self, region: usize) -> Gates {
+        self.plan.gates_of(region)
+    }
+
+    pub(crate) fn units(&self, mb: usize) -> Vec<Unit> {
+        let mut units = Vec::new();
+        for region in &self.plan.regions {
+            match region.layout() {
+                Layout::Replicated => units.push(Unit {
+                    region: region.index,
+                    rank: self.plan.owner_of(mb),
+                }),
+                Layout::Sharded => {
+                    units.extend(region.sharded_ranks().into_iter().map(|rank| Unit {
+                        region: region.index,
+                        rank,
+                    }))
+                }
+            }
+        }
+        units
+    }
+
+    pub(crate) fn coll(
+        &mut self,
+        comm: Comm,
+        from: Unit,
+        to: Unit,
+        mb: usize,
+        upstream: usize,
+        downstream: usize,
+    ) -> NodeIndex {
+        self.graph.add_node(Event::Coll {
+            comm,
+            seam: Seam {
+                from: upstream.into(),
+                to: downstream.into(),
+            },
+            mb: mb.into(),
+            from_rank: from.rank.into(),
+            to_rank: to.rank.into(),
+        })
+    }
+
+    /// Adds one of the four phases of `u` for microbatch `mb`.
+    fn four_phase(&mut self, u: Unit, mb: usize, phase: Phase) -> NodeIndex {
+        let n = self.graph.add_node(Event::FourPhase {
+            region: u.region.into(),
+            rank: u.rank.into(),
+            mb: mb.into(),
+            stage: self.plan.stage_index(u.region, u.rank),
+            phase,
+        });
+        let key = self.key(u.region, u.rank, mb);
+        if let (Some(nodes), Some(i)) = (self.four.get_mut(key), phase.four_index())
+            && let Some(slot) = nodes.get_mut(i)
+        {
+            *slot = Some(n);
+        }
+        n
+    }
+
+    /// One pass of `phase` over `units` (given in the pass's direction): each unit's event
+    /// waits for its own `before` (the phase it follows on the same stage) and for the previous
+    /// unit's, through a transfer (`Send` for a pass down the stages, `RecvGrad` for one up).
+    /// `entry` is what the pass's first unit waits for. Returns the events in pass order.
+    fn pass(
+        &mut self,
+        units: &[Unit],
+        mb: usize,
+        phase: Phase,
+        before: &[Option<NodeIndex>],
+        entry: Option<(NodeIndex, EdgeKind)>,
+    ) -> Vec<NodeIndex> {
+        let (comm, kind) = if phase.flows_down() {
+            (Comm::Send, EdgeKind::Activation)
+        } else {
+            (Comm::RecvGrad, EdgeKind::Gradient)
+        };
+        let mut out: Vec<NodeIndex> = Vec::with_capacity(units.len());
+        let mut prev: Option<(Unit, NodeIndex)> = None;
+        for (i, &u) in units.iter().enumerate() {
+            let n = self.four_phase(u, mb, phase);
+            match prev {
+                None => {
+                    if let Some((from, kind)) = entry {
+                        self.graph.add_edge(from, n, kind);
+                    }
+                }
+                Some((pu, pn)) => {
+                    // Seams are named from the upstream region to the downstream one.
+                    let c = self.coll(comm, pu, u, mb, u.region, u.region);
+                    self.graph.add_edge(pn, c, kind);
+                    self.graph.add_edge(c, n, kind);
+                }
+            }
+            let entered_from = if i == 0 {
+                entry.map(|(from, _)| from)
+            } else {
+                None
+            };
+            if let Some(&Some(b)) = before.get(i)
+                && entered_from != Some(b)
+            {
+                self.graph.add_edge(b, n, EdgeKind::Activation);
+            }
+            out.push(n);
+            prev = Some((u, n));
+        }
+        out
+    }
+
+    /// A second-order microbatch: per stage FE → FF → BF → BE; FE and BF pass from the first
+    /// stage to the last, FF and BE from the last to the first. FF starts where FE ends (the
+    /// energy's gradient), the loss follows the forces at the first stage, BF starts from the
+    /// loss and BE where BF ends. Lemma 1: a region that is not trainable runs FE and FF only
+    /// (the forces are the model's output) and reduces nothing; a trainable one accumulates both
+    /// BF (the second-order term) and BE (every first-order term) into its reduce.
+    fn four_phase_microbatch(&mut self, mb: usize) -> NodeIndex {
+        let down = self.units(mb);
+        let up: Vec<Unit> = down.iter().rev().copied().collect();
+        let fe = self.pass(&down, mb, Phase::EnergyForward, &[], None);
+        let fe_up: Vec<Option<NodeIndex>> = fe.iter().rev().map(|&n| Some(n)).collect();
+        let ff = self.pass(
+            &up,
+            mb,
+            Phase::ForceForward,
+            &fe_up,
+            fe.last().map(|&n| (n, EdgeKind::Turnaround)),
+        );
+        let first_rank = down.first().map_or(0, |u| u.rank);
+        let loss = self.graph.add_node(Event::Loss {
+            mb: mb.into(),
+            rank: first_rank.into(),
+        });
+        if let Some(&last) = ff.last() {
+            self.graph.add_edge(last, loss, EdgeKind::Activation);
+            self.loss_after.insert(last, loss);
+        }
+        let trains = down
+            .first()
+            .is_some_and(|u| self.gate(u.region).runs_backward);
+        if !trains {
+            self.graph.add_edge(loss, self.barrier, EdgeKind::Sequence);
+            return loss;
+        }
+        let ff_down: Vec<Option<NodeIndex>> = ff.iter().rev().map(|&n| Some(n)).collect();
+        let bf = self.pass(
+            &down,
+            mb,
+            Phase::ForceBackward,
+            &ff_down,
+            Some((loss, EdgeKind::Turnaround)),
+        );
+        let bf_up: Vec<Option<NodeIndex>> = bf.iter().rev().map(|&n| Some(n)).collect();
+        let be = self.pass(
+            &up,
+            mb,
+            Phase::EnergyBackward,
+            &bf_up,
+            bf.last().map(|&n| (n, EdgeKind::Turnaround)),
+        );
+        for (&u, n) in down.iter().zip(bf).chain(up.iter().zip(be)) {
+            if self.gate(u.region).reduces
+                && let Some(&reduce) = self.reduces.get(&(u.region, u.rank))
+            {
+                self.graph.add_edge(n, reduce, EdgeKind::Accumulate);
+            }
+        }
+        loss
+    }
+
+    /// Adds every event and data edge of microbatch `mb`; returns its Loss node.
+    pub(crate) fn microbatch(&mut self, mb: usize) -> NodeIndex {
+        if self.four_phase {
+            return self.four_phase_microbatch(mb);
+        }
+        let units = self.units(mb);
+        let mut forwards = Vec::with_capacity(units.len());
+        let mut prev: Option<(Unit, NodeIndex)> = None;
+        for &u in &units {
+            let f = self.graph.add_node(Event::Fwd {
+                region: u.region.into(),
+                rank: u.rank.into(),
+                mb: mb.into(),
+                stage: self.plan.stage_index(u.region, u.rank),
+            });
+            let key = self.key(u.region, u.rank, mb);
+            if let Some(slot) = self.fwd.get_mut(key) {
+                *slot = Some(f);
+            }
+            if let Some((pu, pn)) = prev {
+                // Seam collectives as `derive` computed them (Table 2; slab to slab: Send).
+                let comm = self
+                    .collectives
+                    .on(pu.region, u.region)
+                    .map_or(Comm::Send, |c| c.forward);
+                let c = self.coll(comm, pu, u, mb, pu.region, u.region);
+                self.graph.add_edge(pn, c, EdgeKind::Activation);
+                self.graph.add_edge(c, f, EdgeKind::Activation);
+            }
+            forwards.push(f);
+            prev = Some((u, f));
+        }
+        let last_rank = units.last().map_or(0, |u| u.rank);
+        let loss = self.graph.add_node(Event::Loss {
+            mb: mb.into(),
+            rank: last_rank.into(),
+        });
+        if let Some((_, last)) = prev {
+            self.graph.add_edge(last, loss, EdgeKind::Activation);
+            self.loss_after.insert(last, loss);
+        }
+
+        let mut downstream: Option<(Unit, NodeIndex)> = None;
+        for (&u, &f) in units.iter().zip(&forwards).rev() {
+            let gate = self.gate(u.region);
+            if !gate.runs_backward {
+                break;
+            }
+            let key = self.key(u.region, u.rank, mb);
+            let split = self.split.get(key).copied().unwrap_or(false);
+            let stage = self.plan.stage_index(u.region, u.rank);
+            let b = self.graph.add_node(Event::Bwd {
+                region: u.region.into(),
+                rank: u.rank.into(),
+                mb: mb.into(),
+                stage,
+                half: if split { Half::Input } else { Half::Whole },
+            });
+            if let Some(slot) = self.bwd.get_mut(key) {
+                *slot = Some(b);
+            }
+            self.graph.add_edge(f, b, EdgeKind::Activation);
+            match downstream {
+                None => {
+                    self.graph.add_edge(loss, b, EdgeKind::Turnaround);
+                }
+                Some((du, dn)) => {
+                    // Present whenever this backward runs: Lemma 1 gates both the same way.
+                    let comm = self
+                        .collectives
+                        .on(u.region, du.region)
+                        .and_then(|c| c.backward)
+                        .unwrap_or(Comm::RecvGrad);
+                    let c = self.coll(comm, du, u, mb, u.region, du.region);
+                    self.graph.add_edge(dn, c, EdgeKind::Gradient);
+                    self.graph.add_edge(c, b, EdgeKind::Gradient);
+                }
+            }
+            // A split backward's weight half waits only for its own input half (no other stage
+            // waits for it) and exists only where Lemma 1 has the region reduce.
+            let accumulates = if split && gate.reduces {
+                let w = self.graph.add_node(Event::Bwd {
+                    region: u.region.into(),
+                    rank: u.rank.into(),
+                    mb: mb.into(),
+                    stage,
+                    half: Half::Weight,
+                });
+                if let Some(slot) = self.weight.get_mut(key) {
+                    *slot = Some(w);
+                }
+                self.graph.add_edge(b, w, EdgeKind::Gradient);
+                w
+            } else {
+                b
+            };
+            if gate.reduces
+                && let Some(&reduce) = self.reduces.get(&(u.region, u.rank))
+            {
+                self.graph
+                    .add_edge(accumulates, reduce, EdgeKind::Accumulate);
+            }
+            downstream = Some((u, b));
+        }
+        if downstream.is_none() {
+            self.graph.add_edge(loss, self.barrier, EdgeKind::Sequence);
+        }
+        loss
+    }
+}
+
+/// The fixed per-rank sequence of the wavefront, as nodes (absent events skipped).
+pub(crate) fn wavefront_sequence(
+    b: &Builder,
+    wavefront: &Wavefront,
+    rank: usize,
+) -> Vec<NodeIndex> {
+    b.slots
+        .get(rank)
+        .map(|slots| {
+            slots
+                .iter()
+                .filter_map(|s| b.slot_node(wavefront, rank, s))
+                .collect()
+        })
+        .unwrap_or_default()
+}

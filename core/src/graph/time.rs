@@ -1,0 +1,82 @@
+//! Time on the order graph before any cost model: the timeline of an order under given durations
+//! when only its edges hold events back (the longest path), and the schedule's logical time, in
+//! which every compute action takes one slot (BigMac's global operator table, PyTorch's pipeline
+//! CSV's time steps, the nested composition's clock).
+
+use crate::graph::order::Order;
+use petgraph::graph::NodeIndex;
+
+/// Start and end time of every node (indexed by node index), seconds from the step's start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    pub start: Vec<f64>,
+    pub end: Vec<f64>,
+    pub makespan: f64,
+    /// The event whose finish set each node's start (`None` when it starts at 0 unbound).
+    pub binder: Vec<Option<NodeIndex>>,
+}
+
+impl Timeline {
+    pub fn start_of(&self, n: NodeIndex) -> f64 {
+        self.start.get(n.index()).copied().unwrap_or(0.0)
+    }
+
+    pub fn end_of(&self, n: NodeIndex) -> f64 {
+        self.end.get(n.index()).copied().unwrap_or(0.0)
+    }
+
+    pub fn duration_of(&self, n: NodeIndex) -> f64 {
+        self.end_of(n) - self.start_of(n)
+    }
+}
+
+/// The timeline of `order` with the given durations (indexed by node index) when nothing but
+/// its edges holds an event back: the longest path, one pass in topological order.
+pub fn longest_path(order: &Order, durations: &[f64]) -> Timeline {
+    let adj = &order.adjacency;
+    let n = adj.node_count();
+    let mut start = vec![0.0f64; n];
+    let mut end = vec![0.0f64; n];
+    let mut binder: Vec<Option<NodeIndex>> = vec![None; n];
+    let mut makespan = 0.0f64;
+    for &v in &order.topological {
+        let i = v as usize;
+        let (mut s, mut bound) = (0.0f64, None);
+        for &p in adj.preds(i) {
+            let e = end.get(p as usize).copied().unwrap_or(0.0);
+            if bound.is_none() || e > s {
+                s = s.max(e);
+                bound = Some(NodeIndex::new(p as usize));
+            }
+        }
+        let e = s + durations.get(i).copied().unwrap_or(0.0);
+        if let (Some(ss), Some(ee), Some(b)) = (start.get_mut(i), end.get_mut(i), binder.get_mut(i))
+        {
+            *ss = s;
+            *ee = e;
+            *b = bound;
+        }
+        makespan = makespan.max(e);
+    }
+    Timeline {
+        start,
+        end,
+        makespan,
+        binder,
+    }
+}
+
+/// The schedule's logical time: the order simulated with every compute action taking one slot
+/// (an overlapped pair, run as one, two) and nothing else any time (a start is the action's
+/// slot).
+pub fn logical_time(order: &Order) -> Timeline {
+    let graph = &order.graph;
+    let unit: Vec<f64> = graph
+        .node_indices()
+        .map(|n| match graph.node_weight(n) {
+            Some(e) if e.is_compute() => 1.0,
+            _ => 0.0,
+        })
+        .collect();
+    longest_path(order, &unit)
+}

@@ -1,0 +1,96 @@
+//! `hardware`: the device and its links, and the cost functions read off them — the roofline of a
+//! piece of work, one point-to-point transfer, a ring all-reduce. Missing hardware means free
+//! communication.
+
+use serde::{Deserialize, Serialize};
+
+/// `hardware`: device and link parameters. Missing hardware means free communication.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Hardware {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_flops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hbm_bytes_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_alpha_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_bytes_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<f64>,
+    /// `e` in an overlapped pair's slot `t_F + t_B − e·min(t_F, t_B)`: how much of the shorter
+    /// half the overlap hides (0 to 1; absent: 0, the halves back to back).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fb_overlap: Option<f64>,
+    /// Seconds every compute action costs beyond its layers' work: the runtime's own per-action
+    /// work (dispatch, posting its sends and receives, bookkeeping), on the rank's compute
+    /// stream (absent: 0). `compare-trace` fits it from the gaps between a rank's actions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action_overhead_s: Option<f64>,
+}
+
+/// `max(W/F, D/B)`; zero work costs nothing.
+pub fn roofline(hw: &Hardware, flops: f64, bytes: f64) -> f64 {
+    let per = |work: f64, rate: Option<f64>| match rate {
+        Some(r) if r > 0.0 && work > 0.0 => work / r,
+        _ => 0.0,
+    };
+    per(flops, hw.peak_flops).max(per(bytes, hw.hbm_bytes_per_s))
+}
+
+/// `α + β·n` for one point-to-point transfer; free without link parameters.
+pub fn transfer_time(hw: &Hardware, bytes: f64) -> f64 {
+    let alpha = hw.link_alpha_s.unwrap_or(0.0);
+    let beta = match hw.link_bytes_per_s {
+        Some(b) if b > 0.0 => bytes / b,
+        _ => 0.0,
+    };
+    alpha + beta
+}
+
+/// Ring all-reduce of `bytes` over `members`: `2(g−1)·α + 2(g−1)/g · β·n`; nothing for `g ≤ 1`.
+pub fn allreduce_time(hw: &Hardware, members: usize, bytes: f64) -> f64 {
+    if members <= 1 {
+        return 0.0;
+    }
+    let g = members as f64;
+    let alpha = hw.link_alpha_s.unwrap_or(0.0);
+    let beta_n = match hw.link_bytes_per_s {
+        Some(b) if b > 0.0 => bytes / b,
+        _ => 0.0,
+    };
+    2.0 * (g - 1.0) * alpha + 2.0 * (g - 1.0) / g * beta_n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hw() -> Hardware {
+        Hardware {
+            peak_flops: Some(100.0),
+            hbm_bytes_per_s: Some(10.0),
+            link_alpha_s: Some(0.5),
+            link_bytes_per_s: Some(4.0),
+            memory_bytes: None,
+            fb_overlap: None,
+            action_overhead_s: None,
+        }
+    }
+
+    #[test]
+    fn roofline_takes_the_slower_of_compute_and_memory() {
+        assert_eq!(roofline(&hw(), 200.0, 10.0), 2.0);
+        assert_eq!(roofline(&hw(), 100.0, 30.0), 3.0);
+        assert_eq!(roofline(&Hardware::default(), 100.0, 30.0), 0.0);
+    }
+
+    #[test]
+    fn collectives_follow_alpha_beta() {
+        assert_eq!(transfer_time(&hw(), 8.0), 0.5 + 2.0);
+        assert_eq!(allreduce_time(&hw(), 1, 8.0), 0.0);
+        // g = 4: 2·3·0.5 + 2·3/4 · 8/4 = 3 + 3.
+        assert_eq!(allreduce_time(&hw(), 4, 8.0), 6.0);
+        assert_eq!(transfer_time(&Hardware::default(), 8.0), 0.0);
+    }
+}
