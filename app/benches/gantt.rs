@@ -3,8 +3,8 @@
 #![allow(clippy::expect_used)] // a benchmark scenario that does not derive is a bug in the benchmark
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use mpipe_studio::geometry::{Span, TimeView, render_items};
 use mpipe_studio::state::derived::Shown;
-use mpipe_studio::timeline::geometry::{Span, TimeView, render_items};
 use mpipe_studio::timeline::{ChartInput, chart_ui};
 use std::hint::black_box;
 

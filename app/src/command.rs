@@ -1,24 +1,15 @@
 //! Every user action as a [`Command`]: panels and shortcuts produce commands, and one
-//! [`Command::apply`] carries them out on the [`Studio`]. Scenario edits go through the
-//! document (and so through undo); view commands never touch the document. The keyboard
-//! shortcuts live in one table, [`SHORTCUTS`], that a test checks for clashes.
+//! `Command::apply` ([`crate::apply`]) carries them out on the [`crate::state::Studio`]. Scenario
+//! edits go through the document (and so through undo); view commands never touch the
+//! document. The keyboard shortcuts live in one table, [`SHORTCUTS`], that a test checks for
+//! clashes.
 
 use crate::samples::Sample;
-use crate::state::Studio;
+use crate::state::dialog::{Chosen, FilePurpose};
 use crate::state::traces::TraceSource;
 use egui::{Key, KeyboardShortcut, Modifiers};
 use mpipe::scenario::edit::Edit;
 use std::path::PathBuf;
-
-/// What a file dialog is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FilePurpose {
-    OpenScenario,
-    SaveScenario,
-    ExportSvg,
-    ExportPng,
-    OpenTraces,
-}
 
 /// One thing the user asked for.
 #[derive(Debug, Clone)]
@@ -117,6 +108,19 @@ pub enum Command {
     ToggleHelp,
     ToggleLegend,
     MemoryFromZero(bool),
+}
+
+/// A confirmed file dialog: open, save or export what it names.
+impl From<Chosen> for Command {
+    fn from(chosen: Chosen) -> Self {
+        match chosen {
+            Chosen::Scenario(path) => Command::OpenPath(path),
+            Chosen::SaveAs(path) => Command::SaveTo(path),
+            Chosen::Svg(path) => Command::ExportSvg(path),
+            Chosen::Png(path) => Command::ExportPng(path),
+            Chosen::Traces(sources) => Command::OpenTraces(sources),
+        }
+    }
 }
 
 /// A command a key can give (those without data).
@@ -308,134 +312,6 @@ pub fn describe(shortcut: &KeyboardShortcut) -> String {
         k => k.name().to_string(),
     });
     parts.join("+")
-}
-
-impl Command {
-    /// Carries the command out. `ctx` is the window's (PNG export asks it for a screenshot).
-    pub fn apply(self, studio: &mut Studio, ctx: Option<&egui::Context>) {
-        let span = studio.span();
-        match self {
-            Command::Edit { edit, gesture } => studio.edit(&edit, gesture),
-            Command::EndGesture => studio.end_gesture(),
-            Command::Undo => studio.undo(),
-            Command::Redo => studio.redo(),
-            Command::OpenSample(sample) => studio.open_sample(sample),
-            Command::OpenPath(path) => studio.open_path(&path),
-            Command::Save => match studio.doc.path().map(std::path::Path::to_path_buf) {
-                Some(path) => studio.save_to(&path),
-                None => studio.show_dialog(FilePurpose::SaveScenario),
-            },
-            Command::SaveTo(path) => studio.save_to(&path),
-            Command::ExportSvg(path) => studio.export_svg(&path),
-            Command::ExportPng(path) => match ctx {
-                Some(ctx) => studio.export_png(ctx, path),
-                None => studio.fail("PNG export needs the window".into()),
-            },
-            Command::ShowFileDialog(purpose) => studio.show_dialog(purpose),
-            Command::Dropped(files) => studio.open_dropped(&files),
-            Command::CancelSimulation => studio.cancel_simulation(),
-            Command::OpenTraces(sources) => studio.open_traces(sources),
-            Command::CancelImport => studio.traces.cancel_import(),
-            Command::ClearTraces => studio.traces.clear(),
-            Command::TraceStep(step) => studio.traces.step = step,
-            Command::TraceFileRank { file, rank } => studio.traces.set_rank(file, rank),
-            Command::RulesText(text) => studio.traces.rules_text = text,
-            Command::ApplyRules => studio.traces.apply_rules_text(),
-            Command::BuiltInRules => {
-                studio.traces.rules_text =
-                    serde_json::to_string_pretty(&mpipe::trace::RuleSet::default())
-                        .unwrap_or_default();
-                studio.traces.apply_rules_text();
-            }
-            Command::Calibrate => studio.start_calibration(),
-            Command::CompareDesigns => studio.start_designs(),
-            Command::CancelDesigns => studio.designs.cancel(),
-            Command::SweepWaveK => studio.start_wave_sweep(),
-            Command::CancelWaveSweep => studio.wave_sweep.cancel(),
-            Command::UseWaveK(k) => {
-                studio.edit(&Edit::WaveK(Some(k)), None);
-                studio.inform(format!("the scenario now runs wavek with k = {k}"));
-            }
-            Command::ComparePacking => studio.start_packing(),
-            Command::CancelPacking => studio.packing.cancel(),
-            Command::UsePacking(packing) => {
-                studio.edit(&Edit::Packing(packing), None);
-                studio.inform(format!("the graphs are now packed by {}", packing.name()));
-            }
-            Command::UseDesign(design) => studio.use_design(design),
-            Command::StartTuner => studio.start_tuner(),
-            Command::Reorder { event, to_s } => studio.reorder(event, to_s),
-            Command::StopTuner => {
-                if let Some(r) = &studio.tuner.running {
-                    r.job.cancel();
-                }
-            }
-            Command::UseTuned => studio.use_tuned(),
-            Command::CancelCalibration => {
-                if let Some(c) = &studio.traces.calibrating {
-                    c.job.cancel();
-                }
-            }
-            Command::PinBaseline => studio.pin_baseline(),
-            Command::Unpin(i) => {
-                if i < studio.baselines.len() {
-                    studio.baselines.remove(i);
-                }
-            }
-            Command::UnpinAll => studio.baselines.clear(),
-            Command::Range(range) => match range {
-                Some((t0, t1)) => studio.view.set_range(t0, t1, span),
-                None => studio.view.range = None,
-            },
-            Command::ZoomIn => studio.view.zoom(1.25, span),
-            Command::ZoomOut => studio.view.zoom(0.8, span),
-            Command::PanLeft => studio.view.pan(-0.1, span),
-            Command::PanRight => studio.view.pan(0.1, span),
-            Command::Select(event) => studio.select(event),
-            Command::FitSelection => studio.fit_selection(),
-            Command::FitAll => studio.view.range = None,
-            Command::LaneHeight(h) => {
-                studio.view.lane_height = h.clamp(
-                    *crate::state::view::LANE_HEIGHTS.start(),
-                    *crate::state::view::LANE_HEIGHTS.end(),
-                );
-            }
-            Command::ToggleSearch => studio.view.search.open = !studio.view.search.open,
-            Command::CloseSearch => studio.view.search.open = false,
-            Command::SearchText(text) => {
-                studio.view.search.text = text;
-                studio.view.search.current = 0;
-            }
-            Command::NextMatch => studio.next_match(),
-            Command::ToggleTeach => {
-                studio.view.teach = match studio.view.teach {
-                    Some(_) => None,
-                    None => Some(Default::default()),
-                };
-            }
-            Command::Cursor(t) => {
-                let end = studio.current_makespan();
-                if let Some(teach) = studio.view.teach.as_mut() {
-                    teach.t = t.clamp(0.0, end);
-                }
-            }
-            Command::StepForward => studio.step_cursor(true),
-            Command::StepBack => studio.step_cursor(false),
-            Command::TogglePlay => {
-                if let Some(teach) = studio.view.teach.as_mut() {
-                    teach.playing = !teach.playing;
-                }
-            }
-            Command::Speed(speed) => {
-                if let Some(teach) = studio.view.teach.as_mut() {
-                    teach.speed = speed;
-                }
-            }
-            Command::ToggleHelp => studio.view.show_help = !studio.view.show_help,
-            Command::ToggleLegend => studio.view.show_legend = !studio.view.show_legend,
-            Command::MemoryFromZero(z) => studio.view.memory_from_zero = z,
-        }
-    }
 }
 
 #[cfg(test)]

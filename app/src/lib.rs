@@ -1,9 +1,15 @@
-//! Mpipe Studio: the egui app around the `mpipe` core. Nothing but UI and app state: `state`
-//! holds the document, what is derived from it and the view; `command` is every user action;
-//! `panels` draw the state and return commands; `timeline` paints the charts.
+//! Mpipe Studio: the egui app around the `mpipe` core. Nothing but UI and app state, in floors
+//! (a module imports only from floors below its own; `core/tests/architecture.rs` checks it):
+//! `geometry` (pure time ↔ pixel and lane layout), `samples` and `fonts`; `state` (the document,
+//! what is derived from it, the view, jobs, traces, analyses); `command` (every user action);
+//! `timeline` (the charts, painted) and `panels` (draw the state, return commands); `apply`
+//! (carries a command out); `frame` (the frame loop).
 
+pub mod apply;
 pub mod command;
 pub mod fonts;
+pub mod frame;
+pub mod geometry;
 pub mod panels;
 pub mod samples;
 pub mod state;

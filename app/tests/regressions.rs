@@ -623,10 +623,8 @@ mod hostile {
         );
         assert!(harness.state_mut().open_text(&text, "long.json", None));
         harness.run();
-        let cut = mpipe_studio::panels::editors::shorten(
-            &harness.state().scenario().unwrap().description,
-            2000,
-        );
+        let cut =
+            mpipe::vocab::units::shorten(&harness.state().scenario().unwrap().description, 2000);
         assert_eq!(cut.chars().count(), 2001);
         assert!(cut.ends_with('…'));
         harness.get_by_label_contains(&cut);

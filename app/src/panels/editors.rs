@@ -17,15 +17,7 @@ use mpipe::vocab::layout::Layout;
 use mpipe::vocab::parameter::Parameter;
 use mpipe::vocab::phase::Phase;
 use mpipe::vocab::role::Role;
-
-/// At most `chars` characters of `text`, with an ellipsis when cut: a file's free text is shown,
-/// never laid out whole (a 50 MB description would cost the window gigabytes).
-pub fn shorten(text: &str, chars: usize) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(chars) {
-        Some((at, _)) => format!("{}…", text.get(..at).unwrap_or_default()).into(),
-        None => text.into(),
-    }
-}
+use mpipe::vocab::units::shorten;
 
 /// The edit of a widget's `response`: part of a drag gesture while it is being dragged.
 fn edit_of(response: &egui::Response, edit: Edit) -> Command {

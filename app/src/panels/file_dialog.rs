@@ -1,370 +1,136 @@
-//! The in-app file dialog for Open…, Save as…, Export SVG…/PNG… and Open traces…. It works on
-//! every system (a bare X11 session has no desktop portal for a native dialog): a folder you can
-//! type or walk (Up, Home, click a folder), the files of the right type, a file name for saving,
-//! and every failure to read a folder said in the dialog.
+//! The in-app file dialog for Open…, Save as…, Export SVG…/PNG… and Open traces…, drawn. It
+//! works on every system (a bare X11 session has no desktop portal for a native dialog): a folder
+//! you can type or walk (Up, Home, click a folder), the files of the right type, a file name for
+//! saving, and every failure to read a folder said in the dialog. Its state is the state's
+//! ([`crate::state::dialog`]).
 
-use crate::command::{Command, FilePurpose};
-use crate::state::traces::TraceSource;
+use crate::command::Command;
+use crate::state::dialog::{FileDialog, FilePurpose};
 use egui::{Color32, RichText};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// A folder lists at most this many entries (the rest are counted).
-const MOST: usize = 5000;
-
-/// One entry of a folder.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    pub name: String,
-    pub path: PathBuf,
-    pub is_dir: bool,
-}
-
-/// A folder's entries: folders first, then files of the wanted types, each by name; hidden
-/// entries left out. The second value counts entries not listed.
-pub fn list(dir: &Path, extensions: &[&str]) -> Result<(Vec<Entry>, usize), String> {
-    let read =
-        std::fs::read_dir(dir).map_err(|e| format!("{}: cannot read: {e}", dir.display()))?;
-    let mut entries = Vec::new();
-    let mut more = 0usize;
-    for item in read.flatten() {
-        let name = item.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') {
-            continue;
-        }
-        let path = item.path();
-        let is_dir = path.is_dir();
-        let wanted = is_dir
-            || extensions.is_empty()
-            || extensions
-                .iter()
-                .any(|ext| name.to_ascii_lowercase().ends_with(&format!(".{ext}")));
-        if !wanted {
-            continue;
-        }
-        if entries.len() >= MOST {
-            more += 1;
-            continue;
-        }
-        entries.push(Entry { name, path, is_dir });
-    }
-    entries.sort_by(|a, b| b.is_dir.cmp(&a.is_dir).then_with(|| a.name.cmp(&b.name)));
-    Ok((entries, more))
-}
-
-/// `name` with `.ext` appended when it has no such ending.
-pub fn with_extension(name: &str, ext: &str) -> String {
-    if name.to_ascii_lowercase().ends_with(&format!(".{ext}")) {
-        name.to_string()
-    } else {
-        format!("{name}.{ext}")
-    }
-}
-
-/// The dialog's state while it is open.
-#[derive(Debug, Clone)]
-pub struct FileDialog {
-    pub purpose: FilePurpose,
-    pub dir: PathBuf,
-    /// The folder field as typed.
-    pub dir_text: String,
-    /// The file name (saving) or the chosen file (opening).
-    pub name: String,
-    /// Files chosen (traces: several).
-    pub chosen: Vec<PathBuf>,
-    listing: Result<(Vec<Entry>, usize), String>,
-    pub error: Option<String>,
-}
-
-impl FileDialog {
-    /// A dialog for `purpose` in the folder of `start` (a file or a folder), else the working
-    /// directory; `name` fills the file name field.
-    pub fn new(purpose: FilePurpose, start: Option<&Path>, name: Option<String>) -> FileDialog {
-        let dir = start
-            .map(|p| {
-                if p.is_dir() {
-                    p.to_path_buf()
-                } else {
-                    p.parent().map(Path::to_path_buf).unwrap_or_default()
-                }
-            })
-            .filter(|d| d.is_dir())
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_else(|| PathBuf::from("/"));
-        let name = name.unwrap_or_else(|| {
-            match purpose {
-                FilePurpose::SaveScenario => "scenario.json",
-                FilePurpose::ExportSvg => "timeline.svg",
-                FilePurpose::ExportPng => "timeline.png",
-                FilePurpose::OpenScenario | FilePurpose::OpenTraces => "",
+/// Draws the dialog. `Some(Some(command))` when confirmed, `Some(None)` when cancelled.
+pub fn file_dialog_ui(dialog: &mut FileDialog, ctx: &egui::Context) -> Option<Option<Command>> {
+    let mut result = None;
+    let mut go: Option<PathBuf> = None;
+    let modal = egui::Modal::new(egui::Id::unique("file dialog")).show(ctx, |ui| {
+        ui.set_width(560.0);
+        ui.heading(dialog.title());
+        ui.horizontal(|ui| {
+            let label = ui.label("Folder");
+            let field = ui
+                .add(egui::TextEdit::singleline(&mut dialog.dir_text).desired_width(330.0))
+                .labelled_by(label.id);
+            if ui.button("Go").clicked()
+                || field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter))
+            {
+                go = Some(PathBuf::from(dialog.dir_text.trim()));
             }
-            .to_string()
+            if ui.button("Up").clicked()
+                && let Some(parent) = dialog.dir.parent()
+            {
+                go = Some(parent.to_path_buf());
+            }
+            if ui.button("Home").clicked()
+                && let Some(home) = std::env::var_os("HOME")
+            {
+                go = Some(PathBuf::from(home));
+            }
         });
-        let mut dialog = FileDialog {
-            purpose,
-            dir: dir.clone(),
-            dir_text: String::new(),
-            name,
-            chosen: Vec::new(),
-            listing: Ok((Vec::new(), 0)),
-            error: None,
-        };
-        dialog.navigate(&dir);
-        dialog
-    }
-
-    /// The extensions shown, and the one a saved file gets.
-    fn extensions(&self) -> &'static [&'static str] {
-        match self.purpose {
-            FilePurpose::OpenScenario | FilePurpose::SaveScenario => &["json"],
-            FilePurpose::ExportSvg => &["svg"],
-            FilePurpose::ExportPng => &["png"],
-            FilePurpose::OpenTraces => &["json", "gz"],
-        }
-    }
-
-    fn title(&self) -> &'static str {
-        match self.purpose {
-            FilePurpose::OpenScenario => "Open a scenario",
-            FilePurpose::SaveScenario => "Save the scenario as",
-            FilePurpose::ExportSvg => "Export the timeline as SVG",
-            FilePurpose::ExportPng => "Export the charts as PNG",
-            FilePurpose::OpenTraces => "Open profiler traces",
-        }
-    }
-
-    fn confirm_label(&self) -> &'static str {
-        match self.purpose {
-            FilePurpose::OpenScenario => "Open",
-            FilePurpose::SaveScenario => "Save",
-            FilePurpose::ExportSvg | FilePurpose::ExportPng => "Export",
-            FilePurpose::OpenTraces => "Import",
-        }
-    }
-
-    fn saving(&self) -> bool {
-        matches!(
-            self.purpose,
-            FilePurpose::SaveScenario | FilePurpose::ExportSvg | FilePurpose::ExportPng
-        )
-    }
-
-    /// Shows folder `dir` (the listing is read once, here).
-    pub fn navigate(&mut self, dir: &Path) {
-        match list(dir, self.extensions()) {
-            Ok(listing) => {
-                self.dir = dir.to_path_buf();
-                self.dir_text = dir.display().to_string();
-                self.listing = Ok(listing);
-                self.chosen.clear();
-                self.error = None;
-            }
-            Err(e) => {
-                self.dir_text = dir.display().to_string();
-                self.error = Some(e);
-            }
-        }
-    }
-
-    /// What confirming does now, or why it cannot.
-    pub fn outcome(&self) -> Result<Command, String> {
-        match self.purpose {
-            FilePurpose::OpenTraces => {
-                if self.chosen.is_empty() {
-                    return Err("choose one or more trace files".into());
+        ui.separator();
+        let mut confirm = false;
+        egui::ScrollArea::vertical()
+            .max_height(300.0)
+            .auto_shrink([false, false])
+            .show(ui, |ui| match &dialog.listing {
+                Err(e) => {
+                    ui.colored_label(Color32::from_rgb(0xE0, 0x50, 0x50), e);
                 }
-                Ok(Command::OpenTraces(
-                    self.chosen.iter().cloned().map(TraceSource::Path).collect(),
-                ))
-            }
-            FilePurpose::OpenScenario => {
-                let path = self.chosen.first().ok_or("choose a scenario file")?;
-                Ok(Command::OpenPath(path.clone()))
-            }
-            _ => {
-                let name = self.name.trim();
-                if name.is_empty() || name.contains('/') {
-                    return Err("give a file name (without a folder)".into());
-                }
-                let ext = self.extensions().first().copied().unwrap_or("json");
-                let path = self.dir.join(with_extension(name, ext));
-                Ok(match self.purpose {
-                    FilePurpose::ExportSvg => Command::ExportSvg(path),
-                    FilePurpose::ExportPng => Command::ExportPng(path),
-                    _ => Command::SaveTo(path),
-                })
-            }
-        }
-    }
-
-    /// Draws the dialog. `Some(Some(command))` when confirmed, `Some(None)` when cancelled.
-    pub fn ui(&mut self, ctx: &egui::Context) -> Option<Option<Command>> {
-        let mut result = None;
-        let mut go: Option<PathBuf> = None;
-        let modal = egui::Modal::new(egui::Id::unique("file dialog")).show(ctx, |ui| {
-            ui.set_width(560.0);
-            ui.heading(self.title());
-            ui.horizontal(|ui| {
-                let label = ui.label("Folder");
-                let field = ui
-                    .add(egui::TextEdit::singleline(&mut self.dir_text).desired_width(330.0))
-                    .labelled_by(label.id);
-                if ui.button("Go").clicked()
-                    || field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter))
-                {
-                    go = Some(PathBuf::from(self.dir_text.trim()));
-                }
-                if ui.button("Up").clicked()
-                    && let Some(parent) = self.dir.parent()
-                {
-                    go = Some(parent.to_path_buf());
-                }
-                if ui.button("Home").clicked()
-                    && let Some(home) = std::env::var_os("HOME")
-                {
-                    go = Some(PathBuf::from(home));
+                Ok((entries, more)) => {
+                    if entries.is_empty() {
+                        ui.label(RichText::new("(no folders or files of this type here)").weak());
+                    }
+                    for entry in entries {
+                        if entry.is_dir {
+                            if ui
+                                .selectable_label(false, format!("▸ {}/", entry.name))
+                                .clicked()
+                            {
+                                go = Some(entry.path.clone());
+                            }
+                            continue;
+                        }
+                        let chosen = dialog.chosen.contains(&entry.path);
+                        let response = ui.selectable_label(chosen, &entry.name);
+                        if response.clicked() {
+                            if dialog.purpose == FilePurpose::OpenTraces {
+                                if chosen {
+                                    dialog.chosen.retain(|p| p != &entry.path);
+                                } else {
+                                    dialog.chosen.push(entry.path.clone());
+                                }
+                            } else {
+                                dialog.chosen = vec![entry.path.clone()];
+                                dialog.name = entry.name.clone();
+                            }
+                        }
+                        if response.double_clicked() {
+                            if !dialog.chosen.contains(&entry.path) {
+                                dialog.chosen.push(entry.path.clone());
+                            }
+                            dialog.name = entry.name.clone();
+                            confirm = true;
+                        }
+                    }
+                    if *more > 0 {
+                        ui.label(RichText::new(format!("… and {more} more not listed")).weak());
+                    }
                 }
             });
-            ui.separator();
-            let mut confirm = false;
-            egui::ScrollArea::vertical()
-                .max_height(300.0)
-                .auto_shrink([false, false])
-                .show(ui, |ui| match &self.listing {
-                    Err(e) => {
-                        ui.colored_label(Color32::from_rgb(0xE0, 0x50, 0x50), e);
-                    }
-                    Ok((entries, more)) => {
-                        if entries.is_empty() {
-                            ui.label(
-                                RichText::new("(no folders or files of this type here)").weak(),
-                            );
-                        }
-                        for entry in entries {
-                            if entry.is_dir {
-                                if ui
-                                    .selectable_label(false, format!("▸ {}/", entry.name))
-                                    .clicked()
-                                {
-                                    go = Some(entry.path.clone());
-                                }
-                                continue;
-                            }
-                            let chosen = self.chosen.contains(&entry.path);
-                            let response = ui.selectable_label(chosen, &entry.name);
-                            if response.clicked() {
-                                if self.purpose == FilePurpose::OpenTraces {
-                                    if chosen {
-                                        self.chosen.retain(|p| p != &entry.path);
-                                    } else {
-                                        self.chosen.push(entry.path.clone());
-                                    }
-                                } else {
-                                    self.chosen = vec![entry.path.clone()];
-                                    self.name = entry.name.clone();
-                                }
-                            }
-                            if response.double_clicked() {
-                                if !self.chosen.contains(&entry.path) {
-                                    self.chosen.push(entry.path.clone());
-                                }
-                                self.name = entry.name.clone();
-                                confirm = true;
-                            }
-                        }
-                        if *more > 0 {
-                            ui.label(RichText::new(format!("… and {more} more not listed")).weak());
-                        }
-                    }
-                });
-            ui.separator();
-            if self.saving() {
-                ui.horizontal(|ui| {
-                    let label = ui.label("File name");
-                    ui.add(egui::TextEdit::singleline(&mut self.name).desired_width(330.0))
-                        .labelled_by(label.id);
-                });
-                if let Ok(Command::SaveTo(p) | Command::ExportSvg(p) | Command::ExportPng(p)) =
-                    self.outcome()
-                    && p.exists()
-                {
-                    ui.label(
-                        RichText::new(format!("{} exists and will be replaced", p.display()))
-                            .small(),
-                    );
-                }
-            } else if self.purpose == FilePurpose::OpenTraces {
+        ui.separator();
+        if dialog.saving() {
+            ui.horizontal(|ui| {
+                let label = ui.label("File name");
+                ui.add(egui::TextEdit::singleline(&mut dialog.name).desired_width(330.0))
+                    .labelled_by(label.id);
+            });
+            if let Some(p) = dialog.replaces() {
                 ui.label(
-                    RichText::new(format!(
-                        "{} file(s) chosen: click files to choose several (one per rank)",
-                        self.chosen.len()
-                    ))
-                    .small(),
+                    RichText::new(format!("{} exists and will be replaced", p.display())).small(),
                 );
             }
-            if let Some(e) = &self.error {
-                ui.colored_label(Color32::from_rgb(0xE0, 0x50, 0x50), e);
+        } else if dialog.purpose == FilePurpose::OpenTraces {
+            ui.label(
+                RichText::new(format!(
+                    "{} file(s) chosen: click files to choose several (one per rank)",
+                    dialog.chosen.len()
+                ))
+                .small(),
+            );
+        }
+        if let Some(e) = &dialog.error {
+            ui.colored_label(Color32::from_rgb(0xE0, 0x50, 0x50), e);
+        }
+        ui.horizontal(|ui| {
+            if ui.button(dialog.confirm_label()).clicked() {
+                confirm = true;
             }
-            ui.horizontal(|ui| {
-                if ui.button(self.confirm_label()).clicked() {
-                    confirm = true;
-                }
-                if ui.button("Cancel").clicked() {
-                    result = Some(None);
-                }
-            });
-            if confirm {
-                match self.outcome() {
-                    Ok(command) => result = Some(Some(command)),
-                    Err(e) => self.error = Some(e),
-                }
+            if ui.button("Cancel").clicked() {
+                result = Some(None);
             }
         });
-        if modal.should_close() && result.is_none() {
-            result = Some(None);
+        if confirm {
+            match dialog.outcome() {
+                Ok(chosen) => result = Some(Some(Command::from(chosen))),
+                Err(e) => dialog.error = Some(e),
+            }
         }
-        if let Some(dir) = go {
-            self.navigate(&dir);
-        }
-        result
+    });
+    if modal.should_close() && result.is_none() {
+        result = Some(None);
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn folders_list_first_and_only_wanted_files_show() {
-        let dir = std::env::temp_dir().join(format!("mpipe-dialog-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("sub")).unwrap();
-        for f in ["b.json", "a.json", "c.txt", ".hidden.json", "t.json.gz"] {
-            std::fs::write(dir.join(f), "{}").unwrap();
-        }
-        let (entries, more) = list(&dir, &["json"]).unwrap();
-        let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
-        assert_eq!(names, ["sub", "a.json", "b.json"]);
-        assert_eq!(more, 0);
-        let (entries, _) = list(&dir, &["json", "gz"]).unwrap();
-        assert_eq!(entries.len(), 4);
-        let missing = dir.join("nope");
-        assert_eq!(
-            list(&missing, &[]).unwrap_err(),
-            format!(
-                "{}: cannot read: No such file or directory (os error 2)",
-                missing.display()
-            )
-        );
-        assert_eq!(with_extension("x", "json"), "x.json");
-        assert_eq!(with_extension("x.JSON", "json"), "x.JSON");
-        let mut d = FileDialog::new(FilePurpose::SaveScenario, Some(&dir.join("a.json")), None);
-        assert_eq!(d.dir, dir);
-        d.name = "mine".into();
-        assert!(matches!(d.outcome(), Ok(Command::SaveTo(p)) if p == dir.join("mine.json")));
-        d.name = " ".into();
-        assert_eq!(
-            d.outcome().err().as_deref(),
-            Some("give a file name (without a folder)")
-        );
-        std::fs::remove_dir_all(&dir).ok();
+    if let Some(dir) = go {
+        dialog.navigate(&dir);
     }
+    result
 }

@@ -1,9 +1,10 @@
 //! The top bar: File and View menus, the sample chooser, Undo/Redo, pinning baselines, Teach and
 //! Help. It wraps onto a second row rather than cut anything off on a narrow window.
 
-use crate::command::{Command, FilePurpose, SHORTCUTS, describe};
+use crate::command::{Command, SHORTCUTS, describe};
 use crate::samples::SAMPLES;
 use crate::state::Studio;
+use crate::state::dialog::FilePurpose;
 use egui::RichText;
 
 /// The shortcut text of the first binding of `key` (for menu entries).

@@ -4,9 +4,10 @@
 //! the warnings, the files and their ranks, and the rules editor.
 
 use super::stats::table_ui;
-use crate::command::{Command, FilePurpose};
+use crate::command::Command;
 use crate::state::Studio;
 use crate::state::derived::Shown;
+use crate::state::dialog::FilePurpose;
 use crate::timeline::measured::measured_chart;
 use egui::{Color32, RichText};
 use mpipe::trace::align::AlignMethod;

@@ -251,7 +251,7 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
         );
     }
     if !studio.baselines.is_empty() {
-        let name = super::editors::shorten(&shown.name, 120);
+        let name = mpipe::vocab::units::shorten(&shown.name, 120);
         ui.label(
             RichText::new(format!(
                 "Current: {}",

@@ -4,7 +4,7 @@
 //! that a newer edit or Cancel really stops.
 
 use super::jobs::{Job, Poll};
-use crate::timeline::geometry::Span;
+use crate::geometry::Span;
 use mpipe::Scenario;
 use mpipe::sim::engine::SimOptions;
 use mpipe::sim::run::Simulation;

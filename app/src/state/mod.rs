@@ -6,6 +6,7 @@
 pub mod analysis;
 pub mod derived;
 pub mod designs;
+pub mod dialog;
 pub mod document;
 pub mod files;
 pub mod history;
@@ -15,10 +16,9 @@ pub mod traces;
 pub mod tuner;
 pub mod view;
 
-use crate::command::{Command, FilePurpose};
-use crate::panels::file_dialog::FileDialog;
 use crate::samples::{SAMPLES, Sample};
 use derived::{Derived, Shown};
+use dialog::{FileDialog, FilePurpose};
 use document::{Document, Identity};
 use mpipe::Scenario;
 use mpipe::scenario::edit::Edit;
@@ -204,11 +204,6 @@ impl Studio {
             text: mpipe::vocab::units::escape_controls(&text).into_owned(),
             is_error: true,
         });
-    }
-
-    /// Carries out `command` (outside a frame: no window for PNG export).
-    pub fn apply(&mut self, command: Command) {
-        command.apply(self, None);
     }
 
     /// Derives the document's current state (`text`: the file it was just read from).
@@ -475,7 +470,7 @@ impl Studio {
             return;
         };
         let letter = char::from(b'A' + (self.baselines.len() % 26) as u8);
-        let name = crate::panels::editors::shorten(&shown.name, 120);
+        let name = mpipe::vocab::units::shorten(&shown.name, 120);
         self.baselines.push(Baseline {
             name: format!("{letter}: {}", mpipe::vocab::units::escape_controls(&name)),
             shown,
@@ -498,8 +493,8 @@ impl Studio {
             .and_then(|(i, s)| s.scene.events.get(i).cloned());
         match event {
             Some(e) => {
-                let fit = crate::timeline::geometry::TimeView::new(0.0, span, 0.0, 1.0)
-                    .fit(e.start_s, e.end_s);
+                let fit =
+                    crate::geometry::TimeView::new(0.0, span, 0.0, 1.0).fit(e.start_s, e.end_s);
                 self.view.set_range(fit.t0, fit.t1, span);
             }
             None => self.view.range = None,
@@ -916,82 +911,5 @@ impl Studio {
             Err(e) => self.fail(format!("calibration: {e}")),
         }
         false
-    }
-
-    /// Advances the teaching cursor while playing: the whole step in `10 s / speed`.
-    fn advance(&mut self, ui: &egui::Ui) {
-        let span = self.current_makespan();
-        let Some(teach) = self.view.teach.as_mut() else {
-            return;
-        };
-        if !teach.playing {
-            return;
-        }
-        let dt = f64::from(ui.input(|i| i.stable_dt)).min(0.1);
-        let next = teach.t + dt * teach.speed * (span / 10.0).max(1e-9);
-        if next >= span {
-            teach.t = span;
-            teach.playing = false;
-        } else {
-            teach.t = next;
-            ui.ctx().request_repaint();
-        }
-    }
-
-    /// Computes what the panels read this frame and is not yet computed for the simulation on
-    /// screen: the search matches and the trace comparison (each cached by what it is derived
-    /// from, so this is free when nothing changed).
-    fn refresh(&mut self) {
-        if let Some(shown) = self.shown().cloned() {
-            if self.view.search.open {
-                self.view.search.matches(&shown);
-            }
-            self.traces.view(&shown);
-        }
-    }
-
-    /// Draws the whole window into `ui` and carries out what the user did.
-    pub fn show(&mut self, ui: &mut egui::Ui) {
-        if self.poll() {
-            ui.ctx()
-                .request_repaint_after(std::time::Duration::from_millis(30));
-        }
-        self.advance(ui);
-        self.refresh();
-        let mut commands = crate::command::shortcuts(ui.ctx());
-        let dropped = ui.input(|i| i.raw.dropped_files.clone());
-        if !dropped.is_empty() {
-            commands.push(Command::Dropped(dropped));
-        }
-        let (drawn, frame) = crate::panels::window_ui(ui, self);
-        commands.extend(drawn);
-        self.view.chart_rects = frame.chart_rects;
-        self.view.timeline_x = frame.timeline_x;
-        self.view.memory_frame = frame.memory_frame;
-        if let Some(dialog) = self.dialog.as_mut() {
-            match dialog.ui(ui.ctx()) {
-                Some(Some(command)) => {
-                    self.dialog = None;
-                    commands.push(command);
-                }
-                Some(None) => self.dialog = None,
-                None => {}
-            }
-        }
-        // A gesture that edited the scenario (a drag, typing a name) has ended once its widget
-        // is neither dragged nor has the keyboard.
-        if let Some(id) = self.doc.gesture()
-            && ui.ctx().dragged_id().is_none()
-            && !ui.ctx().memory(|m| m.has_focus(id))
-        {
-            commands.push(Command::EndGesture);
-        }
-        if !commands.is_empty() {
-            // What the commands changed is drawn next frame.
-            ui.ctx().request_repaint();
-        }
-        for command in commands {
-            command.apply(self, Some(ui.ctx()));
-        }
     }
 }

@@ -13,7 +13,7 @@ use mpipe::trace::{Measurement, RawTrace, RuleSet};
 use std::sync::Arc;
 
 /// Where a trace's bytes come from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TraceSource {
     Path(std::path::PathBuf),
     Bytes { name: String, bytes: Arc<[u8]> },

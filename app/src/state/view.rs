@@ -186,7 +186,7 @@ impl View {
 
     /// Shows `[t0, t1]`, kept inside `[0, span]` (the whole step is `None`).
     pub fn set_range(&mut self, t0: f64, t1: f64, span: f64) {
-        let v = crate::timeline::geometry::TimeView::new(t0, t1, 0.0, 1.0).clamped(span);
+        let v = crate::geometry::TimeView::new(t0, t1, 0.0, 1.0).clamped(span);
         self.range = (!v.is_whole(span)).then_some((v.t0, v.t1));
     }
 }

@@ -2,7 +2,7 @@
 //! painting. A label near either end of the plot is aligned to stay inside it, so the last one
 //! is never cut.
 
-use super::geometry::TimeView;
+use crate::geometry::TimeView;
 use egui::{Align2, FontId, Painter, Pos2, Stroke};
 
 /// How wide a tick label is: 6.5 px per character of 11 px text.

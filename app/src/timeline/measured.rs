@@ -5,8 +5,8 @@
 //! with the main chart (and its interaction: wheel zooms without scrolling the page, drag pans,
 //! double-click resets, never past the step). Hover names the residuals.
 
-use super::geometry::TimeView;
 use super::{LABEL_W, axis, predicted, rgb};
+use crate::geometry::TimeView;
 use crate::state::derived::Shown;
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
 use mpipe::trace::compare::MeasuredBlock;

@@ -7,9 +7,9 @@
 //! step; the view never leaves the step. Hover names an event or a transfer. The chart reports
 //! what the user did; the caller turns it into commands.
 
-use super::geometry::{Item, LaneLayout, LaneRow, PairHalf, TimeView, hit_test, render_items};
 use super::legend::{CRITICAL, DEADLOCK, MATCH, PAIR, SELECTED, WAIT};
 use super::{LABEL_W, axis, rgb, wheel_factor};
+use crate::geometry::{Item, LaneLayout, LaneRow, PairHalf, TimeView, hit_test, render_items};
 use crate::state::derived::Shown;
 use egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use mpipe::sim::metrics::GapKind;

@@ -42,6 +42,15 @@ pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// At most `chars` characters of `text`, with an ellipsis when cut: a file's free text is shown,
+/// never laid out whole (a 50 MB description would cost the window gigabytes).
+pub fn shorten(text: &str, chars: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}…", text.get(..at).unwrap_or_default()).into(),
+        None => text.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
