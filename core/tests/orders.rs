@@ -57,6 +57,12 @@ fn a_cross_rank_wait_cycle_is_found() {
         e.to_string(),
         "rule `deadlock-free`: the per-rank order deadlocks; each event waits for the next: 0B0@r0 → 1B0@r1 → 1F0@r1 → Loss mb 1 @r1 → 1F1@r1 → 0F1@r0 → 0B0@r0"
     );
+    // The error carries its fix as a one-click edit (the app's button).
+    let remedy = e.remedy().unwrap();
+    assert_eq!(remedy.label, "Apply the proposed order");
+    let mut edited = s.clone();
+    remedy.edit.apply(&mut edited);
+    mpipe::derive(&edited).unwrap();
     // The cycle's compute actions with their ranks, and the proposed fix: when both ranks wait,
     // rank 0's 0F1 and rank 1's 1F0 have their inputs in; the lower rank's moves, so rank 1
     // keeps the order it insisted on.

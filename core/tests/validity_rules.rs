@@ -101,9 +101,17 @@ fn adjacent_transposes_are_rejected_with_their_normal_form() {
         v.normal_form(),
         Some((vec![4], vec![TRANSPOSE, ONE_F_ONE_B]))
     );
-    // The normal form is valid.
+    // The normal form is valid, and the error carries it as a one-click edit.
     let fixed = scenario(vit_llm(4, 8, true), &[4], &[TRANSPOSE, ONE_F_ONE_B], 4, 8);
     assert!(mpipe::derive(&fixed).is_ok());
+    let remedy = mpipe::derive(&s).unwrap_err().remedy().unwrap();
+    assert_eq!(
+        remedy.label,
+        "Apply the normal form: cut [4], schedule ⟨transpose, 1f1b⟩"
+    );
+    let mut edited = s.clone();
+    remedy.edit.apply(&mut edited);
+    assert_eq!(edited, fixed);
 }
 
 #[test]
@@ -117,7 +125,16 @@ fn a_sharded_region_needs_a_layer_per_rank_unless_counts_are_given() {
             "rule `sharded-slabs`: region 1 (1f1b) has 2 layer(s) for 4 ranks; give per-rank layer counts in `slabs[0]` (zeros allowed)".into()
         )
     );
+    // The error carries its fix: one rank a layer, the others none.
+    let remedy = mpipe::derive(&s).unwrap_err().remedy().unwrap();
+    assert_eq!(
+        remedy.label,
+        "Give region 1's 2 layer(s) one rank each (slabs[0]; the other ranks get none)"
+    );
     let mut s = s;
+    remedy.edit.apply(&mut s);
+    assert_eq!(s.slabs, Some(vec![Some(vec![1, 1, 0, 0]), None]));
+    assert!(mpipe::derive(&s).is_ok());
     s.slabs = Some(vec![Some(vec![2, 0, 0, 0]), None]);
     let d = mpipe::derive(&s).unwrap();
     // The encoder is its own first stage on rank 0: ranks 1..3 hold no slab of region 1.

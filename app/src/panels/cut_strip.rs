@@ -7,7 +7,7 @@ use crate::command::Command;
 use crate::timeline::rgb;
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
 use mpipe::Scenario;
-use mpipe::scenario::edit::Edit;
+use mpipe::scenario::edit::{Edit, move_stage_boundary, stage_boundaries};
 use mpipe::view::scene::{region_colours, region_roles};
 
 /// Layer cells laid out over `[x0, x0 + width]`.
@@ -188,60 +188,12 @@ pub fn cut_strip_ui(ui: &mut egui::Ui, s: &Scenario) -> Vec<Command> {
     out
 }
 
-/// Stage boundaries of a region of `layers` layers split by `counts` (layers per stage, in stage
-/// order): the interior ones, as layer offsets into the region.
-pub fn stage_boundaries(counts: &[usize]) -> Vec<usize> {
-    let mut at = 0usize;
-    let mut out = Vec::with_capacity(counts.len().saturating_sub(1));
-    for &c in counts.iter().take(counts.len().saturating_sub(1)) {
-        at = at.saturating_add(c);
-        out.push(at);
-    }
-    out
-}
-
-/// `counts` with interior boundary `i` moved to layer offset `to` (clamped between its
-/// neighbours, so a stage may end with no layers): the layers between move from one stage to the
-/// next.
-pub fn move_stage_boundary(counts: &[usize], i: usize, to: usize) -> Vec<usize> {
-    let bounds = stage_boundaries(counts);
-    let total: usize = counts.iter().fold(0, |a, &b| a.saturating_add(b));
-    let lo = i
-        .checked_sub(1)
-        .and_then(|j| bounds.get(j))
-        .copied()
-        .unwrap_or(0);
-    let hi = bounds.get(i + 1).copied().unwrap_or(total);
-    let to = to.clamp(lo, hi.max(lo));
-    let mut out = counts.to_vec();
-    if let (Some(a), Some(b)) = (out.get(i).copied(), out.get(i + 1).copied()) {
-        let pair = a + b;
-        let left = to - lo;
-        if let Some(x) = out.get_mut(i) {
-            *x = left;
-        }
-        if let Some(x) = out.get_mut(i + 1) {
-            *x = pair.saturating_sub(left);
-        }
-    }
-    out
-}
-
 /// Where a region's stages run: the rank of every stage of the schedule (in stage order, as
 /// the derivation on screen placed them) and the index of the region's first stage.
 #[derive(Debug, Clone, Copy)]
 pub struct StageRanks<'a> {
     pub all: &'a [usize],
     pub first: usize,
-}
-
-/// The explicit placement with stages `a` and `b` trading ranks.
-pub fn swap_stage_ranks(all: &[usize], a: usize, b: usize) -> Vec<usize> {
-    let mut out = all.to_vec();
-    if a < out.len() && b < out.len() {
-        out.swap(a, b);
-    }
-    out
 }
 
 /// The stage strip of Sharded region `region` (OctoPipe's partitioning and placement by hand):
@@ -335,13 +287,11 @@ pub fn stage_strip_ui(
             let to = stage_at(p.x);
             if to != from {
                 out.push(Command::Edit {
-                    edit: Edit::Placement(Some(
-                        mpipe::scenario::placement::PlacementSpec::Explicit(swap_stage_ranks(
-                            r.all,
-                            r.first + from,
-                            r.first + to,
-                        )),
-                    )),
+                    edit: Edit::SwapStageRanks {
+                        ranks: r.all.to_vec(),
+                        a: r.first + from,
+                        b: r.first + to,
+                    },
                     gesture: None,
                 });
             }
@@ -351,13 +301,14 @@ pub fn stage_strip_ui(
         && let Some(i) = ui.data(|d| d.get_temp::<usize>(dragging))
         && let Some(p) = response.interact_pointer_pos()
     {
+        // Only a move that changes the stages is an edit (a held drag makes none each frame).
         let to = geo.boundary_near(p.x, 0, layers);
-        let next = move_stage_boundary(counts, i, to);
-        if next != counts {
+        if move_stage_boundary(counts, i, to) != counts {
             out.push(Command::Edit {
-                edit: Edit::Slabs {
+                edit: Edit::StageBoundary {
                     region,
-                    counts: Some(next),
+                    boundary: i,
+                    to,
                 },
                 gesture: Some(response.id),
             });
@@ -394,20 +345,5 @@ mod tests {
         assert_eq!(g.handle_at(&[4, 8], 60.0, 6.0), None);
         assert_eq!(region_of(&[4, 8], 3), 1);
         assert_eq!(region_of(&[4, 8], 4), 2);
-    }
-
-    #[test]
-    fn a_stage_boundary_moves_layers_between_its_two_stages_only() {
-        assert_eq!(stage_boundaries(&[2, 2, 2, 2]), [2, 4, 6]);
-        assert_eq!(move_stage_boundary(&[2, 2, 2, 2], 1, 5), [2, 3, 1, 2]);
-        // Clamped by the neighbours: stage 2 may be emptied, not more.
-        assert_eq!(move_stage_boundary(&[2, 2, 2, 2], 1, 9), [2, 4, 0, 2]);
-        assert_eq!(move_stage_boundary(&[2, 2, 2, 2], 0, 0), [0, 4, 2, 2]);
-        assert_eq!(move_stage_boundary(&[0, 4, 2, 2], 0, 3), [3, 1, 2, 2]);
-        assert_eq!(
-            swap_stage_ranks(&[0, 1, 2, 3, 3, 2, 1, 0], 4, 6),
-            [0, 1, 2, 3, 1, 2, 3, 0]
-        );
-        assert_eq!(swap_stage_ranks(&[0, 1], 0, 5), [0, 1]);
     }
 }

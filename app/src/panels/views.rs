@@ -9,8 +9,6 @@ use crate::state::Studio;
 use crate::state::view::LANE_HEIGHTS;
 use crate::timeline::{ChartInput, chart_ui, legend};
 use egui::{Color32, RichText, Ui};
-use mpipe::algebra::validity::ValidityError;
-use mpipe::scenario::edit::Edit;
 use mpipe::vocab::units::secs;
 
 const RED: Color32 = Color32::from_rgb(0xE0, 0x50, 0x50);
@@ -59,53 +57,15 @@ fn status_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
             ))
             .small(),
         );
-        if ui.button("Apply the proposed order").clicked() {
-            out.push(Command::Edit {
-                edit: Edit::Orders(Some(deadlock.fix.orders.clone())),
-                gesture: None,
-            });
-        }
     }
-    if let Some(s) = studio.scenario() {
-        let layers = mpipe::scenario::edit::layer_count(s);
-        // The normal form, offered as a one-click fix (adjacent transposes merged).
-        if let Some((cut, schedule)) =
-            mpipe::algebra::validity::check_schedule(&s.cut, &s.schedule, layers)
-                .err()
-                .and_then(|e| e.normal_form())
-        {
-            let label = format!(
-                "Apply the normal form: cut {cut:?}, schedule {}",
-                mpipe::schedules::skeleton::schedule_to_string(&schedule)
-            );
-            if ui.button(label).clicked() {
-                out.push(Command::Edit {
-                    edit: Edit::CutAndSchedule { cut, schedule },
-                    gesture: None,
-                });
-            }
-        }
-        // Fewer layers than ranks: per-rank counts with zeros make it valid.
-        if let Err(ValidityError::TooFewLayers { region, layers, .. }) =
-            mpipe::algebra::validity::plan(s)
-        {
-            let label = format!(
-                "Give region {region}'s {layers} layer(s) one rank each (slabs[{}]; the other ranks get none)",
-                region - 1
-            );
-            if ui.button(label).clicked() {
-                out.push(Command::Edit {
-                    edit: Edit::Slabs {
-                        region,
-                        counts: Some(mpipe::scenario::slab::balanced_counts(
-                            layers,
-                            s.ranks.clamp(1, 4096),
-                        )),
-                    },
-                    gesture: None,
-                });
-            }
-        }
+    // The fix the error carries: the normal form, one rank a layer, the proposed order.
+    if let Some(remedy) = studio.remedy()
+        && ui.button(&remedy.label).clicked()
+    {
+        out.push(Command::Edit {
+            edit: remedy.edit.clone(),
+            gesture: None,
+        });
     }
     if studio.derived.last_good().is_some() {
         ui.label(RichText::new("Showing the last valid schedule, dimmed.").small());

@@ -6,6 +6,7 @@
 use super::jobs::{Job, Poll};
 use crate::geometry::Span;
 use mpipe::Scenario;
+use mpipe::scenario::edit::Remedy;
 use mpipe::sim::engine::SimOptions;
 use mpipe::sim::run::Simulation;
 use mpipe::tune::pipeline::{SimulationError, simulate_scenario_cancellable};
@@ -161,6 +162,7 @@ fn derive(
                 Some(text) => e.locate(text, source).to_string(),
                 None => format!("{source}: field `{}`: {e}", e.field()),
             };
+            let remedy = e.remedy();
             let deadlock = match e {
                 mpipe::DeriveError::Order(mpipe::graph::order::OrderError::Deadlock {
                     actions,
@@ -175,6 +177,7 @@ fn derive(
             Some(Err(Failed {
                 message: mpipe::vocab::units::escape_controls(&message).into_owned(),
                 deadlock,
+                remedy,
             }))
         }
     }
@@ -188,11 +191,13 @@ pub struct Deadlock {
     pub fix: mpipe::graph::order::Fix,
 }
 
-/// Why a derivation failed: its message, and the deadlock when that is why.
+/// Why a derivation failed: its message, the deadlock when that is why, and the change that
+/// makes it valid when one is known (it travels with the error: nothing re-checks to find it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failed {
     pub message: String,
     pub deadlock: Option<Arc<Deadlock>>,
+    pub remedy: Option<Remedy>,
 }
 
 impl From<String> for Failed {
@@ -200,6 +205,7 @@ impl From<String> for Failed {
         Failed {
             message,
             deadlock: None,
+            remedy: None,
         }
     }
 }
@@ -211,6 +217,8 @@ pub struct Invalid {
     pub message: String,
     /// The wait-for cycle and its proposed fix, when the order deadlocks.
     pub deadlock: Option<Arc<Deadlock>>,
+    /// The change that makes the scenario valid, when one is known.
+    pub remedy: Option<Remedy>,
 }
 
 impl Invalid {
@@ -219,6 +227,7 @@ impl Invalid {
             generation,
             message: failed.message,
             deadlock: failed.deadlock,
+            remedy: failed.remedy,
         }
     }
 }

@@ -21,7 +21,8 @@ use derived::{Derived, Shown};
 use dialog::{FileDialog, FilePurpose};
 use document::{Document, Identity};
 use mpipe::Scenario;
-use mpipe::scenario::edit::Edit;
+use mpipe::scenario::edit::{Edit, Remedy};
+use mpipe::vocab::action::{Action, Step};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use traces::{Calibrating, TraceSource, Traces};
@@ -138,6 +139,11 @@ impl Studio {
     /// The message of [`Studio::invalid`].
     pub fn error(&self) -> Option<&str> {
         self.invalid().map(|e| e.message.as_str())
+    }
+
+    /// The change that makes the current document state valid, when one is known.
+    pub fn remedy(&self) -> Option<&Remedy> {
+        self.invalid().and_then(|e| e.remedy.as_ref())
     }
 
     /// The current document state's deadlock (its cycle and proposed fix), when that is why it
@@ -720,7 +726,8 @@ impl Studio {
 
     /// Moves the shown event `event` in its rank's order to just before the first of its rank's
     /// other steps that starts after `to_s` (OctoPipe's hand-edited orders): the per-rank orders
-    /// become hand-written, one undoable edit, checked for deadlock as every derivation is.
+    /// become hand-written, one undoable edit ([`Edit::MoveStep`]), checked for deadlock as every
+    /// derivation is.
     pub fn reorder(&mut self, event: usize, to_s: f64) {
         let Some(shown) = self.shown() else {
             return;
@@ -729,61 +736,49 @@ impl Studio {
             return;
         };
         let d = &shown.sim.derivation;
-        // When each of the rank's actions starts.
-        let start: std::collections::HashMap<mpipe::vocab::action::Action, f64> = shown
+        let steps = d.order.steps(moved.rank);
+        let Some(from) = steps
+            .iter()
+            .position(|s| s.actions().any(|a| a == moved.action))
+        else {
+            return;
+        };
+        // When each of the rank's actions starts; the step lands before the first of the
+        // others that starts after `to_s`.
+        let start: std::collections::HashMap<Action, f64> = shown
             .scene
             .events
             .iter()
             .filter(|e| e.rank == moved.rank)
             .map(|e| (e.action, e.start_s))
             .collect();
-        let mut orders: Vec<Vec<String>> = Vec::with_capacity(d.plan.ranks);
-        let mut changed = false;
-        for rank in 0..d.plan.ranks {
-            let steps = d.order.steps(rank);
-            if rank != moved.rank {
-                orders.push(steps.iter().map(|s| s.to_string()).collect());
-                continue;
-            }
-            let Some(from) = steps
-                .iter()
-                .position(|s| s.actions().any(|a| a == moved.action))
-            else {
-                return;
-            };
-            let mut list: Vec<_> = steps.clone();
-            let step = list.remove(from);
-            let at_of = |s: &mpipe::vocab::action::Step| {
-                s.actions()
-                    .next()
-                    .and_then(|a| start.get(&a).copied())
-                    .unwrap_or(f64::INFINITY)
-            };
-            let to = list
-                .iter()
-                .position(|s| at_of(s) > to_s)
-                .unwrap_or(list.len());
-            list.insert(to, step);
-            changed = to != from;
-            orders.push(list.iter().map(|s| s.to_string()).collect());
-        }
-        if !changed {
-            return;
-        }
-        let Some(mut next) = self.scenario().cloned() else {
-            return;
+        let starts_after = |s: &Step| {
+            s.actions()
+                .next()
+                .and_then(|a| start.get(&a))
+                .is_none_or(|&t| t > to_s)
         };
-        // Hand orders name the rank of every Replicated action: a cost-based owner map
-        // (chosen by simulation, not by `derive`) is pinned to the one on screen with them.
-        if next.owner.needs_costs() {
-            next.owner = mpipe::scenario::owner::OwnerSpec::Explicit(d.plan.owner.clone());
-        }
-        next.orders = Some(orders);
-        next.orders_csv = None;
-        next.orders_from_csv = None;
+        let to = steps
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != from)
+            .map(|(_, s)| s)
+            .position(starts_after)
+            .unwrap_or(steps.len().saturating_sub(1));
+        let edit = Edit::MoveStep {
+            orders: (0..d.plan.ranks)
+                .map(|r| d.order.steps(r).iter().map(Step::to_string).collect())
+                .collect(),
+            rank: moved.rank,
+            from,
+            to,
+            owner: d.plan.owner.clone(),
+        };
         let name = moved.action.to_string();
-        self.edit(&Edit::Replace(Box::new(next)), None);
-        self.inform(format!("moved {name} on rank {}", moved.rank));
+        if self.doc.edit(&edit, None) {
+            self.changed();
+            self.inform(format!("moved {name} on rank {}", moved.rank));
+        }
     }
 
     /// Makes the scenario on screen the tuned one (one undoable edit).

@@ -272,10 +272,5 @@ impl Traces {
 }
 
 fn steps_of(m: &Measurement) -> usize {
-    m.ranks
-        .iter()
-        .map(|r| r.steps.len())
-        .min()
-        .unwrap_or(0)
-        .max(1)
+    m.common_steps().max(1)
 }

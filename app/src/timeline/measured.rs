@@ -9,20 +9,20 @@ use super::{LABEL_W, axis, predicted, rgb};
 use crate::geometry::TimeView;
 use crate::state::derived::Shown;
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
-use mpipe::trace::compare::MeasuredBlock;
+use mpipe::trace::compare::{MeasuredBlock, ResidualClass};
 use mpipe::vocab::units::secs;
 
 const ROW: f32 = 16.0;
 const PAIR_GAP: f32 = 10.0;
 const AXIS: f32 = 28.0;
 
-/// The colour of a measured action whose start is `residual` seconds off in a step of `span`.
-pub fn residual_color(residual: Option<f64>, span: f64) -> Color32 {
-    match residual {
-        None => Color32::from_gray(140),
-        Some(r) if r.abs() <= 0.02 * span => Color32::from_rgb(0x4C, 0xAF, 0x50),
-        Some(r) if r.abs() <= 0.10 * span => Color32::from_rgb(0xF0, 0xA0, 0x30),
-        Some(_) => Color32::from_rgb(0xE0, 0x50, 0x50),
+/// The colour of a measured action by how far it starts from its prediction.
+pub fn residual_color(class: ResidualClass) -> Color32 {
+    match class {
+        ResidualClass::Unpredicted => Color32::from_gray(140),
+        ResidualClass::Close => Color32::from_rgb(0x4C, 0xAF, 0x50),
+        ResidualClass::Off => Color32::from_rgb(0xF0, 0xA0, 0x30),
+        ResidualClass::Far => Color32::from_rgb(0xE0, 0x50, 0x50),
     }
 }
 
@@ -139,8 +139,7 @@ pub fn measured_chart(
     }) {
         let top = pair_top(rect, row_of(b.rank)) + ROW;
         let r = chip(b.start_s, b.end_s, top);
-        let residual = b.predicted.map(|(ps, _)| b.start_s - ps);
-        clipped.rect_filled(r, 1.0, residual_color(residual, span));
+        clipped.rect_filled(r, 1.0, residual_color(b.residual_class(span)));
         // The span's wait (drawn first in it: an action waits for its inputs, then computes).
         let wait_end = (b.end_s - b.compute_s).max(b.start_s);
         if wait_end > b.start_s {

@@ -8,10 +8,12 @@ use crate::algebra::model::Layer;
 use crate::algebra::placement::{Placement, PlacementError};
 use crate::algebra::plan::{Plan, Region, RegionOwner, Wavefront};
 use crate::scenario::Scenario;
+use crate::scenario::edit::{Edit, Remedy};
 use crate::scenario::layer::LayerError;
 use crate::scenario::owner::OwnerSpec;
 use crate::scenario::placement::PlacementSpec;
 use crate::scenario::slab;
+use crate::scenario::slab::balanced_counts;
 use crate::schedules::skeleton::{Skeleton, schedule_to_string};
 use crate::schedules::{CutPosition, RunCtx, ScheduleRule};
 use crate::vocab::layout::Layout;
@@ -223,6 +225,43 @@ impl ValidityError {
             Finite(e) => e.field(),
             OrdersTwice | OrdersCsvUnread { .. } => "orders_csv".into(),
             Memory(e) => e.field().into(),
+        }
+    }
+
+    /// The change that makes the scenario valid, where one is known: the normal form, or one
+    /// rank a layer for a region with fewer layers than ranks.
+    pub fn remedy(&self) -> Option<Remedy> {
+        match self {
+            ValidityError::AdjacentReplicated {
+                normal_cut,
+                normal_schedule,
+                ..
+            } => Some(Remedy {
+                label: format!(
+                    "Apply the normal form: cut {normal_cut:?}, schedule {}",
+                    schedule_to_string(normal_schedule)
+                ),
+                edit: Edit::CutAndSchedule {
+                    cut: normal_cut.clone(),
+                    schedule: normal_schedule.clone(),
+                },
+            }),
+            ValidityError::TooFewLayers {
+                region,
+                layers,
+                ranks,
+                ..
+            } => Some(Remedy {
+                label: format!(
+                    "Give region {region}'s {layers} layer(s) one rank each (slabs[{}]; the other ranks get none)",
+                    region.saturating_sub(1)
+                ),
+                edit: Edit::Slabs {
+                    region: *region,
+                    counts: Some(balanced_counts(*layers, *ranks)),
+                },
+            }),
+            _ => None,
         }
     }
 

@@ -5,6 +5,7 @@ use crate::algebra::plan::Plan;
 use crate::algebra::validity::{self, ValidityError};
 use crate::graph::build;
 use crate::graph::order::{Order, OrderError};
+use crate::scenario::edit::{Edit, Remedy};
 use crate::scenario::{Scenario, ScenarioError, field_error};
 use crate::vocab::layout::Composition;
 
@@ -41,6 +42,19 @@ impl DeriveError {
         match self {
             DeriveError::Invalid(e) => e.field(),
             DeriveError::Order(e) => e.field(),
+        }
+    }
+
+    /// The change that makes the scenario valid, where one is known: the normal form, one rank
+    /// a layer, or a deadlocking order's proposed reordering.
+    pub fn remedy(&self) -> Option<Remedy> {
+        match self {
+            DeriveError::Invalid(e) => e.remedy(),
+            DeriveError::Order(OrderError::Deadlock { fix, .. }) => Some(Remedy {
+                label: "Apply the proposed order".into(),
+                edit: Edit::Orders(Some(fix.orders.clone())),
+            }),
+            DeriveError::Order(OrderError::Explicit { .. }) => None,
         }
     }
 

@@ -7,6 +7,7 @@
 use crate::scenario::Scenario;
 use crate::scenario::hardware::Hardware;
 use crate::scenario::owner::OwnerSpec;
+use crate::scenario::placement::PlacementSpec;
 use crate::schedules::skeleton::Skeleton;
 use crate::vocab::parameter::Parameter;
 use crate::vocab::role::Role;
@@ -56,9 +57,35 @@ pub enum Edit {
         region: usize,
         counts: Option<Vec<usize>>,
     },
+    /// Moves interior stage boundary `boundary` of Sharded region `region` (1-based) to layer
+    /// offset `to` inside the region (clamped between its neighbours): the layers between move
+    /// from one stage to the next, and the region's slabs become explicit.
+    StageBoundary {
+        region: usize,
+        boundary: usize,
+        to: usize,
+    },
+    /// Stages `a` and `b` trade ranks: the placement becomes explicit, `ranks` (the rank of every
+    /// stage, as the derivation on screen placed them) with the two swapped.
+    SwapStageRanks {
+        ranks: Vec<usize>,
+        a: usize,
+        b: usize,
+    },
+    /// Moves step `from` of rank `rank`'s order to position `to` (counted without it): the
+    /// orders (every rank's steps, as derived) become hand-written. Hand orders name the rank of
+    /// every Replicated action, so a cost-based owner map is pinned to `owner`, the one they were
+    /// derived with. Nothing changes when `from == to`.
+    MoveStep {
+        orders: Vec<Vec<String>>,
+        rank: usize,
+        from: usize,
+        to: usize,
+        owner: Vec<usize>,
+    },
     Owner(OwnerSpec),
     /// Which rank runs each stage (`None`: the skeleton's own placement).
-    Placement(Option<crate::scenario::placement::PlacementSpec>),
+    Placement(Option<PlacementSpec>),
     /// Hand-written per-rank orders (`None`: derived ones); they replace any `orders_csv`.
     Orders(Option<Vec<Vec<String>>>),
     /// Starts a per-microbatch list of encoder workload scales (all 1).
@@ -108,6 +135,15 @@ pub enum Edit {
     Replace(Box<Scenario>),
 }
 
+/// A one-click change that makes an invalid scenario valid, carried by the error that calls for
+/// it (the app offers it as a button, the CLI as a `fix:` line).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Remedy {
+    /// What it does, as the button says it.
+    pub label: String,
+    pub edit: Edit,
+}
+
 /// The number of layers after `count` expansion.
 pub fn layer_count(s: &Scenario) -> usize {
     s.model
@@ -154,6 +190,31 @@ impl Edit {
                 s.slabs = None;
             }
             Edit::Slabs { region, counts } => set_slabs(s, *region, counts.clone()),
+            Edit::StageBoundary {
+                region,
+                boundary,
+                to,
+            } => {
+                let counts = stage_counts(s, *region);
+                let next = move_stage_boundary(&counts, *boundary, *to);
+                if next != counts {
+                    set_slabs(s, *region, Some(next));
+                }
+            }
+            Edit::SwapStageRanks { ranks, a, b } => {
+                if a != b && *a < ranks.len() && *b < ranks.len() {
+                    let mut swapped = ranks.clone();
+                    swapped.swap(*a, *b);
+                    s.placement = Some(PlacementSpec::Explicit(swapped));
+                }
+            }
+            Edit::MoveStep {
+                orders,
+                rank,
+                from,
+                to,
+                owner,
+            } => move_step(s, orders, (*rank, *from, *to), owner),
             Edit::Owner(spec) => s.owner = spec.clone(),
             Edit::Placement(p) => s.placement = p.clone(),
             Edit::Orders(orders) => {
@@ -246,6 +307,69 @@ impl Edit {
             Edit::Replace(scenario) => *s = (**scenario).clone(),
         }
     }
+}
+
+/// Moves step `from` of `rank`'s order to position `to` and makes the orders hand-written (see
+/// [`Edit::MoveStep`]).
+fn move_step(
+    s: &mut Scenario,
+    orders: &[Vec<String>],
+    (rank, from, to): (usize, usize, usize),
+    owner: &[usize],
+) {
+    let mut orders = orders.to_vec();
+    let Some(list) = orders.get_mut(rank) else {
+        return;
+    };
+    if from == to || from >= list.len() || to >= list.len() {
+        return;
+    }
+    let step = list.remove(from);
+    list.insert(to, step);
+    if s.owner.needs_costs() {
+        s.owner = OwnerSpec::Explicit(owner.to_vec());
+    }
+    s.orders = Some(orders);
+    s.orders_csv = None;
+    s.orders_from_csv = None;
+}
+
+/// A region's interior stage boundaries, as layer offsets into it, from its layers per stage.
+pub fn stage_boundaries(counts: &[usize]) -> Vec<usize> {
+    let mut at = 0usize;
+    let mut out = Vec::with_capacity(counts.len().saturating_sub(1));
+    for &c in counts.iter().take(counts.len().saturating_sub(1)) {
+        at = at.saturating_add(c);
+        out.push(at);
+    }
+    out
+}
+
+/// `counts` with interior boundary `i` moved to layer offset `to` (clamped between its
+/// neighbours, so a stage may end with no layers): the layers between move from one stage to the
+/// next.
+pub fn move_stage_boundary(counts: &[usize], i: usize, to: usize) -> Vec<usize> {
+    let bounds = stage_boundaries(counts);
+    let total: usize = counts.iter().fold(0, |a, &b| a.saturating_add(b));
+    let lo = i
+        .checked_sub(1)
+        .and_then(|j| bounds.get(j))
+        .copied()
+        .unwrap_or(0);
+    let hi = bounds.get(i + 1).copied().unwrap_or(total);
+    let to = to.clamp(lo, hi.max(lo));
+    let mut out = counts.to_vec();
+    if let (Some(a), Some(b)) = (out.get(i).copied(), out.get(i + 1).copied()) {
+        let pair = a + b;
+        let left = to - lo;
+        if let Some(x) = out.get_mut(i) {
+            *x = left;
+        }
+        if let Some(x) = out.get_mut(i + 1) {
+            *x = pair.saturating_sub(left);
+        }
+    }
+    out
 }
 
 /// Keeps per-microbatch lists (workload scales, an explicit owner map) as long as `M`: new
@@ -438,5 +562,93 @@ mod tests {
         let mut expected = before;
         expected.microbatches = 4;
         assert_eq!(s, expected);
+    }
+
+    #[test]
+    fn a_stage_boundary_moves_layers_between_its_two_stages_only() {
+        assert_eq!(stage_boundaries(&[2, 2, 2, 2]), [2, 4, 6]);
+        assert_eq!(move_stage_boundary(&[2, 2, 2, 2], 1, 5), [2, 3, 1, 2]);
+        // Clamped by the neighbours: stage 2 may be emptied, not more.
+        assert_eq!(move_stage_boundary(&[2, 2, 2, 2], 1, 9), [2, 4, 0, 2]);
+        assert_eq!(move_stage_boundary(&[2, 2, 2, 2], 0, 0), [0, 4, 2, 2]);
+        assert_eq!(move_stage_boundary(&[0, 4, 2, 2], 0, 3), [3, 1, 2, 2]);
+        // As an edit: region 2 (layers 4..8 over 4 ranks) gets explicit slabs; a boundary left
+        // where it is changes nothing.
+        let mut s = scenario();
+        Edit::StageBoundary {
+            region: 2,
+            boundary: 1,
+            to: 2,
+        }
+        .apply(&mut s);
+        assert_eq!(s.slabs, None);
+        Edit::StageBoundary {
+            region: 2,
+            boundary: 1,
+            to: 3,
+        }
+        .apply(&mut s);
+        assert_eq!(s.slabs, Some(vec![None, Some(vec![1, 2, 0, 1]), None]));
+    }
+
+    #[test]
+    fn two_stages_trade_ranks_in_an_explicit_placement() {
+        let mut s = scenario();
+        let ranks = vec![0, 1, 2, 3, 3, 2, 1, 0];
+        Edit::SwapStageRanks {
+            ranks: ranks.clone(),
+            a: 4,
+            b: 6,
+        }
+        .apply(&mut s);
+        assert_eq!(
+            s.placement,
+            Some(PlacementSpec::Explicit(vec![0, 1, 2, 3, 1, 2, 3, 0]))
+        );
+        // A stage that does not exist, or a stage with itself: nothing.
+        let mut t = scenario();
+        for (a, b) in [(0, 8), (2, 2)] {
+            Edit::SwapStageRanks {
+                ranks: ranks.clone(),
+                a,
+                b,
+            }
+            .apply(&mut t);
+        }
+        assert_eq!(t.placement, None);
+    }
+
+    #[test]
+    fn a_moved_step_makes_the_orders_hand_written_and_pins_a_cost_based_owner_map() {
+        let orders = vec![
+            vec!["0F0".to_string(), "0F1".into(), "0B0".into(), "0B1".into()],
+            vec!["1F0".to_string(), "1B0".into()],
+        ];
+        let mut s = scenario();
+        s.owner = OwnerSpec::GreedySlack;
+        s.orders_csv = Some("o.csv".into());
+        let moved = |from, to| Edit::MoveStep {
+            orders: orders.clone(),
+            rank: 0,
+            from,
+            to,
+            owner: vec![1, 0],
+        };
+        // Not moved: nothing changes.
+        let before = s.clone();
+        moved(2, 2).apply(&mut s);
+        assert_eq!(s, before);
+        moved(2, 0).apply(&mut s);
+        assert_eq!(
+            s.orders,
+            Some(vec![
+                vec!["0B0".to_string(), "0F0".into(), "0F1".into(), "0B1".into()],
+                vec!["1F0".to_string(), "1B0".into()],
+            ])
+        );
+        assert_eq!(
+            (s.orders_csv, s.owner),
+            (None, OwnerSpec::Explicit(vec![1, 0]))
+        );
     }
 }

@@ -461,7 +461,7 @@ fn calibrate_with<E: From<DeriveError>>(
     }
     pass(0.3)?;
     let simulation = simulate_scenario(&calibrated, options)?;
-    let count = m.ranks.iter().map(|r| r.steps.len()).min().unwrap_or(0);
+    let count = m.common_steps();
     let mut steps = Vec::new();
     for step in 0..count {
         pass(0.5 + 0.5 * step as f32 / count.max(1) as f32)?;

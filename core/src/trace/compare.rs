@@ -489,6 +489,37 @@ pub struct MeasuredBlock {
     pub predicted: Option<(f64, f64)>,
 }
 
+/// How far a measured action starts from its prediction, against the step's length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResidualClass {
+    /// No prediction for the action.
+    Unpredicted,
+    /// Within 2 % of the step.
+    Close,
+    /// Within 10 %.
+    Off,
+    /// Further.
+    Far,
+}
+
+impl MeasuredBlock {
+    /// Measured start minus predicted start, seconds, when predicted.
+    pub fn start_residual_s(&self) -> Option<f64> {
+        self.predicted.map(|(start, _)| self.start_s - start)
+    }
+
+    /// How far the block starts from its prediction in a step of `span` seconds.
+    pub fn residual_class(&self, span: f64) -> ResidualClass {
+        match self.start_residual_s() {
+            None => ResidualClass::Unpredicted,
+            Some(r) if r.abs() <= 0.02 * span => ResidualClass::Close,
+            Some(r) if r.abs() <= 0.10 * span => ResidualClass::Off,
+            Some(_) => ResidualClass::Far,
+        }
+    }
+}
+
 /// Length of the longest common subsequence of the measured and predicted orders.
 fn lcs_len(got: &[Option<Action>], want: &[Action]) -> usize {
     let mut row = vec![0usize; want.len() + 1];
@@ -534,5 +565,46 @@ mod tests {
         let with_unknown = [Some(a("0F0")), None, Some(a("0B1"))];
         assert_eq!(lcs_len(&with_unknown, &want), 2);
         assert_eq!(lcs_len(&[], &want), 0);
+    }
+
+    #[test]
+    fn a_block_is_classed_by_its_start_residual_against_the_step() {
+        let block = |start_s: f64, predicted: Option<(f64, f64)>| MeasuredBlock {
+            rank: 0,
+            action: "0F0".into(),
+            start_s,
+            end_s: start_s + 1.0,
+            compute_s: 1.0,
+            predicted,
+        };
+        // A 100 s step: 2 s and 10 s are the bounds.
+        assert_eq!(
+            block(5.0, None).residual_class(100.0),
+            ResidualClass::Unpredicted
+        );
+        assert_eq!(
+            block(12.0, Some((10.0, 11.0))).residual_class(100.0),
+            ResidualClass::Close
+        );
+        assert_eq!(
+            block(8.0, Some((10.0, 11.0))).residual_class(100.0),
+            ResidualClass::Close
+        );
+        assert_eq!(
+            block(12.5, Some((10.0, 11.0))).residual_class(100.0),
+            ResidualClass::Off
+        );
+        assert_eq!(
+            block(20.0, Some((10.0, 11.0))).residual_class(100.0),
+            ResidualClass::Off
+        );
+        assert_eq!(
+            block(0.0, Some((10.5, 11.0))).residual_class(100.0),
+            ResidualClass::Far
+        );
+        assert_eq!(
+            block(12.5, Some((10.0, 11.0))).start_residual_s(),
+            Some(2.5)
+        );
     }
 }

@@ -164,6 +164,12 @@ pub struct Measurement {
 }
 
 impl Measurement {
+    /// The steps every rank has (0 without ranks): a step is compared or fitted only where all
+    /// ranks ran it.
+    pub fn common_steps(&self) -> usize {
+        self.ranks.iter().map(|r| r.steps.len()).min().unwrap_or(0)
+    }
+
     /// Rank `rank`'s measurement (the ranks are in rank order: found in `log R`).
     pub fn rank(&self, rank: usize) -> Option<&MeasuredRank> {
         let i = self.ranks.binary_search_by_key(&rank, |r| r.rank).ok()?;

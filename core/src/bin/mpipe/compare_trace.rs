@@ -53,12 +53,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(why) = measurement.refusal() {
         return Err(InputError(why).into());
     }
-    let steps = measurement
-        .ranks
-        .iter()
-        .map(|r| r.steps.len())
-        .min()
-        .unwrap_or(0);
+    let steps = measurement.common_steps();
     if fit_step >= steps.max(1) {
         return Err(InputError(format!(
             "--fit-step {fit_step}: the traces have {steps} step(s) on every rank"
