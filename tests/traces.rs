@@ -286,46 +286,37 @@ mod pipelining_fixture {
 
     #[test]
     fn a_calibration_reports_its_progress_and_stops_when_told() {
-        use mpipe::trace::calibrate::{calibrate, calibrate_cancellable};
+        use mpipe::trace::calibrate::{Fit, calibrate, calibrate_cancellable};
         use mpipe::tune::pipeline::SimulationError;
         let text = std::fs::read_to_string(trace_fixture("pp-interleaved/scenario.json")).unwrap();
         let scenario = mpipe::Scenario::from_json_str(&text, "scenario.json").unwrap();
         let sim = mpipe::tune::pipeline::simulate_scenario(&scenario, Default::default()).unwrap();
         let m = run();
         let a = align(&m);
-        let whole = calibrate(&scenario, &sim, &m, &a, 0, 1, Default::default()).unwrap();
+        let fit = Fit {
+            scenario: &scenario,
+            predicted: &sim,
+            measurement: &m,
+            alignment: &a,
+            fit_step: 0,
+            check_step: 1,
+            options: Default::default(),
+        };
+        let whole = calibrate(&fit).unwrap();
         let mut seen = Vec::new();
-        let same = calibrate_cancellable(
-            &scenario,
-            &sim,
-            &m,
-            &a,
-            0,
-            1,
-            Default::default(),
-            &mut |f| {
-                seen.push(f);
-                true
-            },
-        )
+        let same = calibrate_cancellable(&fit, &mut |f| {
+            seen.push(f);
+            true
+        })
         .unwrap();
         assert_eq!(same.scenario, whole.scenario);
         // Before the fit, the link fit, the simulation and each of the two steps' comparisons.
         assert_eq!(seen, [0.0, 0.2, 0.3, 0.5, 0.75], "{seen:?}");
         let mut asked = 0;
-        let stopped = calibrate_cancellable(
-            &scenario,
-            &sim,
-            &m,
-            &a,
-            0,
-            1,
-            Default::default(),
-            &mut |_| {
-                asked += 1;
-                asked < 4
-            },
-        );
+        let stopped = calibrate_cancellable(&fit, &mut |_| {
+            asked += 1;
+            asked < 4
+        });
         assert_eq!(stopped.err(), Some(SimulationError::Cancelled));
         assert_eq!(asked, 4);
     }

@@ -4,6 +4,7 @@
 
 use crate::command::Command;
 use crate::state::Studio;
+use crate::state::analysis::Analyses;
 use crate::state::dialog::FilePurpose;
 use mpipe::scenario::edit::Edit;
 
@@ -52,25 +53,25 @@ impl Command {
                 studio.traces.apply_rules_text();
             }
             Command::Calibrate => studio.start_calibration(),
-            Command::CompareDesigns => studio.start_designs(),
-            Command::CancelDesigns => studio.designs.cancel(),
-            Command::SweepWaveK => studio.start_wave_sweep(),
-            Command::CancelWaveSweep => studio.wave_sweep.cancel(),
+            Command::CompareDesigns => studio.start_analysis(Analyses::start_designs),
+            Command::CancelDesigns => studio.analyses.designs.cancel(),
+            Command::SweepWaveK => studio.start_analysis(Analyses::start_wave_sweep),
+            Command::CancelWaveSweep => studio.analyses.wave_sweep.cancel(),
             Command::UseWaveK(k) => {
                 studio.edit(&Edit::WaveK(Some(k)), None);
                 studio.inform(format!("the scenario now runs wavek with k = {k}"));
             }
-            Command::ComparePacking => studio.start_packing(),
-            Command::CancelPacking => studio.packing.cancel(),
+            Command::ComparePacking => studio.start_analysis(Analyses::start_packing),
+            Command::CancelPacking => studio.analyses.packing.cancel(),
             Command::UsePacking(packing) => {
                 studio.edit(&Edit::Packing(packing), None);
                 studio.inform(format!("the graphs are now packed by {}", packing.name()));
             }
             Command::UseDesign(design) => studio.use_design(design),
-            Command::StartTuner => studio.start_tuner(),
+            Command::StartTuner => studio.start_analysis(Analyses::start_tuner),
             Command::Reorder { event, to_s } => studio.reorder(event, to_s),
             Command::StopTuner => {
-                if let Some(r) = &studio.tuner.running {
+                if let Some(r) = &studio.analyses.tuner.running {
                     r.job.cancel();
                 }
             }
@@ -95,8 +96,14 @@ impl Command {
             Command::ZoomOut => studio.view.zoom(0.8, span),
             Command::PanLeft => studio.view.pan(-0.1, span),
             Command::PanRight => studio.view.pan(0.1, span),
-            Command::Select(event) => studio.select(event),
-            Command::FitSelection => studio.fit_selection(),
+            Command::Select(event) => {
+                let shown = studio.shown().cloned();
+                studio.view.select(shown.as_deref(), event);
+            }
+            Command::FitSelection => {
+                let shown = studio.shown().cloned();
+                studio.view.fit_selection(shown.as_deref(), span);
+            }
             Command::FitAll => studio.view.range = None,
             Command::LaneHeight(h) => {
                 studio.view.lane_height = h.clamp(
@@ -110,7 +117,11 @@ impl Command {
                 studio.view.search.text = text;
                 studio.view.search.current = 0;
             }
-            Command::NextMatch => studio.next_match(),
+            Command::NextMatch => {
+                if let Some(shown) = studio.shown().cloned() {
+                    studio.view.next_match(&shown, span);
+                }
+            }
             Command::ToggleTeach => {
                 studio.view.teach = match studio.view.teach {
                     Some(_) => None,
@@ -123,8 +134,13 @@ impl Command {
                     teach.t = t.clamp(0.0, end);
                 }
             }
-            Command::StepForward => studio.step_cursor(true),
-            Command::StepBack => studio.step_cursor(false),
+            Command::StepForward | Command::StepBack => {
+                if let Some(shown) = studio.shown().cloned() {
+                    studio
+                        .view
+                        .step_cursor(&shown, matches!(self, Command::StepForward));
+                }
+            }
             Command::TogglePlay => {
                 if let Some(teach) = studio.view.teach.as_mut() {
                     teach.playing = !teach.playing;

@@ -23,13 +23,13 @@ impl Studio {
         self.view.chart_rects = frame.chart_rects;
         self.view.timeline_x = frame.timeline_x;
         self.view.memory_frame = frame.memory_frame;
-        if let Some(dialog) = self.dialog.as_mut() {
+        if let Some(dialog) = self.io.dialog.as_mut() {
             match crate::panels::file_dialog::file_dialog_ui(dialog, ui.ctx()) {
                 Some(Some(command)) => {
-                    self.dialog = None;
+                    self.io.dialog = None;
                     commands.push(command);
                 }
-                Some(None) => self.dialog = None,
+                Some(None) => self.io.dialog = None,
                 None => {}
             }
         }

@@ -42,7 +42,7 @@ impl StudioApp {
             .and_then(|s| s.get_string(RECENT_KEY))
             .and_then(|t| serde_json::from_str::<Vec<String>>(&t).ok())
         {
-            app.studio.recent = recent;
+            app.studio.io.recent = recent;
         }
         app
     }
@@ -57,7 +57,7 @@ impl eframe::App for StudioApp {
         if let Some(s) = self.studio.scenario() {
             storage.set_string(SESSION_KEY, s.to_json_string());
         }
-        if let Ok(recent) = serde_json::to_string(&self.studio.recent) {
+        if let Ok(recent) = serde_json::to_string(&self.studio.io.recent) {
             storage.set_string(RECENT_KEY, recent);
         }
     }

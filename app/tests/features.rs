@@ -344,9 +344,15 @@ fn the_tuner_runs_on_a_worker_and_its_pipeline_is_one_click_away() {
     harness.run();
     harness.get_by_label("Tune the pipeline").click();
     harness.run_steps(2);
-    common::wait(&mut harness, |s| s.tuner.running.is_none());
+    common::wait(&mut harness, |s| s.analyses.tuner.running.is_none());
     let generation = harness.state().doc.generation();
-    let tuned = harness.state().tuner.current(generation).unwrap().clone();
+    let tuned = harness
+        .state()
+        .analyses
+        .tuner
+        .current(generation)
+        .unwrap()
+        .clone();
     assert_eq!((tuned.start_makespan_s, tuned.makespan_s), (30.0, 19.0));
     harness.run();
     harness.get_by_label("30.000 s → 19.000 s (bubble 40.0 % → 5.3 %)");

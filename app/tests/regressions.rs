@@ -115,7 +115,7 @@ fn file_dialogs_work_without_a_desktop_portal() {
     let saved = dir.join("mine.json");
     assert!(saved.exists());
     assert_eq!(harness.state().doc.path(), Some(saved.as_path()));
-    assert!(harness.state().dialog.is_none());
+    assert!(harness.state().io.dialog.is_none());
     // A folder that cannot be read is said in the dialog.
     harness.get_by_label("File").click();
     harness.run();
@@ -387,7 +387,7 @@ fn recent_keeps_absolute_paths() {
         .state_mut()
         .open_path(std::path::Path::new("../samples/1f1b.json"));
     harness.run();
-    let first = harness.state().recent.first().cloned().unwrap();
+    let first = harness.state().io.recent.first().cloned().unwrap();
     assert!(std::path::Path::new(&first).is_absolute(), "{first}");
     assert!(first.ends_with("samples/1f1b.json"));
 }
@@ -524,7 +524,7 @@ mod hostile {
     /// Opens `paths` as the command line does, waiting for the worker that reads them.
     fn open_given(harness: &mut Harness<'static, Studio>, paths: Vec<std::path::PathBuf>) {
         harness.state_mut().open_given(paths);
-        common::wait(harness, |s| s.opening.is_none());
+        common::wait(harness, |s| s.io.opening.is_none());
     }
 
     #[cfg(unix)]

@@ -28,7 +28,7 @@ fn the_wave_sweep_plots_k_and_applies_one_in_a_click() {
         &mut harness,
         "WaveK sweep (JanusPipe): throughput and memory against k",
         "Sweep k",
-        |s| &s.wave_sweep,
+        |s| &s.analyses.wave_sweep,
     );
     assert_eq!(
         w.points.iter().map(|p| p.k).collect::<Vec<_>>(),
@@ -44,7 +44,7 @@ fn the_wave_sweep_plots_k_and_applies_one_in_a_click() {
     assert_eq!(harness.state().scenario().unwrap().wave_k, Some(8));
     // The sweep was of the scenario before: not shown for the new one.
     let now = harness.state().doc.generation();
-    assert!(harness.state().wave_sweep.current(now).is_none());
+    assert!(harness.state().analyses.wave_sweep.current(now).is_none());
     common::wait(&mut harness, |s| {
         s.shown().is_some_and(|sh| sh.generation == now)
     });
@@ -65,7 +65,7 @@ fn gars_before_and_after_is_simulated_and_either_packing_applied() {
         &mut harness,
         "Graph packing (GARS): per-microbatch load before and after",
         "Compare packings",
-        |s| &s.packing,
+        |s| &s.analyses.packing,
     );
     assert_eq!(c.gars.factors.len(), 32);
     assert!(c.gars.makespan_s < c.sequential.makespan_s);

@@ -469,7 +469,7 @@ fn save_writes_the_file_and_open_reads_it_back() {
     harness.get_by_label_contains("saved ");
     assert_eq!(harness.state().doc.path(), Some(path.as_path()));
     assert_eq!(
-        harness.state().recent.first().map(String::as_str),
+        harness.state().io.recent.first().map(String::as_str),
         Some(path.display().to_string().as_str())
     );
     // Ctrl+S saves to the same file.
@@ -564,7 +564,7 @@ fn png_export_asks_the_window_for_a_screenshot_of_the_timeline() {
     let ctx = harness.ctx.clone();
     harness.state_mut().export_png(&ctx, path);
     // The screenshot arrives from the renderer; the request is in flight and names the file then.
-    assert!(harness.state().png_pending.is_some());
+    assert!(harness.state().io.png.is_some());
     assert!(
         harness
             .state()
@@ -740,7 +740,7 @@ fn the_three_designs_are_compared_on_a_worker_and_any_one_applied() {
         &mut harness,
         "Three designs (BigMac): step time and memory against M",
         "Compare the designs",
-        |s| &s.designs,
+        |s| &s.analyses.designs,
     );
     assert_eq!(c.points.len(), 12);
     assert!(c.refused.is_empty());
@@ -754,7 +754,7 @@ fn the_three_designs_are_compared_on_a_worker_and_any_one_applied() {
     );
     // The comparison was of the scenario before: it is not shown for the new one.
     let now = harness.state().doc.generation();
-    assert!(harness.state().designs.current(now).is_none());
+    assert!(harness.state().analyses.designs.current(now).is_none());
     harness.get_by_label("Undo").click();
     harness.run();
     assert_eq!(harness.state().scenario(), Some(&before));

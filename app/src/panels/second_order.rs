@@ -53,16 +53,16 @@ pub fn wave_sweep_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
         .show(ui, |ui| {
             run_row(
                 ui,
-                studio.wave_sweep.progress(),
+                studio.analyses.wave_sweep.progress(),
                 ("Sweep k", Command::SweepWaveK),
                 ("Cancel sweep", Command::CancelWaveSweep),
                 out,
             );
-            let Some(w) = studio.wave_sweep.current(studio.doc.generation()) else {
+            let Some(w) = studio.analyses.wave_sweep.current(studio.doc.generation()) else {
                 ui.label(
                     RichText::new(format!(
                         "Simulates the scenario as wavek for k = 1 … {} (at most M), each k's throughput against k = P and its peak memory.",
-                        crate::state::WAVE_SWEEP_MAX_K
+                        crate::state::analysis::WAVE_SWEEP_MAX_K
                     ))
                     .small(),
                 );
@@ -203,12 +203,12 @@ pub fn packing_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
         .show(ui, |ui| {
             run_row(
                 ui,
-                studio.packing.progress(),
+                studio.analyses.packing.progress(),
                 ("Compare packings", Command::ComparePacking),
                 ("Cancel packing", Command::CancelPacking),
                 out,
             );
-            let Some(c) = studio.packing.current(studio.doc.generation()) else {
+            let Some(c) = studio.analyses.packing.current(studio.doc.generation()) else {
                 ui.label(
                     RichText::new(
                         "Packs the scenario's graphs sequentially (dataset order, an even share of atoms each) and by GARS (largest first to the least loaded), and simulates both.",

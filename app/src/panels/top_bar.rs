@@ -48,9 +48,9 @@ fn file_menu_ui(ui: &mut egui::Ui, studio: &Studio, out: &mut Vec<Command>) {
             out.push(Command::ShowFileDialog(FilePurpose::OpenTraces));
         }
         ui.separator();
-        ui.add_enabled_ui(!studio.recent.is_empty(), |ui| {
+        ui.add_enabled_ui(!studio.io.recent.is_empty(), |ui| {
             ui.menu_button("Recent", |ui| {
-                for r in &studio.recent {
+                for r in &studio.io.recent {
                     if ui.button(r).clicked() {
                         out.push(Command::OpenPath(r.into()));
                     }

@@ -22,7 +22,7 @@ fn status_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
             ui.label(RichText::new(&notice.text).small());
         }
     }
-    if studio.opening.is_some() {
+    if studio.io.opening.is_some() {
         ui.horizontal(|ui| {
             ui.spinner();
             ui.label("Reading the files given…");
@@ -347,13 +347,13 @@ fn tuner_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
         .id_salt("tuner")
         .show(ui, |ui| {
             let generation = studio.doc.generation();
-            let (iterations, done) = match (&studio.tuner.running, studio.tuner.current(generation))
+            let (iterations, done) = match (&studio.analyses.tuner.running, studio.analyses.tuner.current(generation))
             {
                 (Some(r), _) => (r.iterations(), None),
                 (None, Some(t)) => (t.iterations.clone(), Some(t)),
                 (None, None) => (Vec::new(), None),
             };
-            ui.horizontal(|ui| match &studio.tuner.running {
+            ui.horizontal(|ui| match &studio.analyses.tuner.running {
                 Some(r) => {
                     ui.add(
                         egui::ProgressBar::new(r.job.progress())
@@ -410,7 +410,7 @@ fn tuner_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
             let start = done.map(|t| t.start_makespan_s).or_else(|| {
                 studio
                     .shown()
-                    .filter(|_| studio.tuner.running.as_ref().is_some_and(|r| r.generation == generation))
+                    .filter(|_| studio.analyses.tuner.running.as_ref().is_some_and(|r| r.generation == generation))
                     .map(|s| s.sim.makespan_s)
             });
             let curve: Vec<[f64; 2]> = start
@@ -471,7 +471,7 @@ fn designs_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
                 return;
             }
             ui.horizontal(|ui| {
-                match &studio.designs.running {
+                match &studio.analyses.designs.running {
                     Some(r) => {
                         ui.add(egui::ProgressBar::new(r.job.progress()).desired_width(160.0));
                         if ui.button("Cancel designs").clicked() {
@@ -494,11 +494,11 @@ fn designs_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
                     }
                 }
             });
-            let Some(c) = studio.designs.current(studio.doc.generation()) else {
+            let Some(c) = studio.analyses.designs.current(studio.doc.generation()) else {
                 ui.label(
                     RichText::new(format!(
                         "Simulates each design at M = {:?}.",
-                        crate::state::designs::MICROBATCHES
+                        crate::state::analysis::DESIGN_MICROBATCHES
                     ))
                     .small(),
                 );

@@ -1,8 +1,16 @@
-//! An analysis of the document on screen, computed on a worker on request (BigMac's designs,
-//! JanusPipe's WaveK sweep, GARS before and after): progress and Cancel while it runs, and its
-//! result shown only while the document is the one it was computed from.
+//! Analyses of the document on screen, each computed on a worker on request (BigMac's designs,
+//! OctoPipe's tuner, JanusPipe's WaveK sweep, GARS before and after): progress and Cancel while
+//! one runs, and its result shown only while the document is the one it was computed from.
 
+use super::Notice;
 use super::jobs::{Control, Job, Poll};
+use mpipe::Scenario;
+use mpipe::tune::designs::{DesignComparison, compare_designs_cancellable};
+use mpipe::tune::octopipe::{TuneOptions, tune};
+use mpipe::tune::packing::{PackingComparison, compare_packings};
+use mpipe::tune::wave_sweep::{WaveSweep, sweep};
+use mpipe::vocab::units::secs;
+use std::sync::{Arc, Mutex};
 
 /// What a finished analysis says.
 #[derive(Debug, PartialEq)]
@@ -89,5 +97,150 @@ impl<T: Send + 'static> Analysis<T> {
             }
             Some(Err(e)) => Finished::Failed(e),
         })
+    }
+}
+
+/// The numbers of microbatches the app compares BigMac's designs at.
+pub const DESIGN_MICROBATCHES: [usize; 4] = [8, 16, 32, 64];
+
+/// The largest unit size the app's WaveK sweep tries (`mpipe sweep` takes any range).
+pub const WAVE_SWEEP_MAX_K: usize = 16;
+
+/// Every analysis of the document the user can ask for, each on its own worker: BigMac's three
+/// designs, OctoPipe's tuner, JanusPipe's WaveK sweep, GARS before and after.
+#[derive(Debug, Default)]
+pub struct Analyses {
+    pub designs: Analysis<DesignComparison>,
+    pub tuner: super::tuner::Tuner,
+    pub wave_sweep: Analysis<WaveSweep>,
+    pub packing: Analysis<PackingComparison>,
+}
+
+impl Analyses {
+    /// Starts comparing BigMac's three designs of `scenario` (the document at `generation`).
+    pub fn start_designs(&mut self, scenario: &Scenario, generation: u64) -> Result<(), String> {
+        let scenario = scenario.clone();
+        self.designs
+            .start("mpipe designs", generation, move |control| {
+                compare_designs_cancellable(
+                    &scenario,
+                    &DESIGN_MICROBATCHES,
+                    Default::default(),
+                    &mut |f| control.keep_going(f),
+                )
+                .transpose()
+            })
+    }
+
+    /// Starts JanusPipe's WaveK sweep of `scenario` over `k` = 1..=min(M, 16).
+    pub fn start_wave_sweep(&mut self, scenario: &Scenario, generation: u64) -> Result<(), String> {
+        let scenario = scenario.clone();
+        self.wave_sweep
+            .start("mpipe sweep", generation, move |control| {
+                let last = scenario.microbatches.min(WAVE_SWEEP_MAX_K);
+                sweep(&scenario, 1..=last, Default::default(), &mut |f| {
+                    control.keep_going(f)
+                })
+                .map_err(|e| e.to_string())
+                .transpose()
+            })
+    }
+
+    /// Starts simulating `scenario`'s graphs packed sequentially and by GARS.
+    pub fn start_packing(&mut self, scenario: &Scenario, generation: u64) -> Result<(), String> {
+        let scenario = scenario.clone();
+        self.packing
+            .start("mpipe packing", generation, move |control| {
+                if !control.keep_going(0.0) {
+                    return None;
+                }
+                compare_packings(&scenario, Default::default())
+                    .map_err(|e| e.to_string())
+                    .transpose()
+            })
+    }
+
+    /// Starts OctoPipe's tuner on `scenario` (its iterations shown as they end; Stop keeps the
+    /// best so far), unless it runs already. The device's capacity, when the hardware gives one,
+    /// caps every rank's peak memory.
+    pub fn start_tuner(&mut self, scenario: &Scenario, generation: u64) -> Result<(), String> {
+        if self.tuner.running.is_some() {
+            return Ok(());
+        }
+        let scenario = scenario.clone();
+        let options = TuneOptions {
+            memory_cap: scenario.hardware.as_ref().and_then(|h| h.memory_bytes),
+            ..Default::default()
+        };
+        let budget = options.budget.max(1);
+        let live = Arc::new(Mutex::new(Vec::new()));
+        let sink = live.clone();
+        let job = Job::spawn("mpipe tune", move |control| {
+            tune(&scenario, options, &mut |it| {
+                if let Ok(mut l) = sink.lock() {
+                    l.push(it.clone());
+                }
+                control.keep_going((it.index + 1) as f32 / budget as f32)
+            })
+            .map_err(|e| e.to_string())
+        })?;
+        self.tuner.running = Some(super::tuner::Running {
+            job,
+            generation,
+            live,
+            budget,
+        });
+        Ok(())
+    }
+
+    /// Takes finished analyses: whether one still runs, and what to tell the user.
+    pub fn poll(&mut self) -> (bool, Vec<Notice>) {
+        let mut said = Vec::new();
+        let finished = [
+            ("design comparison", self.designs.poll()),
+            ("WaveK sweep", self.wave_sweep.poll()),
+            ("packing comparison", self.packing.poll()),
+        ];
+        for (what, f) in finished {
+            match f {
+                Some(Finished::Cancelled) => said.push(Notice::info(format!("{what} cancelled"))),
+                Some(Finished::Failed(e)) => said.push(Notice::error(format!("{what}: {e}"))),
+                Some(Finished::Done) | None => {}
+            }
+        }
+        let tuning = self.poll_tuner(&mut said);
+        let running = tuning
+            || self.designs.running.is_some()
+            || self.wave_sweep.running.is_some()
+            || self.packing.running.is_some();
+        (running, said)
+    }
+
+    /// Takes a finished search; true while one runs.
+    fn poll_tuner(&mut self, said: &mut Vec<Notice>) -> bool {
+        let Some(running) = &self.tuner.running else {
+            return false;
+        };
+        let result = match running.job.poll() {
+            Poll::Running => return true,
+            Poll::Done(result) => result,
+            Poll::Lost => Err("the tuner stopped unexpectedly".into()),
+        };
+        let generation = running.generation;
+        self.tuner.running = None;
+        match result {
+            Ok(t) => {
+                said.push(Notice::info(format!(
+                    "tuned{}: {} → {} in {} iterations",
+                    if t.stopped { " (stopped)" } else { "" },
+                    secs(t.start_makespan_s),
+                    secs(t.makespan_s),
+                    t.iterations.len()
+                )));
+                self.tuner.result = Some((generation, t));
+            }
+            Err(e) => said.push(Notice::error(format!("tune: {e}"))),
+        }
+        false
     }
 }

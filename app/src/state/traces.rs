@@ -3,13 +3,17 @@
 //! user's ranks, the measurement's alignment, the comparison on screen and the last calibration.
 //! All semantics come from `mpipe::trace`.
 
+use super::Studio;
 use super::derived::Shown;
 use super::jobs::{Job, Poll};
+use mpipe::Scenario;
+use mpipe::scenario::edit::Edit;
 use mpipe::trace::align::Alignment;
-use mpipe::trace::calibrate::Calibration;
+use mpipe::trace::calibrate::{Calibration, Fit, calibrate_cancellable, check_step};
 use mpipe::trace::compare::{Comparison, compare};
 use mpipe::trace::report::CompareTraceReport;
 use mpipe::trace::{Measurement, RawTrace, RuleSet};
+use mpipe::tune::pipeline::SimulationError;
 use std::sync::Arc;
 
 /// Where a trace's bytes come from.
@@ -273,4 +277,138 @@ impl Traces {
 
 fn steps_of(m: &Measurement) -> usize {
     m.common_steps().max(1)
+}
+
+/// How a calibration ended.
+#[derive(Debug)]
+pub enum CalibrationEnd {
+    Cancelled,
+    Failed(String),
+    /// Fitted to the document at `generation`.
+    Fitted {
+        generation: u64,
+        calibration: Box<Calibration>,
+    },
+}
+
+impl Traces {
+    /// Starts fitting `scenario` (the document at `generation`, simulated as `shown`) to the
+    /// measured step on a worker, unless there is nothing to fit. It is checked on another step
+    /// than the fit step; with one step only, the report says it is not checked.
+    pub fn start_calibration(
+        &mut self,
+        scenario: &Scenario,
+        shown: &Arc<Shown>,
+        generation: u64,
+    ) -> Result<(), String> {
+        let (Some(m), Some(a)) = (self.measurement.clone(), self.alignment.clone()) else {
+            return Ok(());
+        };
+        if m.refusal().is_some() {
+            return Ok(());
+        }
+        let step = self.step;
+        let check = check_step(step, self.steps()).unwrap_or(step);
+        let (scenario, shown) = (scenario.clone(), shown.clone());
+        let job = Job::spawn("mpipe calibration", move |control| {
+            let fit = Fit {
+                scenario: &scenario,
+                predicted: &shown.sim,
+                measurement: &m,
+                alignment: &a,
+                fit_step: step,
+                check_step: check,
+                options: Default::default(),
+            };
+            match calibrate_cancellable(&fit, &mut |f| control.keep_going(f)) {
+                Ok(c) => Some(Ok(c)),
+                Err(SimulationError::Cancelled) => None,
+                Err(SimulationError::Derive(e)) => Some(Err(format!(
+                    "the calibrated scenario: field `{}`: {e}",
+                    e.field()
+                ))),
+            }
+        })?;
+        self.calibrating = Some(Calibrating { job, generation });
+        Ok(())
+    }
+
+    /// Takes a finished calibration: `None` while one runs or when none does.
+    pub fn poll_calibration(&mut self) -> Option<CalibrationEnd> {
+        let c = self.calibrating.as_ref()?;
+        let end = match c.job.poll() {
+            Poll::Running => return None,
+            Poll::Done(None) => CalibrationEnd::Cancelled,
+            Poll::Done(Some(Ok(calibration))) => CalibrationEnd::Fitted {
+                generation: c.generation,
+                calibration: Box::new(calibration),
+            },
+            Poll::Done(Some(Err(e))) => CalibrationEnd::Failed(e),
+            Poll::Lost => CalibrationEnd::Failed("the calibration stopped unexpectedly".into()),
+        };
+        self.calibrating = None;
+        Some(end)
+    }
+}
+
+impl Studio {
+    /// Fits the scenario to the measured step on a background job; the result arrives as an
+    /// edit (one undo takes it back).
+    pub fn start_calibration(&mut self) {
+        let (Some(scenario), Some(shown)) = (self.doc.scenario(), self.current()) else {
+            return;
+        };
+        let (scenario, shown) = (scenario.clone(), shown.clone());
+        let generation = self.doc.generation();
+        if let Err(e) = self.traces.start_calibration(&scenario, &shown, generation) {
+            self.fail(e);
+        }
+    }
+
+    /// Takes a finished calibration (its scenario becomes the document's, one undoable edit);
+    /// true while one runs.
+    pub(crate) fn poll_calibration(&mut self) -> bool {
+        let Some(end) = self.traces.poll_calibration() else {
+            return self.traces.calibrating.is_some();
+        };
+        let c = match end {
+            CalibrationEnd::Cancelled => {
+                self.inform("calibration cancelled".into());
+                return false;
+            }
+            CalibrationEnd::Failed(e) => {
+                self.fail(format!("calibration: {e}"));
+                return false;
+            }
+            CalibrationEnd::Fitted {
+                generation,
+                calibration,
+            } if generation == self.doc.generation() => *calibration,
+            CalibrationEnd::Fitted { .. } => {
+                self.fail("calibration: the scenario changed while it ran; calibrate again".into());
+                return false;
+            }
+        };
+        let message = match c.validation() {
+            Some(v) => format!(
+                "calibrated on step {}: {:+.1}% on it, {:+.1}% against the median of the other steps (their spread ±{:.1}%)",
+                c.fit_step,
+                c.fit_residual() * 100.0,
+                v.error * 100.0,
+                v.spread * 100.0
+            ),
+            None => format!(
+                "calibrated on step {}: {:+.1}% on it (no other step to validate on)",
+                c.fit_step,
+                c.fit_residual() * 100.0
+            ),
+        };
+        if let (Some(m), Some(a)) = (&self.traces.measurement, &self.traces.alignment) {
+            let name = self.scenario().map_or(String::new(), |s| s.name.clone());
+            self.traces.calibration = Some(CompareTraceReport::new(&name, &c, a, m));
+        }
+        self.edit(&Edit::Replace(Box::new(c.scenario)), None);
+        self.inform(message);
+        false
+    }
 }

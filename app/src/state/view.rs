@@ -4,6 +4,7 @@
 //! simulation on screen, so it can never point into a previous one.
 
 use super::derived::Shown;
+use crate::geometry::TimeView;
 use mpipe::view::search::Query;
 use mpipe::vocab::action::Action;
 
@@ -186,8 +187,63 @@ impl View {
 
     /// Shows `[t0, t1]`, kept inside `[0, span]` (the whole step is `None`).
     pub fn set_range(&mut self, t0: f64, t1: f64, span: f64) {
-        let v = crate::geometry::TimeView::new(t0, t1, 0.0, 1.0).clamped(span);
+        let v = TimeView::new(t0, t1, 0.0, 1.0).clamped(span);
         self.range = (!v.is_whole(span)).then_some((v.t0, v.t1));
+    }
+
+    /// Selects event `event` of `shown` (`None` clears).
+    pub fn select(&mut self, shown: Option<&Shown>, event: Option<usize>) {
+        self.selected = event
+            .zip(shown)
+            .and_then(|(e, shown)| Selection::of(shown, e));
+    }
+
+    /// The selected event's index in `shown`.
+    pub fn selected_in(&self, shown: &Shown) -> Option<usize> {
+        self.selected.as_ref()?.resolve(shown)
+    }
+
+    /// Zooms to the selected event of `shown` (the whole step of `span` seconds without one).
+    pub fn fit_selection(&mut self, shown: Option<&Shown>, span: f64) {
+        let event = shown.and_then(|s| s.scene.events.get(self.selected_in(s)?));
+        match event {
+            Some(e) => {
+                let fit = TimeView::new(0.0, span, 0.0, 1.0).fit(e.start_s, e.end_s);
+                self.set_range(fit.t0, fit.t1, span);
+            }
+            None => self.range = None,
+        }
+    }
+
+    /// Selects the next search match in `shown` and brings it into view.
+    pub fn next_match(&mut self, shown: &Shown, span: f64) {
+        let matches = self.search.matches(shown).to_vec();
+        if matches.is_empty() {
+            return;
+        }
+        let at = self.search.current % matches.len();
+        self.search.current = at + 1;
+        if let Some(&event) = matches.get(at) {
+            self.select(Some(shown), Some(event));
+            self.fit_selection(Some(shown), span);
+        }
+    }
+
+    /// Moves the teaching cursor to the next (or previous) instant an event of `shown` starts or
+    /// ends.
+    pub fn step_cursor(&mut self, shown: &Shown, forward: bool) {
+        let Some(teach) = self.teach.as_mut() else {
+            return;
+        };
+        teach.playing = false;
+        let next = if forward {
+            shown.scene.next_boundary(teach.t)
+        } else {
+            shown.scene.previous_boundary(teach.t)
+        };
+        if let Some(t) = next {
+            teach.t = t;
+        }
     }
 }
 

@@ -230,47 +230,42 @@ pub fn check_step(fit: usize, steps: usize) -> Option<usize> {
     }
 }
 
-/// Fits `scenario` (simulated as `sim`) to step `fit_step` of the measurement and checks the
-/// result on `check_step` and every other step.
-pub fn calibrate(
-    scenario: &Scenario,
-    sim: &Simulation,
-    m: &Measurement,
-    alignment: &Alignment,
-    fit_step: usize,
-    check_step: usize,
-    options: SimOptions,
-) -> Result<Calibration, DeriveError> {
-    let never_stop = |_| Ok(());
-    calibrate_with(
-        scenario, sim, m, alignment, fit_step, check_step, options, never_stop,
-    )
+/// What a calibration fits: a scenario, its prediction, the measured run (aligned) and which
+/// steps to fit on and check on.
+#[derive(Debug, Clone, Copy)]
+pub struct Fit<'a> {
+    pub scenario: &'a Scenario,
+    /// The scenario simulated.
+    pub predicted: &'a Simulation,
+    pub measurement: &'a Measurement,
+    pub alignment: &'a Alignment,
+    pub fit_step: usize,
+    /// Another step, to check the fit on ([`check_step`]).
+    pub check_step: usize,
+    /// How the calibrated scenario is simulated.
+    pub options: SimOptions,
+}
+
+/// Fits the scenario to step `fit_step` of the measurement and checks the result on
+/// `check_step` and every other step.
+pub fn calibrate(fit: &Fit) -> Result<Calibration, DeriveError> {
+    calibrate_with(fit, |_| Ok(()))
 }
 
 /// [`calibrate`] that reports how far it got and can be stopped: between its parts (the fit,
 /// the simulation, the comparison with each step) it calls `keep_going` with the fraction done
 /// and stops with [`SimulationError::Cancelled`] when that returns false.
-#[allow(clippy::too_many_arguments)] // the calibration's inputs, plus the caller's stop switch
 pub fn calibrate_cancellable(
-    scenario: &Scenario,
-    sim: &Simulation,
-    m: &Measurement,
-    alignment: &Alignment,
-    fit_step: usize,
-    check_step: usize,
-    options: SimOptions,
+    fit: &Fit,
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Result<Calibration, SimulationError> {
-    let pass = |f| {
+    calibrate_with(fit, |f| {
         if keep_going(f) {
             Ok(())
         } else {
             Err(SimulationError::Cancelled)
         }
-    };
-    calibrate_with(
-        scenario, sim, m, alignment, fit_step, check_step, options, pass,
-    )
+    })
 }
 
 /// The stage of every layer a `ByLayer` region places (`None` for Replicated regions' layers).
@@ -291,27 +286,19 @@ fn stage_of_layers(plan: &Plan) -> Vec<Option<Stage>> {
     out
 }
 
-/// The calibration, calling `pass` with the fraction done between its parts and stopping with
-/// the error it returns.
-#[allow(clippy::too_many_arguments)] // as `calibrate_cancellable`
-fn calibrate_with<E: From<DeriveError>>(
-    scenario: &Scenario,
-    sim: &Simulation,
-    m: &Measurement,
-    alignment: &Alignment,
-    fit_step: usize,
-    check_step: usize,
-    options: SimOptions,
-    mut pass: impl FnMut(f32) -> Result<(), E>,
-) -> Result<Calibration, E> {
-    pass(0.0)?;
+/// Measured compute over predicted time, as `(samples, median)`, by (stage, phase) and pooled by
+/// (region, phase).
+type Ratios = FxHashMap<(usize, &'static str), (usize, f64)>;
+
+/// The compute factors of the fit step: for every matched action, measured compute (the span's
+/// wait is not the action's cost, nor the runtime's per-action overhead) over predicted compute;
+/// the medians by (stage, phase) and by (region, phase).
+fn compute_ratios(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> (Ratios, Ratios) {
     let plan = &sim.derivation.plan;
     let predicted = predicted_actions(sim);
-    let (_, _, measured) = measured_step(m, alignment, fit_step);
-    // Measured compute over predicted time, by (stage, phase) and pooled by (region, phase).
     let mut by_stage: FxHashMap<(usize, &'static str), Vec<f64>> = FxHashMap::default();
     let mut by_region: FxHashMap<(usize, &'static str), Vec<f64>> = FxHashMap::default();
-    for (rank, actions) in &measured {
+    for (rank, actions) in measured {
         for a in actions {
             let Some(action) = &a.action else { continue };
             let Some(&(ps, pe)) = predicted.get(&(*rank, *action)) else {
@@ -322,8 +309,6 @@ fn calibrate_with<E: From<DeriveError>>(
             };
             let predicted_compute = super::compare::compute_seconds(sim, pe - ps);
             if predicted_compute > 0.0 {
-                // Measured compute over predicted compute: the span's wait is not the action's
-                // cost, nor the runtime's per-action overhead.
                 let ratio = a.compute_ns as f64 * 1e-9 / predicted_compute;
                 let phase = action.phase.code();
                 by_stage
@@ -334,17 +319,19 @@ fn calibrate_with<E: From<DeriveError>>(
             }
         }
     }
-    // Each median once: `(samples, factor)` by (stage, phase) and by (region, phase).
-    let fitted =
-        |by: FxHashMap<(usize, &'static str), Vec<f64>>| -> FxHashMap<(usize, &'static str), (usize, f64)> {
-            by.into_iter()
-                .filter_map(|(key, values)| Some((key, (values.len(), median(values)?))))
-                .collect()
-        };
-    let (by_stage, by_region) = (fitted(by_stage), fitted(by_region));
-    let stages = stage_of_layers(plan);
-    // Every stage of a `ByLayer` region, in stage order, then every Replicated region (`None`:
-    // its pooled factors).
+    // Each median once.
+    let medians = |by: FxHashMap<(usize, &'static str), Vec<f64>>| -> Ratios {
+        by.into_iter()
+            .filter_map(|(key, values)| Some((key, (values.len(), median(values)?))))
+            .collect()
+    };
+    (medians(by_stage), medians(by_region))
+}
+
+/// The factor table: every stage of a `ByLayer` region, in stage order, then every Replicated
+/// region (its pooled factors), each with the phases its schedule has (whole backwards where it
+/// does not always split them, halves where it may split) or that were measured.
+fn factor_table(plan: &Plan, by_stage: &Ratios, by_region: &Ratios) -> Vec<Factor> {
     let mut units: Vec<(usize, Option<Stage>)> = plan
         .regions
         .iter()
@@ -365,8 +352,6 @@ fn calibrate_with<E: From<DeriveError>>(
             .filter(|r| matches!(r.owner, RegionOwner::ByMicrobatch))
             .map(|r| (r.index, None)),
     );
-    // A phase the schedule has (whole backwards where it does not always split them, halves
-    // where it may split), or one that was measured.
     let relevant = |region: usize, phase: Phase, measured: bool| {
         let skeleton = plan.region(region).map(|r| r.skeleton);
         measured
@@ -397,26 +382,34 @@ fn calibrate_with<E: From<DeriveError>>(
             });
         }
     }
-    let memory = fit_memory(m, alignment, &measured);
-    // The layers each stage runs, to share a rank's measured activation among them.
-    let mut stage_layers: FxHashMap<Stage, usize> = FxHashMap::default();
-    for stage in stages.iter().flatten() {
-        *stage_layers.entry(*stage).or_default() += 1;
-    }
-    // The factors of one layer: its stage's where fitted, else its region's pooled ones; its
-    // memory: its rank's, shared evenly by the layers of its stage.
-    let layer_factors = |layer: usize| -> LayerFit {
+    factors
+}
+
+/// The fit of one layer: its stage's factors where fitted, else its region's pooled ones; its
+/// memory: its rank's, shared evenly by the layers of its stage.
+struct LayerFits<'a> {
+    plan: &'a Plan,
+    stages: Vec<Option<Stage>>,
+    stage_layers: FxHashMap<Stage, usize>,
+    by_stage: &'a Ratios,
+    by_region: &'a Ratios,
+    memory: &'a [MemoryFit],
+}
+
+impl LayerFits<'_> {
+    fn of(&self, layer: usize) -> LayerFit {
+        let plan = self.plan;
         let region = plan
             .regions
             .iter()
             .find(|r| r.layers.contains(&layer))
             .map_or(0, |r| r.index);
-        let stage = stages.get(layer).copied().flatten();
+        let stage = self.stages.get(layer).copied().flatten();
         let pick = |phase: Phase| {
             let letter = phase.code();
             stage
-                .and_then(|s| by_stage.get(&(s.into(), letter)))
-                .or_else(|| by_region.get(&(region, letter)))
+                .and_then(|s| self.by_stage.get(&(s.into(), letter)))
+                .or_else(|| self.by_region.get(&(region, letter)))
                 .map(|&(_, factor)| factor)
         };
         let (f, b, i, w) = (
@@ -427,9 +420,9 @@ fn calibrate_with<E: From<DeriveError>>(
         );
         let fit = stage
             .and_then(|s| plan.stage_to_region_rank(s))
-            .and_then(|(_, rank)| memory.iter().find(|m| m.rank == rank));
+            .and_then(|(_, rank)| self.memory.iter().find(|m| m.rank == rank));
         let layers = stage
-            .and_then(|s| stage_layers.get(&s))
+            .and_then(|s| self.stage_layers.get(&s))
             .copied()
             .unwrap_or(1)
             .max(1) as f64;
@@ -443,8 +436,66 @@ fn calibrate_with<E: From<DeriveError>>(
             activation_bytes: fit.and_then(|f| f.activation_bytes).map(|a| a / layers),
             workspace_bytes: fit.and_then(|f| f.workspace_bytes),
         }
+    }
+}
+
+/// The calibrated prediction's step against every step of the run.
+fn step_checks<E>(
+    m: &Measurement,
+    alignment: &Alignment,
+    makespan_s: f64,
+    pass: &mut impl FnMut(f32) -> Result<(), E>,
+) -> Result<Vec<StepCheck>, E> {
+    let count = m.common_steps();
+    let mut steps = Vec::with_capacity(count);
+    for step in 0..count {
+        pass(0.5 + 0.5 * step as f32 / count.max(1) as f32)?;
+        let (t0, t1, _) = measured_step(m, alignment, step);
+        let measured_s = t1.saturating_sub(t0) as f64 * 1e-9;
+        steps.push(StepCheck {
+            step,
+            measured_s,
+            error: relative(makespan_s, measured_s),
+        });
+    }
+    Ok(steps)
+}
+
+/// The calibration, calling `pass` with the fraction done between its parts and stopping with
+/// the error it returns.
+fn calibrate_with<E: From<DeriveError>>(
+    fit: &Fit,
+    mut pass: impl FnMut(f32) -> Result<(), E>,
+) -> Result<Calibration, E> {
+    let &Fit {
+        scenario,
+        predicted: sim,
+        measurement: m,
+        alignment,
+        fit_step,
+        check_step,
+        options,
+    } = fit;
+    pass(0.0)?;
+    let plan = &sim.derivation.plan;
+    let (_, _, measured) = measured_step(m, alignment, fit_step);
+    let (by_stage, by_region) = compute_ratios(sim, &measured);
+    let factors = factor_table(plan, &by_stage, &by_region);
+    let memory = fit_memory(m, alignment, &measured);
+    let stages = stage_of_layers(plan);
+    let mut stage_layers: FxHashMap<Stage, usize> = FxHashMap::default();
+    for stage in stages.iter().flatten() {
+        *stage_layers.entry(*stage).or_default() += 1;
+    }
+    let fits = LayerFits {
+        plan,
+        stages,
+        stage_layers,
+        by_stage: &by_stage,
+        by_region: &by_region,
+        memory: &memory,
     };
-    let mut calibrated = scaled(scenario, &layer_factors);
+    let mut calibrated = scaled(scenario, &|layer| fits.of(layer));
     pass(0.2)?;
     let overhead = fit_overhead(plan, &measured);
     let link = fit_link(sim, &measured, overhead.action_overhead_s.unwrap_or(0.0));
@@ -461,18 +512,7 @@ fn calibrate_with<E: From<DeriveError>>(
     }
     pass(0.3)?;
     let simulation = simulate_scenario(&calibrated, options)?;
-    let count = m.common_steps();
-    let mut steps = Vec::new();
-    for step in 0..count {
-        pass(0.5 + 0.5 * step as f32 / count.max(1) as f32)?;
-        let (t0, t1, _) = measured_step(m, alignment, step);
-        let measured_s = t1.saturating_sub(t0) as f64 * 1e-9;
-        steps.push(StepCheck {
-            step,
-            measured_s,
-            error: relative(simulation.makespan_s, measured_s),
-        });
-    }
+    let steps = step_checks(m, alignment, simulation.makespan_s, &mut pass)?;
     Ok(Calibration {
         fit_step,
         check_step,

@@ -62,15 +62,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     // Checked on another step; with one step only, the report says it is not checked.
     let check_step = mpipe::trace::calibrate::check_step(fit_step, steps).unwrap_or(fit_step);
-    let calibration = mpipe::trace::calibrate::calibrate(
-        &model,
-        &simulation,
-        &measurement,
-        &alignment,
+    let calibration = mpipe::trace::calibrate::calibrate(&mpipe::trace::calibrate::Fit {
+        scenario: &model,
+        predicted: &simulation,
+        measurement: &measurement,
+        alignment: &alignment,
         fit_step,
         check_step,
-        sim.options(),
-    )
+        options: sim.options(),
+    })
     .map_err(|e| {
         // The calibrated scenario is derived from the file: its errors name the file
         // and the field (it has no text of its own to give a line and column).

@@ -1,0 +1,305 @@
+//! The files side of the studio: the `Io` sub-state (Recent, the file dialog, a PNG export under
+//! way, files given on the command line being read) and the studio's operations on files — open
+//! a sample, text or path, save atomically, export SVG and PNG, open dropped or given files,
+//! import traces.
+
+use super::Studio;
+use super::dialog::{FileDialog, FilePurpose};
+use super::document::Identity;
+use super::files;
+use super::jobs::{self, Job, Poll};
+use super::png_export;
+use super::traces::TraceSource;
+use crate::samples::Sample;
+use mpipe::Scenario;
+use std::path::{Path, PathBuf};
+
+/// A PNG export under way.
+#[derive(Debug)]
+pub enum PngExport {
+    /// Waiting for the window's screenshot, to crop to `rect` (points) and write to `path`.
+    Screenshot {
+        image: std::sync::mpsc::Receiver<std::sync::Arc<egui::ColorImage>>,
+        path: PathBuf,
+        rect: egui::Rect,
+        pixels_per_point: f32,
+    },
+    /// Cropping, encoding and writing on a worker.
+    Writing(Job<Result<String, String>>),
+}
+
+/// Files the studio holds: what was opened or saved recently, the dialog while it is open, a PNG
+/// export under way, and the files given on the command line while they are read.
+#[derive(Debug, Default)]
+pub struct Io {
+    /// Recently opened or saved files (absolute paths), newest first.
+    pub recent: Vec<String>,
+    /// The in-app file dialog, while it is open.
+    pub dialog: Option<FileDialog>,
+    /// A PNG export under way.
+    pub png: Option<PngExport>,
+    /// Files given on the command line, being read on a worker.
+    pub opening: Option<Job<Vec<files::Given>>>,
+}
+
+impl Io {
+    /// Puts `name` first in Recent.
+    pub fn remember(&mut self, name: &str) {
+        files::remember(&mut self.recent, name);
+    }
+}
+
+impl Studio {
+    /// Loads an embedded sample.
+    pub fn open_sample(&mut self, sample: &Sample) {
+        self.open_text(sample.json, sample.file, None);
+    }
+
+    /// Opens scenario JSON text as the document; on a parse error the message names the file
+    /// and position and the current document stays. Returns whether it opened.
+    pub fn open_text(&mut self, text: &str, source: &str, path: Option<PathBuf>) -> bool {
+        let parsed = Scenario::from_json_str(text, source)
+            .map_err(|e| e.to_string())
+            .and_then(|s| files::with_orders_csv(s, path.as_deref()));
+        match parsed {
+            Ok(scenario) => {
+                self.doc.open(
+                    scenario,
+                    Identity {
+                        source: source.to_string(),
+                        path,
+                    },
+                );
+                // Another document: the last valid state of the previous one is not its own.
+                self.derived.forget_last_good();
+                self.view.range = None;
+                self.view.selected = None;
+                self.notice = None;
+                self.rederive(Some(text));
+                true
+            }
+            Err(err) => {
+                self.fail(err);
+                false
+            }
+        }
+    }
+
+    /// Opens a scenario file; errors name the file, and the current scenario stays.
+    pub fn open_path(&mut self, path: &Path) {
+        let path = files::absolute(path);
+        let name = path.display().to_string();
+        match files::read_text(&path) {
+            Ok(text) => {
+                if self.open_text(&text, &name, Some(path.clone())) {
+                    self.io.remember(&name);
+                    self.inform(format!("opened {name}"));
+                }
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Saves the scenario to `path` atomically (temporary file, then rename).
+    pub fn save_to(&mut self, path: &Path) {
+        let Some(scenario) = self.scenario() else {
+            return;
+        };
+        let path = files::absolute(path);
+        match files::write(&path, scenario.to_json_string().as_bytes(), "save") {
+            Ok(()) => {
+                self.doc.saved_as(&path);
+                let name = path.display().to_string();
+                self.io.remember(&name);
+                self.inform(format!("saved {name}"));
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Writes the timeline on screen as SVG (drawn by `core`, like `mpipe render`).
+    pub fn export_svg(&mut self, path: &Path) {
+        let Some(shown) = self.shown() else {
+            self.fail("nothing to export: no valid schedule".into());
+            return;
+        };
+        let svg = mpipe::report::svg::render(&shown.name, &shown.sim);
+        match files::write(path, svg.as_bytes(), "export") {
+            Ok(()) => self.inform(format!("exported {}", path.display())),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Asks the window for a screenshot; when it arrives, the charts' part of it is cropped,
+    /// encoded and written to `path` as PNG on a worker, and the outcome arrives as a notice.
+    pub fn export_png(&mut self, ctx: &egui::Context, path: PathBuf) {
+        let Some(rect) = self
+            .view
+            .chart_rects
+            .iter()
+            .copied()
+            .reduce(|a, b| a.union(b))
+        else {
+            self.fail("nothing to export: no timeline on screen".into());
+            return;
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let repaint = ctx.clone();
+        ctx.request_screenshot(move |image| {
+            let _ = tx.send(image);
+            repaint.request_repaint();
+        });
+        self.io.png = Some(PngExport::Screenshot {
+            image: rx,
+            path,
+            rect,
+            pixels_per_point: ctx.pixels_per_point(),
+        });
+    }
+
+    /// Takes the screenshot a PNG export waits for (starting the job that writes it) or the
+    /// job's outcome; true while the export is under way.
+    pub(crate) fn poll_png(&mut self) -> bool {
+        match self.io.png.take() {
+            None => false,
+            Some(PngExport::Screenshot {
+                image,
+                path,
+                rect,
+                pixels_per_point,
+            }) => match image.try_recv() {
+                Ok(image) => {
+                    let job = Job::spawn("mpipe png", move |_| {
+                        png_export::crop_to_png(&image, rect, pixels_per_point)
+                            .map_err(|e| format!("{}: cannot export: {e}", path.display()))
+                            .and_then(|png| files::write(&path, &png, "export"))
+                            .map(|()| format!("exported {}", path.display()))
+                    });
+                    match job {
+                        Ok(job) => self.io.png = Some(PngExport::Writing(job)),
+                        Err(e) => self.fail(e),
+                    }
+                    true
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => {
+                    self.io.png = Some(PngExport::Screenshot {
+                        image,
+                        path,
+                        rect,
+                        pixels_per_point,
+                    });
+                    true
+                }
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    self.fail(format!(
+                        "{}: cannot export: the window gave no screenshot",
+                        path.display()
+                    ));
+                    false
+                }
+            },
+            Some(PngExport::Writing(job)) => match job.poll() {
+                Poll::Running => {
+                    self.io.png = Some(PngExport::Writing(job));
+                    true
+                }
+                Poll::Done(result) => {
+                    self.report(result);
+                    false
+                }
+                Poll::Lost => {
+                    self.fail("the PNG export stopped unexpectedly".into());
+                    false
+                }
+            },
+        }
+    }
+
+    /// Opens the in-app file dialog for `purpose`, in the folder of the document or of the
+    /// last file used.
+    pub fn show_dialog(&mut self, purpose: FilePurpose) {
+        let start = self
+            .doc
+            .path()
+            .map(Path::to_path_buf)
+            .or_else(|| self.io.recent.first().map(PathBuf::from));
+        // Save as offers the document's file name; exports its stem with their extension.
+        let name = self.doc.path().and_then(|p| match purpose {
+            FilePurpose::SaveScenario => p.file_name().map(|n| n.to_string_lossy().into_owned()),
+            FilePurpose::ExportSvg => p
+                .file_stem()
+                .map(|n| format!("{}.svg", n.to_string_lossy())),
+            FilePurpose::ExportPng => p
+                .file_stem()
+                .map(|n| format!("{}.png", n.to_string_lossy())),
+            FilePurpose::OpenScenario | FilePurpose::OpenTraces => None,
+        });
+        self.io.dialog = Some(FileDialog::new(purpose, start.as_deref(), name));
+    }
+
+    /// Opens dropped files: profiler traces are imported together on a background job;
+    /// otherwise the first file opens as the scenario.
+    pub fn open_dropped(&mut self, dropped: &[egui::DroppedFileHandle]) {
+        let sorted = files::sort_dropped(dropped);
+        if let Some(e) = sorted.errors.into_iter().next() {
+            self.fail(e);
+        }
+        self.open_traces(sorted.traces);
+        if let Some((name, path, text)) = sorted.scenario
+            && self.open_text(&text, &name, Some(path))
+        {
+            self.io.remember(&name);
+        }
+    }
+
+    /// Opens the files given on the command line: read and sorted on a worker (the window appears
+    /// at once, whatever the files are), then the scenario opens and the traces are imported.
+    pub fn open_given(&mut self, paths: Vec<PathBuf>) {
+        if paths.is_empty() {
+            return;
+        }
+        match jobs::Job::spawn("mpipe open", move |_| files::sort_given(paths)) {
+            Ok(job) => self.io.opening = Some(job),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Takes the files read for [`Studio::open_given`]; true while they are still being read.
+    pub(crate) fn poll_given(&mut self) -> bool {
+        let Some(job) = &self.io.opening else {
+            return false;
+        };
+        let given = match job.poll() {
+            jobs::Poll::Running => return true,
+            jobs::Poll::Done(given) => given,
+            jobs::Poll::Lost => {
+                self.io.opening = None;
+                self.fail("reading the files given stopped unexpectedly".into());
+                return false;
+            }
+        };
+        self.io.opening = None;
+        let mut traces = Vec::new();
+        for g in given {
+            match g {
+                files::Given::Trace(path) => traces.push(TraceSource::Path(path)),
+                files::Given::Scenario(path, Ok(text)) => {
+                    let name = path.display().to_string();
+                    if self.open_text(&text, &name, Some(path)) {
+                        self.io.remember(&name);
+                    }
+                }
+                files::Given::Scenario(_, Err(e)) => self.fail(e),
+            }
+        }
+        self.open_traces(traces);
+        false
+    }
+
+    /// Starts importing trace files on a background job.
+    pub fn open_traces(&mut self, sources: Vec<TraceSource>) {
+        if let Err(e) = self.traces.start_import(sources) {
+            self.fail(e);
+        }
+    }
+}
