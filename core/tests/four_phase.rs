@@ -66,7 +66,7 @@ fn times(sim: &Simulation) -> HashMap<(usize, Phase, usize), (f64, f64)> {
                 stage, mb, phase, ..
             }) => Some((
                 (stage.index(), phase, mb.index()),
-                (sim.timeline.start_of(n), sim.timeline.end_of(n)),
+                sim.timeline.span_of(n).unwrap(),
             )),
             _ => None,
         })

@@ -193,7 +193,7 @@ fn with_idle_time_to_fill_nested_costs_only_the_first_encode_and_the_last_encode
         if let Some(a) = order.graph[n].action()
             && usize::from(a.stage) >= P
         {
-            let moved = best.timeline.start_of(n) - encoder_free.start_of(n);
+            let moved = best.timeline.start_of(n).unwrap() - encoder_free.start_of(n).unwrap();
             assert!((moved - 0.4).abs() < 1e-9, "{a} moved {moved} s");
             checked += 1;
         }

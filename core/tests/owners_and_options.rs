@@ -230,12 +230,18 @@ fn the_critical_path_spans_the_makespan() {
     let sim = simulate_scenario(&s, SimOptions::default()).unwrap();
     let path = &sim.critical_path;
     // Consecutive events touch: each starts when the previous ends; the first starts at 0.
-    assert_eq!(sim.timeline.start_of(path[0]), 0.0);
+    assert_eq!(sim.timeline.start_of(path[0]), Some(0.0));
     for pair in path.windows(2) {
         assert_eq!(sim.timeline.start_of(pair[1]), sim.timeline.end_of(pair[0]));
     }
-    assert_eq!(sim.timeline.end_of(*path.last().unwrap()), sim.makespan_s);
-    let busy: f64 = path.iter().map(|&n| sim.timeline.duration_of(n)).sum();
+    assert_eq!(
+        sim.timeline.end_of(*path.last().unwrap()),
+        Some(sim.makespan_s)
+    );
+    let busy: f64 = path
+        .iter()
+        .map(|&n| sim.timeline.duration_of(n).unwrap())
+        .sum();
     assert_eq!(busy, sim.makespan_s);
 }
 

@@ -381,7 +381,7 @@ proptest! {
                 prop_assert!(t.start_of(f) >= t.end_of(input));
             }
             prop_assert_eq!(t.start_of(b), t.end_of(f));
-            let slot = t.end_of(b) - t.start_of(f);
+            let slot = t.end_of(b).unwrap() - t.start_of(f).unwrap();
             prop_assert!((slot - (tf + tb - overlap * tf.min(tb))).abs() < 1e-9, "{} vs {}", slot, tf + tb);
         }
         let backward_runs = trainable[1] || (encoder && trainable[0]);

@@ -14,6 +14,7 @@ use crate::timeline::{LABEL_W, rgb};
 use egui::Ui;
 use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoints, Points, VLine};
 use mpipe::sim::memory::MemoryCurve;
+use mpipe::vocab::units::bytes_unit;
 
 /// The memory step curve in `unit`s (bytes per unit) as plot points, limited to about `buckets` buckets over the
 /// visible range: a curve with more changes than that keeps, per bucket, its first, lowest,
@@ -70,14 +71,9 @@ pub fn step_points(
     out
 }
 
-/// The unit the plot counts bytes in, by the highest peak: GB, MB, kB or bytes.
+/// The unit the plot counts bytes in, by the highest peak: GB, MB, kB or B.
 pub fn unit_of<'a>(curves: impl Iterator<Item = &'a MemoryCurve>) -> (f64, &'static str) {
-    match curves.map(|c| c.peak_bytes).fold(0.0, f64::max) {
-        p if p >= 1e9 => (1e9, "GB"),
-        p if p >= 1e6 => (1e6, "MB"),
-        p if p >= 1e3 => (1e3, "kB"),
-        _ => (1.0, "bytes"),
-    }
+    bytes_unit(curves.map(|c| c.peak_bytes))
 }
 
 /// The y range (in `unit`s) that shows every curve with room above the peaks (and below the

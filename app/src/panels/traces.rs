@@ -12,7 +12,7 @@ use crate::timeline::measured::measured_chart;
 use egui::{Color32, RichText};
 use mpipe::trace::align::AlignMethod;
 use mpipe::trace::report::CompareTraceReport;
-use mpipe::vocab::units::secs;
+use mpipe::vocab::units::{ms, secs};
 
 const RED: Color32 = Color32::from_rgb(0xE0, 0x50, 0x50);
 
@@ -321,7 +321,6 @@ fn calibration_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
                     |_, _| false,
                 );
             }
-            let ms = |s: f64| format!("{:.3} ms", s * 1e3);
             let split: Vec<Vec<String>> = report
                 .ranks
                 .iter()

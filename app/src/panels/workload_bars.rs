@@ -94,8 +94,11 @@ pub fn workload_bars_ui(ui: &mut egui::Ui, s: &Scenario, colour: Color32) -> Vec
             });
         }
     }
-    if let Some(i) = response.hover_pos().map(|p| bar_at(p.x)) {
-        let v = scales.get(i).copied().unwrap_or(0.0);
+    if let Some((i, v)) = response
+        .hover_pos()
+        .map(|p| bar_at(p.x))
+        .and_then(|i| Some((i, *scales.get(i)?)))
+    {
         response.on_hover_text(format!("microbatch {i}: scale {v:.2}"));
     }
     out

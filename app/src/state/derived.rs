@@ -101,6 +101,7 @@ impl Shown {
     /// · slack 0 s`, and whether it is on the critical path).
     pub fn describe(&self, index: usize) -> Option<[String; 3]> {
         let e = self.scene.events.get(index)?;
+        let slack = self.slack.get(e.node)?;
         let region = self
             .scene
             .region(e.region)
@@ -119,7 +120,7 @@ impl Shown {
                 secs(e.start_s),
                 secs(e.end_s),
                 secs(e.end_s - e.start_s),
-                secs(self.slack.get(e.node).copied().unwrap_or(0.0)),
+                secs(*slack),
                 if self.on_critical_path(index) {
                     " · on the critical path"
                 } else {

@@ -10,7 +10,7 @@ use crate::geometry::TimeView;
 use crate::state::derived::Shown;
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
 use mpipe::trace::compare::{MeasuredBlock, ResidualClass};
-use mpipe::vocab::units::secs;
+use mpipe::vocab::units::{secs, signed_ms};
 
 const ROW: f32 = 16.0;
 const PAIR_GAP: f32 = 10.0;
@@ -186,11 +186,11 @@ pub fn measured_chart(
         );
         match b.predicted {
             Some((ps, pe)) => lines.push_str(&format!(
-                "\npredicted at {} for {}\nresidual: start {:+.3} ms, duration {:+.3} ms",
+                "\npredicted at {} for {}\nresidual: start {}, duration {}",
                 secs(ps),
                 secs(pe - ps),
-                (b.start_s - ps) * 1e3,
-                ((b.end_s - b.start_s) - (pe - ps)) * 1e3
+                signed_ms(b.start_s - ps),
+                signed_ms((b.end_s - b.start_s) - (pe - ps))
             )),
             None => lines.push_str("\nnot in the prediction"),
         }

@@ -417,22 +417,25 @@ impl Paint<'_> {
         let key = ui
             .scope_id()
             .with(("deadlock cycle", self.shown.generation, cycle));
-        let found: Option<std::sync::Arc<Vec<usize>>> = ui.data(|d| d.get_temp(key));
+        let found: Option<std::sync::Arc<Vec<Option<usize>>>> = ui.data(|d| d.get_temp(key));
         let found = found.unwrap_or_else(|| {
             let wanted: std::collections::HashMap<(usize, mpipe::vocab::action::Action), usize> =
                 cycle.iter().enumerate().map(|(i, &k)| (k, i)).collect();
-            let mut at = vec![usize::MAX; cycle.len()];
+            let mut at: Vec<Option<usize>> = vec![None; cycle.len()];
             for (index, e) in scene.events.iter().enumerate() {
                 if let Some(slot) = wanted.get(&(e.rank, e.action)).and_then(|&i| at.get_mut(i)) {
-                    *slot = index;
+                    *slot = Some(index);
                 }
             }
             let found = std::sync::Arc::new(at);
             ui.data_mut(|d| d.insert_temp(key, found.clone()));
             found
         });
-        let events: Vec<&mpipe::view::timings::EventTiming> =
-            found.iter().filter_map(|&i| scene.events.get(i)).collect();
+        let events: Vec<&mpipe::view::timings::EventTiming> = found
+            .iter()
+            .flatten()
+            .filter_map(|&i| scene.events.get(i))
+            .collect();
         let stroke = Stroke::new(2.5, DEADLOCK);
         for e in &events {
             let row = self.row(e.rank);

@@ -14,7 +14,7 @@ pub struct Placement {
     /// The rank of each stage.
     rank_of: Vec<usize>,
     /// The stage of each (region, rank), at `(region − 1)·P + rank`.
-    stage_of: Vec<usize>,
+    stage_of: Vec<Option<usize>>,
 }
 
 /// Why a placement is not valid (rule `placement`), with the index of the offending stage.
@@ -92,7 +92,7 @@ impl Placement {
                 list.clone()
             }
         };
-        let mut stage_of = vec![usize::MAX; stages];
+        let mut stage_of: Vec<Option<usize>> = vec![None; stages];
         for (stage, &rank) in rank_of.iter().enumerate() {
             if rank >= ranks {
                 return Err(PlacementError::Rank { stage, rank, ranks });
@@ -108,11 +108,11 @@ impl Placement {
             }
             let key = (region - 1) * ranks + rank;
             match stage_of.get_mut(key) {
-                Some(slot) if *slot == usize::MAX => *slot = stage,
-                Some(slot) => {
+                Some(slot @ None) => *slot = Some(stage),
+                Some(Some(other)) => {
                     return Err(PlacementError::Shared {
                         stage,
-                        other: *slot,
+                        other: *other,
                         region,
                         rank,
                     });
@@ -127,13 +127,13 @@ impl Placement {
         })
     }
 
-    /// The stage region `region` (1-based) runs on `rank`.
-    pub fn stage(&self, region: usize, rank: usize) -> usize {
-        region
-            .checked_sub(1)
-            .and_then(|r| self.stage_of.get(r * self.ranks + rank))
-            .copied()
-            .unwrap_or(usize::MAX)
+    /// The stage region `region` (1-based) runs on `rank`, when both exist.
+    pub fn stage(&self, region: usize, rank: usize) -> Option<usize> {
+        let r = region.checked_sub(1)?;
+        if rank >= self.ranks {
+            return None;
+        }
+        self.stage_of.get(r * self.ranks + rank).copied().flatten()
     }
 
     /// The region (1-based) and rank of `stage`, when the stage exists.
@@ -171,14 +171,19 @@ mod tests {
     fn default_and_v_fold() {
         let d = Placement::new(&PlacementSpec::Default, &[true, true], 4).unwrap();
         assert_eq!(d.ranks_of_stages(), [0, 1, 2, 3, 0, 1, 2, 3]);
-        assert_eq!(d.stage(2, 1), 5);
+        assert_eq!(d.stage(2, 1), Some(5));
+        // No region 0 or 3, no rank 4: no stage (rank 4 is not region 2's rank 0).
+        assert_eq!(
+            (d.stage(0, 0), d.stage(3, 0), d.stage(1, 4)),
+            (None, None, None)
+        );
         assert!(d.is_default());
         let v = Placement::new(&PlacementSpec::VFold, &[true, true], 4).unwrap();
         assert_eq!(v.ranks_of_stages(), [0, 1, 2, 3, 3, 2, 1, 0]);
         // Chunk 1 of rank r is stage 2P − 1 − r.
         for r in 0..4 {
-            assert_eq!(v.stage(1, r), r);
-            assert_eq!(v.stage(2, r), 7 - r);
+            assert_eq!(v.stage(1, r), Some(r));
+            assert_eq!(v.stage(2, r), Some(7 - r));
         }
         assert_eq!(v.region_rank(6), Some((2, 1)));
         assert_eq!(v.region_ranks(2), [3, 2, 1, 0]);
@@ -192,7 +197,7 @@ mod tests {
         let sharded = [true, true];
         let new =
             |list: &[usize]| Placement::new(&PlacementSpec::Explicit(list.to_vec()), &sharded, 2);
-        assert_eq!(new(&[1, 0, 0, 1]).unwrap().stage(1, 1), 0);
+        assert_eq!(new(&[1, 0, 0, 1]).unwrap().stage(1, 1), Some(0));
         assert_eq!(
             new(&[0, 1, 0]),
             Err(PlacementError::Length {

@@ -122,9 +122,10 @@ impl Plan {
         index.checked_sub(1).and_then(|i| self.regions.get(i))
     }
 
-    /// The stage region `region` runs on `rank` (by default `rank + (region − 1)·P`).
-    pub fn stage_index(&self, region: usize, rank: usize) -> Stage {
-        Stage::new(self.placement.stage(region, rank))
+    /// The stage region `region` runs on `rank` (by default `rank + (region − 1)·P`), when both
+    /// exist.
+    pub fn stage_index(&self, region: usize, rank: usize) -> Option<Stage> {
+        self.placement.stage(region, rank).map(Stage::new)
     }
 
     /// Inverse of [`Plan::stage_index`]: the region (1-based index) and rank of `stage`, when it

@@ -8,16 +8,19 @@ use crate::algebra::plan::{Plan, Wavefront};
 use crate::graph::event::{EdgeKind, Event};
 use crate::schedules::slot::Slot;
 use crate::vocab::comm::{Comm, Seam};
+use crate::vocab::ids::Stage;
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::{Half, Phase};
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::FxHashMap;
 
-/// One placed piece of a microbatch's forward: region `region` on rank `rank`.
+/// One placed piece of a microbatch's forward: region `region` on rank `rank`, the pipeline stage
+/// that places there.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Unit {
     pub(crate) region: usize,
     pub(crate) rank: usize,
+    pub(crate) stage: Stage,
 }
 
 /// The index of (region, rank, microbatch) in the builder's per-slot tables (regions 1-based).
@@ -101,19 +104,25 @@ impl Builder<'_> {
         let mut units = Vec::new();
         for region in &self.plan.regions {
             match region.layout() {
-                Layout::Replicated => units.push(Unit {
-                    region: region.index,
-                    rank: self.plan.owner_of(mb),
-                }),
-                Layout::Sharded => {
-                    units.extend(region.sharded_ranks().into_iter().map(|rank| Unit {
-                        region: region.index,
-                        rank,
-                    }))
-                }
+                Layout::Replicated => units.extend(self.unit(region.index, self.plan.owner_of(mb))),
+                Layout::Sharded => units.extend(
+                    region
+                        .sharded_ranks()
+                        .into_iter()
+                        .filter_map(|rank| self.unit(region.index, rank)),
+                ),
             }
         }
         units
+    }
+
+    /// Region `region` placed on `rank`, with its stage (`None`: no such region or rank).
+    fn unit(&self, region: usize, rank: usize) -> Option<Unit> {
+        Some(Unit {
+            region,
+            rank,
+            stage: self.plan.stage_index(region, rank)?,
+        })
     }
 
     pub(crate) fn coll(
@@ -143,7 +152,7 @@ impl Builder<'_> {
             region: u.region.into(),
             rank: u.rank.into(),
             mb: mb.into(),
-            stage: self.plan.stage_index(u.region, u.rank),
+            stage: u.stage,
             phase,
         });
         let key = self.key(u.region, u.rank, mb);
@@ -278,7 +287,7 @@ impl Builder<'_> {
                 region: u.region.into(),
                 rank: u.rank.into(),
                 mb: mb.into(),
-                stage: self.plan.stage_index(u.region, u.rank),
+                stage: u.stage,
             });
             let key = self.key(u.region, u.rank, mb);
             if let Some(slot) = self.fwd.get_mut(key) {
@@ -315,7 +324,7 @@ impl Builder<'_> {
             }
             let key = self.key(u.region, u.rank, mb);
             let split = self.split.get(key).copied().unwrap_or(false);
-            let stage = self.plan.stage_index(u.region, u.rank);
+            let stage = u.stage;
             let b = self.graph.add_node(Event::Bwd {
                 region: u.region.into(),
                 rank: u.rank.into(),

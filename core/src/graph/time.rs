@@ -16,17 +16,27 @@ pub struct Timeline {
     pub binder: Vec<Option<NodeIndex>>,
 }
 
+/// Lookups by node: `None` for a node that is not in the order the timeline was computed for
+/// (a bug to surface, never a time to make up).
 impl Timeline {
-    pub fn start_of(&self, n: NodeIndex) -> f64 {
-        self.start.get(n.index()).copied().unwrap_or(0.0)
+    /// When node `n` starts.
+    pub fn start_of(&self, n: NodeIndex) -> Option<f64> {
+        self.start.get(n.index()).copied()
     }
 
-    pub fn end_of(&self, n: NodeIndex) -> f64 {
-        self.end.get(n.index()).copied().unwrap_or(0.0)
+    /// When node `n` ends.
+    pub fn end_of(&self, n: NodeIndex) -> Option<f64> {
+        self.end.get(n.index()).copied()
     }
 
-    pub fn duration_of(&self, n: NodeIndex) -> f64 {
-        self.end_of(n) - self.start_of(n)
+    /// When node `n` starts and ends.
+    pub fn span_of(&self, n: NodeIndex) -> Option<(f64, f64)> {
+        Some((self.start_of(n)?, self.end_of(n)?))
+    }
+
+    /// How long node `n` takes.
+    pub fn duration_of(&self, n: NodeIndex) -> Option<f64> {
+        self.span_of(n).map(|(s, e)| e - s)
     }
 }
 

@@ -114,7 +114,7 @@ impl DeriveReport {
                     owner,
                     stages: ranks
                         .into_iter()
-                        .map(|rank| plan.stage_index(r.index, rank))
+                        .filter_map(|rank| plan.stage_index(r.index, rank))
                         .collect(),
                 }
             })
@@ -273,13 +273,9 @@ pub fn text(name: &str, d: &Derivation) -> String {
                 let parts: Vec<String> = slabs
                     .iter()
                     .enumerate()
-                    .map(|(rank, s)| {
-                        format!(
-                            "r{rank}={}..{} (stage {})",
-                            s.start,
-                            s.end,
-                            plan.stage_index(r.index, rank)
-                        )
+                    .filter_map(|(rank, s)| {
+                        let stage = plan.stage_index(r.index, rank)?;
+                        Some(format!("r{rank}={}..{} (stage {stage})", s.start, s.end))
                     })
                     .collect();
                 let _ = writeln!(out, "ByLayer {}", parts.join(", "));

@@ -19,7 +19,10 @@ pub fn grid(d: &Derivation) -> Vec<Vec<Option<String>>> {
                 let Some(&n) = step.actions().next().and_then(|a| node_of.get(&(rank, a))) else {
                     continue;
                 };
-                let slot = timeline.start_of(n).round().max(0.0) as usize;
+                let Some(start) = timeline.start_of(n) else {
+                    continue;
+                };
+                let slot = start.round().max(0.0) as usize;
                 if let Some(cell) = row.get_mut(slot) {
                     *cell = Some(step.to_string());
                 }

@@ -6,7 +6,7 @@ use crate::sim::memory::MemoryCurve;
 use crate::sim::metrics::RankMetrics;
 use crate::sim::run::Simulation;
 use crate::view::timings::{CommTiming, EventTiming, comm_timings, event_timings};
-use crate::vocab::units::{bytes, secs};
+use crate::vocab::units::{bytes, bytes_in, bytes_unit, secs, secs_in, secs_unit};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -89,41 +89,10 @@ impl SimulateReport {
             critical_path: sim
                 .critical_path
                 .iter()
-                .filter(|&&n| sim.timeline.duration_of(n) > 0.0)
+                .filter(|&&n| sim.timeline.duration_of(n).is_some_and(|d| d > 0.0))
                 .filter_map(|&n| d.order.graph.node_weight(n).map(|e| e.label()))
                 .collect(),
         }
-    }
-}
-
-/// Seconds in a fixed unit with three decimals (`105.000 s`, `48.000 s`), so that a column of
-/// figures reads alike; `–` for none.
-fn secs_in(t: Option<f64>, unit: f64, suffix: &str) -> String {
-    t.map_or("–".into(), |t| format!("{:.3} {suffix}", t / unit))
-}
-
-/// Bytes in a fixed unit with two decimals.
-fn bytes_in(b: f64, unit: f64, suffix: &str) -> String {
-    format!("{:.2} {suffix}", b / unit)
-}
-
-/// The unit a column of seconds reads best in: seconds when its largest figure is at least
-/// one, else milliseconds.
-fn secs_unit(values: impl Iterator<Item = f64>) -> (f64, &'static str) {
-    if values.fold(0.0f64, |m, v| m.max(v.abs())) >= 1.0 {
-        (1.0, "s")
-    } else {
-        (1e-3, "ms")
-    }
-}
-
-/// The unit a column of bytes reads best in.
-fn bytes_unit(values: impl Iterator<Item = f64>) -> (f64, &'static str) {
-    match values.fold(0.0f64, |m, v| m.max(v.abs())) {
-        m if m >= 1e9 => (1e9, "GB"),
-        m if m >= 1e6 => (1e6, "MB"),
-        m if m >= 1e3 => (1e3, "kB"),
-        _ => (1.0, "B"),
     }
 }
 
@@ -178,7 +147,7 @@ pub fn rank_rows(ranks: &[RankMetrics]) -> Vec<Vec<String>> {
         .iter()
         .map(|get| secs_unit(ranks.iter().filter_map(get)))
         .collect();
-    let (mem_unit, mem_suffix) = bytes_unit(ranks.iter().map(|r| r.peak_memory_bytes));
+    let mem_unit = bytes_unit(ranks.iter().map(|r| r.peak_memory_bytes));
     ranks
         .iter()
         .map(|r| {
@@ -187,9 +156,9 @@ pub fn rank_rows(ranks: &[RankMetrics]) -> Vec<Vec<String>> {
                 times
                     .iter()
                     .zip(&units)
-                    .map(|(get, &(unit, suffix))| secs_in(get(r), unit, suffix)),
+                    .map(|(get, &unit)| secs_in(get(r), unit)),
             );
-            cells.push(bytes_in(r.peak_memory_bytes, mem_unit, mem_suffix));
+            cells.push(bytes_in(r.peak_memory_bytes, mem_unit));
             cells
         })
         .collect()

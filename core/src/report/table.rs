@@ -38,7 +38,10 @@ impl OperatorTable {
             let (Some(rank), Some(name)) = (event.rank(), operator_name(d, event)) else {
                 continue;
             };
-            let slot = timeline.start_of(n).round().max(0.0) as usize;
+            let Some(start) = timeline.start_of(n) else {
+                continue;
+            };
+            let slot = start.round().max(0.0) as usize;
             if let Some(cell) = ranks.get_mut(rank).and_then(|r| r.get_mut(slot)) {
                 // Two actions in one slot: an overlapped pair (its halves start together).
                 if cell == IDLE {

@@ -128,12 +128,13 @@ pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) ->
 
 /// The chain of events that bound the step's end, from the first to the last.
 pub fn critical_path(order: &Order, timeline: &Timeline) -> Vec<NodeIndex> {
-    let last = order.graph.node_indices().max_by(|a, b| {
-        timeline
-            .end_of(*a)
-            .total_cmp(&timeline.end_of(*b))
-            .then(b.index().cmp(&a.index()))
-    });
+    // The node that ends last (the lowest on a tie).
+    let last = order
+        .graph
+        .node_indices()
+        .filter_map(|n| Some((timeline.end_of(n)?, n)))
+        .max_by(|(ea, a), (eb, b)| ea.total_cmp(eb).then(b.index().cmp(&a.index())))
+        .map(|(_, n)| n);
     let mut path = Vec::new();
     let mut at = last;
     let mut guard = order.graph.node_count() + 1;

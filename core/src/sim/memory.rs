@@ -94,11 +94,12 @@ fn four_phase_activations(
             continue;
         };
         let mut hold = |from: NodeIndex, until: Option<NodeIndex>, bytes: f64| {
-            if let Some(until) = until
+            if let Some((start, from_end)) = timeline.span_of(from)
+                && let Some(until_end) = until.and_then(|u| timeline.end_of(u))
                 && bytes > 0.0
             {
-                list.push((timeline.start_of(from), bytes));
-                list.push((timeline.end_of(until).max(timeline.end_of(from)), -bytes));
+                list.push((start, bytes));
+                list.push((until_end.max(from_end), -bytes));
             }
         };
         if let Some(fe) = fe {
@@ -130,9 +131,10 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
             let bytes = workspace_bytes(plan, region.into(), rank.into());
             if bytes > 0.0
                 && let Some(list) = deltas.get_mut(rank.index())
+                && let Some((start, end)) = timeline.span_of(n)
             {
-                list.push((timeline.start_of(n), bytes));
-                list.push((timeline.end_of(n), -bytes));
+                list.push((start, bytes));
+                list.push((end, -bytes));
             }
         }
     }
@@ -151,16 +153,31 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
                     && matches!(g.node_weight(e.target()), Some(Event::Bwd { .. }))
             })
             .map(|e| e.target());
+        let Some((start, end)) = timeline.span_of(n) else {
+            continue;
+        };
         let (bytes, free_at) = match backward {
-            Some(b) => (
-                activation_bytes(plan, region.into(), rank.into(), mb.into()),
-                timeline.end_of(b),
-            ),
+            Some(b) => {
+                let Some(free_at) = timeline.end_of(b) else {
+                    continue;
+                };
+                let bytes = activation_bytes(plan, region.into(), rank.into(), mb.into());
+                (bytes, free_at)
+            }
             None => {
-                let until = consumer(order, n).map_or(timeline.end_of(n), |c| timeline.end_of(c));
+                // Held until what consumes the output ends (its own end without one).
+                let until = match consumer(order, n) {
+                    Some(c) => {
+                        let Some(until) = timeline.end_of(c) else {
+                            continue;
+                        };
+                        until
+                    }
+                    None => end,
+                };
                 (
                     output_bytes(plan, region.into(), rank.into(), mb.into()),
-                    until.max(timeline.end_of(n)),
+                    until.max(end),
                 )
             }
         };
@@ -182,16 +199,16 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
         let Some(list) = deltas.get_mut(rank.index()) else {
             continue;
         };
-        match weight {
-            Some(w) if bytes > 0.0 => {
+        match weight.and_then(|w| timeline.end_of(w)) {
+            Some(weight_end) if bytes > 0.0 => {
                 let early =
                     activation_input_bytes(plan, region.into(), rank.into(), mb.into()).min(bytes);
-                list.push((timeline.start_of(n), bytes));
+                list.push((start, bytes));
                 list.push((free_at, -early));
-                list.push((timeline.end_of(w), early - bytes));
+                list.push((weight_end, early - bytes));
             }
             _ if bytes > 0.0 => {
-                list.push((timeline.start_of(n), bytes));
+                list.push((start, bytes));
                 list.push((free_at, -bytes));
             }
             _ => {}

@@ -87,7 +87,7 @@ pub fn wavefront_span(
         .iter()
         .rev()
         .find(|&&n| g.node_weight(n).is_some_and(|e| in_wavefront(plan, e)))?;
-    Some((timeline.start_of(*first), timeline.end_of(*last)))
+    Some((timeline.start_of(*first)?, timeline.end_of(*last)?))
 }
 
 /// Where an idle gap of a rank's compute stream falls.
@@ -153,15 +153,17 @@ fn walk(
     let span = wavefront_span(plan, order, timeline, rank).unwrap_or((0.0, timeline.makespan));
     let mut prev_end = 0.0f64;
     for &n in order.nodes.get(rank).map_or(&[][..], Vec::as_slice) {
-        let (start, end) = (timeline.start_of(n), timeline.end_of(n));
+        let Some((start, end)) = timeline.span_of(n) else {
+            continue;
+        };
         if start > prev_end {
             // The part of the wait during which a transfer into this event was in flight.
             let mut comm = 0.0;
             if let Some(b) = timeline.binder.get(n.index()).copied().flatten()
                 && matches!(g.node_weight(b), Some(Event::Coll { .. }))
+                && let Some((b_start, b_end)) = timeline.span_of(b)
             {
-                comm = (timeline.end_of(b) - timeline.start_of(b).max(prev_end))
-                    .clamp(0.0, start - prev_end);
+                comm = (b_end - b_start.max(prev_end)).clamp(0.0, start - prev_end);
             }
             if comm > 0.0 {
                 let wait = Gap {

@@ -277,7 +277,7 @@ fn stage_of_layers(plan: &Plan) -> Vec<Option<Stage>> {
                 let stage = plan.stage_index(region.index, rank);
                 for layer in slab.clone() {
                     if let Some(slot) = out.get_mut(layer) {
-                        *slot = Some(stage);
+                        *slot = stage;
                     }
                 }
             }
@@ -340,7 +340,7 @@ fn factor_table(plan: &Plan, by_stage: &Ratios, by_region: &Ratios) -> Vec<Facto
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| !s.is_empty())
-                .map(|(rank, _)| (r.index, Some(plan.stage_index(r.index, rank))))
+                .filter_map(|(rank, _)| Some((r.index, Some(plan.stage_index(r.index, rank)?))))
                 .collect(),
             RegionOwner::ByMicrobatch => Vec::new(),
         })

@@ -16,6 +16,7 @@ use super::fast_event;
 use super::json_stream::{JsonStream, Limits, Position, StreamError};
 use super::raw::RawTrace;
 use crate::scenario::locate::strip_position;
+use crate::vocab::units::binary_size;
 use flate2::read::MultiGzDecoder;
 use serde::de::{DeserializeSeed, IgnoredAny};
 use std::cell::Cell;
@@ -42,15 +43,6 @@ pub enum TraceError {
 
 /// Bytes between two progress reports.
 const PROGRESS_EVERY: u64 = 1 << 20;
-
-/// A limit in the unit it was set in: `64 MiB`, `16 GiB`, else bytes.
-fn binary_size(bytes: u64) -> String {
-    match bytes {
-        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
-        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
-        b => format!("{b} bytes"),
-    }
-}
 
 /// The JSON text of `reader`, past a UTF-8 byte-order mark (which is accepted); a UTF-16 file
 /// (its byte-order mark, or a NUL as its second byte) is an error at 1:1 that says so.

@@ -130,10 +130,7 @@ pub fn predicted_actions(sim: &Simulation) -> FxHashMap<(usize, Action), (f64, f
             let event = graph.node_weight(n)?;
             let action = event.action()?;
             let rank = event.rank()?;
-            Some((
-                (rank, action),
-                (sim.timeline.start_of(n), sim.timeline.end_of(n)),
-            ))
+            Some(((rank, action), sim.timeline.span_of(n)?))
         })
         .collect()
 }

@@ -149,7 +149,10 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
             && let (Some(fa), Some(ba)) =
                 (event.action(), g.node_weight(b).and_then(|e| e.action()))
         {
-            let start = sim.timeline.start_of(n);
+            let (Some(start), Some(end)) = (sim.timeline.start_of(n), sim.timeline.end_of(b))
+            else {
+                continue;
+            };
             w.event(&Slice {
                 ph: "X",
                 name: &format!("PP:{}", Step::Overlap(fa, ba)),
@@ -157,7 +160,7 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
                 pid,
                 tid,
                 ts: us(start),
-                dur: us(sim.timeline.end_of(b) - start),
+                dur: us(end - start),
                 args: json!({
                     "mb": event.mb(),
                     "slack_s": slack.get(n.index()),
@@ -183,14 +186,17 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
             Event::StepBarrier => continue,
         };
         let label = label.unwrap_or_default();
+        let Some((start, end)) = sim.timeline.span_of(n) else {
+            continue;
+        };
         w.event(&Slice {
             ph: "X",
             name: &label,
             cat,
             pid,
             tid,
-            ts: us(sim.timeline.start_of(n)),
-            dur: us(sim.timeline.duration_of(n)),
+            ts: us(start),
+            dur: us(end - start),
             args: json!({
                 "mb": event.mb(),
                 "slack_s": slack.get(n.index()),
@@ -210,16 +216,14 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
         ) else {
             continue;
         };
+        let (Some(su), Some(sv)) = (sim.timeline.start_of(u), sim.timeline.start_of(v)) else {
+            continue;
+        };
         if tu == tv {
             continue;
         }
         id += 1;
-        w.flow(
-            id,
-            (tu.0, tu.1, us(sim.timeline.start_of(u))),
-            (tv.0, tv.1, us(sim.timeline.start_of(v))),
-            "dependency",
-        )?;
+        w.flow(id, (tu.0, tu.1, us(su)), (tv.0, tv.1, us(sv)), "dependency")?;
     }
     w.finish(json!({"generator": "mpipe", "kind": "prediction", "scenario": name, "makespan_s": sim.makespan_s}))
 }

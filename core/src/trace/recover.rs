@@ -508,6 +508,13 @@ fn step_windows(trace: &RawTrace, step_spans: &[(usize, Option<i64>)]) -> Vec<St
     windows
 }
 
+/// A recovered event before the microbatches are numbered: its microbatch as the rule gave it
+/// (`None`: numbered in order within its step, [`number_microbatches`]).
+struct Pending {
+    event: MeasuredEvent,
+    mb: Option<usize>,
+}
+
 fn build_rank(
     rank: usize,
     sources: Vec<Source>,
@@ -515,21 +522,7 @@ fn build_rank(
     ops: &[ComputeOps],
     warnings: &mut Warnings,
 ) -> MeasuredRank {
-    let mut files: Vec<usize> = sources.iter().map(|s| s.file).collect();
-    files.dedup();
-    if files.len() > 1 {
-        let names: Vec<&str> = files
-            .iter()
-            .filter_map(|&f| traces.get(f))
-            .map(|t| t.file.as_str())
-            .collect();
-        warnings.add("merged", names.first().copied().unwrap_or(""), None, || {
-            format!(
-                "several files are rank {rank}; merged: {}",
-                names.join(", ")
-            )
-        });
-    }
+    let files = rank_files(rank, &sources, traces, warnings);
     let rank_source = sources
         .first()
         .and_then(|s| s.rank)
@@ -556,7 +549,76 @@ fn build_rank(
     steps.sort_by_key(|w| (w.start_ns, w.end_ns));
     steps.dedup();
 
-    let mut events: Vec<MeasuredEvent> = sources
+    let mut pending = annotated_events(rank, &sources, traces, ops);
+    pending.extend(inferred_events(rank, &sources, ops));
+    let inferred = sources.iter().any(|s| !s.inferred.is_empty());
+    let memory = measured_memory(files.iter().filter_map(|&f| traces.get(f)));
+    pending.sort_by_key(|p| (p.event.start_ns, p.event.end_ns));
+
+    if steps.is_empty() {
+        steps = steps_from_repetition(&mut pending);
+    } else {
+        for p in &mut pending {
+            p.event.step = steps
+                .iter()
+                .rposition(|w| w.start_ns <= p.event.start_ns)
+                .unwrap_or(0);
+        }
+    }
+    let mut events = number_microbatches(pending);
+    transfers_join_their_actions(&mut events);
+    let (actions, transfers) = events.into_iter().partition(|e| e.kind.is_compute());
+    MeasuredRank {
+        rank,
+        files,
+        rank_source,
+        sources: file_sources,
+        clock,
+        steps,
+        actions,
+        transfers,
+        device_side,
+        inferred,
+        memory,
+        event_count,
+    }
+}
+
+/// The files of rank `rank`, in order; several are merged, with a warning that says so.
+fn rank_files(
+    rank: usize,
+    sources: &[Source],
+    traces: &[RawTrace],
+    warnings: &mut Warnings,
+) -> Vec<usize> {
+    let mut files: Vec<usize> = sources.iter().map(|s| s.file).collect();
+    files.dedup();
+    if files.len() > 1 {
+        let names: Vec<&str> = files
+            .iter()
+            .filter_map(|&f| traces.get(f))
+            .map(|t| t.file.as_str())
+            .collect();
+        warnings.add("merged", names.first().copied().unwrap_or(""), None, || {
+            format!(
+                "several files are rank {rank}; merged: {}",
+                names.join(", ")
+            )
+        });
+    }
+    files
+}
+
+/// The events of the annotated spans of a rank's files, each timed where it ran (on the device
+/// when its ops launched kernels), its compute told from its wait; an overlapped pair's span is
+/// two events.
+fn annotated_events(
+    rank: usize,
+    sources: &[Source],
+    traces: &[RawTrace],
+    ops: &[ComputeOps],
+) -> Vec<Pending> {
+    sources
         .iter()
         .flat_map(|s| {
             s.events.iter().flat_map(move |&(span, c)| {
@@ -587,7 +649,7 @@ fn build_rank(
                     stage: c.stage.unwrap_or(rank),
                     kind: c.kind,
                     direction: c.direction,
-                    mb: c.mb.unwrap_or(usize::MAX),
+                    mb: 0,
                     start_ns,
                     end_ns,
                     step: 0,
@@ -596,100 +658,79 @@ fn build_rank(
                     compute_start_ns,
                     compute_end_ns,
                 };
-                match c.paired {
-                    None => vec![event],
-                    Some((kind, stage, mb)) => {
-                        // An overlapped pair's span (`PP:(…;…)OVERLAP_F_B`) times the pair as
-                        // one: its forward is given the first half, its backward the second.
-                        let mid = sp.start_ns.saturating_add(sp.dur_ns / 2);
-                        let (compute_ns, compute_start_ns, compute_end_ns) =
-                            compute(sp.start_ns, mid);
-                        let forward = MeasuredEvent {
-                            end_ns: mid,
-                            compute_ns,
-                            compute_start_ns,
-                            compute_end_ns,
-                            ..event
-                        };
-                        let backward = MeasuredEvent {
-                            kind,
-                            direction: None,
-                            stage: stage.unwrap_or(rank),
-                            mb: mb.unwrap_or(usize::MAX),
-                            start_ns: mid,
-                            ..forward
-                        };
-                        let (compute_ns, compute_start_ns, compute_end_ns) =
-                            compute(mid, sp.end_ns());
-                        vec![
-                            forward,
-                            MeasuredEvent {
-                                end_ns: sp.end_ns(),
-                                compute_ns,
-                                compute_start_ns,
-                                compute_end_ns,
-                                ..backward
-                            },
-                        ]
-                    }
-                }
+                let Some((kind, stage, mb)) = c.paired else {
+                    return vec![Pending { event, mb: c.mb }];
+                };
+                // An overlapped pair's span (`PP:(…;…)OVERLAP_F_B`) times the pair as one: its
+                // forward is given the first half, its backward the second.
+                let mid = sp.start_ns.saturating_add(sp.dur_ns / 2);
+                let (compute_ns, compute_start_ns, compute_end_ns) = compute(sp.start_ns, mid);
+                let forward = MeasuredEvent {
+                    end_ns: mid,
+                    compute_ns,
+                    compute_start_ns,
+                    compute_end_ns,
+                    ..event
+                };
+                let (compute_ns, compute_start_ns, compute_end_ns) = compute(mid, sp.end_ns());
+                let backward = MeasuredEvent {
+                    kind,
+                    direction: None,
+                    stage: stage.unwrap_or(rank),
+                    start_ns: mid,
+                    end_ns: sp.end_ns(),
+                    compute_ns,
+                    compute_start_ns,
+                    compute_end_ns,
+                    ..forward
+                };
+                vec![
+                    Pending {
+                        event: forward,
+                        mb: c.mb,
+                    },
+                    Pending {
+                        event: backward,
+                        mb,
+                    },
+                ]
             })
         })
-        .collect();
-    // Inferred actions: their runs of ops, on the rank's own stage (one stage per rank).
-    events.extend(sources.iter().flat_map(|s| {
+        .collect()
+}
+
+/// Inferred actions: their runs of ops, on the rank's own stage (one stage per rank), numbered
+/// in order.
+fn inferred_events<'a>(
+    rank: usize,
+    sources: &'a [Source],
+    ops: &'a [ComputeOps],
+) -> impl Iterator<Item = Pending> + 'a {
+    sources.iter().flat_map(move |s| {
         s.inferred.iter().map(move |a| {
             let (compute_ns, compute_start_ns, compute_end_ns) =
                 span_compute(ops.get(s.file), a.thread, a.start_ns, a.end_ns);
-            MeasuredEvent {
-                stage: rank,
-                kind: a.kind,
-                direction: None,
-                mb: usize::MAX,
-                start_ns: a.start_ns,
-                end_ns: a.end_ns,
-                step: 0,
-                source: SpanRef {
-                    file: s.file,
-                    span: a.span,
+            Pending {
+                event: MeasuredEvent {
+                    stage: rank,
+                    kind: a.kind,
+                    direction: None,
+                    mb: 0,
+                    start_ns: a.start_ns,
+                    end_ns: a.end_ns,
+                    step: 0,
+                    source: SpanRef {
+                        file: s.file,
+                        span: a.span,
+                    },
+                    compute_ns,
+                    compute_start_ns,
+                    compute_end_ns,
                 },
-                compute_ns,
-                compute_start_ns,
-                compute_end_ns,
+                mb: None,
             }
         })
-    }));
-    let inferred = sources.iter().any(|s| !s.inferred.is_empty());
-    let memory = measured_memory(files.iter().filter_map(|&f| traces.get(f)));
-    events.sort_by_key(|e| (e.start_ns, e.end_ns));
-
-    if steps.is_empty() {
-        steps = steps_from_repetition(&mut events);
-    } else {
-        for e in &mut events {
-            e.step = steps
-                .iter()
-                .rposition(|w| w.start_ns <= e.start_ns)
-                .unwrap_or(0);
-        }
-    }
-    number_microbatches(&mut events);
-    transfers_join_their_actions(&mut events);
-    let (actions, transfers) = events.into_iter().partition(|e| e.kind.is_compute());
-    MeasuredRank {
-        rank,
-        files,
-        rank_source,
-        sources: file_sources,
-        clock,
-        steps,
-        actions,
-        transfers,
-        device_side,
-        inferred,
-        memory,
-        event_count,
-    }
+    })
 }
 
 /// The memory samples of a rank's files on one device: an accelerator's (the one with most
@@ -772,15 +813,19 @@ fn transfers_join_their_actions(events: &mut [MeasuredEvent]) {
 
 /// Without step markers, a new step begins when a compute action with a known microbatch
 /// repeats. Returns the steps' windows.
-fn steps_from_repetition(events: &mut [MeasuredEvent]) -> Vec<StepWindow> {
+fn steps_from_repetition(events: &mut [Pending]) -> Vec<StepWindow> {
     let mut seen: FxHashSet<(usize, ActionKind, usize)> = FxHashSet::default();
     let mut windows: Vec<StepWindow> = Vec::new();
     let mut step = 0;
-    for e in events.iter_mut() {
-        if e.kind.is_compute() && e.mb != usize::MAX && !seen.insert((e.stage, e.kind, e.mb)) {
+    for p in events.iter_mut() {
+        let e = &mut p.event;
+        if let Some(mb) = p.mb
+            && e.kind.is_compute()
+            && !seen.insert((e.stage, e.kind, mb))
+        {
             step += 1;
             seen.clear();
-            seen.insert((e.stage, e.kind, e.mb));
+            seen.insert((e.stage, e.kind, mb));
         }
         e.step = step;
         match windows.get_mut(step) {
@@ -795,17 +840,25 @@ fn steps_from_repetition(events: &mut [MeasuredEvent]) -> Vec<StepWindow> {
     windows
 }
 
-/// Events whose rule gives no microbatch are numbered in order within their step.
-fn number_microbatches(events: &mut [MeasuredEvent]) {
+/// Every event's microbatch: as its rule gave it, else numbered in order within its step (by
+/// step, stage, kind and direction).
+fn number_microbatches(pending: Vec<Pending>) -> Vec<MeasuredEvent> {
     let mut next: FxHashMap<(usize, usize, ActionKind, Option<Direction>), usize> =
         FxHashMap::default();
-    for e in events.iter_mut().filter(|e| e.mb == usize::MAX) {
-        let n = next
-            .entry((e.step, e.stage, e.kind, e.direction))
-            .or_insert(0);
-        e.mb = *n;
-        *n += 1;
-    }
+    pending
+        .into_iter()
+        .map(|Pending { mut event, mb }| {
+            event.mb = mb.unwrap_or_else(|| {
+                let e = &event;
+                let n = next
+                    .entry((e.step, e.stage, e.kind, e.direction))
+                    .or_insert(0);
+                *n += 1;
+                *n - 1
+            });
+            event
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use super::align::Alignment;
 use super::rank::RankSource;
 use super::recover::{MeasuredEvent, Measurement};
+use crate::vocab::units::{ms, rate};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -323,7 +324,6 @@ impl CompareTraceReport {
 
     pub fn text(&self) -> String {
         let mut out = String::new();
-        let ms = |s: f64| format!("{:.3} ms", s * 1e3);
         let checked = match self.check_step {
             Some(step) => format!("checked on step {step}"),
             None => {
@@ -473,8 +473,8 @@ pub fn factor_text(f: &super::calibrate::Factor) -> String {
 pub fn overhead_text(o: &super::calibrate::OverheadFit) -> String {
     match o.action_overhead_s {
         Some(s) => format!(
-            "{:.3} ms per action (median of {} gaps before an action whose inputs were on its rank)",
-            s * 1e3,
+            "{} per action (median of {} gaps before an action whose inputs were on its rank)",
+            ms(s),
             o.samples
         ),
         None => "not fitted (no two actions in a row with the second's inputs on its rank; the scenario's kept)".to_string(),
@@ -483,13 +483,12 @@ pub fn overhead_text(o: &super::calibrate::OverheadFit) -> String {
 
 /// What the link fit found, in words.
 pub fn link_text(link: &super::calibrate::LinkFit) -> String {
-    let ms = |s: f64| format!("{:.3} ms", s * 1e3);
     match (link.alpha_s, link.bytes_per_s) {
         (None, _) => "not fitted (no measured transfer between ranks whose consumer waited for it; the scenario's kept)".to_string(),
         (Some(a), Some(b)) => format!(
-            "α {} and β {:.3} GB/s from {} transfer(s) of {} sizes",
+            "α {} and β {} from {} transfer(s) of {} sizes",
             ms(a),
-            b * 1e-9,
+            rate(b),
             link.samples,
             link.sizes
         ),

@@ -149,11 +149,11 @@ pub fn place(
 
     // The actions in the order they run in logical time, then the reduces, which start at the
     // end of their streams (where no backward can move past them) and go where they cost least.
-    let at = |i: &Item| i.nodes.first().map_or(0.0, |&n| logical.start_of(n));
+    let at = |i: &Item| i.nodes.first().and_then(|&n| logical.start_of(n));
     items.sort_by(|a, b| {
         (a.kind == Kind::Reduce)
             .cmp(&(b.kind == Kind::Reduce))
-            .then(at(a).total_cmp(&at(b)))
+            .then(earliest_first(at(a), at(b)))
             .then(a.nodes.cmp(&b.nodes))
     });
     order.nodes.clone_from(&streams);
@@ -420,15 +420,25 @@ impl Window<'_> {
                 .mb
                 .checked_sub(self.lead)
                 .and_then(|m| self.anchors.get(&(item.kind, m)))
-                .map_or(0.0, |&n| timeline.start_of(n));
+                .and_then(|&n| timeline.start_of(n))
+                .unwrap_or(0.0);
             (earliest, f64::INFINITY)
         } else {
             let latest = self
                 .anchors
                 .get(&(item.kind, item.mb + self.lead))
-                .map_or(f64::INFINITY, |&n| timeline.start_of(n));
+                .and_then(|&n| timeline.start_of(n))
+                .unwrap_or(f64::INFINITY);
             (0.0, latest)
         }
+    }
+}
+
+/// Times in order, an unknown one first.
+fn earliest_first(a: Option<f64>, b: Option<f64>) -> std::cmp::Ordering {
+    match (a, b) {
+        (Some(a), Some(b)) => a.total_cmp(&b),
+        (a, b) => a.is_some().cmp(&b.is_some()),
     }
 }
 
@@ -467,8 +477,10 @@ impl Context<'_> {
         let mut ready = 0.0f64;
         for &n in &item.nodes {
             for p in self.order.graph.neighbors_directed(n, Direction::Incoming) {
-                if !item.nodes.contains(&p) {
-                    ready = ready.max(t.end_of(p));
+                if !item.nodes.contains(&p)
+                    && let Some(end) = t.end_of(p)
+                {
+                    ready = ready.max(end);
                 }
             }
         }
@@ -493,11 +505,12 @@ impl Context<'_> {
             if !self.may_insert(before, after) {
                 continue;
             }
-            let start = before.map_or(0.0, |n| t.end_of(n)).max(ready);
+            // Nothing before it: it may start at 0; nothing after: nothing to push.
+            let start = before.and_then(|n| t.end_of(n)).unwrap_or(0.0).max(ready);
             let end = start + duration;
-            let (next_start, next_slack) = after.map_or((f64::INFINITY, f64::INFINITY), |n| {
-                (t.start_of(n), self.slack_of(n))
-            });
+            let (next_start, next_slack) = after
+                .and_then(|n| Some((t.start_of(n)?, self.slack_of(n))))
+                .unwrap_or((f64::INFINITY, f64::INFINITY));
             let push = (end - next_start).max(0.0);
             let price = Price {
                 longer: (push - next_slack).max(end - loose).max(0.0),
@@ -526,8 +539,10 @@ impl Context<'_> {
     fn deadline(&self, n: NodeIndex, chain: f64, depth: usize, strict: &mut f64, loose: &mut f64) {
         let t = self.timeline;
         if on_stream(self.order, n) {
-            *strict = strict.min(t.start_of(n) - chain);
-            *loose = loose.min(t.start_of(n) + self.slack_of(n) - chain);
+            if let Some(start) = t.start_of(n) {
+                *strict = strict.min(start - chain);
+                *loose = loose.min(start + self.slack_of(n) - chain);
+            }
             return;
         }
         if depth >= 8 {

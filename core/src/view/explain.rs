@@ -126,9 +126,9 @@ impl Idle {
 }
 
 /// A short name of the event at `n`.
-fn describe(sim: &Simulation, n: NodeIndex) -> Waited {
+fn describe(sim: &Simulation, n: NodeIndex) -> Option<Waited> {
     let d = &sim.derivation;
-    let end_s = sim.timeline.end_of(n);
+    let end_s = sim.timeline.end_of(n)?;
     let (what, rank) = match d.order.graph.node_weight(n) {
         Some(
             e @ (Event::Fwd { rank, .. } | Event::Bwd { rank, .. } | Event::FourPhase { rank, .. }),
@@ -149,31 +149,32 @@ fn describe(sim: &Simulation, n: NodeIndex) -> Waited {
         }) => (format!("the {comm:?} of microbatch {mb}"), Some(*from_rank)),
         Some(Event::StepBarrier) | None => ("the step barrier".to_string(), None),
     };
-    Waited {
+    Some(Waited {
         what,
         rank: rank.map(usize::from),
         end_s,
-    }
+    })
 }
 
-/// Why `rank` is idle at `t`, given that nothing runs on it then.
-fn why_idle(sim: &Simulation, scene: &Scene, rank: usize, t: f64) -> Idle {
+/// Why `rank` is idle at `t`, given that nothing runs on it then (`None` only for a simulation
+/// whose timeline misses an event of its order).
+fn why_idle(sim: &Simulation, scene: &Scene, rank: usize, t: f64) -> Option<Idle> {
     let d = &sim.derivation;
     let g = &d.order.graph;
     let timeline = &sim.timeline;
     let nodes = d.order.nodes.get(rank).map_or(&[][..], Vec::as_slice);
     // The stream runs in order, so ends are non-decreasing: the next event is the first that
     // ends after `t` and takes time.
-    let from = nodes.partition_point(|&n| timeline.end_of(n) <= t);
+    let from = nodes.partition_point(|&n| timeline.end_of(n).is_some_and(|e| e <= t));
     let Some(&next) = nodes
         .get(from..)
         .unwrap_or_default()
         .iter()
-        .find(|&&n| timeline.duration_of(n) > 0.0)
+        .find(|&&n| timeline.duration_of(n).is_some_and(|d| d > 0.0))
     else {
-        return Idle::Done;
+        return Some(Idle::Done);
     };
-    let next_name = describe(sim, next).what;
+    let next_name = describe(sim, next)?.what;
     // Follow the binders back through zero-length events and collectives to what holds it up.
     let mut at = next;
     let mut waited = None;
@@ -184,31 +185,32 @@ fn why_idle(sim: &Simulation, scene: &Scene, rank: usize, t: f64) -> Idle {
         match g.node_weight(b) {
             Some(Event::Coll { comm, mb, .. }) => {
                 let producer = timeline.binder.get(b.index()).copied().flatten();
-                if timeline.start_of(b) <= t
+                let (start, end) = timeline.span_of(b)?;
+                if start <= t
                     && let Some(p) = producer
                 {
-                    return Idle::Transfer {
+                    return Some(Idle::Transfer {
                         next: next_name,
                         comm: format!("{comm:?} of microbatch {mb}"),
-                        from: describe(sim, p),
-                        arrives_s: timeline.end_of(b),
-                    };
+                        from: describe(sim, p)?,
+                        arrives_s: end,
+                    });
                 }
                 match producer {
                     Some(p) => at = p,
                     None => {
-                        waited = Some(describe(sim, b));
+                        waited = Some(describe(sim, b)?);
                         break;
                     }
                 }
                 if g.node_weight(at).and_then(Event::rank) != Some(rank) {
-                    waited = Some(describe(sim, at));
+                    waited = Some(describe(sim, at)?);
                     break;
                 }
             }
-            Some(e) if e.rank() == Some(rank) && timeline.duration_of(b) == 0.0 => at = b,
+            Some(e) if e.rank() == Some(rank) && timeline.duration_of(b) == Some(0.0) => at = b,
             Some(_) => {
-                waited = Some(describe(sim, b));
+                waited = Some(describe(sim, b)?);
                 break;
             }
             None => break,
@@ -222,7 +224,7 @@ fn why_idle(sim: &Simulation, scene: &Scene, rank: usize, t: f64) -> Idle {
     let forward_next = g
         .node_weight(next)
         .is_some_and(crate::sim::metrics::is_forward);
-    match waited {
+    Some(match waited {
         _ if before_backbone && forward_next => Idle::Warmup {
             waiting_for: waited,
         },
@@ -231,7 +233,7 @@ fn why_idle(sim: &Simulation, scene: &Scene, rank: usize, t: f64) -> Idle {
             waiting_for: w,
         },
         None => Idle::Warmup { waiting_for: None },
-    }
+    })
 }
 
 /// Every rank's state at `t`.
@@ -245,8 +247,9 @@ pub fn at_time(sim: &Simulation, scene: &Scene, t: f64) -> Vec<RankAt> {
             } else {
                 reduce_at(sim, rank, t)
             };
-            let idle =
-                (running.is_none() && reducing.is_none()).then(|| why_idle(sim, scene, rank, t));
+            let idle = (running.is_none() && reducing.is_none())
+                .then(|| why_idle(sim, scene, rank, t))
+                .flatten();
             let memory_bytes = sim.memory.get(rank).map_or(0.0, |c| {
                 let i = c.points.partition_point(|p| p[0] <= t);
                 i.checked_sub(1)
@@ -269,10 +272,10 @@ fn reduce_at(sim: &Simulation, rank: usize, t: f64) -> Option<String> {
     let d = &sim.derivation;
     let timeline = &sim.timeline;
     let nodes = d.order.nodes.get(rank)?;
-    let i = nodes.partition_point(|&n| timeline.end_of(n) <= t);
+    let i = nodes.partition_point(|&n| timeline.end_of(n).is_some_and(|e| e <= t));
     let &n = nodes.get(i)?;
     match d.order.graph.node_weight(n)? {
-        Event::DpReduce { region, group, .. } if timeline.start_of(n) <= t => {
+        Event::DpReduce { region, group, .. } if timeline.start_of(n)? <= t => {
             Some(format!("region {region}, AllReduce over {group:?}"))
         }
         _ => None,

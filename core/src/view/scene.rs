@@ -242,7 +242,7 @@ impl Scene {
                 .map(|w| {
                     w.regions
                         .iter()
-                        .map(|&region| plan.stage_index(region, rank))
+                        .filter_map(|&region| plan.stage_index(region, rank))
                         .collect()
                 })
                 .unwrap_or_default();

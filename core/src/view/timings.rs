@@ -86,7 +86,8 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
                 } => (region, rank, mb, phase),
                 _ => continue,
             };
-            let Some(action) = e.action() else {
+            let (Some(action), Some((start_s, end_s))) = (e.action(), sim.timeline.span_of(n))
+            else {
                 continue;
             };
             out.push(EventTiming {
@@ -95,8 +96,8 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
                 region: region.into(),
                 mb: mb.into(),
                 backward: phase.is_backward(),
-                start_s: sim.timeline.start_of(n),
-                end_s: sim.timeline.end_of(n),
+                start_s,
+                end_s,
                 pair: halves.get(&n.index()).copied(),
                 node: n.index(),
             });
@@ -109,9 +110,8 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
 pub fn comm_timings(sim: &Simulation) -> Vec<CommTiming> {
     let g = &sim.derivation.order.graph;
     g.node_indices()
-        .filter(|&n| sim.timeline.duration_of(n) > 0.0)
         .filter_map(|n| {
-            let t = (sim.timeline.start_of(n), sim.timeline.end_of(n));
+            let t = sim.timeline.span_of(n).filter(|(s, e)| e > s)?;
             match *g.node_weight(n)? {
                 Event::Coll {
                     comm,

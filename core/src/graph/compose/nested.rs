@@ -66,7 +66,7 @@ pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
         })
         .collect();
     let timeline = longest_path(order, &unit);
-    let slot = |n: NodeIndex| timeline.start_of(n).round() as i64;
+    let slot = |n: NodeIndex| timeline.start_of(n).map(|t| t.round() as i64);
 
     // The backbone actions next to `n` through collectives, losses and nested actions, in
     // `direction`.
@@ -98,14 +98,14 @@ pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
     let after = |n: NodeIndex| {
         neighbours(n, Direction::Incoming)
             .into_iter()
-            .map(|m| slot(m) + 1)
+            .filter_map(|m| slot(m).map(|s| s + 1))
             .max()
             .unwrap_or(0)
     };
     let before = |n: NodeIndex| {
         neighbours(n, Direction::Outgoing)
             .into_iter()
-            .map(slot)
+            .filter_map(slot)
             .min()
     };
 
@@ -122,7 +122,8 @@ pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
             let text = step.to_string();
             let forward = matches!(g.node_weight(first), Some(Event::Fwd { .. }));
             let key = if !embedded(first) {
-                (slot(first), 1, 0)
+                let Some(at) = slot(first) else { continue };
+                (at, 1, 0)
             } else if region_of(first) == encoder {
                 if forward {
                     // Just in time: the slot before its output's first use.
