@@ -59,222 +59,292 @@ pub fn tick_label(t: f64, step: f64) -> String {
 /// Renders the simulation's timeline.
 pub fn render(name: &str, sim: &Simulation) -> String {
     let scene = Scene::new(sim);
-    let plan = &sim.derivation.plan;
-    let p = plan.ranks;
-    let makespan = if sim.makespan_s > 0.0 {
+    let makespan_s = if sim.makespan_s > 0.0 {
         sim.makespan_s
     } else {
         1.0
     };
-    let plot = WIDTH - LEFT - RIGHT;
-    let x = |t: f64| LEFT + t / makespan * plot;
-    let lane_y = |r: usize| TOP + r as f64 * (LANE + COMM_LANE + GAP);
-    let height = lane_y(p) + 60.0;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height:.0}" viewBox="0 0 {WIDTH} {height:.0}" font-family="DejaVu Sans, Arial, sans-serif">"#
-    );
-    let _ = writeln!(
-        s,
-        r##"<defs><pattern id="idle" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#f4f4f4"/><line x1="0" y1="0" x2="0" y2="6" stroke="#c8c8c8" stroke-width="2"/></pattern><pattern id="spill" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><line x1="0" y1="0" x2="0" y2="6" stroke="{}" stroke-width="2"/></pattern></defs>"##,
-        hex(palette::SPILL)
-    );
-    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let schedule: Vec<_> = plan.regions.iter().map(|r| r.skeleton).collect();
-    let title = format!(
-        "{}{} — {}: makespan {}, bubble {:.1} %",
-        if name.is_empty() {
-            String::new()
-        } else {
-            format!("{name} · ")
-        },
-        schedule_to_string(&schedule),
-        plan.shape(),
-        secs(sim.makespan_s),
-        100.0 * sim.bubble_fraction
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="{LEFT}" y="22" font-size="15" font-weight="bold">{}</text>"#,
-        escape(&title)
-    );
-    // Legend: regions, warmup, spill, idle.
-    let mut lx = LEFT;
-    for r in &scene.regions {
-        // A split backward shows its weight half's shade as a third chip.
-        let weight_chip = if r.split() {
-            format!(
-                r#"<rect x="{}" y="32" width="12" height="12" fill="{}"/>"#,
-                lx + 24.0,
-                hex(r.weight)
-            )
-        } else {
-            String::new()
-        };
-        let text_x = lx + if r.split() { 40.0 } else { 28.0 };
-        let _ = writeln!(
-            s,
-            r#"<rect x="{lx}" y="32" width="12" height="12" fill="{}"/><rect x="{}" y="32" width="12" height="12" fill="{}"/>{weight_chip}<text x="{text_x}" y="42" font-size="11">region {} {} {}</text>"#,
-            hex(r.forward),
-            lx + 12.0,
-            hex(r.backward),
-            r.region,
-            r.role.name(),
-            r.skeleton
-        );
-        lx += if r.split() { 202.0 } else { 190.0 };
+    let mut svg = Svg {
+        sim,
+        scene: &scene,
+        makespan_s,
+        out: String::new(),
+    };
+    svg.header();
+    svg.title(name);
+    svg.legend();
+    svg.lanes();
+    svg.events();
+    svg.pairs();
+    svg.transfers();
+    svg.axis();
+    svg.out.push_str("</svg>\n");
+    svg.out
+}
+
+/// The SVG being written, one layer per method (as the app's `Paint` draws the chart).
+struct Svg<'a> {
+    sim: &'a Simulation,
+    scene: &'a Scene,
+    /// The time axis's end (the makespan, or 1 s for an empty step).
+    makespan_s: f64,
+    out: String,
+}
+
+impl Svg<'_> {
+    const PLOT: f64 = WIDTH - LEFT - RIGHT;
+
+    fn x(&self, t: f64) -> f64 {
+        LEFT + t / self.makespan_s * Self::PLOT
     }
-    let _ = writeln!(
-        s,
-        r##"<rect x="{lx}" y="32" width="24" height="12" fill="{}" fill-opacity="0.45"/><text x="{}" y="42" font-size="11">warmup window</text><rect x="{}" y="32" width="24" height="12" fill="url(#spill)" stroke="{}"/><text x="{}" y="42" font-size="11">spill</text><rect x="{}" y="32" width="24" height="12" fill="url(#idle)"/><text x="{}" y="42" font-size="11">idle</text>"##,
-        hex(palette::WARMUP),
-        lx + 30.0,
-        lx + 130.0,
-        hex(palette::SPILL),
-        lx + 160.0,
-        lx + 210.0,
-        lx + 240.0
-    );
-    if scene.events.iter().any(|e| e.pair.is_some()) {
-        let px = lx + 280.0;
+
+    fn lane_y(rank: usize) -> f64 {
+        TOP + rank as f64 * (LANE + COMM_LANE + GAP)
+    }
+
+    fn header(&mut self) {
+        let height = Self::lane_y(self.sim.derivation.plan.ranks) + 60.0;
+        let s = &mut self.out;
         let _ = writeln!(
             s,
-            r#"<rect x="{px}" y="32" width="24" height="12" fill="none" stroke="{}" stroke-width="1.5"/><text x="{}" y="42" font-size="11">overlapped pair (F;B)</text>"#,
-            hex(palette::PAIR),
-            px + 30.0
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height:.0}" viewBox="0 0 {WIDTH} {height:.0}" font-family="DejaVu Sans, Arial, sans-serif">"#
+        );
+        let _ = writeln!(
+            s,
+            r##"<defs><pattern id="idle" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#f4f4f4"/><line x1="0" y1="0" x2="0" y2="6" stroke="#c8c8c8" stroke-width="2"/></pattern><pattern id="spill" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><line x1="0" y1="0" x2="0" y2="6" stroke="{}" stroke-width="2"/></pattern></defs>"##,
+            hex(palette::SPILL)
+        );
+        let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    }
+
+    /// What the chart shows: the scenario, its schedule and shape, the makespan and bubble.
+    fn title(&mut self, name: &str) {
+        let plan = &self.sim.derivation.plan;
+        let schedule: Vec<_> = plan.regions.iter().map(|r| r.skeleton).collect();
+        let title = format!(
+            "{}{} — {}: makespan {}, bubble {:.1} %",
+            if name.is_empty() {
+                String::new()
+            } else {
+                format!("{name} · ")
+            },
+            schedule_to_string(&schedule),
+            plan.shape(),
+            secs(self.sim.makespan_s),
+            100.0 * self.sim.bubble_fraction
+        );
+        let _ = writeln!(
+            self.out,
+            r#"<text x="{LEFT}" y="22" font-size="15" font-weight="bold">{}</text>"#,
+            escape(&title)
         );
     }
 
-    for lane in &scene.lanes {
-        let rank = lane.rank;
-        let y = lane_y(rank);
+    /// Regions, warmup, spill, idle (and overlapped pairs, where there are some).
+    fn legend(&mut self) {
+        let s = &mut self.out;
+        let mut lx = LEFT;
+        for r in &self.scene.regions {
+            // A split backward shows its weight half's shade as a third chip.
+            let weight_chip = if r.split() {
+                format!(
+                    r#"<rect x="{}" y="32" width="12" height="12" fill="{}"/>"#,
+                    lx + 24.0,
+                    hex(r.weight)
+                )
+            } else {
+                String::new()
+            };
+            let text_x = lx + if r.split() { 40.0 } else { 28.0 };
+            let _ = writeln!(
+                s,
+                r#"<rect x="{lx}" y="32" width="12" height="12" fill="{}"/><rect x="{}" y="32" width="12" height="12" fill="{}"/>{weight_chip}<text x="{text_x}" y="42" font-size="11">region {} {} {}</text>"#,
+                hex(r.forward),
+                lx + 12.0,
+                hex(r.backward),
+                r.region,
+                r.role.name(),
+                r.skeleton
+            );
+            lx += if r.split() { 202.0 } else { 190.0 };
+        }
         let _ = writeln!(
             s,
-            r#"<text x="{}" y="{:.1}" font-size="12" text-anchor="end">rank {rank}</text>"#,
-            LEFT - 8.0,
-            y + LANE * 0.65
+            r##"<rect x="{lx}" y="32" width="24" height="12" fill="{}" fill-opacity="0.45"/><text x="{}" y="42" font-size="11">warmup window</text><rect x="{}" y="32" width="24" height="12" fill="url(#spill)" stroke="{}"/><text x="{}" y="42" font-size="11">spill</text><rect x="{}" y="32" width="24" height="12" fill="url(#idle)"/><text x="{}" y="42" font-size="11">idle</text>"##,
+            hex(palette::WARMUP),
+            lx + 30.0,
+            lx + 130.0,
+            hex(palette::SPILL),
+            lx + 160.0,
+            lx + 210.0,
+            lx + 240.0
         );
-        let _ = writeln!(
-            s,
-            r#"<rect x="{LEFT}" y="{y:.1}" width="{plot:.1}" height="{LANE}" fill="url(#idle)"/>"#
-        );
-        if let Some(w) = lane.warmup {
+        if self.scene.events.iter().any(|e| e.pair.is_some()) {
+            let px = lx + 280.0;
             let _ = writeln!(
                 s,
-                r#"<rect x="{LEFT}" y="{:.1}" width="{:.2}" height="{:.1}" fill="{}" fill-opacity="0.45"><title>warmup window {}</title></rect>"#,
-                y - 2.0,
-                x(w.end_s) - LEFT,
-                LANE + 4.0,
-                hex(palette::WARMUP),
-                secs(w.end_s)
-            );
-        }
-        if let Some(spill) = lane.spill {
-            let analytic = sim.ranks.get(rank).and_then(|m| m.spill_s).unwrap_or(0.0);
-            let _ = writeln!(
-                s,
-                r#"<rect x="{:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="url(#spill)" stroke="{}" stroke-width="1.5"><title>encoder spill {} (analytic {})</title></rect>"#,
-                x(spill.start_s),
-                y - 2.0,
-                x(spill.end_s) - x(spill.start_s),
-                LANE + 4.0,
-                hex(palette::SPILL),
-                secs(spill.end_s - spill.start_s),
-                secs(analytic)
-            );
-        }
-    }
-    for e in &scene.events {
-        let y = lane_y(e.rank);
-        let (x0, x1) = (x(e.start_s), x(e.end_s));
-        let w = (x1 - x0).max(0.5);
-        let fill = hex(scene.colour(e.region, e.action.phase));
-        let _ = writeln!(
-            s,
-            r#"<rect x="{x0:.2}" y="{y:.1}" width="{w:.2}" height="{LANE}" fill="{fill}" stroke="white" stroke-width="0.6"><title>{} rank {} mb {}: {}–{}</title></rect>"#,
-            e.action,
-            e.rank,
-            e.mb,
-            secs(e.start_s),
-            secs(e.end_s)
-        );
-        if let Some(label) = crate::view::scene::chip_label(e, w) {
-            let _ = writeln!(
-                s,
-                r#"<text x="{:.2}" y="{:.1}" font-size="11" fill="white" text-anchor="middle">{label}</text>"#,
-                x0 + w / 2.0,
-                y + LANE * 0.68
-            );
-        }
-    }
-    // An overlapped pair: one frame around its two halves.
-    for two in scene.events.windows(2) {
-        if let [f, b] = two
-            && f.pair == Some(PairHalf::Forward)
-            && b.pair == Some(PairHalf::Backward)
-            && f.rank == b.rank
-        {
-            let (x0, x1) = (x(f.start_s), x(b.end_s));
-            let _ = writeln!(
-                s,
-                r#"<rect x="{x0:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="none" stroke="{}" stroke-width="1.5"><title>({};{})OVERLAP_F_B</title></rect>"#,
-                lane_y(f.rank) - 1.0,
-                (x1 - x0).max(0.5),
-                LANE + 2.0,
+                r#"<rect x="{px}" y="32" width="24" height="12" fill="none" stroke="{}" stroke-width="1.5"/><text x="{}" y="42" font-size="11">overlapped pair (F;B)</text>"#,
                 hex(palette::PAIR),
-                f.action,
-                b.action
+                px + 30.0
             );
         }
     }
-    for c in &scene.transfers {
-        let y = lane_y(c.to_rank) + LANE + 1.0;
-        let (x0, x1) = (x(c.start_s), x(c.end_s));
+
+    /// Each rank's lane: its name, idle hatching, warmup window and encoder spill.
+    fn lanes(&mut self) {
+        for lane in &self.scene.lanes {
+            let rank = lane.rank;
+            let y = Self::lane_y(rank);
+            let plot = Self::PLOT;
+            let warmup = lane.warmup.map(|w| (self.x(w.end_s), w.end_s));
+            let spill = lane
+                .spill
+                .map(|sp| (self.x(sp.start_s), self.x(sp.end_s), sp.end_s - sp.start_s));
+            let s = &mut self.out;
+            let _ = writeln!(
+                s,
+                r#"<text x="{}" y="{:.1}" font-size="12" text-anchor="end">rank {rank}</text>"#,
+                LEFT - 8.0,
+                y + LANE * 0.65
+            );
+            let _ = writeln!(
+                s,
+                r#"<rect x="{LEFT}" y="{y:.1}" width="{plot:.1}" height="{LANE}" fill="url(#idle)"/>"#
+            );
+            if let Some((x_end, end_s)) = warmup {
+                let _ = writeln!(
+                    s,
+                    r#"<rect x="{LEFT}" y="{:.1}" width="{:.2}" height="{:.1}" fill="{}" fill-opacity="0.45"><title>warmup window {}</title></rect>"#,
+                    y - 2.0,
+                    x_end - LEFT,
+                    LANE + 4.0,
+                    hex(palette::WARMUP),
+                    secs(end_s)
+                );
+            }
+            if let Some((x0, x1, spilled_s)) = spill {
+                // The spill the metrics compute (`E_r − w_r`) beside the one drawn.
+                let analytic = self
+                    .sim
+                    .ranks
+                    .get(rank)
+                    .and_then(|m| m.spill_s)
+                    .map_or_else(|| "none".to_string(), secs);
+                let _ = writeln!(
+                    s,
+                    r#"<rect x="{x0:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="url(#spill)" stroke="{}" stroke-width="1.5"><title>encoder spill {} (analytic {analytic})</title></rect>"#,
+                    y - 2.0,
+                    x1 - x0,
+                    LANE + 4.0,
+                    hex(palette::SPILL),
+                    secs(spilled_s),
+                );
+            }
+        }
+    }
+
+    /// Every compute event, coloured by region and phase, with its label where it fits.
+    fn events(&mut self) {
+        for e in &self.scene.events {
+            let y = Self::lane_y(e.rank);
+            let (x0, x1) = (self.x(e.start_s), self.x(e.end_s));
+            let w = (x1 - x0).max(0.5);
+            let fill = hex(self.scene.colour(e.region, e.action.phase));
+            let s = &mut self.out;
+            let _ = writeln!(
+                s,
+                r#"<rect x="{x0:.2}" y="{y:.1}" width="{w:.2}" height="{LANE}" fill="{fill}" stroke="white" stroke-width="0.6"><title>{} rank {} mb {}: {}–{}</title></rect>"#,
+                e.action,
+                e.rank,
+                e.mb,
+                secs(e.start_s),
+                secs(e.end_s)
+            );
+            if let Some(label) = crate::view::scene::chip_label(e, w) {
+                let _ = writeln!(
+                    s,
+                    r#"<text x="{:.2}" y="{:.1}" font-size="11" fill="white" text-anchor="middle">{label}</text>"#,
+                    x0 + w / 2.0,
+                    y + LANE * 0.68
+                );
+            }
+        }
+    }
+
+    /// An overlapped pair: one frame around its two halves.
+    fn pairs(&mut self) {
+        for two in self.scene.events.windows(2) {
+            if let [f, b] = two
+                && f.pair == Some(PairHalf::Forward)
+                && b.pair == Some(PairHalf::Backward)
+                && f.rank == b.rank
+            {
+                let (x0, x1) = (self.x(f.start_s), self.x(b.end_s));
+                let _ = writeln!(
+                    self.out,
+                    r#"<rect x="{x0:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="none" stroke="{}" stroke-width="1.5"><title>({};{})OVERLAP_F_B</title></rect>"#,
+                    Self::lane_y(f.rank) - 1.0,
+                    (x1 - x0).max(0.5),
+                    LANE + 2.0,
+                    hex(palette::PAIR),
+                    f.action,
+                    b.action
+                );
+            }
+        }
+    }
+
+    /// The transfers arriving at each rank, in the thin lane under it.
+    fn transfers(&mut self) {
+        for c in &self.scene.transfers {
+            let y = Self::lane_y(c.to_rank) + LANE + 1.0;
+            let (x0, x1) = (self.x(c.start_s), self.x(c.end_s));
+            let _ = writeln!(
+                self.out,
+                r#"<rect x="{x0:.2}" y="{y:.1}" width="{:.2}" height="{COMM_LANE}" fill="{}"><title>{} r{}→r{}: {}–{}</title></rect>"#,
+                (x1 - x0).max(0.5),
+                hex(palette::COMM),
+                c.comm,
+                c.from_rank,
+                c.to_rank,
+                secs(c.start_s),
+                secs(c.end_s)
+            );
+        }
+    }
+
+    /// The time axis, about ten ticks in seconds.
+    fn axis(&mut self) {
+        let axis_y = Self::lane_y(self.sim.derivation.plan.ranks) + 4.0;
         let _ = writeln!(
-            s,
-            r#"<rect x="{x0:.2}" y="{y:.1}" width="{:.2}" height="{COMM_LANE}" fill="{}"><title>{} r{}→r{}: {}–{}</title></rect>"#,
-            (x1 - x0).max(0.5),
-            hex(palette::COMM),
-            c.comm,
-            c.from_rank,
-            c.to_rank,
-            secs(c.start_s),
-            secs(c.end_s)
+            self.out,
+            r#"<line x1="{LEFT}" y1="{axis_y:.1}" x2="{:.1}" y2="{axis_y:.1}" stroke="black"/>"#,
+            LEFT + Self::PLOT
+        );
+        let step = tick_step(self.makespan_s, 10.0);
+        let mut t = 0.0;
+        let mut i = 0u32;
+        // Bounded whatever the makespan (an infinite one cannot pass validation, and a loop must
+        // not rely on that).
+        while t <= self.makespan_s * (1.0 + 1e-9) && i <= 64 {
+            let tx = self.x(t);
+            let _ = writeln!(
+                self.out,
+                r#"<line x1="{tx:.2}" y1="{axis_y:.1}" x2="{tx:.2}" y2="{:.1}" stroke="black"/><text x="{tx:.2}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"#,
+                axis_y + 5.0,
+                axis_y + 18.0,
+                tick_label(t, step)
+            );
+            i += 1;
+            t = f64::from(i) * step;
+        }
+        let _ = writeln!(
+            self.out,
+            r#"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">time (s)</text>"#,
+            LEFT + Self::PLOT,
+            axis_y + 34.0
         );
     }
-    // Time axis.
-    let axis_y = lane_y(p) + 4.0;
-    let _ = writeln!(
-        s,
-        r#"<line x1="{LEFT}" y1="{axis_y:.1}" x2="{:.1}" y2="{axis_y:.1}" stroke="black"/>"#,
-        LEFT + plot
-    );
-    let step = tick_step(makespan, 10.0);
-    let mut t = 0.0;
-    let mut i = 0u32;
-    // About ten ticks; bounded whatever the makespan (an infinite one cannot pass validation,
-    // and a loop must not rely on that).
-    while t <= makespan * (1.0 + 1e-9) && i <= 64 {
-        let tx = x(t);
-        let _ = writeln!(
-            s,
-            r#"<line x1="{tx:.2}" y1="{axis_y:.1}" x2="{tx:.2}" y2="{:.1}" stroke="black"/><text x="{tx:.2}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"#,
-            axis_y + 5.0,
-            axis_y + 18.0,
-            tick_label(t, step)
-        );
-        i += 1;
-        t = f64::from(i) * step;
-    }
-    let _ = writeln!(
-        s,
-        r#"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">time (s)</text>"#,
-        LEFT + plot,
-        axis_y + 34.0
-    );
-    s.push_str("</svg>\n");
-    s
 }
 
 #[cfg(test)]
