@@ -425,37 +425,15 @@ fn check_limits(scenario: &Scenario) -> Result<(), ValidityError> {
 
 /// Validates a scenario and expands it into a [`Plan`].
 pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
-    for (field, value) in [
-        ("ranks", scenario.ranks),
-        ("microbatches", scenario.microbatches),
-        ("data_parallel", scenario.data_parallel),
-    ] {
-        if value == 0 {
-            return Err(ValidityError::ZeroSize { field });
-        }
-    }
-    match (
-        &scenario.orders,
-        &scenario.orders_csv,
-        &scenario.orders_from_csv,
-    ) {
-        (Some(_), Some(_), _) => return Err(ValidityError::OrdersTwice),
-        (None, Some(file), None) => {
-            return Err(ValidityError::OrdersCsvUnread { file: file.clone() });
-        }
-        _ => {}
-    }
-    check_limits(scenario)?;
-    crate::algebra::budget::check(scenario, crate::algebra::budget::MEMORY_LIMIT_BYTES, 0.0)?;
-    crate::algebra::finite::check_hardware(scenario.hardware.as_ref())?;
+    check_sizes(scenario)?;
     let (ranks, microbatches) = (scenario.ranks, scenario.microbatches);
     let layers = expand_layers(scenario)?;
     let ranges = check_schedule(&scenario.cut, &scenario.schedule, layers.len())?;
-
-    let slab_counts = scenario.slabs.clone().unwrap_or_default();
-    if scenario.slabs.is_some() && slab_counts.len() != ranges.len() {
+    if let Some(given) = &scenario.slabs
+        && given.len() != ranges.len()
+    {
         return Err(ValidityError::SlabsLength {
-            given: slab_counts.len(),
+            given: given.len(),
             regions: ranges.len(),
         });
     }
@@ -473,68 +451,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
             .map_or(PlacementSpec::Default, |s| s.schedule().placement().into()),
     };
     let placement = Placement::new(&spec, &sharded, ranks)?;
-    let mut regions = Vec::new();
-    for (j, (range, &skeleton)) in ranges.iter().zip(&scenario.schedule).enumerate() {
-        let index = j + 1;
-        let counts = slab_counts.get(j).cloned().flatten();
-        let owner = match (skeleton.layout(), counts) {
-            (Layout::Replicated, Some(_)) => {
-                return Err(ValidityError::SlabsForReplicated { region: index });
-            }
-            (Layout::Replicated, None) => RegionOwner::ByMicrobatch,
-            (Layout::Sharded, Some(counts)) => {
-                if counts.len() != ranks {
-                    return Err(ValidityError::SlabsRanks {
-                        region: index,
-                        given: counts.len(),
-                        ranks,
-                    });
-                }
-                let sum = counts
-                    .iter()
-                    .try_fold(0usize, |a, &b| a.checked_add(b))
-                    .unwrap_or(usize::MAX);
-                if sum != range.len() {
-                    return Err(ValidityError::SlabsSum {
-                        region: index,
-                        sum,
-                        layers: range.len(),
-                    });
-                }
-                RegionOwner::by_stage(
-                    slab::slabs_from_counts(range.start, &counts),
-                    placement.region_ranks(index),
-                )
-            }
-            (Layout::Sharded, None) => {
-                if range.len() < ranks {
-                    return Err(ValidityError::TooFewLayers {
-                        region: index,
-                        skeleton,
-                        layers: range.len(),
-                        ranks,
-                    });
-                }
-                RegionOwner::by_stage(
-                    slab::slabs_from_counts(
-                        range.start,
-                        &slab::balanced_counts(range.len(), ranks),
-                    ),
-                    placement.region_ranks(index),
-                )
-            }
-        };
-        let trainable = layers
-            .get(range.clone())
-            .is_some_and(|ls| ls.iter().any(|l| l.trainable));
-        regions.push(Region {
-            index,
-            layers: range.clone(),
-            skeleton,
-            trainable,
-            owner,
-        });
-    }
+    let regions = regions(scenario, &ranges, &layers, &placement)?;
 
     let wavefront = wavefront(&regions)?;
     check_four_phase(&regions)?;
@@ -548,23 +465,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
     if let Some(w) = &wavefront {
         w.skeleton.schedule().check(&ctx)?;
     }
-
-    let owner = match &scenario.owner {
-        OwnerSpec::Explicit(list) => {
-            if list.len() != microbatches {
-                return Err(ValidityError::OwnerLength {
-                    given: list.len(),
-                    microbatches,
-                });
-            }
-            if let Some((mb, &rank)) = list.iter().enumerate().find(|(_, r)| **r >= ranks) {
-                return Err(ValidityError::OwnerRank { mb, rank, ranks });
-            }
-            list.clone()
-        }
-        spec => spec.resolve(ranks, microbatches),
-    };
-
+    let owner = owners(scenario)?;
     let workload = crate::workload::Workload::factors(scenario.workload.as_ref(), microbatches)?;
     let static_memory_factor = scenario.static_memory_factor.unwrap_or(1.0);
     if !(static_memory_factor.is_finite() && static_memory_factor >= 0.0) {
@@ -588,6 +489,128 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
         static_memory_factor,
         wave_k: scenario.wave_k,
     })
+}
+
+/// The checks made before anything is expanded: sizes of at least one, one source of hand
+/// orders (read), the limits, the memory budget and the hardware figures.
+fn check_sizes(scenario: &Scenario) -> Result<(), ValidityError> {
+    for (field, value) in [
+        ("ranks", scenario.ranks),
+        ("microbatches", scenario.microbatches),
+        ("data_parallel", scenario.data_parallel),
+    ] {
+        if value == 0 {
+            return Err(ValidityError::ZeroSize { field });
+        }
+    }
+    match (
+        &scenario.orders,
+        &scenario.orders_csv,
+        &scenario.orders_from_csv,
+    ) {
+        (Some(_), Some(_), _) => return Err(ValidityError::OrdersTwice),
+        (None, Some(file), None) => {
+            return Err(ValidityError::OrdersCsvUnread { file: file.clone() });
+        }
+        _ => {}
+    }
+    check_limits(scenario)?;
+    crate::algebra::budget::check(scenario, crate::algebra::budget::MEMORY_LIMIT_BYTES, 0.0)?;
+    crate::algebra::finite::check_hardware(scenario.hardware.as_ref())?;
+    Ok(())
+}
+
+/// The regions of the cut (`ranges`), each with its skeleton, whether it trains, and its owner:
+/// a Sharded region's slabs (given, or balanced) placed on their ranks, a Replicated region's
+/// microbatch owners.
+fn regions(
+    scenario: &Scenario,
+    ranges: &[std::ops::Range<usize>],
+    layers: &[Layer],
+    placement: &Placement,
+) -> Result<Vec<Region>, ValidityError> {
+    let ranks = scenario.ranks;
+    let slab_counts = scenario.slabs.clone().unwrap_or_default();
+    let mut regions = Vec::with_capacity(ranges.len());
+    for (j, (range, &skeleton)) in ranges.iter().zip(&scenario.schedule).enumerate() {
+        let index = j + 1;
+        let counts = match (skeleton.layout(), slab_counts.get(j).cloned().flatten()) {
+            (Layout::Replicated, Some(_)) => {
+                return Err(ValidityError::SlabsForReplicated { region: index });
+            }
+            (Layout::Replicated, None) => None,
+            (Layout::Sharded, Some(counts)) => {
+                if counts.len() != ranks {
+                    return Err(ValidityError::SlabsRanks {
+                        region: index,
+                        given: counts.len(),
+                        ranks,
+                    });
+                }
+                let sum = counts
+                    .iter()
+                    .try_fold(0usize, |a, &b| a.checked_add(b))
+                    .unwrap_or(usize::MAX);
+                if sum != range.len() {
+                    return Err(ValidityError::SlabsSum {
+                        region: index,
+                        sum,
+                        layers: range.len(),
+                    });
+                }
+                Some(counts)
+            }
+            (Layout::Sharded, None) => {
+                if range.len() < ranks {
+                    return Err(ValidityError::TooFewLayers {
+                        region: index,
+                        skeleton,
+                        layers: range.len(),
+                        ranks,
+                    });
+                }
+                Some(slab::balanced_counts(range.len(), ranks))
+            }
+        };
+        let owner = match counts {
+            Some(counts) => RegionOwner::by_stage(
+                slab::slabs_from_counts(range.start, &counts),
+                placement.region_ranks(index),
+            ),
+            None => RegionOwner::ByMicrobatch,
+        };
+        let trainable = layers
+            .get(range.clone())
+            .is_some_and(|ls| ls.iter().any(|l| l.trainable));
+        regions.push(Region {
+            index,
+            layers: range.clone(),
+            skeleton,
+            trainable,
+            owner,
+        });
+    }
+    Ok(regions)
+}
+
+/// The owner of every microbatch: the explicit map (checked), or the spec's.
+fn owners(scenario: &Scenario) -> Result<Vec<usize>, ValidityError> {
+    let (ranks, microbatches) = (scenario.ranks, scenario.microbatches);
+    match &scenario.owner {
+        OwnerSpec::Explicit(list) => {
+            if list.len() != microbatches {
+                return Err(ValidityError::OwnerLength {
+                    given: list.len(),
+                    microbatches,
+                });
+            }
+            if let Some((mb, &rank)) = list.iter().enumerate().find(|(_, r)| **r >= ranks) {
+                return Err(ValidityError::OwnerRank { mb, rank, ranks });
+            }
+            Ok(list.clone())
+        }
+        spec => Ok(spec.resolve(ranks, microbatches)),
+    }
 }
 
 /// A second-order (four-phase) skeleton runs alone: every region of the schedule is one.

@@ -275,14 +275,64 @@ fn file_sources(
     user_rank: Option<usize>,
     warnings: &mut Warnings,
 ) -> Vec<Source> {
-    // Classify every distinct name once.
-    let mut classes: FxHashMap<u32, Option<Classified>> = FxHashMap::default();
-    let mut step_names: FxHashMap<u32, Option<Option<i64>>> = FxHashMap::default();
+    let (mut matched, mut step_spans) = classify_spans(trace, rules, warnings);
+    drop_nested(trace, &mut matched);
     let gpu_cat = trace
         .strings
         .iter()
         .position(|s| &**s == GPU_ANNOTATION)
         .map(|i| i as u32);
+    let is_gpu = |i: usize| trace.spans.get(i).is_some_and(|s| Some(s.cat) == gpu_cat);
+    // Device-side copies replace the CPU annotations only when they are complete (Kineto copies
+    // some ranges to the GPU and not others).
+    let on_gpu = matched.iter().filter(|&&(i, _)| is_gpu(i)).count();
+    let device_side = rules.prefer_gpu_annotations && on_gpu > 0 && on_gpu * 2 >= matched.len();
+    matched.retain(|&(i, _)| is_gpu(i) == device_side);
+    let gpu_steps = step_spans.iter().any(|&(i, _)| is_gpu(i));
+    step_spans.retain(|&(i, _)| is_gpu(i) == (device_side && gpu_steps));
+
+    let file_rank = user_rank
+        .map(|r| (r, RankSource::User))
+        .or_else(|| {
+            trace
+                .distributed
+                .and_then(|d| d.rank)
+                .map(|r| (r, RankSource::DistributedInfo))
+        })
+        .or_else(|| rank_in_path(&trace.file).map(|r| (r, RankSource::FileName)));
+    let steps = step_windows(trace, &step_spans);
+    let inferred = inferred_actions(trace, rules, &matched, &steps, warnings);
+    let split: Vec<SourceEvents> = match file_rank {
+        Some(rank) => vec![(trace.file.clone(), Some(rank), matched)],
+        None => split_by_track(trace, matched),
+    };
+    // Inferred actions have no process or thread to split by: they go with a file that is one source.
+    let mut inferred = (split.len() == 1).then_some(inferred);
+    split
+        .into_iter()
+        .map(|(label, rank, events)| Source {
+            file,
+            rank,
+            events,
+            inferred: inferred.take().unwrap_or_default(),
+            steps: steps.clone(),
+            device_side,
+            event_count: trace.event_count,
+            clock: trace.clock_base(),
+            label,
+        })
+        .collect()
+}
+
+/// The spans that match a schedule rule (a span whose number does not fit is warned about and
+/// skipped), and the step markers with their numbers; every distinct name classified once.
+fn classify_spans(
+    trace: &RawTrace,
+    rules: &Compiled,
+    warnings: &mut Warnings,
+) -> (Vec<(usize, Classified)>, Vec<(usize, Option<i64>)>) {
+    let mut classes: FxHashMap<u32, Option<Classified>> = FxHashMap::default();
+    let mut step_names: FxHashMap<u32, Option<Option<i64>>> = FxHashMap::default();
     let mut matched: Vec<(usize, Classified)> = Vec::new();
     let mut step_spans: Vec<(usize, Option<i64>)> = Vec::new();
     for (i, span) in trace.spans.iter().enumerate() {
@@ -311,52 +361,38 @@ fn file_sources(
             step_spans.push((i, number));
         }
     }
-    drop_nested(trace, &mut matched);
-    let is_gpu = |i: usize| trace.spans.get(i).is_some_and(|s| Some(s.cat) == gpu_cat);
-    // Device-side copies replace the CPU annotations only when they are complete (Kineto copies
-    // some ranges to the GPU and not others).
-    let on_gpu = matched.iter().filter(|&&(i, _)| is_gpu(i)).count();
-    let device_side = rules.prefer_gpu_annotations && on_gpu > 0 && on_gpu * 2 >= matched.len();
-    matched.retain(|&(i, _)| is_gpu(i) == device_side);
-    let gpu_steps = step_spans.iter().any(|&(i, _)| is_gpu(i));
-    step_spans.retain(|&(i, _)| is_gpu(i) == (device_side && gpu_steps));
+    (matched, step_spans)
+}
 
-    let file_rank = user_rank
-        .map(|r| (r, RankSource::User))
-        .or_else(|| {
-            trace
-                .distributed
-                .and_then(|d| d.rank)
-                .map(|r| (r, RankSource::DistributedInfo))
-        })
-        .or_else(|| rank_in_path(&trace.file).map(|r| (r, RankSource::FileName)));
+/// The actions of a file that annotates its transfers and no action, read from its structure
+/// (only a pipeline stage's trace, one that sends and receives, is a schedule to infer); what
+/// was and was not found is said in the warnings.
+fn inferred_actions(
+    trace: &RawTrace,
+    rules: &Compiled,
+    matched: &[(usize, Classified)],
+    steps: &[StepWindow],
+    warnings: &mut Warnings,
+) -> Vec<InferredAction> {
     let transfers = matched.iter().filter(|(_, c)| !c.kind.is_compute()).count();
-    let steps = step_windows(trace, &step_spans);
-    // Only a pipeline stage's trace is read from its structure: one that sends and receives
-    // (a single-device trace without annotations is no schedule to infer).
-    let inferred = if transfers > 0 && transfers == matched.len() {
-        infer(trace, rules, &steps)
+    let only_transfers = transfers > 0 && transfers == matched.len();
+    let inferred = if only_transfers {
+        infer(trace, rules, steps)
     } else {
         Vec::new()
     };
     if !inferred.is_empty() {
-        let (forwards, backwards) = (
-            inferred
-                .iter()
-                .filter(|a| a.kind == ActionKind::Forward)
-                .count(),
-            inferred.len()
-                - inferred
-                    .iter()
-                    .filter(|a| a.kind == ActionKind::Forward)
-                    .count(),
-        );
+        let forwards = inferred
+            .iter()
+            .filter(|a| a.kind == ActionKind::Forward)
+            .count();
+        let backwards = inferred.len() - forwards;
         warnings.add("inferred", &trace.file, None, || {
             format!(
                 "no per-action annotations: {forwards} forward(s) and {backwards} backward(s) were inferred from the trace's structure (runs of model ops and of autograd ops between its sends and receives), taken as one stage per rank with microbatches in order within each step; a split backward reads as two backwards. Annotate the run (`torch.profiler.record_function(\"PP:<stage>F<mb>\")`) for the exact schedule"
             )
         });
-    } else if transfers > 0 && transfers == matched.len() {
+    } else if only_transfers {
         warnings.add("no actions", &trace.file, None, || {
             format!(
                 "no per-action annotations: {transfers} transfer(s) but no forward or backward matches a rule, and no model or autograd ops to infer them from, so this rank's schedule cannot be read, and nothing can be compared or fitted (PyTorch's multi-stage schedules record `PP:<stage><F|B|I|W><mb>`, ScheduleGPipe `Forward <mb>`/`Backward <mb>`; a trace with its ops, as `torch.profiler` records them, is read from its structure); wrap each action in `torch.profiler.record_function(\"PP:<stage>F<mb>\")` (or `B`, `I`, `W`), or add a rule for the names this trace has"
@@ -370,81 +406,63 @@ fn file_sources(
                 .to_string()
         });
     }
+    inferred
+}
 
-    // Without a rank for the whole file, each process (or else each thread) with schedule events is a source.
-    let split: Vec<SourceEvents> = match file_rank {
-        Some(rank) => vec![(trace.file.clone(), Some(rank), matched)],
-        None => {
-            let process_of = |i: usize| {
-                trace
-                    .spans
-                    .get(i)
-                    .and_then(|s| trace.thread(s.thread))
-                    .map_or(0, |t| t.process)
-            };
-            let processes: FxHashSet<u32> = matched.iter().map(|&(i, _)| process_of(i)).collect();
-            if processes.len() > 1 {
-                group_by(matched, process_of)
-                    .into_iter()
-                    .map(|(p, events)| {
-                        let process = trace.processes.get(p as usize);
-                        let named = process
-                            .and_then(|p| p.name.as_deref())
-                            .and_then(rank_in_name);
-                        let label = format!(
-                            "{} (pid {})",
-                            trace.file,
-                            process.map_or(String::new(), |p| p.key.to_string())
-                        );
-                        (label, named.map(|r| (r, RankSource::ProcessName)), events)
-                    })
-                    .collect()
-            } else {
-                let thread_of = |i: usize| trace.spans.get(i).map_or(0, |s| s.thread);
-                let threads: FxHashSet<u32> = matched.iter().map(|&(i, _)| thread_of(i)).collect();
-                if threads.len() > 1 {
-                    let mut position = 0;
-                    group_by(matched, thread_of)
-                        .into_iter()
-                        .map(|(t, events)| {
-                            let thread = trace.thread(t);
-                            let named = thread
-                                .and_then(|t| t.name.as_deref())
-                                .and_then(rank_in_name);
-                            let number = match thread.map(|t| &t.key) {
-                                Some(super::raw::TrackKey::Num(n)) => usize::try_from(*n).ok(),
-                                Some(super::raw::TrackKey::Text(s)) => s.trim().parse().ok(),
-                                None => None,
-                            };
-                            let rank = named.or(number).unwrap_or(position);
-                            position += 1;
-                            (
-                                trace.track_label(t),
-                                Some((rank, RankSource::Thread)),
-                                events,
-                            )
-                        })
-                        .collect()
-                } else {
-                    vec![(trace.file.clone(), None, matched)]
-                }
-            }
-        }
+/// A file without a rank of its own: each process with schedule events is a source (its rank
+/// from its name, when it gives one), else each thread (its rank from its name or number, else
+/// its position), else the file is one source.
+fn split_by_track(trace: &RawTrace, matched: Vec<(usize, Classified)>) -> Vec<SourceEvents> {
+    let process_of = |i: usize| {
+        trace
+            .spans
+            .get(i)
+            .and_then(|s| trace.thread(s.thread))
+            .map_or(0, |t| t.process)
     };
-    // Inferred actions have no process or thread to split by: they go with a file that is one source.
-    let mut inferred = (split.len() == 1).then_some(inferred);
-    split
+    let processes: FxHashSet<u32> = matched.iter().map(|&(i, _)| process_of(i)).collect();
+    if processes.len() > 1 {
+        return group_by(matched, process_of)
+            .into_iter()
+            .map(|(p, events)| {
+                let process = trace.processes.get(p as usize);
+                let named = process
+                    .and_then(|p| p.name.as_deref())
+                    .and_then(rank_in_name);
+                let label = format!(
+                    "{} (pid {})",
+                    trace.file,
+                    process.map_or(String::new(), |p| p.key.to_string())
+                );
+                (label, named.map(|r| (r, RankSource::ProcessName)), events)
+            })
+            .collect();
+    }
+    let thread_of = |i: usize| trace.spans.get(i).map_or(0, |s| s.thread);
+    let threads: FxHashSet<u32> = matched.iter().map(|&(i, _)| thread_of(i)).collect();
+    if threads.len() <= 1 {
+        return vec![(trace.file.clone(), None, matched)];
+    }
+    let mut position = 0;
+    group_by(matched, thread_of)
         .into_iter()
-        .map(|(label, rank, events)| Source {
-            file,
-            rank,
-            events,
-            inferred: inferred.take().unwrap_or_default(),
-            steps: steps.clone(),
-            device_side,
-            event_count: trace.event_count,
-            clock: trace.clock_base(),
-            label,
+        .map(|(t, events)| {
+            let thread = trace.thread(t);
+            let named = thread
+                .and_then(|t| t.name.as_deref())
+                .and_then(rank_in_name);
+            let number = match thread.map(|t| &t.key) {
+                Some(super::raw::TrackKey::Num(n)) => usize::try_from(*n).ok(),
+                Some(super::raw::TrackKey::Text(s)) => s.trim().parse().ok(),
+                None => None,
+            };
+            let rank = named.or(number).unwrap_or(position);
+            position += 1;
+            (
+                trace.track_label(t),
+                Some((rank, RankSource::Thread)),
+                events,
+            )
         })
         .collect()
 }
