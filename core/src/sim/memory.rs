@@ -113,9 +113,47 @@ fn four_phase_activations(
 
 /// Memory curves of every rank.
 pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurve> {
-    let g = &order.graph;
     let mut deltas: Vec<Vec<(f64, f64)>> = vec![Vec::new(); plan.ranks];
-    // A backward (or either half of one) holds its transient workspace while it runs.
+    workspaces(plan, order, timeline, &mut deltas);
+    four_phase_activations(plan, order, timeline, &mut deltas);
+    activations(plan, order, timeline, &mut deltas);
+    let capacity = plan.hardware.memory_bytes;
+    deltas
+        .into_iter()
+        .enumerate()
+        .map(|(rank, mut list)| {
+            // Frees before allocations at the same instant.
+            list.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+            let base = static_bytes(plan, rank);
+            let mut points = vec![[0.0, base]];
+            let (mut current, mut peak, mut peak_at) = (base, base, 0.0);
+            for (t, delta) in list {
+                current += delta;
+                let points_len = points.len();
+                match points.last_mut() {
+                    Some(last) if last[0] == t && points_len > 1 => last[1] = current,
+                    _ => points.push([t, current]),
+                }
+                if current > peak {
+                    peak = current;
+                    peak_at = t;
+                }
+            }
+            MemoryCurve {
+                rank,
+                static_bytes: base,
+                points,
+                peak_bytes: peak,
+                peak_at_s: peak_at,
+                over_capacity: capacity.is_some_and(|c| peak > c),
+            }
+        })
+        .collect()
+}
+
+/// A backward (or either half of one) holds its transient workspace while it runs.
+fn workspaces(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut [Vec<(f64, f64)>]) {
+    let g = &order.graph;
     for n in g.node_indices() {
         let backward = match g.node_weight(n) {
             Some(&Event::Bwd { region, rank, .. }) => Some((region, rank)),
@@ -138,7 +176,12 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
             }
         }
     }
-    four_phase_activations(plan, order, timeline, &mut deltas);
+}
+
+/// What each forward saves is held from its start until its backward ends (a split one frees
+/// in two parts); a forward without a backward holds its output until what consumes it ends.
+fn activations(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut [Vec<(f64, f64)>]) {
+    let g = &order.graph;
     for n in g.node_indices() {
         let Some(&Event::Fwd {
             region, rank, mb, ..
@@ -214,36 +257,4 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
             _ => {}
         }
     }
-    let capacity = plan.hardware.memory_bytes;
-    deltas
-        .into_iter()
-        .enumerate()
-        .map(|(rank, mut list)| {
-            // Frees before allocations at the same instant.
-            list.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
-            let base = static_bytes(plan, rank);
-            let mut points = vec![[0.0, base]];
-            let (mut current, mut peak, mut peak_at) = (base, base, 0.0);
-            for (t, delta) in list {
-                current += delta;
-                let points_len = points.len();
-                match points.last_mut() {
-                    Some(last) if last[0] == t && points_len > 1 => last[1] = current,
-                    _ => points.push([t, current]),
-                }
-                if current > peak {
-                    peak = current;
-                    peak_at = t;
-                }
-            }
-            MemoryCurve {
-                rank,
-                static_bytes: base,
-                points,
-                peak_bytes: peak,
-                peak_at_s: peak_at,
-                over_capacity: capacity.is_some_and(|c| peak > c),
-            }
-        })
-        .collect()
 }

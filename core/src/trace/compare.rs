@@ -327,15 +327,19 @@ pub fn compare(
     alignment: &Alignment,
     step: usize,
 ) -> Comparison {
-    let predicted = predicted_actions(sim);
-    let compute_of = |event_s: f64| compute_seconds(sim, event_s);
     let plan_ranks = sim.derivation.plan.ranks;
     let (t0, t1, measured) = measured_step(m, alignment, step);
-    let makespan_measured_s = seconds(t1.saturating_sub(t0));
-    let mut actions = Vec::new();
-    let mut blocks = Vec::new();
-    let mut memory = Vec::new();
-    let mut ranks = Vec::new();
+    let ctx = StepContext {
+        sim,
+        m,
+        alignment,
+        predicted: predicted_actions(sim),
+        t0,
+        t1,
+        makespan_measured_s: seconds(t1.saturating_sub(t0)),
+    };
+    let (mut actions, mut blocks, mut memory, mut ranks) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut lcs_total, mut len_total) = (0usize, 0usize);
     let mut mismatch = Mismatch::default();
     // Ranks are a sparse set: the plan's, and whatever numbers the traces carry (a file that
@@ -347,16 +351,147 @@ pub fn compare(
     all.dedup();
     for rank in all {
         let mine: &[StepAction] = by_rank.get(&rank).copied().unwrap_or(&[]);
+        let r = ctx.rank(rank, mine, &mut mismatch);
+        lcs_total += r.lcs;
+        len_total += r.longer;
+        ranks.push(r.comparison);
+        actions.extend(r.residuals);
+        blocks.extend(r.blocks);
+        memory.extend(r.memory);
+    }
+    Comparison {
+        step,
+        order_agreement: if len_total == 0 {
+            1.0
+        } else {
+            lcs_total as f64 / len_total as f64
+        },
+        makespan_measured_s: ctx.makespan_measured_s,
+        makespan_predicted_s: sim.makespan_s,
+        ranks,
+        actions,
+        blocks,
+        memory,
+        warnings: mismatch.warnings(sim),
+    }
+}
+
+/// What every rank of one step is compared with: the prediction, the measurement and the
+/// step's window on the aligned clock.
+struct StepContext<'a> {
+    sim: &'a Simulation,
+    m: &'a Measurement,
+    alignment: &'a Alignment,
+    predicted: FxHashMap<(usize, Action), (f64, f64)>,
+    t0: i64,
+    t1: i64,
+    makespan_measured_s: f64,
+}
+
+/// One rank of a step compared.
+struct RankOutcome {
+    comparison: RankComparison,
+    residuals: Vec<ActionResidual>,
+    blocks: Vec<MeasuredBlock>,
+    memory: Option<MeasuredMemoryCurve>,
+    /// The longest common subsequence of the measured and predicted orders, and the longer's
+    /// length.
+    lcs: usize,
+    longer: usize,
+}
+
+impl StepContext<'_> {
+    fn rank(&self, rank: usize, mine: &[StepAction], mismatch: &mut Mismatch) -> RankOutcome {
+        let sim = self.sim;
+        let t0 = self.t0;
         let want: Vec<Action> = sim.derivation.order.actions(rank);
         let got: Vec<Option<Action>> = mine.iter().map(|a| a.action).collect();
         let lcs = lcs_len(&got, &want);
         let longer = got.len().max(want.len());
-        lcs_total += lcs;
-        len_total += longer;
+        let (blocks, residuals) = self.blocks(rank, mine, mismatch);
+        let matched = residuals.len();
+        let mean = |f: fn(&ActionResidual) -> f64| {
+            if matched == 0 {
+                0.0
+            } else {
+                residuals.iter().map(|r| f(r).abs()).sum::<f64>() / matched as f64
+            }
+        };
+        // Busy is compute: a span's wait for its inputs is bubble.
+        let measured_busy: f64 = mine.iter().map(|a| seconds(a.compute_ns)).sum();
+        let measured_spans: f64 = mine
+            .iter()
+            .map(|a| seconds(a.end_ns.saturating_sub(a.start_ns)))
+            .sum();
+        let memory = memory_curve(self.m, self.alignment, rank, t0, self.t1);
+        let measured_peak_bytes = memory
+            .as_ref()
+            .map(|c| c.points.iter().map(|p| p[1]).fold(0.0, f64::max));
+        let predicted_peak_bytes = sim.memory.get(rank).map_or(0.0, |c| {
+            if memory.as_ref().is_some_and(|c| c.relative) {
+                c.peak_bytes - c.static_bytes
+            } else {
+                c.peak_bytes
+            }
+        });
+        let predicted_busy: f64 = want
+            .iter()
+            .filter_map(|a| self.predicted.get(&(rank, *a)))
+            .map(|(s, e)| e - s)
+            .sum();
+        let idle_or_zero = |busy: f64| {
+            if mine.is_empty() {
+                0.0
+            } else {
+                self.makespan_measured_s - busy
+            }
+        };
+        let comparison = RankComparison {
+            rank,
+            measured_compute_s: measured_busy,
+            measured_wait_s: measured_spans - measured_busy,
+            measured_idle_s: idle_or_zero(measured_spans),
+            order_agreement: if longer == 0 {
+                1.0
+            } else {
+                lcs as f64 / longer as f64
+            },
+            measured_bubble_s: idle_or_zero(measured_busy),
+            predicted_bubble_s: sim.makespan_s - predicted_busy,
+            mean_abs_start_residual_s: mean(|r| r.start_residual_s),
+            mean_abs_duration_residual_s: mean(|r| r.duration_residual_s),
+            measured_peak_bytes,
+            predicted_peak_bytes,
+            missing: want.len() - matched.min(want.len()),
+            unexpected: mine.len() - matched,
+        };
+        RankOutcome {
+            comparison,
+            residuals,
+            blocks,
+            memory,
+            lcs,
+            longer,
+        }
+    }
+
+    /// Every measured action of `rank` as a block on the step's clock, and the residual of each
+    /// one the prediction has; the others are noted in `mismatch`.
+    fn blocks(
+        &self,
+        rank: usize,
+        mine: &[StepAction],
+        mismatch: &mut Mismatch,
+    ) -> (Vec<MeasuredBlock>, Vec<ActionResidual>) {
+        let (sim, t0) = (self.sim, self.t0);
         let mut residuals = Vec::new();
+        let mut blocks = Vec::with_capacity(mine.len());
         for a in mine {
             let (label, s, e) = (&a.label, &a.start_ns, &a.end_ns);
-            let matched = a.action.and_then(|a| predicted.get(&(rank, a))).copied();
+            let matched = a
+                .action
+                .and_then(|a| self.predicted.get(&(rank, a)))
+                .copied();
             if matched.is_none() {
                 mismatch.note(sim, rank, a.action);
             }
@@ -373,91 +508,19 @@ pub fn compare(
             };
             // The prediction's duration is compute: the span's wait is not part of it.
             let (ms, md) = (seconds(s.saturating_sub(t0)), seconds(a.compute_ns));
+            let predicted_duration_s = compute_seconds(sim, pe - ps);
             residuals.push(ActionResidual {
                 rank,
                 action: label.clone(),
                 measured_start_s: ms,
                 measured_duration_s: md,
                 predicted_start_s: ps,
-                predicted_duration_s: compute_of(pe - ps),
+                predicted_duration_s,
                 start_residual_s: ms - ps,
-                duration_residual_s: md - compute_of(pe - ps),
+                duration_residual_s: md - predicted_duration_s,
             });
         }
-        let matched = residuals.len();
-        let mean = |f: fn(&ActionResidual) -> f64| {
-            if matched == 0 {
-                0.0
-            } else {
-                residuals.iter().map(|r| f(r).abs()).sum::<f64>() / matched as f64
-            }
-        };
-        // Busy is compute: a span's wait for its inputs is bubble.
-        let measured_busy: f64 = mine.iter().map(|a| seconds(a.compute_ns)).sum();
-        let measured_spans: f64 = mine
-            .iter()
-            .map(|a| seconds(a.end_ns.saturating_sub(a.start_ns)))
-            .sum();
-        let curve = memory_curve(m, alignment, rank, t0, t1);
-        let measured_peak_bytes = curve
-            .as_ref()
-            .map(|c| c.points.iter().map(|p| p[1]).fold(0.0, f64::max));
-        let predicted_peak_bytes = sim.memory.get(rank).map_or(0.0, |c| {
-            if curve.as_ref().is_some_and(|c| c.relative) {
-                c.peak_bytes - c.static_bytes
-            } else {
-                c.peak_bytes
-            }
-        });
-        memory.extend(curve);
-        let predicted_busy: f64 = want
-            .iter()
-            .filter_map(|a| predicted.get(&(rank, *a)))
-            .map(|(s, e)| e - s)
-            .sum();
-        ranks.push(RankComparison {
-            rank,
-            measured_compute_s: measured_busy,
-            measured_wait_s: measured_spans - measured_busy,
-            measured_idle_s: if mine.is_empty() {
-                0.0
-            } else {
-                makespan_measured_s - measured_spans
-            },
-            order_agreement: if longer == 0 {
-                1.0
-            } else {
-                lcs as f64 / longer as f64
-            },
-            measured_bubble_s: if mine.is_empty() {
-                0.0
-            } else {
-                makespan_measured_s - measured_busy
-            },
-            predicted_bubble_s: sim.makespan_s - predicted_busy,
-            mean_abs_start_residual_s: mean(|r| r.start_residual_s),
-            mean_abs_duration_residual_s: mean(|r| r.duration_residual_s),
-            measured_peak_bytes,
-            predicted_peak_bytes,
-            missing: want.len() - matched.min(want.len()),
-            unexpected: mine.len() - matched,
-        });
-        actions.extend(residuals);
-    }
-    Comparison {
-        step,
-        order_agreement: if len_total == 0 {
-            1.0
-        } else {
-            lcs_total as f64 / len_total as f64
-        },
-        makespan_measured_s,
-        makespan_predicted_s: sim.makespan_s,
-        ranks,
-        actions,
-        blocks,
-        memory,
-        warnings: mismatch.warnings(sim),
+        (blocks, residuals)
     }
 }
 

@@ -4,7 +4,7 @@
 use super::align::Alignment;
 use super::rank::RankSource;
 use super::recover::{MeasuredEvent, Measurement};
-use crate::vocab::units::{ms, rate};
+use crate::vocab::units::{kib, ms, rate};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -375,6 +375,13 @@ impl CompareTraceReport {
             "  fitted per-action overhead: {}",
             overhead_text(&self.overhead)
         );
+        self.rank_tables(&mut out);
+        out
+    }
+
+    /// The per-rank tables: order, bubbles and residuals; compute, wait and idle; memory peaks;
+    /// then the what-if and the warnings.
+    fn rank_tables(&self, out: &mut String) {
         // Rank numbers are sparse and may be long (`--rank f=4000000000`): the column fits them.
         let width = self
             .ranks
@@ -424,7 +431,6 @@ impl CompareTraceReport {
                 "\n{:>width$}  memory peak measured / predicted / calibrated (error)",
                 "rank"
             );
-            let mb = |b: f64| format!("{:.1} KiB", b / 1024.0);
             for r in &self.ranks {
                 let Some(measured) = r.measured_peak_bytes else {
                     continue;
@@ -433,9 +439,9 @@ impl CompareTraceReport {
                     out,
                     "{:>width$}  {} / {} / {} ({:+.1}%)",
                     r.rank,
-                    mb(measured),
-                    mb(r.predicted_peak_bytes),
-                    mb(r.calibrated_peak_bytes),
+                    kib(measured),
+                    kib(r.predicted_peak_bytes),
+                    kib(r.calibrated_peak_bytes),
                     signed_error(r.calibrated_peak_bytes, measured),
                 );
             }
@@ -453,7 +459,6 @@ impl CompareTraceReport {
         for w in &self.warnings {
             let _ = writeln!(out, "warning: {w}");
         }
-        out
     }
 }
 

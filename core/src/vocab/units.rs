@@ -35,6 +35,11 @@ pub fn bytes(b: f64) -> String {
     }
 }
 
+/// Bytes in KiB with one decimal, for figures read side by side.
+pub fn kib(b: f64) -> String {
+    format!("{:.1} KiB", b / 1024.0)
+}
+
 /// A bandwidth in GB/s with three decimals.
 pub fn rate(bytes_per_s: f64) -> String {
     format!("{:.3} GB/s", bytes_per_s * 1e-9)
@@ -132,6 +137,7 @@ mod tests {
         assert_eq!(bytes(12.8e9), "12.80 GB");
         assert_eq!(bytes(512.0), "512 B");
         assert_eq!(rate(2.5e9), "2.500 GB/s");
+        assert_eq!(kib(3072.0), "3.0 KiB");
         assert_eq!(binary_size(64 << 20), "64 MiB");
         assert_eq!(binary_size(16 << 30), "16 GiB");
         assert_eq!(binary_size(1000), "1000 bytes");
