@@ -106,60 +106,14 @@ pub fn check_totals(
     let p = scenario.ranks as f64;
     let replicas = p * scenario.data_parallel as f64;
     let max_factor = factors.iter().copied().fold(1.0, f64::max);
-    let sum_factor: f64 = factors.iter().sum();
-    let (mut compute, mut plain) = (0.0f64, 0.0f64);
-    let (mut params, mut saved, mut widest_output) = (0.0f64, 0.0f64, 0.0f64);
-    let mut heaviest: Option<(usize, f64)> = None;
-    for (index, spec) in scenario.model.layers.iter().enumerate() {
-        let Ok(cost) = spec.cost() else { continue };
-        let field = |name: &str| format!("model.layers[{index}].{name}");
-        // Defaults derived from a given figure: `bwd = 2 × fwd`.
-        match cost {
-            Cost::Explicit { bwd_s, .. } if !bwd_s.is_finite() => {
-                return Err(overflow(
-                    field("fwd_s"),
-                    "the backward time it implies (2 × fwd_s)".into(),
-                ));
-            }
-            Cost::Roofline {
-                bwd_flops,
-                bwd_bytes,
-                ..
-            } if !(bwd_flops.is_finite() && bwd_bytes.is_finite()) => {
-                return Err(overflow(
-                    field("fwd_flops"),
-                    "the backward work it implies (2 × the forward's)".into(),
-                ));
-            }
-            _ => {}
-        }
-        let (f, b) = layer_seconds(cost, &hw);
-        if !(f.is_finite() && b.is_finite()) {
-            return Err(overflow(
-                "hardware.peak_flops".into(),
-                format!(
-                    "layer `{}`'s roofline time (its work over the peak rate)",
-                    spec.name
-                ),
-            ));
-        }
-        let count = spec.count as f64;
-        let scale = if spec.workload_varies { sum_factor } else { m };
-        let work = (f + b) * count * scale;
-        if heaviest.is_none_or(|(_, w)| work > w) {
-            heaviest = Some((index, work));
-        }
-        compute += work;
-        plain += (f + b) * count * m;
-        params += spec.param_bytes.unwrap_or(0.0) * count;
-        let grow = if spec.workload_varies {
-            max_factor
-        } else {
-            1.0
-        };
-        saved += spec.activation_bytes.unwrap_or(0.0) * count * grow * m;
-        widest_output = widest_output.max(spec.output_bytes.unwrap_or(0.0) * grow);
-    }
+    let Totals {
+        compute,
+        plain,
+        params,
+        saved,
+        widest_output,
+        heaviest,
+    } = totals(scenario, factors, &hw)?;
     if !compute.is_finite() && plain.is_finite() {
         // Finite with every factor 1: the workload's factors are what overflows.
         return Err(overflow(
@@ -211,6 +165,89 @@ pub fn check_totals(
         ));
     }
     Ok(())
+}
+
+/// What the step's totals are summed from, over every layer and microbatch.
+struct Totals {
+    /// Compute seconds with the workload factors.
+    compute: f64,
+    /// Compute seconds with every factor 1.
+    plain: f64,
+    params: f64,
+    /// Activation bytes saved, with the largest factor.
+    saved: f64,
+    widest_output: f64,
+    /// The layer with the most compute, and its seconds.
+    heaviest: Option<(usize, f64)>,
+}
+
+/// The totals of `scenario`'s layers; a layer whose defaults (`bwd = 2 × fwd`) or roofline time
+/// overflow is rejected with its field.
+fn totals(scenario: &Scenario, factors: &[f64], hw: &Hardware) -> Result<Totals, FiniteError> {
+    let m = scenario.microbatches as f64;
+    let max_factor = factors.iter().copied().fold(1.0, f64::max);
+    let sum_factor: f64 = factors.iter().sum();
+    let (mut compute, mut plain) = (0.0f64, 0.0f64);
+    let (mut params, mut saved, mut widest_output) = (0.0f64, 0.0f64, 0.0f64);
+    let mut heaviest: Option<(usize, f64)> = None;
+    for (index, spec) in scenario.model.layers.iter().enumerate() {
+        let Ok(cost) = spec.cost() else { continue };
+        let field = |name: &str| format!("model.layers[{index}].{name}");
+        // Defaults derived from a given figure: `bwd = 2 × fwd`.
+        match cost {
+            Cost::Explicit { bwd_s, .. } if !bwd_s.is_finite() => {
+                return Err(overflow(
+                    field("fwd_s"),
+                    "the backward time it implies (2 × fwd_s)".into(),
+                ));
+            }
+            Cost::Roofline {
+                bwd_flops,
+                bwd_bytes,
+                ..
+            } if !(bwd_flops.is_finite() && bwd_bytes.is_finite()) => {
+                return Err(overflow(
+                    field("fwd_flops"),
+                    "the backward work it implies (2 × the forward's)".into(),
+                ));
+            }
+            _ => {}
+        }
+        let (f, b) = layer_seconds(cost, hw);
+        if !(f.is_finite() && b.is_finite()) {
+            return Err(overflow(
+                "hardware.peak_flops".into(),
+                format!(
+                    "layer `{}`'s roofline time (its work over the peak rate)",
+                    spec.name
+                ),
+            ));
+        }
+        let count = spec.count as f64;
+        let scale = if spec.workload_varies { sum_factor } else { m };
+        let work = (f + b) * count * scale;
+        if heaviest.is_none_or(|(_, w)| work > w) {
+            heaviest = Some((index, work));
+        }
+        compute += work;
+        plain += (f + b) * count * m;
+        params += spec.param_bytes.unwrap_or(0.0) * count;
+        let grow = if spec.workload_varies {
+            max_factor
+        } else {
+            1.0
+        };
+        saved += spec.activation_bytes.unwrap_or(0.0) * count * grow * m;
+        widest_output = widest_output.max(spec.output_bytes.unwrap_or(0.0) * grow);
+    }
+    Ok(Totals {
+        compute,
+        plain,
+        params,
+        saved,
+        widest_output,
+        heaviest,
+    })
 }
 
 /// The number of layers after `count` expansion, as a float for bounds.

@@ -15,10 +15,8 @@ use crate::graph::order::{Order, OrderError};
 
 use crate::schedules::slot::Slot;
 use crate::vocab::action::{Step, StepParseError};
-use crate::vocab::layout::Layout;
 use crate::vocab::phase::Phase;
-use petgraph::graph::{DiGraph, NodeIndex};
-use rustc_hash::FxHashMap;
+use petgraph::graph::NodeIndex;
 
 /// Builds the order graph and the derived per-rank orders of a plan; with `explicit`, the
 /// per-rank compute orders come from the user (action strings) instead.
@@ -27,26 +25,6 @@ pub fn build(
     collectives: &Collectives,
     explicit: Option<&[Vec<String>]>,
 ) -> Result<Order, OrderError> {
-    let size = plan.regions.len() * plan.ranks * plan.microbatches;
-    let units: usize = plan
-        .regions
-        .iter()
-        .map(|r| match r.layout() {
-            Layout::Replicated => 1,
-            Layout::Sharded => r.sharded_ranks().len(),
-        })
-        .sum();
-    let four_phase = plan
-        .wavefront
-        .as_ref()
-        .is_some_and(|w| w.skeleton.second_order());
-    // Per unit and microbatch: two compute events and two transfers (eight for four phases).
-    let per_unit = if four_phase { 8 } else { 4 };
-    let per_mb = per_unit * units + 1;
-    let mut graph = DiGraph::with_capacity(
-        per_mb * plan.microbatches + 1,
-        (3 * per_unit / 2 * units + 2) * plan.microbatches,
-    );
     // Hand-written orders are parsed once: for which backwards they split, then for the order.
     let parsed: Option<Vec<Vec<Result<Step, StepParseError>>>> = explicit.map(|lists| {
         lists
@@ -61,51 +39,8 @@ pub fn build(
         _ => Vec::new(),
     };
     let split = split_backwards(plan, &slots, parsed.as_deref());
-    let barrier = graph.add_node(Event::StepBarrier);
-    let mut b = Builder {
-        plan,
-        collectives,
-        graph,
-        fwd: vec![None; size],
-        bwd: vec![None; size],
-        // Only split backwards have weight halves to find.
-        weight: if split.contains(&true) {
-            vec![None; size]
-        } else {
-            Vec::new()
-        },
-        split,
-        slots,
-        reduces: FxHashMap::default(),
-        loss_after: FxHashMap::default(),
-        barrier,
-        four_phase,
-        four: if four_phase {
-            vec![[None; 4]; size]
-        } else {
-            Vec::new()
-        },
-    };
-    // One reduce event per rank taking part in each of the collectives' reduces.
-    for reduce in &collectives.reduces {
-        let Some(region) = plan.region(reduce.region) else {
-            continue;
-        };
-        let group = reduce.group;
-        let ranks = match region.layout() {
-            Layout::Replicated => (0..plan.ranks).collect(),
-            Layout::Sharded => region.sharded_ranks(),
-        };
-        for rank in ranks {
-            let n = b.graph.add_node(Event::DpReduce {
-                region: region.index.into(),
-                rank: rank.into(),
-                group,
-            });
-            b.graph.add_edge(n, barrier, EdgeKind::Sequence);
-            b.reduces.insert((region.index, rank), n);
-        }
-    }
+    let mut b = Builder::new(plan, collectives, slots, split);
+    b.add_reduces();
     for mb in 0..plan.microbatches {
         b.microbatch(mb);
     }
@@ -131,10 +66,10 @@ pub fn build(
         .collect();
     let adjacency = Adjacency::new(&b.graph, &nodes);
     let mut order = Order {
+        barrier: b.barrier,
         graph: b.graph,
         nodes,
         pairs,
-        barrier,
         adjacency,
         topological: Vec::new(),
     };

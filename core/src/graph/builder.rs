@@ -52,6 +52,86 @@ pub(crate) struct Builder<'a> {
     pub(crate) four_phase: bool,
 }
 
+impl<'a> Builder<'a> {
+    /// An empty builder for `plan`: its per-slot tables (`split`: which backwards are split,
+    /// by [`key`]; `slots`: the wavefront's of every rank) and a graph sized for its events.
+    pub(crate) fn new(
+        plan: &'a Plan,
+        collectives: &'a Collectives,
+        slots: Vec<Vec<Slot>>,
+        split: Vec<bool>,
+    ) -> Builder<'a> {
+        let size = plan.regions.len() * plan.ranks * plan.microbatches;
+        let units: usize = plan
+            .regions
+            .iter()
+            .map(|r| match r.layout() {
+                Layout::Replicated => 1,
+                Layout::Sharded => r.sharded_ranks().len(),
+            })
+            .sum();
+        let four_phase = plan
+            .wavefront
+            .as_ref()
+            .is_some_and(|w| w.skeleton.second_order());
+        // Per unit and microbatch: two compute events and two transfers (eight for four phases).
+        let per_unit = if four_phase { 8 } else { 4 };
+        let per_mb = per_unit * units + 1;
+        let mut graph = DiGraph::with_capacity(
+            per_mb * plan.microbatches + 1,
+            (3 * per_unit / 2 * units + 2) * plan.microbatches,
+        );
+        let barrier = graph.add_node(Event::StepBarrier);
+        Builder {
+            plan,
+            collectives,
+            graph,
+            fwd: vec![None; size],
+            bwd: vec![None; size],
+            // Only split backwards have weight halves to find.
+            weight: if split.contains(&true) {
+                vec![None; size]
+            } else {
+                Vec::new()
+            },
+            split,
+            slots,
+            reduces: FxHashMap::default(),
+            loss_after: FxHashMap::default(),
+            barrier,
+            four_phase,
+            four: if four_phase {
+                vec![[None; 4]; size]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// One reduce event per rank taking part in each of the collectives' reduces.
+    pub(crate) fn add_reduces(&mut self) {
+        for reduce in &self.collectives.reduces {
+            let Some(region) = self.plan.region(reduce.region) else {
+                continue;
+            };
+            let group = reduce.group;
+            let ranks = match region.layout() {
+                Layout::Replicated => (0..self.plan.ranks).collect(),
+                Layout::Sharded => region.sharded_ranks(),
+            };
+            for rank in ranks {
+                let n = self.graph.add_node(Event::DpReduce {
+                    region: region.index.into(),
+                    rank: rank.into(),
+                    group,
+                });
+                self.graph.add_edge(n, self.barrier, EdgeKind::Sequence);
+                self.reduces.insert((region.index, rank), n);
+            }
+        }
+    }
+}
+
 impl Builder<'_> {
     pub(crate) fn key(&self, region: usize, rank: usize, mb: usize) -> usize {
         key(self.plan, region, rank, mb)

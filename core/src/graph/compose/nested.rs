@@ -20,8 +20,8 @@
 use crate::algebra::plan::Plan;
 use crate::graph::event::Event;
 use crate::graph::order::Order;
-use crate::graph::time::longest_path;
-use crate::vocab::action::Action;
+use crate::graph::time::{Timeline, longest_path};
+use crate::vocab::action::{Action, Step};
 use crate::vocab::layout::Composition;
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;
@@ -43,34 +43,79 @@ pub(crate) fn regions(plan: &Plan) -> (Option<usize>, Option<usize>) {
 /// work (a first region: the encoder; a last one: the generator) embedded in the backbone's: the
 /// explicit orders the nested schedule is derived with.
 pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
-    let g = &order.graph;
     let (encoder, generator) = regions(plan);
-    let region_of = |n: NodeIndex| match g.node_weight(n) {
-        Some(Event::Fwd { region, .. } | Event::Bwd { region, .. }) => Some(usize::from(*region)),
-        _ => None,
-    };
-    let is_compute = |n: NodeIndex| region_of(n).is_some();
-    let embedded = |n: NodeIndex| {
-        let r = region_of(n);
-        r.is_some() && (r == encoder || r == generator)
+    let mut clock = Clock {
+        order,
+        encoder,
+        generator,
+        timeline: None,
     };
     // The backbone's logical time: one slot per backbone action, none for the nested ones'.
-    let unit: Vec<f64> = g
+    let unit: Vec<f64> = order
+        .graph
         .node_indices()
-        .map(|n| {
-            if is_compute(n) && !embedded(n) {
-                1.0
-            } else {
-                0.0
-            }
-        })
+        .map(|n| if clock.backbone(n) { 1.0 } else { 0.0 })
         .collect();
-    let timeline = longest_path(order, &unit);
-    let slot = |n: NodeIndex| timeline.start_of(n).map(|t| t.round() as i64);
+    clock.timeline = Some(longest_path(order, &unit));
+    let actions = order.nodes_by_action();
+    (0..plan.ranks)
+        .map(|rank| {
+            let node_of = |a: &Action| actions.get(&(rank, *a)).copied();
+            // `(slot, before the backbone step of the slot, forward before backward, node)`.
+            let mut placed: Vec<((i64, u8, u8, usize), String)> = order
+                .steps(rank)
+                .iter()
+                .filter_map(|step| {
+                    let first = step.actions().next().as_ref().and_then(node_of)?;
+                    let key = clock.key(step, first, &node_of)?;
+                    Some(((key.0, key.1, key.2, first.index()), step.to_string()))
+                })
+                .collect();
+            placed.sort_by_key(|p| p.0);
+            placed.into_iter().map(|p| p.1).collect()
+        })
+        .collect()
+}
 
-    // The backbone actions next to `n` through collectives, losses and nested actions, in
-    // `direction`.
-    let neighbours = |n: NodeIndex, direction: Direction| {
+/// The backbone's logical time, and where each nested action goes in it.
+struct Clock<'a> {
+    order: &'a Order,
+    encoder: Option<usize>,
+    generator: Option<usize>,
+    /// One slot per backbone action (set once the backbone is known).
+    timeline: Option<Timeline>,
+}
+
+impl Clock<'_> {
+    fn region_of(&self, n: NodeIndex) -> Option<usize> {
+        match self.order.graph.node_weight(n) {
+            Some(Event::Fwd { region, .. } | Event::Bwd { region, .. }) => {
+                Some(usize::from(*region))
+            }
+            _ => None,
+        }
+    }
+
+    /// A nested region's compute action.
+    fn embedded(&self, n: NodeIndex) -> bool {
+        let r = self.region_of(n);
+        r.is_some() && (r == self.encoder || r == self.generator)
+    }
+
+    /// A backbone compute action.
+    fn backbone(&self, n: NodeIndex) -> bool {
+        self.region_of(n).is_some() && !self.embedded(n)
+    }
+
+    fn slot(&self, n: NodeIndex) -> Option<i64> {
+        let t = self.timeline.as_ref()?.start_of(n)?;
+        Some(t.round() as i64)
+    }
+
+    /// The backbone actions next to `n` through collectives, losses and nested actions, in
+    /// `direction`.
+    fn neighbours(&self, n: NodeIndex, direction: Direction) -> Vec<NodeIndex> {
+        let g = &self.order.graph;
         let mut out = Vec::new();
         let mut stack = vec![n];
         let mut seen = 0usize;
@@ -80,9 +125,9 @@ pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
                 break;
             }
             for next in g.neighbors_directed(at, direction) {
-                if is_compute(next) && !embedded(next) {
+                if self.backbone(next) {
                     out.push(next);
-                } else if !is_compute(next)
+                } else if self.region_of(next).is_none()
                     && matches!(
                         g.node_weight(next),
                         Some(Event::Coll { .. } | Event::Loss { .. })
@@ -93,72 +138,68 @@ pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
             }
         }
         out
-    };
-    // The slot just after the backbone actions `n` waits for, and the one it feeds first.
-    let after = |n: NodeIndex| {
-        neighbours(n, Direction::Incoming)
+    }
+
+    /// The slot just after the backbone actions `n` waits for.
+    fn after(&self, n: NodeIndex) -> i64 {
+        self.neighbours(n, Direction::Incoming)
             .into_iter()
-            .filter_map(|m| slot(m).map(|s| s + 1))
+            .filter_map(|m| self.slot(m).map(|s| s + 1))
             .max()
             .unwrap_or(0)
-    };
-    let before = |n: NodeIndex| {
-        neighbours(n, Direction::Outgoing)
-            .into_iter()
-            .filter_map(slot)
-            .min()
-    };
-
-    let actions = order.nodes_by_action();
-    let mut out = Vec::with_capacity(plan.ranks);
-    for rank in 0..plan.ranks {
-        let node_of = |a: &Action| actions.get(&(rank, *a)).copied();
-        // `(slot, before the backbone step of the slot, forward before backward, node)`.
-        let mut placed: Vec<((i64, u8, u8, usize), String)> = Vec::new();
-        for step in order.steps(rank) {
-            let Some(first) = step.actions().next().as_ref().and_then(node_of) else {
-                continue;
-            };
-            let text = step.to_string();
-            let forward = matches!(g.node_weight(first), Some(Event::Fwd { .. }));
-            let key = if !embedded(first) {
-                let Some(at) = slot(first) else { continue };
-                (at, 1, 0)
-            } else if region_of(first) == encoder {
-                if forward {
-                    // Just in time: the slot before its output's first use.
-                    let deadline = before(first).unwrap_or(i64::MAX);
-                    (deadline.saturating_sub(1), 0, 0)
-                } else {
-                    // As soon as its gradient is back.
-                    (after(first), 0, 1)
-                }
-            } else if forward {
-                // The generator's forward as soon as the backbone's output arrives.
-                (after(first), 0, 0)
-            } else {
-                // Its backward right after its forward (the same stage and microbatch), before
-                // the backbone's backward it feeds.
-                let own_forward = step
-                    .actions()
-                    .next()
-                    .map(|a| Action {
-                        phase: crate::vocab::phase::Phase::Forward,
-                        ..a
-                    })
-                    .as_ref()
-                    .and_then(node_of)
-                    .map_or(0, after);
-                (
-                    before(first).map_or(own_forward, |b| b.max(own_forward)),
-                    0,
-                    1,
-                )
-            };
-            placed.push(((key.0, key.1, key.2, first.index()), text));
-        }
-        placed.sort_by_key(|p| p.0);
-        out.push(placed.into_iter().map(|p| p.1).collect());
     }
-    out
+
+    /// The slot of the first backbone action `n` feeds.
+    fn before(&self, n: NodeIndex) -> Option<i64> {
+        self.neighbours(n, Direction::Outgoing)
+            .into_iter()
+            .filter_map(|m| self.slot(m))
+            .min()
+    }
+
+    /// Where `step` (its first action at `first`) goes: `(slot, before the backbone step of the
+    /// slot, forward before backward)`.
+    fn key(
+        &self,
+        step: &Step,
+        first: NodeIndex,
+        node_of: &dyn Fn(&Action) -> Option<NodeIndex>,
+    ) -> Option<(i64, u8, u8)> {
+        let forward = matches!(self.order.graph.node_weight(first), Some(Event::Fwd { .. }));
+        if !self.embedded(first) {
+            return Some((self.slot(first)?, 1, 0));
+        }
+        Some(if self.region_of(first) == self.encoder {
+            if forward {
+                // Just in time: the slot before its output's first use.
+                let deadline = self.before(first).unwrap_or(i64::MAX);
+                (deadline.saturating_sub(1), 0, 0)
+            } else {
+                // As soon as its gradient is back.
+                (self.after(first), 0, 1)
+            }
+        } else if forward {
+            // The generator's forward as soon as the backbone's output arrives.
+            (self.after(first), 0, 0)
+        } else {
+            // Its backward right after its forward (the same stage and microbatch), before the
+            // backbone's backward it feeds.
+            let own_forward = step
+                .actions()
+                .next()
+                .map(|a| Action {
+                    phase: crate::vocab::phase::Phase::Forward,
+                    ..a
+                })
+                .as_ref()
+                .and_then(node_of)
+                .map_or(0, |n| self.after(n));
+            (
+                self.before(first)
+                    .map_or(own_forward, |b| b.max(own_forward)),
+                0,
+                1,
+            )
+        })
+    }
 }
