@@ -396,8 +396,16 @@ impl Builder<'_> {
             self.loss_after.insert(last, loss);
         }
 
+        self.backwards(&units, &forwards, loss, mb);
+        loss
+    }
+
+    /// The backwards of microbatch `mb` from the last unit to the first, as far as Lemma 1 has
+    /// them run: each after its forward and the gradient from downstream (the loss, for the
+    /// last), a split one's weight half after its input half, each accumulated into its reduce.
+    fn backwards(&mut self, units: &[Unit], forwards: &[NodeIndex], loss: NodeIndex, mb: usize) {
         let mut downstream: Option<(Unit, NodeIndex)> = None;
-        for (&u, &f) in units.iter().zip(&forwards).rev() {
+        for (&u, &f) in units.iter().zip(forwards).rev() {
             let gate = self.gate(u.region);
             if !gate.runs_backward {
                 break;
@@ -461,7 +469,6 @@ impl Builder<'_> {
         if downstream.is_none() {
             self.graph.add_edge(loss, self.barrier, EdgeKind::Sequence);
         }
-        loss
     }
 }
 

@@ -118,30 +118,7 @@ pub fn align(m: &Measurement) -> Alignment {
         }
         AlignMethod::Causality
     };
-    let mut offsets: Vec<i64> = (0..n)
-        .map(|i| {
-            if method == AlignMethod::SharedClock {
-                return 0;
-            }
-            match (lo.get(i).copied().flatten(), hi.get(i).copied().flatten()) {
-                (Some(l), Some(h)) => ((i128::from(l) + i128::from(h)) / 2) as i64,
-                (Some(l), None) => l,
-                (None, Some(h)) => h,
-                (None, None) => 0,
-            }
-        })
-        .collect();
-    let feasible = |x: &[i64]| {
-        edges
-            .iter()
-            .all(|&(from, to, c)| match (x.get(from), x.get(to)) {
-                (Some(&a), Some(&b)) => b <= a.saturating_add(c),
-                _ => true,
-            })
-    };
-    if !feasible(&offsets) {
-        offsets = hi.iter().map(|d| d.unwrap_or(0)).collect();
-    }
+    let offsets = offsets(method, &lo, &hi, &edges);
     let result = ranks
         .iter()
         .enumerate()
@@ -170,6 +147,43 @@ pub fn align(m: &Measurement) -> Alignment {
         ranks: result,
         constraints: edges.len(),
         notes,
+    }
+}
+
+/// Each rank's offset: none on a shared clock; else the middle of its feasible range (a bound
+/// where it has one), or, when those middles break a constraint, the upper bounds.
+fn offsets(
+    method: AlignMethod,
+    lo: &[Option<i64>],
+    hi: &[Option<i64>],
+    edges: &[(usize, usize, i64)],
+) -> Vec<i64> {
+    let n = hi.len();
+    let offsets: Vec<i64> = (0..n)
+        .map(|i| {
+            if method == AlignMethod::SharedClock {
+                return 0;
+            }
+            match (lo.get(i).copied().flatten(), hi.get(i).copied().flatten()) {
+                (Some(l), Some(h)) => ((i128::from(l) + i128::from(h)) / 2) as i64,
+                (Some(l), None) => l,
+                (None, Some(h)) => h,
+                (None, None) => 0,
+            }
+        })
+        .collect();
+    let feasible = |x: &[i64]| {
+        edges
+            .iter()
+            .all(|&(from, to, c)| match (x.get(from), x.get(to)) {
+                (Some(&a), Some(&b)) => b <= a.saturating_add(c),
+                _ => true,
+            })
+    };
+    if feasible(&offsets) {
+        offsets
+    } else {
+        hi.iter().map(|d| d.unwrap_or(0)).collect()
     }
 }
 

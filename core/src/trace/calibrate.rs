@@ -535,8 +535,61 @@ fn calibrate_with<E: From<DeriveError>>(
 /// time from the one to the other, less the per-action overhead fitted apart. `α` is their mean
 /// less the scenario's `β·n`, or, when the sizes differ, both are fitted by least squares.
 fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)], overhead_s: f64) -> LinkFit {
+    let hw = &sim.derivation.plan.hardware;
+    let samples = transfer_samples(sim, measured, overhead_s);
+    let mut sizes: Vec<f64> = samples.iter().map(|s| s.0).collect();
+    sizes.sort_by(f64::total_cmp);
+    sizes.dedup();
+    let median_s = median(samples.iter().map(|s| s.1).collect());
+    let scenario_beta = |n: f64| match hw.link_bytes_per_s {
+        Some(b) if b > 0.0 => n / b,
+        _ => 0.0,
+    };
+    let (alpha_s, bytes_per_s) = if sizes.len() >= 2 {
+        // Least squares t = α + n/β over the samples.
+        let k = samples.len() as f64;
+        let (sn, st) = samples
+            .iter()
+            .fold((0.0, 0.0), |(a, b), &(n, t)| (a + n, b + t));
+        let (mn, mt) = (sn / k, st / k);
+        let (sxy, sxx) = samples.iter().fold((0.0, 0.0), |(a, b), &(n, t)| {
+            (a + (n - mn) * (t - mt), b + (n - mn) * (n - mn))
+        });
+        let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+        if slope > 0.0 {
+            (Some((mt - slope * mn).max(0.0)), Some(1.0 / slope))
+        } else {
+            (median_s, None)
+        }
+    } else {
+        (
+            // The mean, not the median: a transfer that is now and then slow (a send held until
+            // its receiver is ready) costs its average on the critical path.
+            mean(
+                samples
+                    .iter()
+                    .map(|&(n, t)| (t - scenario_beta(n)).max(0.0)),
+            ),
+            None,
+        )
+    };
+    LinkFit {
+        alpha_s,
+        bytes_per_s,
+        samples: samples.len(),
+        sizes: sizes.len(),
+        median_s,
+    }
+}
+
+/// The transfers of the fit step whose consumer waited for them, as `(bytes, seconds)`: the time
+/// from the producer's last compute op to the consumer's first, less the per-action overhead.
+fn transfer_samples(
+    sim: &Simulation,
+    measured: &[(usize, Vec<StepAction>)],
+    overhead_s: f64,
+) -> Vec<(f64, f64)> {
     let plan = &sim.derivation.plan;
-    let hw = &plan.hardware;
     let mut at: FxHashMap<Action, (usize, &StepAction)> = FxHashMap::default();
     for (rank, actions) in measured {
         for a in actions {
@@ -601,49 +654,7 @@ fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)], overhead_s:
             samples.push((n, (gap as f64 * 1e-9 - overhead_s).max(0.0)));
         }
     }
-    let mut sizes: Vec<f64> = samples.iter().map(|s| s.0).collect();
-    sizes.sort_by(f64::total_cmp);
-    sizes.dedup();
-    let median_s = median(samples.iter().map(|s| s.1).collect());
-    let scenario_beta = |n: f64| match hw.link_bytes_per_s {
-        Some(b) if b > 0.0 => n / b,
-        _ => 0.0,
-    };
-    let (alpha_s, bytes_per_s) = if sizes.len() >= 2 {
-        // Least squares t = α + n/β over the samples.
-        let k = samples.len() as f64;
-        let (sn, st) = samples
-            .iter()
-            .fold((0.0, 0.0), |(a, b), &(n, t)| (a + n, b + t));
-        let (mn, mt) = (sn / k, st / k);
-        let (sxy, sxx) = samples.iter().fold((0.0, 0.0), |(a, b), &(n, t)| {
-            (a + (n - mn) * (t - mt), b + (n - mn) * (n - mn))
-        });
-        let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
-        if slope > 0.0 {
-            (Some((mt - slope * mn).max(0.0)), Some(1.0 / slope))
-        } else {
-            (median_s, None)
-        }
-    } else {
-        (
-            // The mean, not the median: a transfer that is now and then slow (a send held until
-            // its receiver is ready) costs its average on the critical path.
-            mean(
-                samples
-                    .iter()
-                    .map(|&(n, t)| (t - scenario_beta(n)).max(0.0)),
-            ),
-            None,
-        )
-    };
-    LinkFit {
-        alpha_s,
-        bytes_per_s,
-        samples: samples.len(),
-        sizes: sizes.len(),
-        median_s,
-    }
+    samples
 }
 
 /// What is fitted for one layer: the factors its costs are scaled by (forward, whole backward,

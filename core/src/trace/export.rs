@@ -204,6 +204,15 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
             }),
         })?;
     }
+    write_flows(sim, &mut w)?;
+    w.finish(json!({"generator": "mpipe", "kind": "prediction", "scenario": name, "makespan_s": sim.makespan_s}))
+}
+
+/// An arrow for every data dependency between two tracks, from the producer's start to the
+/// consumer's.
+fn write_flows<W: Write>(sim: &Simulation, w: &mut Writer<W>) -> std::io::Result<()> {
+    let g = &sim.derivation.order.graph;
+    let us = |s: f64| s * 1e6;
     let mut id = 0;
     for edge in g.edge_references() {
         if matches!(*edge.weight(), EdgeKind::Sequence | EdgeKind::Overlap) {
@@ -225,7 +234,7 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
         id += 1;
         w.flow(id, (tu.0, tu.1, us(su)), (tv.0, tv.1, us(sv)), "dependency")?;
     }
-    w.finish(json!({"generator": "mpipe", "kind": "prediction", "scenario": name, "makespan_s": sim.makespan_s}))
+    Ok(())
 }
 
 /// Writes a measurement (recovered events, aligned clocks) as a Chrome trace; times are µs from

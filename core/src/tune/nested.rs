@@ -134,7 +134,7 @@ pub fn place(
     }
     let original = order.nodes.clone();
     let logical = simulate(&order, durations, options);
-    let (mut items, mut streams) = split(&order, encoder, generator);
+    let (mut items, streams) = split(&order, encoder, generator);
     let anchors = anchors(&order, &items);
     let pairs: FxHashMap<NodeIndex, NodeIndex> = order.pairs.iter().map(|&[a, b]| (a, b)).collect();
     let nested: FxHashSet<NodeIndex> = items.iter().flat_map(|i| i.nodes.iter().copied()).collect();
@@ -157,69 +157,37 @@ pub fn place(
             .then(a.nodes.cmp(&b.nodes))
     });
     order.nodes.clone_from(&streams);
-    let Some(mut current) = with_order(&mut order)
+    let Some(current) = with_order(&mut order)
         .map(|()| Measure::of(&simulate(&order, durations, options), &backbone))
     else {
         return restored(order, original);
     };
-    let window = Window {
-        lead: plan.ranks.max(1),
-        anchors: &anchors,
-    };
     let cost = order.graph.node_count().max(1).saturating_mul(PASSES);
-    let mut zeroed = durations.to_vec();
+    let mut search = Search {
+        order,
+        streams,
+        durations,
+        zeroed: durations.to_vec(),
+        options,
+        pairs,
+        backbone,
+        window: Window {
+            lead: plan.ranks.max(1),
+            anchors: &anchors,
+        },
+        current,
+    };
     let total = items.len().max(1) as f32;
     for (done, item) in items.iter().enumerate() {
         if *work < cost || !keep_going(done as f32 / total) {
             break;
         }
         *work -= cost;
-        let Some(stream) = streams.get_mut(item.rank) else {
-            continue;
-        };
-        let saved = stream.clone();
-        // The order without the action, which takes no time.
-        stream.retain(|n| !item.nodes.contains(n));
-        set(&mut zeroed, &item.nodes, |_| 0.0);
-        order.nodes.clone_from(&streams);
-        let timed = with_timing(&mut order, &zeroed, options);
-        set(&mut zeroed, &item.nodes, |n| {
-            durations.get(n.index()).copied().unwrap_or(0.0)
-        });
-        let Some(stream) = streams.get_mut(item.rank) else {
-            continue;
-        };
-        let place = timed.as_ref().and_then(|(timeline, slack)| {
-            Context {
-                order: &order,
-                timeline,
-                slack,
-                durations,
-                pairs: &pairs,
-            }
-            .best_place(item, stream, &window)
-        });
-        if let Some(at) = place {
-            insert(stream, at, &item.nodes);
-        }
-        let moved = place.is_some() && *stream != saved;
-        // Kept only if it deadlocks nothing, the step is no longer for it and the backbone as
-        // a whole no later.
-        order.nodes.clone_from(&streams);
-        let measured = Some(())
-            .filter(|()| moved)
-            .and_then(|()| with_order(&mut order))
-            .map(|()| Measure::of(&simulate(&order, durations, options), &backbone))
-            .filter(|m| m.no_worse_than(&current));
-        match measured {
-            Some(m) => current = m,
-            None => {
-                if let Some(stream) = streams.get_mut(item.rank) {
-                    *stream = saved;
-                }
-            }
-        }
+        search.try_item(item);
     }
+    let Search {
+        mut order, streams, ..
+    } = search;
     order.nodes = streams;
     // Each move is checked, but the reduces moved to the ends first: the whole is kept only if
     // it is no slower than the logical placement.
@@ -229,6 +197,78 @@ pub fn place(
         order
     } else {
         restored(order, original)
+    }
+}
+
+/// The placement under way: the order with its streams, and how the step and the backbone
+/// measure with the moves kept so far.
+struct Search<'a> {
+    order: Order,
+    streams: Vec<Vec<NodeIndex>>,
+    durations: &'a [f64],
+    /// `durations` with the action being placed taking none.
+    zeroed: Vec<f64>,
+    options: SimOptions,
+    pairs: FxHashMap<NodeIndex, NodeIndex>,
+    /// The backbone's compute actions, by node index.
+    backbone: Vec<usize>,
+    window: Window<'a>,
+    current: Measure,
+}
+
+impl Search<'_> {
+    /// Moves `item` to its best place in its owner's stream, kept only if it deadlocks nothing,
+    /// the step is no longer for it and the backbone as a whole no later.
+    fn try_item(&mut self, item: &Item) {
+        let Some(stream) = self.streams.get_mut(item.rank) else {
+            return;
+        };
+        let saved = stream.clone();
+        // The order without the action, which takes no time.
+        stream.retain(|n| !item.nodes.contains(n));
+        set(&mut self.zeroed, &item.nodes, |_| 0.0);
+        self.order.nodes.clone_from(&self.streams);
+        let timed = with_timing(&mut self.order, &self.zeroed, self.options);
+        let durations = self.durations;
+        set(&mut self.zeroed, &item.nodes, |n| {
+            durations.get(n.index()).copied().unwrap_or(0.0)
+        });
+        let Some(stream) = self.streams.get_mut(item.rank) else {
+            return;
+        };
+        let place = timed.as_ref().and_then(|(timeline, slack)| {
+            Context {
+                order: &self.order,
+                timeline,
+                slack,
+                durations,
+                pairs: &self.pairs,
+            }
+            .best_place(item, stream, &self.window)
+        });
+        if let Some(at) = place {
+            insert(stream, at, &item.nodes);
+        }
+        let moved = place.is_some() && *stream != saved;
+        self.order.nodes.clone_from(&self.streams);
+        let measured = Some(())
+            .filter(|()| moved)
+            .and_then(|()| with_order(&mut self.order))
+            .map(|()| {
+                Measure::of(
+                    &simulate(&self.order, durations, self.options),
+                    &self.backbone,
+                )
+            })
+            .filter(|m| m.no_worse_than(&self.current));
+        match measured {
+            Some(m) => self.current = m,
+            None => {
+                if let Some(stream) = self.streams.get_mut(item.rank) {
+                    *stream = saved;
+                }
+            }
+        }
     }
 }
 

@@ -139,92 +139,49 @@ pub(crate) fn list_schedule(
     floating: &[bool],
 ) -> Vec<Vec<NodeIndex>> {
     let g = &b.graph;
-    let mut remaining: Vec<usize> = g
-        .node_indices()
-        .map(|n| g.neighbors_directed(n, Direction::Incoming).count())
-        .collect();
-    let mut ready_at: Vec<Option<u64>> = vec![None; g.node_count()];
+    let empty: &[NodeIndex] = &[];
+    let mut run = ListRun {
+        g,
+        floating,
+        remaining: g
+            .node_indices()
+            .map(|n| g.neighbors_directed(n, Direction::Incoming).count())
+            .collect(),
+        ready_at: vec![None; g.node_count()],
+        cursors: (0..b.plan.ranks)
+            .map(|r| Cursor {
+                prologue: prologue.get(r).map_or(empty, Vec::as_slice),
+                epilogue: epilogue.get(r).map_or(empty, Vec::as_slice),
+                queue: queues.get(r).map_or(empty, Vec::as_slice),
+                pro_at: 0,
+                epi_at: 0,
+                queue_at: 0,
+                floats: BTreeSet::new(),
+                running: None,
+                order: Vec::new(),
+            })
+            .collect(),
+    };
     let is_compute = |n: NodeIndex| g.node_weight(n).is_some_and(Event::is_compute);
     let total = g.node_indices().filter(|&n| is_compute(n)).count();
-    let empty: &[NodeIndex] = &[];
-    let mut cursors: Vec<Cursor> = (0..b.plan.ranks)
-        .map(|r| Cursor {
-            prologue: prologue.get(r).map_or(empty, Vec::as_slice),
-            epilogue: epilogue.get(r).map_or(empty, Vec::as_slice),
-            queue: queues.get(r).map_or(empty, Vec::as_slice),
-            pro_at: 0,
-            epi_at: 0,
-            queue_at: 0,
-            floats: BTreeSet::new(),
-            running: None,
-            order: Vec::new(),
-        })
-        .collect();
-
-    let mark_ready =
-        |n: NodeIndex, t: u64, ready_at: &mut Vec<Option<u64>>, cursors: &mut Vec<Cursor>| {
-            if let Some(slot) = ready_at.get_mut(n.index()) {
-                *slot = Some(t);
-            }
-            if floating.get(n.index()).copied().unwrap_or(false)
-                && let Some(
-                    Event::Fwd {
-                        region, rank, mb, ..
-                    }
-                    | Event::Bwd {
-                        region, rank, mb, ..
-                    },
-                ) = g.node_weight(n)
-                && let Some(cursor) = cursors.get_mut(rank.index())
-            {
-                cursor.floats.insert((t, region.index(), mb.index(), n));
-            }
-        };
     for n in g.node_indices() {
-        if remaining.get(n.index()) == Some(&0) && is_compute(n) {
-            mark_ready(n, 0, &mut ready_at, &mut cursors);
+        if run.remaining.get(n.index()) == Some(&0) && is_compute(n) {
+            run.mark_ready(n, 0);
         }
     }
-
     let mut scheduled = 0usize;
     let mut t: u64 = 0;
     loop {
-        // Complete what ran during the last tick; collectives and losses complete instantly.
-        let mut work: Vec<NodeIndex> = cursors
-            .iter_mut()
-            .filter_map(|c| c.running.take())
-            .collect();
-        while let Some(done) = work.pop() {
-            for succ in g.neighbors_directed(done, Direction::Outgoing) {
-                let Some(left) = remaining.get_mut(succ.index()) else {
-                    continue;
-                };
-                *left = left.saturating_sub(1);
-                if *left > 0 {
-                    continue;
-                }
-                match g.node_weight(succ) {
-                    Some(Event::Coll { .. } | Event::Loss { .. }) => work.push(succ),
-                    Some(e) if e.is_compute() => mark_ready(succ, t, &mut ready_at, &mut cursors),
-                    _ => {}
-                }
-            }
-        }
+        run.complete(t);
         if scheduled >= total {
             break;
         }
-        for cursor in &mut cursors {
-            let ready = |n: NodeIndex| ready_at.get(n.index()).copied().flatten();
-            if let Some(node) = cursor.take_next(ready) {
-                cursor.order.push(node);
-                cursor.running = Some(node);
-                scheduled += 1;
-            }
-        }
-        if cursors.iter().all(|c| c.running.is_none()) {
+        let started = run.start();
+        scheduled += started;
+        if started == 0 {
             // Nothing can run: the remaining events wait on each other. Append the leftovers so
             // the deadlock check sees them and names the cycle.
-            for cursor in &mut cursors {
+            for cursor in &mut run.cursors {
                 let rest = cursor.leftovers();
                 cursor.order.extend(rest);
             }
@@ -232,5 +189,78 @@ pub(crate) fn list_schedule(
         }
         t += 1;
     }
-    cursors.into_iter().map(|c| c.order).collect()
+    run.cursors.into_iter().map(|c| c.order).collect()
+}
+
+/// The list schedule under way: what each event still waits for, when each became ready, and
+/// each rank's cursor.
+struct ListRun<'a> {
+    g: &'a petgraph::graph::DiGraph<Event, crate::graph::event::EdgeKind>,
+    floating: &'a [bool],
+    remaining: Vec<usize>,
+    ready_at: Vec<Option<u64>>,
+    cursors: Vec<Cursor<'a>>,
+}
+
+impl ListRun<'_> {
+    /// Compute event `n` is ready at tick `t` (a floating one joins its rank's floats).
+    fn mark_ready(&mut self, n: NodeIndex, t: u64) {
+        if let Some(slot) = self.ready_at.get_mut(n.index()) {
+            *slot = Some(t);
+        }
+        if self.floating.get(n.index()).copied().unwrap_or(false)
+            && let Some(
+                Event::Fwd {
+                    region, rank, mb, ..
+                }
+                | Event::Bwd {
+                    region, rank, mb, ..
+                },
+            ) = self.g.node_weight(n)
+            && let Some(cursor) = self.cursors.get_mut(rank.index())
+        {
+            cursor.floats.insert((t, region.index(), mb.index(), n));
+        }
+    }
+
+    /// Completes what ran during the last tick (collectives and losses complete instantly),
+    /// marking what that makes ready at `t`.
+    fn complete(&mut self, t: u64) {
+        let mut work: Vec<NodeIndex> = self
+            .cursors
+            .iter_mut()
+            .filter_map(|c| c.running.take())
+            .collect();
+        while let Some(done) = work.pop() {
+            for succ in self.g.neighbors_directed(done, Direction::Outgoing) {
+                let Some(left) = self.remaining.get_mut(succ.index()) else {
+                    continue;
+                };
+                *left = left.saturating_sub(1);
+                if *left > 0 {
+                    continue;
+                }
+                match self.g.node_weight(succ) {
+                    Some(Event::Coll { .. } | Event::Loss { .. }) => work.push(succ),
+                    Some(e) if e.is_compute() => self.mark_ready(succ, t),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// Starts on each rank the next event it may run; how many started.
+    fn start(&mut self) -> usize {
+        let mut started = 0;
+        let ready_at = &self.ready_at;
+        for cursor in &mut self.cursors {
+            let ready = |n: NodeIndex| ready_at.get(n.index()).copied().flatten();
+            if let Some(node) = cursor.take_next(ready) {
+                cursor.order.push(node);
+                cursor.running = Some(node);
+                started += 1;
+            }
+        }
+        started
+    }
 }
