@@ -1,7 +1,7 @@
 //! Building a [`RawTrace`] from parsed events: interning names, numbering processes and threads,
 //! pairing `B`/`E`, keeping flow points, and turning unusable events into counted warnings.
 
-use super::event_json::{Atom, EventRef, TimeAtom};
+use super::event_json::{Args, Atom, EventRef, TimeAtom};
 use super::raw::{
     DistributedInfo, FlowPoint, MemorySample, Process, RawTrace, Span, Thread, TrackKey, Warnings,
 };
@@ -170,123 +170,142 @@ impl<'f> Builder<'f> {
             _ => 0,
         };
         match ph {
-            b'M' => {
-                let args = ev.args;
-                let args_name = args.name.map(|s| s.into_owned());
-                match self.strings.get(name) {
-                    "process_name" => {
-                        let p = self.process(pid);
-                        if let Some(process) = self.processes.get_mut(p as usize) {
-                            process.name = args_name;
-                        }
-                    }
-                    "process_labels" => {
-                        let p = self.process(pid);
-                        if let Some(process) = self.processes.get_mut(p as usize) {
-                            process.labels = args.labels.map(|s| s.into_owned());
-                        }
-                    }
-                    "thread_name" => {
-                        let t = self.thread(pid, tid);
-                        if let Some(thread) = self.threads.get_mut(t as usize) {
-                            thread.name = args_name;
-                        }
-                    }
-                    _ => {}
-                }
-            }
+            b'M' => self.metadata(name, pid, tid, ev.args),
             b'X' | b'B' | b'E' | b's' | b't' | b'f' => {
-                let Some(ts) = self.time(ev.ts, "ts", index, ph) else {
-                    return;
-                };
-                let thread = self.thread(pid, tid);
-                match ph {
-                    b'X' => {
-                        let Some(dur) = self.time(ev.dur, "dur", index, ph) else {
-                            return;
-                        };
-                        if dur < 0 {
-                            return self.warn("negative dur", index, || {
-                                "`X` event with a negative `dur`; skipped".to_string()
-                            });
-                        }
-                        self.spans.push(Span {
-                            name,
-                            cat,
-                            thread,
-                            index: index as u32,
-                            start_ns: ts,
-                            dur_ns: dur,
-                        });
-                    }
-                    b'B' => self.open.entry(thread).or_default().push(Open {
-                        name,
-                        cat,
-                        index: index as u32,
-                        start_ns: ts,
-                    }),
-                    b'E' => match self.open.get_mut(&thread).and_then(Vec::pop) {
-                        Some(open) if ts >= open.start_ns => self.spans.push(Span {
-                            name: open.name,
-                            cat: open.cat,
-                            thread,
-                            index: open.index,
-                            start_ns: open.start_ns,
-                            dur_ns: ts.saturating_sub(open.start_ns),
-                        }),
-                        Some(open) => self.warn("E before B", index, || {
-                            format!(
-                                "`E` ends before its `B` (event {}) begins; skipped",
-                                open.index
-                            )
-                        }),
-                        None => self.warn("lone E", index, || {
-                            "`E` event without an open `B` on its thread; skipped".to_string()
-                        }),
-                    },
-                    _ => {
-                        let id = match ev.id.as_ref().and_then(|id| self.key(Some(id))) {
-                            Some(key) => key,
-                            None => {
-                                return self.warn("flow id", index, || {
-                                    "flow event without a number or string `id`; skipped"
-                                        .to_string()
-                                });
-                            }
-                        };
-                        let next = self.flow_ids.len() as u32;
-                        let id = *self.flow_ids.entry((cat, id)).or_insert(next);
-                        self.flows.push(FlowPoint {
-                            id,
-                            phase: ph,
-                            thread,
-                            ts_ns: ts,
-                        });
-                    }
-                }
+                self.timed(&ev, ph, (name, cat), (pid, tid), index);
             }
             b'i' | b'I' if self.strings.get(name) == "[memory]" => {
-                let Some(ts) = self.time(ev.ts, "ts", index, ph) else {
-                    return;
-                };
-                let args = &ev.args;
-                match args.total_allocated {
-                    Some(bytes) => self.memory.push(MemorySample {
-                        ts_ns: ts,
-                        bytes,
-                        device_type: args.device_type.unwrap_or(0),
-                        device_id: args.device_id.unwrap_or(0),
-                    }),
-                    None => self.warn("memory total", index, || {
-                        "`[memory]` event without a finite number `args.Total Allocated`; skipped"
-                            .to_string()
-                    }),
-                }
+                self.memory_sample(&ev, ph, index)
             }
             b'i' | b'I' | b'C' | b'b' | b'e' | b'n' | b'N' | b'O' | b'D' | b'P' | b'R' | b'c'
             | b'S' | b'T' | b'F' | b'p' | b'v' | b'V' | b'(' | b')' => {}
             other => self.warn("unknown ph", index, || {
                 format!("unknown phase `{}`; skipped", char::from(other))
+            }),
+        }
+    }
+
+    /// A metadata event: a process's name or labels, a thread's name.
+    fn metadata(&mut self, name: u32, pid: Key, tid: Key, args: Args) {
+        let args_name = args.name.map(|s| s.into_owned());
+        match self.strings.get(name) {
+            "process_name" => {
+                let p = self.process(pid);
+                if let Some(process) = self.processes.get_mut(p as usize) {
+                    process.name = args_name;
+                }
+            }
+            "process_labels" => {
+                let p = self.process(pid);
+                if let Some(process) = self.processes.get_mut(p as usize) {
+                    process.labels = args.labels.map(|s| s.into_owned());
+                }
+            }
+            "thread_name" => {
+                let t = self.thread(pid, tid);
+                if let Some(thread) = self.threads.get_mut(t as usize) {
+                    thread.name = args_name;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A timed event on a thread: a complete span (`X`), a span's begin or end (`B`, `E`), a
+    /// flow point (`s`, `t`, `f`).
+    fn timed(
+        &mut self,
+        ev: &EventRef,
+        ph: u8,
+        (name, cat): (u32, u32),
+        (pid, tid): (Key, Key),
+        index: usize,
+    ) {
+        let Some(ts) = self.time(ev.ts, "ts", index, ph) else {
+            return;
+        };
+        let thread = self.thread(pid, tid);
+        match ph {
+            b'X' => {
+                let Some(dur) = self.time(ev.dur, "dur", index, ph) else {
+                    return;
+                };
+                if dur < 0 {
+                    return self.warn("negative dur", index, || {
+                        "`X` event with a negative `dur`; skipped".to_string()
+                    });
+                }
+                self.spans.push(Span {
+                    name,
+                    cat,
+                    thread,
+                    index: index as u32,
+                    start_ns: ts,
+                    dur_ns: dur,
+                });
+            }
+            b'B' => self.open.entry(thread).or_default().push(Open {
+                name,
+                cat,
+                index: index as u32,
+                start_ns: ts,
+            }),
+            b'E' => match self.open.get_mut(&thread).and_then(Vec::pop) {
+                Some(open) if ts >= open.start_ns => self.spans.push(Span {
+                    name: open.name,
+                    cat: open.cat,
+                    thread,
+                    index: open.index,
+                    start_ns: open.start_ns,
+                    dur_ns: ts.saturating_sub(open.start_ns),
+                }),
+                Some(open) => self.warn("E before B", index, || {
+                    format!(
+                        "`E` ends before its `B` (event {}) begins; skipped",
+                        open.index
+                    )
+                }),
+                None => self.warn("lone E", index, || {
+                    "`E` event without an open `B` on its thread; skipped".to_string()
+                }),
+            },
+            _ => {
+                let id = match ev.id.as_ref().and_then(|id| self.key(Some(id))) {
+                    Some(key) => key,
+                    None => {
+                        return self.warn("flow id", index, || {
+                            "flow event without a number or string `id`; skipped".to_string()
+                        });
+                    }
+                };
+                let next = self.flow_ids.len() as u32;
+                let id = *self.flow_ids.entry((cat, id)).or_insert(next);
+                self.flows.push(FlowPoint {
+                    id,
+                    phase: ph,
+                    thread,
+                    ts_ns: ts,
+                });
+            }
+        }
+    }
+
+    /// A `[memory]` instant: the allocator's total at a time, on a device.
+    fn memory_sample(&mut self, ev: &EventRef, ph: u8, index: usize) {
+        let Some(ts) = self.time(ev.ts, "ts", index, ph) else {
+            return;
+        };
+        let args = &ev.args;
+        match args.total_allocated {
+            Some(bytes) => self.memory.push(MemorySample {
+                ts_ns: ts,
+                bytes,
+                device_type: args.device_type.unwrap_or(0),
+                device_id: args.device_id.unwrap_or(0),
+            }),
+            None => self.warn("memory total", index, || {
+                "`[memory]` event without a finite number `args.Total Allocated`; skipped"
+                    .to_string()
             }),
         }
     }

@@ -212,11 +212,23 @@ fn choose(
     if *spec != OwnerSpec::Optimized {
         return Ok(());
     }
-    // Local search: move one microbatch at a time (heaviest first) to the rank that lowers the
-    // simulated makespan most, then try swapping the owners of two microbatches; repeat until a
-    // pass improves nothing or the budget is spent. Only strict improvements are taken, so the
-    // result is deterministic and never worse than greedy_slack.
-    // Bounded by count and by work: every candidate simulates the whole order.
+    optimize(plan, order, &encode, explicit, budget, keep_going)
+}
+
+/// `optimized`'s local search from the greedy map: move one microbatch at a time (heaviest
+/// first) to the rank that lowers the simulated makespan most, then try swapping the owners of
+/// two microbatches; repeat until a pass improves nothing or the budget is spent. Only strict
+/// improvements are taken, so the result is deterministic and never worse than greedy_slack.
+/// Bounded by count and by work: every candidate simulates the whole order.
+fn optimize(
+    plan: &mut Plan,
+    order: &Order,
+    encode: &[f64],
+    explicit: Option<&[Vec<String>]>,
+    budget: Budget,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Result<(), OrderError> {
+    let options = budget.options;
     let per_candidate = if explicit.is_none() {
         nested::work(plan, order)
     } else {
@@ -237,7 +249,7 @@ fn choose(
         options,
         keep_going,
     };
-    let mbs = heaviest_first(&encode);
+    let mbs = heaviest_first(encode);
     loop {
         let mut improved = false;
         for &m in &mbs {
