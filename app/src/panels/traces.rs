@@ -8,11 +8,14 @@ use crate::command::Command;
 use crate::state::Studio;
 use crate::state::derived::Shown;
 use crate::state::dialog::FilePurpose;
+use crate::state::traces::Traces;
 use crate::timeline::measured::measured_chart;
 use egui::{Color32, RichText};
-use mpipe::trace::align::AlignMethod;
+use mpipe::trace::Measurement;
+use mpipe::trace::align::{AlignMethod, Alignment};
+use mpipe::trace::compare::Comparison;
 use mpipe::trace::report::CompareTraceReport;
-use mpipe::vocab::units::{ms, secs};
+use mpipe::vocab::units::{kib, ms, secs};
 
 const RED: Color32 = Color32::from_rgb(0xE0, 0x50, 0x50);
 
@@ -31,6 +34,46 @@ pub fn error_text(message: &str) -> RichText {
 pub fn traces_ui(ui: &mut egui::Ui, studio: &Studio, shown: &Shown) -> Vec<Command> {
     let mut out = Vec::new();
     let traces = &studio.traces;
+    import_ui(ui, traces, &mut out);
+    if traces.raw.is_empty() {
+        ui.label(
+            RichText::new(
+                "Open or drop profiler traces (Chrome trace JSON or .json.gz, one per rank) to \
+                 see what the run did under each rank's prediction.",
+            )
+            .small(),
+        );
+        return out;
+    }
+    if let Some(comparison) = traces.cached_view(shown)
+        && let (Some(m), Some(alignment)) = (&traces.measurement, &traces.alignment)
+    {
+        measurement_summary_ui(ui, m, alignment, &comparison);
+        step_and_calibrate_ui(ui, studio, &mut out);
+        if let Some(report) = &traces.calibration {
+            calibration_ui(ui, report);
+        }
+        // The span every chart shares (it includes the measured step).
+        let span = studio.span();
+        if let Some(range) = measured_chart(ui, shown, &comparison.blocks, span, studio.view.range)
+        {
+            out.push(Command::Range(range));
+        }
+        ui.label(
+            RichText::new(
+                "Measured start vs predicted: green within 2% of the step, amber within 10%, red beyond; grey: not predicted. The dark slate head of a block is its wait for inputs (the span minus its compute ops).",
+            )
+            .small(),
+        );
+        warnings_ui(ui, m, alignment, &comparison);
+    }
+    files_and_ranks_ui(ui, studio, &mut out);
+    rules_ui(ui, studio, &mut out);
+    out
+}
+
+/// The section's head (open, clear) and an import's progress with Cancel.
+fn import_ui(ui: &mut egui::Ui, traces: &Traces, out: &mut Vec<Command>) {
     ui.horizontal(|ui| {
         ui.label(RichText::new("Predicted vs measured").strong());
         if ui.button("Open traces…").clicked() {
@@ -55,139 +98,124 @@ pub fn traces_ui(ui: &mut egui::Ui, studio: &Studio, shown: &Shown) -> Vec<Comma
             }
         });
     }
-    if traces.raw.is_empty() {
-        ui.label(
-            RichText::new(
-                "Open or drop profiler traces (Chrome trace JSON or .json.gz, one per rank) to \
-                 see what the run did under each rank's prediction.",
-            )
+}
+
+/// Files, ranks, clocks, order agreement and step times; ranks whose actions were inferred.
+fn measurement_summary_ui(
+    ui: &mut egui::Ui,
+    m: &Measurement,
+    alignment: &Alignment,
+    comparison: &Comparison,
+) {
+    let clocks = match alignment.method {
+        AlignMethod::SharedClock => "shared clock",
+        AlignMethod::Causality => "clocks aligned from dependencies",
+        AlignMethod::None => "clocks as recorded",
+    };
+    ui.label(format!(
+        "{} file(s), {} rank(s), {clocks} · order agreement {:.1}% · step time measured {}, predicted {}",
+        m.files.len(),
+        m.ranks.len(),
+        comparison.order_agreement * 100.0,
+        secs(comparison.makespan_measured_s),
+        secs(comparison.makespan_predicted_s),
+    ));
+    let inferred: Vec<String> = m
+        .ranks
+        .iter()
+        .filter(|r| r.inferred)
+        .map(|r| r.rank.to_string())
+        .collect();
+    if !inferred.is_empty() {
+        ui.colored_label(
+            Color32::from_rgb(0xF0, 0xA0, 0x30),
+            RichText::new(format!(
+                "⚠ rank(s) {}: no per-action annotations; the actions were inferred from the trace's structure (see Import warnings)",
+                inferred.join(", ")
+            ))
             .small(),
         );
-        return out;
     }
+}
+
+/// The step compared, and Calibrate (with a running calibration's progress and Cancel).
+fn step_and_calibrate_ui(ui: &mut egui::Ui, studio: &Studio, out: &mut Vec<Command>) {
+    let traces = &studio.traces;
     let steps = traces.steps();
-    if let Some(comparison) = traces.cached_view(shown)
-        && let (Some(m), Some(alignment)) = (&traces.measurement, &traces.alignment)
-    {
-        let clocks = match alignment.method {
-            AlignMethod::SharedClock => "shared clock",
-            AlignMethod::Causality => "clocks aligned from dependencies",
-            AlignMethod::None => "clocks as recorded",
-        };
-        ui.label(format!(
-            "{} file(s), {} rank(s), {clocks} · order agreement {:.1}% · step time measured {}, predicted {}",
-            m.files.len(),
-            m.ranks.len(),
-            comparison.order_agreement * 100.0,
-            secs(comparison.makespan_measured_s),
-            secs(comparison.makespan_predicted_s),
-        ));
-        let inferred: Vec<String> = m
-            .ranks
-            .iter()
-            .filter(|r| r.inferred)
-            .map(|r| r.rank.to_string())
-            .collect();
-        if !inferred.is_empty() {
-            ui.colored_label(
-                Color32::from_rgb(0xF0, 0xA0, 0x30),
-                RichText::new(format!(
-                    "⚠ rank(s) {}: no per-action annotations; the actions were inferred from the trace's structure (see Import warnings)",
-                    inferred.join(", ")
-                ))
-                .small(),
-            );
+    ui.horizontal(|ui| {
+        let label = ui.label("step");
+        let mut step = traces.step;
+        if ui
+            .add(egui::DragValue::new(&mut step).range(0..=steps.saturating_sub(1)))
+            .labelled_by(label.id)
+            .changed()
+        {
+            out.push(Command::TraceStep(step));
         }
-        ui.horizontal(|ui| {
-            let label = ui.label("step");
-            let mut step = traces.step;
-            if ui
-                .add(egui::DragValue::new(&mut step).range(0..=steps.saturating_sub(1)))
-                .labelled_by(label.id)
-                .changed()
-            {
-                out.push(Command::TraceStep(step));
+        ui.label(format!("of {steps}"));
+        let calibrating = traces.calibrating.is_some();
+        let refusal = traces.measurement.as_ref().and_then(|m| m.refusal());
+        if ui
+            .add_enabled(
+                !calibrating && studio.current().is_some() && refusal.is_none(),
+                egui::Button::new("Calibrate"),
+            )
+            .on_hover_text(
+                "Fit each region's forward/backward times and the link latency to this step, \
+                 check on the next step, and make the result the scenario (undo takes it back)",
+            )
+            .on_disabled_hover_text(
+                refusal
+                    .as_deref()
+                    .unwrap_or("a calibration is running, or the scenario on screen is not valid"),
+            )
+            .clicked()
+        {
+            out.push(Command::Calibrate);
+        }
+        if let Some(c) = &traces.calibrating {
+            ui.add(egui::ProgressBar::new(c.job.progress()).desired_width(120.0));
+            if c.job.is_cancelled() {
+                ui.label("stopping…");
+            } else if ui.button("Cancel calibration").clicked() {
+                out.push(Command::CancelCalibration);
             }
-            ui.label(format!("of {steps}"));
-            let calibrating = traces.calibrating.is_some();
-            let refusal = traces.measurement.as_ref().and_then(|m| m.refusal());
-            if ui
-                .add_enabled(
-                    !calibrating && studio.current().is_some() && refusal.is_none(),
-                    egui::Button::new("Calibrate"),
-                )
-                .on_hover_text(
-                    "Fit each region's forward/backward times and the link latency to this step, \
-                     check on the next step, and make the result the scenario (undo takes it back)",
-                )
-                .on_disabled_hover_text(
-                    refusal.as_deref().unwrap_or(
-                        "a calibration is running, or the scenario on screen is not valid",
-                    ),
-                )
-                .clicked()
-            {
-                out.push(Command::Calibrate);
+        }
+    });
+}
+
+/// An unannotated rank first (nothing on it can be compared or fitted), then what the schedule
+/// cannot match (the scenario is the wrong model), then the import's warnings.
+fn warnings_ui(ui: &mut egui::Ui, m: &Measurement, alignment: &Alignment, comparison: &Comparison) {
+    if let Some(why) = m.refusal() {
+        ui.colored_label(
+            Color32::from_rgb(0xF0, 0x60, 0x40),
+            RichText::new(format!("⚠ {why}")).small(),
+        );
+    }
+    for w in &comparison.warnings {
+        ui.colored_label(
+            Color32::from_rgb(0xF0, 0xA0, 0x30),
+            RichText::new(format!("⚠ {w}")).small(),
+        );
+    }
+    if !m.warnings.is_empty() || !alignment.notes.is_empty() {
+        egui::CollapsingHeader::new(format!(
+            "Import warnings ({})",
+            m.warnings.len() + alignment.notes.len()
+        ))
+        .show(ui, |ui| {
+            for note in &alignment.notes {
+                ui.label(RichText::new(note).small());
             }
-            if let Some(c) = &traces.calibrating {
-                ui.add(egui::ProgressBar::new(c.job.progress()).desired_width(120.0));
-                if c.job.is_cancelled() {
-                    ui.label("stopping…");
-                } else if ui.button("Cancel calibration").clicked() {
-                    out.push(Command::CancelCalibration);
-                }
+            for w in &m.warnings {
+                ui.colored_label(
+                    Color32::from_rgb(0xF0, 0xA0, 0x30),
+                    RichText::new(w.to_string()).small(),
+                );
             }
         });
-        if let Some(report) = &traces.calibration {
-            calibration_ui(ui, report);
-        }
-        // The span every chart shares (it includes the measured step).
-        let span = studio.span();
-        if let Some(range) = measured_chart(ui, shown, &comparison.blocks, span, studio.view.range)
-        {
-            out.push(Command::Range(range));
-        }
-        ui.label(
-            RichText::new(
-                "Measured start vs predicted: green within 2% of the step, amber within 10%, red beyond; grey: not predicted. The dark slate head of a block is its wait for inputs (the span minus its compute ops).",
-            )
-            .small(),
-        );
-        // An unannotated rank first: nothing on it can be compared or fitted.
-        if let Some(why) = m.refusal() {
-            ui.colored_label(
-                Color32::from_rgb(0xF0, 0x60, 0x40),
-                RichText::new(format!("⚠ {why}")).small(),
-            );
-        }
-        // What the schedule cannot match comes next: it says the scenario is the wrong model.
-        for w in &comparison.warnings {
-            ui.colored_label(
-                Color32::from_rgb(0xF0, 0xA0, 0x30),
-                RichText::new(format!("⚠ {w}")).small(),
-            );
-        }
-        if !m.warnings.is_empty() || !alignment.notes.is_empty() {
-            egui::CollapsingHeader::new(format!(
-                "Import warnings ({})",
-                m.warnings.len() + alignment.notes.len()
-            ))
-            .show(ui, |ui| {
-                for note in &alignment.notes {
-                    ui.label(RichText::new(note).small());
-                }
-                for w in &m.warnings {
-                    ui.colored_label(
-                        Color32::from_rgb(0xF0, 0xA0, 0x30),
-                        RichText::new(w.to_string()).small(),
-                    );
-                }
-            });
-        }
     }
-    files_and_ranks_ui(ui, studio, &mut out);
-    rules_ui(ui, studio, &mut out);
-    out
 }
 
 /// What the last calibration fitted, as `mpipe compare-trace` prints it.
@@ -195,199 +223,254 @@ fn calibration_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
     egui::CollapsingHeader::new("Calibration: fitted factors and residuals")
         .default_open(true)
         .show(ui, |ui| {
-            let checked = match report.check_step {
-                Some(step) => format!("checked on step {step}"),
-                None => "not checked (no other step; these are the fit step's figures)".to_string(),
-            };
-            ui.label(
-                RichText::new(format!(
-                    "fitted on step {}, {checked}: step time measured {}, predicted {} ({:+.1}%), calibrated {} ({:+.1}%)",
-                    report.fit_step,
-                    secs(report.makespan_measured_s),
-                    secs(report.makespan_predicted_s),
-                    100.0 * report.predicted_error,
-                    secs(report.makespan_calibrated_s),
-                    100.0 * report.calibrated_error,
-                ))
-                .small(),
-            );
-            ui.label(
-                RichText::new(format!(
-                    "against its own fit step: {:+.1}% (what the fit leaves unexplained)",
-                    100.0 * report.fit_residual
-                ))
-                .small(),
-            );
-            if let Some(v) = &report.validation {
-                let within = v.error.abs() <= v.spread;
-                ui.colored_label(
-                    if within {
-                        ui.visuals().text_color()
-                    } else {
-                        Color32::from_rgb(0xF0, 0xA0, 0x30)
-                    },
-                    RichText::new(format!(
-                        "validated on the {} other step(s): their median {} (from {} to {}, the run's own spread ±{:.1}%), calibrated {:+.1}%{}",
-                        report.steps.len().saturating_sub(1),
-                        secs(v.median_s),
-                        secs(v.min_s),
-                        secs(v.max_s),
-                        100.0 * v.spread,
-                        100.0 * v.error,
-                        if within { ", within the spread" } else { ", outside the spread" }
-                    ))
-                    .small(),
-                );
-            }
-            let factors: Vec<Vec<String>> = report
-                .factors
-                .iter()
-                .map(|f| {
-                    vec![
-                        f.region.to_string(),
-                        f.stage.map_or("all".to_string(), |s| s.to_string()),
-                        f.phase.to_string(),
-                        if f.samples == 0 {
-                            "–".to_string()
-                        } else {
-                            format!("×{:.3}", f.factor)
-                        },
-                        f.samples.to_string(),
-                    ]
-                })
-                .collect();
-            table_ui(
-                ui,
-                "calibration factors",
-                &[
-                    ("region", ""),
-                    ("stage", "the stage the factor was fitted on (all: the region's pooled factor)"),
-                    ("phase", "F forward, B backward, I and W its halves"),
-                    ("factor", "measured compute over predicted duration (median); – not fitted: nothing was measured"),
-                    ("actions", "how many measured actions the factor was fitted on"),
-                ],
-                &factors,
-                |r, _| report.factors.get(r).is_some_and(|f| f.samples == 0),
-            );
-            ui.label(
-                RichText::new(format!(
-                    "fitted links: {}",
-                    mpipe::trace::report::link_text(&report.link)
-                ))
-                .small(),
-            );
-            ui.label(
-                RichText::new(format!(
-                    "fitted per-action overhead: {}",
-                    mpipe::trace::report::overhead_text(&report.overhead)
-                ))
-                .small(),
-            );
-            if report.ranks.iter().any(|r| r.measured_peak_bytes.is_some()) {
-                let kib = |b: f64| format!("{:.1} KiB", b / 1024.0);
-                let rows: Vec<Vec<String>> = report
-                    .ranks
-                    .iter()
-                    .filter_map(|r| {
-                        let measured = r.measured_peak_bytes?;
-                        let fit = report.memory.iter().find(|m| m.rank == r.rank);
-                        Some(vec![
-                            r.rank.to_string(),
-                            kib(measured),
-                            kib(r.predicted_peak_bytes),
-                            kib(r.calibrated_peak_bytes),
-                            format!(
-                                "{:+.1}%",
-                                100.0 * (r.calibrated_peak_bytes - measured) / measured.max(1.0)
-                            ),
-                            fit.and_then(|f| f.activation_bytes).map_or("–".into(), kib),
-                            fit.and_then(|f| f.workspace_bytes).map_or("–".into(), kib),
-                        ])
-                    })
-                    .collect();
-                table_ui(
-                    ui,
-                    "memory peaks",
-                    &[
-                        ("rank", ""),
-                        ("measured", "the check step's peak (a CPU trace counts from the profiler's start: the dynamic part)"),
-                        ("predicted", "before calibration"),
-                        ("calibrated", "after calibration"),
-                        ("error", "calibrated against measured"),
-                        ("held per F", "fitted: what a forward holds until its backward"),
-                        ("workspace", "fitted: what a backward allocates and frees while it runs"),
-                    ],
-                    &rows,
-                    |_, _| false,
-                );
-            }
-            let split: Vec<Vec<String>> = report
-                .ranks
-                .iter()
-                .map(|r| {
-                    vec![
-                        r.rank.to_string(),
-                        ms(r.measured_compute_s),
-                        ms(r.measured_wait_s),
-                        ms(r.measured_idle_s),
-                    ]
-                })
-                .collect();
-            table_ui(
-                ui,
-                "measured compute, wait and idle",
-                &[
-                    ("rank", ""),
-                    ("compute", "the compute ops inside the rank's action spans"),
-                    ("wait", "the rest of those spans: waiting for inputs"),
-                    ("idle", "the step's time outside any action span"),
-                ],
-                &split,
-                |_, _| false,
-            );
-            let rows: Vec<Vec<String>> = report
-                .ranks
-                .iter()
-                .map(|r| {
-                    vec![
-                        r.rank.to_string(),
-                        format!("{:.1}%", r.order_agreement * 100.0),
-                        ms(r.measured_bubble_s),
-                        ms(r.predicted_bubble_s),
-                        ms(r.calibrated_bubble_s),
-                        format!(
-                            "{} → {}",
-                            ms(r.mean_abs_start_residual_s),
-                            ms(r.calibrated_mean_abs_start_residual_s)
-                        ),
-                        format!(
-                            "{} → {}",
-                            ms(r.mean_abs_duration_residual_s),
-                            ms(r.calibrated_mean_abs_duration_residual_s)
-                        ),
-                        r.missing.to_string(),
-                        r.unexpected.to_string(),
-                    ]
-                })
-                .collect();
-            table_ui(
-                ui,
-                "calibration residuals",
-                &[
-                    ("rank", ""),
-                    ("order", "share of the rank's order that agrees with the prediction"),
-                    ("bubble meas", "measured wait + idle"),
-                    ("bubble pred", "predicted idle time before calibration"),
-                    ("bubble cal", "predicted idle time after calibration"),
-                    ("|start resid| pred → cal", "mean absolute start residual before → after"),
-                    ("|dur resid| pred → cal", "mean absolute duration residual before → after"),
-                    ("missing", "predicted actions the trace does not have"),
-                    ("unexpected", "measured actions the prediction does not have"),
-                ],
-                &rows,
-                |_, _| false,
-            );
+            calibration_summary_ui(ui, report);
+            factors_ui(ui, report);
+            memory_peaks_ui(ui, report);
+            compute_split_ui(ui, report);
+            residuals_ui(ui, report);
         });
+}
+
+/// The fit and check steps, the step times, the fit's residual, the validation on the other
+/// steps.
+fn calibration_summary_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
+    let checked = match report.check_step {
+        Some(step) => format!("checked on step {step}"),
+        None => "not checked (no other step; these are the fit step's figures)".to_string(),
+    };
+    ui.label(
+        RichText::new(format!(
+            "fitted on step {}, {checked}: step time measured {}, predicted {} ({:+.1}%), calibrated {} ({:+.1}%)",
+            report.fit_step,
+            secs(report.makespan_measured_s),
+            secs(report.makespan_predicted_s),
+            100.0 * report.predicted_error,
+            secs(report.makespan_calibrated_s),
+            100.0 * report.calibrated_error,
+        ))
+        .small(),
+    );
+    ui.label(
+        RichText::new(format!(
+            "against its own fit step: {:+.1}% (what the fit leaves unexplained)",
+            100.0 * report.fit_residual
+        ))
+        .small(),
+    );
+    if let Some(v) = &report.validation {
+        let within = v.error.abs() <= v.spread;
+        ui.colored_label(
+            if within {
+                ui.visuals().text_color()
+            } else {
+                Color32::from_rgb(0xF0, 0xA0, 0x30)
+            },
+            RichText::new(format!(
+                "validated on the {} other step(s): their median {} (from {} to {}, the run's own spread ±{:.1}%), calibrated {:+.1}%{}",
+                report.steps.len().saturating_sub(1),
+                secs(v.median_s),
+                secs(v.min_s),
+                secs(v.max_s),
+                100.0 * v.spread,
+                100.0 * v.error,
+                if within { ", within the spread" } else { ", outside the spread" }
+            ))
+            .small(),
+        );
+    }
+}
+
+/// The fitted compute factors, then the fitted links and per-action overhead.
+fn factors_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
+    let factors: Vec<Vec<String>> = report
+        .factors
+        .iter()
+        .map(|f| {
+            vec![
+                f.region.to_string(),
+                f.stage.map_or("all".to_string(), |s| s.to_string()),
+                f.phase.to_string(),
+                if f.samples == 0 {
+                    "–".to_string()
+                } else {
+                    format!("×{:.3}", f.factor)
+                },
+                f.samples.to_string(),
+            ]
+        })
+        .collect();
+    table_ui(
+        ui,
+        "calibration factors",
+        &[
+            ("region", ""),
+            (
+                "stage",
+                "the stage the factor was fitted on (all: the region's pooled factor)",
+            ),
+            ("phase", "F forward, B backward, I and W its halves"),
+            (
+                "factor",
+                "measured compute over predicted duration (median); – not fitted: nothing was measured",
+            ),
+            (
+                "actions",
+                "how many measured actions the factor was fitted on",
+            ),
+        ],
+        &factors,
+        |r, _| report.factors.get(r).is_some_and(|f| f.samples == 0),
+    );
+    ui.label(
+        RichText::new(format!(
+            "fitted links: {}",
+            mpipe::trace::report::link_text(&report.link)
+        ))
+        .small(),
+    );
+    ui.label(
+        RichText::new(format!(
+            "fitted per-action overhead: {}",
+            mpipe::trace::report::overhead_text(&report.overhead)
+        ))
+        .small(),
+    );
+}
+
+/// Each rank's memory peak measured, predicted and calibrated, with what was fitted.
+fn memory_peaks_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
+    if report.ranks.iter().any(|r| r.measured_peak_bytes.is_some()) {
+        let rows: Vec<Vec<String>> = report
+            .ranks
+            .iter()
+            .filter_map(|r| {
+                let measured = r.measured_peak_bytes?;
+                let fit = report.memory.iter().find(|m| m.rank == r.rank);
+                Some(vec![
+                    r.rank.to_string(),
+                    kib(measured),
+                    kib(r.predicted_peak_bytes),
+                    kib(r.calibrated_peak_bytes),
+                    format!(
+                        "{:+.1}%",
+                        100.0 * (r.calibrated_peak_bytes - measured) / measured.max(1.0)
+                    ),
+                    fit.and_then(|f| f.activation_bytes).map_or("–".into(), kib),
+                    fit.and_then(|f| f.workspace_bytes).map_or("–".into(), kib),
+                ])
+            })
+            .collect();
+        table_ui(
+            ui,
+            "memory peaks",
+            &[
+                ("rank", ""),
+                (
+                    "measured",
+                    "the check step's peak (a CPU trace counts from the profiler's start: the dynamic part)",
+                ),
+                ("predicted", "before calibration"),
+                ("calibrated", "after calibration"),
+                ("error", "calibrated against measured"),
+                (
+                    "held per F",
+                    "fitted: what a forward holds until its backward",
+                ),
+                (
+                    "workspace",
+                    "fitted: what a backward allocates and frees while it runs",
+                ),
+            ],
+            &rows,
+            |_, _| false,
+        );
+    }
+}
+
+/// Each rank's measured compute, wait and idle.
+fn compute_split_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
+    let split: Vec<Vec<String>> = report
+        .ranks
+        .iter()
+        .map(|r| {
+            vec![
+                r.rank.to_string(),
+                ms(r.measured_compute_s),
+                ms(r.measured_wait_s),
+                ms(r.measured_idle_s),
+            ]
+        })
+        .collect();
+    table_ui(
+        ui,
+        "measured compute, wait and idle",
+        &[
+            ("rank", ""),
+            ("compute", "the compute ops inside the rank's action spans"),
+            ("wait", "the rest of those spans: waiting for inputs"),
+            ("idle", "the step's time outside any action span"),
+        ],
+        &split,
+        |_, _| false,
+    );
+}
+
+/// Each rank's order agreement, bubbles and residuals before and after calibration.
+fn residuals_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
+    let rows: Vec<Vec<String>> = report
+        .ranks
+        .iter()
+        .map(|r| {
+            vec![
+                r.rank.to_string(),
+                format!("{:.1}%", r.order_agreement * 100.0),
+                ms(r.measured_bubble_s),
+                ms(r.predicted_bubble_s),
+                ms(r.calibrated_bubble_s),
+                format!(
+                    "{} → {}",
+                    ms(r.mean_abs_start_residual_s),
+                    ms(r.calibrated_mean_abs_start_residual_s)
+                ),
+                format!(
+                    "{} → {}",
+                    ms(r.mean_abs_duration_residual_s),
+                    ms(r.calibrated_mean_abs_duration_residual_s)
+                ),
+                r.missing.to_string(),
+                r.unexpected.to_string(),
+            ]
+        })
+        .collect();
+    table_ui(
+        ui,
+        "calibration residuals",
+        &[
+            ("rank", ""),
+            (
+                "order",
+                "share of the rank's order that agrees with the prediction",
+            ),
+            ("bubble meas", "measured wait + idle"),
+            ("bubble pred", "predicted idle time before calibration"),
+            ("bubble cal", "predicted idle time after calibration"),
+            (
+                "|start resid| pred → cal",
+                "mean absolute start residual before → after",
+            ),
+            (
+                "|dur resid| pred → cal",
+                "mean absolute duration residual before → after",
+            ),
+            ("missing", "predicted actions the trace does not have"),
+            (
+                "unexpected",
+                "measured actions the prediction does not have",
+            ),
+        ],
+        &rows,
+        |_, _| false,
+    );
 }
 
 /// Each imported file with the rank it was given and where that came from; the user can set it.
