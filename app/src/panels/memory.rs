@@ -12,7 +12,7 @@ use crate::state::derived::Shown;
 use crate::state::view::PlotFrame;
 use crate::timeline::{LABEL_W, rgb};
 use egui::Ui;
-use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoints, Points, VLine};
+use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoints, PlotUi, Points, VLine};
 use mpipe::sim::memory::MemoryCurve;
 use mpipe::vocab::units::bytes_unit;
 
@@ -126,33 +126,9 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
         from_zero,
         measured,
     } = input;
-    // A measured curve on the predicted one's scale: relative totals sit on its static bytes.
     let measured_curves: Vec<MemoryCurve> = measured
         .iter()
-        .map(|m| {
-            let base = if m.relative {
-                current
-                    .sim
-                    .memory
-                    .get(m.rank)
-                    .map_or(0.0, |c| c.static_bytes)
-            } else {
-                0.0
-            };
-            let points: Vec<[f64; 2]> = m.points.iter().map(|p| [p[0], p[1] + base]).collect();
-            let (peak_at_s, peak_bytes) = points
-                .iter()
-                .map(|p| (p[0], p[1]))
-                .fold((0.0, base), |a, b| if b.1 > a.1 { b } else { a });
-            MemoryCurve {
-                rank: m.rank,
-                static_bytes: base,
-                points,
-                peak_bytes,
-                peak_at_s,
-                over_capacity: false,
-            }
-        })
+        .map(|m| m.on_scale_of(current.sim.memory.get(m.rank)))
         .collect();
     let capacity = current.sim.derivation.plan.hardware.memory_bytes;
     let curves = || {
@@ -192,50 +168,22 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
         .show(ui, |plot| {
             plot.set_plot_bounds_x(t0..=t1);
             plot.set_plot_bounds_y(lo..=hi);
-            let mut draw = |curves: &[MemoryCurve], prefix: &str, end: f64, dashed: bool| {
-                for curve in curves {
-                    let colour = rgb(mpipe::view::palette::hue(curve.rank));
-                    let name = format!("{prefix}rank {}", curve.rank);
-                    let pts = step_points(&curve.points, end, (t0, t1), 600, unit);
-                    let mut line = Line::new(name.clone(), PlotPoints::from(pts))
-                        .color(colour)
-                        .allow_band(false);
-                    if dashed {
-                        line = line.style(LineStyle::dashed_loose()).width(1.0);
-                    }
-                    plot.line(line);
-                    plot.points(
-                        Points::new(name, vec![[curve.peak_at_s, curve.peak_bytes / unit]])
-                            .radius(3.0)
-                            .color(colour),
-                    );
-                }
+            let curves = Curves {
+                range: (t0, t1),
+                unit,
             };
-            draw(&current.sim.memory, "", current.sim.makespan_s, false);
+            curves.predicted(plot, &current.sim.memory, "", current.sim.makespan_s, false);
             for b in baselines {
                 let letter = b.name.split(':').next().unwrap_or("");
-                draw(
+                curves.predicted(
+                    plot,
                     &b.shown.sim.memory,
                     &format!("{letter} "),
                     b.shown.sim.makespan_s,
                     true,
                 );
             }
-            for curve in &measured_curves {
-                let colour = rgb(mpipe::view::palette::hue(curve.rank));
-                let end = curve.points.last().map_or(0.0, |p| p[0]);
-                let pts = step_points(&curve.points, end, (t0, t1), 600, unit);
-                plot.line(
-                    Line::new(
-                        format!("measured rank {}", curve.rank),
-                        PlotPoints::from(pts),
-                    )
-                    .color(colour.gamma_multiply(0.8))
-                    .style(LineStyle::dotted_dense())
-                    .width(1.5)
-                    .allow_band(false),
-                );
-            }
+            curves.measured(plot, &measured_curves);
             if let Some(c) = capacity_in_units
                 && c <= hi
             {
@@ -272,6 +220,62 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
     let (a, b) = (bounds.min()[0], bounds.max()[0]);
     let moved = (interacted && (a, b) != (t0, t1) && b > a).then_some((a, b));
     (moved, frame)
+}
+
+/// How curves are drawn on the plot: the visible range, the unit of bytes.
+struct Curves {
+    range: (f64, f64),
+    unit: f64,
+}
+
+impl Curves {
+    /// Predicted curves (`prefix`: a baseline's letter; dashed for baselines), each with its
+    /// peak marked.
+    fn predicted(
+        &self,
+        plot: &mut PlotUi<'_>,
+        curves: &[MemoryCurve],
+        prefix: &str,
+        end: f64,
+        dashed: bool,
+    ) {
+        for curve in curves {
+            let colour = rgb(mpipe::view::palette::hue(curve.rank));
+            let name = format!("{prefix}rank {}", curve.rank);
+            let pts = step_points(&curve.points, end, self.range, 600, self.unit);
+            let mut line = Line::new(name.clone(), PlotPoints::from(pts))
+                .color(colour)
+                .allow_band(false);
+            if dashed {
+                line = line.style(LineStyle::dashed_loose()).width(1.0);
+            }
+            plot.line(line);
+            plot.points(
+                Points::new(name, vec![[curve.peak_at_s, curve.peak_bytes / self.unit]])
+                    .radius(3.0)
+                    .color(colour),
+            );
+        }
+    }
+
+    /// Measured curves, dotted in their rank's colour.
+    fn measured(&self, plot: &mut PlotUi<'_>, curves: &[MemoryCurve]) {
+        for curve in curves {
+            let colour = rgb(mpipe::view::palette::hue(curve.rank));
+            let end = curve.points.last().map_or(0.0, |p| p[0]);
+            let pts = step_points(&curve.points, end, self.range, 600, self.unit);
+            plot.line(
+                Line::new(
+                    format!("measured rank {}", curve.rank),
+                    PlotPoints::from(pts),
+                )
+                .color(colour.gamma_multiply(0.8))
+                .style(LineStyle::dotted_dense())
+                .width(1.5)
+                .allow_band(false),
+            );
+        }
+    }
 }
 
 #[cfg(test)]

@@ -51,9 +51,7 @@ pub fn measured_chart(
     span: f64,
     range: Option<(f64, f64)>,
 ) -> Option<Option<(f64, f64)>> {
-    let scene = &shown.scene;
-    let ranks = chart_ranks(scene.ranks, blocks);
-    let row_of = |rank: usize| ranks.binary_search(&rank).unwrap_or(0);
+    let ranks = chart_ranks(shown.scene.ranks, blocks);
     let height = pair_top(Rect::ZERO, ranks.len()) + AXIS;
     let width = ui.available_width().max(200.0);
     let (rect, response) =
@@ -82,121 +80,195 @@ pub fn measured_chart(
         .then_some((!view.is_whole(span)).then_some((view.t0, view.t1)));
     let painter = ui.painter_at(rect);
     let plot = Rect::from_min_max(Pos2::new(plot_left, rect.top()), rect.right_bottom());
-    let clipped = painter.with_clip_rect(plot.intersect(painter.clip_rect()));
-    let x = |t: f64| view.x_from_time(t) as f32;
-    let visible = |a: f64, b: f64| b >= view.t0 && a <= view.t1;
-    let text = ui.visuals().text_color();
-    let bg = ui.visuals().faint_bg_color;
-    // Only the pairs on screen are painted.
-    let clip = painter.clip_rect();
-    for (row, &rank) in ranks.iter().enumerate() {
-        let top = pair_top(rect, row);
-        if top > clip.bottom() || top + 2.0 * ROW < clip.top() {
-            continue;
-        }
-        for (row, label) in [
-            (0.0, format!("r{rank} pred")),
-            (ROW, format!("r{rank} meas")),
-        ] {
-            painter.text(
-                Pos2::new(rect.left() + 4.0, top + row + ROW / 2.0),
-                Align2::LEFT_CENTER,
-                label,
-                FontId::proportional(11.0),
-                text,
-            );
-            painter.rect_filled(
-                Rect::from_min_max(
-                    Pos2::new(plot_left, top + row),
-                    Pos2::new(rect.right(), top + row + ROW - 1.0),
-                ),
-                0.0,
-                bg,
-            );
-        }
-    }
-    let chip = |a: f64, b: f64, top: f32| {
-        Rect::from_min_max(
-            Pos2::new(x(a).max(plot_left), top + 1.0),
-            Pos2::new(x(b).max(x(a) + 1.0).min(rect.right()), top + ROW - 2.0),
-        )
+    let paint = Paint {
+        clipped: painter.with_clip_rect(plot.intersect(painter.clip_rect())),
+        painter,
+        rect,
+        plot_left,
+        view,
+        ranks: &ranks,
+        text: ui.visuals().text_color(),
     };
-    for e in scene.events.iter().filter(|e| visible(e.start_s, e.end_s)) {
-        let top = pair_top(rect, row_of(e.rank));
-        clipped.rect_filled(
-            chip(e.start_s, e.end_s, top),
-            1.0,
-            rgb(scene.colour(e.region, e.action.phase)),
-        );
-    }
-    let mut hovered: Option<&MeasuredBlock> = None;
-    let pointer = response.hover_pos();
-    for b in blocks.iter().filter(|b| {
-        visible(
-            b.start_s.min(b.predicted.map_or(b.start_s, |p| p.0)),
-            b.end_s,
-        )
-    }) {
-        let top = pair_top(rect, row_of(b.rank)) + ROW;
-        let r = chip(b.start_s, b.end_s, top);
-        clipped.rect_filled(r, 1.0, residual_color(b.residual_class(span)));
-        // The span's wait (drawn first in it: an action waits for its inputs, then computes).
-        let wait_end = (b.end_s - b.compute_s).max(b.start_s);
-        if wait_end > b.start_s {
-            let w = chip(b.start_s, wait_end, top);
-            clipped.rect_filled(w.intersect(r), 1.0, super::legend::MEASURED_WAIT);
-        }
-        if let Some((ps, _)) = b.predicted {
-            clipped.line_segment(
-                [
-                    Pos2::new(x(ps), top - 1.0),
-                    Pos2::new(x(b.start_s), top + 1.0),
-                ],
-                Stroke::new(1.0, Color32::from_gray(120)),
-            );
-        }
-        if r.width() > 7.0 * b.action.len() as f32 {
-            clipped.text(
-                r.center(),
-                Align2::CENTER_CENTER,
-                &b.action,
-                FontId::monospace(10.0),
-                Color32::BLACK,
-            );
-        }
-        if pointer.is_some_and(|p| r.expand(1.0).contains(p)) {
-            hovered = Some(b);
-        }
-    }
-    let axis_y = pair_top(rect, ranks.len()) + 2.0;
-    axis::paint(
-        &painter,
-        &axis::ticks(&view),
-        axis_y,
-        (plot_left, rect.right()),
-        Stroke::new(1.0, text),
-    );
+    paint.lanes(ui.visuals().faint_bg_color);
+    paint.predicted(shown);
+    let hovered = paint.measured(blocks, span, response.hover_pos());
+    paint.axis();
     if let Some(b) = hovered {
-        let mut lines = format!(
-            "rank {}: {} measured at {} for {}",
-            b.rank,
-            b.action,
-            secs(b.start_s),
-            secs(b.end_s - b.start_s)
-        );
-        match b.predicted {
-            Some((ps, pe)) => lines.push_str(&format!(
-                "\npredicted at {} for {}\nresidual: start {}, duration {}",
-                secs(ps),
-                secs(pe - ps),
-                signed_ms(b.start_s - ps),
-                signed_ms((b.end_s - b.start_s) - (pe - ps))
-            )),
-            None => lines.push_str("\nnot in the prediction"),
-        }
-        response.on_hover_text_at_pointer(lines);
+        response.on_hover_text_at_pointer(block_text(b));
     }
     changed
+}
+
+/// The chart being painted, one layer per method (as the predicted chart's `Paint`).
+struct Paint<'a> {
+    painter: egui::Painter,
+    /// The painter clipped to the plot (right of the rank labels).
+    clipped: egui::Painter,
+    rect: Rect,
+    plot_left: f32,
+    view: TimeView,
+    /// The ranks with a pair of lanes, in order.
+    ranks: &'a [usize],
+    text: Color32,
+}
+
+impl Paint<'_> {
+    fn x(&self, t: f64) -> f32 {
+        self.view.x_from_time(t) as f32
+    }
+
+    fn visible(&self, a: f64, b: f64) -> bool {
+        b >= self.view.t0 && a <= self.view.t1
+    }
+
+    /// The top of `rank`'s pair of lanes.
+    fn top_of(&self, rank: usize) -> f32 {
+        pair_top(self.rect, self.ranks.binary_search(&rank).unwrap_or(0))
+    }
+
+    /// A chip from `a` to `b` in the lane starting at `top` (at least a pixel wide).
+    fn chip(&self, a: f64, b: f64, top: f32) -> Rect {
+        Rect::from_min_max(
+            Pos2::new(self.x(a).max(self.plot_left), top + 1.0),
+            Pos2::new(
+                self.x(b).max(self.x(a) + 1.0).min(self.rect.right()),
+                top + ROW - 2.0,
+            ),
+        )
+    }
+
+    /// Each rank's pair of lanes (predicted above measured) with their labels; only the pairs
+    /// on screen.
+    fn lanes(&self, background: Color32) {
+        let clip = self.painter.clip_rect();
+        for (row, &rank) in self.ranks.iter().enumerate() {
+            let top = pair_top(self.rect, row);
+            if top > clip.bottom() || top + 2.0 * ROW < clip.top() {
+                continue;
+            }
+            for (row, label) in [
+                (0.0, format!("r{rank} pred")),
+                (ROW, format!("r{rank} meas")),
+            ] {
+                self.painter.text(
+                    Pos2::new(self.rect.left() + 4.0, top + row + ROW / 2.0),
+                    Align2::LEFT_CENTER,
+                    label,
+                    FontId::proportional(11.0),
+                    self.text,
+                );
+                self.painter.rect_filled(
+                    Rect::from_min_max(
+                        Pos2::new(self.plot_left, top + row),
+                        Pos2::new(self.rect.right(), top + row + ROW - 1.0),
+                    ),
+                    0.0,
+                    background,
+                );
+            }
+        }
+    }
+
+    /// The predicted events, coloured as on the main chart.
+    fn predicted(&self, shown: &Shown) {
+        let scene = &shown.scene;
+        for e in scene
+            .events
+            .iter()
+            .filter(|e| self.visible(e.start_s, e.end_s))
+        {
+            let top = self.top_of(e.rank);
+            self.clipped.rect_filled(
+                self.chip(e.start_s, e.end_s, top),
+                1.0,
+                rgb(scene.colour(e.region, e.action.phase)),
+            );
+        }
+    }
+
+    /// The measured blocks, coloured by how far they start from their prediction, each with its
+    /// wait and a tick from its predicted start; returns the block under `pointer`.
+    fn measured<'b>(
+        &self,
+        blocks: &'b [MeasuredBlock],
+        span: f64,
+        pointer: Option<Pos2>,
+    ) -> Option<&'b MeasuredBlock> {
+        let mut hovered = None;
+        for b in blocks.iter().filter(|b| {
+            self.visible(
+                b.start_s.min(b.predicted.map_or(b.start_s, |p| p.0)),
+                b.end_s,
+            )
+        }) {
+            let top = self.top_of(b.rank) + ROW;
+            let r = self.chip(b.start_s, b.end_s, top);
+            self.clipped
+                .rect_filled(r, 1.0, residual_color(b.residual_class(span)));
+            // The span's wait (drawn first in it: an action waits for its inputs, then computes).
+            let wait_end = (b.end_s - b.compute_s).max(b.start_s);
+            if wait_end > b.start_s {
+                let w = self.chip(b.start_s, wait_end, top);
+                self.clipped
+                    .rect_filled(w.intersect(r), 1.0, super::legend::MEASURED_WAIT);
+            }
+            if let Some((ps, _)) = b.predicted {
+                self.clipped.line_segment(
+                    [
+                        Pos2::new(self.x(ps), top - 1.0),
+                        Pos2::new(self.x(b.start_s), top + 1.0),
+                    ],
+                    Stroke::new(1.0, Color32::from_gray(120)),
+                );
+            }
+            if r.width() > 7.0 * b.action.len() as f32 {
+                self.clipped.text(
+                    r.center(),
+                    Align2::CENTER_CENTER,
+                    &b.action,
+                    FontId::monospace(10.0),
+                    Color32::BLACK,
+                );
+            }
+            if pointer.is_some_and(|p| r.expand(1.0).contains(p)) {
+                hovered = Some(b);
+            }
+        }
+        hovered
+    }
+
+    fn axis(&self) {
+        let axis_y = pair_top(self.rect, self.ranks.len()) + 2.0;
+        axis::paint(
+            &self.painter,
+            &axis::ticks(&self.view),
+            axis_y,
+            (self.plot_left, self.rect.right()),
+            Stroke::new(1.0, self.text),
+        );
+    }
+}
+
+/// A measured block in words: when it ran, when it was predicted, its residuals.
+fn block_text(b: &MeasuredBlock) -> String {
+    let mut lines = format!(
+        "rank {}: {} measured at {} for {}",
+        b.rank,
+        b.action,
+        secs(b.start_s),
+        secs(b.end_s - b.start_s)
+    );
+    match b.predicted {
+        Some((ps, pe)) => lines.push_str(&format!(
+            "\npredicted at {} for {}\nresidual: start {}, duration {}",
+            secs(ps),
+            secs(pe - ps),
+            signed_ms(b.start_s - ps),
+            signed_ms((b.end_s - b.start_s) - (pe - ps))
+        )),
+        None => lines.push_str("\nnot in the prediction"),
+    }
+    lines
 }
 
 #[cfg(test)]

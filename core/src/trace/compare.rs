@@ -5,6 +5,7 @@
 
 use super::align::Alignment;
 use super::recover::Measurement;
+use crate::sim::memory::MemoryCurve;
 use crate::sim::run::Simulation;
 use crate::vocab::action::Action;
 use crate::vocab::phase::Phase;
@@ -80,6 +81,31 @@ pub struct MeasuredMemoryCurve {
     /// its static bytes.
     pub relative: bool,
     pub points: Vec<[f64; 2]>,
+}
+
+impl MeasuredMemoryCurve {
+    /// The measured curve on the scale of `predicted` (the same rank's): a relative total sits
+    /// on the predicted static bytes; its peak is its highest point (the first of equals).
+    pub fn on_scale_of(&self, predicted: Option<&MemoryCurve>) -> MemoryCurve {
+        let base = if self.relative {
+            predicted.map_or(0.0, |c| c.static_bytes)
+        } else {
+            0.0
+        };
+        let points: Vec<[f64; 2]> = self.points.iter().map(|p| [p[0], p[1] + base]).collect();
+        let (peak_at_s, peak_bytes) = points
+            .iter()
+            .map(|p| (p[0], p[1]))
+            .fold((0.0, base), |a, b| if b.1 > a.1 { b } else { a });
+        MemoryCurve {
+            rank: self.rank,
+            static_bytes: base,
+            points,
+            peak_bytes,
+            peak_at_s,
+            over_capacity: false,
+        }
+    }
 }
 
 /// The most points a measured memory curve keeps per step.
