@@ -5,6 +5,8 @@
 use crate::command::Command;
 use crate::state::Studio;
 use egui::{Color32, RichText, Ui};
+use egui_plot::{Corner, HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points};
+use mpipe::tune::wave_sweep::{WavePoint, WaveSweep};
 use mpipe::vocab::parameter::Parameter;
 use mpipe::vocab::units::{bytes, secs};
 use mpipe::workload::gars::Packing;
@@ -41,7 +43,6 @@ fn run_row(
 
 /// The WaveK sweep, for a second-order scenario.
 pub fn wave_sweep_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
-    use egui_plot::{Corner, HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points};
     let Some(scenario) = studio.scenario() else {
         return;
     };
@@ -68,7 +69,6 @@ pub fn wave_sweep_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
                 );
                 return;
             };
-            let current = scenario.parameter(Parameter::WaveK);
             match w.best_k.and_then(|k| w.points.iter().find(|p| p.k == k)) {
                 Some(best) => {
                     ui.label(
@@ -87,105 +87,126 @@ pub fn wave_sweep_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
                     ui.colored_label(RED, "no k fits the device's capacity");
                 }
             }
-            let of = |pred: &dyn Fn(&mpipe::tune::wave_sweep::WavePoint) -> bool,
-                      y: &dyn Fn(&mpipe::tune::wave_sweep::WavePoint) -> f64| {
-                w.points
-                    .iter()
-                    .filter(|p| pred(p))
-                    .map(|p| [p.k as f64, y(p)])
-                    .collect::<Vec<[f64; 2]>>()
-            };
-            let throughput = |p: &mpipe::tune::wave_sweep::WavePoint| {
-                p.throughput_vs_default.unwrap_or(0.0)
-            };
-            let memory = |p: &mpipe::tune::wave_sweep::WavePoint| p.peak_memory_bytes / 1e9;
             ui.columns(2, |cols| {
                 if let Some(left) = cols.get_mut(0) {
-                    left.label(
-                        RichText::new(format!("throughput against k = {} (k on x)", w.default_k))
-                            .small(),
-                    );
-                    Plot::new("wave sweep throughput")
-                        .height(180.0)
-                        .legend(Legend::default().position(Corner::LeftTop))
-                        .allow_scroll(false)
-                        .show(left, |plot| {
-                            plot.line(
-                                Line::new("throughput", PlotPoints::from(of(&|_| true, &throughput)))
-                                    .color(THROUGHPUT),
-                            );
-                            plot.points(
-                                Points::new(
-                                    "k ∤ M (trailing wave)",
-                                    PlotPoints::from(of(&|p| p.trailing > 0, &throughput)),
-                                )
-                                .radius(3.5)
-                                .color(TRAILING),
-                            );
-                            plot.points(
-                                Points::new(
-                                    "over capacity",
-                                    PlotPoints::from(of(&|p| p.over_capacity, &throughput)),
-                                )
-                                .radius(4.5)
-                                .color(RED),
-                            );
-                        });
+                    throughput_plot_ui(left, w);
                 }
                 if let Some(right) = cols.get_mut(1) {
-                    right.label(RichText::new("peak memory (GB, highest rank) against k").small());
-                    Plot::new("wave sweep memory")
-                        .height(180.0)
-                        .legend(Legend::default().position(Corner::LeftTop))
-                        .allow_scroll(false)
-                        .show(right, |plot| {
-                            plot.line(
-                                Line::new("peak memory", PlotPoints::from(of(&|_| true, &memory)))
-                                    .color(MEMORY),
-                            );
-                            plot.points(
-                                Points::new(
-                                    "over capacity",
-                                    PlotPoints::from(of(&|p| p.over_capacity, &memory)),
-                                )
-                                .radius(4.5)
-                                .color(RED),
-                            );
-                            if let Some(cap) = w.capacity_bytes {
-                                plot.hline(
-                                    HLine::new("device capacity", cap / 1e9)
-                                        .color(RED)
-                                        .style(LineStyle::dashed_loose()),
-                                );
-                            }
-                        });
+                    memory_plot_ui(right, w);
                 }
             });
-            ui.label(RichText::new("run the scenario with k =").small());
-            ui.horizontal_wrapped(|ui| {
-                for p in &w.points {
-                    let text = RichText::new(format!("{}", p.k));
-                    let text = if p.over_capacity { text.color(RED) } else { text };
-                    let button = ui
-                        .selectable_label(current == Some(p.k), text)
-                        .on_hover_text(format!(
-                            "k = {}: {}, peak {}{}{}",
-                            p.k,
-                            secs(p.makespan_s),
-                            bytes(p.peak_memory_bytes),
-                            if p.trailing > 0 {
-                                format!(", trailing wave of {}", p.trailing)
-                            } else {
-                                String::new()
-                            },
-                            if p.over_capacity { ", over capacity" } else { "" }
-                        ));
-                    if button.clicked() && current != Some(p.k) {
-                        out.push(Command::UseWaveK(p.k));
-                    }
-                }
-            });
+            choose_k_ui(ui, w, scenario.parameter(Parameter::WaveK), out);
         });
+}
+
+/// The sweep's points `keep` selects, as `[k, y(point)]`.
+fn sweep_points(
+    w: &WaveSweep,
+    keep: impl Fn(&WavePoint) -> bool,
+    y: impl Fn(&WavePoint) -> f64,
+) -> PlotPoints<'static> {
+    PlotPoints::from(
+        w.points
+            .iter()
+            .filter(|p| keep(p))
+            .map(|p| [p.k as f64, y(p)])
+            .collect::<Vec<[f64; 2]>>(),
+    )
+}
+
+/// Throughput against `k` (the points with a trailing wave, and over capacity, marked); a `k`
+/// without a throughput figure (the default not among the candidates) is left out.
+fn throughput_plot_ui(ui: &mut Ui, w: &WaveSweep) {
+    let has = |p: &WavePoint| p.throughput_vs_default.is_some();
+    let throughput = |p: &WavePoint| p.throughput_vs_default.unwrap_or_default();
+    ui.label(RichText::new(format!("throughput against k = {} (k on x)", w.default_k)).small());
+    Plot::new("wave sweep throughput")
+        .height(180.0)
+        .legend(Legend::default().position(Corner::LeftTop))
+        .allow_scroll(false)
+        .show(ui, |plot| {
+            plot.line(Line::new("throughput", sweep_points(w, has, throughput)).color(THROUGHPUT));
+            plot.points(
+                Points::new(
+                    "k ∤ M (trailing wave)",
+                    sweep_points(w, |p| has(p) && p.trailing > 0, throughput),
+                )
+                .radius(3.5)
+                .color(TRAILING),
+            );
+            plot.points(
+                Points::new(
+                    "over capacity",
+                    sweep_points(w, |p| has(p) && p.over_capacity, throughput),
+                )
+                .radius(4.5)
+                .color(RED),
+            );
+        });
+}
+
+/// Peak memory against `k`, with the device's capacity.
+fn memory_plot_ui(ui: &mut Ui, w: &WaveSweep) {
+    let memory = |p: &WavePoint| p.peak_memory_bytes / 1e9;
+    ui.label(RichText::new("peak memory (GB, highest rank) against k").small());
+    Plot::new("wave sweep memory")
+        .height(180.0)
+        .legend(Legend::default().position(Corner::LeftTop))
+        .allow_scroll(false)
+        .show(ui, |plot| {
+            plot.line(Line::new("peak memory", sweep_points(w, |_| true, memory)).color(MEMORY));
+            plot.points(
+                Points::new(
+                    "over capacity",
+                    sweep_points(w, |p| p.over_capacity, memory),
+                )
+                .radius(4.5)
+                .color(RED),
+            );
+            if let Some(cap) = w.capacity_bytes {
+                plot.hline(
+                    HLine::new("device capacity", cap / 1e9)
+                        .color(RED)
+                        .style(LineStyle::dashed_loose()),
+                );
+            }
+        });
+}
+
+/// A button for each `k` swept (over capacity in red); `current`: the `k` the scenario runs.
+fn choose_k_ui(ui: &mut Ui, w: &WaveSweep, current: Option<usize>, out: &mut Vec<Command>) {
+    ui.label(RichText::new("run the scenario with k =").small());
+    ui.horizontal_wrapped(|ui| {
+        for p in &w.points {
+            let text = RichText::new(format!("{}", p.k));
+            let text = if p.over_capacity {
+                text.color(RED)
+            } else {
+                text
+            };
+            let button = ui
+                .selectable_label(current == Some(p.k), text)
+                .on_hover_text(format!(
+                    "k = {}: {}, peak {}{}{}",
+                    p.k,
+                    secs(p.makespan_s),
+                    bytes(p.peak_memory_bytes),
+                    if p.trailing > 0 {
+                        format!(", trailing wave of {}", p.trailing)
+                    } else {
+                        String::new()
+                    },
+                    if p.over_capacity {
+                        ", over capacity"
+                    } else {
+                        ""
+                    }
+                ));
+            if button.clicked() && current != Some(p.k) {
+                out.push(Command::UseWaveK(p.k));
+            }
+        }
+    });
 }
 
 /// GARS before and after, for a scenario with a batch of graphs.

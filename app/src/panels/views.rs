@@ -6,6 +6,7 @@
 use super::{Drawn, compare, memory, selection, stats, teach, traces};
 use crate::command::Command;
 use crate::state::Studio;
+use crate::state::derived::Shown;
 use crate::state::view::LANE_HEIGHTS;
 use crate::timeline::{ChartInput, chart_ui, legend};
 use egui::{Color32, RichText, Ui};
@@ -145,7 +146,6 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
         ui.label("No valid schedule to show.");
         return out;
     };
-    let dimmed = studio.error().is_some();
     let computing = studio.derived.running().is_some();
     ui.label(
         RichText::new(format!(
@@ -163,13 +163,42 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
     if studio.view.show_legend {
         legend::legend_ui(ui, &shown.scene);
     }
-    let matches = studio.view.search.cached(shown);
     if studio.view.search.open {
-        search_ui(ui, studio, matches.len(), &mut out);
+        search_ui(ui, studio, studio.view.search.cached(shown).len(), &mut out);
     }
     if let Some(t) = &studio.view.teach {
         out.extend(teach::teach_ui(ui, shown, t));
     }
+    charts_ui(ui, studio, shown, drawn, &mut out);
+    ui.add_space(6.0);
+    operator_table_ui(ui, shown);
+    ui.add_space(6.0);
+    designs_ui(ui, studio, &mut out);
+    tuner_ui(ui, studio, &mut out);
+    super::second_order::wave_sweep_ui(ui, studio, &mut out);
+    super::second_order::packing_ui(ui, studio, &mut out);
+    ui.add_space(6.0);
+    out.extend(traces::traces_ui(ui, studio, shown));
+    ui.add_space(6.0);
+    memory_section_ui(ui, studio, shown, drawn, &mut out);
+    ui.add_space(6.0);
+    ui.label(RichText::new("Per rank").strong());
+    stats::rank_table_ui(ui, &shown.sim);
+    ui.add_space(6.0);
+    ui.label(RichText::new("Collectives").strong());
+    stats::collectives_ui(ui, &shown.sim);
+    out
+}
+
+/// The timelines: each pinned baseline's, then the current one's (with the selection, the
+/// search matches, a deadlock's cycle), then the selection's details and the comparison.
+fn charts_ui(
+    ui: &mut Ui,
+    studio: &Studio,
+    shown: &Shown,
+    drawn: &mut Drawn,
+    out: &mut Vec<Command>,
+) {
     let span = studio.span();
     let cursor = studio.view.teach.map(|t| t.t);
     let lane_height = studio.view.lane_height;
@@ -206,7 +235,7 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
                 id_salt: &salt,
                 cycle: &[],
             },
-            &mut out,
+            out,
             false,
         );
     }
@@ -227,15 +256,15 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
             shown,
             span,
             range: studio.view.range,
-            dimmed,
+            dimmed: studio.error().is_some(),
             cursor,
             selected,
-            matches,
+            matches: studio.view.search.cached(shown),
             lane_height,
             id_salt: "current",
             cycle: studio.deadlock().map_or(&[], |d| d.cycle.as_slice()),
         },
-        &mut out,
+        out,
         true,
     );
     if let Some(i) = selected {
@@ -245,16 +274,16 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
         ui.add_space(6.0);
         out.extend(compare::compare_ui(ui, studio));
     }
-    ui.add_space(6.0);
-    operator_table_ui(ui, shown);
-    ui.add_space(6.0);
-    designs_ui(ui, studio, &mut out);
-    tuner_ui(ui, studio, &mut out);
-    super::second_order::wave_sweep_ui(ui, studio, &mut out);
-    super::second_order::packing_ui(ui, studio, &mut out);
-    ui.add_space(6.0);
-    out.extend(traces::traces_ui(ui, studio, shown));
-    ui.add_space(6.0);
+}
+
+/// The memory plot on the timelines' axis, with the measured memory when traces are open.
+fn memory_section_ui(
+    ui: &mut Ui,
+    studio: &Studio,
+    shown: &Shown,
+    drawn: &mut Drawn,
+    out: &mut Vec<Command>,
+) {
     ui.label(RichText::new("Memory per rank").strong());
     let mut from_zero = studio.view.memory_from_zero;
     if ui.checkbox(&mut from_zero, "y axis from zero").changed() {
@@ -266,8 +295,8 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
         memory::MemoryInput {
             current: shown,
             baselines: &studio.baselines,
-            range: studio.view.visible(span),
-            cursor,
+            range: studio.view.visible(studio.span()),
+            cursor: studio.view.teach.map(|t| t.t),
             from_zero,
             measured: measured_memory
                 .as_ref()
@@ -278,13 +307,6 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
     if let Some((t0, t1)) = moved {
         out.push(Command::Range(Some((t0, t1))));
     }
-    ui.add_space(6.0);
-    ui.label(RichText::new("Per rank").strong());
-    stats::rank_table_ui(ui, &shown.sim);
-    ui.add_space(6.0);
-    ui.label(RichText::new("Collectives").strong());
-    stats::collectives_ui(ui, &shown.sim);
-    out
 }
 
 /// The global operator table (BigMac's view of a schedule): time slot × rank, each cell the

@@ -169,6 +169,34 @@ struct Paint<'a> {
 }
 
 impl Paint<'_> {
+    /// The box of a shift-drag zoom under way.
+    fn box_zoom(&self, ui: &egui::Ui, id: egui::Id, response: &egui::Response) {
+        let from: Option<f32> = ui.data(|d| d.get_temp(id)).flatten();
+        if let Some(from) = from
+            && let Some(p) = response.interact_pointer_pos()
+        {
+            let r = Rect::from_x_y_ranges(from.min(p.x)..=from.max(p.x), self.plot.y_range());
+            self.painter
+                .rect_filled(r, 0.0, Color32::from_white_alpha(30));
+        }
+    }
+
+    /// Where a Ctrl-dragged event would go.
+    fn drop_marker(&self, reordering: Option<usize>, pointer: Option<Pos2>) {
+        if let Some(index) = reordering
+            && let (Some(p), Some(e)) = (pointer, self.shown.scene.events.get(index))
+        {
+            let row = self.row(e.rank);
+            self.clipped.line_segment(
+                [
+                    Pos2::new(p.x, row.top() - 2.0),
+                    Pos2::new(p.x, row.bottom() + 2.0),
+                ],
+                Stroke::new(2.0, SELECTED),
+            );
+        }
+    }
+
     fn fade(&self, c: Color32) -> Color32 {
         if self.dimmed {
             c.gamma_multiply(0.35)
@@ -544,20 +572,8 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
     let before =
         TimeView::new(t0, t1, f64::from(plot.left()), f64::from(plot.width())).clamped(span);
     let box_id = ui.scope_id().with((id_salt, "box zoom"));
-    // Ctrl-drag on an event moves it along its lane (in its rank's order) instead of panning.
     let reorder_id = ui.scope_id().with((id_salt, "reorder"));
-    if response.drag_started()
-        && ui.input(|i| i.modifiers.command)
-        && let Some(p) = ui.input(|i| i.pointer.press_origin())
-        && let Some((lane, LaneRow::Compute)) = lanes.hit(p.y, ranks)
-    {
-        let items = render_items(&shown.lanes, &before);
-        if let Some(item) = hit_test(&items, lane, f64::from(p.x)).filter(|i| i.count == 1) {
-            let index = item.index;
-            ui.data_mut(|d| d.insert_temp(reorder_id, Some(index)));
-        }
-    }
-    let reordering: Option<usize> = ui.data(|d| d.get_temp(reorder_id)).flatten();
+    let reordering = reorder_gesture(ui, &response, shown, &lanes, &before, reorder_id);
     let view = match reordering {
         Some(_) => before,
         None => interact(ui, &response, before, span, box_id),
@@ -609,51 +625,61 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
     paint.dependencies(&dependencies);
     paint.cycle(ui, cycle);
     paint.axis(cursor);
-    let box_from: Option<f32> = ui.data(|d| d.get_temp(box_id)).flatten();
-    if let Some(from) = box_from
-        && let Some(p) = response.interact_pointer_pos()
-    {
-        let r = Rect::from_x_y_ranges(from.min(p.x)..=from.max(p.x), plot.y_range());
-        paint
-            .painter
-            .rect_filled(r, 0.0, Color32::from_white_alpha(30));
+    paint.box_zoom(ui, box_id, &response);
+    if out.reorder.is_none() {
+        paint.drop_marker(reordering, response.interact_pointer_pos());
     }
-
-    // Where an Ctrl-dragged event would go.
-    if let Some(index) = reordering
-        && out.reorder.is_none()
-        && let (Some(p), Some(e)) = (
-            response.interact_pointer_pos(),
-            shown.scene.events.get(index),
-        )
-    {
-        let row = paint.row(e.rank);
-        paint.clipped.line_segment(
-            [
-                Pos2::new(p.x, row.top() - 2.0),
-                Pos2::new(p.x, row.bottom() + 2.0),
-            ],
-            Stroke::new(2.0, SELECTED),
-        );
-    }
-
-    // Hover and click.
-    if let Some((pointer, lane, row)) = response
-        .hover_pos()
-        .and_then(|p| lanes.hit(p.y, ranks).map(|(lane, row)| (p, lane, row)))
-    {
-        let item = (row == LaneRow::Compute)
-            .then(|| hit_test(&items, lane, f64::from(pointer.x)))
-            .flatten();
-        out.hovered = item.filter(|i| i.count == 1).map(|i| i.index);
-        if let Some(text) = paint.tooltip(item, pointer, row, lane) {
-            response.clone().on_hover_text_at_pointer(text);
-        }
-    }
+    out.hovered = hover_ui(&paint, &response, &items, ranks);
     if response.clicked() {
         out.clicked = Some(out.hovered);
     }
     out
+}
+
+/// A Ctrl-drag on an event moves it along its lane (in its rank's order) instead of panning: the
+/// event being moved, from the drag's start until it ends.
+fn reorder_gesture(
+    ui: &egui::Ui,
+    response: &egui::Response,
+    shown: &Shown,
+    lanes: &LaneLayout,
+    view: &TimeView,
+    id: egui::Id,
+) -> Option<usize> {
+    if response.drag_started()
+        && ui.input(|i| i.modifiers.command)
+        && let Some(p) = ui.input(|i| i.pointer.press_origin())
+        && let Some((lane, LaneRow::Compute)) = lanes.hit(p.y, shown.scene.ranks)
+    {
+        let items = render_items(&shown.lanes, view);
+        if let Some(item) = hit_test(&items, lane, f64::from(p.x)).filter(|i| i.count == 1) {
+            let index = item.index;
+            ui.data_mut(|d| d.insert_temp(id, Some(index)));
+        }
+    }
+    ui.data(|d| d.get_temp(id)).flatten()
+}
+
+/// The event under the pointer (its tooltip shown), when it is one event.
+fn hover_ui(
+    paint: &Paint<'_>,
+    response: &egui::Response,
+    items: &[Item],
+    ranks: usize,
+) -> Option<usize> {
+    let (pointer, lane, row) = response.hover_pos().and_then(|p| {
+        paint
+            .lanes
+            .hit(p.y, ranks)
+            .map(|(lane, row)| (p, lane, row))
+    })?;
+    let item = (row == LaneRow::Compute)
+        .then(|| hit_test(items, lane, f64::from(pointer.x)))
+        .flatten();
+    if let Some(text) = paint.tooltip(item, pointer, row, lane) {
+        response.clone().on_hover_text_at_pointer(text);
+    }
+    item.filter(|i| i.count == 1).map(|i| i.index)
 }
 
 /// The tooltip of the transfer arriving on `lane` at time `t` (within `slop` seconds).
