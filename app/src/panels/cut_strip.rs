@@ -99,45 +99,14 @@ pub fn cut_strip_ui(ui: &mut egui::Ui, s: &Scenario) -> Vec<Command> {
         layers,
     };
     let painter = ui.painter_at(rect);
-    let mut bounds = vec![0];
-    bounds.extend(s.cut.iter().map(|&b| b.min(layers)));
-    bounds.push(layers);
-    for (j, w) in bounds.windows(2).enumerate() {
-        let [a, b] = *w else { continue };
-        let band = Rect::from_min_max(
-            Pos2::new(geo.boundary_x(a), rect.top() + 6.0),
-            Pos2::new(geo.boundary_x(b.max(a)), rect.bottom() - 6.0),
-        );
-        let colour = colours.get(j).copied().unwrap_or((0x80, 0x80, 0x80));
-        painter.rect_filled(band, 1.0, rgb(colour));
-    }
-    // Layer boundaries, when there is room to see them.
-    if geo.width / layers.max(1) as f32 >= 3.0 {
-        for layer in 1..layers {
-            let x = geo.boundary_x(layer);
-            painter.line_segment(
-                [
-                    Pos2::new(x, rect.top() + 6.0),
-                    Pos2::new(x, rect.bottom() - 6.0),
-                ],
-                Stroke::new(1.0, ui.visuals().panel_fill),
-            );
-        }
-    }
-    for (i, &b) in s.cut.iter().enumerate() {
-        let x = geo.boundary_x(b);
-        painter.line_segment(
-            [Pos2::new(x, rect.top()), Pos2::new(x, rect.bottom())],
-            Stroke::new(3.0, Color32::WHITE),
-        );
-        painter.text(
-            Pos2::new(x + 2.0, rect.top()),
-            Align2::LEFT_TOP,
-            format!("{}", i + 1),
-            FontId::proportional(9.0),
-            Color32::WHITE,
-        );
-    }
+    paint_regions(
+        &painter,
+        &geo,
+        rect,
+        &s.cut,
+        &colours,
+        ui.visuals().panel_fill,
+    );
     let mut out = Vec::new();
     let dragging = response.id.with("dragged cut");
     // A drag starts once the pointer has moved: pick the handle where the button went down.
@@ -188,6 +157,58 @@ pub fn cut_strip_ui(ui: &mut egui::Ui, s: &Scenario) -> Vec<Command> {
     out
 }
 
+/// The regions of the cut strip in their colours, the layer boundaries where there is room, and
+/// a numbered handle at every cut.
+fn paint_regions(
+    painter: &egui::Painter,
+    geo: &StripGeometry,
+    rect: Rect,
+    cut: &[usize],
+    colours: &[(u8, u8, u8)],
+    separator: Color32,
+) {
+    let layers = geo.layers;
+    let mut bounds = vec![0];
+    bounds.extend(cut.iter().map(|&b| b.min(layers)));
+    bounds.push(layers);
+    for (j, w) in bounds.windows(2).enumerate() {
+        let [a, b] = *w else { continue };
+        let band = Rect::from_min_max(
+            Pos2::new(geo.boundary_x(a), rect.top() + 6.0),
+            Pos2::new(geo.boundary_x(b.max(a)), rect.bottom() - 6.0),
+        );
+        let colour = colours.get(j).copied().unwrap_or((0x80, 0x80, 0x80));
+        painter.rect_filled(band, 1.0, rgb(colour));
+    }
+    // Layer boundaries, when there is room to see them.
+    if geo.width / layers.max(1) as f32 >= 3.0 {
+        for layer in 1..layers {
+            let x = geo.boundary_x(layer);
+            painter.line_segment(
+                [
+                    Pos2::new(x, rect.top() + 6.0),
+                    Pos2::new(x, rect.bottom() - 6.0),
+                ],
+                Stroke::new(1.0, separator),
+            );
+        }
+    }
+    for (i, &b) in cut.iter().enumerate() {
+        let x = geo.boundary_x(b);
+        painter.line_segment(
+            [Pos2::new(x, rect.top()), Pos2::new(x, rect.bottom())],
+            Stroke::new(3.0, Color32::WHITE),
+        );
+        painter.text(
+            Pos2::new(x + 2.0, rect.top()),
+            Align2::LEFT_TOP,
+            format!("{}", i + 1),
+            FontId::proportional(9.0),
+            Color32::WHITE,
+        );
+    }
+}
+
 /// Where a region's stages run: the rank of every stage of the schedule (in stage order, as
 /// the derivation on screen placed them) and the index of the region's first stage.
 #[derive(Debug, Clone, Copy)]
@@ -221,45 +242,7 @@ pub fn stage_strip_ui(
     };
     let painter = ui.painter_at(rect);
     let bounds = stage_boundaries(counts);
-    let mut edges = vec![0];
-    edges.extend(bounds.iter().copied());
-    edges.push(layers);
-    for (k, w) in edges.windows(2).enumerate() {
-        let [a, b] = *w else { continue };
-        let cell = Rect::from_min_max(
-            Pos2::new(geo.boundary_x(a), rect.top() + 3.0),
-            Pos2::new(geo.boundary_x(b.max(a)), rect.bottom() - 3.0),
-        );
-        let (r, g, bl) = colour;
-        let shade = if k % 2 == 0 { 1.0 } else { 0.75 };
-        let c = Color32::from_rgb(
-            (f32::from(r) * shade) as u8,
-            (f32::from(g) * shade) as u8,
-            (f32::from(bl) * shade) as u8,
-        );
-        painter.rect_filled(cell, 1.0, c);
-        let rank = ranks.and_then(|r| r.all.get(r.first + k)).copied();
-        let text = match rank {
-            Some(rank) if cell.width() >= 40.0 => format!("{} · r{rank}", b - a),
-            _ => format!("{}", b - a),
-        };
-        if cell.width() >= 14.0 {
-            painter.text(
-                cell.center(),
-                Align2::CENTER_CENTER,
-                text,
-                FontId::proportional(9.0),
-                Color32::BLACK,
-            );
-        }
-    }
-    for &b in &bounds {
-        let x = geo.boundary_x(b);
-        painter.line_segment(
-            [Pos2::new(x, rect.top()), Pos2::new(x, rect.bottom())],
-            Stroke::new(2.0, Color32::WHITE),
-        );
-    }
+    paint_stages(&painter, &geo, rect, counts, colour, ranks);
     let mut out = Vec::new();
     let dragging = response.id.with("dragged stage boundary");
     let moving = response.id.with("moved stage");
@@ -321,6 +304,58 @@ pub fn stage_strip_ui(
         "region {region}'s stages: layers per stage {counts:?}; drag a boundary to move layers between two stages · Ctrl-drag a stage onto another to trade their ranks"
     ));
     out
+}
+
+/// The stage cells of a region's strip (shaded in turn, each labelled with its layer count and,
+/// where it fits, its rank) and the boundary handles between them.
+fn paint_stages(
+    painter: &egui::Painter,
+    geo: &StripGeometry,
+    rect: Rect,
+    counts: &[usize],
+    colour: (u8, u8, u8),
+    ranks: Option<StageRanks<'_>>,
+) {
+    let bounds = stage_boundaries(counts);
+    let mut edges = vec![0];
+    edges.extend(bounds.iter().copied());
+    edges.push(geo.layers);
+    for (k, w) in edges.windows(2).enumerate() {
+        let [a, b] = *w else { continue };
+        let cell = Rect::from_min_max(
+            Pos2::new(geo.boundary_x(a), rect.top() + 3.0),
+            Pos2::new(geo.boundary_x(b.max(a)), rect.bottom() - 3.0),
+        );
+        let (r, g, bl) = colour;
+        let shade = if k % 2 == 0 { 1.0 } else { 0.75 };
+        let c = Color32::from_rgb(
+            (f32::from(r) * shade) as u8,
+            (f32::from(g) * shade) as u8,
+            (f32::from(bl) * shade) as u8,
+        );
+        painter.rect_filled(cell, 1.0, c);
+        let rank = ranks.and_then(|r| r.all.get(r.first + k)).copied();
+        let text = match rank {
+            Some(rank) if cell.width() >= 40.0 => format!("{} · r{rank}", b - a),
+            _ => format!("{}", b - a),
+        };
+        if cell.width() >= 14.0 {
+            painter.text(
+                cell.center(),
+                Align2::CENTER_CENTER,
+                text,
+                FontId::proportional(9.0),
+                Color32::BLACK,
+            );
+        }
+    }
+    for &b in &bounds {
+        let x = geo.boundary_x(b);
+        painter.line_segment(
+            [Pos2::new(x, rect.top()), Pos2::new(x, rect.bottom())],
+            Stroke::new(2.0, Color32::WHITE),
+        );
+    }
 }
 
 #[cfg(test)]

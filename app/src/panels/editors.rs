@@ -11,6 +11,7 @@ use crate::timeline::rgb;
 use egui::{RichText, Ui};
 use mpipe::Scenario;
 use mpipe::scenario::edit::{Edit, region_layers};
+use mpipe::scenario::layer::LayerSpec;
 use mpipe::scenario::owner::OwnerSpec;
 use mpipe::schedules::skeleton::Skeleton;
 use mpipe::vocab::layout::Layout;
@@ -346,116 +347,133 @@ fn model_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
             let head = |k: usize| heads.get(k).copied().unwrap_or(egui::Id::NULL);
             ui.end_row();
             for (layer, spec) in s.model.layers.iter().enumerate() {
-                let mut name = spec.name.clone();
-                if name.len() > 1000 {
-                    // Too long to edit in a field (and to lay out every frame): shown cut.
-                    ui.label(shorten(&name, 20)).labelled_by(head(0));
-                } else if let field = ui
-                    .add(egui::TextEdit::singleline(&mut name).desired_width(70.0))
-                    .labelled_by(head(0))
-                    && field.changed()
-                {
-                    // Typing a name is one undo step, however many letters.
-                    out.push(Command::Edit {
-                        edit: Edit::LayerName { layer, name },
-                        gesture: Some(field.id),
-                    });
-                }
-                let mut role = spec.role;
-                egui::ComboBox::from_id_salt(("role", layer))
-                    .selected_text(role.name())
-                    .show_ui(ui, |ui| {
-                        for r in Role::ALL {
-                            ui.selectable_value(&mut role, r, r.name());
-                        }
-                    })
-                    .response
-                    .labelled_by(head(1));
-                if role != spec.role {
-                    out.push(Command::Edit {
-                        edit: Edit::LayerRole { layer, role },
-                        gesture: None,
-                    });
-                }
-                let (response, new) = number_ui(ui, spec.count, 1..=4096, 0.1, head(2));
-                if let Some(count) = new {
-                    out.push(edit_of(&response, Edit::LayerCount { layer, count }));
-                }
-                let times: Vec<(Option<f64>, TimeEdit, &str)> = if four_phase {
-                    vec![
-                        (
-                            spec.fe_s,
-                            |layer, seconds| Edit::LayerPhase {
-                                layer,
-                                phase: Phase::EnergyForward,
-                                seconds,
-                            },
-                            "the forward when not given",
-                        ),
-                        (
-                            spec.ff_s,
-                            |layer, seconds| Edit::LayerPhase {
-                                layer,
-                                phase: Phase::ForceForward,
-                                seconds,
-                            },
-                            "the mean of forward and backward when not given",
-                        ),
-                        (
-                            spec.bf_s,
-                            |layer, seconds| Edit::LayerPhase {
-                                layer,
-                                phase: Phase::ForceBackward,
-                                seconds,
-                            },
-                            "1.25 × the backward when not given",
-                        ),
-                        (
-                            spec.be_s,
-                            |layer, seconds| Edit::LayerPhase {
-                                layer,
-                                phase: Phase::EnergyBackward,
-                                seconds,
-                            },
-                            "the backward when not given",
-                        ),
-                    ]
-                } else {
-                    vec![
-                        (
-                            spec.fwd_s,
-                            |layer, seconds| Edit::LayerFwd { layer, seconds },
-                            "roofline costs (FLOPs and bytes) in the file",
-                        ),
-                        (
-                            spec.bwd_s,
-                            |layer, seconds| Edit::LayerBwd { layer, seconds },
-                            "2 × fwd when not given",
-                        ),
-                    ]
-                };
-                for (k, (value, make, unset)) in times.into_iter().enumerate() {
-                    match value {
-                        Some(v) => {
-                            let (response, new) =
-                                number_ui(ui, v, 0.0..=f64::MAX, 0.01, head(3 + k));
-                            if let Some(seconds) = new {
-                                out.push(edit_of(&response, make(layer, seconds)));
-                            }
-                        }
-                        None => {
-                            ui.label("–").on_hover_text(unset);
-                        }
-                    }
-                }
-                let mut trainable = spec.trainable;
-                if ui.checkbox(&mut trainable, "trainable").changed() {
-                    out.push(Command::Edit {
-                        edit: Edit::LayerTrainable { layer, trainable },
-                        gesture: None,
-                    });
-                }
+                layer_row_ui(ui, layer, spec, four_phase, &head, out);
                 ui.end_row();
             }
         });
+}
+
+/// One layer's row of the model table: name, role, count, its times, trainable.
+fn layer_row_ui(
+    ui: &mut Ui,
+    layer: usize,
+    spec: &LayerSpec,
+    four_phase: bool,
+    head: &dyn Fn(usize) -> egui::Id,
+    out: &mut Vec<Command>,
+) {
+    let mut name = spec.name.clone();
+    if name.len() > 1000 {
+        // Too long to edit in a field (and to lay out every frame): shown cut.
+        ui.label(shorten(&name, 20)).labelled_by(head(0));
+    } else if let field = ui
+        .add(egui::TextEdit::singleline(&mut name).desired_width(70.0))
+        .labelled_by(head(0))
+        && field.changed()
+    {
+        // Typing a name is one undo step, however many letters.
+        out.push(Command::Edit {
+            edit: Edit::LayerName { layer, name },
+            gesture: Some(field.id),
+        });
+    }
+    let mut role = spec.role;
+    egui::ComboBox::from_id_salt(("role", layer))
+        .selected_text(role.name())
+        .show_ui(ui, |ui| {
+            for r in Role::ALL {
+                ui.selectable_value(&mut role, r, r.name());
+            }
+        })
+        .response
+        .labelled_by(head(1));
+    if role != spec.role {
+        out.push(Command::Edit {
+            edit: Edit::LayerRole { layer, role },
+            gesture: None,
+        });
+    }
+    let (response, new) = number_ui(ui, spec.count, 1..=4096, 0.1, head(2));
+    if let Some(count) = new {
+        out.push(edit_of(&response, Edit::LayerCount { layer, count }));
+    }
+    let times = time_fields(spec, four_phase);
+    for (k, (value, make, unset)) in times.into_iter().enumerate() {
+        match value {
+            Some(v) => {
+                let (response, new) = number_ui(ui, v, 0.0..=f64::MAX, 0.01, head(3 + k));
+                if let Some(seconds) = new {
+                    out.push(edit_of(&response, make(layer, seconds)));
+                }
+            }
+            None => {
+                ui.label("–").on_hover_text(unset);
+            }
+        }
+    }
+    let mut trainable = spec.trainable;
+    if ui.checkbox(&mut trainable, "trainable").changed() {
+        out.push(Command::Edit {
+            edit: Edit::LayerTrainable { layer, trainable },
+            gesture: None,
+        });
+    }
+}
+
+/// The time fields a layer shows: the four phases' for a second-order schedule, else forward
+/// and backward; each with its edit and what runs when it is not given.
+fn time_fields(spec: &LayerSpec, four_phase: bool) -> Vec<(Option<f64>, TimeEdit, &'static str)> {
+    if four_phase {
+        vec![
+            (
+                spec.fe_s,
+                |layer, seconds| Edit::LayerPhase {
+                    layer,
+                    phase: Phase::EnergyForward,
+                    seconds,
+                },
+                "the forward when not given",
+            ),
+            (
+                spec.ff_s,
+                |layer, seconds| Edit::LayerPhase {
+                    layer,
+                    phase: Phase::ForceForward,
+                    seconds,
+                },
+                "the mean of forward and backward when not given",
+            ),
+            (
+                spec.bf_s,
+                |layer, seconds| Edit::LayerPhase {
+                    layer,
+                    phase: Phase::ForceBackward,
+                    seconds,
+                },
+                "1.25 × the backward when not given",
+            ),
+            (
+                spec.be_s,
+                |layer, seconds| Edit::LayerPhase {
+                    layer,
+                    phase: Phase::EnergyBackward,
+                    seconds,
+                },
+                "the backward when not given",
+            ),
+        ]
+    } else {
+        vec![
+            (
+                spec.fwd_s,
+                |layer, seconds| Edit::LayerFwd { layer, seconds },
+                "roofline costs (FLOPs and bytes) in the file",
+            ),
+            (
+                spec.bwd_s,
+                |layer, seconds| Edit::LayerBwd { layer, seconds },
+                "2 × fwd when not given",
+            ),
+        ]
+    }
 }

@@ -5,7 +5,7 @@
 //! ([`crate::state::dialog`]).
 
 use crate::command::Command;
-use crate::state::dialog::{FileDialog, FilePurpose};
+use crate::state::dialog::{Entry, FileDialog, FilePurpose};
 use egui::{Color32, RichText};
 use std::path::PathBuf;
 
@@ -16,101 +16,11 @@ pub fn file_dialog_ui(dialog: &mut FileDialog, ctx: &egui::Context) -> Option<Op
     let modal = egui::Modal::new(egui::Id::unique("file dialog")).show(ctx, |ui| {
         ui.set_width(560.0);
         ui.heading(dialog.title());
-        ui.horizontal(|ui| {
-            let label = ui.label("Folder");
-            let field = ui
-                .add(egui::TextEdit::singleline(&mut dialog.dir_text).desired_width(330.0))
-                .labelled_by(label.id);
-            if ui.button("Go").clicked()
-                || field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter))
-            {
-                go = Some(PathBuf::from(dialog.dir_text.trim()));
-            }
-            if ui.button("Up").clicked()
-                && let Some(parent) = dialog.dir.parent()
-            {
-                go = Some(parent.to_path_buf());
-            }
-            if ui.button("Home").clicked()
-                && let Some(home) = std::env::var_os("HOME")
-            {
-                go = Some(PathBuf::from(home));
-            }
-        });
+        folder_bar_ui(ui, dialog, &mut go);
         ui.separator();
-        let mut confirm = false;
-        egui::ScrollArea::vertical()
-            .max_height(300.0)
-            .auto_shrink([false, false])
-            .show(ui, |ui| match &dialog.listing {
-                Err(e) => {
-                    ui.colored_label(Color32::from_rgb(0xE0, 0x50, 0x50), e);
-                }
-                Ok((entries, more)) => {
-                    if entries.is_empty() {
-                        ui.label(RichText::new("(no folders or files of this type here)").weak());
-                    }
-                    for entry in entries {
-                        if entry.is_dir {
-                            if ui
-                                .selectable_label(false, format!("▸ {}/", entry.name))
-                                .clicked()
-                            {
-                                go = Some(entry.path.clone());
-                            }
-                            continue;
-                        }
-                        let chosen = dialog.chosen.contains(&entry.path);
-                        let response = ui.selectable_label(chosen, &entry.name);
-                        if response.clicked() {
-                            if dialog.purpose == FilePurpose::OpenTraces {
-                                if chosen {
-                                    dialog.chosen.retain(|p| p != &entry.path);
-                                } else {
-                                    dialog.chosen.push(entry.path.clone());
-                                }
-                            } else {
-                                dialog.chosen = vec![entry.path.clone()];
-                                dialog.name = entry.name.clone();
-                            }
-                        }
-                        if response.double_clicked() {
-                            if !dialog.chosen.contains(&entry.path) {
-                                dialog.chosen.push(entry.path.clone());
-                            }
-                            dialog.name = entry.name.clone();
-                            confirm = true;
-                        }
-                    }
-                    if *more > 0 {
-                        ui.label(RichText::new(format!("… and {more} more not listed")).weak());
-                    }
-                }
-            });
+        let mut confirm = listing_ui(ui, dialog, &mut go);
         ui.separator();
-        if dialog.saving() {
-            ui.horizontal(|ui| {
-                let label = ui.label("File name");
-                ui.add(egui::TextEdit::singleline(&mut dialog.name).desired_width(330.0))
-                    .labelled_by(label.id);
-            });
-            if let Some(p) = dialog.replaces() {
-                ui.label(
-                    RichText::new(format!("{} exists and will be replaced", p.display())).small(),
-                );
-            }
-        } else if dialog.purpose == FilePurpose::OpenTraces {
-            ui.label(
-                RichText::new(format!(
-                    "{} file(s) chosen: click files to choose several (one per rank)",
-                    dialog.chosen.len()
-                ))
-                .small(),
-            );
-        }
-        if let Some(e) = &dialog.error {
-            ui.colored_label(Color32::from_rgb(0xE0, 0x50, 0x50), e);
-        }
+        choice_ui(ui, dialog);
         ui.horizontal(|ui| {
             if ui.button(dialog.confirm_label()).clicked() {
                 confirm = true;
@@ -133,4 +43,105 @@ pub fn file_dialog_ui(dialog: &mut FileDialog, ctx: &egui::Context) -> Option<Op
         dialog.navigate(&dir);
     }
     result
+}
+
+/// The folder as typed (Go, or Enter), Up and Home; `go` gets the folder to show next.
+fn folder_bar_ui(ui: &mut egui::Ui, dialog: &mut FileDialog, go: &mut Option<PathBuf>) {
+    ui.horizontal(|ui| {
+        let label = ui.label("Folder");
+        let field = ui
+            .add(egui::TextEdit::singleline(&mut dialog.dir_text).desired_width(330.0))
+            .labelled_by(label.id);
+        if ui.button("Go").clicked()
+            || field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter))
+        {
+            *go = Some(PathBuf::from(dialog.dir_text.trim()));
+        }
+        if ui.button("Up").clicked()
+            && let Some(parent) = dialog.dir.parent()
+        {
+            *go = Some(parent.to_path_buf());
+        }
+        if ui.button("Home").clicked()
+            && let Some(home) = std::env::var_os("HOME")
+        {
+            *go = Some(PathBuf::from(home));
+        }
+    });
+}
+
+/// The folder's entries (or why it cannot be read): a folder clicked is shown next, a file
+/// clicked is chosen; true when a file was double-clicked (confirm).
+fn listing_ui(ui: &mut egui::Ui, dialog: &mut FileDialog, go: &mut Option<PathBuf>) -> bool {
+    let mut confirm = false;
+    let mut clicked: Option<(Entry, bool)> = None;
+    egui::ScrollArea::vertical()
+        .max_height(300.0)
+        .auto_shrink([false, false])
+        .show(ui, |ui| match &dialog.listing {
+            Err(e) => {
+                ui.colored_label(Color32::from_rgb(0xE0, 0x50, 0x50), e);
+            }
+            Ok((entries, more)) => {
+                if entries.is_empty() {
+                    ui.label(RichText::new("(no folders or files of this type here)").weak());
+                }
+                for entry in entries {
+                    if entry.is_dir {
+                        if ui
+                            .selectable_label(false, format!("▸ {}/", entry.name))
+                            .clicked()
+                        {
+                            *go = Some(entry.path.clone());
+                        }
+                        continue;
+                    }
+                    let response =
+                        ui.selectable_label(dialog.chosen.contains(&entry.path), &entry.name);
+                    if response.double_clicked() {
+                        clicked = Some((entry.clone(), true));
+                    } else if response.clicked() {
+                        clicked = Some((entry.clone(), false));
+                    }
+                }
+                if *more > 0 {
+                    ui.label(RichText::new(format!("… and {more} more not listed")).weak());
+                }
+            }
+        });
+    match clicked {
+        Some((entry, true)) => {
+            dialog.double_click(&entry);
+            confirm = true;
+        }
+        Some((entry, false)) => dialog.click(&entry),
+        None => {}
+    }
+    confirm
+}
+
+/// The file name (saving, with a warning when it replaces a file) or how many traces are chosen,
+/// and the last error.
+fn choice_ui(ui: &mut egui::Ui, dialog: &mut FileDialog) {
+    if dialog.saving() {
+        ui.horizontal(|ui| {
+            let label = ui.label("File name");
+            ui.add(egui::TextEdit::singleline(&mut dialog.name).desired_width(330.0))
+                .labelled_by(label.id);
+        });
+        if let Some(p) = dialog.replaces() {
+            ui.label(RichText::new(format!("{} exists and will be replaced", p.display())).small());
+        }
+    } else if dialog.purpose == FilePurpose::OpenTraces {
+        ui.label(
+            RichText::new(format!(
+                "{} file(s) chosen: click files to choose several (one per rank)",
+                dialog.chosen.len()
+            ))
+            .small(),
+        );
+    }
+    if let Some(e) = &dialog.error {
+        ui.colored_label(Color32::from_rgb(0xE0, 0x50, 0x50), e);
+    }
 }

@@ -204,22 +204,29 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
             .small(),
         );
     }
-    let transform = response.transform;
     let frame = PlotFrame {
-        x_of_t0: transform.position_from_point_x(t0),
-        x_of_t1: transform.position_from_point_x(t1),
+        x_of_t0: response.transform.position_from_point_x(t0),
+        x_of_t1: response.transform.position_from_point_x(t1),
         y_bytes: (
-            transform.bounds().min()[1] * unit,
-            transform.bounds().max()[1] * unit,
+            response.transform.bounds().min()[1] * unit,
+            response.transform.bounds().max()[1] * unit,
         ),
-        cursor_x: cursor.map(|t| transform.position_from_point_x(t)),
+        cursor_x: cursor.map(|t| response.transform.position_from_point_x(t)),
     };
+    (moved_range(ui, &response, (t0, t1)), frame)
+}
+
+/// The time range the user dragged or zoomed the plot to, when it moved from `range`.
+fn moved_range<R>(
+    ui: &Ui,
+    response: &egui_plot::PlotResponse<R>,
+    range: (f64, f64),
+) -> Option<(f64, f64)> {
     let interacted = response.response.dragged()
         || (response.response.hovered() && ui.input(|i| i.zoom_delta() != 1.0));
-    let bounds = transform.bounds();
+    let bounds = response.transform.bounds();
     let (a, b) = (bounds.min()[0], bounds.max()[0]);
-    let moved = (interacted && (a, b) != (t0, t1) && b > a).then_some((a, b));
-    (moved, frame)
+    (interacted && (a, b) != range && b > a).then_some((a, b))
 }
 
 /// How curves are drawn on the plot: the visible range, the unit of bytes.

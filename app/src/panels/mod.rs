@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod cut_strip;
+pub mod designs;
 pub mod editors;
 pub mod file_dialog;
 pub mod help;
@@ -14,6 +15,7 @@ pub mod stats;
 pub mod teach;
 pub mod top_bar;
 pub mod traces;
+pub mod tuner;
 pub mod views;
 pub mod workload_bars;
 

@@ -6,6 +6,7 @@ use crate::command::Command;
 use crate::state::Studio;
 use egui::{Color32, RichText, Ui};
 use egui_plot::{Corner, HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points};
+use mpipe::tune::packing::PackingComparison;
 use mpipe::tune::wave_sweep::{WavePoint, WaveSweep};
 use mpipe::vocab::parameter::Parameter;
 use mpipe::vocab::units::{bytes, secs};
@@ -211,7 +212,6 @@ fn choose_k_ui(ui: &mut Ui, w: &WaveSweep, current: Option<usize>, out: &mut Vec
 
 /// GARS before and after, for a scenario with a batch of graphs.
 pub fn packing_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
-    use egui_plot::{Bar, BarChart, Legend, Plot};
     let Some(graphs) = studio
         .scenario()
         .and_then(|s| s.workload.as_ref())
@@ -238,70 +238,14 @@ pub fn packing_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
                 );
                 return;
             };
-            egui::Grid::new("packing numbers").num_columns(3).show(ui, |ui| {
-                ui.label("");
-                ui.label(RichText::new("sequential").strong());
-                ui.label(RichText::new("GARS").strong());
-                ui.end_row();
-                let (s, g) = (&c.sequential, &c.gars);
-                // With a per-rank atom budget: how many microbatches need dist execution.
-                let dist = |r: &mpipe::tune::packing::PackingRun| {
-                    let tagged = r.packed.microbatches.iter().filter_map(|m| m.mode);
-                    match tagged.clone().count() {
-                        0 => "–".to_string(),
-                        n => format!(
-                            "{} of {n}",
-                            tagged.filter(|m| *m == mpipe::workload::gars::Mode::Dist).count()
-                        ),
-                    }
-                };
-                let rows: [(&str, String, String); 5] = [
-                    ("step time", secs(s.makespan_s), secs(g.makespan_s)),
-                    (
-                        "imbalance (max / mean edges)",
-                        format!("{:.3}", s.imbalance),
-                        format!("{:.3}", g.imbalance),
-                    ),
-                    (
-                        "largest microbatch",
-                        format!("{} atoms", s.max_atoms),
-                        format!("{} atoms", g.max_atoms),
-                    ),
-                    ("peak memory", bytes(s.peak_memory_bytes), bytes(g.peak_memory_bytes)),
-                    ("dist microbatches", dist(s), dist(g)),
-                ];
-                for (what, a, b) in rows {
-                    ui.label(what);
-                    ui.label(a);
-                    ui.label(b);
-                    ui.end_row();
-                }
-            });
+            numbers_ui(ui, c);
             if c.gars.packed.kept_sequential {
                 ui.label(
                     RichText::new("GARS kept the sequential grouping: sorted greedy was no better.")
                         .small(),
                 );
             }
-            ui.label(RichText::new("load per microbatch (edges over the mean microbatch's)").small());
-            let bars = |factors: &[f64], offset: f64| -> Vec<Bar> {
-                factors
-                    .iter()
-                    .enumerate()
-                    .map(|(j, &f)| Bar::new(j as f64 + offset, f).width(0.4))
-                    .collect()
-            };
-            Plot::new("packing loads")
-                .height(150.0)
-                .legend(Legend::default())
-                .allow_scroll(false)
-                .show(ui, |plot| {
-                    plot.bar_chart(
-                        BarChart::new("sequential", bars(&c.sequential.factors, -0.2))
-                            .color(SEQUENTIAL),
-                    );
-                    plot.bar_chart(BarChart::new("GARS", bars(&c.gars.factors, 0.2)).color(GARS));
-                });
+            loads_plot_ui(ui, c);
             let other = match graphs.packing {
                 Packing::Gars => Packing::Sequential,
                 Packing::Sequential => Packing::Gars,
@@ -316,5 +260,72 @@ pub fn packing_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
                     out.push(Command::UsePacking(other));
                 }
             });
+        });
+}
+
+/// Step time, imbalance, largest microbatch, peak memory and dist microbatches, sequential
+/// against GARS.
+fn numbers_ui(ui: &mut Ui, c: &PackingComparison) {
+    egui::Grid::new("packing numbers")
+        .num_columns(3)
+        .show(ui, |ui| {
+            ui.label("");
+            ui.label(RichText::new("sequential").strong());
+            ui.label(RichText::new("GARS").strong());
+            ui.end_row();
+            let (s, g) = (&c.sequential, &c.gars);
+            // With a per-rank atom budget: how many microbatches need dist execution.
+            let dist = |r: &mpipe::tune::packing::PackingRun| {
+                r.dist_microbatches()
+                    .map_or("–".to_string(), |(d, n)| format!("{d} of {n}"))
+            };
+            let rows: [(&str, String, String); 5] = [
+                ("step time", secs(s.makespan_s), secs(g.makespan_s)),
+                (
+                    "imbalance (max / mean edges)",
+                    format!("{:.3}", s.imbalance),
+                    format!("{:.3}", g.imbalance),
+                ),
+                (
+                    "largest microbatch",
+                    format!("{} atoms", s.max_atoms),
+                    format!("{} atoms", g.max_atoms),
+                ),
+                (
+                    "peak memory",
+                    bytes(s.peak_memory_bytes),
+                    bytes(g.peak_memory_bytes),
+                ),
+                ("dist microbatches", dist(s), dist(g)),
+            ];
+            for (what, a, b) in rows {
+                ui.label(what);
+                ui.label(a);
+                ui.label(b);
+                ui.end_row();
+            }
+        });
+}
+
+/// Each microbatch's load (edges over the mean microbatch's), sequential beside GARS.
+fn loads_plot_ui(ui: &mut Ui, c: &PackingComparison) {
+    use egui_plot::{Bar, BarChart, Legend, Plot};
+    ui.label(RichText::new("load per microbatch (edges over the mean microbatch's)").small());
+    let bars = |factors: &[f64], offset: f64| -> Vec<Bar> {
+        factors
+            .iter()
+            .enumerate()
+            .map(|(j, &f)| Bar::new(j as f64 + offset, f).width(0.4))
+            .collect()
+    };
+    Plot::new("packing loads")
+        .height(150.0)
+        .legend(Legend::default())
+        .allow_scroll(false)
+        .show(ui, |plot| {
+            plot.bar_chart(
+                BarChart::new("sequential", bars(&c.sequential.factors, -0.2)).color(SEQUENTIAL),
+            );
+            plot.bar_chart(BarChart::new("GARS", bars(&c.gars.factors, 0.2)).color(GARS));
         });
 }

@@ -214,6 +214,29 @@ impl FileDialog {
         }
     }
 
+    /// A click on the file `entry`: traces are chosen several (a click toggles one), anything
+    /// else one at a time (its name fills the name field).
+    pub fn click(&mut self, entry: &Entry) {
+        if self.purpose == FilePurpose::OpenTraces {
+            if self.chosen.contains(&entry.path) {
+                self.chosen.retain(|p| p != &entry.path);
+            } else {
+                self.chosen.push(entry.path.clone());
+            }
+        } else {
+            self.chosen = vec![entry.path.clone()];
+            self.name = entry.name.clone();
+        }
+    }
+
+    /// A double click on the file `entry`: it is chosen (with any others), to confirm at once.
+    pub fn double_click(&mut self, entry: &Entry) {
+        if !self.chosen.contains(&entry.path) {
+            self.chosen.push(entry.path.clone());
+        }
+        self.name = entry.name.clone();
+    }
+
     /// The file a confirmed save or export writes, when it exists already (it is replaced).
     pub fn replaces(&self) -> Option<PathBuf> {
         match self.outcome() {
@@ -260,5 +283,36 @@ mod tests {
             Some("give a file name (without a folder)")
         );
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn traces_are_chosen_several_and_anything_else_one() {
+        let entry = |name: &str| Entry {
+            name: name.into(),
+            path: PathBuf::from(format!("/t/{name}")),
+            is_dir: false,
+        };
+        let dir = std::env::temp_dir();
+        let mut traces = FileDialog::new(FilePurpose::OpenTraces, Some(&dir), None);
+        traces.click(&entry("a.json"));
+        traces.click(&entry("b.json"));
+        traces.click(&entry("a.json"));
+        assert_eq!(traces.chosen, [PathBuf::from("/t/b.json")]);
+        traces.double_click(&entry("c.json"));
+        assert_eq!(
+            traces
+                .outcome()
+                .map(|c| matches!(c, Chosen::Traces(t) if t.len() == 2)),
+            Ok(true)
+        );
+        let mut open = FileDialog::new(FilePurpose::OpenScenario, Some(&dir), None);
+        open.click(&entry("a.json"));
+        open.click(&entry("b.json"));
+        assert_eq!(open.chosen, [PathBuf::from("/t/b.json")]);
+        assert_eq!(open.name, "b.json");
+        assert_eq!(
+            open.outcome(),
+            Ok(Chosen::Scenario(PathBuf::from("/t/b.json")))
+        );
     }
 }

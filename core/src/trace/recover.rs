@@ -324,17 +324,20 @@ fn file_sources(
         .collect()
 }
 
+/// A step marker: its span, and the step number it carries.
+type StepSpan = (usize, Option<i64>);
+
 /// The spans that match a schedule rule (a span whose number does not fit is warned about and
 /// skipped), and the step markers with their numbers; every distinct name classified once.
 fn classify_spans(
     trace: &RawTrace,
     rules: &Compiled,
     warnings: &mut Warnings,
-) -> (Vec<(usize, Classified)>, Vec<(usize, Option<i64>)>) {
+) -> (Vec<(usize, Classified)>, Vec<StepSpan>) {
     let mut classes: FxHashMap<u32, Option<Classified>> = FxHashMap::default();
     let mut step_names: FxHashMap<u32, Option<Option<i64>>> = FxHashMap::default();
     let mut matched: Vec<(usize, Classified)> = Vec::new();
-    let mut step_spans: Vec<(usize, Option<i64>)> = Vec::new();
+    let mut step_spans: Vec<StepSpan> = Vec::new();
     for (i, span) in trace.spans.iter().enumerate() {
         let class = *classes
             .entry(span.name)

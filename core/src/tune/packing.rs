@@ -24,6 +24,23 @@ pub struct PackingRun {
     pub peak_memory_bytes: f64,
 }
 
+impl PackingRun {
+    /// With a per-rank atom budget (microbatches tagged with a mode): how many microbatches run
+    /// distributed, of how many tagged.
+    pub fn dist_microbatches(&self) -> Option<(usize, usize)> {
+        let tagged: Vec<Mode> = self
+            .packed
+            .microbatches
+            .iter()
+            .filter_map(|m| m.mode)
+            .collect();
+        (!tagged.is_empty()).then(|| {
+            let dist = tagged.iter().filter(|&&m| m == Mode::Dist).count();
+            (dist, tagged.len())
+        })
+    }
+}
+
 /// Sequential packing (before) against GARS (after).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PackingComparison {
@@ -72,16 +89,8 @@ impl PackingComparison {
             bytes(g.peak_memory_bytes),
         );
         let modes = |r: &PackingRun| {
-            let dist = r
-                .packed
-                .microbatches
-                .iter()
-                .filter(|m| m.mode == Some(Mode::Dist))
-                .count();
-            match r.packed.microbatches.first().and_then(|m| m.mode) {
-                Some(_) => format!("{dist} dist"),
-                None => "–".to_string(),
-            }
+            r.dist_microbatches()
+                .map_or("–".to_string(), |(dist, _)| format!("{dist} dist"))
         };
         row(&mut out, "dist microbatches", modes(s), modes(g));
         if g.packed.kept_sequential {
