@@ -5,8 +5,10 @@
 use crate::command::Command;
 use crate::state::Studio;
 use crate::state::analysis::Analyses;
-use crate::state::dialog::FilePurpose;
+use crate::state::dialog::{DialogResult, FilePurpose};
 use mpipe::scenario::edit::Edit;
+use mpipe::schedules::skeleton::schedule_to_string;
+use mpipe::vocab::parameter::Parameter;
 
 impl Studio {
     /// Carries out `command` (outside a frame: no window for PNG export).
@@ -37,6 +39,19 @@ impl Command {
                 None => studio.fail("PNG export needs the window".into()),
             },
             Command::ShowFileDialog(purpose) => studio.show_dialog(purpose),
+            Command::Dialog(action) => {
+                let Some(dialog) = studio.io.dialog.as_mut() else {
+                    return;
+                };
+                match dialog.act(action) {
+                    DialogResult::Open => {}
+                    DialogResult::Cancelled => studio.io.dialog = None,
+                    DialogResult::Chosen(chosen) => {
+                        studio.io.dialog = None;
+                        Command::from(chosen).apply(studio, ctx);
+                    }
+                }
+            }
             Command::Dropped(files) => studio.open_dropped(&files),
             Command::CancelSimulation => studio.cancel_simulation(),
             Command::OpenTraces(sources) => studio.open_traces(sources),
@@ -58,8 +73,12 @@ impl Command {
             Command::SweepWaveK => studio.start_analysis(Analyses::start_wave_sweep),
             Command::CancelWaveSweep => studio.analyses.wave_sweep.cancel(),
             Command::UseWaveK(k) => {
-                studio.edit(&Edit::WaveK(Some(k)), None);
-                studio.inform(format!("the scenario now runs wavek with k = {k}"));
+                studio.edit(&Edit::parameter(Parameter::WaveK, Some(k)), None);
+                let runs = studio
+                    .scenario()
+                    .map(|s| schedule_to_string(&s.schedule))
+                    .unwrap_or_default();
+                studio.inform(format!("the scenario now runs {runs} with k = {k}"));
             }
             Command::ComparePacking => studio.start_analysis(Analyses::start_packing),
             Command::CancelPacking => studio.analyses.packing.cancel(),

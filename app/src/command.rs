@@ -5,7 +5,7 @@
 //! clashes.
 
 use crate::samples::Sample;
-use crate::state::dialog::{Chosen, FilePurpose};
+use crate::state::dialog::{Chosen, DialogAction, FilePurpose};
 use crate::state::traces::TraceSource;
 use egui::{Key, KeyboardShortcut, Modifiers};
 use mpipe::scenario::edit::Edit;
@@ -33,6 +33,8 @@ pub enum Command {
     ExportPng(PathBuf),
     /// Opens the in-app file dialog.
     ShowFileDialog(FilePurpose),
+    /// Something done in the open file dialog (typing, walking, choosing, confirming).
+    Dialog(DialogAction),
     /// Files dropped on the window (traces and a scenario).
     Dropped(Vec<egui::DroppedFileHandle>),
     /// Stops the background simulation and steps back to the scenario on screen.

@@ -23,15 +23,8 @@ impl Studio {
         self.view.chart_rects = frame.chart_rects;
         self.view.timeline_x = frame.timeline_x;
         self.view.memory_frame = frame.memory_frame;
-        if let Some(dialog) = self.io.dialog.as_mut() {
-            match crate::panels::file_dialog::file_dialog_ui(dialog, ui.ctx()) {
-                Some(Some(command)) => {
-                    self.io.dialog = None;
-                    commands.push(command);
-                }
-                Some(None) => self.io.dialog = None,
-                None => {}
-            }
+        if let Some(dialog) = &self.io.dialog {
+            commands.extend(crate::panels::file_dialog::file_dialog_ui(dialog, ui.ctx()));
         }
         // A gesture that edited the scenario (a drag, typing a name) has ended once its widget
         // is neither dragged nor has the keyboard.

@@ -3,13 +3,16 @@
 //! trees, in expressions and types, and inside macro calls — and fails, naming file and line, on
 //!
 //! - an import between top-level modules that does not go strictly down the floor table
-//!   ([`CORE_FLOORS`], [`APP_FLOORS`]; the README's architecture section shows them);
-//! - a circle between the sibling modules of any folder (`graph/build.rs` ↔ `graph/compose/`);
-//! - a top-level module missing from its table, or an item taken from the crate root's
-//!   re-exports (name the module it lives in);
+//!   ([`CORE_FLOORS`], [`APP_FLOORS`]; the README's architecture section shows the same tables,
+//!   and a test compares them);
+//! - a circle between the sibling modules of any folder (`graph/build.rs` ↔ `graph/compose/`),
+//!   a path through a folder's `pub use` counted as the module that defines the item;
+//! - a glob import of the crate's own modules (`use super::*`), which hides what it takes;
+//! - a top-level module missing from its table, a table entry with no module, or an item taken
+//!   from the crate root's re-exports (name the module it lives in);
 //! - a schedule that needs more than its own file and one registry line: outside its file, no
-//!   non-test code names its constant, its module or its skeleton string, except that one line
-//!   of `schedules/mod.rs`.
+//!   non-test code names its constant or its module, except that one line of
+//!   `schedules/mod.rs`, and none spells its name as a string (not even `schedules/mod.rs`).
 //!
 //! Test code (`#[cfg(test)]` items) is free to reach anywhere.
 
@@ -127,6 +130,28 @@ fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
+/// A path written in `module` as segments (`crate`, `graph`, `event`, `Phase`): its absolute
+/// module path, when it starts at `crate`, `self` or `super`.
+fn resolve(module: &[String], segments: &[String]) -> Option<Vec<String>> {
+    let (first, rest) = segments.split_first()?;
+    let base: Vec<String> = match first.as_str() {
+        "crate" => Vec::new(),
+        "self" => module.to_vec(),
+        "super" => {
+            let mut base = module.to_vec();
+            base.pop();
+            let mut rest = rest;
+            while rest.first().is_some_and(|s| s == "super") {
+                base.pop();
+                rest = &rest[1..];
+            }
+            return Some(base.into_iter().chain(rest.iter().cloned()).collect());
+        }
+        _ => return None,
+    };
+    Some(base.into_iter().chain(rest.iter().cloned()).collect())
+}
+
 /// Collects the references of one file's non-test code, and what else the schedule check reads:
 /// identifiers and string literals, with their lines.
 struct Reader<'a> {
@@ -137,28 +162,17 @@ struct Reader<'a> {
     paths: Vec<(usize, Vec<String>)>,
     /// String literals compared with something (`==`, `!=`, a match pattern), with their lines.
     compared: Vec<(usize, String)>,
+    /// Every string literal, in code and in macro calls, with its line.
+    literals: Vec<(usize, String)>,
+    /// Lines of glob imports of the crate's own modules (`use super::*`).
+    globs: Vec<usize>,
+    /// What a `pub use` names: the name it gives and the path it takes, as written.
+    reexports: Vec<(String, Vec<String>)>,
 }
 
 impl Reader<'_> {
-    /// A path written as segments (`crate`, `graph`, `event`, `Phase`): its absolute module path.
     fn resolve(&self, segments: &[String]) -> Option<Vec<String>> {
-        let (first, rest) = segments.split_first()?;
-        let base: Vec<String> = match first.as_str() {
-            "crate" => Vec::new(),
-            "self" => self.module.to_vec(),
-            "super" => {
-                let mut base = self.module.to_vec();
-                base.pop();
-                let mut rest = rest;
-                while rest.first().is_some_and(|s| s == "super") {
-                    base.pop();
-                    rest = &rest[1..];
-                }
-                return Some(base.into_iter().chain(rest.iter().cloned()).collect());
-            }
-            _ => return None,
-        };
-        Some(base.into_iter().chain(rest.iter().cloned()).collect())
+        resolve(self.module, segments)
     }
 
     fn add(&mut self, span: Span, segments: &[String]) {
@@ -190,6 +204,12 @@ impl Reader<'_> {
             }
             syn::UseTree::Glob(g) => {
                 let span = g.star_token.spans[0];
+                if prefix
+                    .first()
+                    .is_some_and(|p| matches!(p.as_str(), "crate" | "super" | "self"))
+                {
+                    self.globs.push(span.start().line);
+                }
                 self.add(span, prefix);
             }
             syn::UseTree::Group(g) => {
@@ -210,6 +230,7 @@ impl Reader<'_> {
                 TokenTree::Literal(l) => {
                     if let Ok(s) = syn::parse_str::<syn::LitStr>(&l.to_string()) {
                         self.words.push((l.span().start().line, s.value()));
+                        self.literals.push((l.span().start().line, s.value()));
                     }
                 }
                 TokenTree::Ident(id) => {
@@ -271,6 +292,9 @@ impl<'ast> Visit<'ast> for Reader<'_> {
         }
         if let syn::Item::Use(u) = item {
             self.use_tree(&mut Vec::new(), &u.tree);
+            if !matches!(u.vis, syn::Visibility::Inherited) {
+                reexports(&mut Vec::new(), &u.tree, &mut self.reexports);
+            }
         }
         syn::visit::visit_item(self, item);
     }
@@ -296,6 +320,7 @@ impl<'ast> Visit<'ast> for Reader<'_> {
 
     fn visit_lit_str(&mut self, lit: &'ast syn::LitStr) {
         self.words.push((lit.span().start().line, lit.value()));
+        self.literals.push((lit.span().start().line, lit.value()));
     }
 
     fn visit_expr_binary(&mut self, e: &'ast syn::ExprBinary) {
@@ -330,6 +355,34 @@ impl<'ast> Visit<'ast> for Reader<'_> {
     }
 }
 
+/// The names a `pub use` tree gives, each with the path it takes (as written).
+fn reexports(prefix: &mut Vec<String>, tree: &syn::UseTree, out: &mut Vec<(String, Vec<String>)>) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            reexports(prefix, &p.tree, out);
+            prefix.pop();
+        }
+        syn::UseTree::Name(n) => {
+            let mut path = prefix.clone();
+            path.push(n.ident.to_string());
+            out.push((n.ident.to_string(), path));
+        }
+        syn::UseTree::Rename(r) => {
+            let mut path = prefix.clone();
+            path.push(r.ident.to_string());
+            out.push((r.rename.to_string(), path));
+        }
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                reexports(prefix, t, out);
+            }
+        }
+        // A glob is refused on its own (it hides what it takes).
+        syn::UseTree::Glob(_) => {}
+    }
+}
+
 /// What one file's non-test code refers to, and its words.
 fn read(source: &Source) -> Reader<'_> {
     let ast = syn::parse_file(&source.text).unwrap_or_else(|e| panic!("{}: {e}", source.file));
@@ -339,6 +392,9 @@ fn read(source: &Source) -> Reader<'_> {
         words: Vec::new(),
         paths: Vec::new(),
         compared: Vec::new(),
+        literals: Vec::new(),
+        globs: Vec::new(),
+        reexports: Vec::new(),
     };
     reader.visit_file(&ast);
     reader
@@ -363,11 +419,36 @@ fn floor_violations(sources: &[Source], floors: &[(&str, u32)]) -> Vec<String> {
             ));
         }
     }
+    for (name, _) in floors {
+        if !modules.contains(&vec![name.to_string()]) {
+            out.push(format!(
+                "the floor table places `{name}`, which is no module: remove it or add the module"
+            ));
+        }
+    }
+    let read: Vec<Reader> = sources.iter().map(read).collect();
+    let reexported = reexport_table(sources, &read, &modules);
     // Per folder: the edges between its child modules, with where each is written.
     let mut sibling: BTreeMap<Vec<String>, Edges> = BTreeMap::new();
-    for source in sources {
-        for r in read(source).references {
+    for (source, reader) in sources.iter().zip(&read) {
+        for line in &reader.globs {
+            out.push(format!(
+                "{}:{line}: a glob import of the crate's own modules hides what it takes: name the items",
+                source.file
+            ));
+        }
+        for r in &reader.references {
             let at = format!("{}:{}", source.file, r.line);
+            // An item of the crate root is refused below; anything else is followed through the
+            // `pub use`s that pass it on to the module that defines it.
+            let r = if r.target.len() > 1 && modules.contains(&r.target[..1]) {
+                Reference {
+                    line: r.line,
+                    target: defined_at(&r.target, &reexported, &modules),
+                }
+            } else {
+                r.clone()
+            };
             let shared = source
                 .module
                 .iter()
@@ -433,6 +514,58 @@ fn floor_violations(sources: &[Source], floors: &[(&str, u32)]) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// Every `pub use` of `sources`: the path it makes (`graph::Builder`) → the path it takes
+/// (`graph::build::Builder`), both absolute.
+fn reexport_table(
+    sources: &[Source],
+    read: &[Reader],
+    modules: &BTreeSet<Vec<String>>,
+) -> BTreeMap<Vec<String>, Vec<String>> {
+    let mut table = BTreeMap::new();
+    for (source, reader) in sources.iter().zip(read) {
+        for (name, path) in &reader.reexports {
+            // `crate::`, `self::`, `super::`, or a child module's name (`pub use build::X`).
+            let target = resolve(&source.module, path).or_else(|| {
+                let mut child = source.module.clone();
+                child.push(path.first()?.clone());
+                modules
+                    .contains(&child)
+                    .then(|| [source.module.clone(), path.clone()].concat())
+            });
+            if let Some(target) = target {
+                let mut made = source.module.clone();
+                made.push(name.clone());
+                table.insert(made, target);
+            }
+        }
+    }
+    table
+}
+
+/// Where the item a path names is defined: `path` followed through the re-exports it passes
+/// (a bounded number of them: a circle of `pub use`s does not compile anyway).
+fn defined_at(
+    path: &[String],
+    reexported: &BTreeMap<Vec<String>, Vec<String>>,
+    modules: &BTreeSet<Vec<String>>,
+) -> Vec<String> {
+    let mut path = path.to_vec();
+    for _ in 0..16 {
+        // The longest prefix that is a module, and the name that follows it.
+        let Some(n) = (1..path.len())
+            .rev()
+            .find(|&n| modules.contains(&path[..n]))
+        else {
+            break;
+        };
+        match reexported.get(&path[..=n]) {
+            Some(target) => path = [target.as_slice(), &path[n + 1..]].concat(),
+            None => break,
+        }
+    }
+    path
 }
 
 /// The circles of a directed graph given by its edges: for each strongly connected component of
@@ -569,11 +702,35 @@ fn the_checker_finds_upward_sideways_and_circular_imports() {
             "low/mod.rs:4: `low` (floor 0) imports `crate::high` (floor 1): an upward import; a module imports only from floors below its own",
         ]
     );
-    // A module the table does not place.
+    // A module the table does not place, and a table entry with no module.
     let files = fake(&[("lib.rs", "pub mod lost;"), ("lost.rs", "")]);
     assert_eq!(
-        floor_violations(&files, &floors),
-        ["module `lost` has no floor: add it to the floor table"]
+        floor_violations(&files, &[("gone", 0)]),
+        [
+            "module `lost` has no floor: add it to the floor table",
+            "the floor table places `gone`, which is no module: remove it or add the module",
+        ]
+    );
+}
+
+#[test]
+fn the_checker_follows_reexports_and_refuses_globs() {
+    // b reaches a through the folder's `pub use` (`super::F` is `a::F`): a circle all the same.
+    let files = fake(&[
+        ("lib.rs", "pub mod low;"),
+        ("low/mod.rs", "pub mod a;\npub mod b;\npub use a::F;"),
+        ("low/a.rs", "pub const F: u8 = 0;\nuse super::b::G;"),
+        (
+            "low/b.rs",
+            "pub const G: u8 = 0;\nfn g() -> u8 { super::F }\nuse super::*;\n#[cfg(test)]\nmod tests { use super::*; }",
+        ),
+    ]);
+    assert_eq!(
+        floor_violations(&files, &[("low", 0)]),
+        [
+            "folder `low`: its modules a → b → a import each other in a circle:\n  a → b: low/a.rs:2\n  b → a: low/b.rs:2",
+            "low/b.rs:3: a glob import of the crate's own modules hides what it takes: name the items",
+        ]
     );
 }
 
@@ -614,21 +771,23 @@ fn schedule_namings(sources: &[Source], names: &[(String, String, &str)]) -> Vec
         let reader = read(source);
         for (file, constant, name) in names {
             let own = source.file.ends_with(&format!("schedules/{file}.rs"));
+            let shared = ["mod", "skeleton", "slot"]
+                .iter()
+                .any(|f| source.file.ends_with(&format!("schedules/{f}.rs")));
             // Other schedules' files may build on it (zb1p is 1f1b's split sibling).
-            // `schedules/mod.rs` holds the registry line (checked on its own).
-            let sibling = source.file.contains("core/src/schedules/")
-                && !source.file.ends_with("schedules/skeleton.rs")
-                && !source.file.ends_with("schedules/slot.rs");
+            let sibling = source.file.contains("schedules/") && !shared;
             if own || sibling {
                 continue;
             }
             let mut lines: BTreeSet<(usize, String)> = BTreeSet::new();
-            for (line, word) in &reader.words {
+            // `schedules/mod.rs` holds the registry line (checked on its own).
+            let registry = source.file.ends_with("schedules/mod.rs");
+            for (line, word) in reader.words.iter().filter(|_| !registry) {
                 if word == constant {
                     lines.insert((*line, format!("names `{constant}`")));
                 }
             }
-            for (line, path) in &reader.paths {
+            for (line, path) in reader.paths.iter().filter(|_| !registry) {
                 if path
                     .windows(2)
                     .any(|w| w[0] == "schedules" && w[1] == *file)
@@ -639,6 +798,12 @@ fn schedule_namings(sources: &[Source], names: &[(String, String, &str)]) -> Vec
             for (line, text) in &reader.compared {
                 if text == name {
                     lines.insert((*line, format!("compares with \"{name}\"")));
+                }
+            }
+            // A name spelled out is one the schedule's file no longer owns.
+            for (line, text) in &reader.literals {
+                if text == name && !lines.iter().any(|(l, _)| l == line) {
+                    lines.insert((*line, format!("spells \"{name}\"")));
                 }
             }
             out.extend(
@@ -750,7 +915,7 @@ fn the_naming_check_finds_a_schedule_named_outside_its_file() {
         ("schedules/wavek.rs", "pub const WAVEK: u8 = 0;"),
         (
             "tune/sweep.rs",
-            "fn f(s: &str) -> bool { let k = mpipe::schedules::wavek::wave_size(); s == \"wavek\" }\nfn g() { use crate::schedules::WAVEK; }\nfn h(s: &str) -> &str { match s { \"wavek\" => \"wavek\", _ => \"\" } }",
+            "fn f(s: &str) -> bool { let k = mpipe::schedules::wavek::wave_size(); s == \"wavek\" }\nfn g() { use crate::schedules::WAVEK; }\nfn h(s: &str) -> &str { match s { \"wavek\" => \"wavek\", _ => \"\" } }\nfn k() -> String { format!(\"{}\", \"wavek\") }",
         ),
     ]);
     let names = [("wavek".to_string(), "WAVEK".to_string(), "wavek")];
@@ -761,6 +926,66 @@ fn the_naming_check_finds_a_schedule_named_outside_its_file() {
             "tune/sweep.rs:1: names `schedules::wavek`",
             "tune/sweep.rs:2: names `WAVEK`",
             "tune/sweep.rs:3: compares with \"wavek\"",
+            "tune/sweep.rs:4: spells \"wavek\"",
+        ]
+    );
+}
+
+/// The floor table the README shows after `heading`: `(module, floor)` for each backticked module
+/// of its rows (a path such as `bin/mpipe/` and the unfloored `lib.rs` left out).
+fn readme_floors(readme: &str, heading: &str) -> Vec<(String, u32)> {
+    let rows = readme
+        .lines()
+        .skip_while(|l| l.trim() != heading)
+        .skip(1)
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'));
+    let mut out = Vec::new();
+    for row in rows {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let (Some(floor), Some(modules)) = (cells.get(1), cells.get(2)) else {
+            continue;
+        };
+        let Ok(floor) = floor.parse::<u32>() else {
+            continue;
+        };
+        for (i, name) in modules.split('`').enumerate() {
+            let name = name.trim_end_matches('/');
+            if i % 2 == 1 && !name.contains('/') && !name.contains('.') {
+                out.push((name.to_string(), floor));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_readme_shows_the_floors_the_test_checks() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    for (heading, floors) in [
+        ("`core/src`, bottom first:", CORE_FLOORS),
+        ("`app/src`, bottom first:", APP_FLOORS),
+    ] {
+        let mut expected: Vec<(String, u32)> =
+            floors.iter().map(|(m, f)| (m.to_string(), *f)).collect();
+        expected.sort();
+        assert_eq!(
+            readme_floors(&readme, heading),
+            expected,
+            "the README's table after {heading} differs from the architecture test's"
+        );
+    }
+    // How a table reads: several modules a row, paths and files left out, the table's end kept.
+    let table = "x, bottom first:\n\n| floor | module | what |\n|---|---|---|\n| 0 | `a/`, `b` | … `not` |\n| 2 | `files`, `bin/mpipe/` | |\n| — | `lib.rs` | |\n\n| 9 | `after` | |";
+    assert_eq!(
+        readme_floors(table, "x, bottom first:"),
+        [
+            ("a".to_string(), 0),
+            ("b".to_string(), 0),
+            ("files".to_string(), 2)
         ]
     );
 }

@@ -17,6 +17,7 @@ use mpipe::scenario::layer::LayerSpec;
 use mpipe::schedules::skeleton::Skeleton;
 use mpipe::schedules::{GPIPE, ONE_F_ONE_B, ONE_F_ONE_B_2ND, Uniform, WAVEK};
 use mpipe::tune::pipeline::simulate_scenario;
+use mpipe::vocab::parameter::Parameter;
 use mpipe::vocab::role::Role;
 
 /// Bytes one stage saves for backward per microbatch.
@@ -41,13 +42,22 @@ fn uniform(skeleton: Skeleton, p: usize, m: usize, costs: Uniform) -> Scenario {
     common::scenario(vec![layer], &[], &[skeleton], p, m)
 }
 
-/// Checks the formula of `skeleton` on every shape of `shapes` where it gives one; returns how
-/// many it checked.
+/// Checks the formula of `skeleton` on every shape of `shapes` where it gives one, with backwards
+/// twice as long as forwards; returns how many it checked.
 fn check(skeleton: Skeleton, shapes: impl Iterator<Item = (usize, usize, Option<usize>)>) -> usize {
     let costs = Uniform {
         forward_s: 1.0,
         backward_s: 2.0,
     };
+    check_with(skeleton, shapes, costs)
+}
+
+/// [`check`] with the given costs.
+fn check_with(
+    skeleton: Skeleton,
+    shapes: impl Iterator<Item = (usize, usize, Option<usize>)>,
+    costs: Uniform,
+) -> usize {
     let mut checked = 0;
     for (p, m, k) in shapes {
         let mut s = uniform(skeleton, p, m, costs);
@@ -161,4 +171,39 @@ fn ones() -> Uniform {
         forward_s: 1.0,
         backward_s: 1.0,
     }
+}
+
+/// Every shape of `P ≤ 4`, `M ≤ 8`, with each `k` of `1..=M` and without one.
+fn shapes_with_k() -> impl Iterator<Item = (usize, usize, Option<usize>)> {
+    (1..=4).flat_map(|p| {
+        (1..=8).flat_map(move |m| {
+            std::iter::once(None)
+                .chain((1..=m).map(Some))
+                .map(move |k| (p, m, k))
+        })
+    })
+}
+
+#[test]
+fn every_formula_a_schedule_gives_is_the_simulated_one() {
+    // Whatever schedule the registry holds: where it gives a formula, the simulation agrees,
+    // with backwards longer than forwards and shorter.
+    let mut given = Vec::new();
+    for &skeleton in Skeleton::all() {
+        let mut checked = 0;
+        for (forward_s, backward_s) in [(1.0, 2.0), (3.0, 1.0)] {
+            let costs = Uniform {
+                forward_s,
+                backward_s,
+            };
+            // A `k` only where the schedule reads one (elsewhere the scenario is invalid).
+            let reads_k = skeleton.reads(Parameter::WaveK);
+            let shapes = shapes_with_k().filter(|(_, _, k)| reads_k || k.is_none());
+            checked += check_with(skeleton, shapes, costs);
+        }
+        if checked > 0 {
+            given.push(skeleton.name());
+        }
+    }
+    assert_eq!(given, ["1f1b", "gpipe", "1f1b-2nd", "wavek"]);
 }

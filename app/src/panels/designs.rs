@@ -42,9 +42,7 @@ pub fn designs_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
                 if let Some(right) = cols.get_mut(1) {
                     right.label(RichText::new("peak memory (GB, highest rank) against M").small());
                     let capacity = c.capacity_bytes.map(|b| b / 1e9);
-                    plot_ui(right, "designs memory", c, capacity, |p| {
-                        p.peak_bytes.iter().copied().fold(0.0, f64::max) / 1e9
-                    });
+                    plot_ui(right, "designs memory", c, capacity, |p| p.peak() / 1e9);
                 }
             });
         });

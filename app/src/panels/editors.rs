@@ -107,17 +107,17 @@ fn sizes_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
             }
             ui.end_row();
         }
-        // WaveK's unit size, where a region's schedule reads it (its default, P, shown until
-        // edited).
-        if let Some(default) = s.parameter_default(Parameter::WaveK) {
-            let name = ui
-                .label("Wave size (k)")
-                .on_hover_text("WaveK runs microbatches in waves of k (default P); see the WaveK sweep below the chart");
-            // The file's value as it is; unset, the default k runs.
-            let value = s.wave_k.unwrap_or(default);
+        // Each parameter a region's schedule reads (its default shown until edited).
+        for parameter in Parameter::ALL {
+            let Some(default) = s.parameter_default(parameter) else {
+                continue;
+            };
+            let name = ui.label(parameter.label()).on_hover_text(parameter.about());
+            // The file's value as it is; unset, the default runs.
+            let value = s.run_ctx().given(parameter).unwrap_or(default);
             let (response, new) = number_ui(ui, value, 1..=4096, 0.1, name.id);
-            if let Some(k) = new {
-                out.push(edit_of(&response, Edit::WaveK(Some(k))));
+            if let Some(v) = new {
+                out.push(edit_of(&response, Edit::parameter(parameter, Some(v))));
             }
             ui.end_row();
         }
@@ -238,7 +238,7 @@ fn slabs_ui(ui: &mut Ui, s: &Scenario, region: usize, out: &mut Vec<Command>) {
                     out.push(Command::Edit {
                         edit: Edit::Slabs {
                             region,
-                            counts: Some(mpipe::scenario::slab::balanced_counts(layers, s.ranks.clamp(1, 4096))),
+                            counts: Some(mpipe::scenario::edit::stage_counts(s, region)),
                         },
                         gesture: None,
                     });

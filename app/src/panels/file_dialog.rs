@@ -2,79 +2,72 @@
 //! works on every system (a bare X11 session has no desktop portal for a native dialog): a folder
 //! you can type or walk (Up, Home, click a folder), the files of the right type, a file name for
 //! saving, and every failure to read a folder said in the dialog. Its state is the state's
-//! ([`crate::state::dialog`]).
+//! ([`crate::state::dialog`]); like every panel it draws that state read-only and returns what the
+//! user did (`Command::Dialog`), which `apply` carries out.
 
 use crate::command::Command;
-use crate::state::dialog::{Entry, FileDialog, FilePurpose};
+use crate::state::dialog::{DialogAction, FileDialog, FilePurpose};
 use egui::{Color32, RichText};
 use std::path::PathBuf;
 
-/// Draws the dialog. `Some(Some(command))` when confirmed, `Some(None)` when cancelled.
-pub fn file_dialog_ui(dialog: &mut FileDialog, ctx: &egui::Context) -> Option<Option<Command>> {
-    let mut result = None;
-    let mut go: Option<PathBuf> = None;
+/// Draws the dialog; what the user did, in order.
+pub fn file_dialog_ui(dialog: &FileDialog, ctx: &egui::Context) -> Vec<Command> {
+    let mut actions = Vec::new();
     let modal = egui::Modal::new(egui::Id::unique("file dialog")).show(ctx, |ui| {
         ui.set_width(560.0);
         ui.heading(dialog.title());
-        folder_bar_ui(ui, dialog, &mut go);
+        folder_bar_ui(ui, dialog, &mut actions);
         ui.separator();
-        let mut confirm = listing_ui(ui, dialog, &mut go);
+        listing_ui(ui, dialog, &mut actions);
         ui.separator();
-        choice_ui(ui, dialog);
+        choice_ui(ui, dialog, &mut actions);
         ui.horizontal(|ui| {
             if ui.button(dialog.confirm_label()).clicked() {
-                confirm = true;
+                actions.push(DialogAction::Confirm);
             }
             if ui.button("Cancel").clicked() {
-                result = Some(None);
+                actions.push(DialogAction::Cancel);
             }
         });
-        if confirm {
-            match dialog.outcome() {
-                Ok(chosen) => result = Some(Some(Command::from(chosen))),
-                Err(e) => dialog.error = Some(e),
-            }
-        }
     });
-    if modal.should_close() && result.is_none() {
-        result = Some(None);
+    if modal.should_close() && actions.is_empty() {
+        actions.push(DialogAction::Cancel);
     }
-    if let Some(dir) = go {
-        dialog.navigate(&dir);
-    }
-    result
+    actions.into_iter().map(Command::Dialog).collect()
 }
 
-/// The folder as typed (Go, or Enter), Up and Home; `go` gets the folder to show next.
-fn folder_bar_ui(ui: &mut egui::Ui, dialog: &mut FileDialog, go: &mut Option<PathBuf>) {
+/// The folder as typed (Go, or Enter), Up and Home.
+fn folder_bar_ui(ui: &mut egui::Ui, dialog: &FileDialog, out: &mut Vec<DialogAction>) {
     ui.horizontal(|ui| {
         let label = ui.label("Folder");
+        let mut text = dialog.dir_text.clone();
         let field = ui
-            .add(egui::TextEdit::singleline(&mut dialog.dir_text).desired_width(330.0))
+            .add(egui::TextEdit::singleline(&mut text).desired_width(330.0))
             .labelled_by(label.id);
+        if field.changed() {
+            out.push(DialogAction::FolderText(text.clone()));
+        }
         if ui.button("Go").clicked()
             || field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter))
         {
-            *go = Some(PathBuf::from(dialog.dir_text.trim()));
+            out.push(DialogAction::Navigate(PathBuf::from(text.trim())));
         }
         if ui.button("Up").clicked()
             && let Some(parent) = dialog.dir.parent()
         {
-            *go = Some(parent.to_path_buf());
+            out.push(DialogAction::Navigate(parent.to_path_buf()));
         }
         if ui.button("Home").clicked()
             && let Some(home) = std::env::var_os("HOME")
         {
-            *go = Some(PathBuf::from(home));
+            out.push(DialogAction::Navigate(PathBuf::from(home)));
         }
     });
 }
 
 /// The folder's entries (or why it cannot be read): a folder clicked is shown next, a file
-/// clicked is chosen; true when a file was double-clicked (confirm).
-fn listing_ui(ui: &mut egui::Ui, dialog: &mut FileDialog, go: &mut Option<PathBuf>) -> bool {
-    let mut confirm = false;
-    let mut clicked: Option<(Entry, bool)> = None;
+/// clicked is chosen, a file double-clicked is chosen and confirmed.
+fn listing_ui(ui: &mut egui::Ui, dialog: &FileDialog, out: &mut Vec<DialogAction>) {
     egui::ScrollArea::vertical()
         .max_height(300.0)
         .auto_shrink([false, false])
@@ -92,16 +85,17 @@ fn listing_ui(ui: &mut egui::Ui, dialog: &mut FileDialog, go: &mut Option<PathBu
                             .selectable_label(false, format!("▸ {}/", entry.name))
                             .clicked()
                         {
-                            *go = Some(entry.path.clone());
+                            out.push(DialogAction::Navigate(entry.path.clone()));
                         }
                         continue;
                     }
                     let response =
                         ui.selectable_label(dialog.chosen.contains(&entry.path), &entry.name);
                     if response.double_clicked() {
-                        clicked = Some((entry.clone(), true));
+                        out.push(DialogAction::DoubleClick(entry.clone()));
+                        out.push(DialogAction::Confirm);
                     } else if response.clicked() {
-                        clicked = Some((entry.clone(), false));
+                        out.push(DialogAction::Click(entry.clone()));
                     }
                 }
                 if *more > 0 {
@@ -109,25 +103,21 @@ fn listing_ui(ui: &mut egui::Ui, dialog: &mut FileDialog, go: &mut Option<PathBu
                 }
             }
         });
-    match clicked {
-        Some((entry, true)) => {
-            dialog.double_click(&entry);
-            confirm = true;
-        }
-        Some((entry, false)) => dialog.click(&entry),
-        None => {}
-    }
-    confirm
 }
 
 /// The file name (saving, with a warning when it replaces a file) or how many traces are chosen,
 /// and the last error.
-fn choice_ui(ui: &mut egui::Ui, dialog: &mut FileDialog) {
+fn choice_ui(ui: &mut egui::Ui, dialog: &FileDialog, out: &mut Vec<DialogAction>) {
     if dialog.saving() {
         ui.horizontal(|ui| {
             let label = ui.label("File name");
-            ui.add(egui::TextEdit::singleline(&mut dialog.name).desired_width(330.0))
+            let mut text = dialog.name.clone();
+            let field = ui
+                .add(egui::TextEdit::singleline(&mut text).desired_width(330.0))
                 .labelled_by(label.id);
+            if field.changed() {
+                out.push(DialogAction::NameText(text));
+            }
         });
         if let Some(p) = dialog.replaces() {
             ui.label(RichText::new(format!("{} exists and will be replaced", p.display())).small());

@@ -16,9 +16,10 @@ use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoints, PlotUi, Points, VLine}
 use mpipe::sim::memory::MemoryCurve;
 use mpipe::vocab::units::bytes_unit;
 
-/// The memory step curve in `unit`s (bytes per unit) as plot points, limited to about `buckets` buckets over the
-/// visible range: a curve with more changes than that keeps, per bucket, its first, lowest,
-/// highest and last value, so peaks survive and a million-event step still draws in a frame.
+/// The memory step curve in `unit`s (bytes per unit) as plot points, limited to about `buckets`
+/// buckets over the visible range: a curve with more changes than that keeps, per bucket, its
+/// first, lowest, highest and last value, so peaks survive and a million-event step still draws in
+/// a frame.
 pub fn step_points(
     points: &[[f64; 2]],
     end: f64,

@@ -6,6 +6,7 @@ use crate::command::Command;
 use crate::state::Studio;
 use egui::{Color32, RichText, Ui};
 use egui_plot::{Corner, HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points};
+use mpipe::schedules::skeleton::Skeleton;
 use mpipe::tune::packing::PackingComparison;
 use mpipe::tune::wave_sweep::{WavePoint, WaveSweep};
 use mpipe::vocab::parameter::Parameter;
@@ -42,12 +43,13 @@ fn run_row(
     });
 }
 
-/// The WaveK sweep, for a second-order scenario.
+/// The WaveK sweep, for a scenario whose schedule can run with a unit size k.
 pub fn wave_sweep_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
     let Some(scenario) = studio.scenario() else {
         return;
     };
-    if !scenario.schedule.iter().any(|s| s.second_order()) {
+    let runs = |s: &Skeleton| s.given(Parameter::WaveK).is_some();
+    if scenario.schedule.is_empty() || !scenario.schedule.iter().all(runs) {
         return;
     }
     egui::CollapsingHeader::new("WaveK sweep (JanusPipe): throughput and memory against k")
@@ -63,7 +65,7 @@ pub fn wave_sweep_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
             let Some(w) = studio.analyses.wave_sweep.current(studio.doc.generation()) else {
                 ui.label(
                     RichText::new(format!(
-                        "Simulates the scenario as wavek for k = 1 … {} (at most M), each k's throughput against k = P and its peak memory.",
+                        "Simulates the scenario with unit size k = 1 … {} (at most M), each k's throughput against k = P and its peak memory.",
                         crate::state::analysis::WAVE_SWEEP_MAX_K
                     ))
                     .small(),

@@ -258,7 +258,7 @@ fn calibration_summary_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
         .small(),
     );
     if let Some(v) = &report.validation {
-        let within = v.error.abs() <= v.spread;
+        let within = v.within_spread();
         ui.colored_label(
             if within {
                 ui.visuals().text_color()

@@ -101,12 +101,16 @@ impl Shown {
     /// · slack 0 s`, and whether it is on the critical path).
     pub fn describe(&self, index: usize) -> Option<[String; 3]> {
         let e = self.scene.events.get(index)?;
-        let slack = self.slack.get(e.node)?;
+        let secs = mpipe::vocab::units::secs;
+        // A slack the simulation did not give is shown as unknown, not as none.
+        let slack = self
+            .slack
+            .get(e.node)
+            .map_or_else(|| "–".to_string(), |s| secs(*s));
         let region = self
             .scene
             .region(e.region)
             .map_or(String::new(), |r| r.label());
-        let secs = mpipe::vocab::units::secs;
         Some([
             format!(
                 "{} {} of microbatch {}",
@@ -120,7 +124,7 @@ impl Shown {
                 secs(e.start_s),
                 secs(e.end_s),
                 secs(e.end_s - e.start_s),
-                secs(*slack),
+                slack,
                 if self.on_critical_path(index) {
                     " · on the critical path"
                 } else {

@@ -1,6 +1,7 @@
 //! The in-app file dialog's state, for Open…, Save as…, Export SVG…/PNG… and Open traces…: the
 //! folder (typed or walked), its listing read once per visit, the files chosen, the file name for
-//! saving, and what confirming would do. The panel draws it ([`crate::panels::file_dialog`]).
+//! saving, and what confirming would do. The panel draws it ([`crate::panels::file_dialog`]) and
+//! returns what the user did as a [`DialogAction`]; [`FileDialog::act`] carries it out.
 
 use crate::state::traces::TraceSource;
 use std::path::{Path, PathBuf};
@@ -75,6 +76,34 @@ pub fn with_extension(name: &str, ext: &str) -> String {
     } else {
         format!("{name}.{ext}")
     }
+}
+
+/// What the user did in the open dialog (the panel returns it inside a command; the studio
+/// carries it out with [`FileDialog::act`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum DialogAction {
+    /// The folder field, as typed so far.
+    FolderText(String),
+    /// The file name field, as typed so far.
+    NameText(String),
+    /// Show this folder (Go, Up, Home, a folder clicked).
+    Navigate(PathBuf),
+    Click(Entry),
+    DoubleClick(Entry),
+    /// The confirm button (Open, Save, Export, Import), or a double click.
+    Confirm,
+    Cancel,
+}
+
+/// What an action leaves of the dialog.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DialogResult {
+    /// Still open.
+    Open,
+    /// Closed without a choice.
+    Cancelled,
+    /// Closed with this choice.
+    Chosen(Chosen),
 }
 
 /// The dialog's state while it is open.
@@ -237,6 +266,24 @@ impl FileDialog {
         self.name = entry.name.clone();
     }
 
+    /// Carries out what the user did; a confirm that cannot be carried out says why in the
+    /// dialog and leaves it open.
+    pub fn act(&mut self, action: DialogAction) -> DialogResult {
+        match action {
+            DialogAction::FolderText(text) => self.dir_text = text,
+            DialogAction::NameText(text) => self.name = text,
+            DialogAction::Navigate(dir) => self.navigate(&dir),
+            DialogAction::Click(entry) => self.click(&entry),
+            DialogAction::DoubleClick(entry) => self.double_click(&entry),
+            DialogAction::Confirm => match self.outcome() {
+                Ok(chosen) => return DialogResult::Chosen(chosen),
+                Err(e) => self.error = Some(e),
+            },
+            DialogAction::Cancel => return DialogResult::Cancelled,
+        }
+        DialogResult::Open
+    }
+
     /// The file a confirmed save or export writes, when it exists already (it is replaced).
     pub fn replaces(&self) -> Option<PathBuf> {
         match self.outcome() {
@@ -282,6 +329,47 @@ mod tests {
             d.outcome().err().as_deref(),
             Some("give a file name (without a folder)")
         );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn actions_type_walk_choose_and_confirm() {
+        let dir = std::env::temp_dir().join(format!("mpipe-dialog-act-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let mut d = FileDialog::new(FilePurpose::SaveScenario, Some(&dir), None);
+        // Typing changes the field only; Go shows the folder.
+        assert_eq!(
+            d.act(DialogAction::FolderText("/nowhere".into())),
+            DialogResult::Open
+        );
+        assert_eq!(
+            (d.dir.as_path(), d.dir_text.as_str()),
+            (dir.as_path(), "/nowhere")
+        );
+        d.act(DialogAction::Navigate(PathBuf::from("/nowhere")));
+        assert_eq!(
+            d.error.as_deref(),
+            Some("/nowhere: cannot read: No such file or directory (os error 2)")
+        );
+        assert_eq!(
+            d.dir, dir,
+            "a folder that cannot be read leaves the one shown"
+        );
+        d.act(DialogAction::Navigate(dir.join("sub")));
+        assert_eq!((d.dir.clone(), d.error.clone()), (dir.join("sub"), None));
+        // A confirm without a name says why and stays open; with one it chooses.
+        d.act(DialogAction::NameText(" ".into()));
+        assert_eq!(d.act(DialogAction::Confirm), DialogResult::Open);
+        assert_eq!(
+            d.error.as_deref(),
+            Some("give a file name (without a folder)")
+        );
+        d.act(DialogAction::NameText("mine".into()));
+        assert_eq!(
+            d.act(DialogAction::Confirm),
+            DialogResult::Chosen(Chosen::SaveAs(dir.join("sub").join("mine.json")))
+        );
+        assert_eq!(d.act(DialogAction::Cancel), DialogResult::Cancelled);
         std::fs::remove_dir_all(&dir).ok();
     }
 

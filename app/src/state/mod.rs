@@ -1,7 +1,8 @@
 //! App state: the document (scenario, undo history, where it lives), what is derived from it
 //! (keyed by the document's generation), the view, pinned baselines, imported traces, background
-//! jobs and the notice line. Commands (`crate::command`) change it; panels (`crate::panels`)
-//! draw it. The app computes no schedule semantics; everything shown comes from `mpipe`.
+//! jobs and the notice line. Panels (`crate::panels`) draw it and return commands
+//! (`crate::command`); `crate::apply` carries them out, the one place it changes. The app
+//! computes no schedule semantics; everything shown comes from `mpipe`.
 
 pub mod analysis;
 pub mod derived;

@@ -1,7 +1,7 @@
 //! The timelines: the predicted per-rank Gantt chart, the predicted-vs-measured chart, their
-//! shared time axis and the legend. The geometry (`crate::geometry`) and the tick computation in `axis` are pure and
-//! unit-tested; the rest paints what `core`'s scene says. All charts keep the same left margin,
-//! so their time axes line up with each other and with the memory plot.
+//! shared time axis and the legend. The geometry (`crate::geometry`) and the tick computation
+//! in `axis` are pure and unit-tested; the rest paints what `core`'s scene says. All charts keep
+//! the same left margin, so their time axes line up with each other and with the memory plot.
 
 pub mod axis;
 pub mod legend;

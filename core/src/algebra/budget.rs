@@ -6,6 +6,7 @@
 use crate::scenario::Scenario;
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::OpSet;
+use crate::vocab::units::gib;
 
 /// Heap bytes per event of the order graph for derive + simulate: the graph and its flat
 /// adjacency, the per-rank orders, durations, the timeline (and the encoder-free one), slack,
@@ -70,9 +71,9 @@ pub fn estimate(s: &Scenario) -> Estimate {
 /// Why a scenario is refused before anything is allocated (rule `memory`).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error(
-    "rule `memory`: simulating it needs about {:.1} GiB (up to {events} events × {per_event:.0} bytes), more than the {:.1} GiB this version allows; use fewer microbatches or ranks",
-    bytes / (1u64 << 30) as f64,
-    limit / (1u64 << 30) as f64
+    "rule `memory`: simulating it needs about {} (up to {events} events × {per_event:.0} bytes), more than the {} this version allows; use fewer microbatches or ranks",
+    gib(*bytes),
+    gib(*limit)
 )]
 pub struct OverBudget {
     pub events: u64,

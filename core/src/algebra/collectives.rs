@@ -6,8 +6,8 @@ use crate::vocab::comm::{Comm, Group, Seam};
 use crate::vocab::layout::Layout;
 use serde::Serialize;
 
-/// Forward and backward collective across a seam of two layouts; `None` for Replicated → Replicated,
-/// the identity seam the normal form removes.
+/// Forward and backward collective across a seam of two layouts; `None` for Replicated →
+/// Replicated, the identity seam the normal form removes.
 pub fn seam_comms(from: Layout, to: Layout) -> Option<(Comm, Comm)> {
     match (from, to) {
         (Layout::Replicated, Layout::Sharded) => Some((Comm::Gather, Comm::Scatter)),

@@ -6,7 +6,8 @@ use serde::Serialize;
 /// Lemma 1's three trainability gates for one region.
 #[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Gates {
-    /// (ii) the region receives a gradient, i.e. runs any backward: some `Π_i`, `i ≤ j`, is trainable.
+    /// (ii) the region receives a gradient, i.e. runs any backward: some `Π_i`, `i ≤ j`, is
+    /// trainable.
     pub runs_backward: bool,
     /// (i) the region sends its input gradient upstream: some `Π_i`, `i < j`, is trainable.
     pub sends_upstream: bool,
@@ -14,7 +15,8 @@ pub struct Gates {
     pub reduces: bool,
 }
 
-/// The gates of every region, from the trainable bits alone (Corollary 1: never from the skeletons).
+/// The gates of every region, from the trainable bits alone (Corollary 1: never from the
+/// skeletons).
 pub fn gates(trainable: &[bool]) -> Vec<Gates> {
     let mut any_before = false;
     trainable

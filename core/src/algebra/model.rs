@@ -29,7 +29,8 @@ pub struct Layer {
     pub force_activation_bytes: f64,
 }
 
-/// Expands a layer spec's `count` into that many layers, named `name` (count 1) or `name.0`, `name.1`, …
+/// Expands a layer spec's `count` into that many layers, named `name` (count 1) or `name.0`,
+/// `name.1`, …
 pub fn expand(spec: &LayerSpec) -> Result<Vec<Layer>, LayerError> {
     if spec.count == 0 {
         return Err(LayerError::ZeroCount);

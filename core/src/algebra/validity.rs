@@ -329,7 +329,8 @@ pub fn check_cut(
     Ok(starts.zip(ends).map(|(a, b)| a..b).collect())
 }
 
-/// Checks `(cut, schedule)` against the validity rules: tiling, one skeleton per region, normal form.
+/// Checks `(cut, schedule)` against the validity rules: tiling, one skeleton per region, normal
+/// form.
 pub fn check_schedule(
     cut: &[usize],
     schedule: &[Skeleton],

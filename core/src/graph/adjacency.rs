@@ -14,7 +14,8 @@ pub struct Adjacency {
 }
 
 impl Adjacency {
-    /// Builds the adjacency of `graph`'s edges plus the consecutive pairs of every list in `sequences`.
+    /// Builds the adjacency of `graph`'s edges plus the consecutive pairs of every list in
+    /// `sequences`.
     pub fn new<N, E>(graph: &DiGraph<N, E>, sequences: &[Vec<NodeIndex>]) -> Self {
         let n = graph.node_count();
         let pairs = || {

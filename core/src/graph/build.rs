@@ -1,7 +1,7 @@
 //! Builds the order graph of a plan: every event and data edge of each microbatch
-//! ([`crate::graph::builder`]), then each rank's order — the wavefront's slots, with Replicated work joined by its
-//! composition policy ([`crate::graph::compose`]) or the user's hand-written orders
-//! ([`crate::graph::explicit`]) — and the deadlock check.
+//! ([`crate::graph::builder`]), then each rank's order — the wavefront's slots, with Replicated
+//! work joined by its composition policy ([`crate::graph::compose`]) or the user's hand-written
+//! orders ([`crate::graph::explicit`]) — and the deadlock check.
 
 use crate::algebra::collectives::Collectives;
 use crate::algebra::plan::{Plan, Wavefront};

@@ -58,7 +58,8 @@ impl Fix {
 pub struct Order {
     /// Data dependencies only: Activation, Gradient, Turnaround, Accumulate and Sequence edges.
     pub graph: DiGraph<Event, EdgeKind>,
-    /// `nodes(r)`: the compute-stream events of rank `r` (Fwd, Bwd, Loss, DpReduce) in execution order.
+    /// `nodes(r)`: the compute-stream events of rank `r` (Fwd, Bwd, Loss, DpReduce) in execution
+    /// order.
     pub nodes: Vec<Vec<NodeIndex>>,
     /// The overlapped pairs (forward, backward), each run as one compute slot of its rank.
     pub pairs: Vec<[NodeIndex; 2]>,

@@ -1,4 +1,5 @@
-//! What `mpipe derive` prints: the JSON object (shape documented in the README) and a readable table.
+//! What `mpipe derive` prints: the JSON object (shape documented in the README) and a readable
+//! table.
 
 use crate::algebra::collectives::Collectives;
 use crate::algebra::gates::Gates;
@@ -55,7 +56,8 @@ pub struct RegionPlacement {
     pub stages: Vec<crate::vocab::ids::Stage>,
 }
 
-/// `{"by_layer": [[first, end], ...]}` (per rank) or `{"by_microbatch": [rank, ...]}` (per microbatch).
+/// `{"by_layer": [[first, end], ...]}` (per rank) or `{"by_microbatch": [rank, ...]}` (per
+/// microbatch).
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "snake_case")]
 pub enum OwnerReport {

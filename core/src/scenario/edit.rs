@@ -126,8 +126,8 @@ pub enum Edit {
         phase: crate::vocab::phase::Phase,
         seconds: f64,
     },
-    /// WaveK's unit size (`None`: the default, `P`); a second-order schedule given a `k` runs
-    /// as `wavek`.
+    /// WaveK's unit size (`None`: the default, `P`); a schedule given a `k` runs as the one of
+    /// its op set that reads it (`Skeleton::given`).
     WaveK(Option<usize>),
     /// How `workload.graphs` is packed into microbatches (nothing without graphs).
     Packing(crate::workload::gars::Packing),
@@ -136,7 +136,9 @@ pub enum Edit {
 }
 
 /// A one-click change that makes an invalid scenario valid, carried by the error that calls for
-/// it (the app offers it as a button, the CLI as a `fix:` line).
+/// it (`DeriveError::remedy`): the app offers the reported error's remedy as a button, the CLI
+/// prints it as a `fix:` line (a new cut and schedule in the file's terms, any other by its
+/// label; a deadlock's proposed order with its `"orders"`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Remedy {
     /// What it does, as the button says it.
@@ -153,6 +155,13 @@ pub fn layer_count(s: &Scenario) -> usize {
 }
 
 impl Edit {
+    /// The edit that sets a schedule's `parameter` to `value` (`None`: its default).
+    pub fn parameter(parameter: Parameter, value: Option<usize>) -> Edit {
+        match parameter {
+            Parameter::WaveK => Edit::WaveK(value),
+        }
+    }
+
     /// Applies the edit to `s`.
     pub fn apply(&self, s: &mut Scenario) {
         match self {
@@ -290,9 +299,7 @@ impl Edit {
                 if k.is_some() {
                     // A schedule given a `k` runs as the one of its op set that reads it.
                     for skeleton in &mut s.schedule {
-                        if let Some(reader) =
-                            Skeleton::reading(Parameter::WaveK, skeleton.schedule().ops())
-                        {
+                        if let Some(reader) = skeleton.given(Parameter::WaveK) {
                             *skeleton = reader;
                         }
                     }
@@ -356,16 +363,17 @@ pub fn move_stage_boundary(counts: &[usize], i: usize, to: usize) -> Vec<usize> 
         .and_then(|j| bounds.get(j))
         .copied()
         .unwrap_or(0);
-    let hi = bounds.get(i + 1).copied().unwrap_or(total);
+    let hi = bounds.get(i.saturating_add(1)).copied().unwrap_or(total);
     let to = to.clamp(lo, hi.max(lo));
     let mut out = counts.to_vec();
-    if let (Some(a), Some(b)) = (out.get(i).copied(), out.get(i + 1).copied()) {
-        let pair = a + b;
-        let left = to - lo;
+    let next = i.saturating_add(1);
+    if let (Some(a), Some(b)) = (out.get(i).copied(), out.get(next).copied()) {
+        let pair = a.saturating_add(b);
+        let left = to.saturating_sub(lo);
         if let Some(x) = out.get_mut(i) {
             *x = left;
         }
-        if let Some(x) = out.get_mut(i + 1) {
+        if let Some(x) = out.get_mut(next) {
             *x = pair.saturating_sub(left);
         }
     }

@@ -25,7 +25,8 @@ fn is_true(b: &bool) -> bool {
     *b
 }
 
-/// One entry of `model.layers` in a scenario file; `count` expands it into that many identical layers.
+/// One entry of `model.layers` in a scenario file; `count` expands it into that many identical
+/// layers.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct LayerSpec {

@@ -96,12 +96,30 @@ impl Skeleton {
             .find(|s| s.0.splits_backward_of() == Some(self))
     }
 
+    /// The schedule this one runs as when the scenario gives `parameter` (itself, when it reads
+    /// it; a second-order schedule given a `wave_k` runs as the one of its op set that reads it).
+    pub fn given(self, parameter: Parameter) -> Option<Skeleton> {
+        Skeleton::reading(parameter, self.0.ops())
+    }
+
     /// The names of the registry's schedules that read `parameter`, as `` `wavek` `` (joined
     /// with "or").
     pub fn readers(parameter: Parameter) -> String {
+        Skeleton::names_where(|s| s.reads(parameter))
+    }
+
+    /// The names of the registry's schedules that can run with `parameter` (those that read it,
+    /// and those that run as one that does), as `` `wavek` `` (joined with "or").
+    pub fn runners(parameter: Parameter) -> String {
+        Skeleton::names_where(|s| s.given(parameter).is_some())
+    }
+
+    /// The names of the registry's schedules `keep` keeps, in registry order, as `` `wavek` ``
+    /// (joined with "or").
+    pub fn names_where(keep: impl Fn(Skeleton) -> bool) -> String {
         let names: Vec<String> = REGISTRY
             .iter()
-            .filter(|s| s.reads(parameter))
+            .filter(|s| keep(**s))
             .map(|s| format!("`{s}`"))
             .collect();
         names.join(" or ")

@@ -4,7 +4,8 @@
 //! slab's FLOPs `W` and HBM bytes `D`; layers with `workload_varies` scale by the microbatch's
 //! workload factor. Collectives: `α + β·n` for `n` payload bytes (`β = 1/link_bytes_per_s`), free
 //! between two stages on the same rank. Weight-gradient reduces: ring all-reduce over `g` members,
-//! `2(g−1)·α + 2(g−1)/g · β·n`; a group of one costs nothing. Without hardware, communication is free.
+//! `2(g−1)·α + 2(g−1)/g · β·n`; a group of one costs nothing. Without hardware, communication is
+//! free.
 
 use crate::algebra::plan::{Plan, RegionOwner};
 use crate::graph::event::{EdgeKind, Event};

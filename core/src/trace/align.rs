@@ -33,7 +33,8 @@ pub enum AlignMethod {
 pub struct RankOffset {
     pub rank: usize,
     pub offset_ns: i64,
-    /// The offsets the constraints allow, relative to the reference (lowest) rank; `None` where unbounded.
+    /// The offsets the constraints allow, relative to the reference (lowest) rank; `None` where
+    /// unbounded.
     pub min_ns: Option<i64>,
     pub max_ns: Option<i64>,
     /// Half the width of the allowed interval; `None` when it is unbounded on either side.

@@ -140,6 +140,14 @@ pub struct Validation {
     pub spread: f64,
 }
 
+impl Validation {
+    /// Whether the calibrated prediction misses the other steps by no more than they differ
+    /// among themselves.
+    pub fn within_spread(&self) -> bool {
+        self.error.abs() <= self.spread
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Calibration {
     pub fit_step: usize,

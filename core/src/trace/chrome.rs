@@ -2,11 +2,12 @@
 //! torch_npu, PiPPy): an object with `traceEvents` or a bare array, plain or gzip.
 //!
 //! The top level is walked here over a refilled buffer ([`JsonStream`]); each event is parsed
-//! straight from the buffer (the plain-shape scanner in `fast_event`, else serde) and handed to
-//! the builder, which interns names, makes complete events into spans, matches `B`/`E` pairs per
-//! thread and names tracks from metadata. No JSON tree is built. Broken JSON is an error naming the file, line and column; an event that
-//! is well-formed JSON but unusable (no `ts`, a `dur` that is a string of letters, an `E` without
-//! its `B`) is skipped with a [`Warning`](super::raw::Warning) naming its index.
+//! straight from the buffer (the plain-shape scanner in `fast_event`, else serde) and handed to the
+//! builder, which interns names, makes complete events into spans, matches `B`/`E` pairs per thread
+//! and names tracks from metadata. No JSON tree is built. Broken JSON is an error naming the file,
+//! line and column; an event that is well-formed JSON but unusable (no `ts`, a `dur` that is a
+//! string of letters, an `E` without its `B`) is skipped with a [`Warning`](super::raw::Warning)
+//! naming its index.
 
 use super::builder::Builder;
 use super::event_json::{

@@ -562,8 +562,9 @@ pub fn compute_seconds(sim: &Simulation, event_s: f64) -> f64 {
     (event_s - overhead).max(0.0)
 }
 
-/// One measured action of a step as the app draws it: seconds from the step's start (its first compute op), and
-/// the predicted start and end when the prediction has the same action on the same rank.
+/// One measured action of a step as the app draws it: seconds from the step's start (its first
+/// compute op), and the predicted start and end when the prediction has the same action on the same
+/// rank.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MeasuredBlock {
     pub rank: usize,

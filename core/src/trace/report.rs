@@ -360,7 +360,7 @@ impl CompareTraceReport {
                 ms(v.max_s),
                 v.spread * 100.0,
                 v.error * 100.0,
-                if v.error.abs() <= v.spread {
+                if v.within_spread() {
                     " (within the spread)"
                 } else {
                     " (outside the spread)"

@@ -98,7 +98,8 @@ pub struct RuleSet {
     pub rules: Vec<Rule>,
     /// Events whose name matches mark one training step each; an optional `step` group numbers it.
     pub step_pattern: String,
-    /// Prefer `gpu_user_annotation` copies (device time) over the CPU annotations when a rank has both.
+    /// Prefer `gpu_user_annotation` copies (device time) over the CPU annotations when a rank has
+    /// both.
     #[serde(default = "yes")]
     pub prefer_gpu_annotations: bool,
 }

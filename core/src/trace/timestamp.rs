@@ -20,9 +20,9 @@ pub fn from_micros_f64(us: f64) -> Option<i64> {
     (ns.is_finite() && ns > -LIMIT && ns < LIMIT).then_some(ns as i64)
 }
 
-/// Microseconds written as text (`"12"`, `"-3.5"`, `"1704161511420306.491"`, `"1.5e3"`) → nanoseconds.
-/// Plain decimals are exact to the nanosecond (further digits round half up), in one pass over
-/// the bytes; exponents go through `f64`.
+/// Microseconds written as text (`"12"`, `"-3.5"`, `"1704161511420306.491"`, `"1.5e3"`) →
+/// nanoseconds. Plain decimals are exact to the nanosecond (further digits round half up), in one
+/// pass over the bytes; exponents go through `f64`.
 pub fn from_micros_str(text: &str) -> Option<i64> {
     from_micros_bytes(text.trim().as_bytes())
 }

@@ -31,11 +31,15 @@ impl Design {
         Design::Nested,
     ];
 
+    /// Its name as BigMac's post gives it; the third design is named after the registry's
+    /// schedule that composes an encoder as BigMac's nested pipeline.
     pub fn name(self) -> &'static str {
         match self {
             Design::ComputeEfficient => "compute-efficient",
             Design::MemoryEfficient => "memory-efficient",
-            Design::Nested => "nested",
+            Design::Nested => {
+                Skeleton::composing(Composition::Nested).map_or("just-in-time", Skeleton::name)
+            }
         }
     }
 
@@ -59,7 +63,10 @@ fn composing(composition: Composition) -> Result<Skeleton, String> {
 
 /// Why the designs cannot be built from a scenario.
 fn shape_error() -> String {
-    "the designs need an encoder first (a Replicated region: transpose or nested) before a Sharded backbone".to_string()
+    let replicated = Skeleton::names_where(|s| s.layout() == Layout::Replicated);
+    format!(
+        "the designs need an encoder first (a Replicated region: {replicated}) before a Sharded backbone"
+    )
 }
 
 /// Whether the designs can be built from `scenario`: an encoder (a Replicated region) first,
@@ -167,6 +174,13 @@ pub struct DesignPoint {
     pub over_capacity: bool,
 }
 
+impl DesignPoint {
+    /// The highest rank's peak memory.
+    pub fn peak(&self) -> f64 {
+        self.peak_bytes.iter().copied().fold(0.0, f64::max)
+    }
+}
+
 /// The three designs over the numbers of microbatches asked for.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DesignComparison {
@@ -264,7 +278,7 @@ impl DesignComparison {
             }
             let _ = writeln!(out, "     M   step time   peak (highest rank)   per rank");
             for p in rows {
-                let peak = p.peak_bytes.iter().copied().fold(0.0, f64::max);
+                let peak = p.peak();
                 let ranks: Vec<String> = p.peak_bytes.iter().map(|&b| gb(b)).collect();
                 let _ = writeln!(
                     out,

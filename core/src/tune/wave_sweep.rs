@@ -1,9 +1,10 @@
-//! JanusPipe's WaveK sweep (its Fig. 12): the scenario run as `wavek` at each candidate unit size
+//! JanusPipe's WaveK sweep (its Fig. 12): the scenario run with each candidate unit size
 //! `k`, each point's step time, throughput against `k = P` (the default) and peak memory against
 //! the device's capacity; the best `k` is the fastest one that fits.
 
 use crate::graph::derive::DeriveError;
 use crate::scenario::Scenario;
+use crate::schedules::skeleton::{Skeleton, schedule_to_string};
 use crate::sim::engine::SimOptions;
 use crate::tune::pipeline::simulate_scenario;
 use crate::vocab::parameter::Parameter;
@@ -42,9 +43,17 @@ pub struct WaveSweep {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SweepError {
     #[error(
-        "the WaveK sweep needs a second-order schedule (`wavek` or `1f1b-2nd`); the schedule is {0}"
+        "the WaveK sweep needs a schedule that runs with a unit size k ({runners}); the schedule is {schedule}"
     )]
-    NotSecondOrder(String),
+    NoUnitSize {
+        /// The scenario's schedule, as `⟨1f1b⟩`.
+        schedule: String,
+        /// The registry's schedules that can run with one, as `` `wavek` ``.
+        runners: String,
+    },
+    /// The schedule run with a `k` names no default for it.
+    #[error("the schedule {0} names no default unit size k")]
+    NoDefault(String),
     #[error("no k of {first}..{last} is between 1 and M = {microbatches}")]
     Empty {
         first: usize,
@@ -55,12 +64,15 @@ pub enum SweepError {
     Derive(#[from] DeriveError),
 }
 
-/// The scenario as `wavek` with unit size `k` (its one region's skeleton replaced).
+/// The scenario run with unit size `k`: each region's skeleton replaced by the one of its op set
+/// that reads it (`Skeleton::given`).
 pub fn with_wave_k(scenario: &Scenario, k: usize) -> Result<Scenario, SweepError> {
-    if !scenario.schedule.iter().all(|s| s.second_order()) || scenario.schedule.is_empty() {
-        return Err(SweepError::NotSecondOrder(
-            crate::schedules::skeleton::schedule_to_string(&scenario.schedule),
-        ));
+    let runs = |s: &Skeleton| s.given(Parameter::WaveK).is_some();
+    if !scenario.schedule.iter().all(runs) || scenario.schedule.is_empty() {
+        return Err(SweepError::NoUnitSize {
+            schedule: schedule_to_string(&scenario.schedule),
+            runners: Skeleton::runners(Parameter::WaveK),
+        });
     }
     let mut s = scenario.clone();
     crate::scenario::edit::Edit::WaveK(Some(k)).apply(&mut s);
@@ -104,10 +116,10 @@ pub fn sweep(
         });
     }
     // The unit size the schedule runs when the scenario gives none.
-    let default_k = with_wave_k(scenario, 1)
-        .ok()
-        .and_then(|s| s.parameter_default(Parameter::WaveK))
-        .unwrap_or(1);
+    let run = with_wave_k(scenario, 1)?;
+    let default_k = run
+        .parameter_default(Parameter::WaveK)
+        .ok_or_else(|| SweepError::NoDefault(schedule_to_string(&run.schedule)))?;
     if let Some(base) = points
         .iter()
         .find(|p| p.k == default_k)

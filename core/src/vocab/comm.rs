@@ -22,7 +22,8 @@ pub enum Group {
     DataGroup,
 }
 
-/// A boundary crossed by a collective: `(from, to)` regions; `from == to` for two slabs of one region.
+/// A boundary crossed by a collective: `(from, to)` regions; `from == to` for two slabs of one
+/// region.
 #[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Seam {
     pub from: RegionId,

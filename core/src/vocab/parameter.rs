@@ -25,6 +25,22 @@ impl Parameter {
         }
     }
 
+    /// What an editor calls it (`Wave size (k)`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Parameter::WaveK => "Wave size (k)",
+        }
+    }
+
+    /// What it does, in one line (an editor's hover text).
+    pub fn about(self) -> &'static str {
+        match self {
+            Parameter::WaveK => {
+                "microbatches run in waves of k (JanusPipe's WaveK; its default is P)"
+            }
+        }
+    }
+
     /// Its symbol in reports and formulas (`k`).
     pub fn symbol(self) -> &'static str {
         match self {

@@ -45,6 +45,11 @@ pub fn rate(bytes_per_s: f64) -> String {
     format!("{:.3} GB/s", bytes_per_s * 1e-9)
 }
 
+/// An amount in gibibytes with one decimal: `2.5 GiB`.
+pub fn gib(bytes: f64) -> String {
+    format!("{:.1} GiB", bytes / (1u64 << 30) as f64)
+}
+
 /// A limit in the binary unit it was set in: `64 MiB`, `16 GiB`, else bytes.
 pub fn binary_size(bytes: u64) -> String {
     match bytes {
@@ -140,6 +145,7 @@ mod tests {
         assert_eq!(kib(3072.0), "3.0 KiB");
         assert_eq!(binary_size(64 << 20), "64 MiB");
         assert_eq!(binary_size(16 << 30), "16 GiB");
+        assert_eq!(gib(2.5 * (1u64 << 30) as f64), "2.5 GiB");
         assert_eq!(binary_size(1000), "1000 bytes");
         let unit = secs_unit([0.2, -0.6].into_iter());
         assert_eq!(unit, (1e-3, "ms"));

@@ -12,7 +12,8 @@ pub struct TraceArgs {
     /// The rank of one file, when neither the file nor its name says: `--rank worker.json=3`.
     #[arg(long = "rank", value_name = "FILE=N")]
     pub ranks: Vec<String>,
-    /// Schedule rules (JSON, as `mpipe trace --print-rules` writes them) instead of the built-in set.
+    /// Schedule rules (JSON, as `mpipe trace --print-rules` writes them) instead of the built-in
+    /// set.
     #[arg(long, value_name = "RULES.json")]
     pub rules: Option<PathBuf>,
     /// The largest single event read, in bytes (a larger one is an error).
@@ -212,6 +213,21 @@ fn deadlock_fix(fix: &mpipe::graph::order::Fix) -> String {
     )
 }
 
+/// The `fix:` line of an error's remedy: a new cut and schedule in the file's own terms, any other
+/// edit as the app's button says it.
+fn remedy_fix(remedy: &mpipe::scenario::edit::Remedy) -> String {
+    match &remedy.edit {
+        mpipe::scenario::edit::Edit::CutAndSchedule { cut, schedule } => {
+            let names: Vec<String> = schedule.iter().map(|s| format!("\"{s}\"")).collect();
+            format!(
+                "\nfix: replace them with \"cut\": {cut:?}, \"schedule\": [{}]",
+                names.join(", ")
+            )
+        }
+        _ => format!("\nfix: {}", remedy.label),
+    }
+}
+
 /// Reads and derives a scenario file; with `tuning`, a cost-based owner map is chosen too,
 /// simulating with those options. Errors name the file, line and column.
 pub fn derive_file(
@@ -261,14 +277,10 @@ pub fn derive_file_with(
             {
                 message.push_str(&deadlock_fix(fix));
             }
-            if let mpipe::DeriveError::Invalid(v) = &err
-                && let Some((cut, schedule)) = v.normal_form()
+            if let mpipe::DeriveError::Invalid(_) = &err
+                && let Some(remedy) = err.remedy()
             {
-                let names: Vec<String> = schedule.iter().map(|s| format!("\"{s}\"")).collect();
-                message.push_str(&format!(
-                    "\nfix: replace them with \"cut\": {cut:?}, \"schedule\": [{}]",
-                    names.join(", ")
-                ));
+                message.push_str(&remedy_fix(&remedy));
             }
             Err(InputError(message))
         }

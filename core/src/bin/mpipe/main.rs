@@ -37,11 +37,13 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Check a scenario file: exit 0 when valid, 2 with the broken rule (and the normal form) when not.
+    /// Check a scenario file: exit 0 when valid, 2 with the broken rule (and the normal form) when
+    /// not.
     Validate(validate::Args),
     /// Derive placement, collectives and per-rank order of a scenario.
     Derive(derive::Args),
-    /// Simulate a scenario: makespan, bubbles, warmup windows, encoder spill, memory, critical path.
+    /// Simulate a scenario: makespan, bubbles, warmup windows, encoder spill, memory, critical
+    /// path.
     Simulate(simulate::Args),
     /// Simulate two scenarios and print the speedup of B over A and the per-rank differences.
     Compare(compare::Args),
@@ -53,11 +55,14 @@ enum Command {
     CompareTrace(compare_trace::Args),
     /// Export a scenario's prediction, or imported traces, as a Chrome trace (Perfetto opens it).
     Export(export::Args),
-    /// Import profiler traces (Chrome trace JSON, .json.gz): every rank's recovered schedule actions.
+    /// Import profiler traces (Chrome trace JSON, .json.gz): every rank's recovered schedule
+    /// actions.
     Trace(trace::Args),
-    /// OctoPipe's bubble-aware tuner: partitioning, placement and scheduling, every iteration printed.
+    /// OctoPipe's bubble-aware tuner: partitioning, placement and scheduling, every iteration
+    /// printed.
     Tune(tune::Args),
-    /// JanusPipe's WaveK sweep: step time and peak memory for each unit size k, beyond-capacity k marked.
+    /// JanusPipe's WaveK sweep: step time and peak memory for each unit size k, beyond-capacity k
+    /// marked.
     Sweep(sweep::Args),
 }
 

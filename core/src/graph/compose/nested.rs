@@ -1,8 +1,9 @@
 //! BigMac's nested pipeline as a composition policy: a nested first region (the modality
 //! encoder) and a nested last region (the generator, a sink), Replicated with each microbatch on
-//! its owner, are embedded in the backbone's order without moving any backbone event in it. Time is the schedule's logical time, one slot per backbone compute action
-//! (BigMac's global operator table, `report::table`): the backbone's slots come from its order
-//! alone (the encoder taking none), and then on its owner rank
+//! its owner, are embedded in the backbone's order without moving any backbone event in it. Time
+//! is the schedule's logical time, one slot per backbone compute action (the slots BigMac's
+//! global operator table lists; `report::table` prints it): the backbone's slots come from its
+//! order alone (the encoder taking none), and then on its owner rank
 //! - each encoder forward runs in the slot before the one its output is consumed in (the
 //!   backbone's first stage's forward of that microbatch) — as late as it can, just in time;
 //! - each encoder backward runs in the slot its gradient is back in (after the first stage's
@@ -44,19 +45,21 @@ pub(crate) fn regions(plan: &Plan) -> (Option<usize>, Option<usize>) {
 /// explicit orders the nested schedule is derived with.
 pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
     let (encoder, generator) = regions(plan);
-    let mut clock = Clock {
+    let nesting = Nesting {
         order,
         encoder,
         generator,
-        timeline: None,
     };
     // The backbone's logical time: one slot per backbone action, none for the nested ones'.
     let unit: Vec<f64> = order
         .graph
         .node_indices()
-        .map(|n| if clock.backbone(n) { 1.0 } else { 0.0 })
+        .map(|n| if nesting.backbone(n) { 1.0 } else { 0.0 })
         .collect();
-    clock.timeline = Some(longest_path(order, &unit));
+    let clock = Clock {
+        timeline: longest_path(order, &unit),
+        nesting,
+    };
     let actions = order.nodes_by_action();
     (0..plan.ranks)
         .map(|rank| {
@@ -77,16 +80,22 @@ pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// The backbone's logical time, and where each nested action goes in it.
-struct Clock<'a> {
+/// Which of an order's actions are nested (an encoder's, a generator's) and which the
+/// backbone's.
+struct Nesting<'a> {
     order: &'a Order,
     encoder: Option<usize>,
     generator: Option<usize>,
-    /// One slot per backbone action (set once the backbone is known).
-    timeline: Option<Timeline>,
 }
 
-impl Clock<'_> {
+/// The backbone's logical time, and where each nested action goes in it.
+struct Clock<'a> {
+    nesting: Nesting<'a>,
+    /// One slot per backbone action.
+    timeline: Timeline,
+}
+
+impl Nesting<'_> {
     fn region_of(&self, n: NodeIndex) -> Option<usize> {
         match self.order.graph.node_weight(n) {
             Some(Event::Fwd { region, .. } | Event::Bwd { region, .. }) => {
@@ -106,16 +115,18 @@ impl Clock<'_> {
     fn backbone(&self, n: NodeIndex) -> bool {
         self.region_of(n).is_some() && !self.embedded(n)
     }
+}
 
+impl Clock<'_> {
     fn slot(&self, n: NodeIndex) -> Option<i64> {
-        let t = self.timeline.as_ref()?.start_of(n)?;
+        let t = self.timeline.start_of(n)?;
         Some(t.round() as i64)
     }
 
     /// The backbone actions next to `n` through collectives, losses and nested actions, in
     /// `direction`.
     fn neighbours(&self, n: NodeIndex, direction: Direction) -> Vec<NodeIndex> {
-        let g = &self.order.graph;
+        let g = &self.nesting.order.graph;
         let mut out = Vec::new();
         let mut stack = vec![n];
         let mut seen = 0usize;
@@ -125,9 +136,9 @@ impl Clock<'_> {
                 break;
             }
             for next in g.neighbors_directed(at, direction) {
-                if self.backbone(next) {
+                if self.nesting.backbone(next) {
                     out.push(next);
-                } else if self.region_of(next).is_none()
+                } else if self.nesting.region_of(next).is_none()
                     && matches!(
                         g.node_weight(next),
                         Some(Event::Coll { .. } | Event::Loss { .. })
@@ -165,11 +176,14 @@ impl Clock<'_> {
         first: NodeIndex,
         node_of: &dyn Fn(&Action) -> Option<NodeIndex>,
     ) -> Option<(i64, u8, u8)> {
-        let forward = matches!(self.order.graph.node_weight(first), Some(Event::Fwd { .. }));
-        if !self.embedded(first) {
+        let forward = matches!(
+            self.nesting.order.graph.node_weight(first),
+            Some(Event::Fwd { .. })
+        );
+        if !self.nesting.embedded(first) {
             return Some((self.slot(first)?, 1, 0));
         }
-        Some(if self.region_of(first) == self.encoder {
+        Some(if self.nesting.region_of(first) == self.nesting.encoder {
             if forward {
                 // Just in time: the slot before its output's first use.
                 let deadline = self.before(first).unwrap_or(i64::MAX);
