@@ -54,7 +54,7 @@ fn each_design_is_built_from_the_scenario() {
     );
     assert_eq!(
         scenario_for(&plain, Design::Nested).unwrap_err(),
-        "the designs need an encoder first (a Replicated region: `transpose` or `nested`) before a Sharded backbone"
+        "the designs need an encoder first (a Replicated region: transpose or nested) before a Sharded backbone"
     );
     // An interleaved backbone has no single stage list to put the encoder before.
     let mut layers = common::vit_llm(4, 8, true);

@@ -367,7 +367,7 @@ fn the_sweep_refuses_first_order_schedules() {
         mpipe::tune::wave_sweep::sweep(&s, 2..=12, SimOptions::default(), &mut |_| true)
             .unwrap_err()
             .to_string(),
-        "the WaveK sweep needs a schedule that runs with a unit size k (`1f1b-2nd` or `wavek`); the schedule is ⟨1f1b⟩"
+        "the WaveK sweep needs a schedule that runs with a unit size k (`wavek` or `1f1b-2nd`); the schedule is ⟨1f1b⟩"
     );
     // A 1f1b-2nd scenario is swept as wavek, over k within 1..=M only.
     let s = scenario(mlip(2), &[], &[ONE_F_ONE_B_2ND], 2, 3);

@@ -108,10 +108,16 @@ impl Skeleton {
         Skeleton::names_where(|s| s.reads(parameter))
     }
 
-    /// The names of the registry's schedules that can run with `parameter` (those that read it,
-    /// and those that run as one that does), as `` `wavek` `` (joined with "or").
+    /// The names of the registry's schedules that can run with `parameter`: those that read it,
+    /// then those that run as one that does, as `` `wavek` `` (joined with "or").
     pub fn runners(parameter: Parameter) -> String {
-        Skeleton::names_where(|s| s.given(parameter).is_some())
+        let readers = Skeleton::readers(parameter);
+        let others = Skeleton::names_where(|s| !s.reads(parameter) && s.given(parameter).is_some());
+        [readers, others]
+            .into_iter()
+            .filter(|n| !n.is_empty())
+            .collect::<Vec<_>>()
+            .join(" or ")
     }
 
     /// The names of the registry's schedules `keep` keeps, in registry order, as `` `wavek` ``

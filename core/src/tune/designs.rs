@@ -63,7 +63,12 @@ fn composing(composition: Composition) -> Result<Skeleton, String> {
 
 /// Why the designs cannot be built from a scenario.
 fn shape_error() -> String {
-    let replicated = Skeleton::names_where(|s| s.layout() == Layout::Replicated);
+    let replicated: Vec<&str> = Skeleton::all()
+        .iter()
+        .filter(|s| s.layout() == Layout::Replicated)
+        .map(|s| s.name())
+        .collect();
+    let replicated = replicated.join(" or ");
     format!(
         "the designs need an encoder first (a Replicated region: {replicated}) before a Sharded backbone"
     )
