@@ -13,7 +13,13 @@ impl Studio {
         }
         self.advance(ui);
         self.refresh();
-        let mut commands = crate::command::shortcuts(ui.ctx());
+        // The open file dialog has the keyboard: Escape closes it, and no shortcut opens another
+        // dialog over it or acts behind it.
+        let mut commands = if self.io.dialog.is_none() {
+            crate::command::shortcuts(ui.ctx())
+        } else {
+            Vec::new()
+        };
         let dropped = ui.input(|i| i.raw.dropped_files.clone());
         if !dropped.is_empty() {
             commands.push(Command::Dropped(dropped));

@@ -164,9 +164,10 @@ struct Reader<'a> {
     compared: Vec<(usize, String)>,
     /// Every string literal, in code and in macro calls, with its line.
     literals: Vec<(usize, String)>,
-    /// Lines of glob imports of the crate's own modules (`use super::*`).
-    globs: Vec<usize>,
-    /// What a `pub use` names: the name it gives and the path it takes, as written.
+    /// Glob imports (`use super::*`): the line and the path as written.
+    globs: Vec<(usize, Vec<String>)>,
+    /// What a `use` names: the name it gives and the path it takes, as written (a child module
+    /// reaches its folder's private imports through `super::`, so every `use` counts).
     reexports: Vec<(String, Vec<String>)>,
 }
 
@@ -204,12 +205,7 @@ impl Reader<'_> {
             }
             syn::UseTree::Glob(g) => {
                 let span = g.star_token.spans[0];
-                if prefix
-                    .first()
-                    .is_some_and(|p| matches!(p.as_str(), "crate" | "super" | "self"))
-                {
-                    self.globs.push(span.start().line);
-                }
+                self.globs.push((span.start().line, prefix.clone()));
                 self.add(span, prefix);
             }
             syn::UseTree::Group(g) => {
@@ -292,11 +288,17 @@ impl<'ast> Visit<'ast> for Reader<'_> {
         }
         if let syn::Item::Use(u) = item {
             self.use_tree(&mut Vec::new(), &u.tree);
-            if !matches!(u.vis, syn::Visibility::Inherited) {
-                reexports(&mut Vec::new(), &u.tree, &mut self.reexports);
-            }
+            reexports(&mut Vec::new(), &u.tree, &mut self.reexports);
         }
         syn::visit::visit_item(self, item);
+    }
+
+    /// An attribute's arguments (`#[serde(rename = "…")]`, `#[error("…")]`), but a doc
+    /// comment's.
+    fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
+        if let syn::Meta::List(list) = &attr.meta {
+            self.tokens(list.tokens.clone());
+        }
     }
 
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
@@ -355,7 +357,7 @@ impl<'ast> Visit<'ast> for Reader<'_> {
     }
 }
 
-/// The names a `pub use` tree gives, each with the path it takes (as written).
+/// The names a `use` tree gives, each with the path it takes (as written).
 fn reexports(prefix: &mut Vec<String>, tree: &syn::UseTree, out: &mut Vec<(String, Vec<String>)>) {
     match tree {
         syn::UseTree::Path(p) => {
@@ -431,24 +433,28 @@ fn floor_violations(sources: &[Source], floors: &[(&str, u32)]) -> Vec<String> {
     // Per folder: the edges between its child modules, with where each is written.
     let mut sibling: BTreeMap<Vec<String>, Edges> = BTreeMap::new();
     for (source, reader) in sources.iter().zip(&read) {
-        for line in &reader.globs {
-            out.push(format!(
-                "{}:{line}: a glob import of the crate's own modules hides what it takes: name the items",
-                source.file
-            ));
+        for (line, path) in &reader.globs {
+            if absolute(&source.module, path, &modules).is_some_and(|m| modules.contains(&m)) {
+                out.push(format!(
+                    "{}:{line}: a glob import of the crate's own modules hides what it takes: name the items",
+                    source.file
+                ));
+            }
         }
-        for r in &reader.references {
-            let at = format!("{}:{}", source.file, r.line);
-            // An item of the crate root is refused below; anything else is followed through the
-            // `pub use`s that pass it on to the module that defines it.
-            let r = if r.target.len() > 1 && modules.contains(&r.target[..1]) {
-                Reference {
+        // Each path as written, and (an item of the crate root aside, refused below) as followed
+        // through the `use`s that pass it on to the module that defines it: both must hold.
+        let followed = reader.references.iter().filter_map(|r| {
+            let defined = defined_at(&r.target, &reexported, &modules);
+            (r.target.len() > 1 && modules.contains(&r.target[..1]) && defined != r.target)
+                .then_some(Reference {
                     line: r.line,
-                    target: defined_at(&r.target, &reexported, &modules),
-                }
-            } else {
-                r.clone()
-            };
+                    target: defined,
+                })
+        });
+        let references: Vec<Reference> =
+            reader.references.iter().cloned().chain(followed).collect();
+        for r in &references {
+            let at = format!("{}:{}", source.file, r.line);
             let shared = source
                 .module
                 .iter()
@@ -526,15 +532,7 @@ fn reexport_table(
     let mut table = BTreeMap::new();
     for (source, reader) in sources.iter().zip(read) {
         for (name, path) in &reader.reexports {
-            // `crate::`, `self::`, `super::`, or a child module's name (`pub use build::X`).
-            let target = resolve(&source.module, path).or_else(|| {
-                let mut child = source.module.clone();
-                child.push(path.first()?.clone());
-                modules
-                    .contains(&child)
-                    .then(|| [source.module.clone(), path.clone()].concat())
-            });
-            if let Some(target) = target {
+            if let Some(target) = absolute(&source.module, path, modules) {
                 let mut made = source.module.clone();
                 made.push(name.clone());
                 table.insert(made, target);
@@ -542,6 +540,20 @@ fn reexport_table(
         }
     }
     table
+}
+
+/// The absolute path of `path` written in `module`: from `crate::`, `self::`, `super::`, or a
+/// child module's name (`pub use build::X`); `None` for another crate's.
+fn absolute(
+    module: &[String],
+    path: &[String],
+    modules: &BTreeSet<Vec<String>>,
+) -> Option<Vec<String>> {
+    resolve(module, path).or_else(|| {
+        let mut child = module.to_vec();
+        child.push(path.first()?.clone());
+        modules.contains(&child).then(|| [module, path].concat())
+    })
 }
 
 /// Where the item a path names is defined: `path` followed through the re-exports it passes
@@ -716,20 +728,30 @@ fn the_checker_finds_upward_sideways_and_circular_imports() {
 #[test]
 fn the_checker_follows_reexports_and_refuses_globs() {
     // b reaches a through the folder's `pub use` (`super::F` is `a::F`): a circle all the same.
+    // An item taken from a higher floor's re-export is an upward import, wherever it is defined.
     let files = fake(&[
-        ("lib.rs", "pub mod low;"),
-        ("low/mod.rs", "pub mod a;\npub mod b;\npub use a::F;"),
-        ("low/a.rs", "pub const F: u8 = 0;\nuse super::b::G;"),
+        ("lib.rs", "pub mod low;\npub mod high;"),
+        (
+            "low/mod.rs",
+            "pub mod a;\npub mod b;\npub use a::F;\nuse a::*;\nuse self::E::*;\nenum E { X }",
+        ),
+        (
+            "low/a.rs",
+            "pub const F: u8 = 0;\nuse super::b::G;\nfn h() -> u8 { crate::high::HF }",
+        ),
         (
             "low/b.rs",
             "pub const G: u8 = 0;\nfn g() -> u8 { super::F }\nuse super::*;\n#[cfg(test)]\nmod tests { use super::*; }",
         ),
+        ("high.rs", "pub use crate::low::a::F as HF;"),
     ]);
     assert_eq!(
-        floor_violations(&files, &[("low", 0)]),
+        floor_violations(&files, &[("low", 0), ("high", 1)]),
         [
             "folder `low`: its modules a → b → a import each other in a circle:\n  a → b: low/a.rs:2\n  b → a: low/b.rs:2",
+            "low/a.rs:3: `low` (floor 0) imports `crate::high` (floor 1): an upward import; a module imports only from floors below its own",
             "low/b.rs:3: a glob import of the crate's own modules hides what it takes: name the items",
+            "low/mod.rs:4: a glob import of the crate's own modules hides what it takes: name the items",
         ]
     );
 }
@@ -775,7 +797,7 @@ fn schedule_namings(sources: &[Source], names: &[(String, String, &str)]) -> Vec
                 .iter()
                 .any(|f| source.file.ends_with(&format!("schedules/{f}.rs")));
             // Other schedules' files may build on it (zb1p is 1f1b's split sibling).
-            let sibling = source.file.contains("schedules/") && !shared;
+            let sibling = source.file.starts_with("core/src/schedules/") && !shared;
             if own || sibling {
                 continue;
             }
@@ -915,7 +937,7 @@ fn the_naming_check_finds_a_schedule_named_outside_its_file() {
         ("schedules/wavek.rs", "pub const WAVEK: u8 = 0;"),
         (
             "tune/sweep.rs",
-            "fn f(s: &str) -> bool { let k = mpipe::schedules::wavek::wave_size(); s == \"wavek\" }\nfn g() { use crate::schedules::WAVEK; }\nfn h(s: &str) -> &str { match s { \"wavek\" => \"wavek\", _ => \"\" } }\nfn k() -> String { format!(\"{}\", \"wavek\") }",
+            "fn f(s: &str) -> bool { let k = mpipe::schedules::wavek::wave_size(); s == \"wavek\" }\nfn g() { use crate::schedules::WAVEK; }\nfn h(s: &str) -> &str { match s { \"wavek\" => \"wavek\", _ => \"\" } }\nfn k() -> String { format!(\"{}\", \"wavek\") }\n#[serde(rename = \"wavek\")]\nstruct S;",
         ),
     ]);
     let names = [("wavek".to_string(), "WAVEK".to_string(), "wavek")];
@@ -927,6 +949,7 @@ fn the_naming_check_finds_a_schedule_named_outside_its_file() {
             "tune/sweep.rs:2: names `WAVEK`",
             "tune/sweep.rs:3: compares with \"wavek\"",
             "tune/sweep.rs:4: spells \"wavek\"",
+            "tune/sweep.rs:5: spells \"wavek\"",
         ]
     );
 }

@@ -63,6 +63,23 @@ fn validate_names_the_rule_and_offers_the_normal_form() {
 }
 
 #[test]
+fn validate_offers_one_rank_a_layer_as_the_file_says_it() {
+    let text = std::fs::read_to_string(samples().join("1f1b.json"))
+        .unwrap()
+        .replace("\"ranks\": 4", "\"ranks\": 10");
+    let path = temp_file("few-layers.json", &text);
+    let (code, _, err) = mpipe(&["validate", path.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        format!(
+            "error: {}:11:16: field `schedule[0]`: rule `sharded-slabs`: region 1 (1f1b) has 8 layer(s) for 10 ranks; give per-rank layer counts in `slabs[0]` (zeros allowed)\nfix: Give region 1's 8 layer(s) one rank each (slabs[0]; the other ranks get none):\n\"slabs\": [[1,1,1,1,1,1,1,1,0,0]]\n",
+            path.display()
+        )
+    );
+}
+
+#[test]
 fn malformed_files_exit_2_with_file_and_position() {
     let path = temp_file(
         "truncated.json",

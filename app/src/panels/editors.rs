@@ -115,7 +115,8 @@ fn sizes_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
             let name = ui.label(parameter.label()).on_hover_text(parameter.about());
             // The file's value as it is; unset, the default runs.
             let value = s.run_ctx().given(parameter).unwrap_or(default);
-            let (response, new) = number_ui(ui, value, 1..=4096, 0.1, name.id);
+            let most = parameter.most().max(1);
+            let (response, new) = number_ui(ui, value, 1..=most, 0.1, name.id);
             if let Some(v) = new {
                 out.push(edit_of(&response, Edit::parameter(parameter, Some(v))));
             }

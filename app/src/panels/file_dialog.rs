@@ -30,7 +30,12 @@ pub fn file_dialog_ui(dialog: &FileDialog, ctx: &egui::Context) -> Vec<Command> 
             }
         });
     });
-    if modal.should_close() && actions.is_empty() {
+    // Escape or a click beside the dialog closes it, whatever else happened in the frame, unless
+    // it was confirmed or cancelled already.
+    let decided = actions
+        .iter()
+        .any(|a| matches!(a, DialogAction::Confirm | DialogAction::Cancel));
+    if modal.should_close() && !decided {
         actions.push(DialogAction::Cancel);
     }
     actions.into_iter().map(Command::Dialog).collect()

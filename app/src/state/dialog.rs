@@ -258,8 +258,12 @@ impl FileDialog {
         }
     }
 
-    /// A double click on the file `entry`: it is chosen (with any others), to confirm at once.
+    /// A double click on the file `entry`: it is chosen (traces: with the others chosen), to
+    /// confirm at once.
     pub fn double_click(&mut self, entry: &Entry) {
+        if self.purpose != FilePurpose::OpenTraces {
+            self.chosen.clear();
+        }
         if !self.chosen.contains(&entry.path) {
             self.chosen.push(entry.path.clone());
         }
@@ -401,6 +405,12 @@ mod tests {
         assert_eq!(
             open.outcome(),
             Ok(Chosen::Scenario(PathBuf::from("/t/b.json")))
+        );
+        // A double click chooses its file alone, even without the click before it.
+        open.double_click(&entry("c.json"));
+        assert_eq!(
+            open.outcome(),
+            Ok(Chosen::Scenario(PathBuf::from("/t/c.json")))
         );
     }
 }

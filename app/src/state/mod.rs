@@ -1,8 +1,9 @@
 //! App state: the document (scenario, undo history, where it lives), what is derived from it
 //! (keyed by the document's generation), the view, pinned baselines, imported traces, background
 //! jobs and the notice line. Panels (`crate::panels`) draw it and return commands
-//! (`crate::command`); `crate::apply` carries them out, the one place it changes. The app
-//! computes no schedule semantics; everything shown comes from `mpipe`.
+//! (`crate::command`); `crate::apply` carries them out, the one place a user's action changes it
+//! (the frame loop, `crate::frame`, also takes in finished background work and where the charts
+//! were drawn). The app computes no schedule semantics; everything shown comes from `mpipe`.
 
 pub mod analysis;
 pub mod derived;

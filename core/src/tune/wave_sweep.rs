@@ -98,6 +98,11 @@ pub fn sweep(
             microbatches: m,
         });
     }
+    // The unit size the schedule runs when the scenario gives none.
+    let run = with_wave_k(scenario, 1)?;
+    let default_k = run
+        .parameter_default(Parameter::WaveK)
+        .ok_or_else(|| SweepError::NoDefault(schedule_to_string(&run.schedule)))?;
     let capacity = scenario.hardware.as_ref().and_then(|h| h.memory_bytes);
     let mut points = Vec::with_capacity(candidates.len());
     for (i, &k) in candidates.iter().enumerate() {
@@ -115,11 +120,6 @@ pub fn sweep(
             trailing: m % k,
         });
     }
-    // The unit size the schedule runs when the scenario gives none.
-    let run = with_wave_k(scenario, 1)?;
-    let default_k = run
-        .parameter_default(Parameter::WaveK)
-        .ok_or_else(|| SweepError::NoDefault(schedule_to_string(&run.schedule)))?;
     if let Some(base) = points
         .iter()
         .find(|p| p.k == default_k)

@@ -41,6 +41,13 @@ impl Parameter {
         }
     }
 
+    /// The largest value a scenario may give it.
+    pub fn most(self) -> usize {
+        match self {
+            Parameter::WaveK => crate::vocab::limits::MAX_MICROBATCHES,
+        }
+    }
+
     /// Its symbol in reports and formulas (`k`).
     pub fn symbol(self) -> &'static str {
         match self {

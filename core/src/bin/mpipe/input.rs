@@ -213,16 +213,24 @@ fn deadlock_fix(fix: &mpipe::graph::order::Fix) -> String {
     )
 }
 
-/// The `fix:` line of an error's remedy: a new cut and schedule in the file's own terms, any other
-/// edit as the app's button says it.
-fn remedy_fix(remedy: &mpipe::scenario::edit::Remedy) -> String {
+/// The `fix:` line of an error's remedy, in the file's own terms: a new cut and schedule, new
+/// per-rank layer counts (`"slabs"` as the remedy leaves them); any other edit as the app's
+/// button says it.
+fn remedy_fix(remedy: &mpipe::scenario::edit::Remedy, scenario: &Scenario) -> String {
+    use mpipe::scenario::edit::Edit;
     match &remedy.edit {
-        mpipe::scenario::edit::Edit::CutAndSchedule { cut, schedule } => {
+        Edit::CutAndSchedule { cut, schedule } => {
             let names: Vec<String> = schedule.iter().map(|s| format!("\"{s}\"")).collect();
             format!(
                 "\nfix: replace them with \"cut\": {cut:?}, \"schedule\": [{}]",
                 names.join(", ")
             )
+        }
+        Edit::Slabs { .. } => {
+            let mut fixed = scenario.clone();
+            remedy.edit.apply(&mut fixed);
+            let slabs = serde_json::to_string(&fixed.slabs).unwrap_or_default();
+            format!("\nfix: {}:\n\"slabs\": {slabs}", remedy.label)
         }
         _ => format!("\nfix: {}", remedy.label),
     }
@@ -280,7 +288,7 @@ pub fn derive_file_with(
             if let mpipe::DeriveError::Invalid(_) = &err
                 && let Some(remedy) = err.remedy()
             {
-                message.push_str(&remedy_fix(&remedy));
+                message.push_str(&remedy_fix(&remedy, &scenario));
             }
             Err(InputError(message))
         }
