@@ -90,6 +90,17 @@ fn module_of(relative: &Path) -> Vec<String> {
 /// Every `.rs` file under `src`, but the binaries' (`main.rs`, `bin/`): they are other crates.
 /// Files are named as `shown`/… (`core/src/graph/build.rs`).
 fn sources(src: &Path, shown: &str) -> Vec<Source> {
+    read_tree(src, shown, false)
+}
+
+/// The binaries' files (`main.rs`, `bin/`), which [`sources`] leaves out; their module paths are
+/// not the library's.
+fn sources_with_binaries(src: &Path, shown: &str) -> Vec<Source> {
+    read_tree(src, shown, true)
+}
+
+/// The `.rs` files under `src`: the binaries' (`binaries`), or the library's.
+fn read_tree(src: &Path, shown: &str, binaries: bool) -> Vec<Source> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -110,12 +121,14 @@ fn sources(src: &Path, shown: &str) -> Vec<Source> {
         .into_iter()
         .filter_map(|path| {
             let relative = path.strip_prefix(src).unwrap().to_path_buf();
-            if relative.starts_with("bin") || relative == Path::new("main.rs") {
-                return None;
-            }
-            Some(Source {
+            let binary = relative.starts_with("bin") || relative == Path::new("main.rs");
+            (binary == binaries).then(|| Source {
                 file: Path::new(shown).join(&relative).display().to_string(),
-                module: module_of(&relative),
+                module: if binary {
+                    Vec::new()
+                } else {
+                    module_of(&relative)
+                },
                 text: std::fs::read_to_string(&path).unwrap(),
             })
         })
@@ -895,40 +908,6 @@ fn a_schedule_is_one_file_and_one_registry_line() {
         "code outside schedules/ names a schedule (a new schedule must need only its file and its registry line):\n{}",
         found.join("\n")
     );
-}
-
-/// The binaries' files (`main.rs`, `bin/`), which [`sources`] leaves out.
-fn sources_with_binaries(src: &Path, shown: &str) -> Vec<Source> {
-    let mut out = Vec::new();
-    for path in [src.join("main.rs"), src.join("bin")] {
-        if path.is_file() {
-            out.push(Source {
-                file: format!("{shown}/main.rs"),
-                module: Vec::new(),
-                text: std::fs::read_to_string(&path).unwrap(),
-            });
-        } else if path.is_dir() {
-            let mut stack = vec![path];
-            while let Some(dir) = stack.pop() {
-                for entry in std::fs::read_dir(&dir).unwrap() {
-                    let p = entry.unwrap().path();
-                    if p.is_dir() {
-                        stack.push(p);
-                    } else if p.extension().is_some_and(|x| x == "rs") {
-                        out.push(Source {
-                            file: Path::new(shown)
-                                .join(p.strip_prefix(src).unwrap())
-                                .display()
-                                .to_string(),
-                            module: Vec::new(),
-                            text: std::fs::read_to_string(&p).unwrap(),
-                        });
-                    }
-                }
-            }
-        }
-    }
-    out
 }
 
 #[test]

@@ -242,7 +242,7 @@ pub fn stage_strip_ui(
     };
     let painter = ui.painter_at(rect);
     let bounds = stage_boundaries(counts);
-    paint_stages(&painter, &geo, rect, counts, colour, ranks);
+    paint_stages(&painter, &geo, rect, &bounds, colour, ranks);
     let mut out = Vec::new();
     let dragging = response.id.with("dragged stage boundary");
     let moving = response.id.with("moved stage");
@@ -307,17 +307,18 @@ pub fn stage_strip_ui(
 }
 
 /// The stage cells of a region's strip (shaded in turn, each labelled with its layer count and,
-/// where it fits, its rank) and the boundary handles between them.
+/// where it fits, its rank) and the boundary handles between them (`bounds`: the interior
+/// ones, as layer offsets).
 fn paint_stages(
     painter: &egui::Painter,
     geo: &StripGeometry,
     rect: Rect,
-    counts: &[usize],
+    bounds: &[usize],
     colour: (u8, u8, u8),
     ranks: Option<StageRanks<'_>>,
 ) {
-    let bounds = stage_boundaries(counts);
-    let mut edges = vec![0];
+    let mut edges = Vec::with_capacity(bounds.len() + 2);
+    edges.push(0);
     edges.extend(bounds.iter().copied());
     edges.push(geo.layers);
     for (k, w) in edges.windows(2).enumerate() {
@@ -349,7 +350,7 @@ fn paint_stages(
             );
         }
     }
-    for &b in &bounds {
+    for &b in bounds {
         let x = geo.boundary_x(b);
         painter.line_segment(
             [Pos2::new(x, rect.top()), Pos2::new(x, rect.bottom())],

@@ -6,7 +6,6 @@ use crate::command::Command;
 use crate::state::Studio;
 use egui::{Color32, RichText, Ui};
 use egui_plot::{Corner, HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points};
-use mpipe::schedules::skeleton::Skeleton;
 use mpipe::tune::packing::PackingComparison;
 use mpipe::tune::wave_sweep::{WavePoint, WaveSweep};
 use mpipe::vocab::parameter::Parameter;
@@ -48,8 +47,7 @@ pub fn wave_sweep_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
     let Some(scenario) = studio.scenario() else {
         return;
     };
-    let runs = |s: &Skeleton| s.given(Parameter::WaveK).is_some();
-    if scenario.schedule.is_empty() || !scenario.schedule.iter().all(runs) {
+    if !mpipe::tune::wave_sweep::sweepable(scenario) {
         return;
     }
     egui::CollapsingHeader::new("WaveK sweep (JanusPipe): throughput and memory against k")

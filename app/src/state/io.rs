@@ -7,7 +7,7 @@ use super::Studio;
 use super::dialog::{FileDialog, FilePurpose};
 use super::document::Identity;
 use super::files;
-use super::jobs::{self, Job, Poll};
+use super::jobs::{Job, Poll};
 use super::png_export;
 use super::traces::TraceSource;
 use crate::samples::Sample;
@@ -258,7 +258,7 @@ impl Studio {
         if paths.is_empty() {
             return;
         }
-        match jobs::Job::spawn("mpipe open", move |_| files::sort_given(paths)) {
+        match Job::spawn("mpipe open", move |_| files::sort_given(paths)) {
             Ok(job) => self.io.opening = Some(job),
             Err(e) => self.fail(e),
         }
@@ -270,9 +270,9 @@ impl Studio {
             return false;
         };
         let given = match job.poll() {
-            jobs::Poll::Running => return true,
-            jobs::Poll::Done(given) => given,
-            jobs::Poll::Lost => {
+            Poll::Running => return true,
+            Poll::Done(given) => given,
+            Poll::Lost => {
                 self.io.opening = None;
                 self.fail("reading the files given stopped unexpectedly".into());
                 return false;

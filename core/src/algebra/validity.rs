@@ -13,7 +13,6 @@ use crate::scenario::layer::LayerError;
 use crate::scenario::owner::OwnerSpec;
 use crate::scenario::placement::PlacementSpec;
 use crate::scenario::slab;
-use crate::scenario::slab::balanced_counts;
 use crate::schedules::skeleton::{Skeleton, schedule_to_string};
 use crate::schedules::{CutPosition, RunCtx, ScheduleRule};
 use crate::vocab::layout::Layout;
@@ -258,7 +257,7 @@ impl ValidityError {
                 ),
                 edit: Edit::Slabs {
                     region: *region,
-                    counts: Some(balanced_counts(*layers, *ranks)),
+                    counts: Some(slab::balanced_counts(*layers, *ranks)),
                 },
             }),
             _ => None,

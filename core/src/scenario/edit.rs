@@ -336,9 +336,7 @@ fn move_step(
     if s.owner.needs_costs() {
         s.owner = OwnerSpec::Explicit(owner.to_vec());
     }
-    s.orders = Some(orders);
-    s.orders_csv = None;
-    s.orders_from_csv = None;
+    Edit::Orders(Some(orders)).apply(s);
 }
 
 /// A region's interior stage boundaries, as layer offsets into it, from its layers per stage.

@@ -250,6 +250,7 @@ pub trait Schedule: Sync {
         None
     }
 }
+
 /// Slots in action notation without stages (`0F0 1B2`; `+` joins an overlapped pair).
 #[cfg(test)]
 pub(crate) fn show(slots: &[Slot]) -> String {

@@ -64,11 +64,16 @@ pub enum SweepError {
     Derive(#[from] DeriveError),
 }
 
+/// Whether `scenario` can be swept: every region's schedule runs with a unit size `k`.
+pub fn sweepable(scenario: &Scenario) -> bool {
+    let runs = |s: &Skeleton| s.given(Parameter::WaveK).is_some();
+    !scenario.schedule.is_empty() && scenario.schedule.iter().all(runs)
+}
+
 /// The scenario run with unit size `k`: each region's skeleton replaced by the one of its op set
 /// that reads it (`Skeleton::given`).
 pub fn with_wave_k(scenario: &Scenario, k: usize) -> Result<Scenario, SweepError> {
-    let runs = |s: &Skeleton| s.given(Parameter::WaveK).is_some();
-    if !scenario.schedule.iter().all(runs) || scenario.schedule.is_empty() {
+    if !sweepable(scenario) {
         return Err(SweepError::NoUnitSize {
             schedule: schedule_to_string(&scenario.schedule),
             runners: Skeleton::runners(Parameter::WaveK),
