@@ -19,6 +19,7 @@ fn hw(peak: f64, hbm: f64, alpha: f64, link: f64, memory: f64) -> Option<Hardwar
         memory_bytes: Some(memory),
         fb_overlap: None,
         action_overhead_s: None,
+        step_grad_bytes_per_param_byte: None,
     })
 }
 

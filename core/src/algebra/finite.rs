@@ -59,6 +59,10 @@ pub fn check_hardware(hardware: Option<&Hardware>) -> Result<(), FiniteError> {
         ("hardware.link_bytes_per_s", h.link_bytes_per_s),
         ("hardware.memory_bytes", h.memory_bytes),
         ("hardware.action_overhead_s", h.action_overhead_s),
+        (
+            "hardware.step_grad_bytes_per_param_byte",
+            h.step_grad_bytes_per_param_byte,
+        ),
     ] {
         if let Some(v) = value
             && !(v.is_finite() && v >= 0.0)

@@ -27,6 +27,13 @@ pub struct Hardware {
     /// stream (absent: 0). `compare-trace` fits it from the gaps between a rank's actions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action_overhead_s: Option<f64>,
+    /// Gradient buffers of the step (DESIGN.md §3.1): bytes per parameter byte a stage allocates
+    /// at its first backward of the step (its first weight gradient) and holds until the step
+    /// ends, as PyTorch does when the trainer zeroes gradients to `None` (absent: 0, the
+    /// gradients are static, in `static_memory_factor`). `compare-trace` fits it from what the
+    /// measured memory still holds after a rank's last backward.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_grad_bytes_per_param_byte: Option<f64>,
 }
 
 /// `max(W/F, D/B)`; zero work costs nothing.
@@ -75,6 +82,7 @@ mod tests {
             memory_bytes: None,
             fb_overlap: None,
             action_overhead_s: None,
+            step_grad_bytes_per_param_byte: None,
         }
     }
 

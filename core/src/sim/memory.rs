@@ -115,6 +115,7 @@ fn four_phase_activations(
 pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurve> {
     let mut deltas: Vec<Vec<(f64, f64)>> = vec![Vec::new(); plan.ranks];
     workspaces(plan, order, timeline, &mut deltas);
+    step_gradients(plan, order, timeline, &mut deltas);
     four_phase_activations(plan, order, timeline, &mut deltas);
     activations(plan, order, timeline, &mut deltas);
     let capacity = plan.hardware.memory_bytes;
@@ -149,6 +150,39 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
             }
         })
         .collect()
+}
+
+/// Gradient buffers of the step (`hardware.step_grad_bytes_per_param_byte`): each stage allocates
+/// its parameters' gradients when its first whole backward or weight half of the step starts
+/// (an input half computes no weight gradient), and holds them until the step ends.
+fn step_gradients(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut [Vec<(f64, f64)>]) {
+    let factor = plan.hardware.step_grad_bytes_per_param_byte.unwrap_or(0.0);
+    if factor <= 0.0 {
+        return;
+    }
+    let g = &order.graph;
+    let mut first: rustc_hash::FxHashMap<(usize, usize), f64> = rustc_hash::FxHashMap::default();
+    for n in g.node_indices() {
+        if let Some(&Event::Bwd {
+            region, rank, half, ..
+        }) = g.node_weight(n)
+            && half != crate::vocab::phase::Half::Input
+            && let Some((start, _)) = timeline.span_of(n)
+        {
+            let at = first.entry((region.into(), rank.index())).or_insert(start);
+            *at = at.min(start);
+        }
+    }
+    let end = timeline.makespan;
+    for ((region, rank), start) in first {
+        let bytes = factor * crate::sim::cost::param_bytes(plan, region, rank);
+        if bytes > 0.0
+            && let Some(list) = deltas.get_mut(rank)
+        {
+            list.push((start, bytes));
+            list.push((end.max(start), -bytes));
+        }
+    }
 }
 
 /// A backward (or either half of one) holds its transient workspace while it runs.

@@ -366,6 +366,7 @@ mod tests {
             sources: vec![(rank, RankSource::FileName)],
             clock,
             steps: Vec::new(),
+            step_source: crate::trace::step::StepSource::Markers,
             actions,
             transfers: Vec::new(),
             device_side: false,

@@ -438,6 +438,7 @@ impl LayerFits<'_> {
             forward: f.unwrap_or(1.0),
             // A whole backward scales as its halves when only they were measured.
             backward: b.or(i.zip(w).map(|(i, w)| 0.5 * (i + w))).unwrap_or(1.0),
+            whole_measured: b.is_some(),
             // Halves keep their share of the backward unless they were measured.
             input: i,
             weight: w,
@@ -510,6 +511,10 @@ fn calibrate_with<E: From<DeriveError>>(
     if overhead.action_overhead_s.is_some() {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.action_overhead_s = overhead.action_overhead_s;
+    }
+    if let Some(factor) = step_grad_factor(plan, &memory) {
+        let hw = calibrated.hardware.get_or_insert_with(Default::default);
+        hw.step_grad_bytes_per_param_byte = Some(factor);
     }
     if link.alpha_s.is_some() {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
@@ -672,6 +677,9 @@ fn transfer_samples(
 pub struct LayerFit {
     pub forward: f64,
     pub backward: f64,
+    /// Whether whole backwards were measured: then `backward` sets the whole backward, and the
+    /// halves (when measured too, as DualPipeV runs both) only part it.
+    pub whole_measured: bool,
     pub input: Option<f64>,
     pub weight: Option<f64>,
     pub activation_bytes: Option<f64>,
@@ -688,6 +696,10 @@ pub struct MemoryFit {
     /// Allocated and freed while a backward runs: the median, over its backwards, of the peak
     /// inside one over the level it starts at.
     pub workspace_bytes: Option<f64>,
+    /// Still held when the rank's last backward ends, over the step's start: every activation is
+    /// freed by then, so this is what the step allocated for good — its gradient buffers (freed
+    /// at the step's end when the trainer zeroes them to `None`).
+    pub step_held_bytes: Option<f64>,
     pub forwards: usize,
     pub backwards: usize,
 }
@@ -734,9 +746,17 @@ fn fit_memory(
                 (memory.peak(s, e) - memory.at(s)).max(0.0)
             })
             .collect();
+        let last_backward_end = actions
+            .iter()
+            .filter(|a| is_backward(a))
+            .map(|a| a.compute_end_ns)
+            .max();
+        let step_held_bytes =
+            last_backward_end.map(|end| (memory.at(own(end)) - memory.at(own(start))).max(0.0));
         out.push(MemoryFit {
             rank: *rank,
             activation_bytes,
+            step_held_bytes,
             backwards: workspaces.len(),
             workspace_bytes: median(workspaces),
             forwards,
@@ -744,6 +764,32 @@ fn fit_memory(
     }
     out
 }
+
+/// The gradient buffers of the step per parameter byte (`hardware.step_grad_bytes_per_param_byte`):
+/// the median over ranks of what a rank still holds after its last backward over its parameter
+/// bytes (the median: one rank's stray allocation does not set it). `None` without memory, and
+/// when that is under a quarter of the parameter bytes: gradient buffers come as whole
+/// parameter-sized sets (×1 in the parameters' type, ×0.5 in a half-width one), so a smaller
+/// remainder is something else (a loss kept, a cache), and the gradients are static (a trainer
+/// that keeps them between steps).
+fn step_grad_factor(plan: &Plan, memory: &[MemoryFit]) -> Option<f64> {
+    let ratios: Vec<f64> = memory
+        .iter()
+        .filter_map(|m| {
+            let params: f64 = plan
+                .regions
+                .iter()
+                .map(|r| crate::sim::cost::param_bytes(plan, r.index, m.rank))
+                .sum();
+            let held = m.step_held_bytes?;
+            (params > 0.0).then(|| held / params)
+        })
+        .collect();
+    median(ratios).filter(|&f| f >= MIN_GRADIENT_SHARE)
+}
+
+/// The least share of the parameter bytes read as the step's gradient buffers.
+const MIN_GRADIENT_SHARE: f64 = 0.25;
 
 /// What-if on another schedule: `target` (another schedule of the same model) with the costs and
 /// memory a calibration fitted — `calibrated`'s layers and hardware, `target`'s cut, schedule,
@@ -817,11 +863,18 @@ fn scale_layer(piece: &mut LayerSpec, f: LayerFit) {
         piece.bwd_weight_s,
         piece.fwd_s,
     );
-    // Fitted halves make the whole backward (the cost model requires the two to agree).
+    // Fitted halves make the whole backward (the cost model requires the two to agree) unless
+    // whole backwards were measured too: then those set it, and the halves only part it.
     let mut halves_s = None;
     if halves && let Some(w) = seconds {
         let (i, wt) = split(w, piece.bwd_input_s, piece.bwd_weight_s);
-        halves_s = Some((i * input_f, wt * weight_f));
+        let (i, wt) = (i * input_f, wt * weight_f);
+        halves_s = Some(if f.whole_measured && i + wt > 0.0 {
+            let whole = w * f.backward;
+            (whole * i / (i + wt), whole * wt / (i + wt))
+        } else {
+            (i, wt)
+        });
     }
     let flops = whole(
         piece.bwd_flops,
@@ -845,6 +898,12 @@ fn scale_layer(piece: &mut LayerSpec, f: LayerFit) {
     } else if halves && let Some(whole) = flops {
         let (i, w) = split(whole, piece.bwd_input_flops, piece.bwd_weight_flops);
         let (i, w) = (i * input_f, w * weight_f);
+        let (i, w) = if f.whole_measured && i + w > 0.0 {
+            let whole = whole * f.backward;
+            (whole * i / (i + w), whole * w / (i + w))
+        } else {
+            (i, w)
+        };
         piece.bwd_input_flops = Some(i);
         piece.bwd_weight_flops = Some(w);
         piece.bwd_flops = Some(i + w);
@@ -901,6 +960,7 @@ mod tests {
         let factors = |layer: usize| LayerFit {
             forward: if layer == 0 { 2.0 } else { 1.0 },
             backward: if layer == 0 { 1.0 } else { 0.5 },
+            whole_measured: true,
             input: None,
             weight: None,
             activation_bytes: None,

@@ -65,6 +65,16 @@ pub(super) fn not_compute(name: &str, cat: &str) -> bool {
 pub struct ComputeOps {
     by_thread: FxHashMap<u32, Vec<(i64, i64, bool)>>,
     kernels: FxHashMap<u32, Vec<(i64, i64, i64)>>,
+    /// The autograd engine's ops (`autograd::…`) of each thread, merged into disjoint intervals
+    /// sorted by start: an op inside one is backward work, any other is forward work.
+    autograd: FxHashMap<u32, Vec<(i64, i64)>>,
+}
+
+/// Which of an overlapped pair's two actions an op belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpPhase {
+    Forward,
+    Backward,
 }
 
 impl ComputeOps {
@@ -74,7 +84,18 @@ impl ComputeOps {
         // Per distinct (name, category): `None` not an op, else whether it is glue.
         let mut is_op: FxHashMap<(u32, u32), Option<bool>> = FxHashMap::default();
         let mut by_thread: FxHashMap<u32, Vec<(i64, i64, bool)>> = FxHashMap::default();
+        let mut autograd: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
+        let mut is_autograd: FxHashMap<u32, bool> = FxHashMap::default();
         for span in &trace.spans {
+            if *is_autograd
+                .entry(span.name)
+                .or_insert_with(|| trace.string(span.name).starts_with("autograd::"))
+            {
+                autograd
+                    .entry(span.thread)
+                    .or_default()
+                    .push((span.start_ns, span.end_ns()));
+            }
             let op = *is_op.entry((span.name, span.cat)).or_insert_with(|| {
                 let name = trace.string(span.name);
                 (rules.classify(name).is_none()
@@ -95,10 +116,50 @@ impl ComputeOps {
         for ops in by_thread.values_mut() {
             ops.sort_unstable();
         }
+        for list in autograd.values_mut() {
+            list.sort_unstable();
+            let mut merged: Vec<(i64, i64)> = Vec::with_capacity(list.len());
+            for &(s, e) in list.iter() {
+                match merged.last_mut() {
+                    Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                    _ => merged.push((s, e)),
+                }
+            }
+            *list = merged;
+        }
         ComputeOps {
             kernels: launched_kernels(trace, &by_thread),
             by_thread,
+            autograd,
         }
+    }
+
+    /// Whether the op `[start, end)` of `thread` is backward work: the autograd engine's, or
+    /// inside one of its ops.
+    fn phase_of(&self, thread: u32, start: i64) -> OpPhase {
+        let inside = self.autograd.get(&thread).is_some_and(|list| {
+            let i = list.partition_point(|&(s, _)| s <= start);
+            i.checked_sub(1)
+                .and_then(|i| list.get(i))
+                .is_some_and(|&(_, e)| start < e)
+        });
+        if inside {
+            OpPhase::Backward
+        } else {
+            OpPhase::Forward
+        }
+    }
+
+    /// [`ComputeOps::compute`] of the ops of one phase only: what an overlapped pair's forward
+    /// (or backward) computed inside the pair's span, each op given to the one it is part of.
+    pub fn compute_of(
+        &self,
+        phase: OpPhase,
+        thread: u32,
+        start: i64,
+        end: i64,
+    ) -> (i64, Option<(i64, i64)>) {
+        self.compute_where(thread, start, end, |s| self.phase_of(thread, s) == phase)
     }
 
     /// Whether the file has no compute op at all (annotations only).
@@ -127,6 +188,17 @@ impl ComputeOps {
     /// when the first of them starts and the last ends (`None` when there is none). Glue (the
     /// receive buffer allocated before a wait) counts as compute but does not start or end it.
     pub fn compute(&self, thread: u32, start: i64, end: i64) -> (i64, Option<(i64, i64)>) {
+        self.compute_where(thread, start, end, |_| true)
+    }
+
+    /// [`ComputeOps::compute`] of the ops whose start `keep` accepts.
+    fn compute_where(
+        &self,
+        thread: u32,
+        start: i64,
+        end: i64,
+        keep: impl Fn(i64) -> bool,
+    ) -> (i64, Option<(i64, i64)>) {
         let Some(ops) = self.by_thread.get(&thread) else {
             return (0, None);
         };
@@ -138,7 +210,7 @@ impl ComputeOps {
             .unwrap_or_default()
             .iter()
             .take_while(|&&(s, _, _)| s < end)
-            .filter(|&&(_, e, _)| e <= end)
+            .filter(|&&(s, e, _)| e <= end && keep(s))
             .inspect(|&&(s, e, glue)| {
                 if !glue {
                     first_start.get_or_insert(s);
@@ -252,6 +324,7 @@ mod tests {
         let ops = ComputeOps {
             by_thread,
             kernels: FxHashMap::default(),
+            autograd: FxHashMap::default(),
         };
         assert_eq!(ops.compute(1, 0, 100).0, 30 + 30);
         assert_eq!(ops.compute(1, 45, 100).0, 30);

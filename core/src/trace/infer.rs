@@ -3,7 +3,8 @@
 //! of its thread) are, in time order, forwards (the model's ops), backwards (the autograd
 //! engine's `autograd::engine::evaluate_function: …`) and communication (`c10d::send`, a
 //! receive): a forward is a run of model ops, a backward a run of autograd ops, and a run ends
-//! where the other kind begins or the rank sends or receives. Runs of bookkeeping alone (a
+//! where the other kind begins, the rank sends or receives, or the optimizer closes the step
+//! (its ops are no action). Runs of bookkeeping alone (a
 //! `detach`, the empty receive buffer, the gradient scaling after the last backward) are not
 //! actions. What this cannot tell is said where it is used: which of several stages of a rank
 //! an action belongs to (one stage per rank is assumed), and `I`/`W` halves (a split backward
@@ -33,16 +34,17 @@ enum Role {
     Backward,
     /// Tensor bookkeeping that may stand inside a forward but is no action by itself.
     Glue,
-    /// A send, a receive, a collective: ends a run.
-    Communication,
+    /// A send, a receive, a collective, the optimizer closing the step: ends a run, and what
+    /// runs inside it is no action.
+    Boundary,
 }
 
 fn role(name: &str, cat: &str, rules: &Compiled) -> Option<Role> {
     if let Some(c) = rules.classify(name) {
-        return (!c.kind.is_compute()).then_some(Role::Communication);
+        return (!c.kind.is_compute()).then_some(Role::Boundary);
     }
-    if is_communication(name) {
-        return Some(Role::Communication);
+    if is_communication(name) || rules.ends_step(name) {
+        return Some(Role::Boundary);
     }
     if not_compute(name, cat) || rules.step(name).is_some() {
         return None;
@@ -102,7 +104,7 @@ pub fn infer(trace: &RawTrace, rules: &Compiled, steps: &[StepWindow]) -> Vec<In
     for (i, s, role) in top {
         let step = step_of(s.start_ns);
         let kind = match role {
-            Role::Communication => {
+            Role::Boundary => {
                 close(&mut run, &mut out);
                 continue;
             }

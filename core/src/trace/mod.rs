@@ -19,6 +19,7 @@ pub mod report;
 pub mod rules;
 pub mod step;
 pub mod timestamp;
+pub mod whatif;
 
 pub use align::{Alignment, align};
 pub use chrome::{TraceError, import, import_bytes, import_with, looks_like_trace};

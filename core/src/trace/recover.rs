@@ -3,12 +3,12 @@
 //! ranks, and every action gets a step (from `ProfilerStep#N`, else from the schedule repeating)
 //! and a microbatch.
 
-use super::compute::ComputeOps;
+use super::compute::{ComputeOps, OpPhase};
 use super::infer::{InferredAction, infer};
 use super::rank::{RankSource, rank_in_name, rank_in_path};
 use super::raw::{ClockBase, RawTrace, Warning, Warnings};
 use super::rules::{ActionKind, Classified, Compiled, Direction};
-use super::step::StepWindow;
+use super::step::{StepSource, StepWindow};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 
@@ -140,6 +140,8 @@ pub struct MeasuredRank {
     pub sources: Vec<(usize, RankSource)>,
     pub clock: ClockBase,
     pub steps: Vec<StepWindow>,
+    /// How the steps were told apart.
+    pub step_source: StepSource,
     /// Compute actions in time order.
     pub actions: Vec<MeasuredEvent>,
     /// Transfers in time order.
@@ -207,6 +209,8 @@ struct Source {
     /// Compute actions inferred from the structure, when the file annotates none.
     inferred: Vec<InferredAction>,
     steps: Vec<StepWindow>,
+    /// When the ops that close a step (the optimizer's) end, in time order.
+    step_ends: Vec<i64>,
     device_side: bool,
     event_count: usize,
     clock: ClockBase,
@@ -246,10 +250,11 @@ pub fn recover(traces: &[RawTrace], rules: &Compiled, user_ranks: &[Option<usize
         by_rank.entry(rank).or_default().push(source);
     }
     let ops: Vec<ComputeOps> = traces.iter().map(|t| ComputeOps::new(t, rules)).collect();
-    let ranks = by_rank
+    let mut ranks: Vec<MeasuredRank> = by_rank
         .into_iter()
         .map(|(rank, sources)| build_rank(rank, sources, traces, &ops, &mut warnings))
         .collect();
+    common_structure_steps(&mut ranks, &mut warnings);
     Measurement {
         files: traces.iter().map(|t| t.file.clone()).collect(),
         ranks,
@@ -275,7 +280,7 @@ fn file_sources(
     user_rank: Option<usize>,
     warnings: &mut Warnings,
 ) -> Vec<Source> {
-    let (mut matched, mut step_spans) = classify_spans(trace, rules, warnings);
+    let (mut matched, mut step_spans, step_ends) = classify_spans(trace, rules, warnings);
     drop_nested(trace, &mut matched);
     let gpu_cat = trace
         .strings
@@ -316,6 +321,7 @@ fn file_sources(
             events,
             inferred: inferred.take().unwrap_or_default(),
             steps: steps.clone(),
+            step_ends: step_ends.clone(),
             device_side,
             event_count: trace.event_count,
             clock: trace.clock_base(),
@@ -328,16 +334,19 @@ fn file_sources(
 type StepSpan = (usize, Option<i64>);
 
 /// The spans that match a schedule rule (a span whose number does not fit is warned about and
-/// skipped), and the step markers with their numbers; every distinct name classified once.
+/// skipped), the step markers with their numbers, and when the ops that close a step end (in
+/// time order); every distinct name classified once.
 fn classify_spans(
     trace: &RawTrace,
     rules: &Compiled,
     warnings: &mut Warnings,
-) -> (Vec<(usize, Classified)>, Vec<StepSpan>) {
+) -> (Vec<(usize, Classified)>, Vec<StepSpan>, Vec<i64>) {
     let mut classes: FxHashMap<u32, Option<Classified>> = FxHashMap::default();
     let mut step_names: FxHashMap<u32, Option<Option<i64>>> = FxHashMap::default();
+    let mut end_names: FxHashMap<u32, bool> = FxHashMap::default();
     let mut matched: Vec<(usize, Classified)> = Vec::new();
     let mut step_spans: Vec<StepSpan> = Vec::new();
+    let mut step_ends: Vec<i64> = Vec::new();
     for (i, span) in trace.spans.iter().enumerate() {
         let class = *classes
             .entry(span.name)
@@ -362,9 +371,15 @@ fn classify_spans(
             .or_insert_with(|| rules.step(trace.string(span.name)));
         if let Some(number) = step {
             step_spans.push((i, number));
+        } else if *end_names
+            .entry(span.name)
+            .or_insert_with(|| rules.ends_step(trace.string(span.name)))
+        {
+            step_ends.push(span.end_ns());
         }
     }
-    (matched, step_spans)
+    step_ends.sort_unstable();
+    (matched, step_spans, step_ends)
 }
 
 /// The actions of a file that annotates its transfers and no action, read from its structure
@@ -570,21 +585,41 @@ fn build_rank(
     steps.sort_by_key(|w| (w.start_ns, w.end_ns));
     steps.dedup();
 
+    let mut step_ends: Vec<i64> = sources
+        .iter()
+        .flat_map(|s| s.step_ends.iter().copied())
+        .collect();
+    step_ends.sort_unstable();
+    step_ends.dedup();
+
     let mut pending = annotated_events(rank, &sources, traces, ops);
     pending.extend(inferred_events(rank, &sources, ops));
     let inferred = sources.iter().any(|s| !s.inferred.is_empty());
     let memory = measured_memory(files.iter().filter_map(|&f| traces.get(f)));
     pending.sort_by_key(|p| (p.event.start_ns, p.event.end_ns));
 
-    if steps.is_empty() {
-        steps = steps_from_repetition(&mut pending);
-    } else {
+    let step_source;
+    if !steps.is_empty() {
+        step_source = StepSource::Markers;
         for p in &mut pending {
             p.event.step = steps
                 .iter()
                 .rposition(|w| w.start_ns <= p.event.start_ns)
                 .unwrap_or(0);
         }
+    } else if !step_ends.is_empty() {
+        step_source = StepSource::StepEnds;
+        steps = steps_from_ends(&mut pending, &step_ends);
+    } else if pending
+        .iter()
+        .any(|p| p.mb.is_some() && p.event.kind.is_compute())
+    {
+        step_source = StepSource::Repetition;
+        steps = steps_from_repetition(&mut pending);
+    } else {
+        let forwards = structure_period(&pending);
+        step_source = StepSource::Structure { forwards };
+        steps = steps_of_forwards(&mut pending, forwards);
     }
     let mut events = number_microbatches(pending);
     transfers_join_their_actions(&mut events);
@@ -596,6 +631,7 @@ fn build_rank(
         sources: file_sources,
         clock,
         steps,
+        step_source,
         actions,
         transfers,
         device_side,
@@ -682,28 +718,50 @@ fn annotated_events(
                 let Some((kind, stage, mb)) = c.paired else {
                     return vec![Pending { event, mb: c.mb }];
                 };
-                // An overlapped pair's span (`PP:(…;…)OVERLAP_F_B`) times the pair as one: its
-                // forward is given the first half, its backward the second.
-                let mid = sp.start_ns.saturating_add(sp.dur_ns / 2);
-                let (compute_ns, compute_start_ns, compute_end_ns) = compute(sp.start_ns, mid);
+                // An overlapped pair's span (`PP:(…;…)OVERLAP_F_B`) times the pair as one: each
+                // compute op in it goes to the forward or the backward by what it is (the
+                // autograd engine's work is the backward's), each action's compute is the union
+                // of its own ops, and the span is parted where the forward's last op ends. A
+                // file with no ops (annotations only) cannot tell them apart: its pair is parted
+                // at the span's middle, each half all compute.
+                let (forward_part, backward_part) = match ops.get(s.file) {
+                    Some(o) if !o.is_empty() => {
+                        let part = |phase| {
+                            let (total, extent) =
+                                o.compute_of(phase, sp.thread, sp.start_ns, sp.end_ns());
+                            (total, extent)
+                        };
+                        (part(OpPhase::Forward), part(OpPhase::Backward))
+                    }
+                    _ => {
+                        let mid = sp.start_ns.saturating_add(sp.dur_ns / 2);
+                        (
+                            (mid - sp.start_ns, Some((sp.start_ns, mid))),
+                            (sp.end_ns() - mid, Some((mid, sp.end_ns()))),
+                        )
+                    }
+                };
+                let parted_at = forward_part
+                    .1
+                    .map_or(sp.start_ns, |(_, last)| last)
+                    .clamp(sp.start_ns, sp.end_ns());
                 let forward = MeasuredEvent {
-                    end_ns: mid,
-                    compute_ns,
-                    compute_start_ns,
-                    compute_end_ns,
+                    end_ns: parted_at,
+                    compute_ns: forward_part.0,
+                    compute_start_ns: forward_part.1.map_or(sp.start_ns, |e| e.0),
+                    compute_end_ns: parted_at,
                     ..event
                 };
-                let (compute_ns, compute_start_ns, compute_end_ns) = compute(mid, sp.end_ns());
                 let backward = MeasuredEvent {
                     kind,
                     direction: None,
                     stage: stage.unwrap_or(rank),
-                    start_ns: mid,
+                    start_ns: parted_at,
                     end_ns: sp.end_ns(),
-                    compute_ns,
-                    compute_start_ns,
-                    compute_end_ns,
-                    ..forward
+                    compute_ns: backward_part.0,
+                    compute_start_ns: backward_part.1.map_or(parted_at, |e| e.0.max(parted_at)),
+                    compute_end_ns: backward_part.1.map_or(sp.end_ns(), |e| e.1),
+                    ..event
                 };
                 vec![
                     Pending {
@@ -832,6 +890,163 @@ fn transfers_join_their_actions(events: &mut [MeasuredEvent]) {
     }
 }
 
+/// The windows of the steps events were given (`events` in time order).
+fn windows_of(events: &[Pending]) -> Vec<StepWindow> {
+    let mut windows: Vec<StepWindow> = Vec::new();
+    for e in events.iter().map(|p| &p.event) {
+        match windows.get_mut(e.step) {
+            Some(w) => {
+                w.start_ns = w.start_ns.min(e.start_ns);
+                w.end_ns = w.end_ns.max(e.end_ns);
+            }
+            None => {
+                // Steps are numbered in time order from 0, so the next one is this.
+                windows.push(StepWindow {
+                    number: None,
+                    start_ns: e.start_ns,
+                    end_ns: e.end_ns,
+                });
+            }
+        }
+    }
+    windows
+}
+
+/// Without step markers, each op that closes a step (the optimizer's) ends one: an event belongs
+/// to the step of the closing ops after it. Steps with no compute action (the optimizer's step
+/// and zeroing of the gradients both close one) are not steps. Returns the steps' windows.
+fn steps_from_ends(events: &mut [Pending], ends: &[i64]) -> Vec<StepWindow> {
+    let closed_before = |t: i64| ends.partition_point(|&end| end <= t);
+    let mut numbered: Vec<usize> = events
+        .iter()
+        .filter(|p| p.event.kind.is_compute())
+        .map(|p| closed_before(p.event.start_ns))
+        .collect();
+    numbered.dedup();
+    for p in events.iter_mut() {
+        let raw = closed_before(p.event.start_ns);
+        // The step of the last compute before it (a transfer between steps joins its action
+        // later: [`transfers_join_their_actions`]).
+        p.event.step = numbered.partition_point(|&n| n <= raw).saturating_sub(1);
+    }
+    windows_of(events)
+}
+
+/// The shortest period, in forwards, of the run's sequence of compute kinds (`F`, `B`, …): the
+/// smallest number of actions `p` dividing their count such that the sequence repeats every `p`
+/// actions, with at least one forward per period. The whole run (its forward count) when nothing
+/// shorter repeats.
+fn structure_period(events: &[Pending]) -> usize {
+    let kinds: Vec<ActionKind> = events
+        .iter()
+        .map(|p| p.event.kind)
+        .filter(|k| k.is_compute())
+        .collect();
+    let n = kinds.len();
+    let forwards =
+        |slice: &[ActionKind]| slice.iter().filter(|&&k| k == ActionKind::Forward).count();
+    (1..=n)
+        .filter(|p| n.is_multiple_of(*p))
+        .find(|&p| {
+            kinds.get(..p).is_some_and(|head| forwards(head) > 0)
+                && kinds.iter().zip(kinds.iter().skip(p)).all(|(a, b)| a == b)
+        })
+        .and_then(|p| kinds.get(..p).map(forwards))
+        .unwrap_or(0)
+}
+
+/// Steps of `forwards` forwards each: a step begins at every `forwards`-th forward, and every
+/// other event goes with the step of the last forward before it (the first step's, before any).
+/// Returns the steps' windows.
+fn steps_of_forwards(events: &mut [Pending], forwards: usize) -> Vec<StepWindow> {
+    let mut seen = 0usize;
+    for p in events.iter_mut() {
+        if p.event.kind == ActionKind::Forward {
+            seen += 1;
+        }
+        p.event.step = seen.saturating_sub(1).checked_div(forwards).unwrap_or(0);
+    }
+    windows_of(events)
+}
+
+/// Ranks whose steps were told from the run's structure share one step length: the least common
+/// multiple of their periods (1F1B's last rank repeats every forward, its first every `M`). When
+/// that leaves a single step, the steps could not be told apart, and a warning says so.
+fn common_structure_steps(ranks: &mut [MeasuredRank], warnings: &mut Warnings) {
+    let periods: Vec<usize> = ranks
+        .iter()
+        .filter_map(|r| match r.step_source {
+            StepSource::Structure { forwards } => Some(forwards),
+            _ => None,
+        })
+        .collect();
+    let Some(common) = periods.iter().try_fold(1usize, |l, &p| lcm(l, p)) else {
+        return;
+    };
+    if periods.is_empty() {
+        return;
+    }
+    for rank in ranks.iter_mut() {
+        let StepSource::Structure { forwards } = rank.step_source else {
+            continue;
+        };
+        let total = rank
+            .actions
+            .iter()
+            .filter(|a| a.kind == ActionKind::Forward)
+            .count();
+        if common != forwards && total % common.max(1) == 0 {
+            regroup(rank, common);
+        }
+        let steps = rank.steps.len();
+        rank.step_source = if steps > 1 {
+            StepSource::Structure {
+                forwards: total.checked_div(steps).unwrap_or(total),
+            }
+        } else {
+            StepSource::Unknown
+        };
+        if steps <= 1 {
+            let label = format!("rank {}", rank.rank);
+            warnings.add("one step", &label, None, || {
+                format!(
+                    "no step markers, no optimizer ops, and the run's structure does not repeat: its {total} forward(s) are read as ONE step; profile with a profiler schedule (`torch.profiler.schedule(...)`, so each step is marked ProfilerStep#N) or step an optimizer between steps"
+                )
+            });
+        }
+    }
+}
+
+/// The least common multiple; `None` on overflow or a zero.
+fn lcm(a: usize, b: usize) -> Option<usize> {
+    if a == 0 || b == 0 {
+        return None;
+    }
+    let (mut x, mut y) = (a, b);
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    (a / x).checked_mul(b)
+}
+
+/// Gives a rank's actions (inferred, so numbered in order) steps of `forwards` forwards each and
+/// numbers their microbatches again within those steps; transfers join their actions.
+fn regroup(rank: &mut MeasuredRank, forwards: usize) {
+    let mut events: Vec<Pending> = rank
+        .actions
+        .drain(..)
+        .chain(rank.transfers.drain(..))
+        .map(|event| Pending { event, mb: None })
+        .collect();
+    events.sort_by_key(|p| (p.event.start_ns, p.event.end_ns));
+    rank.steps = steps_of_forwards(&mut events, forwards);
+    let mut events = number_microbatches(events);
+    transfers_join_their_actions(&mut events);
+    let (actions, transfers) = events.into_iter().partition(|e| e.kind.is_compute());
+    rank.actions = actions;
+    rank.transfers = transfers;
+}
+
 /// Without step markers, a new step begins when a compute action with a known microbatch
 /// repeats. Returns the steps' windows.
 fn steps_from_repetition(events: &mut [Pending]) -> Vec<StepWindow> {
@@ -917,6 +1132,42 @@ mod tests {
             [
                 ("0F0".to_string(), 150_000, 200_000, 50_000),
                 ("0B0".to_string(), 300_000, 400_000, 40_000)
+            ]
+        );
+    }
+
+    #[test]
+    fn an_overlapped_pair_gives_each_op_to_the_action_it_is_part_of() {
+        // One pair span: the forward's op (5..30 µs), then the backward's autograd op (40..90)
+        // with an op inside it. Cut at the span's middle (50), the autograd op would count in
+        // neither half; read by what each op is, the forward computed 25 µs and the backward 50.
+        let text = r#"{"traceEvents":[
+          {"ph":"X","cat":"user_annotation","name":"PP:(0F1;1B0)OVERLAP_F_B","pid":1,"tid":1,"ts":0,"dur":100},
+          {"ph":"X","cat":"cpu_op","name":"aten::addmm","pid":1,"tid":1,"ts":5,"dur":25},
+          {"ph":"X","cat":"cpu_op","name":"autograd::engine::evaluate_function: AddmmBackward0","pid":1,"tid":1,"ts":40,"dur":50},
+          {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":45,"dur":30}
+        ]}"#;
+        let trace = crate::trace::import_bytes(text.as_bytes(), "rank0.json").unwrap();
+        let rules = crate::trace::rules::RuleSet::default().compile().unwrap();
+        let m = recover(&[trace], &rules, &[Some(0)]);
+        let got: Vec<(String, i64, i64, i64, i64)> = m.ranks[0]
+            .actions
+            .iter()
+            .map(|a| {
+                (
+                    a.label(),
+                    a.start_ns,
+                    a.end_ns,
+                    a.compute_ns,
+                    a.compute_start_ns,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("0F1".to_string(), 0, 30_000, 25_000, 5_000),
+                ("1B0".to_string(), 30_000, 100_000, 50_000, 40_000)
             ]
         );
     }

@@ -25,6 +25,8 @@ pub struct RankReport {
     /// Trace events in the rank's files.
     pub events: usize,
     pub steps: usize,
+    /// How the steps were told apart.
+    pub step_source: super::step::StepSource,
     pub device_side: bool,
     pub offset_ns: i64,
     pub actions: Vec<EventReport>,
@@ -82,6 +84,7 @@ impl TraceReport {
                         rank_source: r.rank_source,
                         events: r.event_count,
                         steps: r.steps.len(),
+                        step_source: r.step_source,
                         device_side: r.device_side,
                         offset_ns: offset,
                         actions: events(&r.actions, offset),
@@ -126,12 +129,13 @@ impl TraceReport {
             };
             let _ = writeln!(
                 out,
-                "\nrank {}: {} (rank {}), {} events, {} step(s), {} actions, {} transfers, offset {} ns{unc}{}",
+                "\nrank {}: {} (rank {}), {} events, {} step(s) {}, {} actions, {} transfers, offset {} ns{unc}{}",
                 r.rank,
                 r.file,
                 r.rank_source.phrase(),
                 r.events,
                 r.steps,
+                r.step_source.phrase(),
                 r.actions.len(),
                 r.transfers.len(),
                 r.offset_ns,
@@ -195,6 +199,18 @@ pub struct CompareTraceReport {
     /// Another schedule of the same model predicted with the fitted costs (`--what-if`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub what_if: Option<WhatIf>,
+    /// The trace's schedule identified among every registered one, by order agreement.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identification: Option<super::whatif::Identification>,
+    /// Why the validation gives no "within the spread" verdict: the scenario's schedule is not
+    /// the one that ran, or a phase's factor was not fitted (`null`: a verdict is given).
+    pub verdict_withheld: Option<String>,
+    /// What the memory peaks (measured, predicted, what-if) are: `dynamic` or `total`.
+    pub memory_basis: super::whatif::MemoryBasis,
+    /// Every registered schedule that fits the model, predicted with the fitted costs, fastest
+    /// first (`--what-if-all`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub what_if_all: Vec<super::whatif::Prediction>,
     pub alignment: Alignment,
     pub ranks: Vec<RankResiduals>,
     /// Every matched action of the check step, against the uncalibrated prediction.
@@ -210,8 +226,9 @@ pub struct WhatIf {
     pub schedule: String,
     pub makespan_s: f64,
     pub bubble_fraction: f64,
-    /// Per rank, the predicted peak memory (bytes).
+    /// Per rank, the predicted peak memory (bytes) on `basis`, the measured peaks' basis.
     pub peak_bytes: Vec<f64>,
+    pub basis: super::whatif::MemoryBasis,
 }
 
 impl WhatIf {
@@ -219,13 +236,15 @@ impl WhatIf {
         file: &str,
         scenario: &crate::scenario::Scenario,
         sim: &crate::sim::run::Simulation,
+        basis: super::whatif::MemoryBasis,
     ) -> WhatIf {
         WhatIf {
             file: file.to_string(),
             schedule: crate::schedules::skeleton::schedule_to_string(&scenario.schedule),
             makespan_s: sim.makespan_s,
             bubble_fraction: sim.bubble_fraction,
-            peak_bytes: sim.memory.iter().map(|c| c.peak_bytes).collect(),
+            peak_bytes: sim.memory.iter().map(|c| basis.peak(c)).collect(),
+            basis,
         }
     }
 }
@@ -310,6 +329,10 @@ impl CompareTraceReport {
             steps: c.steps.clone(),
             memory: c.memory.clone(),
             what_if: None,
+            identification: None,
+            verdict_withheld: unfitted_phases(&c.factors),
+            memory_basis: super::whatif::MemoryBasis::of(m),
+            what_if_all: Vec::new(),
             alignment: alignment.clone(),
             ranks,
             actions: c.before.actions.clone(),
@@ -320,6 +343,35 @@ impl CompareTraceReport {
                 .chain(c.before.warnings.iter().cloned())
                 .collect(),
         }
+    }
+
+    /// Adds the identification of the trace's schedule: when the scenario's schedule is not the
+    /// one that ran (its orders agree less than fully) the report says so, names the best match,
+    /// and gives no verdict.
+    pub fn identified(&mut self, id: super::whatif::Identification) {
+        if !id.scenario_ran() {
+            let best = match id.better_than_scenario() {
+                Some(b) => format!(
+                    "; the best match among the registered schedules is {} ({} stage(s) per rank: {:.1}%)",
+                    b.schedule,
+                    b.chunks,
+                    b.order_agreement * 100.0
+                ),
+                None => "; no registered schedule matches it better".to_string(),
+            };
+            let why = format!(
+                "the scenario's schedule {} is not the one that ran: its order agreement on step {} is {:.1}%{best}",
+                id.scenario.schedule,
+                id.step,
+                id.scenario.order_agreement * 100.0
+            );
+            self.warnings.insert(0, why.clone());
+            self.verdict_withheld = Some(match self.verdict_withheld.take() {
+                Some(other) => format!("{why}; {other}"),
+                None => why,
+            });
+        }
+        self.identification = Some(id);
     }
 
     pub fn text(&self) -> String {
@@ -360,10 +412,10 @@ impl CompareTraceReport {
                 ms(v.max_s),
                 v.spread * 100.0,
                 v.error * 100.0,
-                if v.within_spread() {
-                    " (within the spread)"
-                } else {
-                    " (outside the spread)"
+                match (&self.verdict_withheld, v.within_spread()) {
+                    (Some(_), _) => " (no verdict: see the warnings)",
+                    (None, true) => " (within the spread)",
+                    (None, false) => " (outside the spread)",
                 }
             );
         }
@@ -428,8 +480,9 @@ impl CompareTraceReport {
         if self.ranks.iter().any(|r| r.measured_peak_bytes.is_some()) {
             let _ = writeln!(
                 out,
-                "\n{:>width$}  memory peak measured / predicted / calibrated (error)",
-                "rank"
+                "\n{:>width$}  memory peak measured / predicted / calibrated (error), in {}",
+                "rank",
+                self.memory_basis.label()
             );
             for r in &self.ranks {
                 let Some(measured) = r.measured_peak_bytes else {
@@ -447,29 +500,113 @@ impl CompareTraceReport {
             }
         }
         if let Some(w) = &self.what_if {
+            let peaks: Vec<String> = w.peak_bytes.iter().map(|&b| kib(b)).collect();
             let _ = writeln!(
                 out,
-                "\nwhat-if {} ({}), with the fitted costs: step time {}, bubble {:.1}%",
+                "\nwhat-if {} ({}), with the fitted costs: step time {}, bubble {:.1}%, memory peak per rank {} ({})",
                 w.file,
                 w.schedule,
                 ms(w.makespan_s),
-                w.bubble_fraction * 100.0
+                w.bubble_fraction * 100.0,
+                peaks.join(" / "),
+                match w.basis {
+                    super::whatif::MemoryBasis::Dynamic => "dynamic",
+                    super::whatif::MemoryBasis::Total => "dynamic + static",
+                }
             );
         }
+        if let Some(id) = &self.identification {
+            let list: Vec<String> = id
+                .ranked
+                .iter()
+                .take(3)
+                .map(|c| format!("{} {:.1}%", c.schedule, c.order_agreement * 100.0))
+                .collect();
+            let _ = writeln!(
+                out,
+                "\nschedule identified from the orders of step {}: {} (the scenario's {} {:.1}%)",
+                id.step,
+                list.join(", "),
+                id.scenario.schedule,
+                id.scenario.order_agreement * 100.0
+            );
+        }
+        self.what_if_all_table(out);
         for w in &self.warnings {
             let _ = writeln!(out, "warning: {w}");
         }
     }
 }
 
-/// `stage 2 F ×1.234 (8 actions)`, or that it was not fitted.
-pub fn factor_text(f: &super::calibrate::Factor) -> String {
-    let what = match f.stage {
+impl CompareTraceReport {
+    /// `--what-if-all`: every schedule ranked by predicted step time, with its peaks.
+    fn what_if_all_table(&self, out: &mut String) {
+        let Some(first) = self.what_if_all.first() else {
+            return;
+        };
+        let _ = writeln!(
+            out,
+            "\nwhat-if over every schedule that fits the model, with the costs fitted on step {} (memory in {}):\n rank  schedule                          v  step time     vs fastest  bubble  peak per rank",
+            self.fit_step,
+            first.basis.label()
+        );
+        for (i, p) in self.what_if_all.iter().enumerate() {
+            let peaks: Vec<String> = p.peak_bytes.iter().map(|&b| kib(b)).collect();
+            let _ = writeln!(
+                out,
+                " {:>4}  {:<32}  {}  {:>12}  {:>+9.1}%  {:>5.1}%  {}{}{}",
+                i + 1,
+                p.schedule,
+                p.chunks,
+                ms(p.step_s),
+                signed_error(p.step_s, first.step_s),
+                p.bubble_fraction * 100.0,
+                peaks.join(" / "),
+                if p.over_capacity {
+                    "  over capacity"
+                } else {
+                    ""
+                },
+                if p.ran { "  ← ran" } else { "" },
+            );
+        }
+    }
+}
+
+/// `stage 2 F`, or `region 1 B` for a region's pooled factor.
+fn factor_name(f: &super::calibrate::Factor) -> String {
+    match f.stage {
         Some(stage) => format!("stage {stage} {}", f.phase),
         None => format!("region {} {}", f.region, f.phase),
-    };
+    }
+}
+
+/// Why no verdict may be given on a calibration whose factors are `factors`: the phases the
+/// schedule runs that no measured action fitted (`None` when every one was fitted).
+fn unfitted_phases(factors: &[super::calibrate::Factor]) -> Option<String> {
+    let unfitted: Vec<String> = factors
+        .iter()
+        .filter(|f| f.samples == 0)
+        .map(factor_name)
+        .collect();
+    (!unfitted.is_empty()).then(|| {
+        format!(
+            "not every phase was fitted ({}: no measured action, kept ×1)",
+            unfitted.join(", ")
+        )
+    })
+}
+
+/// `stage 2 F ×1.234 (8 actions)`, or that it was not fitted, or that its actions computed
+/// nothing (a first stage's input half: no input gradient to compute).
+pub fn factor_text(f: &super::calibrate::Factor) -> String {
+    let what = factor_name(f);
     match f.samples {
         0 => format!("{what} not fitted (no measured action; kept ×1)"),
+        n if f.factor < 0.01 => format!(
+            "{what} ×{:.3} ({n} actions that computed next to nothing: a first stage's input half has no input gradient to compute)",
+            f.factor
+        ),
         n => format!("{what} ×{:.3} ({n} actions)", f.factor),
     }
 }

@@ -83,6 +83,11 @@ pub struct Rule {
     pub enabled: bool,
 }
 
+/// PyTorch's optimizers record `Optimizer.step#SGD.step` and `Optimizer.zero_grad#SGD.zero_grad`.
+fn default_step_end_pattern() -> String {
+    r"^Optimizer\.(?:step|zero_grad)#".to_string()
+}
+
 fn yes() -> bool {
     true
 }
@@ -98,6 +103,10 @@ pub struct RuleSet {
     pub rules: Vec<Rule>,
     /// Events whose name matches mark one training step each; an optional `step` group numbers it.
     pub step_pattern: String,
+    /// Events whose name matches close a training step (the optimizer's step, zeroing the
+    /// gradients): how steps are told apart in a trace without step markers.
+    #[serde(default = "default_step_end_pattern")]
+    pub step_end_pattern: String,
     /// Prefer `gpu_user_annotation` copies (device time) over the CPU annotations when a rank has
     /// both.
     #[serde(default = "yes")]
@@ -151,6 +160,7 @@ impl Default for RuleSet {
                 ),
             ],
             step_pattern: r"^(?:ProfilerStep#|Iteration )(?P<step>\d+)$".to_string(),
+            step_end_pattern: default_step_end_pattern(),
             prefer_gpu_annotations: true,
         }
     }
@@ -187,6 +197,8 @@ pub enum RuleError {
     },
     #[error("step pattern: {message}")]
     StepPattern { message: String },
+    #[error("step end pattern: {message}")]
+    StepEndPattern { message: String },
     #[error("{file}:{line}:{column}: field `{path}`: {message}")]
     Json {
         file: String,
@@ -222,6 +234,7 @@ pub struct Compiled {
     /// (index in the rule set, pattern, fixed phase).
     rules: Vec<(usize, Regex, Option<Phase>)>,
     step: Regex,
+    step_end: Regex,
     pub prefer_gpu_annotations: bool,
 }
 
@@ -247,6 +260,7 @@ impl RuleSet {
                 RuleError::BadPhase { index, .. } => format!("rules[{index}].phase"),
                 RuleError::NoPhase { index, .. } => format!("rules[{index}]"),
                 RuleError::StepPattern { .. } => "step_pattern".to_string(),
+                RuleError::StepEndPattern { .. } => "step_end_pattern".to_string(),
                 RuleError::Json { .. } => return e,
             };
             let segs = crate::scenario::locate::parse_path(&path);
@@ -305,9 +319,14 @@ impl RuleSet {
         let step = Regex::new(&self.step_pattern).map_err(|e| RuleError::StepPattern {
             message: e.to_string(),
         })?;
+        let step_end =
+            Regex::new(&self.step_end_pattern).map_err(|e| RuleError::StepEndPattern {
+                message: e.to_string(),
+            })?;
         Ok(Compiled {
             rules,
             step,
+            step_end,
             prefer_gpu_annotations: self.prefer_gpu_annotations,
         })
     }
@@ -369,6 +388,11 @@ impl Compiled {
     pub fn step(&self, name: &str) -> Option<Option<i64>> {
         let caps = self.step.captures(name)?;
         Some(caps.name("step").and_then(|m| m.as_str().parse().ok()))
+    }
+
+    /// Whether `name` closes a training step (the optimizer's step, zeroing the gradients).
+    pub fn ends_step(&self, name: &str) -> bool {
+        self.step_end.is_match(name)
     }
 }
 

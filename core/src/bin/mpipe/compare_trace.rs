@@ -24,6 +24,10 @@ pub struct Args {
     /// memory fitted on the traces.
     #[arg(long, value_name = "OTHER.json")]
     pub what_if: Option<PathBuf>,
+    /// What-if over every schedule: predict every registered schedule that fits the model (over
+    /// one stage per rank and over the run's) with the fitted costs, ranked by step time.
+    #[arg(long)]
+    pub what_if_all: bool,
     #[command(flatten)]
     pub trace: TraceArgs,
     #[command(flatten)]
@@ -38,6 +42,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         fit_step,
         calibrated,
         what_if,
+        what_if_all,
         trace,
         sim,
     } = args;
@@ -107,8 +112,33 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             &other.display().to_string(),
             &fitted,
             &simulation,
+            report.memory_basis,
         ));
     }
+    let identification = mpipe::trace::whatif::identify(
+        &model,
+        &simulation,
+        &measurement,
+        &alignment,
+        fit_step,
+        sim.options(),
+    );
+    if what_if_all {
+        let ran = identification
+            .ranked
+            .first()
+            .filter(|b| b.order_agreement >= 1.0 - 1e-9)
+            .map(|b| b.schedule.clone());
+        report.what_if_all = mpipe::trace::whatif::what_if_all(
+            &model,
+            &calibration.scenario,
+            mpipe::trace::whatif::measured_chunks(&measurement),
+            ran.as_deref(),
+            report.memory_basis,
+            sim.options(),
+        );
+    }
+    report.identified(identification);
     if let Some(out) = calibrated {
         mpipe::files::write_atomic(&out, calibration.scenario.to_json_string().as_bytes())
             .with_context(|| format!("writing {}", out.display()))?;

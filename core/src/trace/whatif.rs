@@ -1,0 +1,267 @@
+//! The decision the engineer came for (DESIGN.md §5 "Reading a run right"): which schedule to
+//! run. The candidates are every registered schedule that fits the traced model — each Sharded,
+//! first-order skeleton over the run's regions (one region per chunk a rank holds), kept when it
+//! derives. Among them the trace's own schedule is identified by how well its measured per-rank
+//! orders agree with each; and, with the costs one calibration fitted, every candidate's step
+//! time and peak memory are predicted and ranked.
+
+use super::align::Alignment;
+use super::compare::compare;
+use super::recover::Measurement;
+use crate::scenario::Scenario;
+use crate::schedules::skeleton::{Skeleton, schedule_to_string};
+use crate::sim::engine::SimOptions;
+use crate::sim::run::Simulation;
+use crate::tune::pipeline::simulate_scenario;
+use crate::vocab::layout::Layout;
+use serde::Serialize;
+
+/// One candidate: a schedule over `chunks` regions of the traced model.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// As `mpipe derive` writes it: `⟨zbv, zbv⟩`.
+    pub schedule: String,
+    /// Stages per rank (the regions the schedule runs over).
+    pub chunks: usize,
+    pub scenario: Scenario,
+    pub simulation: Simulation,
+}
+
+/// The layer cut of `chunks` regions: the scenario's own when it has that many regions, else
+/// equal regions (`None` when the layers do not divide evenly).
+fn cut_for(scenario: &Scenario, chunks: usize) -> Option<Vec<usize>> {
+    if scenario.schedule.len() == chunks {
+        return Some(scenario.cut.clone());
+    }
+    let layers: usize = scenario.model.layers.iter().map(|l| l.count).sum();
+    if chunks == 0 || !layers.is_multiple_of(chunks) {
+        return None;
+    }
+    Some((1..chunks).map(|i| i * layers / chunks).collect())
+}
+
+/// Every registered schedule that fits `scenario`'s model over each of `chunks` regions per rank:
+/// Sharded and first-order skeletons, the same one in every region, kept when they derive and
+/// simulate (a schedule's own rules, such as a microbatch count it needs, leave it out).
+pub fn candidates(scenario: &Scenario, chunks: &[usize], options: SimOptions) -> Vec<Candidate> {
+    let mut counts: Vec<usize> = chunks.to_vec();
+    counts.sort_unstable();
+    counts.dedup();
+    let mut out = Vec::new();
+    for &v in &counts {
+        let Some(cut) = cut_for(scenario, v) else {
+            continue;
+        };
+        for &skeleton in Skeleton::all() {
+            if skeleton.layout() != Layout::Sharded || skeleton.second_order() {
+                continue;
+            }
+            let mut candidate = scenario.clone();
+            candidate.cut = cut.clone();
+            candidate.schedule = vec![skeleton; v];
+            candidate.slabs = None;
+            candidate.orders = None;
+            candidate.orders_csv = None;
+            candidate.orders_from_csv = None;
+            candidate.placement = None;
+            candidate.wave_k = None;
+            let Ok(simulation) = simulate_scenario(&candidate, options) else {
+                continue;
+            };
+            out.push(Candidate {
+                schedule: schedule_to_string(&candidate.schedule),
+                chunks: v,
+                scenario: candidate,
+                simulation,
+            });
+        }
+    }
+    out
+}
+
+/// How well a schedule explains the measured orders.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OrderMatch {
+    pub schedule: String,
+    /// Stages per rank.
+    pub chunks: usize,
+    /// Over all ranks, on the step compared (1 = every rank ran exactly its order).
+    pub order_agreement: f64,
+}
+
+/// The trace's schedule, identified among the candidates.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Identification {
+    pub step: usize,
+    /// The scenario's own schedule against the measured orders.
+    pub scenario: OrderMatch,
+    /// Every candidate with the run's stage count, best first.
+    pub ranked: Vec<OrderMatch>,
+}
+
+impl Identification {
+    /// The best match, when one explains the orders better than the scenario's schedule does.
+    pub fn better_than_scenario(&self) -> Option<&OrderMatch> {
+        self.ranked
+            .first()
+            .filter(|b| b.order_agreement > self.scenario.order_agreement + 1e-9)
+    }
+
+    /// Whether the scenario's schedule is the one that ran (every order agrees).
+    pub fn scenario_ran(&self) -> bool {
+        self.scenario.order_agreement >= 1.0 - 1e-9
+    }
+}
+
+/// Stages per rank of the run: distinct measured stages over ranks (at least 1).
+pub fn measured_chunks(m: &Measurement) -> usize {
+    let mut stages: Vec<usize> = m
+        .ranks
+        .iter()
+        .flat_map(|r| r.actions.iter().map(|a| a.stage))
+        .collect();
+    stages.sort_unstable();
+    stages.dedup();
+    stages.len().checked_div(m.ranks.len()).unwrap_or(1).max(1)
+}
+
+/// Compares step `step` of the run with every candidate of its stage count (and with
+/// `scenario`'s own prediction `predicted`), best match first; ties keep the registry's order.
+pub fn identify(
+    scenario: &Scenario,
+    predicted: &Simulation,
+    m: &Measurement,
+    alignment: &Alignment,
+    step: usize,
+    options: SimOptions,
+) -> Identification {
+    let chunks = measured_chunks(m);
+    let mut ranked: Vec<OrderMatch> = candidates(scenario, &[chunks], options)
+        .iter()
+        .map(|c| OrderMatch {
+            schedule: c.schedule.clone(),
+            chunks: c.chunks,
+            order_agreement: compare(&c.simulation, m, alignment, step).order_agreement,
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.order_agreement.total_cmp(&a.order_agreement));
+    Identification {
+        step,
+        scenario: OrderMatch {
+            schedule: schedule_to_string(&scenario.schedule),
+            chunks: scenario.schedule.len(),
+            order_agreement: compare(predicted, m, alignment, step).order_agreement,
+        },
+        ranked,
+    }
+}
+
+/// What predicted memory is compared on: the measured CPU allocator counts from the profiler's
+/// start (the parameters allocated before are not in it), an accelerator's from the device's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryBasis {
+    /// Activations, workspace and what the runtime holds: the peak less the static bytes.
+    Dynamic,
+    /// Dynamic plus static bytes (parameters, gradients, optimizer state).
+    Total,
+}
+
+impl MemoryBasis {
+    /// The basis a measurement's peaks are on (dynamic without one: what a schedule changes).
+    pub fn of(m: &Measurement) -> MemoryBasis {
+        let relative = m
+            .ranks
+            .iter()
+            .filter_map(|r| r.memory.as_ref())
+            .all(|mem| mem.relative());
+        if relative {
+            MemoryBasis::Dynamic
+        } else {
+            MemoryBasis::Total
+        }
+    }
+
+    /// For labels: "dynamic bytes (…)".
+    pub fn label(self) -> &'static str {
+        match self {
+            MemoryBasis::Dynamic => {
+                "dynamic bytes (activations, workspace, the step's gradient buffers; static bytes left out: the measured CPU allocator counts from the profiler's start)"
+            }
+            MemoryBasis::Total => "dynamic + static bytes",
+        }
+    }
+
+    /// A simulated rank's peak on this basis.
+    pub fn peak(self, curve: &crate::sim::memory::MemoryCurve) -> f64 {
+        match self {
+            MemoryBasis::Dynamic => (curve.peak_bytes - curve.static_bytes).max(0.0),
+            MemoryBasis::Total => curve.peak_bytes,
+        }
+    }
+}
+
+/// One schedule predicted with the fitted costs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prediction {
+    pub schedule: String,
+    pub chunks: usize,
+    pub step_s: f64,
+    pub bubble_fraction: f64,
+    /// Per rank, the predicted peak on `basis`.
+    pub peak_bytes: Vec<f64>,
+    pub basis: MemoryBasis,
+    /// A rank's peak (dynamic + static) above `hardware.memory_bytes`.
+    pub over_capacity: bool,
+    /// The schedule that ran (identified from the trace's orders).
+    pub ran: bool,
+}
+
+/// The stages per rank a what-if tries: the run's own, and every count up to
+/// [`MAX_CHUNKS`] that gives each stage whole layers (the layers divide evenly into that many
+/// regions, each at least one layer per rank).
+pub fn chunk_counts(model: &Scenario, run: usize) -> Vec<usize> {
+    let layers: usize = model.model.layers.iter().map(|l| l.count).sum();
+    let mut out: Vec<usize> = (1..=MAX_CHUNKS)
+        .filter(|&v| layers.is_multiple_of(v) && layers / v >= model.ranks)
+        .chain([run])
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The most stages per rank a what-if tries (beyond the run's own).
+pub const MAX_CHUNKS: usize = 4;
+
+/// Every candidate of `model` (the scenario the run was read against) over each of
+/// [`chunk_counts`] regions per rank, simulated with the costs `calibrated` holds, fastest
+/// first; `ran` marks the identified schedule over the run's `chunks`.
+pub fn what_if_all(
+    model: &Scenario,
+    calibrated: &Scenario,
+    chunks: usize,
+    ran: Option<&str>,
+    basis: MemoryBasis,
+    options: SimOptions,
+) -> Vec<Prediction> {
+    let mut out: Vec<Prediction> = candidates(model, &chunk_counts(model, chunks), options)
+        .into_iter()
+        .filter_map(|c| {
+            let fitted = super::calibrate::with_fitted_costs(&c.scenario, calibrated).ok()?;
+            let sim = simulate_scenario(&fitted, options).ok()?;
+            Some(Prediction {
+                ran: ran == Some(c.schedule.as_str()) && c.chunks == chunks,
+                schedule: c.schedule,
+                chunks: c.chunks,
+                step_s: sim.makespan_s,
+                bubble_fraction: sim.bubble_fraction,
+                peak_bytes: sim.memory.iter().map(|m| basis.peak(m)).collect(),
+                basis,
+                over_capacity: sim.memory.iter().any(|m| m.over_capacity),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.step_s.total_cmp(&b.step_s));
+    out
+}
