@@ -258,7 +258,7 @@ fn calibration_summary_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
         .small(),
     );
     if let Some(v) = &report.validation {
-        let within = v.within_spread();
+        let within = v.within_spread() && report.verdict_withheld.is_none();
         ui.colored_label(
             if within {
                 ui.visuals().text_color()
@@ -273,10 +273,20 @@ fn calibration_summary_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
                 secs(v.max_s),
                 100.0 * v.spread,
                 100.0 * v.error,
-                if within { ", within the spread" } else { ", outside the spread" }
+                match (&report.verdict_withheld, within) {
+                    (Some(_), _) => ", no verdict",
+                    (None, true) => ", within the spread",
+                    (None, false) => ", outside the spread",
+                }
             ))
             .small(),
         );
+        if let Some(why) = &report.verdict_withheld {
+            ui.colored_label(
+                Color32::from_rgb(0xF0, 0xA0, 0x30),
+                RichText::new(format!("no verdict: {why}")).small(),
+            );
+        }
     }
 }
 

@@ -205,6 +205,9 @@ pub struct CompareTraceReport {
     /// Why the validation gives no "within the spread" verdict: the scenario's schedule is not
     /// the one that ran, or a phase's factor was not fitted (`null`: a verdict is given).
     pub verdict_withheld: Option<String>,
+    /// That the scenario's schedule is not the one that ran (its orders on the fit step agree
+    /// less than fully), naming the best match once [`CompareTraceReport::identified`] ran.
+    pub wrong_schedule: Option<String>,
     /// What the memory peaks (measured, predicted, what-if) are: `dynamic` or `total`.
     pub memory_basis: super::whatif::MemoryBasis,
     /// Every registered schedule that fits the model, predicted with the fitted costs, fastest
@@ -281,6 +284,35 @@ impl CompareTraceReport {
         alignment: &Alignment,
         m: &Measurement,
     ) -> CompareTraceReport {
+        let mut report = Self::figures(scenario, c, alignment, m);
+        let order = c.fit.order_agreement;
+        if order < 1.0 - 1e-9 {
+            let why = format!(
+                "the scenario's schedule {} is not the one that ran: its order agreement on step {} is {:.1}%",
+                crate::schedules::skeleton::schedule_to_string(&c.scenario.schedule),
+                c.fit_step,
+                order * 100.0
+            );
+            report.warnings.insert(0, why.clone());
+            report.wrong_schedule = Some(why);
+        }
+        let reasons: Vec<String> = report
+            .wrong_schedule
+            .iter()
+            .cloned()
+            .chain(unfitted_phases(&c.factors))
+            .collect();
+        report.verdict_withheld = (!reasons.is_empty()).then(|| reasons.join("; "));
+        report
+    }
+
+    /// The report's figures, before any verdict is judged.
+    fn figures(
+        scenario: &str,
+        c: &super::calibrate::Calibration,
+        alignment: &Alignment,
+        m: &Measurement,
+    ) -> CompareTraceReport {
         let (predicted_error, calibrated_error) = c.errors();
         let ranks = c
             .before
@@ -330,7 +362,8 @@ impl CompareTraceReport {
             memory: c.memory.clone(),
             what_if: None,
             identification: None,
-            verdict_withheld: unfitted_phases(&c.factors),
+            verdict_withheld: None,
+            wrong_schedule: None,
             memory_basis: super::whatif::MemoryBasis::of(m),
             what_if_all: Vec::new(),
             alignment: alignment.clone(),
@@ -346,10 +379,9 @@ impl CompareTraceReport {
     }
 
     /// Adds the identification of the trace's schedule: when the scenario's schedule is not the
-    /// one that ran (its orders agree less than fully) the report says so, names the best match,
-    /// and gives no verdict.
+    /// one that ran, the warning that says so (and the withheld verdict) name the best match.
     pub fn identified(&mut self, id: super::whatif::Identification) {
-        if !id.scenario_ran() {
+        if let Some(why) = self.wrong_schedule.clone() {
             let best = match id.better_than_scenario() {
                 Some(b) => format!(
                     "; the best match among the registered schedules is {} ({} stage(s) per rank: {:.1}%)",
@@ -359,17 +391,14 @@ impl CompareTraceReport {
                 ),
                 None => "; no registered schedule matches it better".to_string(),
             };
-            let why = format!(
-                "the scenario's schedule {} is not the one that ran: its order agreement on step {} is {:.1}%{best}",
-                id.scenario.schedule,
-                id.step,
-                id.scenario.order_agreement * 100.0
-            );
-            self.warnings.insert(0, why.clone());
-            self.verdict_withheld = Some(match self.verdict_withheld.take() {
-                Some(other) => format!("{why}; {other}"),
-                None => why,
-            });
+            let named = format!("{why}{best}");
+            for w in self.warnings.iter_mut().filter(|w| **w == why) {
+                w.clone_from(&named);
+            }
+            if let Some(v) = &mut self.verdict_withheld {
+                *v = v.replacen(&why, &named, 1);
+            }
+            self.wrong_schedule = Some(named);
         }
         self.identification = Some(id);
     }
