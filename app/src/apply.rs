@@ -100,6 +100,12 @@ impl Command {
                     c.job.cancel();
                 }
             }
+            Command::RankSchedules => studio.start_ranking(),
+            Command::CancelRanking => {
+                if let Some(r) = &studio.traces.ranking {
+                    r.job.cancel();
+                }
+            }
             Command::PinBaseline => studio.pin_baseline(),
             Command::Unpin(i) => {
                 if i < studio.baselines.len() {

@@ -53,6 +53,9 @@ pub enum Command {
     BuiltInRules,
     Calibrate,
     CancelCalibration,
+    /// After a calibration: predict every registered schedule with the fitted costs, ranked.
+    RankSchedules,
+    CancelRanking,
     /// Compares BigMac's three designs of the scenario.
     CompareDesigns,
     CancelDesigns,

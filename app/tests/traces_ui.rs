@@ -413,3 +413,55 @@ fn an_unannotated_run_is_shown_as_inferred() {
     let m = harness.state().traces.measurement.clone().unwrap();
     assert!(m.ranks.iter().all(|r| r.inferred && r.actions.len() == 64));
 }
+
+#[test]
+fn one_click_ranks_every_schedule_beside_the_measured_run() {
+    // The recorded ZB-V run (tests/fixtures/traces/seven): calibrated, the run's schedule is
+    // identified; "What-if: rank every schedule" predicts every registered schedule with the
+    // fitted costs on a worker, and the ranked chart names what it shows. Its figures are the
+    // CLI's `--what-if-all`.
+    let seven = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/traces/seven");
+    let mut harness = traced_from(&seven.join("zbv"));
+    // Nothing to rank before a calibration.
+    assert!(
+        harness
+            .query_by_label("What-if: rank every schedule")
+            .is_none()
+    );
+    press(&mut harness, "Calibrate");
+    wait(&mut harness, |s| s.traces.calibrating.is_none());
+    harness.run();
+    harness
+        .get_by_label_contains("schedule identified from the orders of step 0: ⟨zbv, zbv⟩ 100.0%");
+    press(&mut harness, "What-if: rank every schedule");
+    wait(&mut harness, |s| s.traces.ranking.is_none());
+    harness.run();
+    let report = harness.state().traces.calibration.clone().unwrap();
+    let ranked = &report.what_if_all;
+    assert!(ranked.len() >= 7, "{ranked:?}");
+    assert!(ranked.windows(2).all(|w| w[0].step_s <= w[1].step_s));
+    let ran: Vec<_> = ranked.iter().filter(|p| p.ran).collect();
+    assert_eq!(ran.len(), 1);
+    assert_eq!(ran[0].schedule, "⟨zbv, zbv⟩");
+    harness.get_by_label_contains("What-if for The traced run: 4 MLP blocks, zbv on 2 ranks");
+    // The same ranking as the CLI's, from the calibrated scenario the app now holds.
+    let calibrated = harness.state().scenario().cloned().unwrap();
+    let cli = mpipe::trace::whatif::what_if_all(
+        &calibrated,
+        &calibrated,
+        2,
+        Some("⟨zbv, zbv⟩"),
+        mpipe::trace::whatif::MemoryBasis::Dynamic,
+        Default::default(),
+    );
+    assert_eq!(&cli, ranked);
+    // An edit makes the ranking stale: the button waits for a new calibration.
+    harness.state_mut().apply(Command::Undo);
+    harness.run();
+    assert!(
+        harness
+            .get_by_label("What-if: rank every schedule")
+            .accesskit_node()
+            .is_disabled()
+    );
+}

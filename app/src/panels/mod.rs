@@ -17,6 +17,7 @@ pub mod top_bar;
 pub mod traces;
 pub mod tuner;
 pub mod views;
+pub mod what_if;
 pub mod workload_bars;
 
 use crate::command::Command;

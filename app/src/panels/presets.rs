@@ -20,6 +20,8 @@ fn hw(peak: f64, hbm: f64, alpha: f64, link: f64, memory: f64) -> Option<Hardwar
         fb_overlap: None,
         action_overhead_s: None,
         step_grad_bytes_per_param_byte: None,
+        p2p: None,
+        p2p_post_s: None,
     })
 }
 

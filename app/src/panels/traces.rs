@@ -52,6 +52,7 @@ pub fn traces_ui(ui: &mut egui::Ui, studio: &Studio, shown: &Shown) -> Vec<Comma
         step_and_calibrate_ui(ui, studio, &mut out);
         if let Some(report) = &traces.calibration {
             calibration_ui(ui, report);
+            super::what_if::what_if_ui(ui, studio, report, &mut out);
         }
         // The span every chart shares (it includes the measured step).
         let span = studio.span();
@@ -288,9 +289,27 @@ fn calibration_summary_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
             );
         }
     }
+    if let Some(id) = &report.identification {
+        let best: Vec<String> = id
+            .ranked
+            .iter()
+            .take(3)
+            .map(|c| format!("{} {:.1}%", c.schedule, 100.0 * c.order_agreement))
+            .collect();
+        ui.label(
+            RichText::new(format!(
+                "schedule identified from the orders of step {}: {} (the scenario's {} {:.1}%)",
+                id.step,
+                best.join(", "),
+                id.scenario.schedule,
+                100.0 * id.scenario.order_agreement
+            ))
+            .small(),
+        );
+    }
 }
 
-/// The fitted compute factors, then the fitted links and per-action overhead.
+/// The fitted compute factors, then the fitted links, per-action overhead and posting.
 fn factors_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
     let factors: Vec<Vec<String>> = report
         .factors
@@ -302,6 +321,8 @@ fn factors_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
                 f.phase.to_string(),
                 if f.samples == 0 {
                     "–".to_string()
+                } else if f.factor < 0.01 {
+                    format!("×{:.3} computed nothing", f.factor)
                 } else {
                     format!("×{:.3}", f.factor)
                 },
@@ -321,7 +342,7 @@ fn factors_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
             ("phase", "F forward, B backward, I and W its halves"),
             (
                 "factor",
-                "measured compute over predicted duration (median); – not fitted: nothing was measured",
+                "measured compute over predicted duration (median); – not fitted: nothing was measured; computed nothing: a first stage's input half has no input gradient to compute",
             ),
             (
                 "actions",
@@ -329,7 +350,12 @@ fn factors_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
             ),
         ],
         &factors,
-        |r, _| report.factors.get(r).is_some_and(|f| f.samples == 0),
+        |r, _| {
+            report
+                .factors
+                .get(r)
+                .is_some_and(|f| f.samples == 0 || f.factor < 0.01)
+        },
     );
     ui.label(
         RichText::new(format!(
@@ -342,6 +368,13 @@ fn factors_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
         RichText::new(format!(
             "fitted per-action overhead: {}",
             mpipe::trace::report::overhead_text(&report.overhead)
+        ))
+        .small(),
+    );
+    ui.label(
+        RichText::new(format!(
+            "fitted posting of transfers: {}",
+            mpipe::trace::report::p2p_text(&report.p2p)
         ))
         .small(),
     );

@@ -297,6 +297,7 @@ impl Studio {
             self.report(result);
         }
         let calibrating = self.poll_calibration();
+        let ranking = self.poll_ranking();
         let (analysing, said) = self.analyses.poll();
         if let Some(last) = said.into_iter().last() {
             self.notice = Some(last);
@@ -304,6 +305,7 @@ impl Studio {
         let opening = self.poll_given();
         simulating
             || calibrating
+            || ranking
             || analysing
             || opening
             || exporting

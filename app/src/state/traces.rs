@@ -12,6 +12,9 @@ use mpipe::trace::align::Alignment;
 use mpipe::trace::calibrate::{Calibration, Fit, calibrate_cancellable, check_step};
 use mpipe::trace::compare::{Comparison, compare};
 use mpipe::trace::report::CompareTraceReport;
+use mpipe::trace::whatif::{
+    Identification, MemoryBasis, Prediction, RunShape, identify, measured_chunks, what_if_all_until,
+};
 use mpipe::trace::{Measurement, RawTrace, RuleSet};
 use mpipe::tune::pipeline::SimulationError;
 use std::sync::Arc;
@@ -78,10 +81,22 @@ fn start_import(sources: Vec<TraceSource>) -> Result<Import, String> {
     Ok(Import { job, files })
 }
 
+/// What a calibration job finds: the fit, and the trace's schedule identified among every
+/// registered one.
+pub type Calibrated = (Calibration, Identification);
+
 /// A calibration running on a background job, for the document generation it fits.
 #[derive(Debug)]
 pub struct Calibrating {
-    pub job: Job<Option<Result<Calibration, String>>>,
+    pub job: Job<Option<Result<Calibrated, String>>>,
+    pub generation: u64,
+}
+
+/// The what-if over every schedule running on a background job, for the document generation
+/// (the calibrated scenario) it predicts from.
+#[derive(Debug)]
+pub struct Ranking {
+    pub job: Job<Option<Vec<Prediction>>>,
     pub generation: u64,
 }
 
@@ -101,8 +116,12 @@ pub struct Traces {
     pub step: usize,
     pub import: Option<Import>,
     pub calibrating: Option<Calibrating>,
-    /// What the last calibration found: the report `mpipe compare-trace` prints.
+    /// What the last calibration found: the report `mpipe compare-trace` prints (with
+    /// `--what-if-all`'s ranking once the user asked for it).
     pub calibration: Option<CompareTraceReport>,
+    /// The document generation the last calibration made (its scenario is the calibrated one).
+    pub calibrated_generation: Option<u64>,
+    pub ranking: Option<Ranking>,
     /// Bumped whenever the measurement changes (new files, rules, ranks).
     generation: u64,
     /// The comparison on screen, keyed by what it was computed from.
@@ -128,6 +147,8 @@ impl Default for Traces {
             import: None,
             calibrating: None,
             calibration: None,
+            calibrated_generation: None,
+            ranking: None,
             generation: 0,
             view: None,
         }
@@ -287,7 +308,7 @@ pub enum CalibrationEnd {
     /// Fitted to the document at `generation`.
     Fitted {
         generation: u64,
-        calibration: Box<Calibration>,
+        calibration: Box<Calibrated>,
     },
 }
 
@@ -320,8 +341,12 @@ impl Traces {
                 check_step: check,
                 options: Default::default(),
             };
-            match calibrate_cancellable(&fit, &mut |f| control.keep_going(f)) {
-                Ok(c) => Some(Ok(c)),
+            match calibrate_cancellable(&fit, &mut |f| control.keep_going(0.9 * f)) {
+                Ok(c) => {
+                    let id = identify(&scenario, &shown.sim, &m, &a, step, Default::default());
+                    control.keep_going(1.0);
+                    Some(Ok((c, id)))
+                }
                 Err(SimulationError::Cancelled) => None,
                 Err(SimulationError::Derive(e)) => Some(Err(format!(
                     "the calibrated scenario: field `{}`: {e}",
@@ -348,6 +373,35 @@ impl Traces {
         };
         self.calibrating = None;
         Some(end)
+    }
+
+    /// Predicts every registered schedule that fits the model with the costs `calibrated` (the
+    /// document at `generation`, made by the last calibration) holds, on a worker.
+    pub fn start_ranking(&mut self, calibrated: &Scenario, generation: u64) -> Result<(), String> {
+        let (Some(m), Some(report)) = (&self.measurement, &self.calibration) else {
+            return Ok(());
+        };
+        let chunks = measured_chunks(m);
+        let ran = report
+            .identification
+            .as_ref()
+            .and_then(|id| id.ranked.first())
+            .filter(|b| b.order_agreement >= 1.0 - 1e-9)
+            .map(|b| b.schedule.clone());
+        let basis: MemoryBasis = report.memory_basis;
+        let scenario = calibrated.clone();
+        let job = Job::spawn("mpipe what-if", move |control| {
+            let run = RunShape {
+                chunks,
+                ran: ran.as_deref(),
+                basis,
+            };
+            what_if_all_until(&scenario, &scenario, &run, Default::default(), &mut |f| {
+                control.keep_going(f)
+            })
+        })?;
+        self.ranking = Some(Ranking { job, generation });
+        Ok(())
     }
 }
 
@@ -389,6 +443,7 @@ impl Studio {
                 return false;
             }
         };
+        let (c, identification) = c;
         let message = match c.validation() {
             Some(v) => format!(
                 "calibrated on step {}: {:+.1}% on it, {:+.1}% against the median of the other steps (their spread ±{:.1}%)",
@@ -405,10 +460,67 @@ impl Studio {
         };
         if let (Some(m), Some(a)) = (&self.traces.measurement, &self.traces.alignment) {
             let name = self.scenario().map_or(String::new(), |s| s.name.clone());
-            self.traces.calibration = Some(CompareTraceReport::new(&name, &c, a, m));
+            let mut report = CompareTraceReport::new(&name, &c, a, m);
+            report.identified(identification);
+            self.traces.calibration = Some(report);
         }
         self.edit(&Edit::Replace(Box::new(c.scenario)), None);
+        self.traces.calibrated_generation = Some(self.doc.generation());
+        self.traces.ranking = None;
         self.inform(message);
+        false
+    }
+
+    /// Ranks every schedule with the last calibration's costs (the document must still be the
+    /// calibrated scenario).
+    pub fn start_ranking(&mut self) {
+        let Some(scenario) = self.doc.scenario().cloned() else {
+            return;
+        };
+        let generation = self.doc.generation();
+        if self.traces.calibrated_generation != Some(generation) {
+            self.fail(
+                "what-if: the scenario changed since it was calibrated; calibrate again".into(),
+            );
+            return;
+        }
+        if let Err(e) = self.traces.start_ranking(&scenario, generation) {
+            self.fail(e);
+        }
+    }
+
+    /// Takes a finished ranking into the calibration's report; true while one runs.
+    pub(crate) fn poll_ranking(&mut self) -> bool {
+        let Some(r) = &self.traces.ranking else {
+            return false;
+        };
+        let predictions = match r.job.poll() {
+            Poll::Running => return true,
+            Poll::Done(None) => {
+                self.traces.ranking = None;
+                self.inform("what-if cancelled".into());
+                return false;
+            }
+            Poll::Done(Some(p)) => p,
+            Poll::Lost => {
+                self.traces.ranking = None;
+                self.fail("what-if: it stopped unexpectedly".into());
+                return false;
+            }
+        };
+        let generation = r.generation;
+        self.traces.ranking = None;
+        if generation != self.doc.generation() {
+            self.fail("what-if: the scenario changed while it ran; run it again".into());
+            return false;
+        }
+        let count = predictions.len();
+        if let Some(report) = &mut self.traces.calibration {
+            report.what_if_all = predictions;
+        }
+        self.inform(format!(
+            "what-if: {count} schedules ranked with the fitted costs"
+        ));
         false
     }
 }

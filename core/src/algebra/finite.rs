@@ -63,6 +63,7 @@ pub fn check_hardware(hardware: Option<&Hardware>) -> Result<(), FiniteError> {
             "hardware.step_grad_bytes_per_param_byte",
             h.step_grad_bytes_per_param_byte,
         ),
+        ("hardware.p2p_post_s", h.p2p_post_s),
     ] {
         if let Some(v) = value
             && !(v.is_finite() && v >= 0.0)

@@ -34,6 +34,26 @@ pub struct Hardware {
     /// measured memory still holds after a rank's last backward.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_grad_bytes_per_param_byte: Option<f64>,
+    /// Point-to-point semantics (DESIGN.md §3.1): `async` (NCCL-like, the default: a transfer
+    /// runs on the link beside compute, the receiver waits only for its arrival) or `blocking`
+    /// (gloo on CPU: the sender's stream is busy for the whole transfer too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p2p: Option<P2p>,
+    /// Seconds of the sender's own stream per send it posts (launching it; receives are posted
+    /// ahead, while the rank waits), on the action that sends (absent: 0). `compare-trace`
+    /// measures it from the send spans and reports it; it does not set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p2p_post_s: Option<f64>,
+}
+
+/// How a point-to-point transfer occupies its sender.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum P2p {
+    /// The transfer runs on the link; the sender goes on (NCCL).
+    Async,
+    /// The sender's stream is busy for the transfer (gloo on CPU).
+    Blocking,
 }
 
 /// `max(W/F, D/B)`; zero work costs nothing.
@@ -83,6 +103,8 @@ mod tests {
             fb_overlap: None,
             action_overhead_s: None,
             step_grad_bytes_per_param_byte: None,
+            p2p: None,
+            p2p_post_s: None,
         }
     }
 

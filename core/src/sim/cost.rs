@@ -252,6 +252,43 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
     }
 }
 
+/// What point-to-point transfers cost their senders' own streams (DESIGN.md §3.1): a compute
+/// event carries `hardware.p2p_post_s` per cross-rank transfer it sends (receives are posted
+/// ahead of the action that needs them, while its rank waits anyway), and, under
+/// `p2p: blocking`, each of its transfers' time too (the link still carries it to the
+/// receiver).
+fn p2p_on_ranks(plan: &Plan, order: &Order, out: &mut [f64]) {
+    let hw = &plan.hardware;
+    let post = hw.p2p_post_s.unwrap_or(0.0);
+    let blocking = hw.p2p == Some(crate::scenario::hardware::P2p::Blocking);
+    if post <= 0.0 && !blocking {
+        return;
+    }
+    let graph = &order.graph;
+    for n in graph.node_indices() {
+        let Some(&Event::Coll {
+            from_rank, to_rank, ..
+        }) = graph.node_weight(n)
+        else {
+            continue;
+        };
+        if from_rank == to_rank {
+            continue;
+        }
+        let transfer = out.get(n.index()).copied().unwrap_or(0.0);
+        let compute = |m: &NodeIndex| graph.node_weight(*m).is_some_and(Event::is_compute);
+        let senders: Vec<_> = graph
+            .neighbors_directed(n, Direction::Incoming)
+            .filter(compute)
+            .collect();
+        for m in senders {
+            if let Some(slot) = out.get_mut(m.index()) {
+                *slot += post + if blocking { transfer } else { 0.0 };
+            }
+        }
+    }
+}
+
 /// Durations of every node of the order, indexed by node index. An overlapped pair runs as one
 /// slot of `t_F + t_B − e·min(t_F, t_B)` (`e` = `hardware.fb_overlap`, default 0): each half
 /// keeps its share of that slot, the forward first.
@@ -272,6 +309,7 @@ pub fn durations(plan: &Plan, order: &Order) -> Vec<f64> {
             }
         }
     }
+    p2p_on_ranks(plan, order, &mut out);
     let e = plan.hardware.fb_overlap.unwrap_or(0.0);
     if e > 0.0 {
         for &[f, b] in &order.pairs {

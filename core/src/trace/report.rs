@@ -188,6 +188,8 @@ pub struct CompareTraceReport {
     pub link: super::calibrate::LinkFit,
     /// The runtime's per-action overhead fitted from the gaps between actions.
     pub overhead: super::calibrate::OverheadFit,
+    /// What posting a send costs its rank, measured from the send spans (reported, not applied).
+    pub p2p: super::calibrate::P2pFit,
     /// `(calibrated − measured) / measured` on the fit step: what the fit leaves unexplained.
     pub fit_residual: f64,
     /// The calibrated step time against every other step (`null` with one step).
@@ -356,6 +358,7 @@ impl CompareTraceReport {
             factors: c.factors.clone(),
             link: c.link.clone(),
             overhead: c.overhead.clone(),
+            p2p: c.p2p.clone(),
             fit_residual: c.fit_residual(),
             validation: c.validation(),
             steps: c.steps.clone(),
@@ -455,6 +458,11 @@ impl CompareTraceReport {
             out,
             "  fitted per-action overhead: {}",
             overhead_text(&self.overhead)
+        );
+        let _ = writeln!(
+            out,
+            "  fitted posting of transfers: {}",
+            p2p_text(&self.p2p)
         );
         self.rank_tables(&mut out);
         out
@@ -649,6 +657,18 @@ pub fn overhead_text(o: &super::calibrate::OverheadFit) -> String {
             o.samples
         ),
         None => "not fitted (no two actions in a row with the second's inputs on its rank; the scenario's kept)".to_string(),
+    }
+}
+
+/// What the posting fit found, in words.
+pub fn p2p_text(p: &super::calibrate::P2pFit) -> String {
+    match p.post_s {
+        Some(s) => format!(
+            "{} of the sender's own time per send (median of {} send spans; measured, not applied: see the README's Diagnosis)",
+            ms(s),
+            p.samples
+        ),
+        None => "not fitted (no transfer span; the scenario's kept)".to_string(),
     }
 }
 

@@ -44,6 +44,19 @@ fn cut_for(scenario: &Scenario, chunks: usize) -> Option<Vec<usize>> {
 /// Sharded and first-order skeletons, the same one in every region, kept when they derive and
 /// simulate (a schedule's own rules, such as a microbatch count it needs, leave it out).
 pub fn candidates(scenario: &Scenario, chunks: &[usize], options: SimOptions) -> Vec<Candidate> {
+    candidates_until(scenario, chunks, options, &mut |_| true).unwrap_or_default()
+}
+
+/// [`candidates`] that calls `keep_going` with the fraction of skeletons tried and stops
+/// (`None`) as soon as it returns false.
+fn candidates_until(
+    scenario: &Scenario,
+    chunks: &[usize],
+    options: SimOptions,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Option<Vec<Candidate>> {
+    let total = (chunks.len() * Skeleton::all().len()).max(1) as f32;
+    let mut tried = 0usize;
     let mut counts: Vec<usize> = chunks.to_vec();
     counts.sort_unstable();
     counts.dedup();
@@ -53,6 +66,10 @@ pub fn candidates(scenario: &Scenario, chunks: &[usize], options: SimOptions) ->
             continue;
         };
         for &skeleton in Skeleton::all() {
+            if !keep_going(tried as f32 / total) {
+                return None;
+            }
+            tried += 1;
             if skeleton.layout() != Layout::Sharded || skeleton.second_order() {
                 continue;
             }
@@ -76,7 +93,7 @@ pub fn candidates(scenario: &Scenario, chunks: &[usize], options: SimOptions) ->
             });
         }
     }
-    out
+    Some(out)
 }
 
 /// How well a schedule explains the measured orders.
@@ -245,23 +262,62 @@ pub fn what_if_all(
     basis: MemoryBasis,
     options: SimOptions,
 ) -> Vec<Prediction> {
-    let mut out: Vec<Prediction> = candidates(model, &chunk_counts(model, chunks), options)
-        .into_iter()
-        .filter_map(|c| {
-            let fitted = super::calibrate::with_fitted_costs(&c.scenario, calibrated).ok()?;
-            let sim = simulate_scenario(&fitted, options).ok()?;
-            Some(Prediction {
-                ran: ran == Some(c.schedule.as_str()) && c.chunks == chunks,
-                schedule: c.schedule,
-                chunks: c.chunks,
-                step_s: sim.makespan_s,
-                bubble_fraction: sim.bubble_fraction,
-                peak_bytes: sim.memory.iter().map(|m| basis.peak(m)).collect(),
-                basis,
-                over_capacity: sim.memory.iter().any(|m| m.over_capacity),
-            })
-        })
-        .collect();
+    what_if_all_until(
+        model,
+        calibrated,
+        &RunShape { chunks, ran, basis },
+        options,
+        &mut |_| true,
+    )
+    .unwrap_or_default()
+}
+
+/// What a what-if marks and measures by: the run's stages per rank, the schedule identified as
+/// the one that ran, the measured memory's basis.
+#[derive(Debug, Clone, Copy)]
+pub struct RunShape<'a> {
+    pub chunks: usize,
+    pub ran: Option<&'a str>,
+    pub basis: MemoryBasis,
+}
+
+/// [`what_if_all`] that calls `keep_going` with the fraction done (the candidates are derived in
+/// the first half, simulated with the fitted costs in the second) and stops (`None`) as soon as
+/// it returns false.
+pub fn what_if_all_until(
+    model: &Scenario,
+    calibrated: &Scenario,
+    run: &RunShape,
+    options: SimOptions,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Option<Vec<Prediction>> {
+    let &RunShape { chunks, ran, basis } = run;
+    let found = candidates_until(model, &chunk_counts(model, chunks), options, &mut |f| {
+        keep_going(0.5 * f)
+    })?;
+    let total = found.len().max(1) as f32;
+    let mut out = Vec::with_capacity(found.len());
+    for (i, c) in found.into_iter().enumerate() {
+        if !keep_going(0.5 + 0.5 * i as f32 / total) {
+            return None;
+        }
+        let Ok(fitted) = super::calibrate::with_fitted_costs(&c.scenario, calibrated) else {
+            continue;
+        };
+        let Ok(sim) = simulate_scenario(&fitted, options) else {
+            continue;
+        };
+        out.push(Prediction {
+            ran: ran == Some(c.schedule.as_str()) && c.chunks == chunks,
+            schedule: c.schedule,
+            chunks: c.chunks,
+            step_s: sim.makespan_s,
+            bubble_fraction: sim.bubble_fraction,
+            peak_bytes: sim.memory.iter().map(|m| basis.peak(m)).collect(),
+            basis,
+            over_capacity: sim.memory.iter().any(|m| m.over_capacity),
+        });
+    }
     out.sort_by(|a, b| a.step_s.total_cmp(&b.step_s));
-    out
+    Some(out)
 }
