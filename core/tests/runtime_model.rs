@@ -259,3 +259,76 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
     assert!(median(mem_abs.clone()) <= 0.10, "{mem_abs:?}");
     assert!(mem_worst <= 0.20, "{mem_abs:?}");
 }
+
+#[test]
+fn a_scenario_with_the_wrong_microbatch_count_is_told_so_not_read_as_another_schedule() {
+    // The GPipe run has 8 microbatches; a scenario of 4 reads half its orders. The report says
+    // what to set, identifies GPipe over 8 microbatches, and gives no verdict.
+    let dir = std::env::temp_dir().join(format!("mpipe-m4-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = std::fs::read_to_string(seven("gpipe", "scenario.json"))
+        .unwrap()
+        .replace("\"microbatches\": 8", "\"microbatches\": 4");
+    let path = dir.join("m4.json");
+    std::fs::write(&path, scenario).unwrap();
+    let (code, out, err) = mpipe(&[
+        "compare-trace",
+        path.to_str().unwrap(),
+        &seven("gpipe", "rank0.json.gz"),
+        &seven("gpipe", "rank1.json.gz"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("warning: the trace runs 8 microbatches per step (forwards of a stage on step 0), the scenario 4: set `microbatches` to 8\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the best match among the registered schedules is ⟨gpipe⟩ (1 stage(s) per rank, 8 microbatches: 100.0%)"),
+        "{out}"
+    );
+    assert!(out.contains("(no verdict: see the warnings)"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn whole_backwards_measured_beside_halves_set_the_backward_and_the_halves_only_part_it() {
+    // DualPipeV runs whole backwards (most) and split ones (one or two per stage). The
+    // calibrated scenario's backward is the whole backwards' factor (fitted on 6–7 actions), not
+    // the sum of halves fitted on 1–2; the halves part it in their measured proportion.
+    let dir = std::env::temp_dir().join(format!("mpipe-dual-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("calibrated.json");
+    let v = compare(
+        "dualpipev",
+        "dualpipev",
+        &["--calibrated", out.to_str().unwrap()],
+    );
+    let calibrated: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let factor = |stage: u64, phase: &str| {
+        v["factors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["stage"] == stage && f["phase"] == phase)
+            .map(|f| f["factor"].as_f64().unwrap())
+            .unwrap()
+    };
+    // One block per stage, in stage order (stage s holds layer s: the V puts stages 0 and 3
+    // on rank 0, but the layers run in stage order).
+    let layers = calibrated["model"]["layers"].as_array().unwrap();
+    assert_eq!(layers.len(), 4);
+    for (stage, layer) in layers.iter().enumerate() {
+        let stage = stage as u64;
+        let bwd = layer["bwd_s"].as_f64().unwrap();
+        assert!((bwd - 0.004 * factor(stage, "B")).abs() < 1e-12, "{layer}");
+        let (i, w) = (
+            layer["bwd_input_s"].as_f64().unwrap(),
+            layer["bwd_weight_s"].as_f64().unwrap(),
+        );
+        assert!((i + w - bwd).abs() < 1e-12, "{layer}");
+        let share = factor(stage, "I") / (factor(stage, "I") + factor(stage, "W"));
+        assert!((i / bwd - share).abs() < 1e-9, "{layer}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -287,21 +287,34 @@ impl CompareTraceReport {
         m: &Measurement,
     ) -> CompareTraceReport {
         let mut report = Self::figures(scenario, c, alignment, m);
+        let microbatches = super::whatif::measured_microbatches(m, c.fit_step);
+        let wrong_count = microbatches
+            .filter(|&n| n != c.scenario.microbatches)
+            .map(|n| {
+                format!(
+                    "the trace runs {n} microbatches per step (forwards of a stage on step {}), the scenario {}: set `microbatches` to {n}",
+                    c.fit_step, c.scenario.microbatches
+                )
+            });
+        if let Some(why) = &wrong_count {
+            report.warnings.insert(0, why.clone());
+        }
         let order = c.fit.order_agreement;
         if order < 1.0 - 1e-9 {
             let why = format!(
-                "the scenario's schedule {} is not the one that ran: its order agreement on step {} is {:.1}%",
+                "the scenario's schedule {} over {} microbatches is not what ran: its order agreement on step {} is {:.1}%",
                 crate::schedules::skeleton::schedule_to_string(&c.scenario.schedule),
+                c.scenario.microbatches,
                 c.fit_step,
                 order * 100.0
             );
-            report.warnings.insert(0, why.clone());
+            let at = usize::from(wrong_count.is_some());
+            report.warnings.insert(at, why.clone());
             report.wrong_schedule = Some(why);
         }
-        let reasons: Vec<String> = report
-            .wrong_schedule
-            .iter()
-            .cloned()
+        let reasons: Vec<String> = wrong_count
+            .into_iter()
+            .chain(report.wrong_schedule.iter().cloned())
             .chain(unfitted_phases(&c.factors))
             .collect();
         report.verdict_withheld = (!reasons.is_empty()).then(|| reasons.join("; "));
@@ -387,9 +400,10 @@ impl CompareTraceReport {
         if let Some(why) = self.wrong_schedule.clone() {
             let best = match id.better_than_scenario() {
                 Some(b) => format!(
-                    "; the best match among the registered schedules is {} ({} stage(s) per rank: {:.1}%)",
+                    "; the best match among the registered schedules is {} ({} stage(s) per rank, {} microbatches: {:.1}%)",
                     b.schedule,
                     b.chunks,
+                    b.microbatches,
                     b.order_agreement * 100.0
                 ),
                 None => "; no registered schedule matches it better".to_string(),

@@ -102,6 +102,8 @@ pub struct OrderMatch {
     pub schedule: String,
     /// Stages per rank.
     pub chunks: usize,
+    /// Microbatches per step.
+    pub microbatches: usize,
     /// Over all ranks, on the step compared (1 = every rank ran exactly its order).
     pub order_agreement: f64,
 }
@@ -142,8 +144,21 @@ pub fn measured_chunks(m: &Measurement) -> usize {
     stages.len().checked_div(m.ranks.len()).unwrap_or(1).max(1)
 }
 
-/// Compares step `step` of the run with every candidate of its stage count (and with
-/// `scenario`'s own prediction `predicted`), best match first; ties keep the registry's order.
+/// Microbatches per step of the run: on step `step`, the most forwards any stage ran (`None`
+/// without a forward).
+pub fn measured_microbatches(m: &Measurement, step: usize) -> Option<usize> {
+    let mut per_stage: std::collections::BTreeMap<usize, usize> = Default::default();
+    for a in m.ranks.iter().flat_map(|r| r.actions.iter()) {
+        if a.step == step && a.kind == super::rules::ActionKind::Forward {
+            *per_stage.entry(a.stage).or_default() += 1;
+        }
+    }
+    per_stage.into_values().max()
+}
+
+/// Compares step `step` of the run with every candidate of its stage count and microbatch count
+/// (and with `scenario`'s own prediction `predicted`), best match first; ties keep the
+/// registry's order.
 pub fn identify(
     scenario: &Scenario,
     predicted: &Simulation,
@@ -153,11 +168,15 @@ pub fn identify(
     options: SimOptions,
 ) -> Identification {
     let chunks = measured_chunks(m);
-    let mut ranked: Vec<OrderMatch> = candidates(scenario, &[chunks], options)
+    let mut shaped = scenario.clone();
+    shaped.microbatches = measured_microbatches(m, step).unwrap_or(scenario.microbatches);
+    shaped.workload = None;
+    let mut ranked: Vec<OrderMatch> = candidates(&shaped, &[chunks], options)
         .iter()
         .map(|c| OrderMatch {
             schedule: c.schedule.clone(),
             chunks: c.chunks,
+            microbatches: c.scenario.microbatches,
             order_agreement: compare(&c.simulation, m, alignment, step).order_agreement,
         })
         .collect();
@@ -167,6 +186,7 @@ pub fn identify(
         scenario: OrderMatch {
             schedule: schedule_to_string(&scenario.schedule),
             chunks: scenario.schedule.len(),
+            microbatches: scenario.microbatches,
             order_agreement: compare(predicted, m, alignment, step).order_agreement,
         },
         ranked,
