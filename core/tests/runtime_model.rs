@@ -205,32 +205,79 @@ fn one_calibration_predicts_every_schedule_ranked() {
     );
 }
 
+/// Average ranks of `values`; neighbours in sorted order that `tie` joins share one.
+fn tied_ranks(values: &[f64], tie: impl Fn(usize, usize) -> bool) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for i in order {
+        match groups.last_mut() {
+            Some(g) if tie(g[0], i) => g.push(i),
+            _ => groups.push(vec![i]),
+        }
+    }
+    let mut ranks = vec![0.0; values.len()];
+    let mut at = 0.0;
+    for g in groups {
+        let n = g.len() as f64;
+        for i in g {
+            ranks[i] = at + (n - 1.0) / 2.0;
+        }
+        at += n;
+    }
+    ranks
+}
+
+fn pearson(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len() as f64;
+    let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
+    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - ma) * (y - mb)).sum();
+    let da: f64 = a.iter().map(|x| (x - ma).powi(2)).sum();
+    let db: f64 = b.iter().map(|y| (y - mb).powi(2)).sum();
+    num / (da * db).sqrt()
+}
+
 /// The 7×7 matrix: calibrated on each run's step 0, every schedule's predicted step against
-/// its own run's measured median, and every rank's predicted memory peak against its run's.
-/// The thresholds are what this model reaches now (README "Diagnosis"); the targets
-/// (median |error| ≤ 10 %, none beyond 20 %, Spearman ≥ 0.8) are not reached yet.
+/// its own run's measured median, the predicted order against the measured one (Spearman,
+/// medians closer than the runs' noise — the standard error of a median, 1.2533·σ/√n — tied),
+/// and every rank's predicted memory peak against its run's. The thresholds are what this
+/// model reaches now (README "Diagnosis", `measure.py` beside the fixtures); the issue's
+/// targets (median |error| ≤ 10 %, none beyond 20 %, Spearman ≥ 0.8) are not reached yet.
 #[test]
 fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
     let own: Vec<serde_json::Value> = RUNS
         .iter()
         .map(|&(run, _, _)| compare(run, run, &["--what-if-all"]))
         .collect();
-    let measured_median: Vec<f64> = own
+    let steps: Vec<Vec<f64>> = own
         .iter()
         .map(|v| {
-            median(
-                v["steps"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|s| s["measured_s"].as_f64().unwrap())
-                    .collect(),
-            )
+            v["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["measured_s"].as_f64().unwrap())
+                .collect()
         })
         .collect();
+    let measured_median: Vec<f64> = steps.iter().map(|v| median(v.clone())).collect();
+    let noise: Vec<f64> = steps
+        .iter()
+        .map(|v| {
+            let n = v.len() as f64;
+            let mean = v.iter().sum::<f64>() / n;
+            let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+            1.2533 * sd / n.sqrt()
+        })
+        .collect();
+    let measured_ranks = tied_ranks(&measured_median, |i, j| {
+        measured_median[j] - measured_median[i] <= noise[i].max(noise[j])
+    });
     let mut time_errors = Vec::new();
     let mut memory_errors = Vec::new();
+    let mut spearman = Vec::new();
     for source in &own {
+        let mut predicted = Vec::new();
         for (t, &(_, schedule, _)) in RUNS.iter().enumerate() {
             let chunks = if schedule.contains(',') { 2 } else { 1 };
             let p = source["what_if_all"]
@@ -240,6 +287,7 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
                 .find(|p| p["schedule"] == schedule && p["chunks"] == chunks)
                 .unwrap();
             let step = p["step_s"].as_f64().unwrap();
+            predicted.push(step);
             time_errors.push((step - measured_median[t]) / measured_median[t]);
             for rank in 0..2 {
                 let measured = own[t]["ranks"][rank]["measured_peak_bytes"]
@@ -249,11 +297,20 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
                 memory_errors.push((predicted - measured) / measured);
             }
         }
+        spearman.push(pearson(
+            &measured_ranks,
+            &tied_ranks(&predicted, |_, _| false),
+        ));
     }
     let abs: Vec<f64> = time_errors.iter().map(|e| e.abs()).collect();
     let worst = abs.iter().copied().fold(0.0, f64::max);
-    assert!(median(abs.clone()) <= 0.15, "median |error| {abs:?}");
+    assert!(median(abs.clone()) <= 0.13, "median |error| {abs:?}");
     assert!(worst <= 0.30, "worst {worst}");
+    let mean_rho = spearman.iter().sum::<f64>() / spearman.len() as f64;
+    assert!(
+        spearman.iter().all(|&r| r >= 0.3) && mean_rho >= 0.55,
+        "{spearman:?}"
+    );
     let mem_abs: Vec<f64> = memory_errors.iter().map(|e| e.abs()).collect();
     let mem_worst = mem_abs.iter().copied().fold(0.0, f64::max);
     assert!(median(mem_abs.clone()) <= 0.10, "{mem_abs:?}");
@@ -331,4 +388,48 @@ fn whole_backwards_measured_beside_halves_set_the_backward_and_the_halves_only_p
         assert!((i / bwd - share).abs() < 1e-9, "{layer}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_switch_costs_the_action_after_another_stage_or_phase_exactly() {
+    // 1F1B, P = 2, M = 2, t_F = 1, t_B = 2, a switch of 0.5 for forwards and backwards. Rank 0 runs F0 F1 B0 B1: F0 and B0
+    // follow another phase (F0 the step's start), F1 and B1 their own; rank 1 runs F0 B0 F1 B1,
+    // every one after another phase. By hand: r0 F0 [0, 1.5], F1 [1.5, 2.5]; r1 F0 [1.5, 3],
+    // B0 [3, 5.5], F1 [5.5, 7], B1 [7, 9.5]; r0 B0 [5.5, 8], B1 [9.5, 11.5]. Without the switch
+    // it is (M + P − 1)(t_F + t_B) = 9.
+    use mpipe::scenario::hardware::{Hardware, PhaseSeconds};
+    use mpipe::scenario::layer::LayerSpec;
+    use mpipe::vocab::role::Role;
+    let mut s = common::scenario(
+        vec![LayerSpec::timed("x", Role::Backbone, 2, 1.0)],
+        &[],
+        &[mpipe::schedules::ONE_F_ONE_B],
+        2,
+        2,
+    );
+    let simulate = |s: &mpipe::Scenario| {
+        mpipe::tune::pipeline::simulate_scenario(s, Default::default())
+            .unwrap()
+            .makespan_s
+    };
+    assert_eq!(simulate(&s), 9.0);
+    s.hardware = Some(Hardware {
+        action_switch_s: Some(PhaseSeconds {
+            forward: Some(0.5),
+            backward: Some(0.5),
+            ..PhaseSeconds::default()
+        }),
+        ..Hardware::default()
+    });
+    assert_eq!(simulate(&s), 11.5);
+    // A phase given no switch costs none: with the forwards' alone, r1 F0 [1.5, 3], B0 [3, 5],
+    // F1 [5, 6.5], B1 [6.5, 8.5]; r0 B0 [5, 7], B1 [8.5, 10.5].
+    s.hardware = Some(Hardware {
+        action_switch_s: Some(PhaseSeconds {
+            forward: Some(0.5),
+            ..PhaseSeconds::default()
+        }),
+        ..Hardware::default()
+    });
+    assert_eq!(simulate(&s), 10.5);
 }

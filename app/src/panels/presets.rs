@@ -22,6 +22,7 @@ fn hw(peak: f64, hbm: f64, alpha: f64, link: f64, memory: f64) -> Option<Hardwar
         step_grad_bytes_per_param_byte: None,
         p2p: None,
         p2p_post_s: None,
+        action_switch_s: None,
     })
 }
 

@@ -309,7 +309,7 @@ fn calibration_summary_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
     }
 }
 
-/// The fitted compute factors, then the fitted links, per-action overhead and posting.
+/// The fitted compute factors, then the fitted links, per-action overhead, posting and switch.
 fn factors_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
     let factors: Vec<Vec<String>> = report
         .factors
@@ -375,6 +375,13 @@ fn factors_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
         RichText::new(format!(
             "fitted posting of transfers: {}",
             mpipe::trace::report::p2p_text(&report.p2p)
+        ))
+        .small(),
+    );
+    ui.label(
+        RichText::new(format!(
+            "fitted switch: {}",
+            mpipe::trace::report::switch_text(&report.switch)
         ))
         .small(),
     );

@@ -71,6 +71,20 @@ pub fn check_hardware(hardware: Option<&Hardware>) -> Result<(), FiniteError> {
             return Err(FiniteError::Hardware { field, value: v });
         }
     }
+    const SWITCH: [&str; 4] = [
+        "hardware.action_switch_s.F",
+        "hardware.action_switch_s.B",
+        "hardware.action_switch_s.I",
+        "hardware.action_switch_s.W",
+    ];
+    let switch = h.action_switch_s.map(|s| s.entries()).unwrap_or_default();
+    for (field, (_, value)) in SWITCH.into_iter().zip(switch) {
+        if let Some(v) = value
+            && !(v.is_finite() && v >= 0.0)
+        {
+            return Err(FiniteError::Hardware { field, value: v });
+        }
+    }
     if let Some(v) = h.fb_overlap
         && !(0.0..=1.0).contains(&v)
     {

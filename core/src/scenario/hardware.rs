@@ -44,6 +44,52 @@ pub struct Hardware {
     /// measures it from the send spans and reports it; it does not set it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p2p_post_s: Option<f64>,
+    /// Seconds a compute action of each phase costs beyond its layers' work when the action
+    /// before it on its rank ran another stage or phase (the step's first action included):
+    /// what it reads is cold — a forward after a forward of its own stage finds the stage's
+    /// weights in cache (absent: 0). `compare-trace` fits it per phase from the measured compute
+    /// of such actions against those that follow their own stage and phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action_switch_s: Option<PhaseSeconds>,
+}
+
+/// Seconds per action phase (`{"F": 0.0004, "B": 0}`); a phase left out costs nothing.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseSeconds {
+    #[serde(rename = "F", default, skip_serializing_if = "Option::is_none")]
+    pub forward: Option<f64>,
+    #[serde(rename = "B", default, skip_serializing_if = "Option::is_none")]
+    pub backward: Option<f64>,
+    #[serde(rename = "I", default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<f64>,
+    #[serde(rename = "W", default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
+}
+
+impl PhaseSeconds {
+    /// The seconds of `phase` (0 for one not given, and for the second-order phases).
+    pub fn of(&self, phase: crate::vocab::phase::Phase) -> f64 {
+        use crate::vocab::phase::Phase;
+        match phase {
+            Phase::Forward => self.forward,
+            Phase::Backward => self.backward,
+            Phase::Input => self.input,
+            Phase::Weight => self.weight,
+            _ => None,
+        }
+        .unwrap_or(0.0)
+    }
+
+    /// Each phase with its value, for checks and reports.
+    pub fn entries(&self) -> [(&'static str, Option<f64>); 4] {
+        [
+            ("F", self.forward),
+            ("B", self.backward),
+            ("I", self.input),
+            ("W", self.weight),
+        ]
+    }
 }
 
 /// How a point-to-point transfer occupies its sender.
@@ -105,6 +151,7 @@ mod tests {
             step_grad_bytes_per_param_byte: None,
             p2p: None,
             p2p_post_s: None,
+            action_switch_s: None,
         }
     }
 

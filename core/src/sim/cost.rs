@@ -252,12 +252,36 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
     }
 }
 
+/// A compute action whose rank ran another stage or phase just before it (the first of a step
+/// included) carries its phase's `hardware.action_switch_s`: what it reads is cold (a forward
+/// after a forward of its own stage finds the stage's weights in cache).
+fn switches(plan: &Plan, order: &Order, runtime: &mut [f64]) {
+    let Some(switch) = plan.hardware.action_switch_s else {
+        return;
+    };
+    for nodes in &order.nodes {
+        let mut previous = None;
+        for &n in nodes {
+            let Some(action) = order.graph.node_weight(n).and_then(Event::action) else {
+                continue;
+            };
+            let key = (action.stage, action.phase);
+            if previous != Some(key)
+                && let Some(slot) = runtime.get_mut(n.index())
+            {
+                *slot += switch.of(action.phase);
+            }
+            previous = Some(key);
+        }
+    }
+}
+
 /// What point-to-point transfers cost their senders' own streams (DESIGN.md §3.1): a compute
 /// event carries `hardware.p2p_post_s` per cross-rank transfer it sends (receives are posted
 /// ahead of the action that needs them, while its rank waits anyway), and, under
 /// `p2p: blocking`, each of its transfers' time too (the link still carries it to the
 /// receiver).
-fn p2p_on_ranks(plan: &Plan, order: &Order, out: &mut [f64]) {
+fn p2p_on_ranks(plan: &Plan, order: &Order, runtime: &mut [f64]) {
     let hw = &plan.hardware;
     let post = hw.p2p_post_s.unwrap_or(0.0);
     let blocking = hw.p2p == Some(crate::scenario::hardware::P2p::Blocking);
@@ -275,14 +299,13 @@ fn p2p_on_ranks(plan: &Plan, order: &Order, out: &mut [f64]) {
         if from_rank == to_rank {
             continue;
         }
-        let transfer = out.get(n.index()).copied().unwrap_or(0.0);
+        let transfer = duration(plan, graph, n);
         let compute = |m: &NodeIndex| graph.node_weight(*m).is_some_and(Event::is_compute);
-        let senders: Vec<_> = graph
+        for m in graph
             .neighbors_directed(n, Direction::Incoming)
             .filter(compute)
-            .collect();
-        for m in senders {
-            if let Some(slot) = out.get_mut(m.index()) {
+        {
+            if let Some(slot) = runtime.get_mut(m.index()) {
                 *slot += post + if blocking { transfer } else { 0.0 };
             }
         }
@@ -293,23 +316,35 @@ fn p2p_on_ranks(plan: &Plan, order: &Order, out: &mut [f64]) {
 /// slot of `t_F + t_B − e·min(t_F, t_B)` (`e` = `hardware.fb_overlap`, default 0): each half
 /// keeps its share of that slot, the forward first.
 pub fn durations(plan: &Plan, order: &Order) -> Vec<f64> {
+    durations_with_runtime(plan, order).0
+}
+
+/// [`durations`], and of each node the runtime's own share of it (its per-action overhead, the
+/// posting of its sends and receives, its switch from another stage or phase): what a measured
+/// action's compute ops do not hold.
+pub fn durations_with_runtime(plan: &Plan, order: &Order) -> (Vec<f64>, Vec<f64>) {
     let graph = &order.graph;
     let mut out: Vec<f64> = graph
         .node_indices()
         .map(|n| duration(plan, graph, n))
         .collect();
+    let mut runtime = vec![0.0; out.len()];
     // Every compute action carries the runtime's per-action overhead.
     let overhead = plan.hardware.action_overhead_s.unwrap_or(0.0);
     if overhead > 0.0 {
         for n in graph.node_indices() {
             if graph.node_weight(n).is_some_and(Event::is_compute)
-                && let Some(slot) = out.get_mut(n.index())
+                && let Some(slot) = runtime.get_mut(n.index())
             {
                 *slot += overhead;
             }
         }
     }
-    p2p_on_ranks(plan, order, &mut out);
+    p2p_on_ranks(plan, order, &mut runtime);
+    switches(plan, order, &mut runtime);
+    for (d, r) in out.iter_mut().zip(&runtime) {
+        *d += r;
+    }
     let e = plan.hardware.fb_overlap.unwrap_or(0.0);
     if e > 0.0 {
         for &[f, b] in &order.pairs {
@@ -327,5 +362,5 @@ pub fn durations(plan: &Plan, order: &Order) -> Vec<f64> {
             }
         }
     }
-    out
+    (out, runtime)
 }

@@ -19,6 +19,9 @@ pub struct Simulation {
     pub derivation: Derivation,
     /// Duration of every node, by node index.
     pub durations: Vec<f64>,
+    /// Of each node's duration, the runtime's own share (per-action overhead, posting, a
+    /// switch): what a measured action's compute does not hold.
+    pub runtime_s: Vec<f64>,
     pub timeline: Timeline,
     pub makespan_s: f64,
     /// `Σ bubble_r / (P · makespan)`.
@@ -73,7 +76,7 @@ fn run_passes<E>(
     let plan = &derivation.plan;
     let order = &derivation.order;
     pass(0.3)?;
-    let durations = cost::durations(plan, order);
+    let (durations, runtime_s) = cost::durations_with_runtime(plan, order);
     let timeline = simulate(order, &durations, options);
     let makespan = timeline.makespan;
     pass(0.5)?;
@@ -136,6 +139,7 @@ fn run_passes<E>(
     pass(1.0)?;
     Ok(Simulation {
         durations,
+        runtime_s,
         makespan_s: makespan,
         bubble_fraction,
         utilisation,

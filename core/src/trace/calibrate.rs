@@ -13,7 +13,7 @@
 //! every other step of the run.
 
 use super::align::Alignment;
-use super::compare::{Comparison, StepAction, compare, measured_step, predicted_actions};
+use super::compare::{Comparison, StepAction, compare, measured_step, predicted_compute};
 use super::recover::Measurement;
 use crate::algebra::plan::{Plan, RegionOwner};
 use crate::graph::derive::DeriveError;
@@ -25,7 +25,7 @@ use crate::tune::pipeline::{SimulationError, simulate_scenario};
 use crate::vocab::action::Action;
 use crate::vocab::ids::Stage;
 use crate::vocab::phase::Phase;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 /// The phases a factor is fitted for, in report order.
@@ -207,6 +207,7 @@ pub struct Calibration {
     pub link: LinkFit,
     pub overhead: OverheadFit,
     pub p2p: P2pFit,
+    pub switch: SwitchFit,
     /// Per rank, the memory measured on the fit step (ranks with `[memory]` events).
     pub memory: Vec<MemoryFit>,
     pub scenario: Scenario,
@@ -350,34 +351,145 @@ fn stage_of_layers(plan: &Plan) -> Vec<Option<Stage>> {
 /// (region, phase).
 type Ratios = FxHashMap<(usize, &'static str), (usize, f64)>;
 
-/// The compute factors of the fit step: for every matched action, measured compute (the span's
-/// wait is not the action's cost, nor the runtime's per-action overhead) over predicted compute;
-/// the medians by (stage, phase) and by (region, phase).
-fn compute_ratios(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> (Ratios, Ratios) {
+/// What a compute action of each phase costs when its rank ran another stage or phase just
+/// before it (`hardware.action_switch_s`), fitted on the fit step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SwitchFit {
+    /// Per phase, the median over its actions that followed another stage or phase of their
+    /// measured compute beyond what their stage and phase compute when they follow themselves
+    /// (a rank's first action of the step and a stage's first weight gradient, which allocates
+    /// the step's gradient buffers, left out); a phase with fewer than [`MIN_SWITCHES`] such
+    /// actions is not fitted (`None`: the scenario's kept).
+    pub fitted: Vec<PhaseSwitch>,
+}
+
+/// One phase's switch cost.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseSwitch {
+    /// `F`, `B`, `I` or `W`.
+    pub phase: &'static str,
+    pub switch_s: Option<f64>,
+    /// The actions it was fitted on, and those of the phase that followed their own stage.
+    pub cold: usize,
+    pub warm: usize,
+}
+
+/// The fewest actions after another stage or phase (beyond a rank's first and a stage's first
+/// weight gradient) the switch is fitted from: one or two are what happened to them, not a cost.
+pub const MIN_SWITCHES: usize = 4;
+
+/// One matched action of the fit step, for the compute fit.
+struct ComputeSample {
+    stage: usize,
+    region: usize,
+    phase: &'static str,
+    measured_s: f64,
+    predicted_s: f64,
+    /// Its rank ran another stage or phase just before it.
+    cold: bool,
+    /// Its rank's first action of the step, or its stage's first weight gradient.
+    first: bool,
+}
+
+/// The matched actions of the fit step with their predicted compute (the prediction's duration
+/// less the runtime's own share) and whether each followed another stage or phase on its rank.
+fn compute_samples(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> Vec<ComputeSample> {
     let plan = &sim.derivation.plan;
-    let predicted = predicted_actions(sim);
-    let mut by_stage: FxHashMap<(usize, &'static str), Vec<f64>> = FxHashMap::default();
-    let mut by_region: FxHashMap<(usize, &'static str), Vec<f64>> = FxHashMap::default();
+    let predicted = predicted_compute(sim);
+    let mut samples = Vec::new();
     for (rank, actions) in measured {
-        for a in actions {
-            let Some(action) = &a.action else { continue };
-            let Some(&(ps, pe)) = predicted.get(&(*rank, *action)) else {
+        let mut order: Vec<(&StepAction, Action)> = actions
+            .iter()
+            .filter_map(|a| Some((a, a.action?)))
+            .collect();
+        order.sort_by_key(|(a, _)| a.compute_start_ns);
+        let mut previous = None;
+        let mut weights_touched: FxHashSet<Stage> = FxHashSet::default();
+        for (a, action) in order {
+            let key = (action.stage, action.phase);
+            let cold = previous != Some(key);
+            // A rank's first action of the step, and a stage's first weight gradient (it
+            // allocates the step's gradient buffers), cost what no switch explains.
+            let first_weights = matches!(action.phase, Phase::Backward | Phase::Weight)
+                && weights_touched.insert(action.stage);
+            let first = previous.is_none() || first_weights;
+            previous = Some(key);
+            let Some(&(_, _, predicted_s)) = predicted.get(&(*rank, action)) else {
                 continue;
             };
             let Some((region, _)) = plan.stage_to_region_rank(action.stage) else {
                 continue;
             };
-            let predicted_compute = super::compare::compute_seconds(sim, pe - ps);
-            if predicted_compute > 0.0 {
-                let ratio = a.compute_ns as f64 * 1e-9 / predicted_compute;
-                let phase = action.phase.code();
-                by_stage
-                    .entry((action.stage.into(), phase))
-                    .or_default()
-                    .push(ratio);
-                by_region.entry((region, phase)).or_default().push(ratio);
+            if predicted_s > 0.0 {
+                samples.push(ComputeSample {
+                    stage: action.stage.into(),
+                    region,
+                    phase: action.phase.code(),
+                    measured_s: a.compute_ns as f64 * 1e-9,
+                    predicted_s,
+                    cold,
+                    first,
+                });
             }
         }
+    }
+    samples
+}
+
+/// The compute factors of the fit step: for every matched action, measured compute (the span's
+/// wait is not the action's cost, nor the runtime's per-action overhead) over predicted compute;
+/// the medians by (stage, phase) and by (region, phase). And the switch cost ([`SwitchFit`]):
+/// what the actions that followed another stage or phase on their rank computed beyond the
+/// factors of those that followed their own.
+fn compute_ratios(
+    sim: &Simulation,
+    measured: &[(usize, Vec<StepAction>)],
+) -> (Ratios, Ratios, SwitchFit) {
+    let samples = compute_samples(sim, measured);
+    let mut warm: FxHashMap<(usize, &'static str), Vec<f64>> = FxHashMap::default();
+    for s in samples.iter().filter(|s| !s.cold) {
+        warm.entry((s.stage, s.phase))
+            .or_default()
+            .push(s.measured_s / s.predicted_s);
+    }
+    let warm: FxHashMap<(usize, &'static str), f64> = warm
+        .into_iter()
+        .filter_map(|(key, values)| Some((key, median(values)?)))
+        .collect();
+    let fitted: Vec<PhaseSwitch> = PHASES
+        .iter()
+        .map(|phase| {
+            let code = phase.code();
+            let extra: Vec<f64> = samples
+                .iter()
+                .filter(|s| s.phase == code && s.cold && !s.first)
+                .filter_map(|s| Some(s.measured_s - warm.get(&(s.stage, s.phase))? * s.predicted_s))
+                .collect();
+            PhaseSwitch {
+                phase: code,
+                cold: extra.len(),
+                warm: samples
+                    .iter()
+                    .filter(|s| s.phase == code && !s.cold)
+                    .count(),
+                switch_s: (extra.len() >= MIN_SWITCHES)
+                    .then(|| median(extra))
+                    .flatten()
+                    .map(|x| x.max(0.0)),
+            }
+        })
+        .filter(|p| p.cold + p.warm > 0)
+        .collect();
+    let switch = SwitchFit { fitted };
+    let mut by_stage: FxHashMap<(usize, &'static str), Vec<f64>> = FxHashMap::default();
+    let mut by_region: FxHashMap<(usize, &'static str), Vec<f64>> = FxHashMap::default();
+    for s in &samples {
+        let ratio = s.measured_s / s.predicted_s;
+        by_stage.entry((s.stage, s.phase)).or_default().push(ratio);
+        by_region
+            .entry((s.region, s.phase))
+            .or_default()
+            .push(ratio);
     }
     // Each median once.
     let medians = |by: FxHashMap<(usize, &'static str), Vec<f64>>| -> Ratios {
@@ -385,7 +497,7 @@ fn compute_ratios(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> (R
             .filter_map(|(key, values)| Some((key, (values.len(), median(values)?))))
             .collect()
     };
-    (medians(by_stage), medians(by_region))
+    (medians(by_stage), medians(by_region), switch)
 }
 
 /// The factor table: every stage of a `ByLayer` region, in stage order, then every Replicated
@@ -540,7 +652,7 @@ fn calibrate_with<E: From<DeriveError>>(
     pass(0.0)?;
     let plan = &sim.derivation.plan;
     let (_, _, measured) = measured_step(m, alignment, fit_step);
-    let (by_stage, by_region) = compute_ratios(sim, &measured);
+    let (by_stage, by_region, switch) = compute_ratios(sim, &measured);
     let factors = factor_table(plan, &by_stage, &by_region);
     let memory = fit_memory(m, alignment, &measured);
     let stages = stage_of_layers(plan);
@@ -568,6 +680,10 @@ fn calibrate_with<E: From<DeriveError>>(
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.action_overhead_s = overhead.action_overhead_s;
     }
+    // The switch, like the posting of sends, is measured and reported but not applied: fitted
+    // on one step from the few actions that follow another stage or phase there, it moved the
+    // predictions of other schedules further from their runs, not nearer (README "Diagnosis");
+    // `hardware.action_switch_s` stays the user's.
     // The posting of sends is measured and reported, not applied: on the seven-schedule runs,
     // carried by the senders it moved the step's time between schedules the wrong way (their
     // ranking against the measured one fell; README "Diagnosis"), so where the runtime spends
@@ -593,6 +709,7 @@ fn calibrate_with<E: From<DeriveError>>(
         link,
         overhead,
         p2p,
+        switch,
         memory,
         before: compare(sim, m, alignment, check_step),
         after: compare(&simulation, m, alignment, check_step),

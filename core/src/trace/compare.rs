@@ -149,6 +149,16 @@ fn memory_curve(
 
 /// Predicted `(start, end)` of every compute action, by `(rank, action)`.
 pub fn predicted_actions(sim: &Simulation) -> FxHashMap<(usize, Action), (f64, f64)> {
+    predicted_compute(sim)
+        .into_iter()
+        .map(|(key, (start, end, _))| (key, (start, end)))
+        .collect()
+}
+
+/// Every predicted action's start and end, and its compute: its duration less the runtime's own
+/// share ([`Simulation::runtime_s`]: per-action overhead, posting, a switch), which a measured
+/// action's compute ops do not hold.
+pub fn predicted_compute(sim: &Simulation) -> FxHashMap<(usize, Action), (f64, f64, f64)> {
     let graph = &sim.derivation.order.graph;
     graph
         .node_indices()
@@ -156,7 +166,12 @@ pub fn predicted_actions(sim: &Simulation) -> FxHashMap<(usize, Action), (f64, f
             let event = graph.node_weight(n)?;
             let action = event.action()?;
             let rank = event.rank()?;
-            Some(((rank, action), sim.timeline.span_of(n)?))
+            let (start, end) = sim.timeline.span_of(n)?;
+            let runtime = sim.runtime_s.get(n.index()).copied().unwrap_or(0.0);
+            Some((
+                (rank, action),
+                (start, end, (end - start - runtime).max(0.0)),
+            ))
         })
         .collect()
 }
@@ -359,7 +374,7 @@ pub fn compare(
         sim,
         m,
         alignment,
-        predicted: predicted_actions(sim),
+        predicted: predicted_compute(sim),
         t0,
         t1,
         makespan_measured_s: seconds(t1.saturating_sub(t0)),
@@ -408,7 +423,8 @@ struct StepContext<'a> {
     sim: &'a Simulation,
     m: &'a Measurement,
     alignment: &'a Alignment,
-    predicted: FxHashMap<(usize, Action), (f64, f64)>,
+    /// Start, end and compute of every predicted action ([`predicted_compute`]).
+    predicted: FxHashMap<(usize, Action), (f64, f64, f64)>,
     t0: i64,
     t1: i64,
     makespan_measured_s: f64,
@@ -463,7 +479,7 @@ impl StepContext<'_> {
         let predicted_busy: f64 = want
             .iter()
             .filter_map(|a| self.predicted.get(&(rank, *a)))
-            .map(|(s, e)| e - s)
+            .map(|(s, e, _)| e - s)
             .sum();
         let idle_or_zero = |busy: f64| {
             if mine.is_empty() {
@@ -518,6 +534,8 @@ impl StepContext<'_> {
                 .action
                 .and_then(|a| self.predicted.get(&(rank, a)))
                 .copied();
+            let compute = matched.map(|m| m.2);
+            let matched = matched.map(|(s, e, _)| (s, e));
             if matched.is_none() {
                 mismatch.note(sim, rank, a.action);
             }
@@ -529,12 +547,11 @@ impl StepContext<'_> {
                 compute_s: seconds(a.compute_ns),
                 predicted: matched,
             });
-            let Some((ps, pe)) = matched else {
+            let (Some((ps, _)), Some(predicted_duration_s)) = (matched, compute) else {
                 continue;
             };
             // The prediction's duration is compute: the span's wait is not part of it.
             let (ms, md) = (seconds(s.saturating_sub(t0)), seconds(a.compute_ns));
-            let predicted_duration_s = compute_seconds(sim, pe - ps);
             residuals.push(ActionResidual {
                 rank,
                 action: label.clone(),
@@ -548,18 +565,6 @@ impl StepContext<'_> {
         }
         (blocks, residuals)
     }
-}
-
-/// The compute part of a predicted action that lasts `event_s`: without the runtime's per-action
-/// overhead (`hardware.action_overhead_s`), which a measured action's compute does not hold.
-pub fn compute_seconds(sim: &Simulation, event_s: f64) -> f64 {
-    let overhead = sim
-        .derivation
-        .plan
-        .hardware
-        .action_overhead_s
-        .unwrap_or(0.0);
-    (event_s - overhead).max(0.0)
 }
 
 /// One measured action of a step as the app draws it: seconds from the step's start (its first

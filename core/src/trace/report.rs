@@ -190,6 +190,8 @@ pub struct CompareTraceReport {
     pub overhead: super::calibrate::OverheadFit,
     /// What posting a send costs its rank, measured from the send spans (reported, not applied).
     pub p2p: super::calibrate::P2pFit,
+    /// What an action costs after another stage or phase on its rank.
+    pub switch: super::calibrate::SwitchFit,
     /// `(calibrated − measured) / measured` on the fit step: what the fit leaves unexplained.
     pub fit_residual: f64,
     /// The calibrated step time against every other step (`null` with one step).
@@ -372,6 +374,7 @@ impl CompareTraceReport {
             link: c.link.clone(),
             overhead: c.overhead.clone(),
             p2p: c.p2p.clone(),
+            switch: c.switch.clone(),
             fit_residual: c.fit_residual(),
             validation: c.validation(),
             steps: c.steps.clone(),
@@ -478,6 +481,7 @@ impl CompareTraceReport {
             "  fitted posting of transfers: {}",
             p2p_text(&self.p2p)
         );
+        let _ = writeln!(out, "  fitted switch: {}", switch_text(&self.switch));
         self.rank_tables(&mut out);
         out
     }
@@ -684,6 +688,36 @@ pub fn p2p_text(p: &super::calibrate::P2pFit) -> String {
         ),
         None => "not fitted (no transfer span; the scenario's kept)".to_string(),
     }
+}
+
+/// What the switch fit found, in words: per phase measured.
+pub fn switch_text(f: &super::calibrate::SwitchFit) -> String {
+    if f.fitted.is_empty() {
+        return "nothing measured".to_string();
+    }
+    let phases: Vec<String> = f
+        .fitted
+        .iter()
+        .map(|p| match p.switch_s {
+            Some(s) => format!(
+                "{} {} (median over {} action(s) after another stage or phase, against {} after their own)",
+                p.phase,
+                ms(s),
+                p.cold,
+                p.warm
+            ),
+            None => format!(
+                "{} not fitted ({} action(s) after another stage or phase beyond a rank's first and a stage's first weight gradient; at least {} needed)",
+                p.phase,
+                p.cold,
+                super::calibrate::MIN_SWITCHES
+            ),
+        })
+        .collect();
+    format!(
+        "what an action costs more after another stage or phase on its rank (measured, not applied: see the README's Diagnosis): {}",
+        phases.join("; ")
+    )
 }
 
 /// What the link fit found, in words.
