@@ -241,8 +241,8 @@ fn pearson(a: &[f64], b: &[f64]) -> f64 {
 /// its own run's measured median, the predicted order against the measured one (Spearman,
 /// medians closer than the runs' noise — the standard error of a median, 1.2533·σ/√n — tied),
 /// and every rank's predicted memory peak against its run's. The thresholds are what this
-/// model reaches now (README "Diagnosis", `measure.py` beside the fixtures); the issue's
-/// targets (median |error| ≤ 10 %, none beyond 20 %, Spearman ≥ 0.8) are not reached yet.
+/// model reaches now (README "Diagnosis", `measure.py` beside the fixtures): the median
+/// |error| ≤ 10 % holds; none beyond 20 % and Spearman ≥ 0.8 from every source do not yet.
 #[test]
 fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
     let own: Vec<serde_json::Value> = RUNS
@@ -304,11 +304,11 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
     }
     let abs: Vec<f64> = time_errors.iter().map(|e| e.abs()).collect();
     let worst = abs.iter().copied().fold(0.0, f64::max);
-    assert!(median(abs.clone()) <= 0.13, "median |error| {abs:?}");
-    assert!(worst <= 0.30, "worst {worst}");
+    assert!(median(abs.clone()) <= 0.10, "median |error| {abs:?}");
+    assert!(worst <= 0.25, "worst {worst}");
     let mean_rho = spearman.iter().sum::<f64>() / spearman.len() as f64;
     assert!(
-        spearman.iter().all(|&r| r >= 0.3) && mean_rho >= 0.55,
+        spearman.iter().all(|&r| r >= 0.4) && mean_rho >= 0.6,
         "{spearman:?}"
     );
     let mem_abs: Vec<f64> = memory_errors.iter().map(|e| e.abs()).collect();

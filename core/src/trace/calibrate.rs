@@ -15,6 +15,7 @@
 use super::align::Alignment;
 use super::compare::{Comparison, StepAction, compare, measured_step, predicted_compute};
 use super::recover::Measurement;
+use super::rules::ActionKind;
 use crate::algebra::plan::{Plan, RegionOwner};
 use crate::graph::derive::DeriveError;
 use crate::scenario::Scenario;
@@ -62,6 +63,9 @@ pub struct LinkFit {
     pub sizes: usize,
     /// Median measured transfer time.
     pub median_s: Option<f64>,
+    /// What a transfer loses on average to its ends stalling in the call ([`fit_stall`]),
+    /// added to `α` in the calibrated scenario.
+    pub stall_s: Option<f64>,
 }
 
 /// The runtime's own time per compute action (`hardware.action_overhead_s`), fitted from the gaps
@@ -127,13 +131,13 @@ pub struct P2pFit {
     pub samples: usize,
 }
 
-/// Each rank's send spans of step `step`, on the aligned clock, in time order (receives are
-/// posted ahead of the action that needs them, mostly while the rank waits anyway: they are not
-/// the rank's cost).
+/// Each rank's transfer spans of step `step` whose kind `keep` accepts, on the aligned clock, in
+/// time order.
 fn transfer_spans(
     m: &Measurement,
     alignment: &Alignment,
     step: usize,
+    keep: impl Fn(ActionKind) -> bool,
 ) -> FxHashMap<usize, Vec<(i64, i64)>> {
     m.ranks
         .iter()
@@ -142,7 +146,7 @@ fn transfer_spans(
             let mut spans: Vec<(i64, i64)> = r
                 .transfers
                 .iter()
-                .filter(|t| t.step == step && t.kind == super::rules::ActionKind::Send)
+                .filter(|t| t.step == step && keep(t.kind))
                 .map(|t| {
                     (
                         t.start_ns.saturating_add(offset),
@@ -156,12 +160,29 @@ fn transfer_spans(
         .collect()
 }
 
-fn fit_p2p(transfers: &FxHashMap<usize, Vec<(i64, i64)>>) -> P2pFit {
-    let spans: Vec<f64> = transfers
+/// The seconds of each span.
+fn span_seconds(spans: &FxHashMap<usize, Vec<(i64, i64)>>) -> Vec<f64> {
+    spans
         .values()
         .flatten()
         .map(|&(s, e)| e.saturating_sub(s).max(0) as f64 * 1e-9)
-        .collect();
+        .collect()
+}
+
+/// What a transfer loses, on average, to its ends' threads stalling in the call (a send or a
+/// receive that now and then waits milliseconds for the transport — a scheduler tick on a host
+/// whose cores the ranks fill): per end, the excess of the transfer spans' mean over their
+/// median (a span is a tenth of a millisecond but for its stalls), twice (a sender and a
+/// receiver). `None` without a transfer span.
+fn fit_stall(spans: &FxHashMap<usize, Vec<(i64, i64)>>) -> Option<f64> {
+    let seconds = span_seconds(spans);
+    let mean = mean(seconds.iter().copied())?;
+    let median = median(seconds)?;
+    Some(2.0 * (mean - median).max(0.0))
+}
+
+fn fit_p2p(transfers: &FxHashMap<usize, Vec<(i64, i64)>>) -> P2pFit {
+    let spans = span_seconds(transfers);
     P2pFit {
         samples: spans.len(),
         post_s: median(spans),
@@ -670,7 +691,7 @@ fn calibrate_with<E: From<DeriveError>>(
     };
     let mut calibrated = scaled(scenario, &|layer| fits.of(layer));
     pass(0.2)?;
-    let transfers = transfer_spans(m, alignment, fit_step);
+    let transfers = transfer_spans(m, alignment, fit_step, |k| k == ActionKind::Send);
     let overhead = fit_overhead(plan, &measured);
     let p2p = fit_p2p(&transfers);
     // Between a producer's last op and its consumer's first: the link (with what posting the
@@ -692,9 +713,13 @@ fn calibrate_with<E: From<DeriveError>>(
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.step_grad_bytes_per_param_byte = Some(factor);
     }
+    let mut link = link;
+    link.stall_s = fit_stall(&transfer_spans(m, alignment, fit_step, |_| true));
     if link.alpha_s.is_some() {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
-        hw.link_alpha_s = link.alpha_s;
+        // The link's mean time on a critical path: the waited-for transfers' own, and the
+        // stalls those (chosen where a consumer idled, so rarely a stalled one) do not show.
+        hw.link_alpha_s = link.alpha_s.map(|a| a + link.stall_s.unwrap_or(0.0));
         if link.bytes_per_s.is_some() {
             hw.link_bytes_per_s = link.bytes_per_s;
         }
@@ -771,6 +796,7 @@ fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)], rank_side_s
         samples: samples.len(),
         sizes: sizes.len(),
         median_s,
+        stall_s: None,
     }
 }
 

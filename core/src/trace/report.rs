@@ -722,8 +722,8 @@ pub fn switch_text(f: &super::calibrate::SwitchFit) -> String {
 
 /// What the link fit found, in words.
 pub fn link_text(link: &super::calibrate::LinkFit) -> String {
-    match (link.alpha_s, link.bytes_per_s) {
-        (None, _) => "not fitted (no measured transfer between ranks whose consumer waited for it; the scenario's kept)".to_string(),
+    let fitted = match (link.alpha_s, link.bytes_per_s) {
+        (None, _) => return "not fitted (no measured transfer between ranks whose consumer waited for it; the scenario's kept)".to_string(),
         (Some(a), Some(b)) => format!(
             "α {} and β {} from {} transfer(s) of {} sizes",
             ms(a),
@@ -737,6 +737,13 @@ pub fn link_text(link: &super::calibrate::LinkFit) -> String {
             link.samples,
             ms(link.median_s.unwrap_or(0.0))
         ),
+    };
+    match link.stall_s {
+        Some(s) if s > 0.0 => format!(
+            "{fitted}, plus {} per transfer for its ends' stalls in the call (twice the transfer spans' mean over their median)",
+            ms(s)
+        ),
+        _ => fitted,
     }
 }
 
