@@ -405,6 +405,8 @@ fn memory_peaks_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
                         "{:+.1}%",
                         100.0 * (r.calibrated_peak_bytes - measured) / measured.max(1.0)
                     ),
+                    r.calibrated_memory_shape_error
+                        .map_or("–".into(), |e| format!("{:.1}%", 100.0 * e)),
                     fit.and_then(|f| f.activation_bytes).map_or("–".into(), kib),
                     fit.and_then(|f| f.workspace_bytes).map_or("–".into(), kib),
                 ])
@@ -422,6 +424,10 @@ fn memory_peaks_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
                 ("predicted", "before calibration"),
                 ("calibrated", "after calibration"),
                 ("error", "calibrated against measured"),
+                (
+                    "shape",
+                    "the calibrated curve against the measured one over the step: the mean distance over the measured peak",
+                ),
                 (
                     "held per F",
                     "fitted: what a forward holds until its backward",

@@ -46,6 +46,12 @@ pub struct RankComparison {
     /// allocator's), the prediction is its dynamic part: the peak less the static bytes.
     pub measured_peak_bytes: Option<f64>,
     pub predicted_peak_bytes: f64,
+    /// How far the predicted memory curve's *shape* is from the measured one: the mean, over
+    /// the step (each curve on its own step's length, at [`SHAPE_SAMPLES`] instants), of
+    /// |predicted − measured| over the measured peak, on the measured basis (`None` without
+    /// `[memory]` events). A curve with the right peak at the wrong time, or held too long, shows
+    /// here and not in the peak.
+    pub memory_shape_error: Option<f64>,
     /// Predicted actions the trace does not have on this rank.
     pub missing: usize,
     /// Measured actions the prediction does not have on this rank.
@@ -106,6 +112,46 @@ impl MeasuredMemoryCurve {
             over_capacity: false,
         }
     }
+}
+
+/// The instants a memory curve's shape is compared at.
+pub const SHAPE_SAMPLES: usize = 200;
+
+/// The level of a step curve (`[t, bytes]` after each change, in time order) at `t`: the last
+/// point at or before it (the first point's level before it).
+fn level_at(points: &[[f64; 2]], t: f64) -> f64 {
+    let i = points.partition_point(|p| p[0] <= t);
+    i.checked_sub(1)
+        .and_then(|i| points.get(i))
+        .or(points.first())
+        .map_or(0.0, |p| p[1])
+}
+
+/// The mean |predicted − measured| over the measured peak, at [`SHAPE_SAMPLES`] instants spread
+/// over each curve's own step (`measured` over `measured_s`, `predicted` over `predicted_s`,
+/// less `base` — the static bytes a measurement that counts from the profiler's start leaves
+/// out). 0 when the measured curve has no height.
+pub fn shape_error(
+    measured: &[[f64; 2]],
+    measured_s: f64,
+    predicted: &[[f64; 2]],
+    predicted_s: f64,
+    base: f64,
+) -> f64 {
+    let peak = measured.iter().map(|p| p[1]).fold(0.0, f64::max);
+    if peak <= 0.0 {
+        return 0.0;
+    }
+    let n = SHAPE_SAMPLES as f64;
+    let total: f64 = (0..SHAPE_SAMPLES)
+        .map(|k| {
+            let u = (k as f64 + 0.5) / n;
+            let m = level_at(measured, u * measured_s);
+            let p = level_at(predicted, u * predicted_s) - base;
+            (p - m).abs()
+        })
+        .sum();
+    total / n / peak
 }
 
 /// The most points a measured memory curve keeps per step.
@@ -476,6 +522,16 @@ impl StepContext<'_> {
                 c.peak_bytes
             }
         });
+        let memory_shape_error = memory.as_ref().zip(sim.memory.get(rank)).map(|(m, p)| {
+            let base = if m.relative { p.static_bytes } else { 0.0 };
+            shape_error(
+                &m.points,
+                self.makespan_measured_s,
+                &p.points,
+                sim.makespan_s,
+                base,
+            )
+        });
         let predicted_busy: f64 = want
             .iter()
             .filter_map(|a| self.predicted.get(&(rank, *a)))
@@ -504,6 +560,7 @@ impl StepContext<'_> {
             mean_abs_duration_residual_s: mean(|r| r.duration_residual_s),
             measured_peak_bytes,
             predicted_peak_bytes,
+            memory_shape_error,
             missing: want.len() - matched.min(want.len()),
             unexpected: mine.len() - matched,
         };
@@ -697,6 +754,27 @@ mod tests {
         assert_eq!(
             block(12.5, Some((10.0, 11.0))).start_residual_s(),
             Some(2.5)
+        );
+    }
+
+    #[test]
+    fn a_memory_curves_shape_is_compared_over_each_steps_own_length() {
+        // Measured: nothing for half the step, then 10 bytes. The same shape over a step twice
+        // as long matches exactly; a curve at 10 from the start is off by 10 for half the
+        // step: 5 on average, half the peak; the static base is taken off the prediction.
+        let measured = [[0.0, 0.0], [0.5, 10.0]];
+        assert_eq!(
+            shape_error(&measured, 1.0, &[[0.0, 0.0], [1.0, 10.0]], 2.0, 0.0),
+            0.0
+        );
+        assert_eq!(shape_error(&measured, 1.0, &[[0.0, 10.0]], 1.0, 0.0), 0.5);
+        assert_eq!(
+            shape_error(&measured, 1.0, &[[0.0, 7.0], [0.5, 17.0]], 1.0, 7.0),
+            0.0
+        );
+        assert_eq!(
+            shape_error(&[[0.0, 0.0]], 1.0, &[[0.0, 3.0]], 1.0, 0.0),
+            0.0
         );
     }
 }

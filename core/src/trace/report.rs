@@ -277,6 +277,9 @@ pub struct RankResiduals {
     pub measured_peak_bytes: Option<f64>,
     pub predicted_peak_bytes: f64,
     pub calibrated_peak_bytes: f64,
+    /// The calibrated memory curve's shape against the measured one
+    /// ([`super::compare::RankComparison::memory_shape_error`]).
+    pub calibrated_memory_shape_error: Option<f64>,
     pub missing: usize,
     pub unexpected: usize,
 }
@@ -355,6 +358,7 @@ impl CompareTraceReport {
                     measured_peak_bytes: b.measured_peak_bytes,
                     predicted_peak_bytes: b.predicted_peak_bytes,
                     calibrated_peak_bytes: a.map_or(0.0, |a| a.predicted_peak_bytes),
+                    calibrated_memory_shape_error: a.and_then(|a| a.memory_shape_error),
                     missing: b.missing,
                     unexpected: b.unexpected,
                 }
@@ -535,7 +539,7 @@ impl CompareTraceReport {
         if self.ranks.iter().any(|r| r.measured_peak_bytes.is_some()) {
             let _ = writeln!(
                 out,
-                "\n{:>width$}  memory peak measured / predicted / calibrated (error), in {}",
+                "\n{:>width$}  memory peak measured / predicted / calibrated (error), the calibrated curve's shape error, in {}",
                 "rank",
                 self.memory_basis.label()
             );
@@ -545,12 +549,14 @@ impl CompareTraceReport {
                 };
                 let _ = writeln!(
                     out,
-                    "{:>width$}  {} / {} / {} ({:+.1}%)",
+                    "{:>width$}  {} / {} / {} ({:+.1}%), shape {}",
                     r.rank,
                     kib(measured),
                     kib(r.predicted_peak_bytes),
                     kib(r.calibrated_peak_bytes),
                     signed_error(r.calibrated_peak_bytes, measured),
+                    r.calibrated_memory_shape_error
+                        .map_or("–".to_string(), |e| format!("{:.1}%", 100.0 * e)),
                 );
             }
         }
