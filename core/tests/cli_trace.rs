@@ -671,10 +671,10 @@ fn calibrated_on_one_step_a_run_is_predicted_within_its_own_spread() {
     // fitted), the prediction lies within the run's own step-to-step spread of the median of
     // the 7 other steps.
     for (schedule, error, spread) in [
-        ("gpipe", 0.0017, 0.2944),
-        ("1f1b", 0.1309, 0.1878),
-        ("interleaved", 0.1097, 0.1786),
-        ("zbv", -0.0953, 0.1420),
+        ("gpipe", 0.0022, 0.2944),
+        ("1f1b", 0.1152, 0.1878),
+        ("interleaved", 0.1079, 0.1786),
+        ("zbv", -0.0969, 0.1420),
     ] {
         let v = on_recorded("compare-trace", schedule);
         let validation = &v["validation"];
@@ -695,10 +695,10 @@ fn calibrated_on_one_step_a_run_is_predicted_within_its_own_spread() {
 #[test]
 fn costs_fitted_on_the_gpipe_run_predict_the_interleaved_and_zero_bubble_runs() {
     // What-if: the costs fitted on the GPipe trace, on the interleaved and ZB-V schedules of
-    // the same model, predict those runs' median steps within 15 % (+11.2 %, -6.5 %).
+    // the same model, predict those runs' median steps within 15 % (+11.8 %, -5.4 %).
     for (other, schedule, want) in [
-        ("interleaved", "⟨1f1b, 1f1b⟩", 0.1115),
-        ("zbv", "⟨zbv, zbv⟩", -0.0647),
+        ("interleaved", "⟨1f1b, 1f1b⟩", 0.1176),
+        ("zbv", "⟨zbv, zbv⟩", -0.0539),
     ] {
         let v = json(&[
             "compare-trace",

