@@ -447,4 +447,26 @@ fn a_switch_costs_the_action_after_another_stage_or_phase_exactly() {
         ..Hardware::default()
     });
     assert_eq!(simulate(&s), 10.5);
+    // An overhead by phase is charged to every action of its phase, cold or not: with forwards
+    // at 0.5 and no scalar overhead, every forward lasts 1.5 and the timeline is the one above.
+    s.hardware = Some(Hardware {
+        action_overhead_by_phase_s: Some(PhaseSeconds {
+            forward: Some(0.5),
+            ..PhaseSeconds::default()
+        }),
+        ..Hardware::default()
+    });
+    assert_eq!(simulate(&s), 10.5);
+    // The scalar overhead stays for the phases the map leaves out: backwards last 2 + 0.25.
+    s.hardware = Some(Hardware {
+        action_overhead_s: Some(0.25),
+        action_overhead_by_phase_s: Some(PhaseSeconds {
+            forward: Some(0.5),
+            ..PhaseSeconds::default()
+        }),
+        ..Hardware::default()
+    });
+    // r0 F0 [0, 1.5], F1 [1.5, 3]; r1 F0 [1.5, 3], B0 [3, 5.25], F1 [5.25, 6.75],
+    // B1 [6.75, 9]; r0 B0 [5.25, 7.5], B1 [9, 11.25].
+    assert_eq!(simulate(&s), 11.25);
 }

@@ -319,7 +319,7 @@ fn hardware_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
                     && current != preset.name
                 {
                     out.push(Command::Edit {
-                        edit: Edit::Hardware(preset.hardware),
+                        edit: Edit::Hardware(Box::new(preset.hardware)),
                         gesture: None,
                     });
                 }

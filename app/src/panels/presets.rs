@@ -23,6 +23,7 @@ fn hw(peak: f64, hbm: f64, alpha: f64, link: f64, memory: f64) -> Option<Hardwar
         p2p: None,
         p2p_post_s: None,
         action_switch_s: None,
+        action_overhead_by_phase_s: None,
     })
 }
 

@@ -77,12 +77,23 @@ pub fn check_hardware(hardware: Option<&Hardware>) -> Result<(), FiniteError> {
         "hardware.action_switch_s.I",
         "hardware.action_switch_s.W",
     ];
-    let switch = h.action_switch_s.map(|s| s.entries()).unwrap_or_default();
-    for (field, (_, value)) in SWITCH.into_iter().zip(switch) {
-        if let Some(v) = value
-            && !(v.is_finite() && v >= 0.0)
-        {
-            return Err(FiniteError::Hardware { field, value: v });
+    const BY_PHASE: [&str; 4] = [
+        "hardware.action_overhead_by_phase_s.F",
+        "hardware.action_overhead_by_phase_s.B",
+        "hardware.action_overhead_by_phase_s.I",
+        "hardware.action_overhead_by_phase_s.W",
+    ];
+    for (names, given) in [
+        (SWITCH, h.action_switch_s),
+        (BY_PHASE, h.action_overhead_by_phase_s),
+    ] {
+        let values = given.map(|s| s.entries()).unwrap_or_default();
+        for (field, (_, value)) in names.into_iter().zip(values) {
+            if let Some(v) = value
+                && !(v.is_finite() && v >= 0.0)
+            {
+                return Err(FiniteError::Hardware { field, value: v });
+            }
         }
     }
     if let Some(v) = h.fb_overlap

@@ -95,7 +95,7 @@ pub enum Edit {
         mb: usize,
         scale: f64,
     },
-    Hardware(Option<Hardware>),
+    Hardware(Box<Option<Hardware>>),
     LayerName {
         layer: usize,
         name: String,
@@ -247,7 +247,7 @@ impl Edit {
                     *slot = *scale;
                 }
             }
-            Edit::Hardware(h) => s.hardware = h.clone(),
+            Edit::Hardware(h) => s.hardware = (**h).clone(),
             Edit::LayerName { layer, name } => {
                 if let Some(l) = s.model.layers.get_mut(*layer) {
                     l.name = name.clone();

@@ -51,6 +51,11 @@ pub struct Hardware {
     /// of such actions against those that follow their own stage and phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action_switch_s: Option<PhaseSeconds>,
+    /// The per-action overhead by action phase (`{"F": …, "W": …}`): where a phase is given it
+    /// replaces `action_overhead_s` for that phase's actions. `compare-trace` fits each phase
+    /// it measured often enough.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action_overhead_by_phase_s: Option<PhaseSeconds>,
 }
 
 /// Seconds per action phase (`{"F": 0.0004, "B": 0}`); a phase left out costs nothing.
@@ -70,6 +75,11 @@ pub struct PhaseSeconds {
 impl PhaseSeconds {
     /// The seconds of `phase` (0 for one not given, and for the second-order phases).
     pub fn of(&self, phase: crate::vocab::phase::Phase) -> f64 {
+        self.given(phase).unwrap_or(0.0)
+    }
+
+    /// The seconds of `phase`, when given.
+    pub fn given(&self, phase: crate::vocab::phase::Phase) -> Option<f64> {
         use crate::vocab::phase::Phase;
         match phase {
             Phase::Forward => self.forward,
@@ -78,7 +88,6 @@ impl PhaseSeconds {
             Phase::Weight => self.weight,
             _ => None,
         }
-        .unwrap_or(0.0)
     }
 
     /// Each phase with its value, for checks and reports.
@@ -152,6 +161,7 @@ mod tests {
             p2p: None,
             p2p_post_s: None,
             action_switch_s: None,
+            action_overhead_by_phase_s: None,
         }
     }
 

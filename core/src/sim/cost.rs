@@ -329,14 +329,20 @@ pub fn durations_with_runtime(plan: &Plan, order: &Order) -> (Vec<f64>, Vec<f64>
         .map(|n| duration(plan, graph, n))
         .collect();
     let mut runtime = vec![0.0; out.len()];
-    // Every compute action carries the runtime's per-action overhead.
+    // Every compute action carries the runtime's per-action overhead (its phase's, where the
+    // hardware gives one).
     let overhead = plan.hardware.action_overhead_s.unwrap_or(0.0);
-    if overhead > 0.0 {
+    let by_phase = plan.hardware.action_overhead_by_phase_s;
+    if overhead > 0.0 || by_phase.is_some() {
         for n in graph.node_indices() {
-            if graph.node_weight(n).is_some_and(Event::is_compute)
-                && let Some(slot) = runtime.get_mut(n.index())
-            {
-                *slot += overhead;
+            let Some(event) = graph.node_weight(n).filter(|e| e.is_compute()) else {
+                continue;
+            };
+            let own = event
+                .action()
+                .and_then(|a| by_phase.and_then(|b| b.given(a.phase)));
+            if let Some(slot) = runtime.get_mut(n.index()) {
+                *slot += own.unwrap_or(overhead);
             }
         }
     }

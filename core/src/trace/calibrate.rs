@@ -76,6 +76,9 @@ pub struct OverheadFit {
     /// The median gap; `None` when no such pair was measured (the scenario's is kept).
     pub action_overhead_s: Option<f64>,
     pub samples: usize,
+    /// Per phase of the action after the gap (`F`, `B`, `I`, `W`): the median of its gaps and
+    /// how many (`None` from fewer than [`MIN_SWITCHES`]).
+    pub by_phase: Vec<(&'static str, Option<f64>, usize)>,
 }
 
 /// The per-action overhead of the fit step: on each rank, the gap from one action's last compute
@@ -94,6 +97,7 @@ fn fit_overhead(plan: &Plan, measured: &[(usize, Vec<StepAction>)]) -> OverheadF
     }
     let last_stage = plan.placement.ranks_of_stages().len().saturating_sub(1);
     let mut gaps = Vec::new();
+    let mut by_phase: FxHashMap<&'static str, Vec<f64>> = FxHashMap::default();
     for (rank, actions) in measured {
         let mut order: Vec<&StepAction> = actions.iter().filter(|a| a.action.is_some()).collect();
         order.sort_by_key(|a| a.compute_start_ns);
@@ -113,12 +117,29 @@ fn fit_overhead(plan: &Plan, measured: &[(usize, Vec<StepAction>)]) -> OverheadF
             let gap = next.compute_start_ns.saturating_sub(prev.compute_end_ns);
             if local && gap >= 0 {
                 gaps.push(gap as f64 * 1e-9);
+                by_phase
+                    .entry(action.phase.code())
+                    .or_default()
+                    .push(gap as f64 * 1e-9);
             }
         }
     }
+    let by_phase = PHASES
+        .iter()
+        .filter_map(|p| {
+            let values = by_phase.remove(p.code())?;
+            let n = values.len();
+            Some((
+                p.code(),
+                (n >= MIN_SWITCHES).then(|| median(values)).flatten(),
+                n,
+            ))
+        })
+        .collect();
     OverheadFit {
         samples: gaps.len(),
         action_overhead_s: median(gaps),
+        by_phase,
     }
 }
 
@@ -707,6 +728,9 @@ fn calibrate_with<E: From<DeriveError>>(
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.action_overhead_s = overhead.action_overhead_s;
     }
+    // The overhead by phase is measured and reported, not applied, for the reason the switch
+    // is not (README "Diagnosis": fitted on one step it moved other schedules' predictions
+    // further from their runs); `hardware.action_overhead_by_phase_s` stays the user's.
     // The switch, like the posting of sends, is measured and reported but not applied: fitted
     // on one step from the few actions that follow another stage or phase there, it moved the
     // predictions of other schedules further from their runs, not nearer (README "Diagnosis");

@@ -675,11 +675,22 @@ pub fn factor_text(f: &super::calibrate::Factor) -> String {
 /// What the per-action overhead fit found, in words.
 pub fn overhead_text(o: &super::calibrate::OverheadFit) -> String {
     match o.action_overhead_s {
-        Some(s) => format!(
-            "{} per action (median of {} gaps before an action whose inputs were on its rank)",
-            ms(s),
-            o.samples
-        ),
+        Some(s) => {
+            let phases: Vec<String> = o
+                .by_phase
+                .iter()
+                .map(|(phase, value, n)| match value {
+                    Some(v) => format!("{phase} {} ({n})", ms(*v)),
+                    None => format!("{phase} – ({n})"),
+                })
+                .collect();
+            format!(
+                "{} per action (median of {} gaps before an action whose inputs were on its rank; by the phase after the gap, measured, not applied: {})",
+                ms(s),
+                o.samples,
+                phases.join(", ")
+            )
+        }
         None => "not fitted (no two actions in a row with the second's inputs on its rank; the scenario's kept)".to_string(),
     }
 }
