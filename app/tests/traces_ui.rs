@@ -449,15 +449,19 @@ fn one_click_ranks_every_schedule_beside_the_measured_run() {
     let cli = mpipe::trace::whatif::what_if_all(
         &calibrated,
         &calibrated,
-        2,
-        Some("⟨zbv, zbv⟩"),
-        mpipe::trace::whatif::MemoryBasis::Dynamic,
+        &mpipe::trace::whatif::RunShape {
+            chunks: 2,
+            microbatches: Some(8),
+            ran: Some("⟨zbv, zbv⟩"),
+            basis: mpipe::trace::whatif::MemoryBasis::Dynamic,
+        },
         Default::default(),
     );
     assert_eq!(&cli, ranked);
-    // An edit makes the ranking stale: the button waits for a new calibration.
+    // An edit makes the ranking stale: it says so, and the button waits for a new calibration.
     harness.state_mut().apply(Command::Undo);
     harness.run();
+    harness.get_by_label_contains("stale: the scenario changed since this ranking");
     assert!(
         harness
             .get_by_label("What-if: rank every schedule")

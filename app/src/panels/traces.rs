@@ -342,7 +342,7 @@ fn factors_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
             ("phase", "F forward, B backward, I and W its halves"),
             (
                 "factor",
-                "measured compute over predicted duration (median); – not fitted: nothing was measured; computed nothing: a first stage's input half has no input gradient to compute",
+                "measured compute over predicted compute, each summed over the actions; – not fitted: nothing was measured; computed nothing: a first stage's input half has no input gradient to compute",
             ),
             (
                 "actions",

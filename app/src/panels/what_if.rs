@@ -56,7 +56,16 @@ pub fn what_if_ui(
         }
     });
     if !report.what_if_all.is_empty() {
-        ranked_chart(ui, report);
+        if !current {
+            ui.colored_label(
+                egui::Color32::from_rgb(0xF0, 0xA0, 0x30),
+                RichText::new(
+                    "stale: the scenario changed since this ranking; calibrate again to rank anew",
+                )
+                .small(),
+            );
+        }
+        ranked_chart(ui, report, current);
     }
 }
 
@@ -78,7 +87,7 @@ fn measured_median(report: &CompareTraceReport) -> Option<f64> {
 }
 
 /// One bar per schedule, fastest first, to one scale with the measured median's line.
-fn ranked_chart(ui: &mut egui::Ui, report: &CompareTraceReport) {
+fn ranked_chart(ui: &mut egui::Ui, report: &CompareTraceReport, current: bool) {
     let predictions = &report.what_if_all;
     let median = measured_median(report);
     let basis = predictions
@@ -128,7 +137,14 @@ fn ranked_chart(ui: &mut egui::Ui, report: &CompareTraceReport) {
             egui::pos2(bars.0, top + 3.0),
             egui::pos2(x_of(p.step_s), top + ROW - 3.0),
         );
-        painter.rect_filled(bar, 2.0, if p.ran { RAN } else { BAR });
+        let colour = if p.ran { RAN } else { BAR };
+        // A stale ranking is drawn faded: it no longer says what the scenario on screen does.
+        let colour = if current {
+            colour
+        } else {
+            colour.gamma_multiply(0.35)
+        };
+        painter.rect_filled(bar, 2.0, colour);
         painter.text(
             egui::pos2(bars.1 + 6.0, y),
             Align2::LEFT_CENTER,

@@ -13,7 +13,8 @@ use mpipe::trace::calibrate::{Calibration, Fit, calibrate_cancellable, check_ste
 use mpipe::trace::compare::{Comparison, compare};
 use mpipe::trace::report::CompareTraceReport;
 use mpipe::trace::whatif::{
-    Identification, MemoryBasis, Prediction, RunShape, identify, measured_chunks, what_if_all_until,
+    Identification, MemoryBasis, Prediction, RunShape, identify_until, measured_chunks,
+    measured_microbatches, what_if_all_until,
 };
 use mpipe::trace::{Measurement, RawTrace, RuleSet};
 use mpipe::tune::pipeline::SimulationError;
@@ -93,11 +94,12 @@ pub struct Calibrating {
 }
 
 /// The what-if over every schedule running on a background job, for the document generation
-/// (the calibrated scenario) it predicts from.
+/// (the calibrated scenario) and the measurement generation it predicts from.
 #[derive(Debug)]
 pub struct Ranking {
     pub job: Job<Option<Vec<Prediction>>>,
     pub generation: u64,
+    pub measured: u64,
 }
 
 /// Everything the app holds about measured traces.
@@ -162,6 +164,7 @@ impl Traces {
             return;
         };
         self.generation += 1;
+        self.stop_ranking();
         let m = mpipe::trace::recover(&self.raw, &compiled, &self.user_ranks);
         self.alignment = Some(mpipe::trace::align(&m));
         let steps = steps_of(&m);
@@ -292,7 +295,20 @@ impl Traces {
         self.measurement = None;
         self.alignment = None;
         self.calibration = None;
+        self.stop_ranking();
         self.generation += 1;
+    }
+
+    /// Bumped whenever the measurement changes: what derived results are keyed by.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Cancels a running what-if and forgets it (its thread stops at its next check).
+    pub fn stop_ranking(&mut self) {
+        if let Some(r) = self.ranking.take() {
+            r.job.cancel();
+        }
     }
 }
 
@@ -341,10 +357,15 @@ impl Traces {
                 check_step: check,
                 options: Default::default(),
             };
-            match calibrate_cancellable(&fit, &mut |f| control.keep_going(0.9 * f)) {
+            match calibrate_cancellable(&fit, &mut |f| control.keep_going(0.7 * f)) {
                 Ok(c) => {
-                    let id = identify(&scenario, &shown.sim, &m, &a, step, Default::default());
-                    control.keep_going(1.0);
+                    let id = identify_until(
+                        &scenario,
+                        &shown.sim,
+                        (&m, &a, step),
+                        Default::default(),
+                        &mut |f| control.keep_going(0.7 + 0.3 * f),
+                    )?;
                     Some(Ok((c, id)))
                 }
                 Err(SimulationError::Cancelled) => None,
@@ -382,6 +403,7 @@ impl Traces {
             return Ok(());
         };
         let chunks = measured_chunks(m);
+        let microbatches = measured_microbatches(m, report.fit_step);
         let ran = report
             .identification
             .as_ref()
@@ -393,6 +415,7 @@ impl Traces {
         let job = Job::spawn("mpipe what-if", move |control| {
             let run = RunShape {
                 chunks,
+                microbatches,
                 ran: ran.as_deref(),
                 basis,
             };
@@ -400,7 +423,12 @@ impl Traces {
                 control.keep_going(f)
             })
         })?;
-        self.ranking = Some(Ranking { job, generation });
+        self.stop_ranking();
+        self.ranking = Some(Ranking {
+            job,
+            generation,
+            measured: self.generation,
+        });
         Ok(())
     }
 }
@@ -466,7 +494,7 @@ impl Studio {
         }
         self.edit(&Edit::Replace(Box::new(c.scenario)), None);
         self.traces.calibrated_generation = Some(self.doc.generation());
-        self.traces.ranking = None;
+        self.traces.stop_ranking();
         self.inform(message);
         false
     }
@@ -494,24 +522,28 @@ impl Studio {
         let Some(r) = &self.traces.ranking else {
             return false;
         };
-        let predictions = match r.job.poll() {
+        let poll = r.job.poll();
+        if matches!(poll, Poll::Running) {
+            return true;
+        }
+        let (generation, measured) = (r.generation, r.measured);
+        self.traces.ranking = None;
+        let predictions = match poll {
             Poll::Running => return true,
             Poll::Done(None) => {
-                self.traces.ranking = None;
                 self.inform("what-if cancelled".into());
                 return false;
             }
             Poll::Done(Some(p)) => p,
             Poll::Lost => {
-                self.traces.ranking = None;
                 self.fail("what-if: it stopped unexpectedly".into());
                 return false;
             }
         };
-        let generation = r.generation;
-        self.traces.ranking = None;
-        if generation != self.doc.generation() {
-            self.fail("what-if: the scenario changed while it ran; run it again".into());
+        if generation != self.doc.generation() || measured != self.traces.generation() {
+            self.fail(
+                "what-if: the scenario or the traces changed while it ran; run it again".into(),
+            );
             return false;
         }
         let count = predictions.len();

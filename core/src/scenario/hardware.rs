@@ -47,13 +47,14 @@ pub struct Hardware {
     /// Seconds a compute action of each phase costs beyond its layers' work when the action
     /// before it on its rank ran another stage or phase (the step's first action included):
     /// what it reads is cold — a forward after a forward of its own stage finds the stage's
-    /// weights in cache (absent: 0). `compare-trace` fits it per phase from the measured compute
-    /// of such actions against those that follow their own stage and phase.
+    /// weights in cache (absent: 0). `compare-trace` measures it per phase (such actions'
+    /// compute against those that follow their own stage and phase) and reports it; it does
+    /// not set it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action_switch_s: Option<PhaseSeconds>,
     /// The per-action overhead by action phase (`{"F": …, "W": …}`): where a phase is given it
-    /// replaces `action_overhead_s` for that phase's actions. `compare-trace` fits each phase
-    /// it measured often enough.
+    /// replaces `action_overhead_s` for that phase's actions. `compare-trace` measures each
+    /// phase it saw often enough and reports it; it does not set it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action_overhead_by_phase_s: Option<PhaseSeconds>,
 }

@@ -320,7 +320,7 @@ pub fn durations(plan: &Plan, order: &Order) -> Vec<f64> {
 }
 
 /// [`durations`], and of each node the runtime's own share of it (its per-action overhead, the
-/// posting of its sends and receives, its switch from another stage or phase): what a measured
+/// posting of its sends, its switch from another stage or phase): what a measured
 /// action's compute ops do not hold.
 pub fn durations_with_runtime(plan: &Plan, order: &Order) -> (Vec<f64>, Vec<f64>) {
     let graph = &order.graph;

@@ -742,6 +742,11 @@ fn calibrate_with<E: From<DeriveError>>(
     if let Some(factor) = step_grad_factor(plan, &memory) {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.step_grad_bytes_per_param_byte = Some(factor);
+        // The gradients are the step's now: a static factor that held them (above the
+        // parameters' own 1) gives them up, so they are not counted twice.
+        if let Some(f) = calibrated.static_memory_factor.filter(|&f| f > 1.0) {
+            calibrated.static_memory_factor = Some((f - factor).max(1.0));
+        }
     }
     let mut link = link;
     link.stall_s = fit_stall(&transfer_spans(m, alignment, fit_step, |_| true));
@@ -779,7 +784,7 @@ fn calibrate_with<E: From<DeriveError>>(
 /// the next stage's, a stage's backward feeding the previous stage's) whose consumer waited —
 /// its rank ran nothing between the producer's last compute op and its own first — gives the
 /// time from the one to the other, less `rank_side_s`: what the ranks spend in it, modelled
-/// apart (the consumer's per-action overhead, both ends posting the transfer). `α` is their mean
+/// apart (the consumer's per-action overhead). `α` is their mean
 /// less the scenario's `β·n`, or, when the sizes differ, both are fitted by least squares.
 fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)], rank_side_s: f64) -> LinkFit {
     let hw = &sim.derivation.plan.hardware;
@@ -832,7 +837,7 @@ fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)], rank_side_s
 
 /// The transfers of the fit step whose consumer waited for them, as `(bytes, seconds)`: the time
 /// from the producer's last compute op to the consumer's first, less `rank_side_s` (the
-/// consumer's per-action overhead, both ends posting the transfer).
+/// consumer's per-action overhead).
 fn transfer_samples(
     sim: &Simulation,
     measured: &[(usize, Vec<StepAction>)],

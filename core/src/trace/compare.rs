@@ -157,19 +157,21 @@ pub fn shape_error(
 /// The most points a measured memory curve keeps per step.
 pub const MEMORY_POINTS: usize = 2000;
 
-/// The measured memory of `rank` in `[t0, t1]` (aligned clock), thinned to [`MEMORY_POINTS`].
-fn memory_curve(
+/// The measured memory of `rank` in `[t0, t1]` (aligned clock), every sample, as
+/// `[seconds from t0, bytes]` (the level at `t0` first), with whether it counts from the
+/// profiler's start and its device.
+fn memory_points(
     m: &Measurement,
     alignment: &Alignment,
     rank: usize,
     t0: i64,
     t1: i64,
-) -> Option<MeasuredMemoryCurve> {
+) -> Option<(Vec<[f64; 2]>, bool, String)> {
     let memory = m.rank(rank)?.memory.as_ref()?;
     let offset = alignment.offset(rank);
     let (from, to) = (t0.saturating_sub(offset), t1.saturating_sub(offset));
     let first = memory.samples.partition_point(|&(ts, _)| ts < from);
-    let inside: Vec<[f64; 2]> = std::iter::once([0.0, memory.at(from)])
+    let points = std::iter::once([0.0, memory.at(from)])
         .chain(
             memory
                 .samples
@@ -180,17 +182,25 @@ fn memory_curve(
                 .map(|&(ts, bytes)| [seconds(ts.saturating_sub(from)), bytes]),
         )
         .collect();
+    Some((points, memory.relative(), memory.device()))
+}
+
+/// A rank's measured memory curve thinned to [`MEMORY_POINTS`] (the highest of each stretch).
+fn thinned(
+    rank: usize,
+    (inside, relative, device): (Vec<[f64; 2]>, bool, String),
+) -> MeasuredMemoryCurve {
     let stretch = inside.len().div_ceil(MEMORY_POINTS).max(1);
     let points = inside
         .chunks(stretch)
         .filter_map(|c| c.iter().copied().max_by(|a, b| a[1].total_cmp(&b[1])))
         .collect();
-    Some(MeasuredMemoryCurve {
+    MeasuredMemoryCurve {
         rank,
-        device: memory.device(),
-        relative: memory.relative(),
+        device,
+        relative,
         points,
-    })
+    }
 }
 
 /// Predicted `(start, end)` of every compute action, by `(rank, action)`.
@@ -511,7 +521,16 @@ impl StepContext<'_> {
             .iter()
             .map(|a| seconds(a.end_ns.saturating_sub(a.start_ns)))
             .sum();
-        let memory = memory_curve(self.m, self.alignment, rank, t0, self.t1);
+        let raw = memory_points(self.m, self.alignment, rank, t0, self.t1);
+        // The shape is compared on every sample (the thinned curve keeps each stretch's highest).
+        let memory_shape_error =
+            raw.as_ref()
+                .zip(sim.memory.get(rank))
+                .map(|((m, relative, _), p)| {
+                    let base = if *relative { p.static_bytes } else { 0.0 };
+                    shape_error(m, self.makespan_measured_s, &p.points, sim.makespan_s, base)
+                });
+        let memory = raw.map(|r| thinned(rank, r));
         let measured_peak_bytes = memory
             .as_ref()
             .map(|c| c.points.iter().map(|p| p[1]).fold(0.0, f64::max));
@@ -521,16 +540,6 @@ impl StepContext<'_> {
             } else {
                 c.peak_bytes
             }
-        });
-        let memory_shape_error = memory.as_ref().zip(sim.memory.get(rank)).map(|(m, p)| {
-            let base = if m.relative { p.static_bytes } else { 0.0 };
-            shape_error(
-                &m.points,
-                self.makespan_measured_s,
-                &p.points,
-                sim.makespan_s,
-                base,
-            )
         });
         let predicted_busy: f64 = want
             .iter()

@@ -549,6 +549,9 @@ fn step_windows(trace: &RawTrace, step_spans: &[(usize, Option<i64>)]) -> Vec<St
 struct Pending {
     event: MeasuredEvent,
     mb: Option<usize>,
+    /// When its span starts on the thread that recorded it (the CPU's, for an event timed by
+    /// its kernels on the device): what a step's closing ops, also CPU ops, are compared with.
+    anchor_ns: i64,
 }
 
 fn build_rank(
@@ -716,39 +719,38 @@ fn annotated_events(
                     compute_end_ns,
                 };
                 let Some((kind, stage, mb)) = c.paired else {
-                    return vec![Pending { event, mb: c.mb }];
+                    return vec![Pending {
+                        event,
+                        mb: c.mb,
+                        anchor_ns: sp.start_ns,
+                    }];
                 };
                 // An overlapped pair's span (`PP:(…;…)OVERLAP_F_B`) times the pair as one: each
                 // compute op in it goes to the forward or the backward by what it is (the
                 // autograd engine's work is the backward's), each action's compute is the union
-                // of its own ops, and the span is parted where the forward's last op ends. A
-                // file with no ops (annotations only) cannot tell them apart: its pair is parted
-                // at the span's middle, each half all compute.
-                let (forward_part, backward_part) = match ops.get(s.file) {
-                    Some(o) if !o.is_empty() => {
-                        let part = |phase| {
-                            let (total, extent) =
-                                o.compute_of(phase, sp.thread, sp.start_ns, sp.end_ns());
-                            (total, extent)
-                        };
-                        (part(OpPhase::Forward), part(OpPhase::Backward))
-                    }
-                    _ => {
-                        let mid = sp.start_ns.saturating_add(sp.dur_ns / 2);
-                        (
-                            (mid - sp.start_ns, Some((sp.start_ns, mid))),
-                            (sp.end_ns() - mid, Some((mid, sp.end_ns()))),
-                        )
-                    }
+                // of its own ops, and the span is parted where the first of them ends. When the
+                // span's thread shows only one of the two (no ops at all: annotations only; or
+                // the backward's ops on the autograd engine's own thread), they cannot be told
+                // apart: the pair is parted at the span's middle, each half all compute.
+                let halves = || {
+                    let mid = sp.start_ns.saturating_add(sp.dur_ns / 2);
+                    (
+                        (mid - sp.start_ns, (sp.start_ns, mid)),
+                        (sp.end_ns() - mid, (mid, sp.end_ns())),
+                    )
                 };
-                let parted_at = forward_part
-                    .1
-                    .map_or(sp.start_ns, |(_, last)| last)
-                    .clamp(sp.start_ns, sp.end_ns());
+                let parts = ops.get(s.file).filter(|o| !o.is_empty()).and_then(|o| {
+                    let part = |phase| o.compute_of(phase, sp.thread, sp.start_ns, sp.end_ns());
+                    let ((f, fe), (b, be)) = (part(OpPhase::Forward), part(OpPhase::Backward));
+                    Some(((f, fe?), (b, be?)))
+                });
+                let ((f_ns, (f_first, f_last)), (b_ns, (b_first, b_last))) =
+                    parts.unwrap_or_else(halves);
+                let parted_at = f_last.min(b_first).clamp(sp.start_ns, sp.end_ns());
                 let forward = MeasuredEvent {
                     end_ns: parted_at,
-                    compute_ns: forward_part.0,
-                    compute_start_ns: forward_part.1.map_or(sp.start_ns, |e| e.0),
+                    compute_ns: f_ns,
+                    compute_start_ns: f_first.min(parted_at),
                     compute_end_ns: parted_at,
                     ..event
                 };
@@ -758,19 +760,21 @@ fn annotated_events(
                     stage: stage.unwrap_or(rank),
                     start_ns: parted_at,
                     end_ns: sp.end_ns(),
-                    compute_ns: backward_part.0,
-                    compute_start_ns: backward_part.1.map_or(parted_at, |e| e.0.max(parted_at)),
-                    compute_end_ns: backward_part.1.map_or(sp.end_ns(), |e| e.1),
+                    compute_ns: b_ns,
+                    compute_start_ns: b_first.max(parted_at),
+                    compute_end_ns: b_last.max(b_first.max(parted_at)),
                     ..event
                 };
                 vec![
                     Pending {
                         event: forward,
                         mb: c.mb,
+                        anchor_ns: sp.start_ns,
                     },
                     Pending {
                         event: backward,
                         mb,
+                        anchor_ns: sp.start_ns,
                     },
                 ]
             })
@@ -807,6 +811,7 @@ fn inferred_events<'a>(
                     compute_end_ns,
                 },
                 mb: None,
+                anchor_ns: a.start_ns,
             }
         })
     })
@@ -890,41 +895,60 @@ fn transfers_join_their_actions(events: &mut [MeasuredEvent]) {
     }
 }
 
-/// The windows of the steps events were given (`events` in time order).
+/// The windows of the steps events were given (numbered from 0 with none skipped): each from
+/// its first event's start to its last event's end.
 fn windows_of(events: &[Pending]) -> Vec<StepWindow> {
-    let mut windows: Vec<StepWindow> = Vec::new();
+    // Steps are counted from the events, so there are at most as many as events.
+    let count = events
+        .iter()
+        .map(|p| p.event.step.saturating_add(1))
+        .max()
+        .unwrap_or(0)
+        .min(events.len());
+    let mut windows: Vec<Option<StepWindow>> = vec![None; count];
     for e in events.iter().map(|p| &p.event) {
-        match windows.get_mut(e.step) {
-            Some(w) => {
-                w.start_ns = w.start_ns.min(e.start_ns);
-                w.end_ns = w.end_ns.max(e.end_ns);
-            }
-            None => {
-                // Steps are numbered in time order from 0, so the next one is this.
-                windows.push(StepWindow {
-                    number: None,
-                    start_ns: e.start_ns,
-                    end_ns: e.end_ns,
-                });
-            }
+        if let Some(slot) = windows.get_mut(e.step) {
+            let w = slot.get_or_insert(StepWindow {
+                number: None,
+                start_ns: e.start_ns,
+                end_ns: e.end_ns,
+            });
+            w.start_ns = w.start_ns.min(e.start_ns);
+            w.end_ns = w.end_ns.max(e.end_ns);
         }
     }
+    // A step no event landed in (not made by the callers) is an empty window where the last ended.
+    let mut last_end = 0;
     windows
+        .into_iter()
+        .map(|w| {
+            let w = w.unwrap_or(StepWindow {
+                number: None,
+                start_ns: last_end,
+                end_ns: last_end,
+            });
+            last_end = w.end_ns;
+            w
+        })
+        .collect()
 }
 
 /// Without step markers, each op that closes a step (the optimizer's) ends one: an event belongs
 /// to the step of the closing ops after it. Steps with no compute action (the optimizer's step
 /// and zeroing of the gradients both close one) are not steps. Returns the steps' windows.
 fn steps_from_ends(events: &mut [Pending], ends: &[i64]) -> Vec<StepWindow> {
+    // The closing ops are the CPU's: an event is placed by where its span starts there (its
+    // anchor), not by when its kernels ran on a device.
     let closed_before = |t: i64| ends.partition_point(|&end| end <= t);
     let mut numbered: Vec<usize> = events
         .iter()
         .filter(|p| p.event.kind.is_compute())
-        .map(|p| closed_before(p.event.start_ns))
+        .map(|p| closed_before(p.anchor_ns))
         .collect();
+    numbered.sort_unstable();
     numbered.dedup();
     for p in events.iter_mut() {
-        let raw = closed_before(p.event.start_ns);
+        let raw = closed_before(p.anchor_ns);
         // The step of the last compute before it (a transfer between steps joins its action
         // later: [`transfers_join_their_actions`]).
         p.event.step = numbered.partition_point(|&n| n <= raw).saturating_sub(1);
@@ -976,16 +1000,12 @@ fn common_structure_steps(ranks: &mut [MeasuredRank], warnings: &mut Warnings) {
     let periods: Vec<usize> = ranks
         .iter()
         .filter_map(|r| match r.step_source {
-            StepSource::Structure { forwards } => Some(forwards),
+            StepSource::Structure { forwards } if forwards > 0 => Some(forwards),
             _ => None,
         })
         .collect();
-    let Some(common) = periods.iter().try_fold(1usize, |l, &p| lcm(l, p)) else {
-        return;
-    };
-    if periods.is_empty() {
-        return;
-    }
+    // No common length (an overflow): each rank keeps its own.
+    let common = periods.iter().try_fold(1usize, |l, &p| lcm(l, p));
     for rank in ranks.iter_mut() {
         let StepSource::Structure { forwards } = rank.step_source else {
             continue;
@@ -995,8 +1015,20 @@ fn common_structure_steps(ranks: &mut [MeasuredRank], warnings: &mut Warnings) {
             .iter()
             .filter(|a| a.kind == ActionKind::Forward)
             .count();
-        if common != forwards && total % common.max(1) == 0 {
-            regroup(rank, common);
+        let label = format!("rank {}", rank.rank);
+        match common {
+            Some(common) if forwards > 0 && common != forwards => {
+                if total % common == 0 {
+                    regroup(rank, common);
+                } else {
+                    warnings.add("steps differ", &label, None, || {
+                        format!(
+                            "its forwards repeat every {forwards}, the other ranks' every {common}, which does not divide its {total}: its steps are its own, and may not line up with the other ranks'"
+                        )
+                    });
+                }
+            }
+            _ => {}
         }
         let steps = rank.steps.len();
         rank.step_source = if steps > 1 {
@@ -1006,8 +1038,8 @@ fn common_structure_steps(ranks: &mut [MeasuredRank], warnings: &mut Warnings) {
         } else {
             StepSource::Unknown
         };
-        if steps <= 1 {
-            let label = format!("rank {}", rank.rank);
+        // A rank with no forward has its own warning (nothing was recovered from it).
+        if steps <= 1 && total > 0 {
             warnings.add("one step", &label, None, || {
                 format!(
                     "no step markers, no optimizer ops, and the run's structure does not repeat: its {total} forward(s) are read as ONE step; profile with a profiler schedule (`torch.profiler.schedule(...)`, so each step is marked ProfilerStep#N) or step an optimizer between steps"
@@ -1036,7 +1068,11 @@ fn regroup(rank: &mut MeasuredRank, forwards: usize) {
         .actions
         .drain(..)
         .chain(rank.transfers.drain(..))
-        .map(|event| Pending { event, mb: None })
+        .map(|event| Pending {
+            event,
+            mb: None,
+            anchor_ns: event.start_ns,
+        })
         .collect();
     events.sort_by_key(|p| (p.event.start_ns, p.event.end_ns));
     rank.steps = steps_of_forwards(&mut events, forwards);
@@ -1083,7 +1119,7 @@ fn number_microbatches(pending: Vec<Pending>) -> Vec<MeasuredEvent> {
         FxHashMap::default();
     pending
         .into_iter()
-        .map(|Pending { mut event, mb }| {
+        .map(|Pending { mut event, mb, .. }| {
             event.mb = mb.unwrap_or_else(|| {
                 let e = &event;
                 let n = next
@@ -1168,6 +1204,32 @@ mod tests {
             [
                 ("0F1".to_string(), 0, 30_000, 25_000, 5_000),
                 ("1B0".to_string(), 30_000, 100_000, 50_000, 40_000)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_pair_whose_thread_shows_one_action_is_parted_at_its_middle() {
+        // The backward's ops ran on another thread (the autograd engine's): the pair's thread
+        // shows the forward's only, so the two cannot be told apart there.
+        let text = r#"{"traceEvents":[
+          {"ph":"X","cat":"user_annotation","name":"PP:(0F1;1B0)OVERLAP_F_B","pid":1,"tid":1,"ts":0,"dur":100},
+          {"ph":"X","cat":"cpu_op","name":"aten::addmm","pid":1,"tid":1,"ts":5,"dur":25},
+          {"ph":"X","cat":"cpu_op","name":"autograd::engine::evaluate_function: AddmmBackward0","pid":1,"tid":2,"ts":40,"dur":50}
+        ]}"#;
+        let trace = crate::trace::import_bytes(text.as_bytes(), "rank0.json").unwrap();
+        let rules = crate::trace::rules::RuleSet::default().compile().unwrap();
+        let m = recover(&[trace], &rules, &[Some(0)]);
+        let got: Vec<(String, i64, i64, i64)> = m.ranks[0]
+            .actions
+            .iter()
+            .map(|a| (a.label(), a.start_ns, a.end_ns, a.compute_ns))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("0F1".to_string(), 0, 50_000, 50_000),
+                ("1B0".to_string(), 50_000, 100_000, 50_000)
             ]
         );
     }

@@ -167,11 +167,48 @@ pub fn identify(
     step: usize,
     options: SimOptions,
 ) -> Identification {
-    let chunks = measured_chunks(m);
+    identify_until(
+        scenario,
+        predicted,
+        (m, alignment, step),
+        options,
+        &mut |_| true,
+    )
+    .unwrap_or_else(|| Identification {
+        step,
+        scenario: OrderMatch {
+            schedule: schedule_to_string(&scenario.schedule),
+            chunks: scenario.schedule.len(),
+            microbatches: scenario.microbatches,
+            order_agreement: compare(predicted, m, alignment, step).order_agreement,
+        },
+        ranked: Vec::new(),
+    })
+}
+
+/// `scenario` over the run's microbatch count (its per-microbatch workload dropped when that
+/// differs): what the candidates are built from.
+fn over_run_microbatches(scenario: &Scenario, microbatches: Option<usize>) -> Scenario {
     let mut shaped = scenario.clone();
-    shaped.microbatches = measured_microbatches(m, step).unwrap_or(scenario.microbatches);
-    shaped.workload = None;
-    let mut ranked: Vec<OrderMatch> = candidates(&shaped, &[chunks], options)
+    if let Some(m) = microbatches.filter(|&m| m != scenario.microbatches) {
+        shaped.microbatches = m;
+        shaped.workload = None;
+    }
+    shaped
+}
+
+/// [`identify`] that calls `keep_going` with the fraction of candidates tried and stops
+/// (`None`) as soon as it returns false.
+pub fn identify_until(
+    scenario: &Scenario,
+    predicted: &Simulation,
+    (m, alignment, step): (&Measurement, &Alignment, usize),
+    options: SimOptions,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Option<Identification> {
+    let chunks = measured_chunks(m);
+    let shaped = over_run_microbatches(scenario, measured_microbatches(m, step));
+    let mut ranked: Vec<OrderMatch> = candidates_until(&shaped, &[chunks], options, keep_going)?
         .iter()
         .map(|c| OrderMatch {
             schedule: c.schedule.clone(),
@@ -181,7 +218,7 @@ pub fn identify(
         })
         .collect();
     ranked.sort_by(|a, b| b.order_agreement.total_cmp(&a.order_agreement));
-    Identification {
+    Some(Identification {
         step,
         scenario: OrderMatch {
             schedule: schedule_to_string(&scenario.schedule),
@@ -190,7 +227,7 @@ pub fn identify(
             order_agreement: compare(predicted, m, alignment, step).order_agreement,
         },
         ranked,
-    }
+    })
 }
 
 /// What predicted memory is compared on: the measured CPU allocator counts from the profiler's
@@ -271,32 +308,25 @@ pub fn chunk_counts(model: &Scenario, run: usize) -> Vec<usize> {
 /// The most stages per rank a what-if tries (beyond the run's own).
 pub const MAX_CHUNKS: usize = 4;
 
-/// Every candidate of `model` (the scenario the run was read against) over each of
-/// [`chunk_counts`] regions per rank, simulated with the costs `calibrated` holds, fastest
-/// first; `ran` marks the identified schedule over the run's `chunks`.
+/// Every candidate of `model` (the scenario the run was read against, over the run's microbatch
+/// count) over each of [`chunk_counts`] regions per rank, simulated with the costs `calibrated`
+/// holds, fastest first; `ran` marks the identified schedule over the run's `chunks`.
 pub fn what_if_all(
     model: &Scenario,
     calibrated: &Scenario,
-    chunks: usize,
-    ran: Option<&str>,
-    basis: MemoryBasis,
+    run: &RunShape,
     options: SimOptions,
 ) -> Vec<Prediction> {
-    what_if_all_until(
-        model,
-        calibrated,
-        &RunShape { chunks, ran, basis },
-        options,
-        &mut |_| true,
-    )
-    .unwrap_or_default()
+    what_if_all_until(model, calibrated, run, options, &mut |_| true).unwrap_or_default()
 }
 
-/// What a what-if marks and measures by: the run's stages per rank, the schedule identified as
-/// the one that ran, the measured memory's basis.
+/// What a what-if marks and measures by: the run's stages per rank and microbatches per step
+/// (`None`: the model's), the schedule identified as the one that ran, the measured memory's
+/// basis.
 #[derive(Debug, Clone, Copy)]
 pub struct RunShape<'a> {
     pub chunks: usize,
+    pub microbatches: Option<usize>,
     pub ran: Option<&'a str>,
     pub basis: MemoryBasis,
 }
@@ -311,8 +341,14 @@ pub fn what_if_all_until(
     options: SimOptions,
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Option<Vec<Prediction>> {
-    let &RunShape { chunks, ran, basis } = run;
-    let found = candidates_until(model, &chunk_counts(model, chunks), options, &mut |f| {
+    let &RunShape {
+        chunks,
+        microbatches,
+        ran,
+        basis,
+    } = run;
+    let model = over_run_microbatches(model, microbatches);
+    let found = candidates_until(&model, &chunk_counts(&model, chunks), options, &mut |f| {
         keep_going(0.5 * f)
     })?;
     let total = found.len().max(1) as f32;

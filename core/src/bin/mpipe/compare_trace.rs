@@ -129,12 +129,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .first()
             .filter(|b| b.order_agreement >= 1.0 - 1e-9)
             .map(|b| b.schedule.clone());
+        // The calibrated scenario is the model (the app has only it after a calibration: both
+        // rank the same candidates).
         report.what_if_all = mpipe::trace::whatif::what_if_all(
-            &model,
             &calibration.scenario,
-            mpipe::trace::whatif::measured_chunks(&measurement),
-            ran.as_deref(),
-            report.memory_basis,
+            &calibration.scenario,
+            &mpipe::trace::whatif::RunShape {
+                chunks: mpipe::trace::whatif::measured_chunks(&measurement),
+                microbatches: mpipe::trace::whatif::measured_microbatches(&measurement, fit_step),
+                ran: ran.as_deref(),
+                basis: report.memory_basis,
+            },
             sim.options(),
         );
     }
