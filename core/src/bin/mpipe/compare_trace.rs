@@ -47,8 +47,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         sim,
     } = args;
     if let Some(out) = &calibrated {
+        // Every file read is an input: the scenario, the traces, the rules, the what-if.
         let inputs: Vec<&Path> = std::iter::once(scenario.as_path())
             .chain(files.iter().map(PathBuf::as_path))
+            .chain(trace.rules.as_deref())
+            .chain(what_if.as_deref())
             .collect();
         refuse_to_overwrite(out, &inputs)?;
     }

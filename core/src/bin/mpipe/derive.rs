@@ -3,6 +3,7 @@
 use crate::input::{SimArgs, derive_file_with, refuse_to_overwrite};
 use crate::output::{emit, emit_json};
 use mpipe::report::derive::DeriveReport;
+use std::path::Path;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -38,8 +39,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } = args;
     let (scenario, d) = derive_file_with(&file, Some(sim.options()), orders_csv.as_deref())?;
     if let Some(out) = &csv {
+        // The CSV the scenario names (beside it) is an input too.
+        let named = scenario
+            .orders_csv
+            .as_ref()
+            .map(|name| file.parent().unwrap_or(Path::new(".")).join(name));
         let mut inputs = vec![file.as_path()];
         inputs.extend(orders_csv.as_deref());
+        inputs.extend(named.as_deref());
         refuse_to_overwrite(out, &inputs)?;
         let mut bytes = Vec::new();
         mpipe::report::orders_csv::write(&d, &mut bytes)?;
