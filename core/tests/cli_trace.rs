@@ -767,3 +767,33 @@ fn measured_memory_is_read_and_the_calibrated_peak_matches_it() {
             .all(|m| m["forwards"] == 4 && m["backwards"] == 4)
     );
 }
+
+#[test]
+fn the_rules_in_use_are_printed_to_edit_and_give_back() {
+    // `--rules`'s help points at `mpipe trace --print-rules`: it prints the built-in set as
+    // JSON that `--rules` reads back, and the rules of a `--rules` file as they were read.
+    let (code, out, err) = mpipe(&["trace", "--print-rules"]);
+    assert_eq!(code, 0, "{err}");
+    let printed = mpipe::trace::RuleSet::from_json_str(&out, "printed").unwrap();
+    assert_eq!(printed, mpipe::trace::RuleSet::default());
+    let dir = std::env::temp_dir().join(format!("mpipe-print-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let edited = dir.join("rules.json");
+    std::fs::write(&edited, out.replace("ProfilerStep#", "Step#")).unwrap();
+    let (code, again, err) = mpipe(&[
+        "trace",
+        "--print-rules",
+        "--rules",
+        edited.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        again.contains(r#""step_pattern": "^(?:Step#|Iteration )(?P<step>\\d+)$""#),
+        "{again}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    // Without it, files are required.
+    let (code, _, err) = mpipe(&["trace"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("<FILES>"), "{err}");
+}

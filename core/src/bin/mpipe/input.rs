@@ -53,11 +53,9 @@ pub fn is_scenario(path: &Path) -> bool {
 }
 
 /// Imports trace files and recovers, ranks and aligns their schedule events.
-pub fn load_traces(
-    files: &[PathBuf],
-    args: &TraceArgs,
-) -> Result<(mpipe::trace::Measurement, mpipe::trace::Alignment), InputError> {
-    let rules = match &args.rules {
+/// The schedule rules: `--rules`'s file, checked, or the built-in set.
+pub fn load_rules(args: &TraceArgs) -> Result<mpipe::trace::RuleSet, InputError> {
+    Ok(match &args.rules {
         Some(path) => {
             let name = path.display().to_string();
             let bytes = mpipe::scenario::read_bounded(open_regular(path)?, &name)
@@ -68,7 +66,14 @@ pub fn load_traces(
                 .map_err(|e| InputError(e.to_string()))?
         }
         None => mpipe::trace::RuleSet::default(),
-    };
+    })
+}
+
+pub fn load_traces(
+    files: &[PathBuf],
+    args: &TraceArgs,
+) -> Result<(mpipe::trace::Measurement, mpipe::trace::Alignment), InputError> {
+    let rules = load_rules(args)?;
     let compiled = rules.compile().map_err(|e| InputError(e.to_string()))?;
     let mut user_ranks = vec![None; files.len()];
     for given in &args.ranks {
