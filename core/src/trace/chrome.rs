@@ -239,6 +239,9 @@ fn parse_value<'de, T: DeserializeSeed<'de>>(
 fn next_event<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<(), Problem> {
     loop {
         if let Some((event, used)) = fast_event::parse(stream.rest()) {
+            if used as u64 > stream.value_limit() {
+                return Err(stream.value_too_large().into());
+            }
             builder.accept(event);
             stream.consume(used);
             return Ok(());
@@ -248,6 +251,9 @@ fn next_event<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Res
         let error = match events.next() {
             Some(Ok(event)) => {
                 let used = events.byte_offset();
+                if used as u64 > stream.value_limit() {
+                    return Err(stream.value_too_large().into());
+                }
                 builder.accept(event);
                 stream.consume(used);
                 return Ok(());

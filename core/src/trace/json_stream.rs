@@ -237,10 +237,24 @@ impl<R: Read> JsonStream<R> {
                 }
             }
         };
+        if len as u64 > self.value_limit() {
+            return Err(self.value_too_large());
+        }
         let start = self.position();
         let from = self.pos;
         self.consume(len);
         Ok((self.buf.get(from..from + len).unwrap_or_default(), start))
+    }
+
+    /// The most bytes one value may take (`Limits::value_bytes`): the buffer only grows past its
+    /// first size for a longer one, so a smaller limit is checked on each value read.
+    pub fn value_limit(&self) -> u64 {
+        self.limits.value_bytes
+    }
+
+    /// The error for a value at the stream's position longer than [`Self::value_limit`].
+    pub fn value_too_large(&mut self) -> StreamError {
+        StreamError::ValueTooLarge(self.position(), self.limits.value_bytes)
     }
 }
 
