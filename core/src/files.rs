@@ -1,5 +1,6 @@
-//! The one path-based edge both binaries share: writing a file atomically (a temporary file beside
-//! the target, then a rename), so a crash or a full disk never leaves a half-written scenario.
+//! The path-based edges both binaries share: writing a file atomically (a temporary file beside
+//! the target, then a rename), so a crash or a full disk never leaves a half-written scenario; and
+//! resolving the pipeline CSV a scenario names, which must stay beside or below the scenario.
 
 use std::io::Write;
 use std::path::Path;
@@ -69,6 +70,43 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
+/// The pipeline CSV a scenario file at `scenario_path` names in `orders_csv`: `name` taken from
+/// the scenario's folder, refused (with why) when it is absolute, climbs out with `..`, or —
+/// once both exist — resolves through a link to a file outside that folder. A scenario shared
+/// with someone must not make their copy read, or reveal a line of, a file elsewhere on their
+/// machine; a CSV from anywhere is given explicitly (the CLI's `--orders-csv`).
+pub fn orders_csv_path(scenario_path: &Path, name: &str) -> Result<std::path::PathBuf, String> {
+    use std::path::Component;
+    let folder = scenario_path.parent().unwrap_or(Path::new("."));
+    let outside = || {
+        format!(
+            "`{}` is outside the scenario's folder: a scenario names a pipeline CSV beside it or below it (give any other explicitly, with --orders-csv)",
+            crate::vocab::units::escape_controls(name)
+        )
+    };
+    let relative = Path::new(name);
+    if relative
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err(outside());
+    }
+    let path = folder.join(relative);
+    // Through links: where it really is must be inside where the folder really is.
+    if let (Ok(real), Ok(base)) = (
+        std::fs::canonicalize(&path),
+        std::fs::canonicalize(if folder.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            folder
+        }),
+    ) && !real.starts_with(&base)
+    {
+        return Err(outside());
+    }
+    Ok(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +147,35 @@ mod tests {
         assert!(!stale.exists());
         assert!(other.exists());
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_scenarios_csv_stays_beside_or_below_it() {
+        let dir = std::env::temp_dir().join(format!("mpipe-csv-path-{}", std::process::id()));
+        let inner = dir.join("runs");
+        std::fs::create_dir_all(&inner).unwrap();
+        let scenario = dir.join("s.json");
+        assert_eq!(orders_csv_path(&scenario, "a.csv"), Ok(dir.join("a.csv")));
+        assert_eq!(
+            orders_csv_path(&scenario, "./runs/b.csv"),
+            Ok(dir.join("./runs/b.csv"))
+        );
+        for name in ["/etc/passwd", "../x.csv", "runs/../../x.csv"] {
+            assert!(orders_csv_path(&scenario, name).is_err(), "{name}");
+        }
+        // A link beside the scenario that leads out of its folder is refused too.
+        #[cfg(unix)]
+        {
+            let outside =
+                std::env::temp_dir().join(format!("mpipe-csv-out-{}.csv", std::process::id()));
+            std::fs::write(&outside, "0F0\n").unwrap();
+            std::os::unix::fs::symlink(&outside, dir.join("link.csv")).unwrap();
+            assert_eq!(
+                orders_csv_path(&scenario, "link.csv"),
+                Err("`link.csv` is outside the scenario's folder: a scenario names a pipeline CSV beside it or below it (give any other explicitly, with --orders-csv)".to_string())
+            );
+            std::fs::remove_file(&outside).unwrap();
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -53,7 +53,8 @@ pub fn with_orders_csv(
     let (Some(name), Some(path), None) = (&scenario.orders_csv, path, &scenario.orders) else {
         return Ok(scenario);
     };
-    let csv = path.parent().unwrap_or(Path::new(".")).join(name);
+    let csv = mpipe::files::orders_csv_path(path, name)
+        .map_err(|why| format!("{}: field `orders_csv`: {why}", path.display()))?;
     let text = read_text(&csv)?;
     let read = mpipe::scenario::orders_csv::read(&text, &csv.display().to_string())
         .map_err(|e| e.to_string())?;

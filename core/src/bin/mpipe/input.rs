@@ -188,7 +188,11 @@ fn load_scenario(path: &Path, csv_override: Option<&Path>) -> Result<Loaded, Inp
         }
         // Both given: the derivation refuses it by rule, at the field.
         (None, Some(_)) if scenario.orders.is_some() => None,
-        (None, Some(name)) => Some(path.parent().unwrap_or(Path::new(".")).join(name)),
+        (None, Some(name)) => Some(mpipe::files::orders_csv_path(path, name).map_err(|why| {
+            let segs = mpipe::scenario::locate::parse_path("orders_csv");
+            let (line, column) = mpipe::scenario::locate::locate(&text, &segs).unwrap_or((1, 1));
+            InputError(format!("{file}:{line}:{column}: field `orders_csv`: {why}"))
+        })?),
         (None, None) => None,
     };
     let csv = match csv_path {
