@@ -680,4 +680,22 @@ fn a_scenario_with_an_orders_csv_opens_with_its_orders() {
         )
     );
     assert_eq!(harness.state().rank_actions(0)[7], "7F0");
+    // A scenario naming a file outside its folder: refused at the field, nothing of that file
+    // read or shown, the document unchanged.
+    s.orders_csv = Some("/etc/passwd".into());
+    let evil = dir.join("evil.json");
+    std::fs::write(&evil, s.to_json_string()).unwrap();
+    harness.state_mut().open_path(&evil);
+    harness.run();
+    let notice = harness.state().notice.as_ref().unwrap();
+    assert!(notice.is_error);
+    assert_eq!(
+        notice.text,
+        format!(
+            "{}: field `orders_csv`: `/etc/passwd` is outside the scenario's folder: a scenario names a pipeline CSV beside it or below it (give any other explicitly, with --orders-csv)",
+            evil.display()
+        )
+    );
+    assert!(!notice.text.contains("root"));
+    assert_eq!(harness.state().rank_actions(0)[7], "7F0");
 }
