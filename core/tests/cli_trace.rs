@@ -463,18 +463,12 @@ fn recorded_runs_give_back_what_each_rank_executed_in_every_step() {
             assert_eq!(steps.len(), 8, "{schedule}");
             let actions = v["ranks"][rank]["actions"].as_array().unwrap();
             for (step, want) in steps.iter().enumerate() {
-                let got: Vec<&str> = actions
-                    .iter()
-                    .filter(|a| a["step"] == step)
-                    .map(|a| a["action"].as_str().unwrap())
-                    .collect();
-                let want: Vec<&str> = want
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|a| a.as_str().unwrap())
-                    .collect();
-                assert_eq!(got, want, "{schedule} rank {rank} step {step}");
+                let want = common::strings(want);
+                assert_eq!(
+                    common::actions_of_step(actions, step),
+                    want,
+                    "{schedule} rank {rank} step {step}"
+                );
                 assert_eq!(
                     derived["ranks"][rank]["actions"],
                     serde_json::json!(want),

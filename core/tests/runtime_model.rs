@@ -94,18 +94,11 @@ fn every_run_reads_back_what_ran_however_its_steps_are_told_apart() {
             assert_eq!(r["steps"], 10, "{run} rank {rank}");
             let actions = r["actions"].as_array().unwrap();
             for (step, want) in steps.iter().enumerate() {
-                let got: Vec<&str> = actions
-                    .iter()
-                    .filter(|a| a["step"] == step)
-                    .map(|a| a["action"].as_str().unwrap())
-                    .collect();
-                let want: Vec<&str> = want
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|a| a.as_str().unwrap())
-                    .collect();
-                assert_eq!(got, want, "{run} rank {rank} step {step}");
+                assert_eq!(
+                    common::actions_of_step(actions, step),
+                    common::strings(want),
+                    "{run} rank {rank} step {step}"
+                );
             }
         }
     }

@@ -17,13 +17,7 @@ fn hw(peak: f64, hbm: f64, alpha: f64, link: f64, memory: f64) -> Option<Hardwar
         link_alpha_s: Some(alpha),
         link_bytes_per_s: Some(link),
         memory_bytes: Some(memory),
-        fb_overlap: None,
-        action_overhead_s: None,
-        step_grad_bytes_per_param_byte: None,
-        p2p: None,
-        p2p_post_s: None,
-        action_switch_s: None,
-        action_overhead_by_phase_s: None,
+        ..Hardware::default()
     })
 }
 

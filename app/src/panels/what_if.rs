@@ -95,14 +95,11 @@ fn ranked_chart(ui: &mut egui::Ui, report: &CompareTraceReport, current: bool) {
         .map_or(MemoryBasis::Dynamic, |p| p.basis);
     ui.label(
         RichText::new(format!(
-            "What-if for {} with the costs fitted on step {}: every schedule that fits the model, fastest first (green: the one that ran; amber line: the run's measured median step{}); memory peaks in {}",
+            "What-if for {} with the costs fitted on step {}: every schedule that fits the model, fastest first (green: the one that ran; amber line: the run's measured median step{}); memory peaks in {} bytes",
             report.scenario,
             report.fit_step,
             median.map_or(String::new(), |m| format!(", {}", ms(m))),
-            match basis {
-                MemoryBasis::Dynamic => "dynamic bytes",
-                MemoryBasis::Total => "dynamic + static bytes",
-            }
+            basis.short()
         ))
         .small(),
     );

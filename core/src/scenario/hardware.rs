@@ -155,14 +155,7 @@ mod tests {
             hbm_bytes_per_s: Some(10.0),
             link_alpha_s: Some(0.5),
             link_bytes_per_s: Some(4.0),
-            memory_bytes: None,
-            fb_overlap: None,
-            action_overhead_s: None,
-            step_grad_bytes_per_param_byte: None,
-            p2p: None,
-            p2p_post_s: None,
-            action_switch_s: None,
-            action_overhead_by_phase_s: None,
+            ..Hardware::default()
         }
     }
 

@@ -77,7 +77,7 @@ pub struct OverheadFit {
     pub action_overhead_s: Option<f64>,
     pub samples: usize,
     /// Per phase of the action after the gap (`F`, `B`, `I`, `W`): the median of its gaps and
-    /// how many (`None` from fewer than [`MIN_SWITCHES`]).
+    /// how many (`None` from fewer than [`MIN_PHASE_SAMPLES`]).
     pub by_phase: Vec<(&'static str, Option<f64>, usize)>,
 }
 
@@ -129,11 +129,7 @@ fn fit_overhead(plan: &Plan, measured: &[(usize, Vec<StepAction>)]) -> OverheadF
         .filter_map(|p| {
             let values = by_phase.remove(p.code())?;
             let n = values.len();
-            Some((
-                p.code(),
-                (n >= MIN_SWITCHES).then(|| median(values)).flatten(),
-                n,
-            ))
+            Some((p.code(), phase_median(values), n))
         })
         .collect();
     OverheadFit {
@@ -401,7 +397,7 @@ pub struct SwitchFit {
     /// Per phase, the median over its actions that followed another stage or phase of their
     /// measured compute beyond what their stage and phase compute when they follow themselves
     /// (a rank's first action of the step and a stage's first weight gradient, which allocates
-    /// the step's gradient buffers, left out); a phase with fewer than [`MIN_SWITCHES`] such
+    /// the step's gradient buffers, left out); a phase with fewer than [`MIN_PHASE_SAMPLES`] such
     /// actions is not fitted (`None`: the scenario's kept).
     pub fitted: Vec<PhaseSwitch>,
 }
@@ -417,9 +413,16 @@ pub struct PhaseSwitch {
     pub warm: usize,
 }
 
-/// The fewest actions after another stage or phase (beyond a rank's first and a stage's first
-/// weight gradient) the switch is fitted from: one or two are what happened to them, not a cost.
-pub const MIN_SWITCHES: usize = 4;
+/// The fewest samples a per-phase figure (a switch, an overhead by phase) is fitted from: one
+/// or two are what happened to those actions, not a cost.
+pub const MIN_PHASE_SAMPLES: usize = 4;
+
+/// The median of `values` when there are at least [`MIN_PHASE_SAMPLES`] of them.
+fn phase_median(values: Vec<f64>) -> Option<f64> {
+    (values.len() >= MIN_PHASE_SAMPLES)
+        .then(|| median(values))
+        .flatten()
+}
 
 /// One matched action of the fit step, for the compute fit.
 struct ComputeSample {
@@ -515,10 +518,7 @@ fn compute_ratios(
                     .iter()
                     .filter(|s| s.phase == code && !s.cold)
                     .count(),
-                switch_s: (extra.len() >= MIN_SWITCHES)
-                    .then(|| median(extra))
-                    .flatten()
-                    .map(|x| x.max(0.0)),
+                switch_s: phase_median(extra).map(|x| x.max(0.0)),
             }
         })
         .filter(|p| p.cold + p.warm > 0)

@@ -1087,7 +1087,6 @@ fn regroup(rank: &mut MeasuredRank, forwards: usize) {
 /// repeats. Returns the steps' windows.
 fn steps_from_repetition(events: &mut [Pending]) -> Vec<StepWindow> {
     let mut seen: FxHashSet<(usize, ActionKind, usize)> = FxHashSet::default();
-    let mut windows: Vec<StepWindow> = Vec::new();
     let mut step = 0;
     for p in events.iter_mut() {
         let e = &mut p.event;
@@ -1100,16 +1099,8 @@ fn steps_from_repetition(events: &mut [Pending]) -> Vec<StepWindow> {
             seen.insert((e.stage, e.kind, mb));
         }
         e.step = step;
-        match windows.get_mut(step) {
-            Some(w) => w.end_ns = w.end_ns.max(e.end_ns),
-            None => windows.push(StepWindow {
-                number: None,
-                start_ns: e.start_ns,
-                end_ns: e.end_ns,
-            }),
-        }
     }
-    windows
+    windows_of(events)
 }
 
 /// Every event's microbatch: as its rule gave it, else numbered in order within its step (by
@@ -1138,6 +1129,13 @@ mod tests {
     use super::*;
     use crate::trace::raw::MemorySample;
 
+    /// The measurement of one rank-0 trace given as text, with the built-in rules.
+    fn recovered(text: &str) -> Measurement {
+        let trace = crate::trace::import_bytes(text.as_bytes(), "rank0.json").unwrap();
+        let rules = crate::trace::rules::RuleSet::default().compile().unwrap();
+        recover(&[trace], &rules, &[Some(0)])
+    }
+
     #[test]
     fn a_cpu_span_that_launched_kernels_computes_where_they_ran() {
         // `PP:0F0` on the CPU launches two kernels (Kineto's `ac2g` flows) that run later on a
@@ -1155,9 +1153,7 @@ mod tests {
           {"ph":"X","cat":"user_annotation","name":"PP:0B0","pid":1,"tid":1,"ts":300,"dur":100},
           {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":320,"dur":40}
         ]}"#;
-        let trace = crate::trace::import_bytes(text.as_bytes(), "rank0.json").unwrap();
-        let rules = crate::trace::rules::RuleSet::default().compile().unwrap();
-        let m = recover(&[trace], &rules, &[Some(0)]);
+        let m = recovered(text);
         let got: Vec<(String, i64, i64, i64)> = m.ranks[0]
             .actions
             .iter()
@@ -1183,9 +1179,7 @@ mod tests {
           {"ph":"X","cat":"cpu_op","name":"autograd::engine::evaluate_function: AddmmBackward0","pid":1,"tid":1,"ts":40,"dur":50},
           {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":45,"dur":30}
         ]}"#;
-        let trace = crate::trace::import_bytes(text.as_bytes(), "rank0.json").unwrap();
-        let rules = crate::trace::rules::RuleSet::default().compile().unwrap();
-        let m = recover(&[trace], &rules, &[Some(0)]);
+        let m = recovered(text);
         let got: Vec<(String, i64, i64, i64, i64)> = m.ranks[0]
             .actions
             .iter()
@@ -1217,9 +1211,7 @@ mod tests {
           {"ph":"X","cat":"cpu_op","name":"aten::addmm","pid":1,"tid":1,"ts":5,"dur":25},
           {"ph":"X","cat":"cpu_op","name":"autograd::engine::evaluate_function: AddmmBackward0","pid":1,"tid":2,"ts":40,"dur":50}
         ]}"#;
-        let trace = crate::trace::import_bytes(text.as_bytes(), "rank0.json").unwrap();
-        let rules = crate::trace::rules::RuleSet::default().compile().unwrap();
-        let m = recover(&[trace], &rules, &[Some(0)]);
+        let m = recovered(text);
         let got: Vec<(String, i64, i64, i64)> = m.ranks[0]
             .actions
             .iter()

@@ -570,10 +570,7 @@ impl CompareTraceReport {
                 ms(w.makespan_s),
                 w.bubble_fraction * 100.0,
                 peaks.join(" / "),
-                match w.basis {
-                    super::whatif::MemoryBasis::Dynamic => "dynamic",
-                    super::whatif::MemoryBasis::Total => "dynamic + static",
-                }
+                w.basis.short()
             );
         }
         if let Some(id) = &self.identification {
@@ -727,7 +724,7 @@ pub fn switch_text(f: &super::calibrate::SwitchFit) -> String {
                 "{} not fitted ({} action(s) after another stage or phase beyond a rank's first and a stage's first weight gradient; at least {} needed)",
                 p.phase,
                 p.cold,
-                super::calibrate::MIN_SWITCHES
+                super::calibrate::MIN_PHASE_SAMPLES
             ),
         })
         .collect();

@@ -108,6 +108,22 @@ pub struct OrderMatch {
     pub order_agreement: f64,
 }
 
+impl OrderMatch {
+    /// How well `scenario` (simulated as `sim`) explains step `step` of the run.
+    fn of(
+        scenario: &Scenario,
+        sim: &Simulation,
+        (m, alignment, step): (&Measurement, &Alignment, usize),
+    ) -> OrderMatch {
+        OrderMatch {
+            schedule: schedule_to_string(&scenario.schedule),
+            chunks: scenario.schedule.len(),
+            microbatches: scenario.microbatches,
+            order_agreement: compare(sim, m, alignment, step).order_agreement,
+        }
+    }
+}
+
 /// The trace's schedule, identified among the candidates.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Identification {
@@ -174,14 +190,10 @@ pub fn identify(
         options,
         &mut |_| true,
     )
+    // Never stopped, so never `None`; the scenario's own match alone otherwise.
     .unwrap_or_else(|| Identification {
         step,
-        scenario: OrderMatch {
-            schedule: schedule_to_string(&scenario.schedule),
-            chunks: scenario.schedule.len(),
-            microbatches: scenario.microbatches,
-            order_agreement: compare(predicted, m, alignment, step).order_agreement,
-        },
+        scenario: OrderMatch::of(scenario, predicted, (m, alignment, step)),
         ranked: Vec::new(),
     })
 }
@@ -210,22 +222,12 @@ pub fn identify_until(
     let shaped = over_run_microbatches(scenario, measured_microbatches(m, step));
     let mut ranked: Vec<OrderMatch> = candidates_until(&shaped, &[chunks], options, keep_going)?
         .iter()
-        .map(|c| OrderMatch {
-            schedule: c.schedule.clone(),
-            chunks: c.chunks,
-            microbatches: c.scenario.microbatches,
-            order_agreement: compare(&c.simulation, m, alignment, step).order_agreement,
-        })
+        .map(|c| OrderMatch::of(&c.scenario, &c.simulation, (m, alignment, step)))
         .collect();
     ranked.sort_by(|a, b| b.order_agreement.total_cmp(&a.order_agreement));
     Some(Identification {
         step,
-        scenario: OrderMatch {
-            schedule: schedule_to_string(&scenario.schedule),
-            chunks: scenario.schedule.len(),
-            microbatches: scenario.microbatches,
-            order_agreement: compare(predicted, m, alignment, step).order_agreement,
-        },
+        scenario: OrderMatch::of(scenario, predicted, (m, alignment, step)),
         ranked,
     })
 }
@@ -263,6 +265,14 @@ impl MemoryBasis {
                 "dynamic bytes (activations, workspace, the step's gradient buffers; static bytes left out: the measured CPU allocator counts from the profiler's start)"
             }
             MemoryBasis::Total => "dynamic + static bytes",
+        }
+    }
+
+    /// Its short name: "dynamic", "dynamic + static".
+    pub fn short(self) -> &'static str {
+        match self {
+            MemoryBasis::Dynamic => "dynamic",
+            MemoryBasis::Total => "dynamic + static",
         }
     }
 

@@ -74,3 +74,23 @@ pub fn mpipe(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// The actions of step `step` in a rank's `actions` of `mpipe trace --json`, in order (an
+/// action that is not a string fails the test).
+pub fn actions_of_step(actions: &[serde_json::Value], step: usize) -> Vec<&str> {
+    actions
+        .iter()
+        .filter(|a| a["step"] == step)
+        .map(|a| a["action"].as_str().unwrap())
+        .collect()
+}
+
+/// A JSON array of strings (an `executed.json` step) as `&str`s; anything else fails the test.
+pub fn strings(value: &serde_json::Value) -> Vec<&str> {
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect()
+}
