@@ -54,6 +54,7 @@ impl Command {
             }
             Command::Dropped(files) => studio.open_dropped(&files),
             Command::CancelSimulation => studio.cancel_simulation(),
+            Command::CancelOpening => studio.cancel_opening(),
             Command::OpenTraces(sources) => studio.open_traces(sources),
             Command::CancelImport => studio.traces.cancel_import(),
             Command::ClearTraces => studio.traces.clear(),

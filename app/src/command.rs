@@ -39,6 +39,8 @@ pub enum Command {
     Dropped(Vec<egui::DroppedFileHandle>),
     /// Stops the background simulation and steps back to the scenario on screen.
     CancelSimulation,
+    /// Stop reading the files being opened.
+    CancelOpening,
     OpenTraces(Vec<TraceSource>),
     CancelImport,
     ClearTraces,

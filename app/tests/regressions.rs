@@ -140,7 +140,7 @@ fn file_dialogs_work_without_a_desktop_portal() {
     harness.get_by_label("mine.json").click();
     harness.run();
     harness.get_by_label("Open").click();
-    harness.run();
+    common::wait(&mut harness, |s| s.io.opening.is_none());
     assert_eq!(harness.state().scenario().unwrap().microbatches, 8);
     // Export SVG writes the timeline.
     harness.get_by_label("File").click();
@@ -383,10 +383,7 @@ fn a_saved_notice_goes_with_the_next_edit() {
 fn recent_keeps_absolute_paths() {
     let mut harness = harness();
     // Tests run in the crate's folder: this path is relative.
-    harness
-        .state_mut()
-        .open_path(std::path::Path::new("../samples/1f1b.json"));
-    harness.run();
+    common::open(&mut harness, std::path::Path::new("../samples/1f1b.json"));
     let first = harness.state().io.recent.first().cloned().unwrap();
     assert!(std::path::Path::new(&first).is_absolute(), "{first}");
     assert!(first.ends_with("samples/1f1b.json"));
@@ -567,7 +564,8 @@ mod hostile {
         assert!(harness.state().source().ends_with("bom.json"));
         assert!(harness.state().current().is_some());
         // The command line sorts files as the CLI does.
-        let sorted = mpipe_studio::state::files::sort_given(vec![corpus("bom.json")]);
+        let sorted =
+            mpipe_studio::state::files::sort_given(vec![corpus("bom.json")], &mut |_| true);
         assert!(matches!(&sorted[..], [Given::Scenario(_, Ok(_))]));
     }
 
@@ -668,8 +666,7 @@ fn a_scenario_with_an_orders_csv_opens_with_its_orders() {
     assert!(doc.orders_from_csv.is_some());
     // A CSV with a bad cell: refused by name, the document unchanged.
     std::fs::write(dir.join("zbv.csv"), "0F0,0Fx\n").unwrap();
-    harness.state_mut().open_path(&path);
-    harness.run();
+    common::open(&mut harness, &path);
     let notice = harness.state().notice.as_ref().unwrap();
     assert!(notice.is_error);
     assert_eq!(
@@ -685,8 +682,7 @@ fn a_scenario_with_an_orders_csv_opens_with_its_orders() {
     s.orders_csv = Some("/etc/passwd".into());
     let evil = dir.join("evil.json");
     std::fs::write(&evil, s.to_json_string()).unwrap();
-    harness.state_mut().open_path(&evil);
-    harness.run();
+    common::open(&mut harness, &evil);
     let notice = harness.state().notice.as_ref().unwrap();
     assert!(notice.is_error);
     assert_eq!(
@@ -698,4 +694,30 @@ fn a_scenario_with_an_orders_csv_opens_with_its_orders() {
     );
     assert!(!notice.text.contains("root"));
     assert_eq!(harness.state().rank_actions(0)[7], "7F0");
+}
+
+/// A long pipeline CSV was read on the UI thread (quadratic in its rows: a 4 MB file of 10⁶
+/// rows froze the window past 120 s). It is read on a worker, the window keeps drawing with a
+/// progress bar and a Cancel that stops it, and the document stays.
+#[test]
+fn a_long_orders_csv_is_read_on_a_worker_and_cancel_stops_it() {
+    let dir = common::temp_dir("long-csv");
+    // One row of 16 million cells (64 MB, the most a file may hold) for a scenario whose sizes
+    // allow them: it takes seconds to read, so the window must not wait for it.
+    let text = r#"{"format": "mpipe-scenario/1", "model": {"layers": [{"name": "l", "count": 4, "fwd_s": 1}]}, "schedule": ["1f1b"], "ranks": 1, "microbatches": 4000000, "orders_csv": "o.csv"}"#;
+    std::fs::write(dir.join("s.json"), text).unwrap();
+    let mut csv = "0F0,".repeat(16_000_000);
+    csv.push('\n');
+    std::fs::write(dir.join("o.csv"), csv).unwrap();
+    let mut harness = harness();
+    let before = harness.state().rank_actions(0);
+    harness.state_mut().open_path(&dir.join("s.json"));
+    harness.step();
+    assert!(harness.state().io.opening.is_some(), "read on a worker");
+    harness.get_by_label("Reading the file(s) to open…");
+    harness.get_by_label("Cancel").click();
+    harness.run();
+    assert!(harness.state().io.opening.is_none());
+    harness.get_by_label_contains("opening cancelled: the document is unchanged");
+    assert_eq!(harness.state().rank_actions(0), before);
 }

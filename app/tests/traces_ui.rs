@@ -46,7 +46,9 @@ fn traced_with(scenario: &std::path::Path, dir: &std::path::Path) -> Harness<'st
         .to_vec();
     studio.open_traces(sources);
     let mut harness = sized(studio, egui::vec2(1500.0, 1400.0), 0.25);
-    wait(&mut harness, |s| s.traces.import.is_none());
+    wait(&mut harness, |s| {
+        s.traces.import.is_none() && s.io.opening.is_none()
+    });
     harness
 }
 

@@ -480,13 +480,9 @@ fn save_writes_the_file_and_open_reads_it_back() {
     assert_eq!(saved.microbatches, 6);
     // Opening it elsewhere gives the same scenario; a missing file names itself.
     let mut other = harness_with_step(0.25);
-    other.state_mut().open_path(&path);
-    other.run();
+    common::open(&mut other, &path);
     assert_eq!(other.state().scenario().unwrap(), &saved);
-    other
-        .state_mut()
-        .open_path(std::path::Path::new("/nonexistent/x.json"));
-    other.run();
+    common::open(&mut other, std::path::Path::new("/nonexistent/x.json"));
     other.get_by_label_contains("/nonexistent/x.json: cannot read:");
     assert_eq!(other.state().scenario().unwrap(), &saved);
 }

@@ -588,7 +588,7 @@ fn four_phase_orders_round_trip_through_the_pipeline_csv() {
             .unwrap()
             .starts_with("0FE0,0FE1,0FE2,0FE3,")
     );
-    let read = orders_csv::read(text, "w.csv").unwrap();
+    let read = orders_csv::read(text, "w.csv", mpipe::algebra::budget::csv_limits(&s)).unwrap();
     assert_eq!(read.skipped, 0);
     let mut followed = s.clone();
     followed.orders = Some(read.orders);

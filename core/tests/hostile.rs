@@ -261,3 +261,47 @@ fn gzip_bombs_end_at_once_or_at_their_limit() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Pipeline CSVs too large to commit (issue 24, item 1 and 10): reading was quadratic in the
+/// rows (a 4 MB file of 10⁶ rows ran past 120 s) and echoed a cell whole. Now a row beyond the
+/// scenario's ranks ends the reading where it starts, a row of more actions than the scenario's
+/// sizes allow ends it at the first cell too many, and an echoed cell is cut.
+#[test]
+fn long_pipeline_csvs_end_at_their_first_row_or_cell_too_many() {
+    let dir = std::env::temp_dir().join(format!("mpipe-long-csv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = r#"{"format": "mpipe-scenario/1", "model": {"layers": [{"name": "l", "count": 2, "fwd_s": 1}]}, "schedule": ["1f1b"], "ranks": 2, "microbatches": 2, "orders_csv": "o.csv"}"#;
+    std::fs::write(dir.join("s.json"), scenario).unwrap();
+    let run = |csv: String| {
+        std::fs::write(dir.join("o.csv"), csv).unwrap();
+        mpipe(&["validate", "s.json"], &dir, Duration::from_secs(60))
+    };
+    // 10⁶ rows (4 MB) for 2 ranks.
+    assert_eq!(
+        run("0F0\n".repeat(1_000_000)),
+        (
+            Some(2),
+            "error: o.csv:3:1: row 3: the scenario has 2 rank(s), one row each".to_string()
+        )
+    );
+    // 16 million cells in a row (64 MB) for a scenario of 2 ranks and 2 microbatches.
+    assert_eq!(
+        run("0F0,".repeat(16_000_000)),
+        (
+            Some(2),
+            "error: o.csv:1:18: more than 17 actions: the scenario's sizes run at most that many events"
+                .to_string()
+        )
+    );
+    // A cell of 50 MB: the error line echoes 60 characters of it.
+    let (status, stderr) = run(format!("0F0,{}\n", "x".repeat(50 << 20)));
+    assert_eq!(status, Some(2));
+    assert_eq!(
+        stderr,
+        format!(
+            "error: o.csv:1:2: cell 2: `{}…` is not an action; expected <stage><F|B|I|W|FE|FF|BF|BE><microbatch>, e.g. `4F0`",
+            "x".repeat(60)
+        )
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

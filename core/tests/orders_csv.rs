@@ -35,7 +35,11 @@ fn steps(d: &mpipe::Derivation) -> Vec<Vec<String>> {
 
 fn read(file: &str) -> orders_csv::CsvOrders {
     let path = fixtures().join(file);
-    orders_csv::read(&std::fs::read_to_string(&path).unwrap(), file).unwrap()
+    let limits = orders_csv::CsvLimits {
+        rows: 64,
+        cells: 1 << 20,
+    };
+    orders_csv::read(&std::fs::read_to_string(&path).unwrap(), file, limits).unwrap()
 }
 
 #[test]
@@ -154,7 +158,12 @@ fn our_csv_reads_back_to_the_same_orders_over_a_grid() {
                 };
                 let mut bytes = Vec::new();
                 report::orders_csv::write(&d, &mut bytes).unwrap();
-                let read = orders_csv::read(std::str::from_utf8(&bytes).unwrap(), "x.csv").unwrap();
+                let read = orders_csv::read(
+                    std::str::from_utf8(&bytes).unwrap(),
+                    "x.csv",
+                    mpipe::algebra::budget::csv_limits(&s),
+                )
+                .unwrap();
                 assert_eq!(read.orders, steps(&d), "{case}");
                 assert_eq!(read.skipped, 0, "{case}");
             }

@@ -22,10 +22,14 @@ fn status_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
             ui.label(RichText::new(&notice.text).small());
         }
     }
-    if studio.io.opening.is_some() {
+    if let Some(job) = &studio.io.opening {
         ui.horizontal(|ui| {
             ui.spinner();
-            ui.label("Reading the files given…");
+            ui.add(egui::ProgressBar::new(job.progress()).desired_width(160.0));
+            ui.label("Reading the file(s) to open…");
+            if ui.button("Cancel").clicked() {
+                out.push(Command::CancelOpening);
+            }
         });
     }
     if let Some(job) = studio.derived.running() {

@@ -45,10 +45,12 @@ pub fn read_text(path: &Path) -> Result<String, String> {
 
 /// `scenario` with the orders of the pipeline CSV its `orders_csv` names read in (relative to the
 /// scenario file at `path`); errors name the CSV and the cell. Without a path (a sample, a
-/// restored session) the name cannot be resolved and the derivation says so.
+/// restored session) the name cannot be resolved and the derivation says so. `keep_going` gets
+/// the fraction of the CSV read; when it says stop, the reading stops (`Err("cancelled")`).
 pub fn with_orders_csv(
     mut scenario: mpipe::Scenario,
     path: Option<&Path>,
+    keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Result<mpipe::Scenario, String> {
     let (Some(name), Some(path), None) = (&scenario.orders_csv, path, &scenario.orders) else {
         return Ok(scenario);
@@ -56,10 +58,30 @@ pub fn with_orders_csv(
     let csv = mpipe::files::orders_csv_path(path, name)
         .map_err(|why| format!("{}: field `orders_csv`: {why}", path.display()))?;
     let text = read_text(&csv)?;
-    let read = mpipe::scenario::orders_csv::read(&text, &csv.display().to_string())
-        .map_err(|e| e.to_string())?;
+    let limits = mpipe::algebra::budget::csv_limits(&scenario);
+    let read = mpipe::scenario::orders_csv::read_cancellable(
+        &text,
+        &csv.display().to_string(),
+        limits,
+        keep_going,
+    )
+    .map_err(|e| e.to_string())?
+    .ok_or_else(|| "cancelled".to_string())?;
     scenario.orders_from_csv = Some(read.orders);
     Ok(scenario)
+}
+
+/// Reads a scenario file and the pipeline CSV it names: its text and the scenario, or why not
+/// (naming the file, and the CSV's cell).
+pub fn read_scenario(
+    path: &Path,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Result<(String, mpipe::Scenario), String> {
+    let name = path.display().to_string();
+    let text = read_text(path)?;
+    let scenario = mpipe::Scenario::from_json_str(&text, &name).map_err(|e| e.to_string())?;
+    let scenario = with_orders_csv(scenario, Some(path), keep_going)?;
+    Ok((text, scenario))
 }
 
 /// Writes `bytes` to `path` atomically (a temporary file, then a rename); `what` names the
@@ -81,26 +103,30 @@ pub fn is_trace_file(path: &Path) -> bool {
     looks_like_trace(head.get(..n).unwrap_or_default())
 }
 
-/// What a file given on the command line turned out to be.
+/// What a file to open turned out to be.
 #[derive(Debug)]
 pub enum Given {
-    /// A scenario's text (or why it cannot be read), and where it came from.
-    Scenario(PathBuf, Result<String, String>),
+    /// A scenario's text and the scenario read from it with its pipeline CSV (or why it cannot
+    /// be read), and where it came from.
+    Scenario(PathBuf, Result<Box<(String, mpipe::Scenario)>, String>),
     Trace(PathBuf),
 }
 
-/// Sorts the files given on the command line into scenarios (read) and traces (left to the
-/// import, which streams them). Runs on a worker: the window must not wait for a slow disk.
-pub fn sort_given(paths: Vec<PathBuf>) -> Vec<Given> {
+/// Sorts files to open into scenarios (read, with the pipeline CSV each names) and traces (left
+/// to the import, which streams them). Runs on a worker: the window must not wait for a slow
+/// disk or a long CSV; `keep_going` gets the fraction done and stops the reading.
+pub fn sort_given(paths: Vec<PathBuf>, keep_going: &mut dyn FnMut(f32) -> bool) -> Vec<Given> {
+    let count = paths.len().max(1) as f32;
     paths
         .into_iter()
-        .map(|path| {
+        .enumerate()
+        .map(|(i, path)| {
             let path = absolute(&path);
             if is_trace_file(&path) {
                 Given::Trace(path)
             } else {
-                let text = read_text(&path);
-                Given::Scenario(path, text)
+                let read = read_scenario(&path, &mut |f| keep_going((i as f32 + f) / count));
+                Given::Scenario(path, read.map(Box::new))
             }
         })
         .collect()

@@ -57,25 +57,15 @@ impl Studio {
 
     /// Opens scenario JSON text as the document; on a parse error the message names the file
     /// and position and the current document stays. Returns whether it opened.
+    /// Without a `path` no pipeline CSV is read (a sample, a restored session, a file given as
+    /// bytes): a scenario naming one says so when it derives.
     pub fn open_text(&mut self, text: &str, source: &str, path: Option<PathBuf>) -> bool {
         let parsed = Scenario::from_json_str(text, source)
             .map_err(|e| e.to_string())
-            .and_then(|s| files::with_orders_csv(s, path.as_deref()));
+            .and_then(|s| files::with_orders_csv(s, path.as_deref(), &mut |_| true));
         match parsed {
             Ok(scenario) => {
-                self.doc.open(
-                    scenario,
-                    Identity {
-                        source: source.to_string(),
-                        path,
-                    },
-                );
-                // Another document: the last valid state of the previous one is not its own.
-                self.derived.forget_last_good();
-                self.view.range = None;
-                self.view.selected = None;
-                self.notice = None;
-                self.rederive(Some(text));
+                self.open_scenario(scenario, text, source, path);
                 true
             }
             Err(err) => {
@@ -85,18 +75,41 @@ impl Studio {
         }
     }
 
-    /// Opens a scenario file; errors name the file, and the current scenario stays.
+    /// Makes `scenario` (read from `text`) the document.
+    fn open_scenario(
+        &mut self,
+        scenario: Scenario,
+        text: &str,
+        source: &str,
+        path: Option<PathBuf>,
+    ) {
+        self.doc.open(
+            scenario,
+            Identity {
+                source: source.to_string(),
+                path,
+            },
+        );
+        // Another document: the last valid state of the previous one is not its own.
+        self.derived.forget_last_good();
+        self.view.range = None;
+        self.view.selected = None;
+        self.notice = None;
+        self.rederive(Some(text));
+    }
+
+    /// Opens a scenario file (or imports a trace) on a worker: the file and the pipeline CSV it
+    /// names are read there, with a progress bar and Cancel; errors name the file, and the
+    /// current scenario stays.
     pub fn open_path(&mut self, path: &Path) {
-        let path = files::absolute(path);
-        let name = path.display().to_string();
-        match files::read_text(&path) {
-            Ok(text) => {
-                if self.open_text(&text, &name, Some(path.clone())) {
-                    self.io.remember(&name);
-                    self.inform(format!("opened {name}"));
-                }
-            }
-            Err(e) => self.fail(e),
+        self.open_given(vec![path.to_path_buf()]);
+    }
+
+    /// Stops reading the files being opened; the document stays as it is.
+    pub fn cancel_opening(&mut self) {
+        if let Some(job) = self.io.opening.take() {
+            job.cancel();
+            self.inform("opening cancelled: the document is unchanged".into());
         }
     }
 
@@ -245,20 +258,32 @@ impl Studio {
             self.fail(e);
         }
         self.open_traces(sorted.traces);
-        if let Some((name, path, text)) = sorted.scenario
-            && self.open_text(&text, &name, Some(path))
-        {
-            self.io.remember(&name);
+        if let Some((name, path, text)) = sorted.scenario {
+            // One that names a pipeline CSV is opened from its path as any other file (the CSV
+            // read on a worker); the rest from the bytes dropped.
+            let names_csv = Scenario::from_json_str(&text, &name)
+                .is_ok_and(|s| s.orders_csv.is_some() && s.orders.is_none());
+            if names_csv && !path.as_os_str().is_empty() {
+                self.open_given(vec![path]);
+            } else if self.open_text(&text, &name, Some(path)) {
+                self.io.remember(&name);
+            }
         }
     }
 
-    /// Opens the files given on the command line: read and sorted on a worker (the window appears
-    /// at once, whatever the files are), then the scenario opens and the traces are imported.
+    /// Opens files (given on the command line, chosen, dropped): read and sorted on a worker (the
+    /// window stays live, whatever the files are), then the scenario opens and the traces are
+    /// imported. A second call replaces a reading still under way.
     pub fn open_given(&mut self, paths: Vec<PathBuf>) {
         if paths.is_empty() {
             return;
         }
-        match Job::spawn("mpipe open", move |_| files::sort_given(paths)) {
+        if let Some(old) = self.io.opening.take() {
+            old.cancel();
+        }
+        match Job::spawn("mpipe open", move |control| {
+            files::sort_given(paths, &mut |f| control.keep_going(f))
+        }) {
             Ok(job) => self.io.opening = Some(job),
             Err(e) => self.fail(e),
         }
@@ -283,11 +308,12 @@ impl Studio {
         for g in given {
             match g {
                 files::Given::Trace(path) => traces.push(TraceSource::Path(path)),
-                files::Given::Scenario(path, Ok(text)) => {
+                files::Given::Scenario(path, Ok(read)) => {
+                    let (text, scenario) = *read;
                     let name = path.display().to_string();
-                    if self.open_text(&text, &name, Some(path)) {
-                        self.io.remember(&name);
-                    }
+                    self.open_scenario(scenario, &text, &name, Some(path));
+                    self.io.remember(&name);
+                    self.inform(format!("opened {name}"));
                 }
                 files::Given::Scenario(_, Err(e)) => self.fail(e),
             }

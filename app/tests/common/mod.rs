@@ -76,6 +76,12 @@ pub fn wait(harness: &mut Harness<'static, Studio>, done: impl Fn(&Studio) -> bo
     panic!("the background work did not finish");
 }
 
+/// Opens `path` as File ▸ Open does (read on a worker) and waits until it is read.
+pub fn open(harness: &mut Harness<'static, Studio>, path: &std::path::Path) {
+    harness.state_mut().open_path(path);
+    wait(harness, |s| s.io.opening.is_none());
+}
+
 /// Where time `t` of rank `rank`'s lane is on the current timeline (the last chart drawn), at
 /// the lane's vertical middle (lanes of 24 px, 38 px apart, 4 px below the chart's top).
 pub fn timeline_point(harness: &Harness<'static, Studio>, rank: usize, t: f64) -> egui::Pos2 {

@@ -30,6 +30,15 @@ pub struct Estimate {
     pub bytes: f64,
 }
 
+/// What a pipeline CSV of `s`'s orders may hold: a row per rank, and no more actions than the
+/// events `s`'s sizes bound.
+pub fn csv_limits(s: &Scenario) -> crate::scenario::orders_csv::CsvLimits {
+    crate::scenario::orders_csv::CsvLimits {
+        rows: s.ranks,
+        cells: estimate(s).events,
+    }
+}
+
 /// The estimate for `s` (sizes as given; nothing is expanded or allocated).
 pub fn estimate(s: &Scenario) -> Estimate {
     let (p, m) = (s.ranks as u64, s.microbatches as u64);

@@ -79,9 +79,38 @@ fn is_communication(cell: &str) -> bool {
     })
 }
 
-/// Reads a pipeline CSV (`text`, from `file`): one row per rank. Errors name the file, line and
-/// column of the cell.
-pub fn read(text: &str, file: &str) -> Result<CsvOrders, ScenarioError> {
+/// What a pipeline CSV may hold for a scenario: one row per rank, and no more actions than the
+/// scenario's events (so what reading it allocates stays within what the `memory` rule allows
+/// the derivation): [`crate::algebra::budget::csv_limits`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CsvLimits {
+    pub rows: usize,
+    pub cells: u64,
+}
+
+/// Reads a pipeline CSV (`text`, from `file`): one row per rank, within `limits`. Errors name the
+/// file, line and column of the cell.
+pub fn read(text: &str, file: &str, limits: CsvLimits) -> Result<CsvOrders, ScenarioError> {
+    let read = read_cancellable(text, file, limits, &mut |_| true)?;
+    // Never stopped: `keep_going` always says go on.
+    Ok(read.unwrap_or(CsvOrders {
+        orders: Vec::new(),
+        positions: Vec::new(),
+        skipped: 0,
+    }))
+}
+
+/// How many cells are read between two calls of `keep_going`.
+const CELLS_PER_CHECK: u64 = 1 << 16;
+
+/// [`read`] that reports the fraction of `text` read and stops (`Ok(None)`) as soon as
+/// `keep_going` says so, at the latest [`CELLS_PER_CHECK`] cells later.
+pub fn read_cancellable(
+    text: &str,
+    file: &str,
+    limits: CsvLimits,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Result<Option<CsvOrders>, ScenarioError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -92,6 +121,9 @@ pub fn read(text: &str, file: &str) -> Result<CsvOrders, ScenarioError> {
         skipped: 0,
     };
     let mut record = csv::StringRecord::new();
+    // Lines are counted from the last record on, so reading stays linear in the file.
+    let mut lines = LineCounter::default();
+    let mut cells = 0u64;
     loop {
         let more = reader
             .read_record(&mut record)
@@ -99,9 +131,25 @@ pub fn read(text: &str, file: &str) -> Result<CsvOrders, ScenarioError> {
         if !more {
             break;
         }
+        let fraction = reader.position().byte() as f32 / text.len().max(1) as f32;
+        if !keep_going(fraction) {
+            return Ok(None);
+        }
         let line = record
             .position()
-            .map_or(out.orders.len() + 1, |p| line_at(text, p.byte()));
+            .map_or(out.orders.len() + 1, |p| lines.line_at(text, p.byte()));
+        if out.orders.len() >= limits.rows {
+            return Err(ScenarioError::Syntax {
+                file: file.to_string(),
+                line,
+                column: 1,
+                message: format!(
+                    "row {}: the scenario has {} rank(s), one row each",
+                    out.orders.len() + 1,
+                    limits.rows
+                ),
+            });
+        }
         let mut steps = Vec::with_capacity(record.len());
         let mut positions = Vec::with_capacity(record.len());
         for (column, cell) in record.iter().enumerate() {
@@ -112,6 +160,21 @@ pub fn read(text: &str, file: &str) -> Result<CsvOrders, ScenarioError> {
             if is_communication(cell) {
                 out.skipped += 1;
                 continue;
+            }
+            cells += 1;
+            if cells.is_multiple_of(CELLS_PER_CHECK) && !keep_going(fraction) {
+                return Ok(None);
+            }
+            if cells > limits.cells {
+                return Err(ScenarioError::Syntax {
+                    file: file.to_string(),
+                    line,
+                    column: column + 1,
+                    message: format!(
+                        "more than {} actions: the scenario's sizes run at most that many events",
+                        limits.cells
+                    ),
+                });
             }
             let step: Step = cell.parse().map_err(|e| ScenarioError::Syntax {
                 file: file.to_string(),
@@ -125,22 +188,37 @@ pub fn read(text: &str, file: &str) -> Result<CsvOrders, ScenarioError> {
         out.orders.push(steps);
         out.positions.push(positions);
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
-/// The 1-based line of the record starting at `byte` (a CRLF file's record may start at the
-/// `\n` ending the one before it).
-fn line_at(text: &str, byte: u64) -> usize {
-    let bytes = text.as_bytes();
-    let mut at = usize::try_from(byte)
-        .unwrap_or(bytes.len())
-        .min(bytes.len());
-    while bytes.get(at).is_some_and(|b| *b == b'\n' || *b == b'\r') {
-        at += 1;
+/// The 1-based lines of records met in order of their bytes: each call counts the newlines
+/// from the previous record's start only.
+#[derive(Default)]
+struct LineCounter {
+    /// The byte counted up to, and the newlines before it.
+    at: usize,
+    newlines: usize,
+}
+
+impl LineCounter {
+    /// The line of the record starting at `byte` (a CRLF file's record may start at the `\n`
+    /// ending the one before it), `byte` not before the previous call's.
+    fn line_at(&mut self, text: &str, byte: u64) -> usize {
+        let bytes = text.as_bytes();
+        let mut at = usize::try_from(byte)
+            .unwrap_or(bytes.len())
+            .min(bytes.len());
+        while bytes.get(at).is_some_and(|b| *b == b'\n' || *b == b'\r') {
+            at += 1;
+        }
+        if at >= self.at {
+            self.newlines += bytes
+                .get(self.at..at)
+                .map_or(0, |b| memchr::memchr_iter(b'\n', b).count());
+            self.at = at;
+        }
+        1 + self.newlines
     }
-    1 + bytes
-        .get(..at)
-        .map_or(0, |b| memchr::memchr_iter(b'\n', b).count())
 }
 
 fn syntax(file: &str, text: &str, e: &csv::Error) -> ScenarioError {
@@ -159,11 +237,68 @@ fn syntax(file: &str, text: &str, e: &csv::Error) -> ScenarioError {
 mod tests {
     use super::*;
 
+    const ANY: CsvLimits = CsvLimits {
+        rows: 8,
+        cells: 1 << 20,
+    };
+
+    #[test]
+    fn rows_beyond_the_ranks_and_cells_beyond_the_events_are_refused_where_they_start() {
+        let limits = CsvLimits { rows: 2, cells: 3 };
+        assert_eq!(
+            read("0F0\n1F0\n2F0\n", "o.csv", limits)
+                .unwrap_err()
+                .to_string(),
+            "o.csv:3:1: row 3: the scenario has 2 rank(s), one row each"
+        );
+        assert_eq!(
+            read("0F0,0B0\n1SEND_F0,1F0,1B0\n", "o.csv", limits)
+                .unwrap_err()
+                .to_string(),
+            "o.csv:2:3: more than 3 actions: the scenario's sizes run at most that many events"
+        );
+        // A cell of 50 MB is echoed cut.
+        let cell = "x".repeat(50 << 20);
+        let e = read(&format!("0F0,{cell}\n"), "o.csv", ANY)
+            .unwrap_err()
+            .to_string();
+        assert!(e.len() < 200, "{}", e.len());
+        assert!(e.starts_with("o.csv:1:2: cell 2: `xxxx"), "{e}");
+    }
+
+    #[test]
+    fn reading_stops_when_asked() {
+        let text = "0F0,".repeat(1 << 18);
+        let mut calls = 0;
+        let stopped = read_cancellable(&text, "o.csv", ANY, &mut |_| {
+            calls += 1;
+            calls < 2
+        });
+        assert_eq!(stopped, Ok(None));
+        assert_eq!(calls, 2);
+    }
+
+    #[test]
+    fn lines_are_counted_once_over_many_rows() {
+        // Linear: a million rows read at once (it was quadratic in the rows), the last one's
+        // error at its own line.
+        let mut text = "0F0\n".repeat(1_000_000);
+        text.push_str("0Fx\n");
+        let limits = CsvLimits {
+            rows: 2_000_000,
+            cells: 1 << 30,
+        };
+        assert_eq!(
+            read(&text, "o.csv", limits).unwrap_err().to_string(),
+            "o.csv:1000001:1: cell 1: `0Fx` is not an action; expected <stage><F|B|I|W|FE|FF|BF|BE><microbatch>, e.g. `4F0`"
+        );
+    }
+
     #[test]
     fn cells_are_actions_pairs_idle_or_skipped_communication() {
         let text =
             "0F0, 0F1,,0B0,(0F2;0B1)OVERLAP_F_B\n1UNSHARD,1RECV_F0,1F0,1SEND_F0,1WAIT_SEND_F0\n";
-        let read = read(text, "o.csv").unwrap();
+        let read = read(text, "o.csv", ANY).unwrap();
         assert_eq!(
             read.orders,
             [
@@ -187,25 +322,25 @@ mod tests {
     #[test]
     fn a_cell_with_anything_after_its_action_is_refused_where_it_is() {
         assert_eq!(
-            read("0F0,0F1\n1F0,1F0x\n", "o.csv")
+            read("0F0,0F1\n1F0,1F0x\n", "o.csv", ANY)
                 .unwrap_err()
                 .to_string(),
             "o.csv:2:2: cell 2: `1F0x` is not an action; expected <stage><F|B|I|W|FE|FF|BF|BE><microbatch>, e.g. `4F0`"
         );
         assert_eq!(
-            read("0SEND_Fx\n", "o.csv").unwrap_err().to_string(),
+            read("0SEND_Fx\n", "o.csv", ANY).unwrap_err().to_string(),
             "o.csv:1:1: cell 1: `0SEND_Fx` is not an action; expected <stage><F|B|I|W|FE|FF|BF|BE><microbatch>, e.g. `4F0`"
         );
         // CRLF lines, as Python's `csv` module ends them, count as lines.
         assert_eq!(
-            read("0F0\r\n1F0\r\n2F0,2x\r\n", "o.csv")
+            read("0F0\r\n1F0\r\n2F0,2x\r\n", "o.csv", ANY)
                 .unwrap_err()
                 .to_string(),
             "o.csv:3:2: cell 2: `2x` is not an action; expected <stage><F|B|I|W|FE|FF|BF|BE><microbatch>, e.g. `4F0`"
         );
         // Quoted cells read as PyTorch's `csv` module writes them.
         assert_eq!(
-            read("\"0F0\",\" 0B0 \"\n", "o.csv").unwrap().orders,
+            read("\"0F0\",\" 0B0 \"\n", "o.csv", ANY).unwrap().orders,
             [["0F0", "0B0"]]
         );
     }

@@ -32,6 +32,7 @@ impl Serialize for Action {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{text}` is not an action; expected <stage><F|B|I|W|FE|FF|BF|BE><microbatch>, e.g. `4F0`")]
 pub struct ActionParseError {
+    /// The text as echoed ([`crate::vocab::units::echoed`]): cut, control characters escaped.
     pub text: String,
 }
 
@@ -40,7 +41,7 @@ impl FromStr for Action {
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let err = || ActionParseError {
-            text: text.to_string(),
+            text: crate::vocab::units::echoed(text),
         };
         let at = text.find(['F', 'B', 'I', 'W']).ok_or_else(err)?;
         let (stage, rest) = text.split_at(at);
@@ -124,7 +125,7 @@ impl FromStr for Step {
             return Ok(Step::One(text.parse()?));
         };
         let pair = || StepParseError::Pair {
-            text: text.to_string(),
+            text: crate::vocab::units::echoed(text),
         };
         let (a, b) = inner
             .strip_suffix(")OVERLAP_F_B")

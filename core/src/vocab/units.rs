@@ -117,9 +117,26 @@ pub fn shorten(text: &str, chars: usize) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// How many characters of a value read from a file an error message echoes.
+pub const ECHOED_CHARS: usize = 60;
+
+/// A value read from a file as an error message echoes it: at most [`ECHOED_CHARS`] characters
+/// (a 50 MB cell is not an error line of 50 MB), control characters written out.
+pub fn echoed(text: &str) -> String {
+    escape_controls(&shorten(text, ECHOED_CHARS)).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_echoed_value_is_cut_and_escaped() {
+        assert_eq!(echoed("0F1x"), "0F1x");
+        let long = "x".repeat(50_000_000);
+        assert_eq!(echoed(&long), format!("{}…", "x".repeat(ECHOED_CHARS)));
+        assert_eq!(echoed("a\u{1b}b"), "a\\u{1b}b");
+    }
 
     #[test]
     fn control_characters_are_written_out() {

@@ -198,7 +198,8 @@ fn load_scenario(path: &Path, csv_override: Option<&Path>) -> Result<Loaded, Inp
     let csv = match csv_path {
         Some(p) => {
             let name = p.display().to_string();
-            let read = mpipe::scenario::orders_csv::read(&read_text(&p)?, &name)
+            let limits = mpipe::algebra::budget::csv_limits(&scenario);
+            let read = mpipe::scenario::orders_csv::read(&read_text(&p)?, &name, limits)
                 .map_err(|e| InputError(e.to_string()))?;
             scenario.orders_from_csv = Some(read.orders.clone());
             Some((name, read))
