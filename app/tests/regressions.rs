@@ -484,7 +484,7 @@ fn a_typed_name_is_one_undo_step() {
 }
 
 /// An edit that makes a total overflow (the backbone's fwd_s = 1e308: finite itself, but the
-/// step's compute time is ∞) is rejected with its field and rule, and the last valid schedule
+/// step's total of it is ∞) is rejected with its field and rule, and the last valid schedule
 /// stays on screen (issue 10).
 #[test]
 fn an_overflowing_time_is_rejected_and_the_last_schedule_stays() {
@@ -499,7 +499,7 @@ fn an_overflowing_time_is_rejected_and_the_last_schedule_stays() {
     );
     harness.run();
     harness.get_by_label_contains(
-        "field `model.layers[1]`: rule `finite`: the step's compute time (every layer's forward and backward over every microbatch) overflows to ∞",
+        "field `model.layers[1].fwd_s`: rule `finite`: `fwd_s` over the step (8 copies × 8 microbatches, with the defaults derived from it) overflows to ∞",
     );
     harness.get_by_label("Showing the last valid schedule, dimmed.");
     assert_eq!(harness.state().rank_actions(0), before);
@@ -543,6 +543,36 @@ mod hostile {
         ));
         assert_eq!(harness.state().source(), "mpipe-vit-llm.json");
         assert!(harness.state().current().is_some());
+    }
+
+    /// A second-order phase's time of 1e308 passed validation and drew a 309-digit makespan
+    /// that pushed the chart off the window: the document opens (to be fixed in the editors)
+    /// with the error at its field, and nothing of it is simulated or drawn.
+    #[test]
+    fn a_second_order_time_of_1e308_is_refused_at_its_field() {
+        let mut harness = harness();
+        for (file, field) in [
+            ("bf-s-1e308.json", "bf_s"),
+            ("ff-s-1e308.json", "ff_s"),
+            (
+                "force-activation-bytes-1e308.json",
+                "force_activation_bytes",
+            ),
+        ] {
+            open_given(&mut harness, vec![corpus(file)]);
+            harness.get_by_label_contains(&format!(
+                "field `model.layers[0].{field}`: rule `finite`: `{field}` over the step"
+            ));
+            assert!(harness.state().source().ends_with(file));
+            assert!(
+                harness.state().current().is_none(),
+                "{file}: nothing of it simulated"
+            );
+            assert!(
+                harness.state().rank_actions(0).is_empty(),
+                "{file}: nothing drawn"
+            );
+        }
     }
 
     #[test]

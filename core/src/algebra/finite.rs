@@ -13,7 +13,7 @@ use crate::scenario::layer::Cost;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum FiniteError {
     #[error("rule `hardware`: `{field}` = {value} must be a finite number ≥ 0")]
-    Hardware { field: &'static str, value: f64 },
+    Hardware { field: String, value: f64 },
     #[error(
         "rule `hardware`: `hardware.fb_overlap` = {value} must be between 0 (an overlapped pair's halves back to back) and 1 (the shorter one hidden entirely)"
     )]
@@ -40,66 +40,87 @@ impl FiniteError {
     /// The scenario field the error is about.
     pub fn field(&self) -> String {
         match self {
-            FiniteError::Hardware { field, .. } => (*field).to_string(),
+            FiniteError::Hardware { field, .. } => field.clone(),
             FiniteError::Overlap { .. } => "hardware.fb_overlap".into(),
             FiniteError::Overflow { field, .. } => field.clone(),
         }
     }
 }
 
-/// Checks the hardware figures: each finite and ≥ 0.
+/// Checks the hardware figures: each finite and ≥ 0 (every one [`Hardware::numbers`] lists),
+/// `fb_overlap` at most 1.
 pub fn check_hardware(hardware: Option<&Hardware>) -> Result<(), FiniteError> {
     let Some(h) = hardware else {
         return Ok(());
     };
-    for (field, value) in [
-        ("hardware.peak_flops", h.peak_flops),
-        ("hardware.hbm_bytes_per_s", h.hbm_bytes_per_s),
-        ("hardware.link_alpha_s", h.link_alpha_s),
-        ("hardware.link_bytes_per_s", h.link_bytes_per_s),
-        ("hardware.memory_bytes", h.memory_bytes),
-        ("hardware.action_overhead_s", h.action_overhead_s),
-        (
-            "hardware.step_grad_bytes_per_param_byte",
-            h.step_grad_bytes_per_param_byte,
-        ),
-        ("hardware.p2p_post_s", h.p2p_post_s),
-    ] {
+    for (field, value) in h.numbers() {
         if let Some(v) = value
             && !(v.is_finite() && v >= 0.0)
         {
             return Err(FiniteError::Hardware { field, value: v });
         }
     }
-    const SWITCH: [&str; 4] = [
-        "hardware.action_switch_s.F",
-        "hardware.action_switch_s.B",
-        "hardware.action_switch_s.I",
-        "hardware.action_switch_s.W",
-    ];
-    const BY_PHASE: [&str; 4] = [
-        "hardware.action_overhead_by_phase_s.F",
-        "hardware.action_overhead_by_phase_s.B",
-        "hardware.action_overhead_by_phase_s.I",
-        "hardware.action_overhead_by_phase_s.W",
-    ];
-    for (names, given) in [
-        (SWITCH, h.action_switch_s),
-        (BY_PHASE, h.action_overhead_by_phase_s),
-    ] {
-        let values = given.map(|s| s.entries()).unwrap_or_default();
-        for (field, (_, value)) in names.into_iter().zip(values) {
-            if let Some(v) = value
-                && !(v.is_finite() && v >= 0.0)
-            {
-                return Err(FiniteError::Hardware { field, value: v });
-            }
-        }
-    }
     if let Some(v) = h.fb_overlap
         && !(0.0..=1.0).contains(&v)
     {
         return Err(FiniteError::Overlap { value: v });
+    }
+    Ok(())
+}
+
+/// The largest multiple of a figure a layer gives that a default derived from it can take:
+/// `BF` = 1.25 × the backward = 2.5 × the forward (`bwd_s` = 2 × `fwd_s`).
+const DEFAULT_MULTIPLE: f64 = 2.5;
+
+/// Every number a layer gives ([`crate::scenario::layer::LayerSpec::numbers`]), taken over the
+/// step — times its copies, the microbatches and the largest workload factor, and the largest
+/// multiple a default derives from it — must stay finite: the one check every time and byte
+/// count of a layer goes through, whatever phase or curve it feeds.
+fn check_layer_numbers(scenario: &Scenario, max_factor: f64) -> Result<(), FiniteError> {
+    let m = scenario.microbatches as f64;
+    let mut all = 0.0f64;
+    for (index, spec) in scenario.model.layers.iter().enumerate() {
+        let scale = spec.count as f64 * m * max_factor * DEFAULT_MULTIPLE;
+        for (name, value) in spec.numbers() {
+            let Some(v) = value else { continue };
+            all += v * scale;
+            if !(v * scale).is_finite() {
+                return Err(overflow(
+                    format!("model.layers[{index}].{name}"),
+                    format!(
+                        "`{name}` over the step ({} copies × {} microbatches, with the defaults derived from it)",
+                        spec.count, scenario.microbatches
+                    ),
+                ));
+            }
+        }
+    }
+    if !all.is_finite() {
+        return Err(overflow(
+            "model.layers".into(),
+            "the sum of every layer's figures over the step".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Every seconds figure of the hardware, charged at most once per event of the step (each
+/// action, transfer and reduce), must stay finite.
+fn check_hardware_numbers(scenario: &Scenario, hw: &Hardware) -> Result<(), FiniteError> {
+    let (m, p) = (scenario.microbatches as f64, scenario.ranks as f64);
+    let events = 4.0 * m * (layers_f64(scenario) + p + 1.0) * p.max(1.0);
+    for (field, value) in hw.numbers() {
+        // Seconds, not a rate (`…_per_s`): a rate or a capacity only makes the step faster.
+        let seconds =
+            (field.ends_with("_s") && !field.ends_with("_per_s")) || field.contains("_s.");
+        if let Some(v) = value.filter(|_| seconds)
+            && !(v * events).is_finite()
+        {
+            return Err(overflow(
+                field,
+                "the step's total of it (once per action, transfer and reduce)".into(),
+            ));
+        }
     }
     Ok(())
 }
@@ -151,6 +172,8 @@ pub fn check_totals(
             format!("the step's compute time with the workload factors (up to {max_factor:e})"),
         ));
     }
+    // Every figure of every layer, each through one check (naming the field that overflows).
+    check_layer_numbers(scenario, max_factor)?;
     if !compute.is_finite() {
         let at = heaviest.map_or(0, |(i, _)| i);
         return Err(overflow(
@@ -186,7 +209,15 @@ pub fn check_totals(
             "the step's total time (compute plus communication)".into(),
         ));
     }
-    let memory = params * static_memory_factor * replicas + saved;
+    let step_grads = hw.step_grad_bytes_per_param_byte.unwrap_or(0.0);
+    if !(params * step_grads).is_finite() {
+        return Err(overflow(
+            "hardware.step_grad_bytes_per_param_byte".into(),
+            "the step's gradient buffers (its bytes per parameter byte × the parameter bytes)"
+                .into(),
+        ));
+    }
+    let memory = params * (static_memory_factor + step_grads) * replicas + saved;
     if !memory.is_finite() {
         return Err(overflow(
             "model.layers".into(),
@@ -194,7 +225,8 @@ pub fn check_totals(
                 .into(),
         ));
     }
-    Ok(())
+    // Every hardware figure charged per event (a switch cost, the posting of a send).
+    check_hardware_numbers(scenario, &hw)
 }
 
 /// What the step's totals are summed from, over every layer and microbatch.
@@ -236,8 +268,13 @@ fn totals(scenario: &Scenario, factors: &[f64], hw: &Hardware) -> Result<Totals,
                 bwd_bytes,
                 ..
             } if !(bwd_flops.is_finite() && bwd_bytes.is_finite()) => {
+                let name = if bwd_flops.is_finite() {
+                    "fwd_bytes"
+                } else {
+                    "fwd_flops"
+                };
                 return Err(overflow(
-                    field("fwd_flops"),
+                    field(name),
                     "the backward work it implies (2 × the forward's)".into(),
                 ));
             }

@@ -59,6 +59,45 @@ pub struct Hardware {
     pub action_overhead_by_phase_s: Option<PhaseSeconds>,
 }
 
+impl Hardware {
+    /// Every number the hardware gives, by field path (`hardware.action_switch_s.F`): what rule
+    /// `hardware` checks (each finite and ≥ 0) and rule `finite` bounds, so a field added here is
+    /// checked; a test holds every numeric field of the file format to this list.
+    pub fn numbers(&self) -> Vec<(String, Option<f64>)> {
+        let mut out: Vec<(String, Option<f64>)> = [
+            ("peak_flops", self.peak_flops),
+            ("hbm_bytes_per_s", self.hbm_bytes_per_s),
+            ("link_alpha_s", self.link_alpha_s),
+            ("link_bytes_per_s", self.link_bytes_per_s),
+            ("memory_bytes", self.memory_bytes),
+            ("fb_overlap", self.fb_overlap),
+            ("action_overhead_s", self.action_overhead_s),
+            (
+                "step_grad_bytes_per_param_byte",
+                self.step_grad_bytes_per_param_byte,
+            ),
+            ("p2p_post_s", self.p2p_post_s),
+        ]
+        .into_iter()
+        .map(|(name, v)| (format!("hardware.{name}"), v))
+        .collect();
+        for (name, given) in [
+            ("action_switch_s", self.action_switch_s),
+            (
+                "action_overhead_by_phase_s",
+                self.action_overhead_by_phase_s,
+            ),
+        ] {
+            if let Some(phases) = given {
+                for (phase, v) in phases.entries() {
+                    out.push((format!("hardware.{name}.{phase}"), v));
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Seconds per action phase (`{"F": 0.0004, "B": 0}`); a phase left out costs nothing.
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Default)]
 #[serde(deny_unknown_fields)]

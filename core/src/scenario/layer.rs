@@ -103,6 +103,14 @@ pub struct LayerSpec {
     pub force_activation_bytes: Option<f64>,
 }
 
+/// A second-order phase's default time as shares of the layer's forward and backward, in
+/// [`Phase::FOUR`]'s order: `FE` = forward, `FF` = (forward + backward)/2, `BF` = 1.25 ×
+/// backward, `BE` = backward — so `t_FE < t_FF < t_BE < t_BF` whenever the backward outlasts the
+/// forward (JanusPipe's Table 5 order).
+///
+/// [`Phase::FOUR`]: crate::vocab::phase::Phase::FOUR
+pub const FOUR_PHASE_SHARES: [[f64; 2]; 4] = [[1.0, 0.0], [0.5, 0.5], [0.0, 1.25], [0.0, 1.0]];
+
 /// How a layer's compute time is given.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Cost {
@@ -202,7 +210,10 @@ impl LayerSpec {
         }
     }
 
-    fn numbers(&self) -> [(&'static str, Option<f64>); 20] {
+    /// Every number the layer gives, by field name: what the checks go through (rule `finite`
+    /// over all of them), so a field added here is checked; a test holds every numeric field of
+    /// the file format to this list.
+    pub fn numbers(&self) -> [(&'static str, Option<f64>); 20] {
         [
             ("fe_s", self.fe_s),
             ("ff_s", self.ff_s),

@@ -28,11 +28,7 @@ pub fn unit_layers(plan: &Plan, region: usize, rank: usize) -> Range<usize> {
     }
 }
 
-/// A second-order phase's default time as shares of the layer's forward and backward, in
-/// [`Phase::FOUR`]'s order: `FE` = forward, `FF` = (forward + backward)/2, `BF` = 1.25 ×
-/// backward, `BE` = backward — so `t_FE < t_FF < t_BE < t_BF` whenever the backward outlasts the
-/// forward (JanusPipe's Table 5 order).
-pub const FOUR_PHASE_SHARES: [[f64; 2]; 4] = [[1.0, 0.0], [0.5, 0.5], [0.0, 1.25], [0.0, 1.0]];
+pub use crate::scenario::layer::FOUR_PHASE_SHARES;
 
 /// Seconds to run `layers` in `phase` for microbatch `mb`.
 pub fn compute_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> f64 {

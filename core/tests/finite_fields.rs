@@ -1,0 +1,193 @@
+//! Every number a scenario gives goes through one check (issue 24, item 2: `bf_s`, `ff_s` and
+//! `force_activation_bytes` of 1e308 passed `validate` and gave `makespan inf`). The layer's and
+//! the hardware's numeric fields are enumerated from the file format itself: a field added to
+//! either struct must be added to the literals below (they name every field, so the test does not
+//! compile until it is), and from there to the list the checks go through, or this test fails.
+
+use mpipe::scenario::hardware::{Hardware, P2p, PhaseSeconds};
+use mpipe::scenario::layer::LayerSpec;
+use mpipe::vocab::role::Role;
+use std::collections::BTreeSet;
+
+fn some() -> Option<f64> {
+    Some(1.0)
+}
+
+/// A layer with every field given (no `..`: a new field must be listed here).
+fn every_layer_field() -> LayerSpec {
+    LayerSpec {
+        name: "l".into(),
+        role: Role::Backbone,
+        count: 2,
+        trainable: true,
+        fwd_s: some(),
+        bwd_s: some(),
+        fwd_flops: some(),
+        bwd_flops: some(),
+        fwd_bytes: some(),
+        bwd_bytes: some(),
+        param_bytes: some(),
+        activation_bytes: some(),
+        output_bytes: some(),
+        workspace_bytes: some(),
+        workload_varies: false,
+        bwd_input_s: some(),
+        bwd_weight_s: some(),
+        bwd_input_flops: some(),
+        bwd_weight_flops: some(),
+        activation_input_share: some(),
+        fe_s: some(),
+        ff_s: some(),
+        bf_s: some(),
+        be_s: some(),
+        force_activation_bytes: some(),
+    }
+}
+
+/// The hardware with every field given (no `..`).
+fn every_hardware_field() -> Hardware {
+    let phases = PhaseSeconds {
+        forward: some(),
+        backward: some(),
+        input: some(),
+        weight: some(),
+    };
+    Hardware {
+        peak_flops: some(),
+        hbm_bytes_per_s: some(),
+        link_alpha_s: some(),
+        link_bytes_per_s: some(),
+        memory_bytes: some(),
+        fb_overlap: some(),
+        action_overhead_s: some(),
+        step_grad_bytes_per_param_byte: some(),
+        p2p: Some(P2p::Blocking),
+        p2p_post_s: some(),
+        action_switch_s: Some(phases),
+        action_overhead_by_phase_s: Some(phases),
+    }
+}
+
+/// The paths of every number in `value`'s JSON (`a.b.F`).
+fn numeric_paths(value: &serde_json::Value, prefix: &str, out: &mut BTreeSet<String>) {
+    match value {
+        serde_json::Value::Number(_) => {
+            out.insert(prefix.to_string());
+        }
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                numeric_paths(v, &path, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn every_numeric_field_of_the_format_is_in_the_list_the_checks_go_through() {
+    let layer = every_layer_field();
+    let mut in_file = BTreeSet::new();
+    numeric_paths(&serde_json::to_value(&layer).unwrap(), "", &mut in_file);
+    in_file.remove("count");
+    let listed: BTreeSet<String> = layer.numbers().iter().map(|(n, _)| n.to_string()).collect();
+    assert_eq!(in_file, listed);
+    let hardware = every_hardware_field();
+    let mut in_file = BTreeSet::new();
+    numeric_paths(
+        &serde_json::to_value(&hardware).unwrap(),
+        "hardware",
+        &mut in_file,
+    );
+    let listed: BTreeSet<String> = hardware.numbers().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(in_file, listed);
+}
+
+/// A valid scenario of `layer` (a second-order one when the layer gives second-order figures,
+/// so that they are used), with `hardware`.
+fn scenario(layer: serde_json::Value, hardware: serde_json::Value, second_order: bool) -> String {
+    let schedule = if second_order { "wavek" } else { "zb1p" };
+    serde_json::json!({
+        "format": "mpipe-scenario/1",
+        "model": {"layers": [layer]},
+        "schedule": [schedule],
+        "ranks": 2,
+        "microbatches": 4,
+        "hardware": hardware,
+    })
+    .to_string()
+}
+
+/// Each numeric field at 1e308 (every other one as a valid scenario gives it) is refused by
+/// validation with an error that names it — or, for a rate or a capacity (larger only makes the
+/// step faster or roomier), accepted with every figure of the simulation finite.
+#[test]
+fn every_numeric_field_at_1e308_is_refused_at_its_field_or_stays_finite() {
+    let explicit = serde_json::json!({"name": "l", "count": 2, "fwd_s": 1.0, "param_bytes": 1e3});
+    let roofline = serde_json::json!({"name": "l", "count": 2, "fwd_flops": 1.0, "fwd_bytes": 1.0});
+    let hardware =
+        serde_json::json!({"peak_flops": 1.0, "hbm_bytes_per_s": 1.0, "link_alpha_s": 0.1});
+    let mut accepted = Vec::new();
+    for (name, _) in every_layer_field().numbers() {
+        let roofline_field = name.ends_with("_flops") || name == "fwd_bytes" || name == "bwd_bytes";
+        let mut layer = if roofline_field {
+            roofline.clone()
+        } else {
+            explicit.clone()
+        };
+        layer[name] = serde_json::json!(1e308);
+        let second_order = matches!(
+            name,
+            "fe_s" | "ff_s" | "bf_s" | "be_s" | "force_activation_bytes"
+        );
+        if let Some(error) = refused(&scenario(layer, hardware.clone(), second_order)) {
+            assert!(error.contains(name), "{name}: {error}");
+        } else {
+            accepted.push(name.to_string());
+        }
+    }
+    for (path, _) in every_hardware_field().numbers() {
+        let mut hw = hardware.clone();
+        let segs: Vec<&str> = path.split('.').skip(1).collect();
+        match segs.as_slice() {
+            [field] => hw[*field] = serde_json::json!(1e308),
+            [field, phase] => hw[*field] = serde_json::json!({ *phase: 1e308 }),
+            _ => unreachable!("{path}"),
+        }
+        if let Some(error) = refused(&scenario(explicit.clone(), hw, false)) {
+            assert!(error.contains(&path), "{path}: {error}");
+        } else {
+            accepted.push(path);
+        }
+    }
+    assert_eq!(
+        accepted,
+        [
+            "hardware.peak_flops",
+            "hardware.hbm_bytes_per_s",
+            "hardware.link_bytes_per_s",
+            "hardware.memory_bytes"
+        ]
+    );
+}
+
+/// The message `text` is refused with (`field …: …`), or `None` when it derives — then its
+/// simulation's makespan and memory peaks must be finite.
+fn refused(text: &str) -> Option<String> {
+    let s = match mpipe::Scenario::from_json_str(text, "x.json") {
+        Err(e) => return Some(e.to_string()),
+        Ok(s) => s,
+    };
+    if let Err(e) = mpipe::derive(&s) {
+        return Some(format!("field `{}`: {e}", e.field()));
+    }
+    let sim = mpipe::simulate_scenario(&s, Default::default()).unwrap();
+    assert!(sim.makespan_s.is_finite(), "{text}");
+    assert!(sim.peak_memory_bytes().is_finite(), "{text}");
+    assert!(sim.bubble_fraction.is_finite(), "{text}");
+    None
+}
