@@ -791,3 +791,79 @@ fn the_rules_in_use_are_printed_to_edit_and_give_back() {
     assert_eq!(code, 2);
     assert!(err.contains("<FILES>"), "{err}");
 }
+
+/// A second-order run's `PP:` names (`PP:0FE3`, `PP:1BF0`) were dropped silently (issue 24,
+/// item 11): they are read as the four phases, so such a run is compared and calibrated. The
+/// run here is a prediction of the same model with the force backward 1.5× and the force
+/// forward 0.8× as long, exported as a trace: the calibration finds exactly those factors and
+/// predicts that run's step exactly.
+#[test]
+fn a_second_order_run_is_read_compared_and_calibrated() {
+    let dir = std::env::temp_dir().join(format!("mpipe-four-phase-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = |ff: f64, bf: f64| {
+        serde_json::json!({
+            "format": "mpipe-scenario/1",
+            "model": {"layers": [{"name": "block", "count": 4, "fe_s": 0.012, "ff_s": ff, "bf_s": bf, "be_s": 0.028}]},
+            "schedule": ["wavek"], "wave_k": 2, "ranks": 2, "microbatches": 4,
+            "hardware": {"link_alpha_s": 0.001},
+        })
+        .to_string()
+    };
+    let (base, truth) = (dir.join("base.json"), dir.join("truth.json"));
+    std::fs::write(&base, scenario(0.02, 0.036)).unwrap();
+    std::fs::write(&truth, scenario(0.02 * 0.8, 0.036 * 1.5)).unwrap();
+    let run = dir.join("run.json");
+    let (code, _, err) = mpipe(&[
+        "export",
+        truth.to_str().unwrap(),
+        "--chrome-trace",
+        run.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = mpipe(&["trace", "--json", run.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let trace: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rank0 = trace["ranks"][0]["actions"].as_array().unwrap();
+    assert_eq!(
+        &common::actions_of_step(rank0, 0)[..4],
+        ["0FE0", "0FE1", "0FF0", "0FF1"]
+    );
+    let (code, out, err) = mpipe(&[
+        "compare-trace",
+        "--json",
+        base.to_str().unwrap(),
+        run.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["order_agreement"], 1.0);
+    let mut factors: Vec<(u64, String, f64)> = report["factors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["stage"].as_u64().unwrap(),
+                f["phase"].as_str().unwrap().to_string(),
+                (f["factor"].as_f64().unwrap() * 1e9).round() / 1e9,
+            )
+        })
+        .collect();
+    factors.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let mut expected = Vec::new();
+    // One stage per rank.
+    for stage in 0..2 {
+        for (phase, factor) in [("BE", 1.0), ("BF", 1.5), ("FE", 1.0), ("FF", 0.8)] {
+            expected.push((stage, phase.to_string(), factor));
+        }
+    }
+    assert_eq!(factors, expected);
+    let measured = report["makespan_measured_s"].as_f64().unwrap();
+    let calibrated = report["makespan_calibrated_s"].as_f64().unwrap();
+    assert!(
+        (calibrated - measured).abs() < 1e-9 * measured,
+        "{calibrated} vs {measured}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

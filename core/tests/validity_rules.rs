@@ -360,6 +360,16 @@ fn huge_sizes_are_rejected_before_anything_is_allocated() {
     assert_eq!(error(&s).1, "model.layers");
     let s = scenario(uniform(64), &[], &[ONE_F_ONE_B], 65536, 1 << 20);
     assert_eq!(error(&s).0, "sizes");
+    // The slots are named as what they are, not as a count of microbatches.
+    let s = scenario(uniform(4096), &[], &[ONE_F_ONE_B], 4096, 100_000);
+    assert_eq!(
+        error(&s),
+        (
+            "sizes".into(),
+            "microbatches".into(),
+            "rule `sizes`: 1 region(s) × 4096 ranks × 100000 microbatches = 409600000 slots of the order graph, more than this version supports (67108864); fewer microbatches (or ranks) fit".into()
+        )
+    );
     let mut s = scenario(uniform(4), &[], &[ONE_F_ONE_B], 2, 2);
     s.slabs = Some(vec![Some(vec![usize::MAX, 5])]);
     assert_eq!(

@@ -38,6 +38,16 @@ pub enum ValidityError {
         value: usize,
         max: usize,
     },
+    #[error(
+        "rule `sizes`: {regions} region(s) × {ranks} ranks × {microbatches} microbatches = {slots} slots of the order graph, more than this version supports ({max}); fewer microbatches (or ranks) fit"
+    )]
+    TooManySlots {
+        regions: usize,
+        ranks: usize,
+        microbatches: usize,
+        slots: usize,
+        max: usize,
+    },
     #[error("rule `layer-cost`: layer {index} (`{name}`): {source}")]
     LayerCost {
         index: usize,
@@ -172,7 +182,7 @@ impl ValidityError {
         match self {
             Placement(_) => "placement",
             Schedule(e) => e.rule(),
-            ZeroSize { .. } | NoLayers | TooLarge { .. } => "sizes",
+            ZeroSize { .. } | NoLayers | TooLarge { .. } | TooManySlots { .. } => "sizes",
             LayerCost { .. } => "layer-cost",
             RooflineHardware { .. } => "roofline-hardware",
             CutOutOfRange { .. } | CutNotIncreasing { .. } => "cut-tiles",
@@ -203,6 +213,7 @@ impl ValidityError {
             Schedule(e) => e.field(),
             ZeroSize { field } | TooLarge { field, .. } => (*field).to_string(),
             NoLayers => "model.layers".into(),
+            TooManySlots { .. } => "microbatches".into(),
             LayerCost { index, .. } | RooflineHardware { index, .. } => {
                 format!("model.layers[{index}]")
             }
@@ -414,11 +425,18 @@ fn check_limits(scenario: &Scenario) -> Result<(), ValidityError> {
     if layers > MAX_LAYERS {
         return Err(too_large("model.layers", layers, MAX_LAYERS));
     }
-    let slots = (scenario.schedule.len().max(1))
+    let regions = scenario.schedule.len().max(1);
+    let slots = regions
         .saturating_mul(scenario.ranks)
         .saturating_mul(scenario.microbatches);
     if slots > MAX_SLOTS {
-        return Err(too_large("microbatches", slots, MAX_SLOTS));
+        return Err(ValidityError::TooManySlots {
+            regions,
+            ranks: scenario.ranks,
+            microbatches: scenario.microbatches,
+            slots,
+            max: MAX_SLOTS,
+        });
     }
     Ok(())
 }

@@ -212,13 +212,16 @@ fn constraints(m: &Measurement, index: &FxHashMap<usize, usize>) -> Vec<Edge> {
     };
     for (&(stage, kind, mb, step), &(rank, e)) in &at {
         let find = |stage: usize, kind| at.get(&(stage, kind, mb, step));
-        match kind {
-            ActionKind::Forward => {
-                if let Some(&(next, f)) = find(stage + 1, ActionKind::Forward) {
+        // What the action hands on flows to the next stage (a forward, an energy forward, a
+        // force backward) or to the previous one (a backward or its input half, a force forward,
+        // an energy backward); a weight half hands on nothing.
+        match kind.phase() {
+            Some(p) if p.flows_down() => {
+                if let Some(&(next, f)) = find(stage + 1, kind) {
                     add((rank, e.end_ns), (next, f.end_ns));
                 }
             }
-            ActionKind::Backward | ActionKind::BackwardInput => {
+            Some(p) if p != crate::vocab::phase::Phase::Weight => {
                 if let Some(prev) = stage.checked_sub(1)
                     && let Some(&(r, b)) = find(prev, kind)
                 {

@@ -26,12 +26,22 @@ use crate::sim::run::Simulation;
 use crate::tune::pipeline::{SimulationError, simulate_scenario};
 use crate::vocab::action::Action;
 use crate::vocab::ids::Stage;
+use crate::vocab::phase::OpSet;
 use crate::vocab::phase::Phase;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 /// The phases a factor is fitted for, in report order.
-const PHASES: [Phase; 4] = [Phase::Forward, Phase::Backward, Phase::Input, Phase::Weight];
+const PHASES: [Phase; 8] = [
+    Phase::Forward,
+    Phase::Backward,
+    Phase::Input,
+    Phase::Weight,
+    Phase::EnergyForward,
+    Phase::ForceForward,
+    Phase::ForceBackward,
+    Phase::EnergyBackward,
+];
 
 /// One fitted factor.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -574,8 +584,11 @@ fn factor_table(plan: &Plan, by_stage: &Ratios, by_region: &Ratios) -> Vec<Facto
     );
     let relevant = |region: usize, phase: Phase, measured: bool| {
         let skeleton = plan.region(region).map(|r| r.skeleton);
+        let four = skeleton.is_some_and(|s| s.schedule().ops() == OpSet::FourPhase);
         measured
             || match phase {
+                // A second-order schedule runs its four phases only.
+                _ if four => phase.four_index().is_some(),
                 Phase::Forward => true,
                 Phase::Backward => !skeleton.is_some_and(|s| s.splits_backward()),
                 Phase::Input | Phase::Weight => skeleton.is_some_and(|s| s.may_split_backward()),
@@ -654,6 +667,7 @@ impl LayerFits<'_> {
             // Halves keep their share of the backward unless they were measured.
             input: i,
             weight: w,
+            four_phase: Phase::FOUR.map(pick),
             activation_bytes: fit.and_then(|f| f.activation_bytes).map(|a| a / layers),
             workspace_bytes: fit.and_then(|f| f.workspace_bytes),
         }
@@ -923,6 +937,9 @@ pub struct LayerFit {
     pub whole_measured: bool,
     pub input: Option<f64>,
     pub weight: Option<f64>,
+    /// Of a second-order schedule's `FE`, `FF`, `BF`, `BE` ([`Phase::FOUR`]'s order), the
+    /// factors measured.
+    pub four_phase: [Option<f64>; 4],
     pub activation_bytes: Option<f64>,
     pub workspace_bytes: Option<f64>,
 }
@@ -1083,6 +1100,7 @@ pub fn scaled(scenario: &Scenario, factors: &dyn Fn(usize) -> LayerFit) -> Scena
 
 /// Scales one layer group's costs, seconds or roofline work alike.
 fn scale_layer(piece: &mut LayerSpec, f: LayerFit) {
+    scale_four_phases(piece, &f);
     let halves = f.input.is_some() || f.weight.is_some();
     let (input_f, weight_f) = (
         f.input.unwrap_or(f.backward),
@@ -1157,6 +1175,34 @@ fn scale_layer(piece: &mut LayerSpec, f: LayerFit) {
     }
 }
 
+/// Sets a second-order phase's seconds to what it was (given, or its default share of the
+/// forward and backward before they are scaled) times its measured factor; a phase not measured
+/// keeps following the forward and backward. A roofline layer's defaults follow its scaled work
+/// (its given second-order seconds are scaled).
+fn scale_four_phases(piece: &mut LayerSpec, f: &LayerFit) {
+    let cost = piece.cost().ok();
+    let slots = [
+        &mut piece.fe_s,
+        &mut piece.ff_s,
+        &mut piece.bf_s,
+        &mut piece.be_s,
+    ];
+    for ((slot, factor), [to_fwd, to_bwd]) in slots
+        .into_iter()
+        .zip(f.four_phase)
+        .zip(crate::scenario::layer::FOUR_PHASE_SHARES)
+    {
+        let Some(factor) = factor else { continue };
+        let default = match cost {
+            Some(crate::scenario::layer::Cost::Explicit { fwd_s, bwd_s }) => {
+                Some(to_fwd * fwd_s + to_bwd * bwd_s)
+            }
+            _ => None,
+        };
+        *slot = slot.or(default).map(|t| t * factor);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1204,6 +1250,7 @@ mod tests {
             whole_measured: true,
             input: None,
             weight: None,
+            four_phase: [None; 4],
             activation_bytes: None,
             workspace_bytes: None,
         };

@@ -234,17 +234,10 @@ pub fn predicted_compute(sim: &Simulation) -> FxHashMap<(usize, Action), (f64, f
 
 /// The measured action as the predicted notation has it (`None` for `I`/`W`, which the
 /// simulator does not split yet).
-fn as_action(stage: usize, letter: Option<char>, mb: usize) -> Option<Action> {
-    let phase = match letter? {
-        'F' => Phase::Forward,
-        'B' => Phase::Backward,
-        'I' => Phase::Input,
-        'W' => Phase::Weight,
-        _ => return None,
-    };
+fn as_action(stage: usize, phase: Option<Phase>, mb: usize) -> Option<Action> {
     Some(Action {
         stage: stage.into(),
-        phase,
+        phase: phase?,
         mb: mb.into(),
     })
 }
@@ -292,7 +285,7 @@ pub fn measured_step(
                     first = first.min(a.compute_start_ns.saturating_add(offset));
                     last = last.max(e);
                     StepAction {
-                        action: as_action(a.stage, a.kind.letter(), a.mb),
+                        action: as_action(a.stage, a.kind.phase(), a.mb),
                         label: a.label(),
                         start_ns: s,
                         end_ns: e,

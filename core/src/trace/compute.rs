@@ -57,6 +57,9 @@ pub(super) fn not_compute(name: &str, cat: &str) -> bool {
         || cat == "user_annotation"
         || cat == "gpu_user_annotation"
         || cat == "Trace"
+        // What `mpipe export` writes beside the actions of a prediction: its transfers, reduces
+        // and losses are not work inside an action.
+        || matches!(cat, "transfer" | "reduce" | "loss")
 }
 
 /// Every compute op of one file, per thread, sorted by start: `(start, end, glue)` in ns; and

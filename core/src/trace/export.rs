@@ -267,12 +267,10 @@ pub fn write_measurement(
             .map(|e| (e, COMPUTE))
             .chain(r.transfers.iter().map(|e| (e, LINKS)))
         {
-            let cat = match e.kind {
-                ActionKind::Forward => "forward",
-                ActionKind::Backward | ActionKind::BackwardInput | ActionKind::BackwardWeight => {
-                    "backward"
-                }
-                ActionKind::Send | ActionKind::Recv => "transfer",
+            let cat = match e.kind.phase() {
+                Some(p) if p.is_backward() => "backward",
+                Some(_) => "forward",
+                None => "transfer",
             };
             w.event(&Slice {
                 ph: "X",

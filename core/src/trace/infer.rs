@@ -175,11 +175,11 @@ mod tests {
         t
     }
 
-    fn kinds(ops: &[(&str, i64, i64)]) -> Vec<(char, i64, i64)> {
+    fn kinds(ops: &[(&str, i64, i64)]) -> Vec<(&'static str, i64, i64)> {
         let rules = RuleSet::default().compile().unwrap();
         infer(&trace(ops), &rules, &[])
             .iter()
-            .map(|a| (a.kind.letter().unwrap(), a.start_ns, a.end_ns))
+            .map(|a| (a.kind.code().unwrap(), a.start_ns, a.end_ns))
             .collect()
     }
 
@@ -203,7 +203,7 @@ mod tests {
         ]);
         assert_eq!(
             got,
-            [('F', 2, 9), ('F', 12, 16), ('B', 17, 21), ('B', 30, 32)]
+            [("F", 2, 9), ("F", 12, 16), ("B", 17, 21), ("B", 30, 32)]
         );
     }
 }

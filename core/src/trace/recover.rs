@@ -50,8 +50,8 @@ pub struct MeasuredEvent {
 impl MeasuredEvent {
     /// PyTorch's notation: `0F3`, `2B0`, `1SEND_F2`, `0RECV0`.
     pub fn label(&self) -> String {
-        match (self.kind.letter(), self.kind, self.direction) {
-            (Some(letter), _, _) => format!("{}{letter}{}", self.stage, self.mb),
+        match (self.kind.code(), self.kind, self.direction) {
+            (Some(code), _, _) => format!("{}{code}{}", self.stage, self.mb),
             (None, kind, direction) => {
                 let verb = if kind == ActionKind::Send {
                     "SEND"
@@ -255,6 +255,7 @@ pub fn recover(traces: &[RawTrace], rules: &Compiled, user_ranks: &[Option<usize
         .map(|(rank, sources)| build_rank(rank, sources, traces, &ops, &mut warnings))
         .collect();
     common_structure_steps(&mut ranks, &mut warnings);
+    warn_repeated_actions(&ranks, traces, &mut warnings);
     Measurement {
         files: traces.iter().map(|t| t.file.clone()).collect(),
         ranks,
@@ -263,6 +264,28 @@ pub fn recover(traces: &[RawTrace], rules: &Compiled, user_ranks: &[Option<usize
             .flat_map(|t| t.warnings.iter().cloned())
             .chain(warnings.into_vec())
             .collect(),
+    }
+}
+
+/// A step that runs an action twice (`PP:0F0` and an overlapped pair naming `0F0` again, or a
+/// step marker missing) is warned about, naming the action: the comparison reads the first.
+fn warn_repeated_actions(ranks: &[MeasuredRank], traces: &[RawTrace], warnings: &mut Warnings) {
+    for r in ranks {
+        let mut seen: FxHashSet<(usize, ActionKind, usize, usize)> = FxHashSet::default();
+        for e in &r.actions {
+            if seen.insert((e.step, e.kind, e.stage, e.mb)) {
+                continue;
+            }
+            let file = traces.get(e.source.file).map_or("", |t| t.file.as_str());
+            warnings.add("repeated action", file, Some(e.source.span), || {
+                format!(
+                    "rank {}, step {}: `{}` runs again in the same step; a step runs each action once, so the trace's annotations overlap (an overlapped pair naming an action also annotated alone) or a step marker is missing; the first is compared",
+                    r.rank,
+                    e.step,
+                    e.label()
+                )
+            });
+        }
     }
 }
 
@@ -859,7 +882,7 @@ fn span_compute(ops: Option<&ComputeOps>, thread: u32, start: i64, end: i64) -> 
 fn transfers_join_their_actions(events: &mut [MeasuredEvent]) {
     let mut actions: FxHashMap<(usize, usize, bool), Vec<(i64, usize)>> = FxHashMap::default();
     for e in events.iter().filter(|e| e.kind.is_compute()) {
-        let backward = e.kind != ActionKind::Forward;
+        let backward = !e.kind.is_forward();
         actions
             .entry((e.stage, e.mb, backward))
             .or_default()

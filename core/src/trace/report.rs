@@ -661,8 +661,12 @@ pub fn factor_text(f: &super::calibrate::Factor) -> String {
     let what = factor_name(f);
     match f.samples {
         0 => format!("{what} not fitted (no measured action; kept ×1)"),
-        n if f.factor < 0.01 => format!(
+        n if f.factor < 0.01 && f.phase == "I" => format!(
             "{what} ×{:.3} ({n} actions that computed next to nothing: a first stage's input half has no input gradient to compute)",
+            f.factor
+        ),
+        n if f.factor < 0.01 => format!(
+            "{what} ×{:.3} ({n} actions that computed next to nothing)",
             f.factor
         ),
         n => format!("{what} ×{:.3} ({n} actions)", f.factor),

@@ -19,6 +19,12 @@ pub enum ActionKind {
     BackwardInput,
     /// Backward for weights only (`W`).
     BackwardWeight,
+    /// Second-order (JanusPipe) phases: the energy forward (`FE`), the force forward (`FF`),
+    /// the force backward (`BF`) and the energy backward (`BE`).
+    EnergyForward,
+    ForceForward,
+    ForceBackward,
+    EnergyBackward,
     /// Sending an activation (`SEND_F`), a gradient (`SEND_B`) or anything (`send`).
     Send,
     /// Receiving.
@@ -26,23 +32,40 @@ pub enum ActionKind {
 }
 
 impl ActionKind {
-    /// The letter of a compute action in PyTorch's notation; `None` for communication.
-    pub fn letter(self) -> Option<char> {
-        match self {
-            ActionKind::Forward => Some('F'),
-            ActionKind::Backward => Some('B'),
-            ActionKind::BackwardInput => Some('I'),
-            ActionKind::BackwardWeight => Some('W'),
-            ActionKind::Send | ActionKind::Recv => None,
-        }
+    /// The phase of a compute action; `None` for communication.
+    pub fn phase(self) -> Option<crate::vocab::phase::Phase> {
+        use crate::vocab::phase::Phase;
+        Some(match self {
+            ActionKind::Forward => Phase::Forward,
+            ActionKind::Backward => Phase::Backward,
+            ActionKind::BackwardInput => Phase::Input,
+            ActionKind::BackwardWeight => Phase::Weight,
+            ActionKind::EnergyForward => Phase::EnergyForward,
+            ActionKind::ForceForward => Phase::ForceForward,
+            ActionKind::ForceBackward => Phase::ForceBackward,
+            ActionKind::EnergyBackward => Phase::EnergyBackward,
+            ActionKind::Send | ActionKind::Recv => return None,
+        })
+    }
+
+    /// The code of a compute action in the action notation (`F`, `I`, `FE`, …); `None` for
+    /// communication.
+    pub fn code(self) -> Option<&'static str> {
+        self.phase().map(crate::vocab::phase::Phase::code)
     }
 
     pub fn is_compute(self) -> bool {
-        self.letter().is_some()
+        self.phase().is_some()
+    }
+
+    /// A forward of any order (`F`, `FE`, `FF`): no backward work.
+    pub fn is_forward(self) -> bool {
+        self.phase().is_some_and(|p| !p.is_backward())
     }
 
     /// Reads a phase as a rule captures or states it: `F`, `forward`, `B`, `backward`, `I`,
-    /// `W`, `weight`, `SEND_F`, `RECV_B`, `send`, `recv` (any case).
+    /// `W`, `weight`, `FE`, `FF`, `BF`, `BE` (or `energy_forward`, …), `SEND_F`, `RECV_B`,
+    /// `send`, `recv` (any case).
     pub fn parse(text: &str) -> Option<(ActionKind, Option<Direction>)> {
         let lower = text.trim().to_ascii_lowercase();
         Some(match lower.as_str() {
@@ -50,6 +73,10 @@ impl ActionKind {
             "b" | "bwd" | "backward" => (ActionKind::Backward, None),
             "i" | "input" | "backward_input" => (ActionKind::BackwardInput, None),
             "w" | "weight" | "backward_weight" => (ActionKind::BackwardWeight, None),
+            "fe" | "energy_forward" => (ActionKind::EnergyForward, None),
+            "ff" | "force_forward" => (ActionKind::ForceForward, None),
+            "bf" | "force_backward" => (ActionKind::ForceBackward, None),
+            "be" | "energy_backward" => (ActionKind::EnergyBackward, None),
             "send_f" => (ActionKind::Send, Some(Direction::Activation)),
             "send_b" => (ActionKind::Send, Some(Direction::Gradient)),
             "recv_f" => (ActionKind::Recv, Some(Direction::Activation)),
@@ -125,7 +152,7 @@ impl Default for RuleSet {
             rules: vec![
                 rule(
                     "PyTorch pipelining compute",
-                    r"^PP:(?P<stage>\d+)(?P<phase>F|B|I|W)(?P<mb>\d+)$",
+                    r"^PP:(?P<stage>\d+)(?P<phase>FE|FF|BF|BE|F|B|I|W)(?P<mb>\d+)$",
                     None,
                 ),
                 rule(
