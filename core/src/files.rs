@@ -44,8 +44,30 @@ fn clean_stale(dir: &Path, name: &str) {
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename. A file that
-/// is replaced keeps its permissions; temporaries left by killed writes are cleaned first.
+/// is replaced keeps its permissions and its owner (or the write is refused); temporaries left by
+/// killed writes are cleaned first. What is not a regular file is never replaced: a link is
+/// followed (the file it names is written, the link stays), and a device or a FIFO is written
+/// through (`--svg /dev/stdout`; a FIFO with no reader is an error, not a wait).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            return match std::fs::metadata(path) {
+                Ok(target) if target.is_file() => {
+                    write_atomic(&std::fs::canonicalize(path)?, bytes)
+                }
+                Ok(target) if !target.is_dir() => write_through(path, bytes),
+                Ok(_) => Err(std::io::Error::other("a link to a folder; give a file")),
+                Err(e) => Err(std::io::Error::new(
+                    e.kind(),
+                    format!("a link to a file that does not exist ({e}); give the file itself"),
+                )),
+            };
+        }
+        if !kind.is_file() && !kind.is_dir() {
+            return write_through(path, bytes);
+        }
+    }
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -61,6 +83,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         file.sync_all()?;
         if let Ok(old) = std::fs::metadata(path) {
             std::fs::set_permissions(&tmp, old.permissions())?;
+            keep_owner(&tmp, &old)?;
         }
         std::fs::rename(&tmp, path)
     })();
@@ -68,6 +91,64 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Gives the temporary `tmp` the owner of the file `old` it replaces; when that cannot be done
+/// (another user's file, and no right to give files away) the write is refused rather than
+/// changing whose the file is.
+#[cfg(unix)]
+fn keep_owner(tmp: &Path, old: &std::fs::Metadata) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let new = std::fs::metadata(tmp)?;
+    if (new.uid(), new.gid()) == (old.uid(), old.gid()) {
+        return Ok(());
+    }
+    std::os::unix::fs::chown(tmp, Some(old.uid()), Some(old.gid())).map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!(
+                "it belongs to user {} (group {}) and replacing it would make it ours ({e}); write it as its owner, or give another file",
+                old.uid(),
+                old.gid()
+            ),
+        )
+    })
+}
+
+#[cfg(not(unix))]
+fn keep_owner(_tmp: &Path, _old: &std::fs::Metadata) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Writes `bytes` into the device or FIFO at `path` as it is (nothing is replaced). A FIFO is
+/// opened without waiting: with no reader the write fails at once and says so.
+#[cfg(unix)]
+fn write_through(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use rustix::fs::OFlags;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) {
+                std::io::Error::new(e.kind(), "a FIFO with no reader; start its reader first")
+            } else {
+                e
+            }
+        })?;
+    let flags = rustix::fs::fcntl_getfl(&file)?;
+    rustix::fs::fcntl_setfl(&file, flags.difference(OFlags::NONBLOCK))?;
+    file.write_all(bytes)?;
+    file.flush()
+}
+
+#[cfg(not(unix))]
+fn write_through(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)?
+        .write_all(bytes)
 }
 
 /// The pipeline CSV a scenario file at `scenario_path` names in `orders_csv`: `name` taken from
@@ -125,6 +206,95 @@ mod tests {
             .collect();
         assert_eq!(names, ["s.json"]);
         assert!(write_atomic(&dir.join("missing/x.json"), b"x").is_err());
+    }
+
+    /// Outputs that are not regular files were replaced by one (`--svg /dev/null` as root would
+    /// have replaced the system's): a link is followed and stays a link, a device is written
+    /// through, a FIFO is written to its reader or refused at once without one.
+    #[cfg(unix)]
+    #[test]
+    fn links_devices_and_fifos_are_written_through_never_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = std::env::temp_dir().join(format!("mpipe-io-special-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // A link: the file it names gets the bytes; the link stays.
+        let target = dir.join("real.svg");
+        std::fs::write(&target, "old").unwrap();
+        let link = dir.join("link.svg");
+        std::os::unix::fs::symlink("real.svg", &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+        // A link to nothing is refused, and nothing is created.
+        let dangling = dir.join("dangling.svg");
+        std::os::unix::fs::symlink("nowhere.svg", &dangling).unwrap();
+        let e = write_atomic(&dangling, b"x").unwrap_err().to_string();
+        assert!(e.starts_with("a link to a file that does not exist"), "{e}");
+        assert!(!dir.join("nowhere.svg").exists());
+        // A device: written through, still a device.
+        write_atomic(Path::new("/dev/null"), b"x").unwrap();
+        assert!(
+            std::fs::metadata("/dev/null")
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+        // A FIFO: with no reader, refused at once; with one, it reads the bytes.
+        let fifo = dir.join("fifo.svg");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert_eq!(
+            write_atomic(&fifo, b"x").unwrap_err().to_string(),
+            "a FIFO with no reader; start its reader first"
+        );
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        // The reader opens the FIFO in its own time: retry until it is there.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while let Err(e) = write_atomic(&fifo, b"through") {
+            assert!(std::time::Instant::now() < deadline, "{e}");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(reader.join().unwrap(), b"through");
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A replaced file keeps its owner: as root the temporary is given to the file's owner (as
+    /// another user, a file of someone else cannot be set up, nor replaced: the write says so).
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_file_keeps_its_owner() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = std::env::temp_dir().join(format!("mpipe-io-owner-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.json");
+        std::fs::write(&path, "old").unwrap();
+        let nobody = 65534;
+        if std::os::unix::fs::chown(&path, Some(nobody), Some(nobody)).is_ok() {
+            write_atomic(&path, b"new").unwrap();
+            let meta = std::fs::metadata(&path).unwrap();
+            assert_eq!((meta.uid(), meta.gid()), (nobody, nobody));
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        } else {
+            // Not root: our own file stays ours.
+            let uid = std::fs::metadata(&path).unwrap().uid();
+            write_atomic(&path, b"new").unwrap();
+            assert_eq!(std::fs::metadata(&path).unwrap().uid(), uid);
+        }
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[cfg(unix)]

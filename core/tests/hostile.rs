@@ -305,3 +305,75 @@ fn long_pipeline_csvs_end_at_their_first_row_or_cell_too_many() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Outputs that are not regular files (issue 24, item 8) were replaced by regular files — as
+/// root, `--svg /dev/null` would have replaced the system's. Generated here: a link is
+/// followed (the file it names is written, the link stays), a device is written through, a
+/// FIFO without a reader is refused at once (exit 2), a link to nothing is refused.
+#[cfg(unix)]
+#[test]
+fn outputs_that_are_links_devices_or_fifos_are_never_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = std::env::temp_dir().join(format!("mpipe-outputs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = corpus().join("../../samples/1f1b.json");
+    let scenario = scenario.to_str().unwrap();
+    let render = |out: &str| {
+        mpipe(
+            &["render", scenario, "--svg", out],
+            &dir,
+            Duration::from_secs(60),
+        )
+    };
+    std::fs::write(dir.join("real.svg"), "old").unwrap();
+    std::os::unix::fs::symlink("real.svg", dir.join("link.svg")).unwrap();
+    assert_eq!(render("link.svg"), (Some(0), String::new()));
+    assert!(
+        std::fs::symlink_metadata(dir.join("link.svg"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        std::fs::read_to_string(dir.join("real.svg"))
+            .unwrap()
+            .starts_with("<svg ")
+    );
+    assert_eq!(render("/dev/null"), (Some(0), String::new()));
+    assert!(
+        std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+    assert!(
+        Command::new("mkfifo")
+            .arg(dir.join("fifo.svg"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert_eq!(
+        render("fifo.svg"),
+        (
+            Some(2),
+            "error: fifo.svg: cannot write: a FIFO with no reader; start its reader first".into()
+        )
+    );
+    assert!(
+        std::fs::metadata(dir.join("fifo.svg"))
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    std::os::unix::fs::symlink("nowhere.svg", dir.join("dangling.svg")).unwrap();
+    let (status, stderr) = render("dangling.svg");
+    assert_eq!(status, Some(2));
+    assert!(
+        stderr
+            .starts_with("error: dangling.svg: cannot write: a link to a file that does not exist"),
+        "{stderr}"
+    );
+    assert!(!dir.join("nowhere.svg").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}

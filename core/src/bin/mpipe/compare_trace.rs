@@ -4,7 +4,6 @@ use crate::input::{
     InputError, SimArgs, TraceArgs, load_traces, read_scenario, refuse_to_overwrite, simulate_file,
 };
 use crate::output::{emit, emit_json};
-use anyhow::Context;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -148,8 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     report.identified(identification);
     if let Some(out) = calibrated {
-        mpipe::files::write_atomic(&out, calibration.scenario.to_json_string().as_bytes())
-            .with_context(|| format!("writing {}", out.display()))?;
+        crate::input::write_output(&out, calibration.scenario.to_json_string().as_bytes())?;
     }
     if json {
         emit_json(&report)?;

@@ -50,8 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         refuse_to_overwrite(out, &inputs)?;
         let mut bytes = Vec::new();
         mpipe::report::orders_csv::write(&d, &mut bytes)?;
-        mpipe::files::write_atomic(out, &bytes)
-            .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", out.display()))?;
+        crate::input::write_output(out, &bytes)?;
     }
     if table {
         emit(&mpipe::report::table::OperatorTable::new(&d).text())?;

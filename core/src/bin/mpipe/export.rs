@@ -44,8 +44,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "measurement"
         }
     };
-    mpipe::files::write_atomic(&chrome_trace, &bytes)
-        .with_context(|| format!("writing {}", chrome_trace.display()))?;
+    crate::input::write_output(&chrome_trace, &bytes)?;
     emit(&format!("wrote the {what} to {}\n", chrome_trace.display()))?;
     Ok(())
 }

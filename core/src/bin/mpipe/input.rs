@@ -140,6 +140,13 @@ pub fn simulate_file(path: &Path, sim: SimArgs) -> Result<(Scenario, Simulation)
 #[error("{0}")]
 pub struct InputError(pub String);
 
+/// Writes an output file the user named ([`mpipe::files::write_atomic`]: atomic, a link followed,
+/// a device or FIFO written through); a failure names the file and is the user's to fix (exit 2).
+pub fn write_output(path: &Path, bytes: &[u8]) -> Result<(), InputError> {
+    mpipe::files::write_atomic(path, bytes)
+        .map_err(|e| InputError(format!("{}: cannot write: {e}", path.display())))
+}
+
 /// Opens `path` for reading when it is a regular file: a FIFO, a device or a folder would block or
 /// never end, so it is refused at once.
 pub fn open_regular(path: &Path) -> Result<std::fs::File, InputError> {

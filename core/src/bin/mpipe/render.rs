@@ -2,7 +2,6 @@
 
 use crate::input::{SimArgs, refuse_to_overwrite, simulate_file};
 use crate::output::emit;
-use anyhow::Context;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -19,11 +18,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let Args { file, svg, sim } = args;
     refuse_to_overwrite(&svg, &[&file])?;
     let (scenario, simulation) = simulate_file(&file, sim)?;
-    mpipe::files::write_atomic(
+    crate::input::write_output(
         &svg,
         mpipe::report::svg::render(&scenario.name, &simulation).as_bytes(),
-    )
-    .with_context(|| format!("writing {}", svg.display()))?;
+    )?;
     emit(&format!("wrote {}\n", svg.display()))?;
     Ok(())
 }

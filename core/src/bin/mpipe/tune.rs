@@ -89,8 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let tuned = tune(&s, options, &mut |_| true)
         .map_err(|e| InputError(e.locate(&text_in, &file).to_string()))?;
-    mpipe::files::write_atomic(&out, tuned.scenario.to_json_string().as_bytes())
-        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", out.display()))?;
+    crate::input::write_output(&out, tuned.scenario.to_json_string().as_bytes())?;
     if json {
         emit_json(&tuned)?;
     } else {
