@@ -144,6 +144,57 @@ fn stopping_keeps_the_best_so_far() {
     assert_eq!(t.makespan_s, 21.0);
 }
 
+/// Stop was heard only between iterations, and an iteration tried every candidate (P − 1 of
+/// them, all built first: P = 65,536 ran out of memory). Stop is heard before each candidate;
+/// an iteration tries at most as many as its work budget allows, the least loaded
+/// destinations first, and says which stages changed, not every stage's count.
+#[test]
+fn an_iteration_is_bounded_and_stop_is_heard_inside_it() {
+    let p = 64;
+    let s = common::scenario(common::uniform(2 * p), &[], &[ONE_F_ONE_B], p, 2 * p);
+    let mut uneven = s.clone();
+    let mut slabs = vec![2; p];
+    slabs[0] = 3;
+    slabs[1] = 1;
+    uneven.slabs = Some(vec![Some(slabs)]);
+    let events = mpipe::derive(&uneven).unwrap().order.graph.node_count();
+    let options = TuneOptions {
+        budget: 1,
+        work_budget: 5 * events,
+        ..TuneOptions::default()
+    };
+    let mut tried = 0;
+    let t = mpipe::tune::octopipe::tune_cancellable(&uneven, options, &mut |_| true, &mut || {
+        tried += 1;
+        true
+    })
+    .unwrap();
+    assert_eq!(t.iterations[0].phase, Phase::Partitioning);
+    assert_eq!(tried, 5, "of {} destinations", p - 1);
+    // The most loaded rank (0) gives a layer to the least loaded (1) first: taken.
+    assert!(t.iterations[0].taken);
+    assert_eq!(
+        t.iterations[0].change,
+        "region 1: a layer from rank 0 to rank 1 (now 2 and 2 layers)"
+    );
+    // Stopped before the second candidate: the search ends inside its first iteration with
+    // the start, recording no iteration.
+    let mut asked = 0;
+    let t = mpipe::tune::octopipe::tune_cancellable(
+        &uneven,
+        TuneOptions::default(),
+        &mut |_| true,
+        &mut || {
+            asked += 1;
+            asked < 2
+        },
+    )
+    .unwrap();
+    assert!(t.stopped);
+    assert!(t.iterations.is_empty());
+    assert_eq!(t.makespan_s, t.start_makespan_s);
+}
+
 #[test]
 fn mpipe_tune_prints_every_iteration_and_writes_the_tuned_scenario() {
     let dir = std::env::temp_dir().join(format!("mpipe-tune-{}", std::process::id()));

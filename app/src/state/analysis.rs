@@ -6,7 +6,7 @@ use super::Notice;
 use super::jobs::{Control, Job, Poll};
 use mpipe::Scenario;
 use mpipe::tune::designs::{DesignComparison, compare_designs_cancellable};
-use mpipe::tune::octopipe::{TuneOptions, tune};
+use mpipe::tune::octopipe::{TuneOptions, tune_cancellable};
 use mpipe::tune::packing::{PackingComparison, compare_packings};
 use mpipe::tune::wave_sweep::{WaveSweep, sweep};
 use mpipe::vocab::units::secs;
@@ -176,12 +176,19 @@ impl Analyses {
         let live = Arc::new(Mutex::new(Vec::new()));
         let sink = live.clone();
         let job = Job::spawn("mpipe tune", move |control| {
-            tune(&scenario, options, &mut |it| {
-                if let Ok(mut l) = sink.lock() {
-                    l.push(it.clone());
-                }
-                control.keep_going((it.index + 1) as f32 / budget as f32)
-            })
+            let heard = control.clone();
+            tune_cancellable(
+                &scenario,
+                options,
+                &mut |it| {
+                    if let Ok(mut l) = sink.lock() {
+                        l.push(it.clone());
+                    }
+                    control.keep_going((it.index + 1) as f32 / budget as f32)
+                },
+                // Stop is heard between candidates, inside an iteration.
+                &mut || !heard.is_cancelled(),
+            )
             .map_err(|e| e.to_string())
         })?;
         self.tuner.running = Some(super::tuner::Running {

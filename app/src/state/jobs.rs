@@ -14,6 +14,11 @@ pub struct Control {
 }
 
 impl Control {
+    /// Whether Cancel was pressed (without reporting progress).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
     /// Records the fraction done (0 to 1); false once the job is cancelled.
     pub fn keep_going(&self, fraction: f32) -> bool {
         self.progress

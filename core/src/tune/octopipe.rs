@@ -54,7 +54,15 @@ pub struct TuneOptions {
     /// Peak memory per rank, bytes (`None`: no cap).
     pub memory_cap: Option<f64>,
     pub sim: SimOptions,
+    /// Events one iteration may simulate in all (default [`WORK_BUDGET`]): the candidates are
+    /// tried most promising first
+    /// and, on a large pipeline, only as many as that allows — so an iteration is bounded in
+    /// time and memory whatever the rank count.
+    pub work_budget: usize,
 }
+
+/// Events one iteration of the tuner simulates at most by default (a few seconds on one core).
+pub const WORK_BUDGET: usize = 20_000_000;
 
 impl Default for TuneOptions {
     fn default() -> Self {
@@ -62,9 +70,13 @@ impl Default for TuneOptions {
             budget: 50,
             memory_cap: None,
             sim: SimOptions::default(),
+            work_budget: WORK_BUDGET,
         }
     }
 }
+
+/// A candidate, built only when it is tried: what it changes, and the scenario.
+type Candidate<'a> = Box<dyn Fn() -> (String, Scenario) + 'a>;
 
 /// The bubble measures Algorithm 1 chooses its phase by.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -187,8 +199,8 @@ fn slabs_of(s: &Scenario, plan: &crate::algebra::plan::Plan) -> Vec<Option<Vec<u
 }
 
 /// Partitioning: one layer of a Sharded region from the most loaded rank's stage to each other
-/// rank's.
-fn partition_candidates(m: &Measured) -> Vec<(String, Scenario)> {
+/// rank's, the least loaded destinations first.
+fn partition_candidates(m: &Measured) -> Vec<Candidate<'_>> {
     let s = &m.scenario;
     let plan = &m.sim.derivation.plan;
     let Some(most) = m
@@ -200,8 +212,10 @@ fn partition_candidates(m: &Measured) -> Vec<(String, Scenario)> {
     else {
         return Vec::new();
     };
-    let slabs = slabs_of(s, plan);
-    let mut out = Vec::new();
+    let busy = |rank: usize| m.sim.ranks.get(rank).map_or(0.0, |r| r.busy_s);
+    let slabs = std::rc::Rc::new(slabs_of(s, plan));
+    // (busy of the destination, region, from, to): cheap to list and sort for any rank count.
+    let mut moves: Vec<(f64, usize, usize, usize, usize)> = Vec::new();
     for (i, counts) in slabs.iter().enumerate() {
         let Some(counts) = counts else { continue };
         // Slab `k` of a region runs on its `k`-th rank in stage order.
@@ -215,35 +229,47 @@ fn partition_candidates(m: &Measured) -> Vec<(String, Scenario)> {
         if counts.get(from).is_none_or(|&c| c == 0) {
             continue;
         }
-        for to in 0..counts.len() {
-            if to == from {
-                continue;
-            }
-            let mut next = counts.clone();
-            if let Some(a) = next.get_mut(from) {
-                *a -= 1;
-            }
-            if let Some(b) = next.get_mut(to) {
-                *b += 1;
-            }
-            let mut c = s.clone();
-            let mut all = slabs.clone();
-            if let Some(slot) = all.get_mut(i) {
-                *slot = Some(next.clone());
-            }
-            c.slabs = Some(all);
-            out.push((
-                format!(
-                    "region {}: a layer from rank {} to rank {} (layers per stage {next:?})",
-                    i + 1,
-                    most,
-                    ranks.get(to).copied().unwrap_or(to)
-                ),
-                c,
-            ));
+        for to in (0..counts.len()).filter(|&to| to != from) {
+            let rank = ranks.get(to).copied().unwrap_or(to);
+            moves.push((busy(rank), i, from, to, rank));
         }
     }
-    out
+    moves.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.3.cmp(&b.3)));
+    moves
+        .into_iter()
+        .map(|(_, i, from, to, rank)| {
+            let slabs = slabs.clone();
+            Box::new(move || {
+                let mut all = (*slabs).clone();
+                let mut what = String::new();
+                if let Some(Some(counts)) = all.get_mut(i) {
+                    let mut now = [0; 2];
+                    for (slot, (at, delta)) in now.iter_mut().zip([(from, -1isize), (to, 1)]) {
+                        if let Some(c) = counts.get_mut(at) {
+                            *c = c.saturating_add_signed(delta);
+                            *slot = *c;
+                        }
+                    }
+                    // Every stage's count while it reads at a glance; past that, the two changed
+                    // (a line of 65,536 counts says nothing).
+                    what = if counts.len() <= 16 {
+                        format!("layers per stage {counts:?}")
+                    } else {
+                        format!("now {} and {} layers", now[0], now[1])
+                    };
+                }
+                let mut c = s.clone();
+                c.slabs = Some(all);
+                (
+                    format!(
+                        "region {}: a layer from rank {most} to rank {rank} ({what})",
+                        i + 1
+                    ),
+                    c,
+                )
+            }) as Candidate<'_>
+        })
+        .collect()
 }
 
 /// The Sharded backbone's skeleton, when every region is Sharded with that one skeleton (what
@@ -255,52 +281,54 @@ fn uniform_backbone(s: &Scenario) -> Option<Skeleton> {
 
 /// Placement: stage dispersion (the backbone cut into one more chunk of virtual stages, layers
 /// spread evenly) and layer exchange (a boundary between chunks moved by one layer).
-fn placement_candidates(m: &Measured) -> Vec<(String, Scenario)> {
+fn placement_candidates(m: &Measured) -> Vec<Candidate<'_>> {
     let s = &m.scenario;
     let Some(skeleton) = uniform_backbone(s) else {
         return Vec::new();
     };
     let layers = crate::scenario::edit::layer_count(s);
     let chunks = s.schedule.len();
-    let mut out = Vec::new();
+    let mut out: Vec<Candidate<'_>> = Vec::new();
     // Finer virtual stages: every chunk count up to one layer a stage (at most 8 a rank).
     let most = (layers / s.ranks.max(1)).min(8);
     if skeleton.schedule().interleaves() {
         for more in chunks + 1..=most {
-            let cut: Vec<usize> = (1..more).map(|c| c * layers / more).collect();
-            let mut c = s.clone();
-            c.cut = cut;
-            c.schedule = vec![skeleton; more];
-            c.slabs = None;
-            out.push((format!("stage dispersion: {more} virtual stages a rank"), c));
+            out.push(Box::new(move || {
+                let mut c = s.clone();
+                c.cut = (1..more).map(|k| k * layers / more).collect();
+                c.schedule = vec![skeleton; more];
+                c.slabs = None;
+                (format!("stage dispersion: {more} virtual stages a rank"), c)
+            }));
         }
     }
     for i in 0..s.cut.len() {
-        for delta in [-1i64, 1] {
-            let Some(&at) = s.cut.get(i) else { continue };
-            let Some(to) = at.checked_add_signed(delta as isize) else {
+        for delta in [-1isize, 1] {
+            let Some(to) = s.cut.get(i).and_then(|at| at.checked_add_signed(delta)) else {
                 continue;
             };
-            let mut c = s.clone();
-            if let Some(x) = c.cut.get_mut(i) {
-                *x = to;
-            }
-            // The two regions' stages are rebalanced over their new layers.
-            if let Some(slabs) = c.slabs.as_mut() {
-                for r in [i, i + 1] {
-                    if let Some(slot) = slabs.get_mut(r) {
-                        *slot = None;
+            out.push(Box::new(move || {
+                let mut c = s.clone();
+                if let Some(x) = c.cut.get_mut(i) {
+                    *x = to;
+                }
+                // The two regions' stages are rebalanced over their new layers.
+                if let Some(slabs) = c.slabs.as_mut() {
+                    for r in [i, i + 1] {
+                        if let Some(slot) = slabs.get_mut(r) {
+                            *slot = None;
+                        }
                     }
                 }
-            }
-            out.push((
-                format!(
-                    "layer exchange: the boundary between virtual stages {} and {} to layer {to}",
-                    i + 1,
-                    i + 2
-                ),
-                c,
-            ));
+                (
+                    format!(
+                        "layer exchange: the boundary between virtual stages {} and {} to layer {to}",
+                        i + 1,
+                        i + 2
+                    ),
+                    c,
+                )
+            }));
         }
     }
     out
@@ -308,7 +336,7 @@ fn placement_candidates(m: &Measured) -> Vec<(String, Scenario)> {
 
 /// Scheduling: the split-backward sibling (`1f1b` → `zb1p`), which advances `F` and `I` and
 /// delays `W` into the bubbles.
-fn scheduling_candidates(m: &Measured) -> Vec<(String, Scenario)> {
+fn scheduling_candidates(m: &Measured) -> Vec<Candidate<'_>> {
     let s = &m.scenario;
     if s.explicit_orders().is_some() {
         return Vec::new();
@@ -321,16 +349,18 @@ fn scheduling_candidates(m: &Measured) -> Vec<(String, Scenario)> {
     else {
         return Vec::new();
     };
-    let mut c = s.clone();
-    for k in &mut c.schedule {
-        if *k == from {
-            *k = to;
+    vec![Box::new(move || {
+        let mut c = s.clone();
+        for k in &mut c.schedule {
+            if *k == from {
+                *k = to;
+            }
         }
-    }
-    vec![(
-        format!("split backward: {from} → {to} (F and I advanced, W delayed into bubbles)"),
-        c,
-    )]
+        (
+            format!("split backward: {from} → {to} (F and I advanced, W delayed into bubbles)"),
+            c,
+        )
+    })]
 }
 
 /// Runs Algorithm 1 from `scenario`. `progress` sees every iteration as it ends; when it returns
@@ -339,6 +369,18 @@ pub fn tune(
     scenario: &Scenario,
     options: TuneOptions,
     progress: &mut dyn FnMut(&Iteration) -> bool,
+) -> Result<Tuned, DeriveError> {
+    tune_cancellable(scenario, options, progress, &mut || true)
+}
+
+/// [`tune`] that also asks `keep_going` before each candidate it simulates: when it says stop,
+/// the search ends within the iteration (the iteration is not recorded) with the best pipeline
+/// so far.
+pub fn tune_cancellable(
+    scenario: &Scenario,
+    options: TuneOptions,
+    progress: &mut dyn FnMut(&Iteration) -> bool,
+    keep_going: &mut dyn FnMut() -> bool,
 ) -> Result<Tuned, DeriveError> {
     let start = simulate_scenario(scenario, options.sim)?;
     let mut current = Measured {
@@ -364,13 +406,31 @@ pub fn tune(
             Phase::Placement => placement_candidates(&current),
             Phase::Scheduling => scheduling_candidates(&current),
         };
-        let best = candidates
-            .into_iter()
-            .filter_map(|(change, s)| measure(s, options.sim).map(|m| (change, m)))
-            .min_by(|a, b| {
-                let (ka, kb) = (a.1.key(cap), b.1.key(cap));
-                ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+        // Each candidate simulates about as many events as the current pipeline.
+        let events = current.sim.derivation.order.graph.node_count().max(1);
+        let most = (options.work_budget / events).max(1);
+        let mut best: Option<(String, Measured)> = None;
+        for candidate in candidates.iter().take(most) {
+            if !keep_going() {
+                stopped = true;
+                break;
+            }
+            let (change, s) = candidate();
+            let Some(m) = measure(s, options.sim) else {
+                continue;
+            };
+            let better = best.as_ref().is_none_or(|(_, b)| {
+                let (ka, kb) = (m.key(cap), b.key(cap));
+                ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1)).is_lt()
             });
+            if better {
+                best = Some((change, m));
+            }
+        }
+        if stopped {
+            break;
+        }
+        drop(candidates);
         let eps = 1e-9 * current.sim.makespan_s.abs().max(f64::MIN_POSITIVE);
         let (change, taken) = match best {
             Some((change, m)) => {

@@ -86,6 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         budget,
         memory_cap,
         sim: sim.options(),
+        ..TuneOptions::default()
     };
     let tuned = tune(&s, options, &mut |_| true)
         .map_err(|e| InputError(e.locate(&text_in, &file).to_string()))?;
