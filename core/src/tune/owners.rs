@@ -62,8 +62,9 @@ fn makespan(
         },
     })?;
     if explicit.is_none() && nested::has_nested(plan) {
-        let mut unbounded = usize::MAX;
-        derivation = placed(derivation, options, &mut unbounded, &mut |_| true);
+        // As the chosen map will be placed: within the placement's own budget.
+        let mut work = nested::WORK_BUDGET;
+        derivation = placed(derivation, options, &mut work, &mut |_| true);
     }
     let durations = cost::durations(plan, &derivation.order);
     Ok(simulate(&derivation.order, &durations, options).makespan)
@@ -229,8 +230,9 @@ fn optimize(
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Result<(), OrderError> {
     let options = budget.options;
+    // A candidate with nested actions places them too, within the placement's budget.
     let per_candidate = if explicit.is_none() {
-        nested::work(plan, order)
+        nested::work(plan, order).min(nested::WORK_BUDGET)
     } else {
         0
     };
@@ -241,6 +243,11 @@ fn optimize(
             .saturating_add(per_candidate)
             .max(1);
     let simulations = budget.simulations.min(by_work);
+    // Not one candidate fits the work budget: greedy_slack's map stays, and nothing (not even the
+    // start's makespan) is computed for a search that cannot run.
+    if simulations == 0 {
+        return Ok(());
+    }
     let mut search = Search {
         best: makespan(plan, explicit, options)?,
         budget: simulations,
