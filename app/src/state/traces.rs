@@ -42,15 +42,20 @@ impl TraceSource {
         }
     }
 
-    fn import(&self, progress: &mut dyn FnMut(u64) -> bool) -> Result<RawTrace, String> {
+    /// Imports the file within the default limits, less the `held` events the import's
+    /// earlier files hold.
+    fn import(&self, held: u64, progress: &mut dyn FnMut(u64) -> bool) -> Result<RawTrace, String> {
         let name = self.name();
+        let limits = mpipe::trace::Limits::default().after(held);
         let result = match self {
             TraceSource::Path(p) => {
                 let file =
                     std::fs::File::open(p).map_err(|e| format!("{name}: cannot read: {e}"))?;
-                mpipe::trace::import(file, &name, progress)
+                mpipe::trace::import_with(file, &name, limits, progress)
             }
-            TraceSource::Bytes { bytes, .. } => mpipe::trace::import(&bytes[..], &name, progress),
+            TraceSource::Bytes { bytes, .. } => {
+                mpipe::trace::import_with(&bytes[..], &name, limits, progress)
+            }
         };
         result.map_err(|e| e.to_string())
     }
@@ -71,7 +76,8 @@ fn start_import(sources: Vec<TraceSource>) -> Result<Import, String> {
         let mut traces = Vec::with_capacity(sources.len());
         let mut before = 0u64;
         for source in &sources {
-            let trace = source.import(&mut |n| {
+            let held = traces.iter().map(RawTrace::held_events).sum();
+            let trace = source.import(held, &mut |n| {
                 control.keep_going((before.saturating_add(n)) as f32 / total as f32)
             })?;
             traces.push(trace);

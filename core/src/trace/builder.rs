@@ -58,6 +58,8 @@ pub(super) struct Builder<'f> {
     memory: Vec<MemorySample>,
     flow_ids: FxHashMap<(u32, Key), u32>,
     open: FxHashMap<u32, Vec<Open>>,
+    /// The `B`s waiting in `open`.
+    open_count: usize,
     /// The last `(pid, tid)` looked up and its thread: consecutive events mostly share one.
     last_thread: Option<(Key, Key, u32)>,
     event_count: usize,
@@ -82,6 +84,7 @@ impl<'f> Builder<'f> {
             memory: Vec::new(),
             flow_ids: FxHashMap::default(),
             open: FxHashMap::default(),
+            open_count: 0,
             last_thread: None,
             event_count: 0,
             distributed: None,
@@ -144,6 +147,11 @@ impl<'f> Builder<'f> {
     }
 
     /// Takes one parsed event.
+    /// The events held so far: spans, flow points, memory samples and open `B`s.
+    pub(super) fn held(&self) -> u64 {
+        (self.spans.len() + self.flows.len() + self.memory.len() + self.open_count) as u64
+    }
+
     pub(super) fn accept(&mut self, ev: EventRef) {
         let index = self.event_count;
         self.event_count += 1;
@@ -244,13 +252,18 @@ impl<'f> Builder<'f> {
                     dur_ns: dur,
                 });
             }
-            b'B' => self.open.entry(thread).or_default().push(Open {
-                name,
-                cat,
-                index: index as u32,
-                start_ns: ts,
-            }),
-            b'E' => match self.open.get_mut(&thread).and_then(Vec::pop) {
+            b'B' => {
+                self.open_count += 1;
+                self.open.entry(thread).or_default().push(Open {
+                    name,
+                    cat,
+                    index: index as u32,
+                    start_ns: ts,
+                });
+            }
+            b'E' => match self.open.get_mut(&thread).and_then(Vec::pop).inspect(|_| {
+                self.open_count = self.open_count.saturating_sub(1);
+            }) {
                 Some(open) if ts >= open.start_ns => self.spans.push(Span {
                     name: open.name,
                     cat: open.cat,

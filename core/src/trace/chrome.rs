@@ -234,6 +234,21 @@ fn parse_value<'de, T: DeserializeSeed<'de>>(
         .map_err(|e| serde_problem(start, &e))
 }
 
+/// An error at the stream's position once the import holds more events than its limit.
+fn held_within<R: Read>(stream: &mut JsonStream<R>, builder: &Builder) -> Result<(), Problem> {
+    let (limit, before) = stream.event_limit();
+    if builder.held().saturating_add(before) <= limit {
+        return Ok(());
+    }
+    Err(Problem::At(
+        stream.position(),
+        format!(
+            "the traces hold more than {limit} events here (the limit of one import: about {} at the ~100 bytes each costs; `--max-trace-events` raises it)",
+            crate::vocab::units::bytes(limit as f64 * 100.0)
+        ),
+    ))
+}
+
 /// Parses the event at the stream's position straight from its buffer (serde finds where it
 /// ends); an event cut by the buffer's end is parsed again after a refill.
 fn next_event<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<(), Problem> {
@@ -244,7 +259,7 @@ fn next_event<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Res
             }
             builder.accept(event);
             stream.consume(used);
-            return Ok(());
+            return held_within(stream, builder);
         }
         let mut events =
             serde_json::Deserializer::from_slice(stream.rest()).into_iter::<EventRef>();
@@ -256,7 +271,7 @@ fn next_event<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Res
                 }
                 builder.accept(event);
                 stream.consume(used);
-                return Ok(());
+                return held_within(stream, builder);
             }
             // An event cut by the buffer's end fails as EOF, or as a number or literal cut
             // short: read on and parse it again.

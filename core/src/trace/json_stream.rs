@@ -49,6 +49,24 @@ pub struct Limits {
     pub value_bytes: u64,
     /// The most bytes one file may decompress to: 16 GiB by default.
     pub file_bytes: u64,
+    /// The most events (spans, flow points, memory samples) an import holds, over all its
+    /// files: [`MAX_EVENTS`] by default.
+    pub events: u64,
+    /// The events the import's earlier files hold ([`Limits::after`]).
+    pub held: u64,
+}
+
+/// The most events an import holds by default: at the ~100 bytes each one costs at its peak
+/// (the span, its share of the compute ops, and the vector's growth), about 6.4 GB — within
+/// the 8 GiB every input of this version stays under, whatever the file's bytes.
+pub const MAX_EVENTS: u64 = 64_000_000;
+
+impl Limits {
+    /// The limits for the next file of an import whose earlier files hold `held` events (the
+    /// bytes are per file, the events per import).
+    pub fn after(self, held: u64) -> Limits {
+        Limits { held, ..self }
+    }
 }
 
 impl Default for Limits {
@@ -56,6 +74,8 @@ impl Default for Limits {
         Limits {
             value_bytes: 64 << 20,
             file_bytes: 16 << 30,
+            events: MAX_EVENTS,
+            held: 0,
         }
     }
 }
@@ -255,6 +275,11 @@ impl<R: Read> JsonStream<R> {
     /// The error for a value at the stream's position longer than [`Self::value_limit`].
     pub fn value_too_large(&mut self) -> StreamError {
         StreamError::ValueTooLarge(self.position(), self.limits.value_bytes)
+    }
+
+    /// The most events the stream's import may hold, and how many its earlier files hold.
+    pub fn event_limit(&self) -> (u64, u64) {
+        (self.limits.events, self.limits.held)
     }
 }
 

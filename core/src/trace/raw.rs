@@ -184,6 +184,12 @@ pub struct RawTrace {
 }
 
 impl RawTrace {
+    /// The events it holds (spans, flow points, memory samples): what [`super::Limits::events`]
+    /// counts.
+    pub fn held_events(&self) -> u64 {
+        (self.spans.len() + self.flows.len() + self.memory.len()) as u64
+    }
+
     /// The interned string `id` (empty when out of range).
     pub fn string(&self, id: u32) -> &str {
         self.strings.get(id as usize).map_or("", |s| s)

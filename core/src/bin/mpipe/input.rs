@@ -22,6 +22,10 @@ pub struct TraceArgs {
     /// The most bytes one trace file may decompress to (more is an error).
     #[arg(long, value_name = "BYTES", default_value_t = mpipe::trace::Limits::default().file_bytes)]
     pub max_trace_bytes: u64,
+    /// The most events (spans, flow points, memory samples) the traces of one run may hold, all
+    /// files together (more is an error).
+    #[arg(long, value_name = "N", default_value_t = mpipe::trace::Limits::default().events)]
+    pub max_trace_events: u64,
 }
 
 #[derive(clap::Args, Debug, Clone, Copy)]
@@ -93,14 +97,18 @@ pub fn load_traces(
             *slot = Some(rank);
         }
     }
-    let mut traces = Vec::with_capacity(files.len());
+    let mut traces: Vec<mpipe::trace::RawTrace> = Vec::with_capacity(files.len());
     for path in files {
         let name = path.display().to_string();
         let file = open_regular(path)?;
+        let held = traces.iter().map(|t| t.held_events()).sum();
         let limits = mpipe::trace::Limits {
             value_bytes: args.max_event_bytes,
             file_bytes: args.max_trace_bytes,
-        };
+            events: args.max_trace_events,
+            held: 0,
+        }
+        .after(held);
         let trace = mpipe::trace::import_with(file, &name, limits, &mut |_| true)
             .map_err(|e| InputError(e.to_string()))?;
         traces.push(trace);
