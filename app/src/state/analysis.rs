@@ -167,6 +167,15 @@ impl Analyses {
         if self.tuner.running.is_some() {
             return Ok(());
         }
+        // The tuner holds three simulations at once: refused before anything runs when they
+        // would not fit (rule `memory` for the tuner's own peak).
+        mpipe::algebra::budget::check_use(
+            scenario,
+            mpipe::algebra::budget::Use::Tune,
+            mpipe::algebra::budget::MEMORY_LIMIT_BYTES,
+            0.0,
+        )
+        .map_err(|e| format!("the tuner: field `{}`: {e}", e.field()))?;
         let scenario = scenario.clone();
         let options = TuneOptions {
             memory_cap: scenario.hardware.as_ref().and_then(|h| h.memory_bytes),

@@ -136,6 +136,22 @@ impl Studio {
             self.fail("nothing to export: no valid schedule".into());
             return;
         };
+        // The SVG is built beside what the window holds (the simulation and its timeline):
+        // refused when it would not fit (rule `memory` for the export's own peak).
+        use mpipe::algebra::budget::{BYTES_PER_EVENT, MEMORY_LIMIT_BYTES, RENDER_BYTES_PER_EVENT};
+        let events = shown.sim.derivation.order.graph.node_count() as f64;
+        let needs = events
+            * (BYTES_PER_EVENT + super::derived::SCENE_BYTES_PER_EVENT + RENDER_BYTES_PER_EVENT);
+        if needs > MEMORY_LIMIT_BYTES {
+            let message = format!(
+                "{}: cannot export: rendering {events} events as SVG beside the window's timeline needs about {}, more than the {} this version allows",
+                path.display(),
+                mpipe::vocab::units::gib(needs),
+                mpipe::vocab::units::gib(MEMORY_LIMIT_BYTES)
+            );
+            self.fail(message);
+            return;
+        }
         let svg = mpipe::report::svg::render(&shown.name, &shown.sim);
         match files::write(path, svg.as_bytes(), "export") {
             Ok(()) => self.inform(format!("exported {}", path.display())),

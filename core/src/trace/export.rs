@@ -130,6 +130,9 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
     w.names(0..ranks, "predicted")?;
     let us = |s: f64| s * 1e6;
     let slack = sim.slack();
+    // Looked up once per event: a set, not a search of the path (quadratic on a long step).
+    let critical: rustc_hash::FxHashSet<petgraph::graph::NodeIndex> =
+        sim.critical_path.iter().copied().collect();
     // An overlapped pair is one span, as PyTorch records it: `PP:(<F>;<B>)OVERLAP_F_B`.
     let paired_backward: rustc_hash::FxHashSet<usize> =
         d.order.pairs.iter().map(|p| p[1].index()).collect();
@@ -164,7 +167,7 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
                 args: json!({
                     "mb": event.mb(),
                     "slack_s": slack.get(n.index()),
-                    "critical": sim.critical_path.contains(&n) || sim.critical_path.contains(&b),
+                    "critical": critical.contains(&n) || critical.contains(&b),
                 }),
             })?;
             continue;
@@ -200,7 +203,7 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
             args: json!({
                 "mb": event.mb(),
                 "slack_s": slack.get(n.index()),
-                "critical": sim.critical_path.contains(&n),
+                "critical": critical.contains(&n),
             }),
         })?;
     }

@@ -1,7 +1,7 @@
 //! Export a scenario's prediction, or imported traces, as a Chrome trace (Perfetto opens it).
 
 use crate::input::{
-    SimArgs, TraceArgs, is_scenario, load_traces, refuse_to_overwrite, simulate_file,
+    SimArgs, TraceArgs, is_scenario, load_traces, refuse_to_overwrite, simulate_file_for,
 };
 use crate::output::emit;
 use anyhow::Context;
@@ -32,7 +32,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut bytes = Vec::new();
     let what = match files.as_slice() {
         [one] if is_scenario(one) => {
-            let (scenario, simulation) = simulate_file(one, sim)?;
+            let (scenario, simulation) =
+                simulate_file_for(one, sim, mpipe::algebra::budget::Use::Export)?;
             mpipe::trace::export::write_prediction(&simulation, &scenario.name, &mut bytes)
                 .context("writing the trace")?;
             "prediction"

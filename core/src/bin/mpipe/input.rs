@@ -137,6 +137,38 @@ pub fn refuse_to_overwrite(out: &Path, inputs: &[&Path]) -> Result<(), InputErro
     }
 }
 
+/// Refuses `scenario` (read from `text` at `path`) when what `how` does with it would need more
+/// memory than this version allows (rule `memory` for the command's own peak), at its field.
+pub fn memory_for(
+    scenario: &Scenario,
+    text: &str,
+    path: &Path,
+    how: mpipe::algebra::budget::Use,
+) -> Result<(), InputError> {
+    use mpipe::algebra::budget::{MEMORY_LIMIT_BYTES, check_use};
+    check_use(scenario, how, MEMORY_LIMIT_BYTES, 0.0).map_err(|e| {
+        let segs = mpipe::scenario::locate::parse_path(e.field());
+        let (line, column) = mpipe::scenario::locate::locate(text, &segs).unwrap_or((1, 1));
+        InputError(format!(
+            "{}:{line}:{column}: field `{}`: {e}",
+            path.display(),
+            e.field()
+        ))
+    })
+}
+
+/// [`simulate_file`] for a command that does `how` with the simulation: refused first when
+/// that would need more memory than this version allows.
+pub fn simulate_file_for(
+    path: &Path,
+    sim: SimArgs,
+    how: mpipe::algebra::budget::Use,
+) -> Result<(Scenario, Simulation), InputError> {
+    let (scenario, text) = read_scenario(path)?;
+    memory_for(&scenario, &text, path, how)?;
+    simulate_file(path, sim)
+}
+
 pub fn simulate_file(path: &Path, sim: SimArgs) -> Result<(Scenario, Simulation), InputError> {
     let (scenario, d) = derive_file(path, Some(sim.options()))?;
     let simulation = mpipe::sim::run::run(d, sim.options());

@@ -1,6 +1,6 @@
 //! Draw the simulated Gantt chart as SVG.
 
-use crate::input::{SimArgs, refuse_to_overwrite, simulate_file};
+use crate::input::{SimArgs, refuse_to_overwrite, simulate_file_for};
 use crate::output::emit;
 use std::path::PathBuf;
 
@@ -17,7 +17,8 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let Args { file, svg, sim } = args;
     refuse_to_overwrite(&svg, &[&file])?;
-    let (scenario, simulation) = simulate_file(&file, sim)?;
+    let (scenario, simulation) =
+        simulate_file_for(&file, sim, mpipe::algebra::budget::Use::Render)?;
     crate::input::write_output(
         &svg,
         mpipe::report::svg::render(&scenario.name, &simulation).as_bytes(),

@@ -81,6 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     refuse_to_overwrite(&out, &[scenario.as_path()])?;
     let (s, text_in) = read_scenario(&scenario)?;
+    crate::input::memory_for(&s, &text_in, &scenario, mpipe::algebra::budget::Use::Tune)?;
     let file = scenario.display().to_string();
     let options = TuneOptions {
         budget,
