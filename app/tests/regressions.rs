@@ -599,6 +599,54 @@ mod hostile {
         assert!(matches!(&sorted[..], [Given::Scenario(_, Ok(_))]));
     }
 
+    /// Every scenario file of the corpus opened as a user would (read on a worker, derived and
+    /// simulated on another): none panics or hangs the window; each either opens to a schedule
+    /// or says what is wrong, and the window keeps drawing.
+    #[test]
+    fn every_scenario_of_the_corpus_opens_or_is_refused_and_the_window_lives() {
+        let dir = corpus("");
+        let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .filter(|p| p.file_name().is_none_or(|n| n != "cases.json"))
+            .filter(|p| !mpipe_studio::state::files::is_trace_file(p))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 20, "{}", files.len());
+        let mut harness = harness();
+        for file in files {
+            harness.state_mut().open_given(vec![file.clone()]);
+            // The longest (a nested owner search over 64 ranks and 1,024 microbatches) takes
+            // seconds in a debug build: wait for the work itself, at most a minute.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            loop {
+                harness.step();
+                let s = harness.state();
+                if s.io.opening.is_none() && s.derived.running().is_none() {
+                    break;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{}: still busy",
+                    file.display()
+                );
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            harness.run();
+            let s = harness.state();
+            let opened = s
+                .source()
+                .ends_with(&*file.file_name().unwrap().to_string_lossy());
+            let said = s.notice.as_ref().is_some_and(|n| n.is_error) || s.current().is_none();
+            assert!(
+                (opened && s.current().is_some()) || said,
+                "{}: neither a schedule nor a message",
+                file.display()
+            );
+        }
+    }
+
     #[test]
     fn a_scenario_too_large_for_memory_is_refused_before_anything_runs() {
         let mut harness = harness();
