@@ -4,6 +4,13 @@
 //! either struct must be added to the literals below (they name every field, so the test does not
 //! compile until it is), and from there to the list the checks go through, or this test fails.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // tests fail by panicking
+
 use mpipe::scenario::hardware::{Hardware, P2p, PhaseSeconds};
 use mpipe::scenario::layer::LayerSpec;
 use mpipe::vocab::role::Role;
