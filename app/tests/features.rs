@@ -254,6 +254,36 @@ fn teaching_steps_both_ways_plays_at_a_speed_and_says_why_ranks_wait() {
     harness.get_by_label_contains("w_r: the warmup window");
 }
 
+/// Teach called a split backward's halves "backward of microbatch N" (issue 25): on the 1F1B
+/// sample switched to zb1p, the input and weight halves are named as such.
+#[test]
+fn teaching_names_the_split_halves() {
+    let mut harness = on_sample("1f1b.json");
+    choose(&mut harness, "region 1", "zb1p");
+    harness.get_by_label("Teach").click();
+    harness.run();
+    let shown = harness.state().current().unwrap();
+    let timings = mpipe::view::timings::event_timings(&shown.sim);
+    let span = |name: &str| {
+        let e = timings
+            .iter()
+            .find(|e| e.action.to_string() == name)
+            .unwrap_or_else(|| panic!("no {name}"));
+        0.5 * (e.start_s + e.end_s)
+    };
+    let (input, weight) = (span("3I0"), span("3W0"));
+    harness.state_mut().apply(Command::Cursor(input));
+    harness.run();
+    harness.get_by_label_contains(
+        "rank 3: 3I0 (input half of the backward of microbatch 0: the gradient the stage before waits for)",
+    );
+    harness.state_mut().apply(Command::Cursor(weight));
+    harness.run();
+    harness.get_by_label_contains(
+        "rank 3: 3W0 (weight half of the backward of microbatch 0: its weight gradients, which nothing waits for)",
+    );
+}
+
 /// After clicking a button (which then has the keyboard focus) the plain keys still navigate.
 #[test]
 fn keys_work_after_clicking_a_button() {

@@ -187,3 +187,36 @@ fn an_input_on_the_wire_is_named_with_its_arrival() {
         "waiting for the output of 0F0 from rank 0 to arrive (Send of microbatch 0, at 1.500 s) before it can run 1F0"
     );
 }
+
+/// Teach called a split backward's halves "backward of microbatch N" (issue 25): a zero-bubble
+/// lesson is about the two halves, so each is named — the input half, which the stage before
+/// waits for, and the weight half, which nothing waits for.
+#[test]
+fn split_halves_are_named_as_halves() {
+    // ⟨zb1p⟩ over 2 ranks, 2 microbatches, one 1 s layer a rank (backward 2 s: halves of 1 s).
+    let s = scenario(
+        vec![LayerSpec::timed("l", Role::Backbone, 2, 1.0)],
+        &[],
+        &[mpipe::schedules::ZB1P],
+        2,
+        2,
+    );
+    let sim = simulate_scenario(&s, SimOptions::default()).unwrap();
+    let scene = Scene::new(&sim);
+    let sentences: Vec<String> = (0..=sim.makespan_s as usize * 2)
+        .map(|h| h as f64 * 0.5 + 0.25)
+        .flat_map(|t| at_time(&sim, &scene, t))
+        .map(|r| r.sentence())
+        .collect();
+    assert!(
+        sentences.contains(
+            &"rank 1: 1I0 (input half of the backward of microbatch 0: the gradient the stage before waits for) · holds 0 B".to_string()
+        ),
+        "{sentences:#?}"
+    );
+    assert!(
+        sentences.iter().any(|s| s.starts_with("rank 1: 1W0 (weight half of the backward of microbatch 0: its weight gradients, which nothing waits for)")),
+        "{sentences:#?}"
+    );
+    assert!(!sentences.iter().any(|s| s.contains("I0 (backward")));
+}

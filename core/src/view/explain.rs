@@ -59,12 +59,7 @@ impl RankAt {
     /// is idle.
     pub fn sentence(&self) -> String {
         let doing = if let Some(e) = &self.running {
-            format!(
-                "{} ({} of microbatch {})",
-                e.action,
-                if e.backward { "backward" } else { "forward" },
-                e.mb
-            )
+            format!("{} ({})", e.action, phase_words(e.action.phase, e.mb))
         } else if let Some(r) = &self.reducing {
             format!("reducing weight gradients ({r})")
         } else {
@@ -78,6 +73,23 @@ impl RankAt {
             self.rank,
             crate::vocab::units::bytes(self.memory_bytes)
         )
+    }
+}
+
+/// What an action of `phase` computes for microbatch `mb`, as a lesson says it: a split
+/// backward's halves by name (the point of a zero-bubble lesson), a second-order phase by its.
+fn phase_words(phase: crate::vocab::phase::Phase, mb: usize) -> String {
+    use crate::vocab::phase::Phase;
+    match phase {
+        Phase::Input => {
+            format!(
+                "input half of the backward of microbatch {mb}: the gradient the stage before waits for"
+            )
+        }
+        Phase::Weight => format!(
+            "weight half of the backward of microbatch {mb}: its weight gradients, which nothing waits for"
+        ),
+        other => format!("{} of microbatch {mb}", other.describe()),
     }
 }
 
