@@ -190,6 +190,23 @@ fn warmup_window_is_r_forwards_and_spill_is_the_overflow() {
     );
 }
 
+/// A rank that owns no encodes printed its encoder work as `-0.000 s` (JSON `-0.0`): an empty
+/// f64 sum is −0.0 (issue 25).
+#[test]
+fn a_rank_that_owns_no_encodes_has_zero_encoder_work_not_minus_zero() {
+    let s = sim(&mpipe(
+        4,
+        8,
+        0.75,
+        mpipe::scenario::owner::OwnerSpec::Explicit(vec![1, 2, 3, 1, 2, 3, 1, 2]),
+    ));
+    let work = s.ranks[0].encoder_work_s.unwrap();
+    assert_eq!(work, 0.0);
+    assert!(work.is_sign_positive(), "{work}");
+    let text = mpipe::report::simulate::text("own", &s);
+    assert!(!text.contains("-0.000"), "{text}");
+}
+
 #[test]
 fn without_a_transposed_encoder_the_encoder_fields_are_absent() {
     let s = sim(&uniform(ONE_F_ONE_B, 2, 2, 1));

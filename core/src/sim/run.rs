@@ -106,7 +106,10 @@ fn run_passes<E>(
                     ns.iter()
                         .filter(|&&n| matches!(order.graph.node_weight(n), Some(Event::Fwd { region, .. }) if *region == s.into()))
                         .map(|&n| durations.get(n.index()).copied().unwrap_or(0.0))
-                        .sum()
+                        // `+ 0.0`: an empty sum of f64 is −0.0, which printed as `-0.000 s`
+                        // for a rank that owns no encodes.
+                        .sum::<f64>()
+                        + 0.0
                 })
             });
             let first_backbone = metrics::wavefront_span(plan, order, &timeline, rank).map(|(s, _)| s);
