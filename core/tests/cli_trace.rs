@@ -867,3 +867,34 @@ fn a_second_order_run_is_read_compared_and_calibrated() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `mpipe trace DIR` was refused as "not a regular file" (issue 25): a run's folder, as the
+/// profiler lays it out, is read — every `.json` / `.json.gz` in it, by name; a folder with
+/// none says so.
+#[test]
+fn a_runs_folder_is_read_as_its_trace_files() {
+    let dir = std::env::temp_dir().join(format!("mpipe-run-folder-{}", std::process::id()));
+    let run = dir.join("log");
+    std::fs::create_dir_all(&run).unwrap();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/traces/seven/gpipe");
+    for rank in ["rank0.json.gz", "rank1.json.gz"] {
+        std::fs::copy(fixture.join(rank), run.join(rank)).unwrap();
+    }
+    std::fs::write(run.join("notes.txt"), "not a trace").unwrap();
+    let (code, out, err) = mpipe(&["trace", run.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("2 file(s), 2 rank(s)"), "{out}");
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (code, _, err) = mpipe(&["trace", empty.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "error: {}: a folder with no trace file in it (`.json` or `.json.gz`, as the profiler writes them)",
+            empty.display()
+        )
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

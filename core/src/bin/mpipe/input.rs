@@ -73,10 +73,45 @@ pub fn load_rules(args: &TraceArgs) -> Result<mpipe::trace::RuleSet, InputError>
     })
 }
 
+/// The trace files `given` names: a file as it is, a folder as the profiler lays a run out —
+/// every `.json` or `.json.gz` file in it (not below it), by name — so `mpipe trace ./log`
+/// reads a run's folder. A folder without one is an error that says so.
+pub fn trace_files(given: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
+    let mut out = Vec::new();
+    for path in given {
+        if !path.is_dir() {
+            out.push(path.clone());
+            continue;
+        }
+        let entries = std::fs::read_dir(path)
+            .map_err(|e| InputError(format!("{}: cannot read: {e}", path.display())))?;
+        let mut found: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with(".json") || n.ends_with(".json.gz"))
+            })
+            .collect();
+        if found.is_empty() {
+            return Err(InputError(format!(
+                "{}: a folder with no trace file in it (`.json` or `.json.gz`, as the profiler writes them)",
+                path.display()
+            )));
+        }
+        found.sort();
+        out.extend(found);
+    }
+    Ok(out)
+}
+
 pub fn load_traces(
-    files: &[PathBuf],
+    given: &[PathBuf],
     args: &TraceArgs,
 ) -> Result<(mpipe::trace::Measurement, mpipe::trace::Alignment), InputError> {
+    let files = &trace_files(given)?[..];
     let rules = load_rules(args)?;
     let compiled = rules.compile().map_err(|e| InputError(e.to_string()))?;
     let mut user_ranks = vec![None; files.len()];
