@@ -49,6 +49,12 @@ fn clean_stale(dir: &Path, name: &str) {
 /// followed (the file it names is written, the link stays), and a device or a FIFO is written
 /// through (`--svg /dev/stdout`; a FIFO with no reader is an error, not a wait).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    // `/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`: an open descriptor of this process,
+    // whatever it leads to (a file `>` or `>>` redirects to, a pipe, a socket) — written
+    // through, appended, never replaced.
+    if is_descriptor(path) {
+        return write_through(path, bytes);
+    }
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         let kind = meta.file_type();
         if kind.is_symlink() {
@@ -58,9 +64,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
                 }
                 Ok(target) if !target.is_dir() => write_through(path, bytes),
                 Ok(_) => Err(std::io::Error::other("a link to a folder; give a file")),
-                Err(e) => Err(std::io::Error::new(
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(std::io::Error::new(
                     e.kind(),
                     format!("a link to a file that does not exist ({e}); give the file itself"),
+                )),
+                Err(e) => Err(std::io::Error::new(
+                    e.kind(),
+                    format!("a link that cannot be followed ({e}); give the file itself"),
                 )),
             };
         }
@@ -82,8 +92,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         file.write_all(bytes)?;
         file.sync_all()?;
         if let Ok(old) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, old.permissions())?;
+            // The owner first: a change of owner clears the set-user and set-group bits.
             keep_owner(&tmp, &old)?;
+            std::fs::set_permissions(&tmp, old.permissions())?;
         }
         std::fs::rename(&tmp, path)
     })();
@@ -91,6 +102,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Whether `path` names one of this process's open descriptors (`/dev/stdout`, `/dev/stderr`,
+/// `/dev/stdin`, `/dev/fd/N`, `/proc/self/fd/N`, `/proc/PID/fd/N`).
+fn is_descriptor(path: &Path) -> bool {
+    let text = path.to_string_lossy();
+    ["/dev/stdout", "/dev/stderr", "/dev/stdin"].contains(&text.as_ref())
+        || text.starts_with("/dev/fd/")
+        || (text.starts_with("/proc/") && text.contains("/fd/"))
 }
 
 /// Gives the temporary `tmp` the owner of the file `old` it replaces; when that cannot be done
@@ -101,6 +121,12 @@ fn keep_owner(tmp: &Path, old: &std::fs::Metadata) -> std::io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     let new = std::fs::metadata(tmp)?;
     if (new.uid(), new.gid()) == (old.uid(), old.gid()) {
+        return Ok(());
+    }
+    if new.uid() == old.uid() {
+        // Our own file in a group we may not give files to: the group is kept where it can be,
+        // and the file stays ours either way.
+        let _ = std::os::unix::fs::chown(tmp, None, Some(old.gid()));
         return Ok(());
     }
     std::os::unix::fs::chown(tmp, Some(old.uid()), Some(old.gid())).map_err(|e| {
@@ -125,13 +151,16 @@ fn keep_owner(_tmp: &Path, _old: &std::fs::Metadata) -> std::io::Result<()> {
 #[cfg(unix)]
 fn write_through(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use rustix::fs::OFlags;
+    use std::os::unix::fs::FileTypeExt;
     use std::os::unix::fs::OpenOptionsExt;
+    let fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+    // Appended: a descriptor redirected with `>>` keeps what it holds (with `>` it is empty).
     let mut file = std::fs::OpenOptions::new()
-        .write(true)
+        .append(true)
         .custom_flags(OFlags::NONBLOCK.bits() as i32)
         .open(path)
         .map_err(|e| {
-            if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) {
+            if fifo && e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) {
                 std::io::Error::new(e.kind(), "a FIFO with no reader; start its reader first")
             } else {
                 e
@@ -146,7 +175,7 @@ fn write_through(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn write_through(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::OpenOptions::new()
-        .write(true)
+        .append(true)
         .open(path)?
         .write_all(bytes)
 }

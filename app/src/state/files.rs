@@ -117,19 +117,21 @@ pub enum Given {
 /// disk or a long CSV; `keep_going` gets the fraction done and stops the reading.
 pub fn sort_given(paths: Vec<PathBuf>, keep_going: &mut dyn FnMut(f32) -> bool) -> Vec<Given> {
     let count = paths.len().max(1) as f32;
-    paths
-        .into_iter()
-        .enumerate()
-        .map(|(i, path)| {
-            let path = absolute(&path);
-            if is_trace_file(&path) {
-                Given::Trace(path)
-            } else {
-                let read = read_scenario(&path, &mut |f| keep_going((i as f32 + f) / count));
-                Given::Scenario(path, read.map(Box::new))
-            }
-        })
-        .collect()
+    let mut out = Vec::with_capacity(paths.len());
+    for (i, path) in paths.into_iter().enumerate() {
+        // Cancel is heard before each file too (the result of a cancelled reading is dropped).
+        if !keep_going(i as f32 / count) {
+            break;
+        }
+        let path = absolute(&path);
+        if is_trace_file(&path) {
+            out.push(Given::Trace(path));
+        } else {
+            let read = read_scenario(&path, &mut |f| keep_going((i as f32 + f) / count));
+            out.push(Given::Scenario(path, read.map(Box::new)));
+        }
+    }
+    out
 }
 
 /// Dropped files sorted out: traces to import together, and the first other file as a scenario.

@@ -60,6 +60,10 @@ impl Studio {
     /// Without a `path` no pipeline CSV is read (a sample, a restored session, a file given as
     /// bytes): a scenario naming one says so when it derives.
     pub fn open_text(&mut self, text: &str, source: &str, path: Option<PathBuf>) -> bool {
+        // What the user opens now wins over a file still being read.
+        if let Some(job) = self.io.opening.take() {
+            job.cancel();
+        }
         let parsed = Scenario::from_json_str(text, source)
             .map_err(|e| e.to_string())
             .and_then(|s| files::with_orders_csv(s, path.as_deref(), &mut |_| true));

@@ -150,8 +150,9 @@ pub fn read_cancellable(
                 ),
             });
         }
-        let mut steps = Vec::with_capacity(record.len());
-        let mut positions = Vec::with_capacity(record.len());
+        // Grown as actions are kept: a row of empty or communication cells reserves nothing.
+        let mut steps = Vec::new();
+        let mut positions = Vec::new();
         for (column, cell) in record.iter().enumerate() {
             let cell = cell.trim();
             if cell.is_empty() {

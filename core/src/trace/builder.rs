@@ -147,9 +147,17 @@ impl<'f> Builder<'f> {
     }
 
     /// Takes one parsed event.
-    /// The events held so far: spans, flow points, memory samples and open `B`s.
+    /// What is held so far, counted as events: spans, flow points, memory samples, open `B`s,
+    /// and every distinct name, process and thread (an event with a new name that is then
+    /// skipped still leaves its name behind).
     pub(super) fn held(&self) -> u64 {
-        (self.spans.len() + self.flows.len() + self.memory.len() + self.open_count) as u64
+        (self.spans.len()
+            + self.flows.len()
+            + self.memory.len()
+            + self.open_count
+            + self.strings.strings.len()
+            + self.processes.len()
+            + self.threads.len()) as u64
     }
 
     pub(super) fn accept(&mut self, ev: EventRef) {

@@ -184,10 +184,15 @@ pub struct RawTrace {
 }
 
 impl RawTrace {
-    /// The events it holds (spans, flow points, memory samples): what [`super::Limits::events`]
-    /// counts.
+    /// What it holds, counted as events (spans, flow points, memory samples, names, processes,
+    /// threads): what [`super::Limits::events`] counts.
     pub fn held_events(&self) -> u64 {
-        (self.spans.len() + self.flows.len() + self.memory.len()) as u64
+        (self.spans.len()
+            + self.flows.len()
+            + self.memory.len()
+            + self.strings.len()
+            + self.processes.len()
+            + self.threads.len()) as u64
     }
 
     /// The interned string `id` (empty when out of range).

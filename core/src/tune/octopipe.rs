@@ -17,6 +17,7 @@
 //! iterations. So the result is never slower than the start, and never above the cap unless the
 //! start is (then fitting the cap comes first).
 
+use crate::algebra::budget::{MEMORY_LIMIT_BYTES, Use, check_use};
 use crate::graph::derive::DeriveError;
 use crate::scenario::Scenario;
 use crate::schedules::skeleton::Skeleton;
@@ -75,8 +76,10 @@ impl Default for TuneOptions {
     }
 }
 
-/// A candidate, built only when it is tried: what it changes, and the scenario.
-type Candidate<'a> = Box<dyn Fn() -> (String, Scenario) + 'a>;
+/// A candidate, built only when it is tried: what it changes, and the scenario; with its place
+/// in the phase's natural order (ties between equally good candidates go to the earlier one
+/// there, whatever order they are tried in).
+type Candidate<'a> = (usize, Box<dyn Fn() -> (String, Scenario) + 'a>);
 
 /// The bubble measures Algorithm 1 chooses its phase by.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -108,6 +111,10 @@ pub struct Iteration {
     pub peak_bytes: f64,
     /// The bubbles the phase was chosen by (before the change).
     pub bubbles: Bubbles,
+    /// Of the phase's candidates, how many were simulated (the work budget, or the memory
+    /// limit for a candidate that grows the pipeline, may leave some untried).
+    pub tried: usize,
+    pub candidates: usize,
 }
 
 /// What the tuner found.
@@ -141,8 +148,17 @@ impl Measured {
     }
 }
 
-fn measure(scenario: Scenario, options: SimOptions) -> Option<Measured> {
-    let sim = simulate_scenario(&scenario, options).ok()?;
+/// Simulates a candidate; `keep_going` is asked between the simulation's passes (and the
+/// owner search's candidates), so Stop is heard inside one.
+fn measure(
+    scenario: Scenario,
+    options: SimOptions,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Option<Measured> {
+    let sim = crate::tune::pipeline::simulate_scenario_cancellable(&scenario, options, &mut |_| {
+        keep_going()
+    })
+    .ok()?;
     sim.makespan_s
         .is_finite()
         .then_some(Measured { scenario, sim })
@@ -198,6 +214,10 @@ fn slabs_of(s: &Scenario, plan: &crate::algebra::plan::Plan) -> Vec<Option<Vec<u
         .collect()
 }
 
+/// One partitioning move: the destination's busy time, the region, the slabs it moves a layer
+/// from and to, and the destination rank.
+type Move = (f64, usize, usize, usize, usize);
+
 /// Partitioning: one layer of a Sharded region from the most loaded rank's stage to each other
 /// rank's, the least loaded destinations first.
 fn partition_candidates(m: &Measured) -> Vec<Candidate<'_>> {
@@ -215,7 +235,7 @@ fn partition_candidates(m: &Measured) -> Vec<Candidate<'_>> {
     let busy = |rank: usize| m.sim.ranks.get(rank).map_or(0.0, |r| r.busy_s);
     let slabs = std::rc::Rc::new(slabs_of(s, plan));
     // (busy of the destination, region, from, to): cheap to list and sort for any rank count.
-    let mut moves: Vec<(f64, usize, usize, usize, usize)> = Vec::new();
+    let mut moves: Vec<Move> = Vec::new();
     for (i, counts) in slabs.iter().enumerate() {
         let Some(counts) = counts else { continue };
         // Slab `k` of a region runs on its `k`-th rank in stage order.
@@ -234,12 +254,13 @@ fn partition_candidates(m: &Measured) -> Vec<Candidate<'_>> {
             moves.push((busy(rank), i, from, to, rank));
         }
     }
-    moves.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.3.cmp(&b.3)));
+    let mut moves: Vec<(usize, Move)> = moves.into_iter().enumerate().collect();
+    moves.sort_by(|a, b| a.1.0.total_cmp(&b.1.0).then(a.0.cmp(&b.0)));
     moves
         .into_iter()
-        .map(|(_, i, from, to, rank)| {
+        .map(|(order, (_, i, from, to, rank))| {
             let slabs = slabs.clone();
-            Box::new(move || {
+            let build = Box::new(move || {
                 let mut all = (*slabs).clone();
                 let mut what = String::new();
                 if let Some(Some(counts)) = all.get_mut(i) {
@@ -267,7 +288,8 @@ fn partition_candidates(m: &Measured) -> Vec<Candidate<'_>> {
                     ),
                     c,
                 )
-            }) as Candidate<'_>
+            });
+            (order, build as Box<dyn Fn() -> (String, Scenario) + '_>)
         })
         .collect()
 }
@@ -293,13 +315,16 @@ fn placement_candidates(m: &Measured) -> Vec<Candidate<'_>> {
     let most = (layers / s.ranks.max(1)).min(8);
     if skeleton.schedule().interleaves() {
         for more in chunks + 1..=most {
-            out.push(Box::new(move || {
-                let mut c = s.clone();
-                c.cut = (1..more).map(|k| k * layers / more).collect();
-                c.schedule = vec![skeleton; more];
-                c.slabs = None;
-                (format!("stage dispersion: {more} virtual stages a rank"), c)
-            }));
+            out.push((
+                out.len(),
+                Box::new(move || {
+                    let mut c = s.clone();
+                    c.cut = (1..more).map(|k| k * layers / more).collect();
+                    c.schedule = vec![skeleton; more];
+                    c.slabs = None;
+                    (format!("stage dispersion: {more} virtual stages a rank"), c)
+                }),
+            ));
         }
     }
     for i in 0..s.cut.len() {
@@ -307,7 +332,7 @@ fn placement_candidates(m: &Measured) -> Vec<Candidate<'_>> {
             let Some(to) = s.cut.get(i).and_then(|at| at.checked_add_signed(delta)) else {
                 continue;
             };
-            out.push(Box::new(move || {
+            out.push((out.len(), Box::new(move || {
                 let mut c = s.clone();
                 if let Some(x) = c.cut.get_mut(i) {
                     *x = to;
@@ -328,7 +353,7 @@ fn placement_candidates(m: &Measured) -> Vec<Candidate<'_>> {
                     ),
                     c,
                 )
-            }));
+            })));
         }
     }
     out
@@ -349,18 +374,21 @@ fn scheduling_candidates(m: &Measured) -> Vec<Candidate<'_>> {
     else {
         return Vec::new();
     };
-    vec![Box::new(move || {
-        let mut c = s.clone();
-        for k in &mut c.schedule {
-            if *k == from {
-                *k = to;
+    vec![(
+        0,
+        Box::new(move || {
+            let mut c = s.clone();
+            for k in &mut c.schedule {
+                if *k == from {
+                    *k = to;
+                }
             }
-        }
-        (
-            format!("split backward: {from} → {to} (F and I advanced, W delayed into bubbles)"),
-            c,
-        )
-    })]
+            (
+                format!("split backward: {from} → {to} (F and I advanced, W delayed into bubbles)"),
+                c,
+            )
+        }),
+    )]
 }
 
 /// Runs Algorithm 1 from `scenario`. `progress` sees every iteration as it ends; when it returns
@@ -406,25 +434,40 @@ pub fn tune_cancellable(
             Phase::Placement => placement_candidates(&current),
             Phase::Scheduling => scheduling_candidates(&current),
         };
-        // Each candidate simulates about as many events as the current pipeline.
-        let events = current.sim.derivation.order.graph.node_count().max(1);
-        let most = (options.work_budget / events).max(1);
-        let mut best: Option<(String, Measured)> = None;
-        for candidate in candidates.iter().take(most) {
+        // The events simulated so far this iteration; the next candidate is guessed as large
+        // as the last one tried (the current pipeline, at first).
+        let (mut used, mut last) = (0usize, current.sim.derivation.order.graph.node_count());
+        let mut best: Option<(usize, String, Measured)> = None;
+        let (mut tried, count) = (0, candidates.len());
+        for (order, candidate) in &candidates {
             if !keep_going() {
                 stopped = true;
                 break;
             }
+            if used > 0 && used.saturating_add(last) > options.work_budget {
+                break;
+            }
             let (change, s) = candidate();
-            let Some(m) = measure(s, options.sim) else {
+            // A candidate that grows the pipeline (finer virtual stages) past what the tuner
+            // may hold is not tried.
+            if check_use(&s, Use::Tune, MEMORY_LIMIT_BYTES, 0.0).is_err() {
+                continue;
+            }
+            let Some(m) = measure(s, options.sim, &mut *keep_going) else {
                 continue;
             };
-            let better = best.as_ref().is_none_or(|(_, b)| {
+            tried += 1;
+            last = m.sim.derivation.order.graph.node_count();
+            used = used.saturating_add(last);
+            let better = best.as_ref().is_none_or(|(o, _, b)| {
                 let (ka, kb) = (m.key(cap), b.key(cap));
-                ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1)).is_lt()
+                ka.0.total_cmp(&kb.0)
+                    .then(ka.1.total_cmp(&kb.1))
+                    .then(order.cmp(o))
+                    .is_lt()
             });
             if better {
-                best = Some((change, m));
+                best = Some((*order, change, m));
             }
         }
         if stopped {
@@ -433,7 +476,7 @@ pub fn tune_cancellable(
         drop(candidates);
         let eps = 1e-9 * current.sim.makespan_s.abs().max(f64::MIN_POSITIVE);
         let (change, taken) = match best {
-            Some((change, m)) => {
+            Some((_, change, m)) => {
                 let (new, old) = (m.key(cap), current.key(cap));
                 let better = new.0 < old.0 - eps || (new.0 <= old.0 + eps && new.1 < old.1 - eps);
                 let change = if better {
@@ -467,6 +510,8 @@ pub fn tune_cancellable(
             makespan_s: current.sim.makespan_s,
             peak_bytes: current.sim.peak_memory_bytes(),
             bubbles: b,
+            tried,
+            candidates: count,
         };
         let go_on = progress(&it);
         iterations.push(it);
