@@ -137,7 +137,12 @@ impl Command {
                     *crate::state::view::LANE_HEIGHTS.end(),
                 );
             }
-            Command::ToggleSearch => studio.view.search.open = !studio.view.search.open,
+            Command::ToggleSearch => {
+                let search = &mut studio.view.search;
+                search.open = !search.open;
+                search.focus = search.open;
+            }
+            Command::SearchFocused => studio.view.search.focus = false,
             Command::CloseSearch => studio.view.search.open = false,
             Command::SearchText(text) => {
                 studio.view.search.text = text;

@@ -102,6 +102,8 @@ pub enum Command {
     FitAll,
     LaneHeight(f32),
     ToggleSearch,
+    /// The search field has taken the keyboard.
+    SearchFocused,
     CloseSearch,
     SearchText(String),
     /// Goes to the next search match.

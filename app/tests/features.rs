@@ -137,6 +137,23 @@ fn search_finds_actions_microbatches_and_stages() {
     harness.get_by_label_contains("`4x0` is not a search term");
 }
 
+/// Ctrl+F opened the search without focusing its field (issue 25): typing right after it
+/// searches.
+#[test]
+fn ctrl_f_then_typing_searches() {
+    let mut harness = harness();
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::F);
+    harness.run();
+    harness.event(egui::Event::Text("mb 7".into()));
+    harness.run();
+    assert_eq!(harness.state().view.search.text, "mb 7");
+    harness.get_by_label("10 match(es)");
+    assert!(
+        !harness.state().view.search.focus,
+        "asked once, not every frame"
+    );
+}
+
 #[test]
 fn transfers_name_themselves_on_hover() {
     let mut harness = harness();

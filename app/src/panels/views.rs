@@ -116,6 +116,10 @@ fn search_ui(ui: &mut Ui, studio: &Studio, matches: usize, out: &mut Vec<Command
                     .desired_width(220.0),
             )
             .labelled_by(name.id);
+        if search.focus {
+            response.request_focus();
+            out.push(Command::SearchFocused);
+        }
         if response.changed() {
             out.push(Command::SearchText(text));
         }

@@ -48,6 +48,9 @@ impl Selection {
 #[derive(Debug, Clone, Default)]
 pub struct Search {
     pub open: bool,
+    /// The field takes the keyboard on the next frame (set when the search opens, so Ctrl+F
+    /// then typing searches).
+    pub focus: bool,
     pub text: String,
     /// Why the text is not a search, when it is not.
     pub error: Option<String>,
