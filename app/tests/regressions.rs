@@ -618,22 +618,10 @@ mod hostile {
         for file in files {
             harness.state_mut().open_given(vec![file.clone()]);
             // The longest (a nested owner search over 64 ranks and 1,024 microbatches) takes
-            // seconds in a debug build: wait for the work itself, at most a minute.
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-            loop {
-                harness.step();
-                let s = harness.state();
-                if s.io.opening.is_none() && s.derived.running().is_none() {
-                    break;
-                }
-                assert!(
-                    std::time::Instant::now() < deadline,
-                    "{}: still busy",
-                    file.display()
-                );
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            harness.run();
+            // seconds in a debug build: wait for the work itself.
+            common::wait(&mut harness, |s| {
+                s.io.opening.is_none() && s.derived.running().is_none()
+            });
             let s = harness.state();
             let opened = s
                 .source()
