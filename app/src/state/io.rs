@@ -47,6 +47,16 @@ impl Io {
     pub fn remember(&mut self, name: &str) {
         files::remember(&mut self.recent, name);
     }
+
+    /// Stops the reading of files under way, if any (its result is never applied); whether
+    /// there was one.
+    fn stop_opening(&mut self) -> bool {
+        let job = self.opening.take();
+        if let Some(job) = &job {
+            job.cancel();
+        }
+        job.is_some()
+    }
 }
 
 impl Studio {
@@ -61,9 +71,7 @@ impl Studio {
     /// bytes): a scenario naming one says so when it derives.
     pub fn open_text(&mut self, text: &str, source: &str, path: Option<PathBuf>) -> bool {
         // What the user opens now wins over a file still being read.
-        if let Some(job) = self.io.opening.take() {
-            job.cancel();
-        }
+        self.io.stop_opening();
         let parsed = Scenario::from_json_str(text, source)
             .map_err(|e| e.to_string())
             .and_then(|s| files::with_orders_csv(s, path.as_deref(), &mut |_| true));
@@ -111,8 +119,7 @@ impl Studio {
 
     /// Stops reading the files being opened; the document stays as it is.
     pub fn cancel_opening(&mut self) {
-        if let Some(job) = self.io.opening.take() {
-            job.cancel();
+        if self.io.stop_opening() {
             self.inform("opening cancelled: the document is unchanged".into());
         }
     }
@@ -142,18 +149,17 @@ impl Studio {
         };
         // The SVG is built beside what the window holds (the simulation and its timeline):
         // refused when it would not fit (rule `memory` for the export's own peak).
-        use mpipe::algebra::budget::{BYTES_PER_EVENT, MEMORY_LIMIT_BYTES, RENDER_BYTES_PER_EVENT};
-        let events = shown.sim.derivation.order.graph.node_count() as f64;
-        let needs = events
-            * (BYTES_PER_EVENT + super::derived::SCENE_BYTES_PER_EVENT + RENDER_BYTES_PER_EVENT);
-        if needs > MEMORY_LIMIT_BYTES {
-            let message = format!(
-                "{}: cannot export: rendering {events} events as SVG beside the window's timeline needs about {}, more than the {} this version allows",
-                path.display(),
-                mpipe::vocab::units::gib(needs),
-                mpipe::vocab::units::gib(MEMORY_LIMIT_BYTES)
-            );
-            self.fail(message);
+        let events = shown.sim.derivation.order.graph.node_count() as u64;
+        if let Err(e) = mpipe::algebra::budget::check_held(
+            events,
+            mpipe::algebra::budget::Use::Render,
+            mpipe::algebra::budget::MEMORY_LIMIT_BYTES,
+            super::derived::SCENE_BYTES_PER_EVENT,
+        ) {
+            self.fail(format!(
+                "{}: cannot export: {e} (with the app's timeline)",
+                path.display()
+            ));
             return;
         }
         let svg = mpipe::report::svg::render(&shown.name, &shown.sim);
@@ -298,9 +304,7 @@ impl Studio {
         if paths.is_empty() {
             return;
         }
-        if let Some(old) = self.io.opening.take() {
-            old.cancel();
-        }
+        self.io.stop_opening();
         match Job::spawn("mpipe open", move |control| {
             files::sort_given(paths, &mut |f| control.keep_going(f))
         }) {

@@ -170,6 +170,26 @@ pub fn check_use(
     extra_per_event: f64,
 ) -> Result<(), OverBudget> {
     let e = estimate(s);
+    over_budget(e, how, limit, extra_per_event)
+}
+
+/// [`check_use`] for a simulation already held, of `events` events (its owner search, if any,
+/// done): what `how` adds to it must fit too.
+pub fn check_held(
+    events: u64,
+    how: Use,
+    limit: f64,
+    extra_per_event: f64,
+) -> Result<(), OverBudget> {
+    let e = Estimate {
+        events,
+        bytes: events as f64 * BYTES_PER_EVENT,
+    };
+    over_budget(e, how, limit, extra_per_event)
+}
+
+/// The peak of doing `how` with a simulation of estimate `e`, against `limit`.
+fn over_budget(e: Estimate, how: Use, limit: f64, extra_per_event: f64) -> Result<(), OverBudget> {
     let bytes =
         e.bytes * how.simulations() + e.events as f64 * (extra_per_event + how.output_per_event());
     if bytes > limit {
@@ -216,6 +236,11 @@ mod tests {
                 "exporting it as a Chrome trace",
                 e.bytes + e.events as f64 * EXPORT_BYTES_PER_EVENT
             ))
+        );
+        // A simulation already held counts its events at one simulation's bytes each.
+        assert_eq!(
+            check_held(1000, Use::Render, 0.0, 200.0).map_err(|o| o.bytes),
+            Err(1000.0 * (BYTES_PER_EVENT + 200.0 + RENDER_BYTES_PER_EVENT))
         );
         for how in [Use::Tune, Use::Render, Use::Export] {
             assert!(check_use(&s, how, limit, 0.0).is_err());

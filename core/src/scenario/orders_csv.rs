@@ -29,7 +29,7 @@ const COMMUNICATION: [&str; 10] = [
 ];
 
 /// Orders read from a CSV, and where each came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CsvOrders {
     /// Per rank, its compute steps in action notation, as a scenario's `orders` holds them.
     pub orders: Vec<Vec<String>>,
@@ -91,13 +91,8 @@ pub struct CsvLimits {
 /// Reads a pipeline CSV (`text`, from `file`): one row per rank, within `limits`. Errors name the
 /// file, line and column of the cell.
 pub fn read(text: &str, file: &str, limits: CsvLimits) -> Result<CsvOrders, ScenarioError> {
-    let read = read_cancellable(text, file, limits, &mut |_| true)?;
     // Never stopped: `keep_going` always says go on.
-    Ok(read.unwrap_or(CsvOrders {
-        orders: Vec::new(),
-        positions: Vec::new(),
-        skipped: 0,
-    }))
+    Ok(read_cancellable(text, file, limits, &mut |_| true)?.unwrap_or_default())
 }
 
 /// How many cells are read between two calls of `keep_going`.

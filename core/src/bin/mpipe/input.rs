@@ -199,9 +199,11 @@ pub fn simulate_file_for(
     sim: SimArgs,
     how: mpipe::algebra::budget::Use,
 ) -> Result<(Scenario, Simulation), InputError> {
-    let (scenario, text) = read_scenario(path)?;
-    memory_for(&scenario, &text, path, how)?;
-    simulate_file(path, sim)
+    // The file is read once: checked for the command's peak, then derived as it was read.
+    let loaded = load_scenario(path, None)?;
+    memory_for(&loaded.scenario, &loaded.text, path, how)?;
+    let (scenario, d) = derive_loaded(path, loaded, Some(sim.options()))?;
+    Ok((scenario, mpipe::sim::run::run(d, sim.options())))
 }
 
 pub fn simulate_file(path: &Path, sim: SimArgs) -> Result<(Scenario, Simulation), InputError> {
@@ -344,11 +346,20 @@ pub fn derive_file_with(
     tuning: Option<SimOptions>,
     orders_csv: Option<&Path>,
 ) -> Result<(Scenario, mpipe::Derivation), InputError> {
+    derive_loaded(path, load_scenario(path, orders_csv)?, tuning)
+}
+
+/// [`derive_file_with`] of a file already read.
+fn derive_loaded(
+    path: &Path,
+    loaded: Loaded,
+    tuning: Option<SimOptions>,
+) -> Result<(Scenario, mpipe::Derivation), InputError> {
     let Loaded {
         scenario,
         text,
         csv,
-    } = load_scenario(path, orders_csv)?;
+    } = loaded;
     let file = path.display().to_string();
     let derived = derive(&scenario).and_then(|d| match tuning {
         Some(options) => mpipe::tune::owners::tune(&scenario, d, options, &mut |_| true),
