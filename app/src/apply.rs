@@ -47,7 +47,7 @@ impl Command {
                     DialogResult::Open => {}
                     DialogResult::Cancelled => studio.io.dialog = None,
                     DialogResult::Chosen(chosen) => {
-                        studio.io.dialog = None;
+                        studio.io.folder = studio.io.dialog.take().map(|d| d.dir);
                         Command::from(chosen).apply(studio, ctx);
                     }
                 }

@@ -27,6 +27,7 @@ impl Studio {
         let (drawn, frame) = crate::panels::window_ui(ui, self);
         commands.extend(drawn);
         self.view.chart_rects = frame.chart_rects;
+        self.view.figure_rect = frame.figure_rect;
         self.view.timeline_x = frame.timeline_x;
         self.view.memory_frame = frame.memory_frame;
         if let Some(dialog) = &self.io.dialog {

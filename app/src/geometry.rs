@@ -137,26 +137,90 @@ pub struct Item {
     pub label: Option<String>,
     /// Which half of an overlapped pair the (single) event is: the pair is drawn as one box.
     pub pair: Option<PairHalf>,
+    /// A merged run's busy time by colour (one entry, the event's own, for a single event).
+    pub mix: Mix,
+}
+
+/// How long a merged run spends in each colour (region and phase): the first [`MIX_PARTS`]
+/// colours met, the rest together, so that a zoomed-out box shows its mix rather than its first
+/// event's colour (a 1F1B steady state at P = 64 used to look all-backward).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Mix {
+    /// `(region, phase, seconds)` of the colours met, in the order met.
+    pub parts: [Option<(usize, Phase, f64)>; MIX_PARTS],
+    /// Seconds in the colours beyond those.
+    pub other_s: f64,
+}
+
+/// The colours a merged box keeps apart.
+pub const MIX_PARTS: usize = 4;
+
+impl Mix {
+    /// The mix of one event.
+    pub fn of(s: &Span) -> Mix {
+        let mut mix = Mix::default();
+        mix.add(s);
+        mix
+    }
+
+    /// Adds `s`'s busy time to its colour.
+    pub fn add(&mut self, s: &Span) {
+        let d = (s.end - s.start).max(0.0);
+        for part in &mut self.parts {
+            match part {
+                Some((region, phase, secs)) if *region == s.region && *phase == s.phase => {
+                    *secs += d;
+                    return;
+                }
+                None => {
+                    *part = Some((s.region, s.phase, d));
+                    return;
+                }
+                Some(_) => {}
+            }
+        }
+        self.other_s += d;
+    }
+
+    /// All the busy time.
+    pub fn total_s(&self) -> f64 {
+        self.parts.iter().flatten().map(|p| p.2).sum::<f64>() + self.other_s
+    }
+
+    /// Each colour's share of the busy time, the largest first (`None`: the colours beyond
+    /// [`MIX_PARTS`]), shares summing to 1.
+    pub fn shares(&self) -> Vec<(Option<(usize, Phase)>, f64)> {
+        let total = self.total_s();
+        if total <= 0.0 {
+            return self
+                .parts
+                .iter()
+                .flatten()
+                .take(1)
+                .map(|p| (Some((p.0, p.1)), 1.0))
+                .collect();
+        }
+        let mut out: Vec<(Option<(usize, Phase)>, f64)> = self
+            .parts
+            .iter()
+            .flatten()
+            .map(|p| (Some((p.0, p.1)), p.2 / total))
+            .collect();
+        if self.other_s > 0.0 {
+            out.push((None, self.other_s / total));
+        }
+        out.sort_by(|a, b| b.1.total_cmp(&a.1));
+        out
+    }
 }
 
 pub use mpipe::view::scene::label_width;
 
-/// Decimal digits of `n`.
-fn digits(n: usize) -> usize {
-    n.checked_ilog10().map_or(1, |d| d as usize + 1)
-}
-
-/// The label of a span `width` pixels wide: its action (`4F0`, naming the stage) when that fits,
-/// else its microbatch, else none. Nothing is formatted for a box too narrow for either.
+/// The label of a span `width` pixels wide ([`mpipe::view::scene::chip_text`]: `4F0`, else
+/// `F0`, else `F` over `0`, else `0`, else none; the chart draws the two-line one small, and
+/// only its microbatch on lanes too short for two lines).
 fn label(s: &Span, width: f64) -> Option<String> {
-    let mb = digits(s.mb);
-    if width >= label_width(digits(s.stage) + 1 + mb) {
-        Some(format!("{}{}{}", s.stage, s.phase.code(), s.mb))
-    } else if width >= label_width(mb) {
-        Some(s.mb.to_string())
-    } else {
-        None
-    }
+    mpipe::view::scene::chip_text(s.stage, s.phase, s.mb, width, true)
 }
 
 /// Culls each lane to the view, merges runs of events narrower than a pixel (and touching within
@@ -184,6 +248,7 @@ pub fn render_items(lanes: &[Vec<Span>], view: &TimeView) -> Vec<Item> {
             {
                 item.x1 = item.x1.max(x1);
                 item.count += 1;
+                item.mix.add(s);
                 continue;
             }
             if let Some(done) = open.take() {
@@ -199,6 +264,7 @@ pub fn render_items(lanes: &[Vec<Span>], view: &TimeView) -> Vec<Item> {
                 count: 1,
                 label: label(s, x1 - x0),
                 pair: s.pair,
+                mix: Mix::of(s),
             });
         }
         if let Some(done) = open.take() {
@@ -326,7 +392,7 @@ mod tests {
         let indices: Vec<usize> = items.iter().map(|i| i.index).collect();
         assert_eq!(indices, [1]);
         assert_eq!((items[0].x0, items[0].x1), (5.0, 17.0));
-        assert_eq!(items[0].label.as_deref(), Some("1"));
+        assert_eq!(items[0].label.as_deref(), Some("F\n1"));
     }
 
     #[test]
@@ -367,19 +433,24 @@ mod tests {
         assert!(items.len() <= 10, "{}", items.len());
         assert_eq!(items.iter().map(|i| i.count).sum::<usize>(), 1000);
         assert!(items.iter().all(|i| i.label.is_none()));
-        // One digit needs 7 + 4 = 11 px: a 10 px box stays unlabelled, an 11 px box is labelled;
+        // One digit needs 7 + 4 = 11 px; the phase over it, in smaller text, 5.5 + 2 = 7.5 px;
         // the action `4F9` needs 25 px.
         let items = render_items(
             &[vec![
                 span(0.0, 10.0, 7),
                 span(20.0, 31.0, 8),
                 span(40.0, 65.0, 9),
+                span(70.0, 88.0, 6),
+                span(90.0, 97.0, 5),
             ]],
             &unit_view(0.0, 100.0),
         );
-        assert_eq!(items[0].label, None);
-        assert_eq!(items[1].label.as_deref(), Some("8"));
+        assert_eq!(items[0].label.as_deref(), Some("F\n7"));
+        assert_eq!(items[1].label.as_deref(), Some("F\n8"));
         assert_eq!(items[2].label.as_deref(), Some("4F9"));
+        // Between the two, the phase and the microbatch: `F6` needs 2 · 7 + 4 = 18 px.
+        assert_eq!(items[3].label.as_deref(), Some("F6"));
+        assert_eq!(items[4].label, None);
     }
 
     #[test]
@@ -402,9 +473,45 @@ mod tests {
         assert_eq!(layout.hit(10.0 + 4.0 * 38.0 + 1.0, 4), None);
     }
 
+    /// Zoomed out, a merged box took its first event's colour (issue 25, item 2): a 1F1B steady
+    /// state of one forward (1 s) and one backward (2 s) after another read all-forward.
     #[test]
-    fn digits_count_decimal_places() {
-        assert_eq!([0, 9, 10, 99, 100, 12345].map(digits), [1, 1, 2, 2, 3, 5]);
+    fn merged_boxes_keep_their_mix() {
+        let lane: Vec<Span> = (0..600)
+            .map(|i| {
+                let t = (i / 2) as f64 * 3.0 + if i % 2 == 0 { 0.0 } else { 1.0 };
+                let mut s = span(t, t + if i % 2 == 0 { 1.0 } else { 2.0 }, i);
+                if i % 2 == 1 {
+                    s.phase = Phase::Backward;
+                }
+                s
+            })
+            .collect();
+        // 900 s on 100 px: every box merges many events.
+        let items = render_items(&[lane], &TimeView::new(0.0, 900.0, 0.0, 100.0));
+        assert!(!items.is_empty());
+        assert!(items.iter().all(|i| i.count > 1));
+        for item in &items {
+            let shares = item.mix.shares();
+            assert_eq!(shares.len(), 2, "{shares:?}");
+            assert_eq!(shares[0].0, Some((1, Phase::Backward)));
+            assert!((shares[0].1 - 2.0 / 3.0).abs() < 0.02, "{shares:?}");
+            assert_eq!(shares[1].0, Some((1, Phase::Forward)));
+        }
+        // More colours than a box keeps apart: the rest are counted together.
+        let mut mix = Mix::default();
+        for region in 0..6 {
+            let mut s = span(0.0, 1.0, region);
+            s.region = region;
+            mix.add(&s);
+        }
+        assert_eq!(mix.other_s, 2.0);
+        assert_eq!(mix.total_s(), 6.0);
+        assert!(
+            mix.shares().contains(&(None, 1.0 / 3.0)),
+            "{:?}",
+            mix.shares()
+        );
     }
 
     #[test]

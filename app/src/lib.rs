@@ -21,6 +21,8 @@ pub use state::Studio;
 pub const SESSION_KEY: &str = "mpipe-studio/scenario";
 /// The key of the recent-files list.
 pub const RECENT_KEY: &str = "mpipe-studio/recent";
+/// The key of the folder the file dialogs last confirmed in.
+pub const FOLDER_KEY: &str = "mpipe-studio/folder";
 
 /// The eframe application.
 #[derive(Debug, Default)]
@@ -44,6 +46,9 @@ impl StudioApp {
         {
             app.studio.io.recent = recent;
         }
+        app.studio.io.folder = storage
+            .and_then(|s| s.get_string(FOLDER_KEY))
+            .map(std::path::PathBuf::from);
         app
     }
 }
@@ -59,6 +64,9 @@ impl eframe::App for StudioApp {
         }
         if let Ok(recent) = serde_json::to_string(&self.studio.io.recent) {
             storage.set_string(RECENT_KEY, recent);
+        }
+        if let Some(folder) = self.studio.io.folder.as_ref().and_then(|f| f.to_str()) {
+            storage.set_string(FOLDER_KEY, folder.to_string());
         }
     }
 }

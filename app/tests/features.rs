@@ -227,9 +227,11 @@ fn several_baselines_compare_on_one_time_axis() {
     harness.get_by_label_contains(&format!("speedup of the current schedule: {a:.3}×"));
     harness.get_by_label_contains(&format!("speedup of the current schedule: {b:.3}×"));
     // Their memory curves join the plot, dashed, and each has `mpipe compare`'s table.
-    harness.get_by_label("A rank 0");
-    harness.get_by_label("B rank 3");
-    harness.get_by_label_contains("Per rank: A: ").click();
+    // (the legend beside the plot says how: dashed, with the baselines' letters)
+    harness.get_by_label("dashed: baseline A, B");
+    harness
+        .get_by_label("Per rank: baseline A vs the current schedule (now)")
+        .click();
     harness.run();
     harness.get_by_label("busy A");
     harness.get_by_label("Δ peak mem");

@@ -11,7 +11,8 @@
 mod common;
 
 use common::{
-    choose, drag, edit, harness, harness_on, hover, sized, temp_dir, timeline_point, type_into,
+    choose, drag, edit, harness, harness_on, hover, on_sample, sized, temp_dir, timeline_point,
+    type_into, wait,
 };
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -786,4 +787,348 @@ fn a_long_orders_csv_is_read_on_a_worker_and_cancel_stops_it() {
     assert!(harness.state().io.opening.is_none());
     harness.get_by_label_contains("opening cancelled: the document is unchanged");
     assert_eq!(harness.state().rank_actions(0), before);
+}
+
+/// Every chart was named by the document: pinning 1F1B, then gpipe, then zb1p under looped_bfs
+/// read "8-layer LLM, 1F1B" four times; baseline B's table was headed "B: … (A) vs current (B)";
+/// the UMA sample still said "k = 4" after choosing k = 8 (issue 25, item 1).
+#[test]
+fn charts_are_named_by_the_schedule_they_show_and_letters_stay_straight() {
+    // Tall enough for four charts and the comparison under them.
+    let mut studio = Studio::empty();
+    studio.open_sample(sample("1f1b.json"));
+    let mut h = sized(studio, egui::vec2(1500.0, 2600.0), 0.25);
+    let switch = |h: &mut Harness<'static, Studio>, skeleton| {
+        edit(
+            h,
+            Edit::Skeleton {
+                region: 1,
+                skeleton,
+            },
+        );
+        wait(h, |s| {
+            s.shown()
+                .is_some_and(|x| x.title.starts_with(skeleton.name()))
+        });
+    };
+    h.get_by_label("Pin as baseline").click();
+    h.run();
+    switch(&mut h, mpipe::schedules::GPIPE);
+    h.get_by_label("Pin as baseline").click();
+    h.run();
+    switch(&mut h, mpipe::schedules::ZB1P);
+    h.get_by_label("Pin as baseline").click();
+    h.run();
+    switch(&mut h, mpipe::schedules::LOOPED_BFS);
+    let document = "(document: 8-layer LLM, 1F1B)";
+    h.get_by_label(&format!("Baseline A: 1f1b · P = 4 · M = 8 {document}"));
+    h.get_by_label(&format!("Baseline B: gpipe · P = 4 · M = 8 {document}"));
+    h.get_by_label(&format!("Baseline C: zb1p · P = 4 · M = 8 {document}"));
+    h.get_by_label_contains("Current: looped_bfs · P = 4 · M = 8");
+    // Baseline B's table: its columns carry B's letter, the current schedule's say "now".
+    h.get_by_label("Per rank: baseline B vs the current schedule (now)")
+        .click();
+    h.run();
+    h.get_by_label("busy B");
+    h.get_by_label("busy now");
+    assert!(h.query_by_label("busy A").is_none());
+
+    let mut h = on_sample("uma-1.2b.json");
+    h.get_by_label_contains("wavek · P = 4 · M = 32 · k = 4 (document: ");
+    edit(&mut h, Edit::WaveK(Some(8)));
+    wait(&mut h, |s| {
+        s.shown().is_some_and(|x| x.title.contains("k = 8"))
+    });
+    h.get_by_label_contains("wavek · P = 4 · M = 32 · k = 8 (document: ");
+}
+
+/// The three designs' step-time plot had no numbers on its y axis and hovering a point showed no
+/// value; the memory plot labelled one y tick ("10") on a 3–16 GB axis and one time where the
+/// timeline above labels one every 2 s; WaveK's plots one each (issue 25, items 3 and 4).
+#[test]
+fn plots_number_their_axes_and_say_the_hovered_value() {
+    let mut h = sized(Studio::default(), egui::vec2(1500.0, 2600.0), 0.25);
+    let c = common::run_analysis(
+        &mut h,
+        "Three designs (BigMac): step time and memory against M",
+        "Compare the designs",
+        |s| &s.analyses.designs,
+    );
+    for id in ["designs makespan", "designs memory"] {
+        let (y, x) = common::axis_numbers(&h, id);
+        assert!(y.len() >= 3, "{id}: y ticks {y:?}");
+        assert!(x.len() >= 3, "{id}: x ticks {x:?}");
+    }
+    // Hovering the nested design's point at M = 8 names it and says both values.
+    let point = c
+        .points
+        .iter()
+        .find(|p| p.design == mpipe::tune::designs::Design::Nested && p.microbatches == 8)
+        .unwrap();
+    let t = mpipe_studio::panels::plots::transform_of(&h.ctx, "designs makespan").unwrap();
+    let at = t.position_from_point(&egui_plot::PlotPoint::new(8.0, point.makespan_s));
+    hover(&mut h, at);
+    let said = format!(
+        "nested\nM = 8\nstep time (s) = {}",
+        mpipe_studio::panels::plots::value(point.makespan_s)
+    );
+    assert!(
+        common::painted_texts(&h).iter().any(|(t, _)| *t == said),
+        "no hover label {said:?}"
+    );
+    // The memory plot: several numbers on each axis, as many times as the timeline labels.
+    let (y, x) = common::axis_numbers(&h, "memory");
+    assert!(y.len() >= 3, "memory y ticks {y:?}");
+    let chart = h.state().view.chart_rects[0];
+    let gantt = common::painted_texts(&h)
+        .iter()
+        .filter(|(t, r)| {
+            chart.contains(r.center())
+                && t.strip_suffix(" s")
+                    .is_some_and(|n| n.parse::<f64>().is_ok())
+        })
+        .count();
+    assert!(
+        x.len() >= 4 && x.len() + 2 >= gantt,
+        "memory x ticks {x:?}, timeline {gantt}"
+    );
+}
+
+/// Under a V placement the lane's "stages a, b" was drawn over its "rank N" (issue 25, item 7):
+/// at the default lane height and on taller lanes, the two never overlap.
+#[test]
+fn a_v_placements_stage_label_is_clear_of_the_rank_name() {
+    // The 1F1B sample cut in two, both arms zbv (placed as a V: rank 0 holds stages 0 and 7).
+    let mut h = on_sample("1f1b.json");
+    edit(&mut h, Edit::AddCut { at: 4 });
+    for region in [1, 2] {
+        edit(
+            &mut h,
+            Edit::Skeleton {
+                region,
+                skeleton: mpipe::schedules::ZBV,
+            },
+        );
+    }
+    wait(&mut h, |s| {
+        s.shown().is_some_and(|x| x.title.starts_with("zbv"))
+    });
+    for lane_height in [24.0, 40.0] {
+        h.state_mut().apply(Command::LaneHeight(lane_height));
+        h.run();
+        let texts = common::painted_texts(&h);
+        let find = |label: &str| {
+            texts
+                .iter()
+                .find(|(t, _)| t == label)
+                .map(|(_, r)| *r)
+                .unwrap_or_else(|| panic!("no {label:?} painted"))
+        };
+        let rank = find("rank 0");
+        let stages = find("stages 0, 7");
+        assert!(
+            !rank.intersects(stages),
+            "lanes of {lane_height} px: {rank:?} and {stages:?}"
+        );
+    }
+}
+
+/// The file dialogs did not share a folder (Export SVG opened on the working directory after
+/// Export PNG went elsewhere, and one click wrote into the project); Enter in the file-name field
+/// did not save; Export PNG wrote the Gantt alone — no title, legend or memory (issue 25, item 8).
+#[test]
+fn file_dialogs_share_a_folder_enter_saves_and_png_is_the_whole_figure() {
+    let dir = temp_dir("shared-folder");
+    let mut h = sized(Studio::default(), egui::vec2(1500.0, 1600.0), 0.25);
+    let menu = |h: &mut Harness<'static, Studio>, item: &str| {
+        h.get_by_label("File").click();
+        h.run();
+        h.get_by_label(item).click();
+        h.run();
+    };
+    menu(&mut h, "Export PNG…");
+    type_into(&mut h, "Folder", dir.to_str().unwrap());
+    h.get_by_label("Go").click();
+    h.run();
+    type_into(&mut h, "File name", "figure");
+    h.key_press(egui::Key::Enter);
+    h.run();
+    assert!(h.state().io.dialog.is_none(), "Enter did not export");
+    wait(&mut h, |s| s.io.png.is_none());
+    let written = dir.join("figure.png");
+    assert_eq!(
+        h.state().notice.as_ref().map(|n| n.text.clone()),
+        Some(format!("exported {}", written.display()))
+    );
+    // The figure: the title above the timeline, the legend, and the memory plot under it.
+    let rect = h.state().view.figure_rect.unwrap();
+    let title = h.state().shown().unwrap().title.clone();
+    assert!(
+        rect.contains_rect(h.get_by_label(&title).rect()),
+        "{rect:?}"
+    );
+    assert!(
+        rect.contains_rect(h.get_by_label("idle: a bubble").rect()),
+        "{rect:?}"
+    );
+    let memory = mpipe_studio::panels::plots::transform_of(&h.ctx, "memory").unwrap();
+    assert!(rect.contains_rect(*memory.frame()), "{rect:?}");
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(&written).unwrap(),
+    ));
+    let info = decoder.read_info().unwrap();
+    let ppp = h.ctx.pixels_per_point();
+    let (w, hgt) = (info.info().width, info.info().height);
+    assert_eq!(
+        (w, hgt),
+        (
+            (rect.right() * ppp).round() as u32 - (rect.left() * ppp).round() as u32,
+            (rect.bottom() * ppp).round() as u32 - (rect.top() * ppp).round() as u32
+        )
+    );
+    // Export SVG opens where the PNG went, and Enter writes it there.
+    menu(&mut h, "Export SVG…");
+    assert_eq!(h.state().io.dialog.as_ref().unwrap().dir, dir);
+    type_into(&mut h, "File name", "timeline");
+    h.key_press(egui::Key::Enter);
+    h.run();
+    assert!(dir.join("timeline.svg").is_file());
+}
+
+/// At the default zoom the lanes of VPP-3, zero bubble and UMA showed digits only (issue 25,
+/// item 5): a box too narrow for `4F0` now says its phase and microbatch (`F0`, `I3`, `BE2`).
+#[test]
+fn lanes_at_the_default_zoom_say_forward_or_backward() {
+    // UMA at M = 8 (at its M = 32 its chips are too narrow for any label at this width).
+    for (file, skeleton, microbatches) in [
+        ("vpp3.json", None, None),
+        ("1f1b.json", Some(mpipe::schedules::ZB1P), None),
+        ("uma-1.2b.json", None, Some(8)),
+    ] {
+        let mut h = on_sample(file);
+        if let Some(skeleton) = skeleton {
+            edit(
+                &mut h,
+                Edit::Skeleton {
+                    region: 1,
+                    skeleton,
+                },
+            );
+        }
+        if let Some(m) = microbatches {
+            edit(&mut h, Edit::Microbatches(m));
+        }
+        wait(&mut h, |s| {
+            s.shown().is_some_and(|x| {
+                skeleton.is_none_or(|k| x.title.starts_with(k.name()))
+                    && microbatches.is_none_or(|m| x.title.contains(&format!("M = {m} ")))
+            })
+        });
+        let chart = *h.state().view.chart_rects.last().unwrap();
+        let labels: Vec<String> = common::painted_texts(&h)
+            .into_iter()
+            .filter(|(t, r)| {
+                chart.contains(r.center())
+                    && !t.is_empty()
+                    && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '\n')
+                    && t.chars().any(|c| c.is_ascii_digit())
+                    && !t.starts_with("rank")
+            })
+            .map(|(t, _)| t)
+            .collect();
+        let digits_only = labels
+            .iter()
+            .filter(|t| t.chars().all(|c| c.is_ascii_digit()))
+            .count();
+        assert!(!labels.is_empty(), "{file}");
+        // (UMA's FE and FF chips of 11–14 px still say only their microbatch: two-letter
+        // phases need 15 px even stacked; vpp3 had half its labels digits only.)
+        assert!(digits_only * 4 <= labels.len(), "{file}: {labels:?}");
+    }
+}
+
+/// A wavefront of mixed skeletons (`uniform-wavefront`) had no one-click fix (issue 25, item 9):
+/// choosing zb1p for one of VPP-3's regions now offers to set every Sharded region to it.
+#[test]
+fn a_mixed_wavefront_is_made_uniform_in_one_click() {
+    let mut h = on_sample("vpp3.json");
+    edit(
+        &mut h,
+        Edit::Skeleton {
+            region: 2,
+            skeleton: mpipe::schedules::ZB1P,
+        },
+    );
+    wait(&mut h, |s| s.error().is_some());
+    h.get_by_label_contains("rule `uniform-wavefront`");
+    h.get_by_label("Set every Sharded region (1, 2, 3) to zb1p")
+        .click();
+    h.run();
+    assert_eq!(
+        h.state().scenario().unwrap().schedule,
+        [mpipe::schedules::ZB1P; 3]
+    );
+    wait(&mut h, |s| {
+        s.error().is_none() && s.shown().is_some_and(|x| x.title.starts_with("zb1p"))
+    });
+    // One undo step brings the mixed schedule back.
+    h.get_by_label("Undo").click();
+    h.run();
+    assert_eq!(
+        h.state().scenario().unwrap().schedule[1],
+        mpipe::schedules::ZB1P
+    );
+    assert_eq!(
+        h.state().scenario().unwrap().schedule[0],
+        mpipe::schedules::ONE_F_ONE_B
+    );
+}
+
+/// An invalid edit dimmed the last valid chart but left its memory plot and per-rank table bright
+/// beside it, as if they described the document (issue 25, item 9).
+#[test]
+fn the_last_valid_schedules_memory_and_table_are_dimmed_with_its_chart() {
+    let mut h = sized(Studio::default(), egui::vec2(1500.0, 1600.0), 0.25);
+    for text in ["Memory per rank", "Per rank", "Collectives"] {
+        assert_eq!(common::painted_opacity(&h, text), 1.0, "{text}");
+    }
+    // 16 ranks for 12 backbone layers: invalid; the last valid schedule stays, dimmed.
+    edit(&mut h, Edit::Ranks(16));
+    wait(&mut h, |s| s.error().is_some());
+    for text in ["Memory per rank", "Per rank", "Collectives"] {
+        assert!(common::painted_opacity(&h, text) < 0.5, "{text}");
+    }
+    h.get_by_label("Undo").click();
+    wait(&mut h, |s| s.error().is_none());
+    assert_eq!(common::painted_opacity(&h, "Memory per rank"), 1.0);
+}
+
+/// Layer names were cut to 3–4 characters in the model table (issue 25, item 9): the field grows
+/// with its name (within bounds) so a name of ordinary length shows whole.
+#[test]
+fn the_model_table_shows_layer_names_whole() {
+    let mut h = on_sample("1f1b.json");
+    let name = "attention_blk";
+    edit(
+        &mut h,
+        Edit::LayerName {
+            layer: 0,
+            name: name.into(),
+        },
+    );
+    h.run();
+    let field = h
+        .get_all_by_label("layer")
+        .find(|n| n.value().as_deref() == Some(name))
+        .expect("the name's field")
+        .rect();
+    let text = common::painted_texts(&h)
+        .into_iter()
+        .find(|(t, _)| t == name)
+        .expect("the name painted")
+        .1;
+    assert!(
+        field.contains_rect(text),
+        "field {field:?} cuts the name {text:?}"
+    );
 }

@@ -16,7 +16,14 @@ use mpipe::workload::gars::Packing;
 use mpipe_studio::Studio;
 
 fn on_uma() -> Harness<'static, Studio> {
-    let mut harness = common::on_sample("uma-1.2b.json");
+    // Tall enough for the panels under the timeline and the memory plot.
+    let mut studio = Studio::empty();
+    let sample = mpipe_studio::samples::SAMPLES
+        .iter()
+        .find(|s| s.file == "uma-1.2b.json")
+        .unwrap();
+    studio.open_sample(sample);
+    let mut harness = common::sized(studio, egui::vec2(1500.0, 1800.0), 0.25);
     common::wait(&mut harness, |s| s.shown().is_some());
     harness
 }
@@ -37,6 +44,11 @@ fn the_wave_sweep_plots_k_and_applies_one_in_a_click() {
     assert_eq!(w.best_k, Some(8));
     harness.get_by_label_contains("best k within capacity: 8");
     harness.get_by_label("peak memory (GB, highest rank) against k");
+    // Both plots number their axes (each labelled one tick, "10" and "1", issue 25 item 4).
+    for id in ["wave sweep throughput", "wave sweep memory"] {
+        let (y, x) = common::axis_numbers(&harness, id);
+        assert!(y.len() >= 3 && x.len() >= 3, "{id}: y {y:?}, x {x:?}");
+    }
     let before = harness.state().scenario().cloned().unwrap();
     assert_eq!(before.wave_k, Some(4));
     harness.get_by_label("8").click();

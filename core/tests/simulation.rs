@@ -207,6 +207,33 @@ fn a_rank_that_owns_no_encodes_has_zero_encoder_work_not_minus_zero() {
     assert!(!text.contains("-0.000"), "{text}");
 }
 
+/// Under a nested encoder the table reported 6 s of "spill" for rank 0 and the chart drew red
+/// "encoder spill" boxes (issue 25, item 6): spill is transpose's concept. A nested encoder has
+/// no spill; how much it delays the backbone stays, as `sim.extra`.
+#[test]
+fn a_nested_encoder_has_no_spill_only_its_delay_of_the_backbone() {
+    let sample = |file: &str| {
+        let path = format!("{}/../samples/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        sim(&Scenario::from_json_str(&text, &path).unwrap())
+    };
+    for file in ["mllm-generation.json", "mllm-understanding.json"] {
+        let s = sample(file);
+        assert!(s.ranks.iter().all(|r| r.spill_s.is_none()), "{file}");
+        assert!(
+            s.ranks.iter().any(|r| r.simulated_extra_s.unwrap() > 0.0),
+            "{file}"
+        );
+        let scene = mpipe::view::scene::Scene::new(&s);
+        assert!(scene.lanes.iter().all(|l| l.spill.is_none()), "{file}");
+        let svg = mpipe::report::svg::render(file, &s);
+        assert!(!svg.contains("encoder spill"), "{file}");
+    }
+    // Transpose keeps its spill and draws it.
+    let s = sample("mpipe-vit-llm.json");
+    assert!(s.ranks.iter().all(|r| r.spill_s.is_some()));
+}
+
 #[test]
 fn without_a_transposed_encoder_the_encoder_fields_are_absent() {
     let s = sim(&uniform(ONE_F_ONE_B, 2, 2, 1));

@@ -192,6 +192,38 @@ fn a_wavefront_must_not_mix_skeletons() {
             "rule `uniform-wavefront`: the Sharded regions 1, 2 form one wavefront but mix skeletons (1f1b, gpipe); mixed skeletons in one wavefront are not defined yet".into()
         )
     );
+    // Its fix (issue 25, item 9): every Sharded region to the skeleton fewest of them run — the
+    // one just chosen, typically — and on a tie the first that differs; applied, it derives.
+    let remedy = |s: &Scenario| match mpipe::derive(s) {
+        Err(e) => e.remedy().unwrap(),
+        Ok(_) => panic!("valid"),
+    };
+    let fix = remedy(&s);
+    assert_eq!(fix.label, "Set every Sharded region (1, 2) to gpipe");
+    let mut fixed = s.clone();
+    fix.edit.apply(&mut fixed);
+    assert_eq!(fixed.schedule, [GPIPE, GPIPE]);
+    assert!(mpipe::derive(&fixed).is_ok());
+    let three = scenario(
+        uniform(12),
+        &[4, 8],
+        &[GPIPE, ONE_F_ONE_B, ONE_F_ONE_B],
+        2,
+        4,
+    );
+    let fix = remedy(&three);
+    assert_eq!(fix.label, "Set every Sharded region (1, 2, 3) to gpipe");
+    let three = scenario(
+        uniform(12),
+        &[4, 8],
+        &[ONE_F_ONE_B, GPIPE, ONE_F_ONE_B],
+        2,
+        4,
+    );
+    assert_eq!(
+        remedy(&three).label,
+        "Set every Sharded region (1, 2, 3) to gpipe"
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Comparing schedules: every pinned baseline with its makespan, the current schedule's speedup
 //! over it and an Unpin button, and per baseline the per-rank difference table `mpipe compare`
-//! prints (baseline as A, current as B).
+//! prints, its columns named by the baseline's own letter and "now" for the current schedule
+//! (`mpipe compare`'s A and B would clash with the baselines' letters).
 
 use super::stats::table_ui;
 use crate::command::Command;
@@ -29,33 +30,44 @@ pub fn compare_ui(ui: &mut Ui, studio: &Studio) -> Vec<Command> {
             }
         });
         if let Some(current) = current {
-            let heads: Vec<(&str, &str)> = COMPARE_COLUMNS
+            let letter = baseline_letter(&b.name);
+            let heads: Vec<(String, String)> = COMPARE_COLUMNS
                 .iter()
                 .map(|h| {
-                    (
-                        *h,
-                        if h.ends_with('A') {
-                            "the baseline"
-                        } else if h.ends_with('B') {
-                            "the current schedule"
-                        } else {
-                            ""
-                        },
-                    )
+                    if let Some(what) = h.strip_suffix(" A") {
+                        (format!("{what} {letter}"), format!("baseline {letter}"))
+                    } else if let Some(what) = h.strip_suffix(" B") {
+                        (format!("{what} now"), "the current schedule".to_string())
+                    } else if h.starts_with('Δ') {
+                        (h.to_string(), format!("now − baseline {letter}"))
+                    } else {
+                        (h.to_string(), String::new())
+                    }
                 })
                 .collect();
-            egui::CollapsingHeader::new(format!("Per rank: {} (A) vs current (B)", b.name))
-                .id_salt(("compare", i))
-                .show(ui, |ui| {
-                    table_ui(
-                        ui,
-                        &format!("compare-{i}"),
-                        &heads,
-                        &compare_rows(&b.shown.sim, &current.sim),
-                        |_, _| false,
-                    );
-                });
+            let heads: Vec<(&str, &str)> = heads
+                .iter()
+                .map(|(h, t)| (h.as_str(), t.as_str()))
+                .collect();
+            egui::CollapsingHeader::new(format!(
+                "Per rank: baseline {letter} vs the current schedule (now)"
+            ))
+            .id_salt(("compare", i))
+            .show(ui, |ui| {
+                table_ui(
+                    ui,
+                    &format!("compare-{i}"),
+                    &heads,
+                    &compare_rows(&b.shown.sim, &current.sim),
+                    |_, _| false,
+                );
+            });
         }
     }
     out
+}
+
+/// A baseline's letter (`B` of `B: gpipe · P = 4 · M = 8 …`).
+pub fn baseline_letter(name: &str) -> &str {
+    name.split(':').next().unwrap_or("")
 }

@@ -2,10 +2,11 @@
 //! and the highest rank's peak memory against M, with the device's capacity, and a button to make
 //! the scenario any of them.
 
+use super::plots::{self, Entry};
 use crate::command::Command;
 use crate::state::Studio;
 use egui::{Color32, RichText, Ui};
-use egui_plot::{HLine, Legend, Line, Plot, PlotPoints};
+use egui_plot::{HLine, Line, Plot, PlotPoints};
 use mpipe::tune::designs::{Design, DesignComparison, DesignPoint};
 
 /// The designs section.
@@ -34,15 +35,27 @@ pub fn designs_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
             for (design, why) in &c.refused {
                 ui.label(RichText::new(format!("{}: {why}", design.name())).small());
             }
+            let mut entries: Vec<Entry> = Design::ALL
+                .iter()
+                .map(|&d| Entry::line(d.name(), colour(d)))
+                .collect();
+            if c.capacity_bytes.is_some() {
+                entries.push(Entry::line("device capacity", CAPACITY));
+            }
+            plots::legend_ui(ui, &entries);
             ui.columns(2, |cols| {
                 if let Some(left) = cols.get_mut(0) {
                     left.label(RichText::new("step time (s) against M").small());
-                    plot_ui(left, "designs makespan", c, None, |p| p.makespan_s);
+                    let axes = ("M", "step time (s)");
+                    plot_ui(left, "designs makespan", axes, c, None, |p| p.makespan_s);
                 }
                 if let Some(right) = cols.get_mut(1) {
                     right.label(RichText::new("peak memory (GB, highest rank) against M").small());
                     let capacity = c.capacity_bytes.map(|b| b / 1e9);
-                    plot_ui(right, "designs memory", c, capacity, |p| p.peak() / 1e9);
+                    let axes = ("M", "peak memory (GB)");
+                    plot_ui(right, "designs memory", axes, c, capacity, |p| {
+                        p.peak() / 1e9
+                    });
                 }
             });
         });
@@ -76,33 +89,36 @@ fn controls_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
     });
 }
 
-/// One line per design of `y` against M, with a `capacity` line where one is given.
+/// One line per design of `y` against M (axes named `x`, `y`), with a `capacity` line where one
+/// is given.
 fn plot_ui(
     ui: &mut Ui,
     id: &str,
+    (x_name, y_name): (&str, &str),
     c: &DesignComparison,
     capacity: Option<f64>,
     y: impl Fn(&DesignPoint) -> f64,
 ) {
-    Plot::new(id)
-        .height(150.0)
-        .legend(Legend::default())
-        .allow_scroll(false)
-        .show(ui, |plot| {
-            for d in Design::ALL {
-                let points: Vec<[f64; 2]> = c
-                    .points
-                    .iter()
-                    .filter(|p| p.design == d)
-                    .map(|p| [p.microbatches as f64, y(p)])
-                    .collect();
-                plot.line(Line::new(d.name(), PlotPoints::from(points)).color(colour(d)));
-            }
-            if let Some(cap) = capacity {
-                plot.hline(HLine::new("capacity", cap));
-            }
-        });
+    let plot = Plot::new(id).height(150.0).allow_scroll(false);
+    let response = plots::readable(plot, x_name, y_name).show(ui, |plot| {
+        for d in Design::ALL {
+            let points: Vec<[f64; 2]> = c
+                .points
+                .iter()
+                .filter(|p| p.design == d)
+                .map(|p| [p.microbatches as f64, y(p)])
+                .collect();
+            plot.line(Line::new(d.name(), PlotPoints::from(points)).color(colour(d)));
+        }
+        if let Some(cap) = capacity {
+            plot.hline(HLine::new("device capacity", cap).color(CAPACITY));
+        }
+    });
+    plots::remember(ui, id, response.transform);
 }
+
+/// The device capacity's line.
+const CAPACITY: Color32 = Color32::from_rgb(0xC0, 0x30, 0x30);
 
 /// Each design's colour in both plots.
 fn colour(d: Design) -> Color32 {

@@ -354,6 +354,14 @@ fn model_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
         });
 }
 
+/// The width of a layer's name field: the name's, plus the field's margins, between 70 and 130
+/// points.
+fn name_width(ui: &Ui, name: &str) -> f32 {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let text = ui.fonts_mut(|f| f.layout_no_wrap(name.to_string(), font, egui::Color32::WHITE));
+    (text.size().x + 2.0 * ui.spacing().button_padding.x + 4.0).clamp(70.0, 130.0)
+}
+
 /// One layer's row of the model table: name, role, count, its times, trainable.
 fn layer_row_ui(
     ui: &mut Ui,
@@ -368,8 +376,15 @@ fn layer_row_ui(
         // Too long to edit in a field (and to lay out every frame): shown cut.
         ui.label(shorten(&name, 20)).labelled_by(head(0));
     } else if let field = ui
-        .add(egui::TextEdit::singleline(&mut name).desired_width(70.0))
+        // As wide as the name, within bounds (a grid cell only grows to its last frame's width,
+        // so a field that asked for its width was cut to 3–4 characters); the whole name on
+        // hover.
+        .add_sized(
+            [name_width(ui, &name), ui.spacing().interact_size.y],
+            egui::TextEdit::singleline(&mut name),
+        )
         .labelled_by(head(0))
+        .on_hover_text(&spec.name)
         && field.changed()
     {
         // Typing a name is one undo step, however many letters.

@@ -123,6 +123,10 @@ fn choice_ui(ui: &mut egui::Ui, dialog: &FileDialog, out: &mut Vec<DialogAction>
             if field.changed() {
                 out.push(DialogAction::NameText(text));
             }
+            // Enter in the name field confirms, as the Save / Export button does.
+            if field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+                out.push(DialogAction::Confirm);
+            }
         });
         if let Some(p) = dialog.replaces() {
             ui.label(RichText::new(format!("{} exists and will be replaced", p.display())).small());

@@ -7,6 +7,7 @@
 //! same left margin and the same visible range, so a time sits at the same x in both, and
 //! dragging or zooming the plot along x moves the timeline too.
 
+use super::plots::Entry;
 use crate::state::Baseline;
 use crate::state::derived::Shown;
 use crate::state::view::PlotFrame;
@@ -148,24 +149,27 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
         Some(c) if c > hi && c <= hi * 1.5 => c * 1.04,
         _ => hi,
     };
-    let response = Plot::new("memory")
+    let capacity_drawn = capacity_in_units.is_some_and(|c| c <= hi);
+    legend_ui(
+        ui,
+        current,
+        baselines,
+        !measured_curves.is_empty(),
+        capacity_drawn,
+    );
+    let memory_axis = format!("memory ({unit_name})");
+    // The time axis ticks as the timeline's do (one per 90 px); about four on the memory axis.
+    let time_ticks = f64::from((ui.available_width() - LABEL_W).max(90.0)) / 90.0;
+    let plot = Plot::new("memory")
         .height(170.0)
         .allow_scroll(false)
         .allow_zoom([true, false])
         .allow_drag([true, false])
         .allow_double_click_reset(false)
         .allow_boxed_zoom(false)
-        .y_axis_min_width(LABEL_W)
-        .y_grid_spacer(egui_plot::uniform_grid_spacer(move |_| {
-            // About four labelled lines over the range, finer ones between.
-            let step = mpipe::report::svg::tick_step(hi - lo, 4.0);
-            [step / 5.0, step, step * 5.0]
-        }))
-        .y_axis_label(unit_name)
-        // As many decimals as the step between lines needs (3.5, 4.0, 4.5 — not 4, 4, 5).
-        .y_axis_formatter(|mark, _| mpipe::report::svg::tick_label(mark.value, mark.step_size))
-        .x_axis_label("time (s)")
-        .legend(egui_plot::Legend::default())
+        .y_axis_min_width(LABEL_W);
+    let response = super::plots::readable(plot, "time (s)", &memory_axis)
+        .x_grid_spacer(super::plots::spacer(time_ticks))
         .show(ui, |plot| {
             plot.set_plot_bounds_x(t0..=t1);
             plot.set_plot_bounds_y(lo..=hi);
@@ -175,7 +179,7 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
             };
             curves.predicted(plot, &current.sim.memory, "", current.sim.makespan_s, false);
             for b in baselines {
-                let letter = b.name.split(':').next().unwrap_or("");
+                let letter = super::compare::baseline_letter(&b.name);
                 curves.predicted(
                     plot,
                     &b.shown.sim.memory,
@@ -188,7 +192,7 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
             if let Some(c) = capacity_in_units
                 && c <= hi
             {
-                plot.hline(HLine::new("capacity", c));
+                plot.hline(HLine::new("device capacity", c).color(CAPACITY));
             }
             if let Some(t) = cursor {
                 plot.vline(VLine::new("", t).color(crate::timeline::legend::CRITICAL));
@@ -205,6 +209,7 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
             .small(),
         );
     }
+    super::plots::remember(ui, "memory", response.transform);
     let frame = PlotFrame {
         x_of_t0: response.transform.position_from_point_x(t0),
         x_of_t1: response.transform.position_from_point_x(t1),
@@ -215,6 +220,43 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
         cursor_x: cursor.map(|t| response.transform.position_from_point_x(t)),
     };
     (moved_range(ui, &response, (t0, t1)), frame)
+}
+
+/// The device capacity's line.
+const CAPACITY: egui::Color32 = egui::Color32::from_rgb(0xC0, 0x30, 0x30);
+
+/// The legend above the plot: each rank's colour, and how baselines and measured curves are drawn.
+fn legend_ui(ui: &mut Ui, current: &Shown, baselines: &[Baseline], measured: bool, capacity: bool) {
+    let mut entries: Vec<Entry> = current
+        .sim
+        .memory
+        .iter()
+        .map(|c| {
+            Entry::line(
+                format!("rank {}", c.rank),
+                rgb(mpipe::view::palette::hue(c.rank)),
+            )
+        })
+        .collect();
+    let grey = egui::Color32::GRAY;
+    if !baselines.is_empty() {
+        let letters: Vec<&str> = baselines
+            .iter()
+            .map(|b| super::compare::baseline_letter(&b.name))
+            .collect();
+        entries.push(Entry::line(
+            format!("dashed: baseline {}", letters.join(", ")),
+            grey,
+        ));
+    }
+    if measured {
+        entries.push(Entry::line("dotted: measured", grey));
+    }
+    entries.push(Entry::dot("peak", grey));
+    if capacity {
+        entries.push(Entry::line("device capacity", CAPACITY));
+    }
+    super::plots::legend_ui(ui, &entries);
 }
 
 /// The time range the user dragged or zoomed the plot to, when it moved from `range`.

@@ -8,6 +8,7 @@ pub mod editors;
 pub mod file_dialog;
 pub mod help;
 pub mod memory;
+pub mod plots;
 pub mod presets;
 pub mod second_order;
 pub mod selection;
@@ -31,6 +32,8 @@ pub struct Drawn {
     /// The current timeline's plot: x of the start and the end of the visible range.
     pub timeline_x: Option<(f32, f32)>,
     pub memory_frame: Option<PlotFrame>,
+    /// The figure Export PNG writes: title, legend, the timelines and the memory plot.
+    pub figure_rect: Option<egui::Rect>,
 }
 
 /// Draws the whole window.

@@ -2,10 +2,11 @@
 //! the unit size k, the paper's Fig. 12, with one click to run any k) and GARS before and after
 //! (each microbatch's load under sequential packing and under GARS, with the step each gives).
 
+use super::plots::{self, Entry};
 use crate::command::Command;
 use crate::state::Studio;
 use egui::{Color32, RichText, Ui};
-use egui_plot::{Corner, HLine, Legend, Line, LineStyle, Plot, PlotPoints, Points};
+use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoints, Points};
 use mpipe::tune::packing::PackingComparison;
 use mpipe::tune::wave_sweep::{WavePoint, WaveSweep};
 use mpipe::vocab::parameter::Parameter;
@@ -88,6 +89,16 @@ pub fn wave_sweep_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
                     ui.colored_label(RED, "no k fits the device's capacity");
                 }
             }
+            let mut entries = vec![
+                Entry::line("throughput", THROUGHPUT),
+                Entry::dot("k ∤ M (trailing wave)", TRAILING),
+                Entry::line("peak memory", MEMORY),
+                Entry::dot("over capacity", RED),
+            ];
+            if w.capacity_bytes.is_some() {
+                entries.push(Entry::line("device capacity", RED));
+            }
+            plots::legend_ui(ui, &entries);
             ui.columns(2, |cols| {
                 if let Some(left) = cols.get_mut(0) {
                     throughput_plot_ui(left, w);
@@ -121,57 +132,58 @@ fn throughput_plot_ui(ui: &mut Ui, w: &WaveSweep) {
     let has = |p: &WavePoint| p.throughput_vs_default.is_some();
     let throughput = |p: &WavePoint| p.throughput_vs_default.unwrap_or_default();
     ui.label(RichText::new(format!("throughput against k = {} (k on x)", w.default_k)).small());
-    Plot::new("wave sweep throughput")
+    let plot = Plot::new("wave sweep throughput")
         .height(180.0)
-        .legend(Legend::default().position(Corner::LeftTop))
-        .allow_scroll(false)
-        .show(ui, |plot| {
-            plot.line(Line::new("throughput", sweep_points(w, has, throughput)).color(THROUGHPUT));
-            plot.points(
-                Points::new(
-                    "k ∤ M (trailing wave)",
-                    sweep_points(w, |p| has(p) && p.trailing > 0, throughput),
-                )
-                .radius(3.5)
-                .color(TRAILING),
-            );
-            plot.points(
-                Points::new(
-                    "over capacity",
-                    sweep_points(w, |p| has(p) && p.over_capacity, throughput),
-                )
-                .radius(4.5)
-                .color(RED),
-            );
-        });
+        .allow_scroll(false);
+    let throughput_axis = format!("throughput (× k = {})", w.default_k);
+    let response = plots::readable(plot, "k", &throughput_axis).show(ui, |plot| {
+        plot.line(Line::new("throughput", sweep_points(w, has, throughput)).color(THROUGHPUT));
+        plot.points(
+            Points::new(
+                "k ∤ M (trailing wave)",
+                sweep_points(w, |p| has(p) && p.trailing > 0, throughput),
+            )
+            .radius(3.5)
+            .color(TRAILING),
+        );
+        plot.points(
+            Points::new(
+                "over capacity",
+                sweep_points(w, |p| has(p) && p.over_capacity, throughput),
+            )
+            .radius(4.5)
+            .color(RED),
+        );
+    });
+    plots::remember(ui, "wave sweep throughput", response.transform);
 }
 
 /// Peak memory against `k`, with the device's capacity.
 fn memory_plot_ui(ui: &mut Ui, w: &WaveSweep) {
     let memory = |p: &WavePoint| p.peak_memory_bytes / 1e9;
     ui.label(RichText::new("peak memory (GB, highest rank) against k").small());
-    Plot::new("wave sweep memory")
+    let plot = Plot::new("wave sweep memory")
         .height(180.0)
-        .legend(Legend::default().position(Corner::LeftTop))
-        .allow_scroll(false)
-        .show(ui, |plot| {
-            plot.line(Line::new("peak memory", sweep_points(w, |_| true, memory)).color(MEMORY));
-            plot.points(
-                Points::new(
-                    "over capacity",
-                    sweep_points(w, |p| p.over_capacity, memory),
-                )
-                .radius(4.5)
-                .color(RED),
+        .allow_scroll(false);
+    let response = plots::readable(plot, "k", "peak memory (GB)").show(ui, |plot| {
+        plot.line(Line::new("peak memory", sweep_points(w, |_| true, memory)).color(MEMORY));
+        plot.points(
+            Points::new(
+                "over capacity",
+                sweep_points(w, |p| p.over_capacity, memory),
+            )
+            .radius(4.5)
+            .color(RED),
+        );
+        if let Some(cap) = w.capacity_bytes {
+            plot.hline(
+                HLine::new("device capacity", cap / 1e9)
+                    .color(RED)
+                    .style(LineStyle::dashed_loose()),
             );
-            if let Some(cap) = w.capacity_bytes {
-                plot.hline(
-                    HLine::new("device capacity", cap / 1e9)
-                        .color(RED)
-                        .style(LineStyle::dashed_loose()),
-                );
-            }
-        });
+        }
+    });
+    plots::remember(ui, "wave sweep memory", response.transform);
 }
 
 /// A button for each `k` swept (over capacity in red); `current`: the `k` the scenario runs.
@@ -309,8 +321,15 @@ fn numbers_ui(ui: &mut Ui, c: &PackingComparison) {
 
 /// Each microbatch's load (edges over the mean microbatch's), sequential beside GARS.
 fn loads_plot_ui(ui: &mut Ui, c: &PackingComparison) {
-    use egui_plot::{Bar, BarChart, Legend, Plot};
+    use egui_plot::{Bar, BarChart};
     ui.label(RichText::new("load per microbatch (edges over the mean microbatch's)").small());
+    plots::legend_ui(
+        ui,
+        &[
+            Entry::line("sequential", SEQUENTIAL),
+            Entry::line("GARS", GARS),
+        ],
+    );
     let bars = |factors: &[f64], offset: f64| -> Vec<Bar> {
         factors
             .iter()
@@ -318,14 +337,11 @@ fn loads_plot_ui(ui: &mut Ui, c: &PackingComparison) {
             .map(|(j, &f)| Bar::new(j as f64 + offset, f).width(0.4))
             .collect()
     };
-    Plot::new("packing loads")
-        .height(150.0)
-        .legend(Legend::default())
-        .allow_scroll(false)
-        .show(ui, |plot| {
-            plot.bar_chart(
-                BarChart::new("sequential", bars(&c.sequential.factors, -0.2)).color(SEQUENTIAL),
-            );
-            plot.bar_chart(BarChart::new("GARS", bars(&c.gars.factors, 0.2)).color(GARS));
-        });
+    let plot = Plot::new("packing loads").height(150.0).allow_scroll(false);
+    plots::readable(plot, "microbatch", "load (× mean)").show(ui, |plot| {
+        plot.bar_chart(
+            BarChart::new("sequential", bars(&c.sequential.factors, -0.2)).color(SEQUENTIAL),
+        );
+        plot.bar_chart(BarChart::new("GARS", bars(&c.gars.factors, 0.2)).color(GARS));
+    });
 }

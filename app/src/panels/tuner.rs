@@ -1,10 +1,11 @@
 //! OctoPipe's tuner: Tune / Stop, the search live (iteration, phase, step time against the
 //! iteration), each iteration's change, and a button to make the scenario the tuned pipeline.
 
+use super::plots::{self, Entry};
 use crate::command::Command;
 use crate::state::Studio;
 use egui::{RichText, Ui};
-use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
+use egui_plot::{Line, Plot, PlotPoints, Points};
 use mpipe::tune::octopipe::{Iteration, Tuned};
 use mpipe::vocab::units::secs;
 
@@ -104,6 +105,9 @@ fn controls_ui(
     });
 }
 
+const KEPT: egui::Color32 = egui::Color32::from_rgb(0x5A, 0x9B, 0xD5);
+const TAKEN: egui::Color32 = egui::Color32::from_rgb(0xE8, 0x8A, 0x2E);
+
 /// The step time kept against the iteration (0: the start), the changes taken marked.
 fn plot_ui(ui: &mut Ui, start: Option<f64>, iterations: &[Iteration]) {
     let curve: Vec<[f64; 2]> = start
@@ -116,15 +120,25 @@ fn plot_ui(ui: &mut Ui, start: Option<f64>, iterations: &[Iteration]) {
         .filter(|i| i.taken)
         .map(|i| [i.index as f64, i.makespan_s])
         .collect();
-    ui.label(RichText::new("step time (s) against iteration (0: the start)").small());
-    Plot::new("tuner makespan")
+    ui.label(RichText::new("step time against iteration (0: the start)").small());
+    plots::legend_ui(
+        ui,
+        &[
+            Entry::line("step time kept", KEPT),
+            Entry::dot("change taken", TAKEN),
+        ],
+    );
+    let plot = Plot::new("tuner makespan")
         .height(120.0)
-        .legend(Legend::default())
-        .allow_scroll(false)
-        .show(ui, |plot| {
-            plot.line(Line::new("step time kept", PlotPoints::from(curve)));
-            plot.points(Points::new("change taken", PlotPoints::from(taken)).radius(3.0));
-        });
+        .allow_scroll(false);
+    plots::readable(plot, "iteration", "step time (s)").show(ui, |plot| {
+        plot.line(Line::new("step time kept", PlotPoints::from(curve)).color(KEPT));
+        plot.points(
+            Points::new("change taken", PlotPoints::from(taken))
+                .radius(3.0)
+                .color(TAKEN),
+        );
+    });
 }
 
 /// Every iteration: its phase, whether its change was taken, the step time, the change.

@@ -154,18 +154,17 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
         return out;
     };
     let computing = studio.derived.running().is_some();
-    ui.label(
-        RichText::new(format!(
-            "{}{}",
-            stats::summary(&shown.sim),
-            if computing {
-                " (the previous scenario, until the background run ends)"
-            } else {
-                ""
-            }
-        ))
-        .strong(),
-    );
+    // What the charts show, named by the schedule (the document's name is free text).
+    let title = ui.label(RichText::new(&shown.title).strong());
+    ui.label(RichText::new(format!(
+        "{}{}",
+        stats::summary(&shown.sim),
+        if computing {
+            " (the previous scenario, until the background run ends)"
+        } else {
+            ""
+        }
+    )));
     chart_header_ui(ui, studio, &mut out);
     if studio.view.show_legend {
         legend::legend_ui(ui, &shown.scene);
@@ -177,6 +176,23 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
         out.extend(teach::teach_ui(ui, shown, t));
     }
     charts_ui(ui, studio, shown, drawn, &mut out);
+    // The memory plot right under the timelines it shares its time axis with.
+    ui.add_space(6.0);
+    // Figures of the last valid schedule, while the document is invalid, are dimmed as its chart
+    // is (they used to stay bright beside the dimmed chart).
+    let stale = studio.error().is_some();
+    ui.scope(|ui| {
+        if stale {
+            ui.multiply_opacity(STALE_OPACITY);
+        }
+        memory_section_ui(ui, studio, shown, drawn, &mut out);
+    });
+    // The figure Export PNG writes: from the title, through the legend and the charts, to the
+    // memory plot.
+    drawn.figure_rect = Some(egui::Rect::from_x_y_ranges(
+        ui.max_rect().x_range(),
+        title.rect.top()..=ui.cursor().top(),
+    ));
     ui.add_space(6.0);
     operator_table_ui(ui, shown);
     ui.add_space(6.0);
@@ -187,15 +203,22 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
     ui.add_space(6.0);
     out.extend(traces::traces_ui(ui, studio, shown));
     ui.add_space(6.0);
-    memory_section_ui(ui, studio, shown, drawn, &mut out);
-    ui.add_space(6.0);
-    ui.label(RichText::new("Per rank").strong());
-    stats::rank_table_ui(ui, &shown.sim);
-    ui.add_space(6.0);
-    ui.label(RichText::new("Collectives").strong());
-    stats::collectives_ui(ui, &shown.sim);
+    ui.scope(|ui| {
+        if stale {
+            ui.multiply_opacity(STALE_OPACITY);
+        }
+        ui.label(RichText::new("Per rank").strong());
+        stats::rank_table_ui(ui, &shown.sim);
+        ui.add_space(6.0);
+        ui.label(RichText::new("Collectives").strong());
+        stats::collectives_ui(ui, &shown.sim);
+    });
     out
 }
+
+/// How much of its opacity a figure of the last valid schedule keeps while the document is
+/// invalid.
+const STALE_OPACITY: f32 = 0.45;
 
 /// The timelines: each pinned baseline's, then the current one's (with the selection, the
 /// search matches, a deadlock's cycle), then the selection's details and the comparison.
@@ -247,14 +270,7 @@ fn charts_ui(
         );
     }
     if !studio.baselines.is_empty() {
-        let name = mpipe::vocab::units::shorten(&shown.name, 120);
-        ui.label(
-            RichText::new(format!(
-                "Current: {}",
-                mpipe::vocab::units::escape_controls(&name)
-            ))
-            .strong(),
-        );
+        ui.label(RichText::new(format!("Current: {}", shown.title)).strong());
     }
     let selected = studio.selected();
     chart(

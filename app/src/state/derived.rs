@@ -26,8 +26,9 @@ pub const SCENE_BYTES_PER_EVENT: f64 = 200.0;
 pub struct Shown {
     /// The document generation this was derived from.
     pub generation: u64,
-    /// The scenario's name.
-    pub name: String,
+    /// What the chart shows: the schedule and the document it came from
+    /// ([`mpipe::scenario::Scenario::chart_title`]).
+    pub title: String,
     pub sim: Simulation,
     pub scene: Scene,
     /// Each rank's events as the chart's geometry sees them (sorted by start).
@@ -47,7 +48,7 @@ pub const TABLE_ACTIONS: usize = 4_000;
 
 impl Shown {
     /// Lays out `sim` (this is the linear work a large simulation does on its worker too).
-    pub fn new(generation: u64, name: &str, sim: Simulation) -> Shown {
+    pub fn new(generation: u64, title: &str, sim: Simulation) -> Shown {
         let scene = Scene::new(&sim);
         let lanes = scene
             .lanes
@@ -86,7 +87,7 @@ impl Shown {
             .then(|| mpipe::report::table::OperatorTable::new(&sim.derivation));
         Shown {
             generation,
-            name: name.to_string(),
+            title: title.to_string(),
             sim,
             scene,
             lanes,
@@ -160,7 +161,7 @@ fn derive(
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Option<Result<Shown, Failed>> {
     match simulate_scenario_cancellable(scenario, SimOptions::default(), keep_going) {
-        Ok(sim) => Some(Ok(Shown::new(generation, &scenario.name, sim))),
+        Ok(sim) => Some(Ok(Shown::new(generation, &scenario.chart_title(), sim))),
         Err(SimulationError::Cancelled) => None,
         Err(SimulationError::Derive(e)) => {
             let message = match text {

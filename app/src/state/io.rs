@@ -34,6 +34,9 @@ pub enum PngExport {
 pub struct Io {
     /// Recently opened or saved files (absolute paths), newest first.
     pub recent: Vec<String>,
+    /// The folder the file dialogs last confirmed in: every dialog (open, save, export, traces)
+    /// starts there, so that Export SVG opens where Export PNG just went.
+    pub folder: Option<PathBuf>,
     /// The in-app file dialog, while it is open.
     pub dialog: Option<FileDialog>,
     /// A PNG export under way.
@@ -162,7 +165,7 @@ impl Studio {
             ));
             return;
         }
-        let svg = mpipe::report::svg::render(&shown.name, &shown.sim);
+        let svg = mpipe::report::svg::render(&shown.title, &shown.sim);
         match files::write(path, svg.as_bytes(), "export") {
             Ok(()) => self.inform(format!("exported {}", path.display())),
             Err(e) => self.fail(e),
@@ -172,13 +175,15 @@ impl Studio {
     /// Asks the window for a screenshot; when it arrives, the charts' part of it is cropped,
     /// encoded and written to `path` as PNG on a worker, and the outcome arrives as a notice.
     pub fn export_png(&mut self, ctx: &egui::Context, path: PathBuf) {
-        let Some(rect) = self
-            .view
-            .chart_rects
-            .iter()
-            .copied()
-            .reduce(|a, b| a.union(b))
-        else {
+        // The whole figure: title, legend, the timelines and the memory plot (it was the charts
+        // alone).
+        let Some(rect) = self.view.figure_rect.or_else(|| {
+            self.view
+                .chart_rects
+                .iter()
+                .copied()
+                .reduce(|a, b| a.union(b))
+        }) else {
             self.fail("nothing to export: no timeline on screen".into());
             return;
         };
@@ -254,13 +259,15 @@ impl Studio {
         }
     }
 
-    /// Opens the in-app file dialog for `purpose`, in the folder of the document or of the
-    /// last file used.
+    /// Opens the in-app file dialog for `purpose`, in the folder the dialogs last confirmed in,
+    /// else the document's, else the last file used's.
     pub fn show_dialog(&mut self, purpose: FilePurpose) {
         let start = self
-            .doc
-            .path()
-            .map(Path::to_path_buf)
+            .io
+            .folder
+            .clone()
+            .filter(|f| f.is_dir())
+            .or_else(|| self.doc.path().map(Path::to_path_buf))
             .or_else(|| self.io.recent.first().map(PathBuf::from));
         // Save as offers the document's file name; exports its stem with their extension.
         let name = self.doc.path().and_then(|p| match purpose {

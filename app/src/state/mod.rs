@@ -282,9 +282,8 @@ impl Studio {
             return;
         };
         let letter = char::from(b'A' + (self.baselines.len() % 26) as u8);
-        let name = mpipe::vocab::units::shorten(&shown.name, 120);
         self.baselines.push(Baseline {
-            name: format!("{letter}: {}", escape_controls(&name)),
+            name: format!("{letter}: {}", shown.title),
             shown,
         });
     }

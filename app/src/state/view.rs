@@ -142,6 +142,8 @@ pub struct View {
     pub show_legend: bool,
     /// Where the timelines were drawn last frame (PNG export crops to them).
     pub chart_rects: Vec<egui::Rect>,
+    /// Where the figure (title, legend, timelines, memory plot) was drawn last frame.
+    pub figure_rect: Option<egui::Rect>,
     /// The current timeline's plot area last frame: x of `t0` and `t1` of the visible range.
     pub timeline_x: Option<(f32, f32)>,
     pub memory_frame: Option<PlotFrame>,
@@ -160,6 +162,7 @@ impl Default for View {
             show_help: false,
             show_legend: true,
             chart_rects: Vec::new(),
+            figure_rect: None,
             timeline_x: None,
             memory_frame: None,
             memory_from_zero: false,

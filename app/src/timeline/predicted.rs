@@ -18,6 +18,13 @@ use mpipe::vocab::units::secs;
 
 /// Height of the transfer lane under each rank.
 const COMM: f32 = 6.0;
+/// The size of a lane's "rank N" and of its "stages a, b" under a placement of its own.
+const RANK_FONT: f32 = 13.0;
+const STAGES_FONT: f32 = 10.0;
+/// The size of a chip's two-line label (its phase over its microbatch).
+const STACKED_FONT: f32 = 9.0;
+/// A merged box's colours beyond those it keeps apart.
+const MANY: Color32 = Color32::from_gray(0x90);
 /// Space between ranks.
 const GAP: f32 = 8.0;
 /// Room above the first lane, so rank 0's warmup and spill marks (2 px taller than the lane) show.
@@ -226,21 +233,37 @@ impl Paint<'_> {
     fn lanes(&self) {
         for lane in &self.shown.scene.lanes {
             let row = self.row(lane.rank);
+            // Under a placement other than the default, say which stages the rank holds: under
+            // the rank's name when the lane has room for both lines, else in the gap below it
+            // (the two were drawn over each other on 24 px lanes).
+            let stages =
+                (!self.shown.scene.default_placement && !lane.stages.is_empty()).then(|| {
+                    let stages: Vec<String> = lane.stages.iter().map(ToString::to_string).collect();
+                    format!("stages {}", stages.join(", "))
+                });
+            let two_lines = row.height() >= RANK_FONT + STAGES_FONT + 4.0;
+            let (rank_y, rank_align) = match (&stages, two_lines) {
+                (Some(_), true) => (row.top() + 1.0, Align2::LEFT_TOP),
+                _ => (row.center().y, Align2::LEFT_CENTER),
+            };
             self.painter.text(
-                Pos2::new(self.rect.left() + 4.0, row.center().y),
-                Align2::LEFT_CENTER,
+                Pos2::new(self.rect.left() + 4.0, rank_y),
+                rank_align,
                 format!("rank {}", lane.rank),
-                FontId::proportional(13.0),
+                FontId::proportional(RANK_FONT),
                 self.fade(self.text),
             );
-            // Under a placement other than the default, say which stages the rank holds.
-            if !self.shown.scene.default_placement && !lane.stages.is_empty() {
-                let stages: Vec<String> = lane.stages.iter().map(ToString::to_string).collect();
+            if let Some(stages) = stages {
+                let (y, align) = if two_lines {
+                    (row.bottom() - 1.0, Align2::LEFT_BOTTOM)
+                } else {
+                    (row.bottom() + 1.0, Align2::LEFT_TOP)
+                };
                 self.painter.text(
-                    Pos2::new(self.rect.left() + 4.0, row.bottom() - 1.0),
-                    Align2::LEFT_BOTTOM,
-                    format!("stages {}", stages.join(", ")),
-                    FontId::proportional(10.0),
+                    Pos2::new(self.rect.left() + 4.0, y),
+                    align,
+                    stages,
+                    FontId::proportional(STAGES_FONT),
                     self.fade(self.text.gamma_multiply(0.7)),
                 );
             }
@@ -327,11 +350,15 @@ impl Paint<'_> {
                 item.x0 as f32..=(item.x1 as f32).max(item.x0 as f32 + 1.0),
                 row.y_range(),
             );
-            self.clipped.rect_filled(
-                r,
-                1.0,
-                self.fade(rgb(scene.colour(item.region, item.phase))),
-            );
+            if item.count > 1 {
+                self.mixed(r, &item.mix);
+            } else {
+                self.clipped.rect_filled(
+                    r,
+                    1.0,
+                    self.fade(rgb(scene.colour(item.region, item.phase))),
+                );
+            }
             if item.count == 1
                 && let Some(half) = item.pair
             {
@@ -353,14 +380,40 @@ impl Paint<'_> {
                     .rect_stroke(r, 1.0, Stroke::new(w, c), StrokeKind::Inside);
             }
             if let Some(label) = &item.label {
+                // A two-line label (the phase over the microbatch) in small text; on a lane too
+                // short for two lines, its microbatch alone.
+                let (text, size) = match label.split_once('\n') {
+                    Some(_) if r.height() >= 2.0 * STACKED_FONT + 2.0 => {
+                        (label.as_str(), STACKED_FONT)
+                    }
+                    Some((_, mb)) => (mb, STACKED_FONT),
+                    None => (label.as_str(), 11.0),
+                };
                 self.clipped.text(
                     r.center(),
                     Align2::CENTER_CENTER,
-                    label,
-                    FontId::monospace(11.0),
+                    text,
+                    FontId::monospace(size),
                     self.fade(Color32::WHITE),
                 );
             }
+        }
+    }
+
+    /// A merged run of events: a band per colour, stacked, each as tall as its share of the
+    /// run's busy time (the colours beyond those a box keeps apart in grey).
+    fn mixed(&self, r: Rect, mix: &crate::geometry::Mix) {
+        let scene = &self.shown.scene;
+        let mut top = r.top();
+        for (colour, share) in mix.shares() {
+            let fill = colour.map_or(MANY, |(region, phase)| rgb(scene.colour(region, phase)));
+            let bottom = (top + share as f32 * r.height()).min(r.bottom());
+            self.clipped.rect_filled(
+                Rect::from_x_y_ranges(r.x_range(), top..=bottom),
+                0.0,
+                self.fade(fill),
+            );
+            top = bottom;
         }
     }
 
@@ -518,14 +571,13 @@ impl Paint<'_> {
     ) -> Option<String> {
         let scene = &self.shown.scene;
         match (item, row) {
-            (Some(item), _) if item.count > 1 => scene.events.get(item.index).map(|e| {
-                format!(
-                    "{} events around {}–{} (zoom in to see each)",
-                    item.count,
-                    secs(e.start_s),
-                    secs(e.end_s)
-                )
-            }),
+            (Some(item), _) if item.count > 1 => {
+                let (t0, t1) = (
+                    self.view.time_from_x(item.x0),
+                    self.view.time_from_x(item.x1),
+                );
+                Some(merged_text(scene, item, (t0, t1)))
+            }
             (Some(item), _) => self
                 .shown
                 .describe(item.index)
@@ -539,6 +591,28 @@ impl Paint<'_> {
             (None, LaneRow::Compute) => None,
         }
     }
+}
+
+/// A merged box's tooltip: how many events, when, and each colour's share of the busy time —
+/// `212 events, 2.0 s–9.1 s (zoom in to see each)`, then `67 % backward · region 1 · backbone ·
+/// 1f1b` per line.
+fn merged_text(scene: &mpipe::view::scene::Scene, item: &Item, (t0, t1): (f64, f64)) -> String {
+    let mut lines = vec![format!(
+        "{} events, {}–{} (zoom in to see each)",
+        item.count,
+        secs(t0),
+        secs(t1)
+    )];
+    for (colour, share) in item.mix.shares() {
+        let what = colour.map_or("other work".to_string(), |(region, phase)| {
+            let place = scene
+                .region(region)
+                .map_or(format!("region {region}"), |r| r.label());
+            format!("{} · {place}", phase.describe())
+        });
+        lines.push(format!("{:.0} % {what}", 100.0 * share));
+    }
+    lines.join("\n")
 }
 
 /// Draws the chart filling the available width.

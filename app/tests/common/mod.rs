@@ -71,7 +71,9 @@ pub fn wait(harness: &mut Harness<'static, Studio>, done: impl Fn(&Studio) -> bo
     while std::time::Instant::now() < deadline {
         harness.step();
         if done(harness.state()) {
-            harness.run();
+            // Settle the frames (other work may still animate a spinner: under the full suite
+            // on 2 cores, `run` exceeded its steps here).
+            harness.run_ok();
             return;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
@@ -173,4 +175,74 @@ pub fn run_analysis<T: Clone + Send + 'static>(
     harness.run();
     let generation = harness.state().doc.generation();
     pick(harness.state()).current(generation).cloned().unwrap()
+}
+
+/// Every text the last frame painted, with where: axis ticks, hover labels and other painted
+/// words that are not widgets (and so not in the accessibility tree).
+pub fn painted_texts(harness: &Harness<'static, Studio>) -> Vec<(String, egui::Rect)> {
+    fn walk(shape: &egui::Shape, out: &mut Vec<(String, egui::Rect)>) {
+        match shape {
+            egui::Shape::Text(t) => out.push((
+                t.galley.text().to_string(),
+                t.galley.rect.translate(t.pos.to_vec2()),
+            )),
+            egui::Shape::Vec(shapes) => shapes.iter().for_each(|s| walk(s, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for clipped in &harness.output().shapes {
+        walk(&clipped.shape, &mut out);
+    }
+    out
+}
+
+/// The opacity the last frame painted the text `text` with (its glyphs' alpha; 1: opaque).
+pub fn painted_opacity(harness: &Harness<'static, Studio>, text: &str) -> f32 {
+    fn walk(shape: &egui::Shape, text: &str) -> Option<f32> {
+        match shape {
+            egui::Shape::Text(t) if t.galley.text() == text => t
+                .galley
+                .rows
+                .iter()
+                .flat_map(|r| r.row.visuals.mesh.vertices.iter())
+                .next()
+                .map(|v| f32::from(v.color.a()) / 255.0),
+            egui::Shape::Vec(shapes) => shapes.iter().find_map(|s| walk(s, text)),
+            _ => None,
+        }
+    }
+    harness
+        .output()
+        .shapes
+        .iter()
+        .find_map(|c| walk(&c.shape, text))
+        .unwrap_or_else(|| panic!("{text:?} was not painted"))
+}
+
+/// The numbers painted beside plot `id`'s frame: its y axis's tick labels (left of the frame)
+/// and its x axis's (under it).
+pub fn axis_numbers(harness: &Harness<'static, Studio>, id: &str) -> (Vec<f64>, Vec<f64>) {
+    let frame = *mpipe_studio::panels::plots::transform_of(&harness.ctx, id)
+        .unwrap()
+        .frame();
+    let texts = painted_texts(harness);
+    let numbers = |keep: &dyn Fn(egui::Rect) -> bool| -> Vec<f64> {
+        texts
+            .iter()
+            .filter(|(_, r)| keep(*r))
+            .filter_map(|(t, _)| t.parse::<f64>().ok())
+            .collect()
+    };
+    let y = numbers(&|r| {
+        r.right() <= frame.left() + 2.0
+            && r.right() >= frame.left() - 80.0
+            && frame.y_range().contains(r.center().y)
+    });
+    let x = numbers(&|r| {
+        r.top() >= frame.bottom() - 2.0
+            && r.top() <= frame.bottom() + 30.0
+            && frame.x_range().contains(r.center().x)
+    });
+    (y, x)
 }

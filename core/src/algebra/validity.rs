@@ -146,6 +146,10 @@ pub enum ValidityError {
         /// The first region whose skeleton differs.
         culprit: usize,
         skeletons: String,
+        /// The Sharded regions (1-based) and the skeleton that would make them uniform: the one
+        /// fewest of them run (the one just chosen, typically), on a tie the culprit's.
+        members: Vec<usize>,
+        uniform: Skeleton,
     },
     #[error(
         "rule `owner`: the explicit owner map has {given} entries for {microbatches} microbatches"
@@ -238,8 +242,8 @@ impl ValidityError {
         }
     }
 
-    /// The change that makes the scenario valid, where one is known: the normal form, or one
-    /// rank a layer for a region with fewer layers than ranks.
+    /// The change that makes the scenario valid, where one is known: the normal form, one rank a
+    /// layer for a region with fewer layers than ranks, one skeleton for a mixed wavefront.
     pub fn remedy(&self) -> Option<Remedy> {
         match self {
             ValidityError::AdjacentReplicated {
@@ -269,6 +273,18 @@ impl ValidityError {
                 edit: Edit::Slabs {
                     region: *region,
                     counts: Some(slab::balanced_counts(*layers, *ranks)),
+                },
+            }),
+            ValidityError::MixedRun {
+                regions,
+                members,
+                uniform,
+                ..
+            } => Some(Remedy {
+                label: format!("Set every Sharded region ({regions}) to {}", uniform.name()),
+                edit: Edit::Skeletons {
+                    regions: members.clone(),
+                    skeleton: *uniform,
                 },
             }),
             _ => None,
@@ -687,10 +703,20 @@ fn wavefront(regions: &[Region]) -> Result<Option<Wavefront>, ValidityError> {
         let list = |f: &dyn Fn(&Region) -> String| -> String {
             members.iter().map(|r| f(r)).collect::<Vec<_>>().join(", ")
         };
+        let count = |k: Skeleton| members.iter().filter(|r| r.skeleton == k).count();
+        let uniform = members
+            .iter()
+            .map(|r| r.skeleton)
+            .filter(|&k| k != culprit.skeleton)
+            .fold(culprit.skeleton, |best, k| {
+                if count(k) < count(best) { k } else { best }
+            });
         return Err(ValidityError::MixedRun {
             regions: list(&|r| r.index.to_string()),
             culprit: culprit.index,
             skeletons: list(&|r| r.skeleton.name().to_string()),
+            members: members.iter().map(|r| r.index).collect(),
+            uniform,
         });
     }
     Ok(Some(Wavefront {

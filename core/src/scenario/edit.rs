@@ -25,6 +25,11 @@ pub enum Edit {
         region: usize,
         skeleton: Skeleton,
     },
+    /// One skeleton for each of `regions` (1-based), in one step (a wavefront made uniform).
+    Skeletons {
+        regions: Vec<usize>,
+        skeleton: Skeleton,
+    },
     /// Sets cut `index` to `to` as typed (no clamping: an invalid cut is reported by `derive`).
     SetCut {
         index: usize,
@@ -174,6 +179,17 @@ impl Edit {
             Edit::Skeleton { region, skeleton } => {
                 if let Some(slot) = region.checked_sub(1).and_then(|i| s.schedule.get_mut(i)) {
                     *slot = *skeleton;
+                }
+                // A parameter goes with the last region whose schedule reads it.
+                if !s.schedule.iter().any(|k| k.reads(Parameter::WaveK)) {
+                    s.wave_k = None;
+                }
+            }
+            Edit::Skeletons { regions, skeleton } => {
+                for region in regions {
+                    if let Some(slot) = region.checked_sub(1).and_then(|i| s.schedule.get_mut(i)) {
+                        *slot = *skeleton;
+                    }
                 }
                 // A parameter goes with the last region whose schedule reads it.
                 if !s.schedule.iter().any(|k| k.reads(Parameter::WaveK)) {

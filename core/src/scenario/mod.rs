@@ -10,6 +10,7 @@ pub mod orders_csv;
 pub mod owner;
 pub mod placement;
 pub mod slab;
+pub mod title;
 
 use crate::scenario::hardware::Hardware;
 use crate::scenario::layer::LayerSpec;

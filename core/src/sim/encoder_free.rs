@@ -6,7 +6,7 @@ use crate::algebra::plan::Plan;
 use crate::graph::event::Event;
 use crate::graph::order::Order;
 use crate::graph::time::Timeline;
-use crate::vocab::layout::Layout;
+use crate::vocab::layout::{Composition, Layout};
 
 /// The Replicated first region (the transposed encoder), if the schedule has one and a wavefront.
 pub fn source_region(plan: &Plan) -> Option<usize> {
@@ -14,6 +14,19 @@ pub fn source_region(plan: &Plan) -> Option<usize> {
         .first()
         .filter(|r| r.layout() == Layout::Replicated && plan.wavefront.is_some())
         .map(|r| r.index)
+}
+
+/// Whether the source region is transposed into the warmup bubble (Mpipe), the one composition
+/// whose encoder work can *spill* past the warmup window: a nested encoder (BigMac) runs just in
+/// time inside the backbone's own order, so the paper's `max(0, E_r − w_r)` says nothing about it
+/// (it reported 6 s of "spill" on the MLLM samples' rank 0); how much it delays the backbone's
+/// start is `sim.extra` under either.
+pub fn spills(plan: &Plan) -> bool {
+    source_region(plan).is_some()
+        && plan
+            .regions
+            .first()
+            .is_some_and(|r| r.skeleton.composition() == Some(Composition::Transpose))
 }
 
 /// Durations with the source region's work (its forwards, backwards, seam transfers and reduce)

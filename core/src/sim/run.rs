@@ -6,7 +6,7 @@ use crate::graph::derive::Derivation;
 use crate::graph::event::Event;
 use crate::graph::time::Timeline;
 use crate::sim::cost;
-use crate::sim::encoder_free::{source_region, warmup_windows, without_source};
+use crate::sim::encoder_free::{source_region, spills, warmup_windows, without_source};
 use crate::sim::engine::{SimOptions, critical_path, simulate};
 use crate::sim::memory::{self, MemoryCurve};
 use crate::sim::metrics::{self, RankMetrics};
@@ -84,6 +84,7 @@ fn run_passes<E>(
     pass(0.6)?;
 
     let source = source_region(plan);
+    let spills = spills(plan);
     let (windows, encoder_free_makespan_s) = match source {
         Some(s) => {
             let free = simulate(order, &without_source(order, &durations, s), options);
@@ -122,7 +123,10 @@ fn run_passes<E>(
                 bubble,
                 warmup_window_s: window,
                 encoder_work_s: encoder_work,
-                spill_s: window.zip(encoder_work).map(|(w, e)| (e - w).max(0.0)),
+                spill_s: window
+                    .zip(encoder_work)
+                    .filter(|_| spills)
+                    .map(|(w, e)| (e - w).max(0.0)),
                 simulated_extra_s: window.zip(first_backbone).map(|(w, s)| s - w),
                 peak_memory_bytes: curve.map_or(0.0, |c| c.peak_bytes),
                 over_capacity: curve.is_some_and(|c| c.over_capacity),

@@ -9,7 +9,7 @@ use crate::vocab::role::Role;
 /// An sRGB colour.
 pub type Rgb = (u8, u8, u8);
 
-/// Per-rank hues (memory curves): rank `r` uses entry `r mod 6`.
+/// The first six ranks' hues (memory curves); ranks beyond take [`hue`]'s generated ones.
 pub const RANK_HUES: [Rgb; 6] = [
     (0xE4, 0x8A, 0x2C), // amber
     (0x3D, 0x7E, 0xC9), // blue
@@ -45,12 +45,39 @@ pub const COMM: Rgb = (0x88, 0x88, 0x88);
 /// The frame around an overlapped pair's two halves (one compute slot).
 pub const PAIR: Rgb = (0xB0, 0x40, 0xE0);
 
-/// The hue of rank `i` (0-based), cycling through [`RANK_HUES`].
+/// The hue of rank `i` (0-based): [`RANK_HUES`] for the first six, then hues a golden angle
+/// (137.5°) apart at three alternating lightnesses, so that no two of a P = 64 run's curves share
+/// a colour (they used to repeat every six ranks).
 pub fn hue(i: usize) -> Rgb {
-    RANK_HUES
-        .get(i % RANK_HUES.len())
-        .copied()
-        .unwrap_or((0x80, 0x80, 0x80))
+    if let Some(&h) = RANK_HUES.get(i) {
+        return h;
+    }
+    let n = i - RANK_HUES.len();
+    let degrees = (n as f64 * 137.507_764_050_037_85 + 17.0) % 360.0;
+    let (saturation, value) = match n % 3 {
+        0 => (0.62, 0.80),
+        1 => (0.45, 0.62),
+        _ => (0.70, 0.95),
+    };
+    hsv(degrees, saturation, value)
+}
+
+/// An HSV colour (hue in degrees, saturation and value in 0..=1) in sRGB.
+fn hsv(degrees: f64, saturation: f64, value: f64) -> Rgb {
+    let c = value * saturation;
+    let sector = degrees / 60.0;
+    let x = c * (1.0 - (sector % 2.0 - 1.0).abs());
+    let (r, g, b) = match sector as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let m = value - c;
+    let byte = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
+    (byte(r), byte(g), byte(b))
 }
 
 /// The forward colour of the `nth` region (0-based) whose layers are mostly `role`.
@@ -108,5 +135,30 @@ mod tests {
         assert_ne!(region_hue(Role::Backbone, 1), region_hue(Role::Backbone, 0));
         assert_eq!(region_hue(Role::Backbone, 5), region_hue(Role::Backbone, 0));
         assert_eq!(backward_shade((0xE4, 0x8A, 0x2C)), (0x7C, 0x4F, 0x20));
+    }
+
+    /// Rank colours repeated after six ranks (issue 25, item 4): rank 6 drew as rank 0.
+    #[test]
+    fn sixty_four_ranks_have_sixty_four_colours() {
+        let hues: Vec<Rgb> = (0..64).map(hue).collect();
+        assert_eq!(hues[0], RANK_HUES[0]);
+        assert_eq!(hues[5], RANK_HUES[5]);
+        let distance = |a: Rgb, b: Rgb| {
+            a.0.abs_diff(b.0) as u32 + a.1.abs_diff(b.1) as u32 + a.2.abs_diff(b.2) as u32
+        };
+        for i in 0..64 {
+            for j in 0..i {
+                // Every pair differs; neighbouring ranks (the curves drawn next to each other) and
+                // the first sixteen clearly.
+                let d = distance(hues[i], hues[j]);
+                assert!(d > 0, "ranks {j} and {i} share {:?}", hues[i]);
+                if i < 16 || i - j == 1 {
+                    assert!(d >= 40, "ranks {j} and {i}: {:?} {:?}", hues[j], hues[i]);
+                }
+            }
+        }
+        assert_eq!(hsv(0.0, 1.0, 1.0), (255, 0, 0));
+        assert_eq!(hsv(120.0, 1.0, 1.0), (0, 255, 0));
+        assert_eq!(hsv(240.0, 0.5, 1.0), (128, 128, 255));
     }
 }

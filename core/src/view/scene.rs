@@ -123,15 +123,50 @@ pub fn label_width(chars: usize) -> f64 {
 }
 
 /// The label a chip `width_px` wide shows: the action (`4F0`, which names the stage, so the
-/// encoder's events read differently from the backbone's) when it fits, else the microbatch,
-/// else nothing.
+/// encoder's events read differently from the backbone's) when it fits, else its phase and
+/// microbatch (`F0`, `I3`, `FE2`: what a lesson is about — lanes of digits alone said nothing of
+/// forward or backward at the default zoom of VPP-3, ZB or UMA), else the microbatch, else
+/// nothing.
 pub fn chip_label(e: &EventTiming, width_px: f64) -> Option<String> {
-    let action = e.action.to_string();
-    if width_px >= label_width(action.chars().count()) {
-        return Some(action);
+    chip_text(
+        e.action.stage.index(),
+        e.action.phase,
+        e.mb,
+        width_px,
+        false,
+    )
+}
+
+/// Pixels a two-line chip label needs (9 px monospace text, 5.5 px a character, 2 px margin):
+/// its longer line of `chars` characters.
+pub fn stacked_label_width(chars: usize) -> f64 {
+    5.5 * chars as f64 + 2.0
+}
+
+/// [`chip_label`] of an event of stage `stage`, phase `phase`, microbatch `mb`; with `stacked`
+/// (a lane tall enough for two lines of small text), before the microbatch alone, the phase
+/// over the microbatch (`F\n0`). Nothing is formatted for a chip too narrow for any label (the
+/// chart asks this of every visible box).
+pub fn chip_text(
+    stage: usize,
+    phase: Phase,
+    mb: usize,
+    width_px: f64,
+    stacked: bool,
+) -> Option<String> {
+    let digits = |n: usize| n.checked_ilog10().map_or(1, |d| d as usize + 1);
+    let code = phase.code();
+    if width_px >= label_width(digits(stage) + code.len() + digits(mb)) {
+        Some(format!("{stage}{code}{mb}"))
+    } else if width_px >= label_width(code.len() + digits(mb)) {
+        Some(format!("{code}{mb}"))
+    } else if stacked && width_px >= stacked_label_width(code.len().max(digits(mb))) {
+        Some(format!("{code}\n{mb}"))
+    } else if width_px >= label_width(digits(mb)) {
+        Some(mb.to_string())
+    } else {
+        None
     }
-    let mb = e.mb.to_string();
-    (width_px >= label_width(mb.len())).then_some(mb)
 }
 
 /// The role most of `roles` have; the first such role on a tie; `Other` when empty.
@@ -229,7 +264,14 @@ impl Scene {
             let wavefront = wavefront_span(plan, &d.order, &sim.timeline, rank);
             let first = wavefront.map(|s| s.0);
             let window = metrics.and_then(|m| m.warmup_window_s).or(first);
-            let spill = match (metrics.and_then(|m| m.warmup_window_s), first) {
+            // Spill is transpose's (its metric is `None` under a nested encoder, whose delay of
+            // the backbone is no spill).
+            let spill = match (
+                metrics
+                    .filter(|m| m.spill_s.is_some())
+                    .and_then(|m| m.warmup_window_s),
+                first,
+            ) {
                 (Some(w), Some(s)) if s > w => Some(Interval {
                     start_s: w,
                     end_s: s,

@@ -21,7 +21,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         simulate_file_for(&file, sim, mpipe::algebra::budget::Use::Render)?;
     crate::input::write_output(
         &svg,
-        mpipe::report::svg::render(&scenario.name, &simulation).as_bytes(),
+        mpipe::report::svg::render(&scenario.chart_title(), &simulation).as_bytes(),
     )?;
     emit(&format!("wrote {}\n", svg.display()))?;
     Ok(())
