@@ -71,6 +71,9 @@ fn frame(c: &mut Criterion) {
     );
     let ctx = egui::Context::default();
     mpipe_studio::fonts::install(&ctx);
+    // Every lane drawn (a chart of many ranks is drawn with every group expanded: the worst case).
+    let expanded: std::collections::BTreeSet<usize> =
+        (0..mpipe_studio::geometry::Rows::groups(shown.scene.ranks)).collect();
     let run = |range: Option<(f64, f64)>| {
         let input = egui::RawInput {
             screen_rect: Some(egui::Rect::from_min_size(
@@ -93,6 +96,7 @@ fn frame(c: &mut Criterion) {
                     lane_height: 24.0,
                     id_salt: "bench",
                     cycle: &[],
+                    expanded: &expanded,
                 },
             );
         });

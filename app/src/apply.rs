@@ -131,6 +131,20 @@ impl Command {
                 studio.view.fit_selection(shown.as_deref(), span);
             }
             Command::FitAll => studio.view.range = None,
+            Command::ToggleLaneGroup(group) => {
+                if !studio.view.expanded_groups.remove(&group) {
+                    studio.view.expanded_groups.insert(group);
+                }
+            }
+            Command::AllLaneGroups(expand) => {
+                let groups =
+                    crate::geometry::Rows::groups(studio.shown().map_or(0, |s| s.scene.ranks));
+                studio.view.expanded_groups = if expand {
+                    (0..groups).collect()
+                } else {
+                    std::collections::BTreeSet::new()
+                };
+            }
             Command::LaneHeight(h) => {
                 studio.view.lane_height = h.clamp(
                     *crate::state::view::LANE_HEIGHTS.start(),

@@ -101,6 +101,10 @@ pub enum Command {
     FitSelection,
     FitAll,
     LaneHeight(f32),
+    /// Expands a collapsed lane group, or collapses an expanded one.
+    ToggleLaneGroup(usize),
+    /// Every lane group expanded (`true`) or collapsed.
+    AllLaneGroups(bool),
     ToggleSearch,
     /// The search field has taken the keyboard.
     SearchFocused,

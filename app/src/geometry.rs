@@ -325,6 +325,93 @@ impl LaneLayout {
     }
 }
 
+/// Ranks a lane group holds.
+pub const GROUP: usize = 8;
+/// Charts of more ranks than this group their lanes (a P = 64 chart was 1,700 px tall).
+pub const GROUP_FROM: usize = 16;
+
+/// What one row of a chart shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowKind {
+    /// One rank's lane.
+    Rank(usize),
+    /// A collapsed group's summary lane: ranks `ranks` drawn over one another.
+    Group {
+        group: usize,
+        ranks: std::ops::Range<usize>,
+    },
+}
+
+/// The rows of a chart of `ranks` ranks: one per rank, except that a chart of more than
+/// [`GROUP_FROM`] ranks groups them by [`GROUP`] (as Perfetto's track groups do) and draws each
+/// group not in `expanded` as one summary row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rows {
+    pub rows: Vec<RowKind>,
+    /// The row each rank is drawn in (its group's while collapsed).
+    of_rank: Vec<usize>,
+}
+
+impl Rows {
+    pub fn new(ranks: usize, expanded: &std::collections::BTreeSet<usize>) -> Rows {
+        let mut rows = Vec::new();
+        let mut of_rank = Vec::with_capacity(ranks);
+        let grouped = ranks > GROUP_FROM;
+        let mut first = 0;
+        while first < ranks {
+            let last = if grouped {
+                (first + GROUP).min(ranks)
+            } else {
+                ranks
+            };
+            let group = first / GROUP;
+            if grouped && !expanded.contains(&group) {
+                of_rank.extend(std::iter::repeat_n(rows.len(), last - first));
+                rows.push(RowKind::Group {
+                    group,
+                    ranks: first..last,
+                });
+            } else {
+                for r in first..last {
+                    of_rank.push(rows.len());
+                    rows.push(RowKind::Rank(r));
+                }
+            }
+            first = last;
+        }
+        Rows { rows, of_rank }
+    }
+
+    /// Whether the chart groups its ranks.
+    pub fn grouped(&self) -> bool {
+        self.of_rank.len() > GROUP_FROM
+    }
+
+    /// The row rank `rank` is drawn in.
+    pub fn of_rank(&self, rank: usize) -> usize {
+        self.of_rank.get(rank).copied().unwrap_or(0)
+    }
+
+    /// Whether rank `rank` has a row of its own (its group is expanded, or there are no groups).
+    pub fn own_row(&self, rank: usize) -> bool {
+        matches!(self.rows.get(self.of_rank(rank)), Some(RowKind::Rank(_)))
+    }
+
+    /// The group of rank `rank`, when the chart groups its ranks.
+    pub fn group_of(&self, rank: usize) -> Option<usize> {
+        self.grouped().then_some(rank / GROUP)
+    }
+
+    /// The groups of a chart of `ranks` ranks (none when it does not group them).
+    pub fn groups(ranks: usize) -> usize {
+        if ranks > GROUP_FROM {
+            ranks.div_ceil(GROUP)
+        } else {
+            0
+        }
+    }
+}
+
 /// The item under pixel `x` on `lane` (merged items are hit as a whole).
 pub fn hit_test(items: &[Item], lane: usize, x: f64) -> Option<&Item> {
     items
@@ -511,6 +598,46 @@ mod tests {
             mix.shares().contains(&(None, 1.0 / 3.0)),
             "{:?}",
             mix.shares()
+        );
+    }
+
+    /// A P = 64 chart was 1,700 px tall with no grouping (issue 25, item 9): beyond sixteen
+    /// ranks, groups of eight, each collapsed to one row unless expanded.
+    #[test]
+    fn many_ranks_group_into_collapsible_rows() {
+        let none = std::collections::BTreeSet::new();
+        let small = Rows::new(16, &none);
+        assert_eq!(small.rows.len(), 16);
+        assert!(!small.grouped());
+        assert_eq!(Rows::groups(16), 0);
+        let big = Rows::new(64, &none);
+        assert_eq!(big.rows.len(), 8);
+        assert_eq!(Rows::groups(64), 8);
+        assert_eq!(
+            big.rows[1],
+            RowKind::Group {
+                group: 1,
+                ranks: 8..16
+            }
+        );
+        assert_eq!(big.of_rank(13), 1);
+        assert!(!big.own_row(13));
+        // Group 1 expanded: its eight ranks get rows of their own between groups 0 and 2.
+        let open = Rows::new(64, &[1].into_iter().collect());
+        assert_eq!(open.rows.len(), 7 + 8);
+        assert_eq!(open.rows[1], RowKind::Rank(8));
+        assert_eq!(open.of_rank(13), 6);
+        assert!(open.own_row(13));
+        assert_eq!(open.of_rank(16), 9);
+        assert_eq!(open.group_of(16), Some(2));
+        // A last group of fewer ranks.
+        let odd = Rows::new(20, &none);
+        assert_eq!(
+            odd.rows[2],
+            RowKind::Group {
+                group: 2,
+                ranks: 16..20
+            }
         );
     }
 

@@ -172,10 +172,17 @@ fn at_1280_by_720_the_top_bar_and_the_table_fit() {
         let r = harness.get_by_label(label).rect();
         assert!(r.right() <= 1280.0 && r.left() >= 0.0, "{label} at {r:?}");
     }
-    let heads: Vec<egui::Rect> = mpipe::report::simulate::RANK_COLUMNS
+    // Units in the heads, figures alone in the cells (issue 25, item 9: the last column was
+    // cut at the window's edge).
+    let (names, _) =
+        mpipe::report::simulate::rank_table(&harness.state().shown().unwrap().sim.ranks);
+    let heads: Vec<egui::Rect> = names
         .iter()
         .map(|h| harness.get_by_label(h).rect())
         .collect();
+    assert_eq!(names[1], "busy (s)");
+    let last = heads.last().unwrap();
+    assert!(last.right() <= 1280.0 - 12.0, "the last column at {last:?}");
     for pair in heads.windows(2) {
         assert!(
             pair[0].right() <= pair[1].left(),
@@ -185,17 +192,10 @@ fn at_1280_by_720_the_top_bar_and_the_table_fit() {
         );
     }
     // The cells of rank 0's row too.
-    let cells: Vec<egui::Rect> = [
-        "54.000 s",
-        "20.039 s",
-        "0.000 ms",
-        "18.006 s",
-        "2.003 s",
-        "30.100 ms",
-    ]
-    .iter()
-    .map(|c| harness.get_by_label(c).rect())
-    .collect();
+    let cells: Vec<egui::Rect> = ["54.000", "20.039", "18.006", "2.003", "30.100"]
+        .iter()
+        .map(|c| harness.get_by_label(c).rect())
+        .collect();
     for pair in cells.windows(2) {
         assert!(
             pair[0].right() <= pair[1].left(),
@@ -1131,4 +1131,61 @@ fn the_model_table_shows_layer_names_whole() {
         field.contains_rect(text),
         "field {field:?} cuts the name {text:?}"
     );
+}
+
+/// At 1280×720 the Sample menu hid its last entry with no hint that it scrolls (issue 25,
+/// item 9): the list is as tall as the window allows, and its last sample opens with a click.
+#[test]
+fn at_1280_by_720_every_sample_is_one_click_away() {
+    let mut h = sized(Studio::default(), egui::vec2(1280.0, 720.0), 0.25);
+    let last = SAMPLES.last().unwrap();
+    h.get_by_label("Sample").click();
+    h.run();
+    h.get_by_label(last.title).click();
+    h.run();
+    wait(&mut h, |s| s.source() == last.file);
+}
+
+/// At P = 64 the chart was ~1,700 px tall with no grouping or collapse (issue 25, item 9): ranks
+/// group by eight, each group one summary row until its label is clicked.
+#[test]
+fn many_ranks_group_into_rows_that_expand_and_collapse() {
+    let mut h = sized(Studio::default(), egui::vec2(1500.0, 1400.0), 0.25);
+    h.state_mut().open_sample(sample("1f1b.json"));
+    edit(
+        &mut h,
+        Edit::LayerCount {
+            layer: 0,
+            count: 64,
+        },
+    );
+    edit(&mut h, Edit::Ranks(64));
+    wait(&mut h, |s| s.shown().is_some_and(|x| x.scene.ranks == 64));
+    let rows = |h: &Harness<'static, Studio>| {
+        let chart = h.state().view.chart_rects[0].height();
+        let lane = h.state().view.lane_height;
+        // 4 px above, lanes 38 px apart (24 + 6 + 8), 28 px of axis.
+        ((chart - 4.0 - 28.0) / (lane + 14.0)).round() as usize
+    };
+    assert_eq!(rows(&h), 8);
+    let label = |h: &Harness<'static, Studio>, text: &str| {
+        common::painted_texts(h)
+            .into_iter()
+            .find(|(t, _)| t == text)
+            .map(|(_, r)| r.center())
+            .unwrap_or_else(|| panic!("{text:?} not painted"))
+    };
+    let at = label(&h, "▸ 8–15");
+    common::click_at(&mut h, at);
+    assert!(h.state().view.expanded_groups.contains(&1));
+    assert_eq!(rows(&h), 7 + 8);
+    let at = label(&h, "▾ rank 8");
+    common::click_at(&mut h, at);
+    assert_eq!(rows(&h), 8);
+    h.get_by_label("Expand all ranks").click();
+    h.run();
+    assert_eq!(rows(&h), 64);
+    h.get_by_label("Collapse rank groups").click();
+    h.run();
+    assert_eq!(rows(&h), 8);
 }

@@ -4,7 +4,7 @@
 //! the hovered point's values in words, and a legend drawn beside the plot, where it covers no
 //! curve's end. Each plot remembers where it drew (tests hover its points).
 
-use egui::{Color32, Id, RichText, Stroke, Ui};
+use egui::{Color32, Id, Stroke, Ui};
 use egui_plot::{GridInput, GridMark, HoverPosition, Plot, PlotTransform};
 use mpipe::report::svg::{tick_label, tick_step};
 
@@ -97,20 +97,42 @@ impl Entry {
     }
 }
 
-/// The legend of a plot, one wrapped row above it: a sample of each entry's colour and its name.
+/// The legend of a plot, one wrapped row above it: a sample of each entry's colour and its name,
+/// each entry one item (with the gap after it), so that a row wraps before an entry rather than
+/// cutting it at the panel's edge or parting a sample from its name.
 pub fn legend_ui(ui: &mut Ui, entries: &[Entry]) {
     ui.horizontal_wrapped(|ui| {
-        ui.spacing_mut().item_spacing.x = 4.0;
+        ui.spacing_mut().item_spacing.x = 0.0;
         for e in entries {
-            let (rect, _) = ui.allocate_exact_size(egui::vec2(16.0, 10.0), egui::Sense::hover());
+            let galley = ui.painter().layout_no_wrap(
+                e.name.clone(),
+                egui::TextStyle::Small.resolve(ui.style()),
+                ui.visuals().text_color(),
+            );
+            let size = egui::vec2(
+                16.0 + 4.0 + galley.size().x + 10.0,
+                galley.size().y.max(10.0),
+            );
+            let (rect, response) = ui.allocate_exact_size(size, egui::Sense::hover());
+            response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, &e.name));
+            let sample = egui::Rect::from_min_size(
+                egui::pos2(rect.left(), rect.center().y - 5.0),
+                egui::vec2(16.0, 10.0),
+            );
             if e.dot {
-                ui.painter().circle_filled(rect.center(), 3.5, e.colour);
+                ui.painter().circle_filled(sample.center(), 3.5, e.colour);
             } else {
-                ui.painter()
-                    .hline(rect.x_range(), rect.center().y, Stroke::new(2.0, e.colour));
+                ui.painter().hline(
+                    sample.x_range(),
+                    sample.center().y,
+                    Stroke::new(2.0, e.colour),
+                );
             }
-            ui.label(RichText::new(&e.name).small());
-            ui.add_space(6.0);
+            ui.painter().galley(
+                egui::pos2(rect.left() + 20.0, rect.center().y - galley.size().y / 2.0),
+                galley,
+                ui.visuals().text_color(),
+            );
         }
     });
 }

@@ -3,7 +3,7 @@
 //! words. All numbers come from `core`.
 
 use egui::{RichText, Ui};
-use mpipe::report::simulate::{RANK_COLUMN_HELP, RANK_COLUMNS, rank_rows};
+use mpipe::report::simulate::{RANK_COLUMN_HELP, RANK_COLUMNS, rank_table};
 use mpipe::sim::run::Simulation;
 use mpipe::vocab::units::secs;
 
@@ -31,46 +31,55 @@ pub fn table_ui(
     rows: &[Vec<String>],
     red: impl Fn(usize, usize) -> bool,
 ) {
-    egui::ScrollArea::horizontal()
-        .id_salt(id)
-        .auto_shrink([false, true])
-        .show(ui, |ui| {
-            egui::Grid::new(id)
-                .striped(true)
-                .min_col_width(48.0)
-                .spacing([14.0, 4.0])
-                .show(ui, |ui| {
-                    for (head, help) in heads {
-                        let label = egui::Label::new(RichText::new(*head).small().strong())
-                            .wrap_mode(egui::TextWrapMode::Extend);
-                        let response = ui.add(label);
-                        if !help.is_empty() {
-                            response.on_hover_text(*help);
-                        }
-                    }
-                    ui.end_row();
-                    for (r, row) in rows.iter().enumerate() {
-                        for (c, cell) in row.iter().enumerate() {
-                            let mut text = RichText::new(cell).monospace();
-                            if red(r, c) {
-                                text = text.color(egui::Color32::from_rgb(0xE0, 0x50, 0x50));
+    // A table wider than the panel shows a real scroll bar (egui's floating one is a hairline
+    // until hovered: nothing said the last column was cut).
+    ui.scope(|ui| {
+        ui.spacing_mut().scroll = egui::style::ScrollStyle::solid();
+        egui::ScrollArea::horizontal()
+            .id_salt(id)
+            .auto_shrink([false, true])
+            .show(ui, |ui| {
+                egui::Grid::new(id)
+                    .striped(true)
+                    .min_col_width(48.0)
+                    .spacing([14.0, 4.0])
+                    .show(ui, |ui| {
+                        for (head, help) in heads {
+                            let label = egui::Label::new(RichText::new(*head).small().strong())
+                                .wrap_mode(egui::TextWrapMode::Extend);
+                            let response = ui.add(label);
+                            if !help.is_empty() {
+                                response.on_hover_text(*help);
                             }
-                            ui.add(egui::Label::new(text).wrap_mode(egui::TextWrapMode::Extend));
                         }
                         ui.end_row();
-                    }
-                });
-        });
+                        for (r, row) in rows.iter().enumerate() {
+                            for (c, cell) in row.iter().enumerate() {
+                                let mut text = RichText::new(cell).monospace();
+                                if red(r, c) {
+                                    text = text.color(egui::Color32::from_rgb(0xE0, 0x50, 0x50));
+                                }
+                                ui.add(
+                                    egui::Label::new(text).wrap_mode(egui::TextWrapMode::Extend),
+                                );
+                            }
+                            ui.end_row();
+                        }
+                    });
+            });
+    });
 }
 
 /// The per-rank table; an over-capacity peak is red.
 pub fn rank_table_ui(ui: &mut Ui, sim: &Simulation) {
-    let heads: Vec<(&str, &str)> = RANK_COLUMNS
+    // Units in the heads, bare figures in the cells: the table fits a 1280-pixel window (its
+    // last column was cut there).
+    let (heads, rows) = rank_table(&sim.ranks);
+    let heads: Vec<(&str, &str)> = heads
         .iter()
-        .copied()
+        .map(String::as_str)
         .zip(RANK_COLUMN_HELP.iter().copied())
         .collect();
-    let rows = rank_rows(&sim.ranks);
     let last = RANK_COLUMNS.len() - 1;
     table_ui(ui, "ranks", &heads, &rows, |r, c| {
         c == last && sim.ranks.get(r).is_some_and(|m| m.over_capacity)

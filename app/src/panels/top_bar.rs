@@ -98,9 +98,13 @@ pub fn top_bar_ui(ui: &mut egui::Ui, studio: &Studio) -> Vec<Command> {
             .iter()
             .find(|s| s.file == studio.source())
             .map_or(studio.source(), |s| s.title);
+        // Tall enough for every sample where the window is (at 1280×720 the default height hid
+        // the last one with no hint that the list scrolls).
+        let room = ui.ctx().content_rect().height() - ui.max_rect().bottom() - 16.0;
         egui::ComboBox::from_label("Sample")
             .selected_text(current.to_string())
             .width(230.0)
+            .height(room.max(200.0))
             .truncate()
             .show_ui(ui, |ui| {
                 for sample in SAMPLES {

@@ -101,6 +101,22 @@ fn chart_header_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
         if ui.button("Search (Ctrl+F)").clicked() {
             out.push(Command::ToggleSearch);
         }
+        // Many ranks: their lanes in groups of eight, each collapsible (a click on its label).
+        let groups = crate::geometry::Rows::groups(studio.shown().map_or(0, |s| s.scene.ranks));
+        if groups > 0 {
+            let all = studio.view.expanded_groups.len() >= groups;
+            if ui
+                .button(if all {
+                    "Collapse rank groups"
+                } else {
+                    "Expand all ranks"
+                })
+                .on_hover_text("ranks in groups of 8; click a group's label to expand or collapse it")
+                .clicked()
+            {
+                out.push(Command::AllLaneGroups(!all));
+            }
+        }
     });
 }
 
@@ -247,6 +263,9 @@ fn charts_ui(
         if let Some(range) = o.range {
             out.push(Command::Range(range));
         }
+        if let Some(group) = o.toggled_group {
+            out.push(Command::ToggleLaneGroup(group));
+        }
     };
     for (i, b) in studio.baselines.iter().enumerate() {
         ui.label(RichText::new(format!("Baseline {}", b.name)).strong());
@@ -264,6 +283,7 @@ fn charts_ui(
                 lane_height,
                 id_salt: &salt,
                 cycle: &[],
+                expanded: &studio.view.expanded_groups,
             },
             out,
             false,
@@ -286,6 +306,7 @@ fn charts_ui(
             lane_height,
             id_salt: "current",
             cycle: studio.deadlock().map_or(&[], |d| d.cycle.as_slice()),
+            expanded: &studio.view.expanded_groups,
         },
         out,
         true,

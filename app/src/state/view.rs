@@ -136,6 +136,9 @@ pub struct View {
     pub range: Option<(f64, f64)>,
     pub selected: Option<Selection>,
     pub lane_height: f32,
+    /// The lane groups shown rank by rank, in charts of more than
+    /// [`crate::geometry::GROUP_FROM`] ranks (the others are collapsed to one row each).
+    pub expanded_groups: std::collections::BTreeSet<usize>,
     pub search: Search,
     pub teach: Option<Teach>,
     pub show_help: bool,
@@ -157,6 +160,7 @@ impl Default for View {
             range: None,
             selected: None,
             lane_height: 24.0,
+            expanded_groups: std::collections::BTreeSet::new(),
             search: Search::default(),
             teach: None,
             show_help: false,

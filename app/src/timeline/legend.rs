@@ -75,7 +75,13 @@ fn entry_ui(ui: &mut Ui, swatch: Swatch, text: &str) {
         egui::TextStyle::Small.resolve(ui.style()),
         ui.visuals().text_color(),
     );
-    let size = Vec2::new(26.0 + 4.0 + galley.size().x, galley.size().y.max(14.0));
+    // The gap to the next entry is part of the entry: a wrapping row checks the room for an item
+    // without the spacing before it, so a gap in `item_spacing` pushed the last entry of a row
+    // past the panel's edge (cut at 1280×720).
+    let size = Vec2::new(
+        26.0 + 4.0 + galley.size().x + ENTRY_GAP,
+        galley.size().y.max(14.0),
+    );
     let (rect, response) = ui.allocate_exact_size(size, Sense::hover());
     response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, text));
     let swatch_rect = Rect::from_min_size(
@@ -89,6 +95,9 @@ fn entry_ui(ui: &mut Ui, swatch: Swatch, text: &str) {
         ui.visuals().text_color(),
     );
 }
+
+/// Room after each legend entry.
+const ENTRY_GAP: f32 = 14.0;
 
 /// The colour of the outline of the selected event and of what it depends on.
 pub const SELECTED: Color32 = Color32::WHITE;
@@ -108,7 +117,7 @@ pub const PAIR: Color32 = Color32::from_rgb(0xE0, 0x70, 0xFF);
 /// Draws the legend for `scene` in a wrapped row.
 pub fn legend_ui(ui: &mut Ui, scene: &Scene) {
     ui.horizontal_wrapped(|ui| {
-        ui.spacing_mut().item_spacing.x = 14.0;
+        ui.spacing_mut().item_spacing.x = 0.0;
         for r in &scene.regions {
             let (phases, words): (&[Phase], &str) =
                 if r.skeleton.second_order() {

@@ -9,7 +9,9 @@
 
 use super::legend::{CRITICAL, DEADLOCK, MATCH, PAIR, SELECTED, WAIT};
 use super::{LABEL_W, axis, rgb, wheel_factor};
-use crate::geometry::{Item, LaneLayout, LaneRow, PairHalf, TimeView, hit_test, render_items};
+use crate::geometry::{
+    GROUP, Item, LaneLayout, LaneRow, PairHalf, RowKind, Rows, TimeView, hit_test, render_items,
+};
 use crate::state::derived::Shown;
 use egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use mpipe::sim::metrics::GapKind;
@@ -54,6 +56,9 @@ pub struct ChartInput<'a> {
     /// A deadlocking order's wait-for cycle (rank and action, each waiting for the next), drawn
     /// over the events of the same names.
     pub cycle: &'a [(usize, mpipe::vocab::action::Action)],
+    /// The lane groups shown expanded (a chart of more than [`crate::geometry::GROUP_FROM`]
+    /// ranks collapses the others).
+    pub expanded: &'a std::collections::BTreeSet<usize>,
 }
 
 /// What the user did to a chart this frame.
@@ -68,6 +73,8 @@ pub struct ChartOutput {
     /// An Ctrl-drag of an event along its lane ended: the event, and the time it was dropped at
     /// (the caller moves it there in its rank's order).
     pub reorder: Option<(usize, f64)>,
+    /// A click on a lane group's label: the group to expand or collapse.
+    pub toggled_group: Option<usize>,
     /// Where the chart was drawn.
     pub rect: Rect,
     /// The time axis: where `t = 0` and `t = span` would be drawn unzoomed (for alignment).
@@ -83,9 +90,9 @@ fn layout(top: f32, lane_height: f32) -> LaneLayout {
     }
 }
 
-/// The height a chart of `ranks` lanes takes.
-pub fn height(ranks: usize, lane_height: f32) -> f32 {
-    layout(0.0, lane_height).lane_top(ranks) + AXIS
+/// The height a chart of `rows` lanes takes.
+pub fn height(rows: usize, lane_height: f32) -> f32 {
+    layout(0.0, lane_height).lane_top(rows) + AXIS
 }
 
 /// Applies this frame's zoom, pan, box zoom and reset to `view`; returns the view to draw.
@@ -173,6 +180,7 @@ struct Paint<'a> {
     text: Color32,
     faint: Color32,
     shown: &'a Shown,
+    rows: Rows,
 }
 
 impl Paint<'_> {
@@ -220,19 +228,57 @@ impl Paint<'_> {
         b >= self.view.t0 && a <= self.view.t1
     }
 
-    /// Rank `rank`'s compute row.
+    /// Rank `rank`'s compute row (its group's while the group is collapsed).
     fn row(&self, rank: usize) -> Rect {
-        let top = self.lanes.lane_top(rank);
+        self.row_at(self.rows.of_rank(rank))
+    }
+
+    /// Row `index` of the chart.
+    fn row_at(&self, index: usize) -> Rect {
+        let top = self.lanes.lane_top(index);
         Rect::from_min_max(
             Pos2::new(self.plot.left(), top),
             Pos2::new(self.plot.right(), top + self.lanes.lane),
         )
     }
 
-    /// Each rank's label, hatched background, warmup window, spill and bubbles.
+    /// A collapsed group's row: its label (a click expands it) and hatched background.
+    fn group_rows(&self) {
+        for (i, kind) in self.rows.rows.iter().enumerate() {
+            let RowKind::Group { ranks, .. } = kind else {
+                continue;
+            };
+            let row = self.row_at(i);
+            self.painter.text(
+                Pos2::new(self.rect.left() + 4.0, row.center().y),
+                Align2::LEFT_CENTER,
+                format!("▸ {}–{}", ranks.start, ranks.end.saturating_sub(1)),
+                FontId::proportional(RANK_FONT),
+                self.fade(self.text),
+            );
+            self.clipped.rect_filled(row, 0.0, self.fade(self.faint));
+            hatch(
+                &self.clipped,
+                row,
+                self.fade(Color32::from_gray(90).gamma_multiply(0.4)),
+            );
+        }
+    }
+
+    /// Each rank's label, hatched background, warmup window, spill and bubbles (ranks of a
+    /// collapsed group: their group's row instead).
     fn lanes(&self) {
+        self.group_rows();
         for lane in &self.shown.scene.lanes {
+            if !self.rows.own_row(lane.rank) {
+                continue;
+            }
             let row = self.row(lane.rank);
+            // The first rank of an expanded group says so (a click on it collapses the group).
+            let name = match self.rows.group_of(lane.rank) {
+                Some(_) if lane.rank % GROUP == 0 => format!("▾ rank {}", lane.rank),
+                _ => format!("rank {}", lane.rank),
+            };
             // Under a placement other than the default, say which stages the rank holds: under
             // the rank's name when the lane has room for both lines, else in the gap below it
             // (the two were drawn over each other on 24 px lanes).
@@ -249,7 +295,7 @@ impl Paint<'_> {
             self.painter.text(
                 Pos2::new(self.rect.left() + 4.0, rank_y),
                 rank_align,
-                format!("rank {}", lane.rank),
+                name,
                 FontId::proportional(RANK_FONT),
                 self.fade(self.text),
             );
@@ -346,6 +392,22 @@ impl Paint<'_> {
         let scene = &self.shown.scene;
         for item in items {
             let row = self.row(item.lane);
+            if !self.rows.own_row(item.lane) {
+                // A collapsed group's ranks over one another, each faint: the denser, the more
+                // of them busy.
+                let r = Rect::from_x_y_ranges(
+                    item.x0 as f32..=(item.x1 as f32).max(item.x0 as f32 + 1.0),
+                    row.y_range(),
+                );
+                let share = 1.0 / GROUP as f32;
+                self.clipped.rect_filled(
+                    r,
+                    0.0,
+                    self.fade(rgb(scene.colour(item.region, item.phase)))
+                        .gamma_multiply(share * 2.0),
+                );
+                continue;
+            }
             let r = Rect::from_x_y_ranges(
                 item.x0 as f32..=(item.x1 as f32).max(item.x0 as f32 + 1.0),
                 row.y_range(),
@@ -438,7 +500,7 @@ impl Paint<'_> {
     fn transfers(&self) {
         let scene = &self.shown.scene;
         let fill = self.fade(rgb(palette::COMM));
-        for lane in &scene.lanes {
+        for lane in scene.lanes.iter().filter(|l| self.rows.own_row(l.rank)) {
             let top = self.row(lane.rank).bottom() + 1.0;
             let bar = |(a, b): (f32, f32)| {
                 Rect::from_min_max(Pos2::new(a, top), Pos2::new(b, top + COMM - 1.0))
@@ -628,18 +690,20 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
         lane_height,
         id_salt,
         cycle,
+        expanded,
     } = input;
-    let ranks = shown.scene.ranks;
+    let rows = Rows::new(shown.scene.ranks, expanded);
+    let row_count = rows.rows.len();
     let width = ui.available_width().max(200.0);
     let (rect, response) = ui.allocate_exact_size(
-        Vec2::new(width, height(ranks, lane_height)),
+        Vec2::new(width, height(row_count, lane_height)),
         Sense::click_and_drag(),
     );
     response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Canvas, true, "timeline"));
     let lanes = layout(rect.top(), lane_height);
     let plot = Rect::from_min_max(
         Pos2::new(rect.left() + LABEL_W, rect.top()),
-        Pos2::new(rect.right(), lanes.lane_top(ranks)),
+        Pos2::new(rect.right(), lanes.lane_top(row_count)),
     );
     let span = span.max(1e-12);
     let (t0, t1) = range.unwrap_or((0.0, span));
@@ -647,7 +711,7 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
         TimeView::new(t0, t1, f64::from(plot.left()), f64::from(plot.width())).clamped(span);
     let box_id = ui.scope_id().with((id_salt, "box zoom"));
     let reorder_id = ui.scope_id().with((id_salt, "reorder"));
-    let reordering = reorder_gesture(ui, &response, shown, &lanes, &before, reorder_id);
+    let reordering = reorder_gesture(ui, &response, shown, &rows, &lanes, &before, reorder_id);
     let view = match reordering {
         Some(_) => before,
         None => interact(ui, &response, before, span, box_id),
@@ -657,6 +721,7 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
         clicked: None,
         hovered: None,
         reorder: None,
+        toggled_group: None,
         rect,
         plot,
     };
@@ -687,6 +752,7 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
         text: ui.visuals().text_color(),
         faint: ui.visuals().faint_bg_color,
         shown,
+        rows,
     };
     paint.lanes();
     let items = render_items(&shown.lanes, &view);
@@ -703,9 +769,15 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
     if out.reorder.is_none() {
         paint.drop_marker(reordering, response.interact_pointer_pos());
     }
-    out.hovered = hover_ui(&paint, &response, &items, ranks);
+    out.hovered = hover_ui(&paint, &response, &items);
     if response.clicked() {
-        out.clicked = Some(out.hovered);
+        match response
+            .interact_pointer_pos()
+            .and_then(|p| group_label_at(&paint, p))
+        {
+            Some(group) => out.toggled_group = Some(group),
+            None => out.clicked = Some(out.hovered),
+        }
     }
     out
 }
@@ -716,6 +788,7 @@ fn reorder_gesture(
     ui: &egui::Ui,
     response: &egui::Response,
     shown: &Shown,
+    rows: &Rows,
     lanes: &LaneLayout,
     view: &TimeView,
     id: egui::Id,
@@ -723,7 +796,8 @@ fn reorder_gesture(
     if response.drag_started()
         && ui.input(|i| i.modifiers.command)
         && let Some(p) = ui.input(|i| i.pointer.press_origin())
-        && let Some((lane, LaneRow::Compute)) = lanes.hit(p.y, shown.scene.ranks)
+        && let Some((row, LaneRow::Compute)) = lanes.hit(p.y, rows.rows.len())
+        && let Some(RowKind::Rank(lane)) = rows.rows.get(row).cloned()
     {
         let items = render_items(&shown.lanes, view);
         if let Some(item) = hit_test(&items, lane, f64::from(p.x)).filter(|i| i.count == 1) {
@@ -735,18 +809,26 @@ fn reorder_gesture(
 }
 
 /// The event under the pointer (its tooltip shown), when it is one event.
-fn hover_ui(
-    paint: &Paint<'_>,
-    response: &egui::Response,
-    items: &[Item],
-    ranks: usize,
-) -> Option<usize> {
-    let (pointer, lane, row) = response.hover_pos().and_then(|p| {
+fn hover_ui(paint: &Paint<'_>, response: &egui::Response, items: &[Item]) -> Option<usize> {
+    let (pointer, index, row) = response.hover_pos().and_then(|p| {
         paint
             .lanes
-            .hit(p.y, ranks)
-            .map(|(lane, row)| (p, lane, row))
+            .hit(p.y, paint.rows.rows.len())
+            .map(|(index, row)| (p, index, row))
     })?;
+    let lane = match paint.rows.rows.get(index) {
+        Some(RowKind::Rank(r)) => *r,
+        Some(RowKind::Group { ranks, .. }) => {
+            let text = format!(
+                "ranks {}–{}, drawn over one another (the denser, the more of them busy): click the label to expand",
+                ranks.start,
+                ranks.end.saturating_sub(1)
+            );
+            response.clone().on_hover_text_at_pointer(text);
+            return None;
+        }
+        None => return None,
+    };
     let item = (row == LaneRow::Compute)
         .then(|| hit_test(items, lane, f64::from(pointer.x)))
         .flatten();
@@ -754,6 +836,20 @@ fn hover_ui(
         response.clone().on_hover_text_at_pointer(text);
     }
     item.filter(|i| i.count == 1).map(|i| i.index)
+}
+
+/// The lane group whose label is at `p` (a collapsed group's, or an expanded group's first
+/// rank's), when the chart groups its ranks.
+fn group_label_at(paint: &Paint<'_>, p: Pos2) -> Option<usize> {
+    if p.x >= paint.plot.left() {
+        return None;
+    }
+    let (index, _) = paint.lanes.hit(p.y, paint.rows.rows.len())?;
+    match paint.rows.rows.get(index)? {
+        RowKind::Group { group, .. } => Some(*group),
+        RowKind::Rank(r) if r % GROUP == 0 => paint.rows.group_of(*r),
+        RowKind::Rank(_) => None,
+    }
 }
 
 /// The tooltip of the transfer arriving on `lane` at time `t` (within `slop` seconds).

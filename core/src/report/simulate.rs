@@ -131,6 +131,30 @@ pub const RANK_COLUMN_HELP: [&str; 12] = [
 /// The per-rank table's rows, formatted column by column: each column of times in one unit, so
 /// figures line up (`105.000 s` above `48.000 s`, never `105.0` above `48.000`).
 pub fn rank_rows(ranks: &[RankMetrics]) -> Vec<Vec<String>> {
+    rank_cells(ranks, true).1
+}
+
+/// The per-rank table with each column's unit in its head (`busy (s)`, `peak mem (GB)`) and bare
+/// figures in its cells: the same table, narrower (the app's, which a 1280-pixel window cut).
+pub fn rank_table(ranks: &[RankMetrics]) -> (Vec<String>, Vec<Vec<String>>) {
+    let (units, rows) = rank_cells(ranks, false);
+    // A column without a figure (`w_r` without an encoder: dashes) has no unit.
+    let has_figures = |c: usize| rows.iter().any(|r| r.get(c).is_some_and(|x| x != "–"));
+    let heads = RANK_COLUMNS
+        .iter()
+        .enumerate()
+        .map(
+            |(c, head)| match c.checked_sub(1).and_then(|i| units.get(i)) {
+                Some(unit) if has_figures(c) => format!("{head} ({unit})"),
+                _ => (*head).to_string(),
+            },
+        )
+        .collect();
+    (heads, rows)
+}
+
+/// The unit of each column after `rank` and the rows, each cell with its unit or without.
+fn rank_cells(ranks: &[RankMetrics], with_units: bool) -> (Vec<&'static str>, Vec<Vec<String>>) {
     let times: [fn(&RankMetrics) -> Option<f64>; 10] = [
         |r| Some(r.busy_s),
         |r| Some(r.bubble_s),
@@ -143,12 +167,20 @@ pub fn rank_rows(ranks: &[RankMetrics]) -> Vec<Vec<String>> {
         |r| r.spill_s,
         |r| r.simulated_extra_s,
     ];
-    let units: Vec<(f64, &str)> = times
+    let units: Vec<(f64, &'static str)> = times
         .iter()
         .map(|get| secs_unit(ranks.iter().filter_map(get)))
         .collect();
     let mem_unit = bytes_unit(ranks.iter().map(|r| r.peak_memory_bytes));
-    ranks
+    let bare = |cell: String, suffix: &str| {
+        if with_units {
+            cell
+        } else {
+            cell.strip_suffix(suffix)
+                .map_or(cell.clone(), |c| c.trim_end().to_string())
+        }
+    };
+    let rows = ranks
         .iter()
         .map(|r| {
             let mut cells = vec![r.rank.to_string()];
@@ -156,12 +188,18 @@ pub fn rank_rows(ranks: &[RankMetrics]) -> Vec<Vec<String>> {
                 times
                     .iter()
                     .zip(&units)
-                    .map(|(get, &unit)| secs_in(get(r), unit)),
+                    .map(|(get, &unit)| bare(secs_in(get(r), unit), unit.1)),
             );
-            cells.push(bytes_in(r.peak_memory_bytes, mem_unit));
+            cells.push(bare(bytes_in(r.peak_memory_bytes, mem_unit), mem_unit.1));
             cells
         })
-        .collect()
+        .collect();
+    let names = units
+        .iter()
+        .map(|u| u.1)
+        .chain(std::iter::once(mem_unit.1))
+        .collect();
+    (names, rows)
 }
 
 /// The readable form of `mpipe simulate`.
@@ -378,5 +416,18 @@ mod tests {
         assert_eq!(column(3), ["601.300 ms", "0.000 ms"]);
         assert_eq!(column(7), ["–", "–"]);
         assert_eq!(column(11), ["12.80 GB", "0.90 GB"]);
+        // The app's narrower form: units in the heads, bare figures in the cells.
+        let (heads, rows) =
+            rank_table(&[rank(0, 105.0, 0.6013, 12.8e9), rank(1, 48.0, 0.0, 900e6)]);
+        assert_eq!(heads[0], "rank");
+        assert_eq!(heads[1], "busy (s)");
+        assert_eq!(heads[3], "warmup (ms)");
+        assert_eq!(heads[11], "peak mem (GB)");
+        assert_eq!(heads[7], "w_r");
+        let column = |c: usize| rows.iter().map(|r| r[c].clone()).collect::<Vec<_>>();
+        assert_eq!(column(1), ["105.000", "48.000"]);
+        assert_eq!(column(3), ["601.300", "0.000"]);
+        assert_eq!(column(7), ["–", "–"]);
+        assert_eq!(column(11), ["12.80", "0.90"]);
     }
 }
