@@ -1189,3 +1189,18 @@ fn many_ranks_group_into_rows_that_expand_and_collapse() {
     h.run();
     assert_eq!(rows(&h), 8);
 }
+
+/// At 1280×720 on the UMA sample (its four-phase model table widens the editors) the chart
+/// header's slider overran the narrowed central panel and widened every chart under it past the
+/// window's edge: the hint now has a line of its own and everything stays inside.
+#[test]
+fn at_1280_by_720_a_wide_editor_panel_leaves_the_charts_inside_the_window() {
+    let mut studio = Studio::empty();
+    studio.open_sample(sample("uma-1.2b.json"));
+    let mut h = sized(studio, egui::vec2(1280.0, 720.0), 0.25);
+    wait(&mut h, |s| s.shown().is_some());
+    let chart = h.state().view.chart_rects[0];
+    assert!(chart.right() <= 1280.0, "{chart:?}");
+    let slider = h.get_by_label("lane height").rect();
+    assert!(slider.right() <= 1280.0, "{slider:?}");
+}

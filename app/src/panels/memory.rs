@@ -227,17 +227,28 @@ const CAPACITY: egui::Color32 = egui::Color32::from_rgb(0xC0, 0x30, 0x30);
 
 /// The legend above the plot: each rank's colour, and how baselines and measured curves are drawn.
 fn legend_ui(ui: &mut Ui, current: &Shown, baselines: &[Baseline], measured: bool, capacity: bool) {
-    let mut entries: Vec<Entry> = current
-        .sim
-        .memory
-        .iter()
-        .map(|c| {
+    let curves = &current.sim.memory;
+    let mut entries: Vec<Entry> = if curves.len() > crate::geometry::GROUP_FROM {
+        // Many ranks: one entry says it, rather than rows of them (hover a curve for its rank).
+        let last = curves.len() - 1;
+        vec![
+            Entry::line("rank 0", rgb(mpipe::view::palette::hue(0))),
             Entry::line(
-                format!("rank {}", c.rank),
-                rgb(mpipe::view::palette::hue(c.rank)),
-            )
-        })
-        .collect();
+                format!("… rank {last}: a colour each (hover a curve)"),
+                rgb(mpipe::view::palette::hue(last)),
+            ),
+        ]
+    } else {
+        curves
+            .iter()
+            .map(|c| {
+                Entry::line(
+                    format!("rank {}", c.rank),
+                    rgb(mpipe::view::palette::hue(c.rank)),
+                )
+            })
+            .collect()
+    };
     let grey = egui::Color32::GRAY;
     if !baselines.is_empty() {
         let letters: Vec<&str> = baselines

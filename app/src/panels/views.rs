@@ -78,13 +78,15 @@ fn status_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
 
 /// The row above the timeline: the gestures, lane height, legend and search switches.
 fn chart_header_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
+    // The hint on its own wrapped line, the controls on a row under it (in one wrapped row the
+    // slider after a long hint overran a narrow panel, and every chart under it with it).
+    ui.label(
+        RichText::new(
+            "Wheel, W/S: zoom · drag, A/D: pan · shift-drag: zoom to box · ctrl-drag an event: move it in its rank's order · double-click: whole step · click: select · F: fit · Ctrl+F: search",
+        )
+        .small(),
+    );
     ui.horizontal_wrapped(|ui| {
-        ui.label(
-            RichText::new(
-                "Wheel, W/S: zoom · drag, A/D: pan · shift-drag: zoom to box · ctrl-drag an event: move it in its rank's order · double-click: whole step · click: select · F: fit · Ctrl+F: search",
-            )
-            .small(),
-        );
         let mut h = studio.view.lane_height;
         let name = ui.label(RichText::new("lane height").small());
         if ui
@@ -111,7 +113,9 @@ fn chart_header_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
                 } else {
                     "Expand all ranks"
                 })
-                .on_hover_text("ranks in groups of 8; click a group's label to expand or collapse it")
+                .on_hover_text(
+                    "ranks in groups of 8; click a group's label to expand or collapse it",
+                )
                 .clicked()
             {
                 out.push(Command::AllLaneGroups(!all));

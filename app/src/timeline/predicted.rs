@@ -399,13 +399,7 @@ impl Paint<'_> {
                     item.x0 as f32..=(item.x1 as f32).max(item.x0 as f32 + 1.0),
                     row.y_range(),
                 );
-                let share = 1.0 / GROUP as f32;
-                self.clipped.rect_filled(
-                    r,
-                    0.0,
-                    self.fade(rgb(scene.colour(item.region, item.phase)))
-                        .gamma_multiply(share * 2.0),
-                );
+                self.mixed(r, &item.mix, 2.0 / GROUP as f32);
                 continue;
             }
             let r = Rect::from_x_y_ranges(
@@ -413,7 +407,7 @@ impl Paint<'_> {
                 row.y_range(),
             );
             if item.count > 1 {
-                self.mixed(r, &item.mix);
+                self.mixed(r, &item.mix, 1.0);
             } else {
                 self.clipped.rect_filled(
                     r,
@@ -463,8 +457,8 @@ impl Paint<'_> {
     }
 
     /// A merged run of events: a band per colour, stacked, each as tall as its share of the
-    /// run's busy time (the colours beyond those a box keeps apart in grey).
-    fn mixed(&self, r: Rect, mix: &crate::geometry::Mix) {
+    /// run's busy time (the colours beyond those a box keeps apart in grey), at `opacity`.
+    fn mixed(&self, r: Rect, mix: &crate::geometry::Mix, opacity: f32) {
         let scene = &self.shown.scene;
         let mut top = r.top();
         for (colour, share) in mix.shares() {
@@ -473,7 +467,7 @@ impl Paint<'_> {
             self.clipped.rect_filled(
                 Rect::from_x_y_ranges(r.x_range(), top..=bottom),
                 0.0,
-                self.fade(fill),
+                self.fade(fill).gamma_multiply(opacity),
             );
             top = bottom;
         }
