@@ -876,7 +876,13 @@ fn plots_number_their_axes_and_say_the_hovered_value() {
         common::painted_texts(&h).iter().any(|(t, _)| *t == said),
         "no hover label {said:?}"
     );
-    // The memory plot: several numbers on each axis, as many times as the timeline labels.
+    // The memory plot: its legend beside the curves, not over their ends; several numbers on
+    // each axis, as many times as the timeline labels.
+    let frame = *mpipe_studio::panels::plots::transform_of(&h.ctx, "memory")
+        .unwrap()
+        .frame();
+    let legend = h.get_by_label("rank 3").rect();
+    assert!(!legend.intersects(frame), "{legend:?} over {frame:?}");
     let (y, x) = common::axis_numbers(&h, "memory");
     assert!(y.len() >= 3, "memory y ticks {y:?}");
     let chart = h.state().view.chart_rects[0];
@@ -1185,6 +1191,26 @@ fn many_ranks_group_into_rows_that_expand_and_collapse() {
     h.get_by_label("Expand all ranks").click();
     h.run();
     assert_eq!(rows(&h), 64);
+    // At M = 1024, rank 0's steady state is one merged box: its tooltip gives the mix (issue 25,
+    // item 2: it was drawn, and read, as all-backward) — a forward of 1 s to a backward of 2 s.
+    edit(&mut h, Edit::Microbatches(1024));
+    wait(&mut h, |s| {
+        s.shown().is_some_and(|x| x.title.contains("M = 1024"))
+    });
+    let t = h.state().shown().unwrap().sim.makespan_s / 2.0;
+    let at = common::timeline_point(&h, 0, t);
+    hover(&mut h, at);
+    let tip = h.get_by_label_contains(" events, ").value().unwrap();
+    let share = |what: &str| -> f64 {
+        let line = tip
+            .lines()
+            .find(|l| l.ends_with(&format!("% {what} · region 1 · backbone · 1f1b")))
+            .unwrap_or_else(|| panic!("no {what} in {tip:?}"));
+        line.split(' ').next().unwrap().parse().unwrap()
+    };
+    let (backward, forward) = (share("backward"), share("forward"));
+    assert!((backward - 200.0 / 3.0).abs() < 3.0, "{tip}");
+    assert_eq!(backward + forward, 100.0, "{tip}");
     h.get_by_label("Collapse rank groups").click();
     h.run();
     assert_eq!(rows(&h), 8);
