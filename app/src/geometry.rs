@@ -188,26 +188,23 @@ impl Mix {
     }
 
     /// Each colour's share of the busy time, the largest first (`None`: the colours beyond
-    /// [`MIX_PARTS`]), shares summing to 1.
-    pub fn shares(&self) -> Vec<(Option<(usize, Phase)>, f64)> {
+    /// [`MIX_PARTS`]), shares summing to 1; the entries after the colours met have share 0. A
+    /// fixed array: the chart asks this of every merged box every frame.
+    pub fn shares(&self) -> [(Option<(usize, Phase)>, f64); MIX_PARTS + 1] {
+        let mut out = [(None, 0.0); MIX_PARTS + 1];
         let total = self.total_s();
         if total <= 0.0 {
-            return self
-                .parts
-                .iter()
-                .flatten()
-                .take(1)
-                .map(|p| (Some((p.0, p.1)), 1.0))
-                .collect();
+            // Events of no duration: the first colour stands for the run.
+            if let (Some(slot), Some(Some(p))) = (out.first_mut(), self.parts.first()) {
+                *slot = (Some((p.0, p.1)), 1.0);
+            }
+            return out;
         }
-        let mut out: Vec<(Option<(usize, Phase)>, f64)> = self
-            .parts
-            .iter()
-            .flatten()
-            .map(|p| (Some((p.0, p.1)), p.2 / total))
-            .collect();
-        if self.other_s > 0.0 {
-            out.push((None, self.other_s / total));
+        for (slot, p) in out.iter_mut().zip(self.parts.iter().flatten()) {
+            *slot = (Some((p.0, p.1)), p.2 / total);
+        }
+        if let Some(last) = out.last_mut() {
+            *last = (None, self.other_s / total);
         }
         out.sort_by(|a, b| b.1.total_cmp(&a.1));
         out
@@ -579,7 +576,12 @@ mod tests {
         assert!(!items.is_empty());
         assert!(items.iter().all(|i| i.count > 1));
         for item in &items {
-            let shares = item.mix.shares();
+            let shares: Vec<_> = item
+                .mix
+                .shares()
+                .into_iter()
+                .filter(|s| s.1 > 0.0)
+                .collect();
             assert_eq!(shares.len(), 2, "{shares:?}");
             assert_eq!(shares[0].0, Some((1, Phase::Backward)));
             assert!((shares[0].1 - 2.0 / 3.0).abs() < 0.02, "{shares:?}");

@@ -557,3 +557,21 @@ fn ctrl_dragging_a_stage_onto_another_trades_their_ranks() {
     assert_eq!(harness.state().doc.scenario().unwrap().placement, None);
     assert_eq!(harness.state().rank_actions(0)[0], "0F0");
 }
+
+/// The textbook formula beside the simulated figures (issue 26, item 4): on the 1F1B sample the
+/// simulation is in the formula's setting and equals it; switched to an encoder sample, the panel
+/// says why no formula applies.
+#[test]
+fn the_formula_is_shown_beside_the_simulation() {
+    let harness = on_sample("1f1b.json");
+    harness.get_by_label(
+        "formula (1f1b, t_F = 2.000 s, t_B = 4.000 s): step (M + P − 1)·(t_F + t_B) = 66.000 s (simulated 66.000 s, +0.0 %); bubble (P − 1)/(M + P − 1) = 27.3 % (simulated 27.3 %); activations held min(P, M)·A",
+    );
+    harness.get_by_label(
+        "the simulation is in the formula's setting (uniform stages, free links, no overhead)",
+    );
+    let harness = on_sample("mpipe-vit-llm.json");
+    harness.get_by_label(
+        "no textbook formula: region 1 (transpose) runs outside the pipeline's formula",
+    );
+}

@@ -341,6 +341,33 @@ fn simulate_table_shows_the_transpose_columns() {
     assert!(out.contains("critical path: "), "{out}");
 }
 
+/// `mpipe simulate` prints the schedule's textbook formula beside the simulated figures, or why
+/// none applies (issue 26, item 4).
+#[test]
+fn simulate_prints_the_textbook_formula_beside_the_simulation() {
+    let run = |file: &str| {
+        let path = samples().join(file);
+        let (code, out, _) = mpipe(&["simulate", path.to_str().unwrap()]);
+        assert_eq!(code, 0);
+        out
+    };
+    let out = run("gpipe.json");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[2],
+        "formula (gpipe, t_F = 2.000 s, t_B = 4.000 s): step (M + P − 1)·(t_F + t_B) = 66.000 s (simulated 66.000 s, +0.0 %); bubble (P − 1)/(M + P − 1) = 27.3 % (simulated 27.3 %); activations held M·A"
+    );
+    assert_eq!(
+        lines[3],
+        "the simulation is in the formula's setting (uniform stages, free links, no overhead)"
+    );
+    let out = run("nemotron-h.json");
+    assert!(
+        out.contains("the simulation departs from the formula: forwards differ between stages or microbatches ("),
+        "{out}"
+    );
+}
+
 #[test]
 fn compare_prints_the_speedup() {
     let gpipe = samples().join("gpipe.json");

@@ -207,3 +207,80 @@ fn every_formula_a_schedule_gives_is_the_simulated_one() {
     }
     assert_eq!(given, ["1f1b", "gpipe", "1f1b-2nd", "wavek"]);
 }
+
+/// The formula beside the simulation (`report::formula`, what `mpipe simulate` prints and the
+/// app shows, issue 26 item 4): the costs are read off the simulation, and where the step departs
+/// from the formula the reading says why — uneven stages, a link that takes time, the runtime's
+/// overhead; where no formula applies, why not.
+#[test]
+fn the_formula_is_read_beside_the_simulation_with_why_it_departs() {
+    use mpipe::report::formula::read;
+    let costs = Uniform {
+        forward_s: 1.0,
+        backward_s: 2.0,
+    };
+    let s = uniform(ONE_F_ONE_B, 4, 8, costs);
+    let r = read(&simulate_scenario(&s, Default::default()).unwrap()).unwrap();
+    assert_eq!(r.costs, costs);
+    assert_eq!(r.formula.step_s, 33.0);
+    assert_eq!(r.simulated_step_s, 33.0);
+    assert!(r.departures.is_empty(), "{:?}", r.departures);
+    assert_eq!(
+        r.lines(),
+        [
+            "formula (1f1b, t_F = 1.000 s, t_B = 2.000 s): step (M + P − 1)·(t_F + t_B) = 33.000 s (simulated 33.000 s, +0.0 %); bubble (P − 1)/(M + P − 1) = 27.3 % (simulated 27.3 %); activations held min(P, M)·A",
+            "the simulation is in the formula's setting (uniform stages, free links, no overhead)",
+        ]
+    );
+    // A link of 0.25 s a transfer and 10 ms of runtime per action: the simulation is longer and
+    // says why.
+    let mut slow = s.clone();
+    slow.hardware = Some(mpipe::scenario::hardware::Hardware {
+        link_alpha_s: Some(0.25),
+        action_overhead_s: Some(0.01),
+        ..Default::default()
+    });
+    let r = read(&simulate_scenario(&slow, Default::default()).unwrap()).unwrap();
+    assert!(r.simulated_step_s > r.formula.step_s);
+    assert_eq!(r.departures.len(), 2, "{:?}", r.departures);
+    assert!(r.departures[0].starts_with("transfers take time (up to 250.000 ms each"));
+    assert!(r.departures[1].starts_with("the runtime's own time per action"));
+    // One stage twice as slow as the others: the costs are the means, the spread is said.
+    let mut uneven = s.clone();
+    uneven.slabs = Some(vec![Some(vec![1, 1, 1, 1])]);
+    uneven.model.layers = vec![
+        {
+            let mut l = LayerSpec::timed("slow", Role::Backbone, 1, 2.0);
+            l.bwd_s = Some(4.0);
+            l
+        },
+        {
+            let mut l = LayerSpec::timed("layer", Role::Backbone, 3, 1.0);
+            l.bwd_s = Some(2.0);
+            l
+        },
+    ];
+    let r = read(&simulate_scenario(&uneven, Default::default()).unwrap()).unwrap();
+    assert_eq!(r.costs.forward_s, 1.25);
+    assert_eq!(
+        r.departures,
+        [
+            "forwards differ between stages or microbatches (1.000 s–2.000 s; the formula takes their mean)",
+            "backwards differ between stages or microbatches (2.000 s–4.000 s; the formula takes their mean)",
+        ]
+    );
+    // No formula: an encoder region outside the pipeline, an interleaved schedule.
+    let sample = |file: &str| {
+        let path = format!("{}/../samples/{file}", env!("CARGO_MANIFEST_DIR"));
+        let s = Scenario::from_json_str(&std::fs::read_to_string(&path).unwrap(), file).unwrap();
+        read(&simulate_scenario(&s, Default::default()).unwrap())
+    };
+    assert_eq!(
+        sample("mpipe-vit-llm.json").unwrap_err(),
+        "no textbook formula: region 1 (transpose) runs outside the pipeline's formula"
+    );
+    assert_eq!(
+        sample("vpp3.json").unwrap_err(),
+        "1f1b gives no textbook formula for this shape (P = 4, M = 8, v = 3)"
+    );
+}

@@ -185,6 +185,10 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
             ""
         }
     )));
+    // The textbook formula beside the simulated figures, and why they differ.
+    for line in &shown.formula {
+        ui.label(RichText::new(line).small());
+    }
     chart_header_ui(ui, studio, &mut out);
     if studio.view.show_legend {
         legend::legend_ui(ui, &shown.scene);

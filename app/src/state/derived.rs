@@ -37,6 +37,9 @@ pub struct Shown {
     critical: Vec<bool>,
     /// How long each event (by node index) could start later without delaying the step.
     slack: Vec<f64>,
+    /// The schedule's textbook formula beside the simulated figures, and why they differ (or why
+    /// no formula applies), in lines ([`mpipe::report::formula`]).
+    pub formula: Vec<String>,
     /// The global operator table (time slot × rank), for schedules of at most
     /// [`TABLE_ACTIONS`] compute actions.
     pub table: Option<mpipe::report::table::OperatorTable>,
@@ -83,6 +86,10 @@ impl Shown {
             }
         }
         let slack = sim.slack();
+        let formula = match mpipe::report::formula::read(&sim) {
+            Ok(reading) => reading.lines(),
+            Err(why) => vec![why],
+        };
         let table = (scene.events.len() <= TABLE_ACTIONS)
             .then(|| mpipe::report::table::OperatorTable::new(&sim.derivation));
         Shown {
@@ -93,6 +100,7 @@ impl Shown {
             lanes,
             critical,
             slack,
+            formula,
             table,
         }
     }

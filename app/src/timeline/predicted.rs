@@ -461,7 +461,7 @@ impl Paint<'_> {
     fn mixed(&self, r: Rect, mix: &crate::geometry::Mix, opacity: f32) {
         let scene = &self.shown.scene;
         let mut top = r.top();
-        for (colour, share) in mix.shares() {
+        for (colour, share) in mix.shares().into_iter().filter(|s| s.1 > 0.0) {
             let fill = colour.map_or(MANY, |(region, phase)| rgb(scene.colour(region, phase)));
             let bottom = (top + share as f32 * r.height()).min(r.bottom());
             self.clipped.rect_filled(
@@ -659,7 +659,7 @@ fn merged_text(scene: &mpipe::view::scene::Scene, item: &Item, (t0, t1): (f64, f
         secs(t0),
         secs(t1)
     )];
-    for (colour, share) in item.mix.shares() {
+    for (colour, share) in item.mix.shares().into_iter().filter(|s| s.1 > 0.0) {
         let what = colour.map_or("other work".to_string(), |(region, phase)| {
             let place = scene
                 .region(region)

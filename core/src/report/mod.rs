@@ -2,6 +2,7 @@
 //! Gantt chart, the operator table and PyTorch's pipeline CSV.
 
 pub mod derive;
+pub mod formula;
 pub mod orders_csv;
 pub mod simulate;
 pub mod svg;

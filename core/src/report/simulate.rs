@@ -230,6 +230,17 @@ pub fn text(name: &str, sim: &Simulation) -> String {
                 secs(f)
             ))
     );
+    // The schedule's textbook formula beside the simulated figures, or why there is none.
+    match crate::report::formula::read(sim) {
+        Ok(reading) => {
+            for line in reading.lines() {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        Err(why) => {
+            let _ = writeln!(out, "{why}");
+        }
+    }
     let _ = writeln!(out);
     let widths = [4, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 11];
     let line = |cells: &[String]| -> String {

@@ -1,0 +1,234 @@
+//! A schedule's textbook formula beside its simulation: the costs read off the simulation (one
+//! stage's forward `t_F` and backward `t_B` of one microbatch), the formula's step, bubble and
+//! activation memory at those costs, and — where the simulated step departs from the formula —
+//! why, in the terms of the setting the formula assumes (uniform stages, free links, no
+//! runtime overhead). `mpipe simulate` prints it; the app shows it under the summary.
+
+use crate::graph::event::Event;
+use crate::schedules::skeleton::Skeleton;
+use crate::schedules::{Formula, Uniform};
+use crate::sim::run::Simulation;
+use crate::vocab::layout::Layout;
+use crate::vocab::units::secs;
+use std::collections::BTreeMap;
+
+/// The formula of the schedule a simulation ran, read against it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    pub skeleton: Skeleton,
+    pub formula: Formula,
+    /// The costs the formula is evaluated at: the mean forward and backward of one stage and
+    /// microbatch in the simulation (of a second-order schedule, its mean phase, in both).
+    pub costs: Uniform,
+    pub simulated_step_s: f64,
+    pub simulated_bubble: f64,
+    /// Why the simulated step departs from the formula's; empty when the simulation is in the
+    /// formula's setting.
+    pub departures: Vec<String>,
+}
+
+/// Relative spread below which costs count as equal.
+const EQUAL: f64 = 1e-9;
+
+/// The formula of `sim`'s schedule read against it, or why there is none: a schedule with a
+/// Replicated region (its encoder work sits outside every textbook formula), one without a
+/// wavefront, or a schedule that gives no formula for this shape.
+pub fn read(sim: &Simulation) -> Result<Reading, String> {
+    let plan = &sim.derivation.plan;
+    let wavefront = plan
+        .wavefront
+        .as_ref()
+        .ok_or("no pipeline wavefront: no textbook formula applies")?;
+    let skeleton = wavefront.skeleton;
+    if let Some(r) = plan
+        .regions
+        .iter()
+        .find(|r| r.layout() == Layout::Replicated)
+    {
+        return Err(format!(
+            "no textbook formula: region {} ({}) runs outside the pipeline's formula",
+            r.index,
+            r.skeleton.name()
+        ));
+    }
+    let ctx = plan.run_ctx(wavefront);
+    let costs = Costs::of(sim);
+    let uniform = costs.uniform(skeleton.second_order());
+    let formula = skeleton.schedule().formula(&ctx, uniform).ok_or_else(|| {
+        format!(
+            "{} gives no textbook formula for this shape (P = {}, M = {}, v = {})",
+            skeleton.name(),
+            ctx.ranks,
+            ctx.microbatches,
+            ctx.chunks
+        )
+    })?;
+    let mut departures = Vec::new();
+    let spreads: &[(&str, Spread)] = if skeleton.second_order() {
+        &[("phases", costs.forward)]
+    } else {
+        &[("forwards", costs.forward), ("backwards", costs.backward)]
+    };
+    for (what, spread) in spreads {
+        if let Some((lo, hi)) = spread.range()
+            && hi - lo > EQUAL * hi.abs().max(1e-12)
+        {
+            departures.push(format!(
+                "{what} differ between stages or microbatches ({}–{}; the formula takes their mean)",
+                secs(lo),
+                secs(hi)
+            ));
+        }
+    }
+    if costs.transfer_s > 0.0 {
+        departures.push(format!(
+            "transfers take time (up to {} each; the formula's links are free)",
+            secs(costs.transfer_s)
+        ));
+    }
+    if costs.reduce_s > 0.0 {
+        departures.push(format!(
+            "the data-parallel gradient reduce takes {}",
+            secs(costs.reduce_s)
+        ));
+    }
+    let overhead = sim.runtime_s.iter().copied().fold(0.0, f64::max);
+    if overhead > 0.0 {
+        departures.push(format!(
+            "the runtime's own time per action (up to {})",
+            secs(overhead)
+        ));
+    }
+    Ok(Reading {
+        skeleton,
+        formula,
+        costs: uniform,
+        simulated_step_s: sim.makespan_s,
+        simulated_bubble: sim.bubble_fraction,
+        departures,
+    })
+}
+
+/// Smallest, largest and mean of some durations.
+#[derive(Debug, Clone, Copy, Default)]
+struct Spread {
+    lo: f64,
+    hi: f64,
+    sum: f64,
+    n: usize,
+}
+
+impl Spread {
+    fn add(&mut self, v: f64) {
+        if self.n == 0 {
+            (self.lo, self.hi) = (v, v);
+        } else {
+            self.lo = self.lo.min(v);
+            self.hi = self.hi.max(v);
+        }
+        self.sum += v;
+        self.n += 1;
+    }
+
+    fn range(self) -> Option<(f64, f64)> {
+        (self.n > 0).then_some((self.lo, self.hi))
+    }
+
+    fn mean(self) -> f64 {
+        if self.n == 0 {
+            0.0
+        } else {
+            self.sum / self.n as f64
+        }
+    }
+}
+
+/// What a simulation's events cost, gathered for the formula.
+#[derive(Debug, Clone, Copy, Default)]
+struct Costs {
+    /// One stage's forward of one microbatch (of a second-order schedule: each phase).
+    forward: Spread,
+    /// One stage's whole backward of one microbatch (its halves together).
+    backward: Spread,
+    transfer_s: f64,
+    reduce_s: f64,
+}
+
+impl Costs {
+    fn of(sim: &Simulation) -> Costs {
+        let graph = &sim.derivation.order.graph;
+        let mut costs = Costs::default();
+        // A split backward's halves add up per stage and microbatch.
+        let mut backwards: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+        for n in graph.node_indices() {
+            let d = sim.durations.get(n.index()).copied().unwrap_or(0.0);
+            match graph.node_weight(n) {
+                Some(Event::Fwd { .. } | Event::FourPhase { .. }) => costs.forward.add(d),
+                Some(Event::Bwd { stage, mb, .. }) => {
+                    *backwards.entry((stage.index(), mb.index())).or_default() += d;
+                }
+                Some(Event::Coll { .. }) => costs.transfer_s = costs.transfer_s.max(d),
+                Some(Event::DpReduce { .. }) => costs.reduce_s = costs.reduce_s.max(d),
+                _ => {}
+            }
+        }
+        for d in backwards.into_values() {
+            costs.backward.add(d);
+        }
+        costs
+    }
+
+    /// The uniform costs nearest these: the means (a second-order schedule's phases all take
+    /// `t`: its forward and backward are both that).
+    fn uniform(&self, second_order: bool) -> Uniform {
+        let forward_s = self.forward.mean();
+        Uniform {
+            forward_s,
+            backward_s: if second_order {
+                forward_s
+            } else {
+                self.backward.mean()
+            },
+        }
+    }
+}
+
+impl Reading {
+    /// The reading in lines: the formula at the costs beside the simulated figures, then why
+    /// they differ.
+    pub fn lines(&self) -> Vec<String> {
+        let f = &self.formula;
+        let c = &self.costs;
+        let off = if f.step_s > 0.0 {
+            100.0 * (self.simulated_step_s - f.step_s) / f.step_s
+        } else {
+            0.0
+        };
+        let costs = if self.skeleton.second_order() {
+            format!("t = {} a phase", secs(c.forward_s))
+        } else {
+            format!("t_F = {}, t_B = {}", secs(c.forward_s), secs(c.backward_s))
+        };
+        let mut lines = vec![format!(
+            "formula ({}, {costs}): step {} = {} (simulated {}, {off:+.1} %); bubble {} = {:.1} % (simulated {:.1} %){}",
+            self.skeleton.name(),
+            f.step,
+            secs(f.step_s),
+            secs(self.simulated_step_s),
+            f.bubble,
+            100.0 * f.bubble_fraction,
+            100.0 * self.simulated_bubble,
+            f.memory
+                .map_or(String::new(), |m| format!("; activations held {m}")),
+        )];
+        if self.departures.is_empty() {
+            lines.push("the simulation is in the formula's setting (uniform stages, free links, no overhead)".into());
+        } else {
+            lines.push(format!(
+                "the simulation departs from the formula: {}",
+                self.departures.join("; ")
+            ));
+        }
+        lines
+    }
+}
