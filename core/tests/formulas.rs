@@ -25,7 +25,12 @@ const A: f64 = 1000.0;
 
 /// `P` stages of one layer each, every forward `t_f`, every backward `t_b`, each saving `A`.
 fn uniform(skeleton: Skeleton, p: usize, m: usize, costs: Uniform) -> Scenario {
-    let mut layer = LayerSpec::timed("layer", Role::Backbone, p, costs.forward_s);
+    chunked(skeleton, p, m, 1, costs)
+}
+
+/// [`uniform`] over `v` Sharded regions of `P` layers each (`v` chunks a rank).
+fn chunked(skeleton: Skeleton, p: usize, m: usize, v: usize, costs: Uniform) -> Scenario {
+    let mut layer = LayerSpec::timed("layer", Role::Backbone, p * v, costs.forward_s);
     layer.bwd_s = Some(costs.backward_s);
     layer.activation_bytes = Some(A);
     if skeleton.second_order() {
@@ -39,7 +44,8 @@ fn uniform(skeleton: Skeleton, p: usize, m: usize, costs: Uniform) -> Scenario {
         }
         layer.force_activation_bytes = Some(0.0);
     }
-    common::scenario(vec![layer], &[], &[skeleton], p, m)
+    let cut: Vec<usize> = (1..v).map(|c| c * p).collect();
+    common::scenario(vec![layer], &cut, &vec![skeleton; v], p, m)
 }
 
 /// Checks the formula of `skeleton` on every shape of `shapes` where it gives one, with backwards
@@ -58,15 +64,26 @@ fn check_with(
     shapes: impl Iterator<Item = (usize, usize, Option<usize>)>,
     costs: Uniform,
 ) -> usize {
+    check_chunked(skeleton, shapes, 1, costs)
+}
+
+/// [`check_with`] over `v` chunks; a formula given for a shape the schedule refuses fails.
+fn check_chunked(
+    skeleton: Skeleton,
+    shapes: impl Iterator<Item = (usize, usize, Option<usize>)>,
+    v: usize,
+    costs: Uniform,
+) -> usize {
     let mut checked = 0;
     for (p, m, k) in shapes {
-        let mut s = uniform(skeleton, p, m, costs);
+        let mut s = chunked(skeleton, p, m, v, costs);
         s.wave_k = k;
         let Some(f) = skeleton.schedule().formula(&s.run_ctx(), costs) else {
             continue;
         };
-        let sim = simulate_scenario(&s, Default::default()).unwrap();
-        let at = format!("{skeleton} P={p} M={m} k={k:?}");
+        let at = format!("{skeleton} P={p} M={m} v={v} k={k:?}");
+        let sim = simulate_scenario(&s, Default::default())
+            .unwrap_or_else(|e| panic!("{at}: a formula for a refused shape: {e}"));
         assert!(
             (sim.makespan_s - f.step_s).abs() < 1e-9,
             "{at}: simulated {} against {} = {}",
@@ -128,10 +145,17 @@ fn one_f_one_b_holds_at_most_the_depth() {
         (f.memory, f.peak_activations),
         (Some("min(P, M)·A"), Some(4.0))
     );
-    // Interleaved (two chunks): no formula yet.
-    let mut s = uniform(ONE_F_ONE_B, 4, 8, ones());
-    s.cut = vec![2];
-    s.schedule = vec![ONE_F_ONE_B, ONE_F_ONE_B];
+    // Interleaved over v chunks, M ≥ P: one chunk's fill and drain, `(vM + P − 1)·(t_F + t_B)`
+    // (issue 26, item 4), checked for v = 2 and 3 in `every_formula_a_schedule_gives_…`.
+    let s = chunked(ONE_F_ONE_B, 4, 8, 2, ones());
+    let f = ONE_F_ONE_B
+        .schedule()
+        .formula(&s.run_ctx(), ones())
+        .unwrap();
+    assert_eq!(f.step_s, (2.0 * 8.0 + 3.0) * 2.0);
+    assert_eq!(f.bubble, "(P − 1)/(vM + P − 1)");
+    // M < P: the warmup runs out of microbatches; no closed form.
+    let s = chunked(ONE_F_ONE_B, 4, 3, 2, ones());
     assert_eq!(ONE_F_ONE_B.schedule().formula(&s.run_ctx(), ones()), None);
 }
 
@@ -196,16 +220,19 @@ fn every_formula_a_schedule_gives_is_the_simulated_one() {
                 forward_s,
                 backward_s,
             };
-            // A `k` only where the schedule reads one (elsewhere the scenario is invalid).
+            // A `k` only where the schedule reads one (elsewhere the scenario is invalid); one,
+            // two and three chunks a rank.
             let reads_k = skeleton.reads(Parameter::WaveK);
-            let shapes = shapes_with_k().filter(|(_, _, k)| reads_k || k.is_none());
-            checked += check_with(skeleton, shapes, costs);
+            for v in 1..=3 {
+                let shapes = shapes_with_k().filter(|(_, _, k)| reads_k || k.is_none());
+                checked += check_chunked(skeleton, shapes, v, costs);
+            }
         }
         if checked > 0 {
             given.push(skeleton.name());
         }
     }
-    assert_eq!(given, ["1f1b", "gpipe", "1f1b-2nd", "wavek"]);
+    assert_eq!(given, ["1f1b", "gpipe", "zb1p", "zbv", "1f1b-2nd", "wavek"]);
 }
 
 /// The formula beside the simulation (`report::formula`, what `mpipe simulate` prints and the
@@ -279,8 +306,25 @@ fn the_formula_is_read_beside_the_simulation_with_why_it_departs() {
         sample("mpipe-vit-llm.json").unwrap_err(),
         "no textbook formula: region 1 (transpose) runs outside the pipeline's formula"
     );
+    // The VPP-3 sample: interleaved 1F1B over three chunks, in the formula's setting.
+    let vpp3 = sample("vpp3.json").unwrap();
+    assert_eq!(vpp3.formula.step_s, 81.0);
+    assert_eq!(vpp3.simulated_step_s, 81.0);
+    assert!(vpp3.departures.is_empty());
+    // Interleaved zero bubble: none written yet.
+    let s = chunked(mpipe::schedules::ZB1P, 4, 8, 2, costs);
     assert_eq!(
-        sample("vpp3.json").unwrap_err(),
-        "1f1b gives no textbook formula for this shape (P = 4, M = 8, v = 3)"
+        read(&simulate_scenario(&s, Default::default()).unwrap()).unwrap_err(),
+        "zb1p gives no textbook formula for this shape (P = 4, M = 8, v = 2) at these costs"
+    );
+    // ZB-H1 with its halves apart (I a third of the backward): the formula takes them equal.
+    let mut s = uniform(mpipe::schedules::ZB1P, 4, 8, costs);
+    s.model.layers[0].bwd_input_s = Some(2.0 / 3.0);
+    let r = read(&simulate_scenario(&s, Default::default()).unwrap()).unwrap();
+    assert_eq!(
+        r.departures,
+        [
+            "the backward's halves differ (I 666.667 ms, W 1.333 s on average; the formula takes them equal)"
+        ]
     );
 }

@@ -9,6 +9,7 @@ use crate::schedules::skeleton::Skeleton;
 use crate::schedules::{Formula, Uniform};
 use crate::sim::run::Simulation;
 use crate::vocab::layout::Layout;
+use crate::vocab::phase::Half;
 use crate::vocab::units::secs;
 use std::collections::BTreeMap;
 
@@ -56,7 +57,7 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
     let uniform = costs.uniform(skeleton.second_order());
     let formula = skeleton.schedule().formula(&ctx, uniform).ok_or_else(|| {
         format!(
-            "{} gives no textbook formula for this shape (P = {}, M = {}, v = {})",
+            "{} gives no textbook formula for this shape (P = {}, M = {}, v = {}) at these costs",
             skeleton.name(),
             ctx.ranks,
             ctx.microbatches,
@@ -77,6 +78,16 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
                 "{what} differ between stages or microbatches ({}–{}; the formula takes their mean)",
                 secs(lo),
                 secs(hi)
+            ));
+        }
+    }
+    if costs.input.n > 0 && costs.weight.n > 0 {
+        let (i, w) = (costs.input.mean(), costs.weight.mean());
+        if (i - w).abs() > EQUAL * i.abs().max(w.abs()).max(1e-12) {
+            departures.push(format!(
+                "the backward's halves differ (I {}, W {} on average; the formula takes them equal)",
+                secs(i),
+                secs(w)
             ));
         }
     }
@@ -150,6 +161,9 @@ struct Costs {
     forward: Spread,
     /// One stage's whole backward of one microbatch (its halves together).
     backward: Spread,
+    /// A split backward's input and weight halves.
+    input: Spread,
+    weight: Spread,
     transfer_s: f64,
     reduce_s: f64,
 }
@@ -164,8 +178,15 @@ impl Costs {
             let d = sim.durations.get(n.index()).copied().unwrap_or(0.0);
             match graph.node_weight(n) {
                 Some(Event::Fwd { .. } | Event::FourPhase { .. }) => costs.forward.add(d),
-                Some(Event::Bwd { stage, mb, .. }) => {
+                Some(Event::Bwd {
+                    stage, mb, half, ..
+                }) => {
                     *backwards.entry((stage.index(), mb.index())).or_default() += d;
+                    match half {
+                        Half::Input => costs.input.add(d),
+                        Half::Weight => costs.weight.add(d),
+                        Half::Whole => {}
+                    }
                 }
                 Some(Event::Coll { .. }) => costs.transfer_s = costs.transfer_s.max(d),
                 Some(Event::DpReduce { .. }) => costs.reduce_s = costs.reduce_s.max(d),

@@ -51,12 +51,34 @@ impl Schedule for OneFOneB {
     }
 
     /// With one chunk: GPipe's step and bubble, with at most `min(P, M)` microbatches in flight
-    /// on the first rank (the point of 1F1B).
+    /// on the first rank (the point of 1F1B). Interleaved over `v` chunks, with `M ≥ P`: the
+    /// fill and drain of one chunk's stage, `(vM + P − 1)·(t_F + t_B)` in a chunk's costs — the
+    /// bubble of one chunk `/v` of the whole model's (Megatron-LM's interleaved schedule).
     fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
-        (ctx.chunks == 1).then(|| Formula {
-            memory: Some("min(P, M)·A"),
-            peak_activations: Some(ctx.ranks.min(ctx.microbatches) as f64),
-            ..crate::schedules::gpipe::fill_drain(ctx, costs)
+        if ctx.chunks == 1 {
+            return Some(Formula {
+                memory: Some("min(P, M)·A"),
+                peak_activations: Some(ctx.ranks.min(ctx.microbatches) as f64),
+                ..crate::schedules::gpipe::fill_drain(ctx, costs)
+            });
+        }
+        if ctx.microbatches < ctx.ranks
+            || interleaved_rounds("interleaved 1F1B", ctx.ranks, ctx.microbatches).is_err()
+        {
+            return None;
+        }
+        let (p, m, v) = (
+            ctx.ranks as f64,
+            ctx.microbatches as f64,
+            ctx.chunks as f64,
+        );
+        Some(Formula {
+            step: "(vM + P − 1)·(t_F + t_B), t of one chunk's stage",
+            step_s: (v * m + p - 1.0) * (costs.forward_s + costs.backward_s),
+            bubble: "(P − 1)/(vM + P − 1)",
+            bubble_fraction: (p - 1.0) / (v * m + p - 1.0),
+            memory: None,
+            peak_activations: None,
         })
     }
 }

@@ -19,7 +19,7 @@
 use crate::schedules::skeleton::Skeleton;
 use crate::schedules::ScheduleRule;
 use crate::schedules::one_f_one_b::{ONE_F_ONE_B, interleaved_rounds};
-use crate::schedules::{RunCtx, Schedule};
+use crate::schedules::{Formula, RunCtx, Schedule, Uniform};
 use crate::schedules::slot::{Rotation, Slot, take};
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::OpSet;
@@ -57,6 +57,29 @@ impl Schedule for Zb1p {
 
     fn splits_backward_of(&self) -> Option<Skeleton> {
         Some(ONE_F_ONE_B)
+    }
+
+    /// ZB-H1 with one chunk and `M ≥ P`, the backward's halves equal (`t_I = t_W = t_B/2`):
+    /// each rank works `M·(t_F + t_B)` and idles `(P − 1)·(t_F + t_I − t_W) = (P − 1)·t_F` — the
+    /// deferred `W`s fill the rest of 1F1B's bubble.
+    fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
+        if ctx.chunks != 1 || ctx.microbatches < ctx.ranks {
+            return None;
+        }
+        let (p, m) = (ctx.ranks as f64, ctx.microbatches as f64);
+        let step_s = m * (costs.forward_s + costs.backward_s) + (p - 1.0) * costs.forward_s;
+        Some(Formula {
+            step: "M·(t_F + t_B) + (P − 1)·(t_F + t_I − t_W), t_I = t_W = t_B/2",
+            step_s,
+            bubble: "(P − 1)·t_F / step",
+            bubble_fraction: if step_s > 0.0 {
+                (p - 1.0) * costs.forward_s / step_s
+            } else {
+                0.0
+            },
+            memory: None,
+            peak_activations: None,
+        })
     }
 
     /// Interleaved zero bubble runs microbatches in rounds, as interleaved 1F1B does.

@@ -1,7 +1,8 @@
 //! ZB-V (the zero-bubble paper's V schedule, Qi et al., ICLR 2024, §6) as PyTorch's
 //! `ScheduleZBVZeroBubble` runs it: exactly two chunks per rank placed as a V (rank `r` holds
 //! stages `r` and `2P − 1 − r`, so the first and the last stage share rank 0), the backward split
-//! into `I` and `W`. With `t_F = t_I = t_W` it has no bubble for `M ≥ 2P − 1`.
+//! into `I` and `W`. With `t_F = t_I = t_W = t` and `M ≥ 2P − 1` a rank idles only the
+//! `(P − 1)·t` the first forward takes to reach it: the step is `(6M + P − 1)·t`.
 //!
 //! Rank `r` warms up with `2(P − r) − 1` forwards of chunk 0, then `r` pairs (chunk 1, chunk 0)
 //! of forwards, then `P − r` times `F I W` of chunk 1; the steady state alternates `F I W` on
@@ -12,7 +13,7 @@
 use crate::vocab::layout::PlacementKind;
 use crate::schedules::skeleton::Skeleton;
 use crate::schedules::ScheduleRule;
-use crate::schedules::{RunCtx, Schedule};
+use crate::schedules::{Formula, RunCtx, Schedule, Uniform};
 use crate::schedules::slot::Slot;
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::OpSet;
@@ -59,6 +60,28 @@ impl Schedule for Zbv {
 
     fn rank_slots(&self, ctx: &RunCtx, position: usize) -> Vec<Slot> {
         slots(ctx.ranks, ctx.microbatches, position)
+    }
+
+    /// The paper's setting, `t_F = t_I = t_W = t` (a chunk's stage; `t_B = 2t`), with
+    /// `M ≥ 2P − 1`: each rank works `6M·t` and idles only the `(P − 1)·t` the first forward
+    /// takes to reach it.
+    fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
+        let t = costs.forward_s;
+        if ctx.chunks != 2
+            || ctx.microbatches + 1 < 2 * ctx.ranks
+            || costs.backward_s != 2.0 * t
+        {
+            return None;
+        }
+        let (p, m) = (ctx.ranks as f64, ctx.microbatches as f64);
+        Some(Formula {
+            step: "(6M + P − 1)·t, t = t_F = t_I = t_W of one chunk's stage",
+            step_s: (6.0 * m + p - 1.0) * t,
+            bubble: "(P − 1)/(6M + P − 1)",
+            bubble_fraction: (p - 1.0) / (6.0 * m + p - 1.0),
+            memory: None,
+            peak_activations: None,
+        })
     }
 }
 
