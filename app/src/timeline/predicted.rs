@@ -10,7 +10,8 @@
 use super::legend::{CRITICAL, DEADLOCK, MATCH, PAIR, SELECTED, WAIT};
 use super::{LABEL_W, axis, rgb, wheel_factor};
 use crate::geometry::{
-    GROUP, Item, LaneLayout, LaneRow, PairHalf, RowKind, Rows, TimeView, hit_test, render_items,
+    GROUP, Item, LaneLayout, LaneRow, PairHalf, RowKind, Rows, TimeView, hit_test, mix_of,
+    render_items,
 };
 use crate::state::derived::Shown;
 use egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
@@ -399,7 +400,7 @@ impl Paint<'_> {
                     item.x0 as f32..=(item.x1 as f32).max(item.x0 as f32 + 1.0),
                     row.y_range(),
                 );
-                self.mixed(r, &item.mix, 2.0 / GROUP as f32);
+                self.mixed(r, &self.drawn_mix(item), 2.0 / GROUP as f32);
                 continue;
             }
             let r = Rect::from_x_y_ranges(
@@ -407,7 +408,7 @@ impl Paint<'_> {
                 row.y_range(),
             );
             if item.count > 1 {
-                self.mixed(r, &item.mix, 1.0);
+                self.mixed(r, &self.drawn_mix(item), 1.0);
             } else {
                 self.clipped.rect_filled(
                     r,
@@ -454,6 +455,16 @@ impl Paint<'_> {
                 );
             }
         }
+    }
+
+    /// The colours a box is drawn in (of a long merged run, a sample's).
+    fn drawn_mix(&self, item: &Item) -> crate::geometry::Mix {
+        let lane = self
+            .shown
+            .lanes
+            .get(item.lane)
+            .map_or(&[][..], Vec::as_slice);
+        mix_of(lane, item, false)
     }
 
     /// A merged run of events: a band per colour, stacked, each as tall as its share of the
@@ -632,7 +643,17 @@ impl Paint<'_> {
                     self.view.time_from_x(item.x0),
                     self.view.time_from_x(item.x1),
                 );
-                Some(merged_text(scene, item, (t0, t1)))
+                let lane = self
+                    .shown
+                    .lanes
+                    .get(item.lane)
+                    .map_or(&[][..], Vec::as_slice);
+                Some(merged_text(
+                    scene,
+                    item,
+                    &mix_of(lane, item, true),
+                    (t0, t1),
+                ))
             }
             (Some(item), _) => self
                 .shown
@@ -652,14 +673,19 @@ impl Paint<'_> {
 /// A merged box's tooltip: how many events, when, and each colour's share of the busy time —
 /// `212 events, 2.0 s–9.1 s (zoom in to see each)`, then `67 % backward · region 1 · backbone ·
 /// 1f1b` per line.
-fn merged_text(scene: &mpipe::view::scene::Scene, item: &Item, (t0, t1): (f64, f64)) -> String {
+fn merged_text(
+    scene: &mpipe::view::scene::Scene,
+    item: &Item,
+    mix: &crate::geometry::Mix,
+    (t0, t1): (f64, f64),
+) -> String {
     let mut lines = vec![format!(
         "{} events, {}–{} (zoom in to see each)",
         item.count,
         secs(t0),
         secs(t1)
     )];
-    for (colour, share) in item.mix.shares().into_iter().filter(|s| s.1 > 0.0) {
+    for (colour, share) in mix.shares().into_iter().filter(|s| s.1 > 0.0) {
         let what = colour.map_or("other work".to_string(), |(region, phase)| {
             let place = scene
                 .region(region)
