@@ -1230,3 +1230,23 @@ fn at_1280_by_720_a_wide_editor_panel_leaves_the_charts_inside_the_window() {
     let slider = h.get_by_label("lane height").rect();
     assert!(slider.right() <= 1280.0, "{slider:?}");
 }
+
+/// `v_fold` under interleaved 1F1B was refused as a deadlock blamed on `orders`, with only the
+/// slow reordering to apply (issue 26, item 2, in part): the error names `placement` and its fix
+/// brings the schedule's own placement back in one click.
+#[test]
+fn a_fold_the_schedule_does_not_assume_is_fixed_by_its_own_placement() {
+    let mut h = on_sample("vpp3.json");
+    let before = h.state().scenario().cloned().unwrap();
+    edit(
+        &mut h,
+        Edit::Placement(Some(mpipe::scenario::placement::PlacementSpec::VFold)),
+    );
+    wait(&mut h, |s| s.error().is_some());
+    h.get_by_label_contains("field `placement`: rule `deadlock-free`: the order the schedule derives under `placement` v_fold");
+    h.get_by_label("Use the schedule's own placement (remove `placement` v_fold)")
+        .click();
+    h.run();
+    wait(&mut h, |s| s.error().is_none());
+    assert_eq!(h.state().scenario(), Some(&before));
+}

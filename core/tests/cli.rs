@@ -368,6 +368,32 @@ fn simulate_prints_the_textbook_formula_beside_the_simulation() {
     );
 }
 
+/// A fold the schedule does not assume (issue 26, item 2, in part): the CLI blames `placement`,
+/// offers the schedule's own placement first and the reordering that keeps the fold second.
+#[test]
+fn a_deadlocking_fold_is_blamed_on_placement_with_its_fix() {
+    let text = std::fs::read_to_string(samples().join("vpp3.json")).unwrap();
+    let mut s = mpipe::Scenario::from_json_str(&text, "vpp3.json").unwrap();
+    s.placement = Some(mpipe::scenario::placement::PlacementSpec::VFold);
+    let path = temp_file("fold.json", &s.to_json_string());
+    let (code, _, err) = mpipe(&["simulate", path.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(
+        lines[0].contains("field `placement`: rule `deadlock-free`: the order the schedule derives under `placement` v_fold (its slots assume its own placement) deadlocks"),
+        "{err}"
+    );
+    assert_eq!(
+        lines[1],
+        "fix: Use the schedule's own placement (remove `placement` v_fold)"
+    );
+    assert!(
+        lines[2].starts_with("or, keeping the placement, run rank "),
+        "{err}"
+    );
+    assert!(lines[3].starts_with("\"orders\": [["), "{err}");
+}
+
 #[test]
 fn compare_prints_the_speedup() {
     let gpipe = samples().join("gpipe.json");

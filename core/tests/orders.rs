@@ -218,3 +218,31 @@ fn hand_orders_fix_the_owners_a_cost_based_map_would_search() {
     let sim = mpipe::tune::pipeline::simulate_scenario(&s, Default::default()).unwrap();
     assert_eq!(sim.derivation.plan.owner, d.plan.owner);
 }
+
+/// `"placement": "v_fold"` under interleaved `1f1b` (issue 26, item 2, in part): the derived order
+/// deadlocks, and the error blamed an `orders` field the file does not have. It names
+/// `placement`, says the order was derived under it, and offers the schedule's own placement as
+/// the fix (the proposed reordering that keeps the fold stays beside it).
+#[test]
+fn a_fold_the_schedule_does_not_assume_is_blamed_on_placement() {
+    let mut s = scenario(uniform(8), &[4], &[ONE_F_ONE_B, ONE_F_ONE_B], 4, 8);
+    let text = s.to_json_string();
+    s.placement = Some(mpipe::scenario::placement::PlacementSpec::VFold);
+    let e = mpipe::derive(&s).unwrap_err();
+    assert_eq!(e.field(), "placement");
+    assert!(
+        e.to_string().starts_with(
+            "rule `deadlock-free`: the order the schedule derives under `placement` v_fold (its slots assume its own placement) deadlocks; each event waits for the next: "
+        ),
+        "{e}"
+    );
+    let remedy = e.remedy().unwrap();
+    assert_eq!(
+        remedy.label,
+        "Use the schedule's own placement (remove `placement` v_fold)"
+    );
+    let mut fixed = s.clone();
+    remedy.edit.apply(&mut fixed);
+    assert_eq!(fixed.to_json_string(), text);
+    mpipe::derive(&fixed).unwrap();
+}

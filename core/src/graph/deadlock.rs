@@ -76,6 +76,7 @@ pub fn check_deadlock(order: &Order) -> Result<Vec<u32>, OrderError> {
                 cycle: labels,
                 actions,
                 fix: Box::new(repair(order)),
+                derived: None,
             });
         }
         position.insert(pred, path.len());
@@ -86,6 +87,7 @@ pub fn check_deadlock(order: &Order) -> Result<Vec<u32>, OrderError> {
         cycle: vec![label(start)],
         actions: Vec::new(),
         fix: Box::new(repair(order)),
+        derived: None,
     })
 }
 

@@ -12,14 +12,40 @@ use petgraph::graph::{DiGraph, NodeIndex};
 pub enum OrderError {
     #[error("rule `orders`: `{path}`: {message}")]
     Explicit { path: String, message: String },
-    #[error("rule `deadlock-free`: the per-rank order deadlocks; each event waits for the next: {}", cycle.join(" → "))]
+    #[error("rule `deadlock-free`: {} deadlocks; each event waits for the next: {}", Derived::words(derived.as_ref()), cycle.join(" → "))]
     Deadlock {
         cycle: Vec<String>,
         /// The cycle's compute actions with their ranks, in the cycle's order (for drawing it).
         actions: Vec<(usize, Action)>,
         /// A deadlock-free reordering close to the given one ([`crate::graph::deadlock::repair`]).
         fix: Box<Fix>,
+        /// Where the order came from when the scenario gave none by hand (`None`: its
+        /// `orders`).
+        derived: Option<Derived>,
     },
+}
+
+/// Where a deadlocking order came from when the scenario gave none by hand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Derived {
+    /// The schedule's own order, under its own placement.
+    Schedule,
+    /// The schedule's order under a `placement` the scenario gives (named): the schedule's slots
+    /// assume its own (`v_fold` under interleaved `1f1b`).
+    Placement(&'static str),
+}
+
+impl Derived {
+    /// What deadlocks, in words.
+    fn words(derived: Option<&Derived>) -> String {
+        match derived {
+            None => "the per-rank order".to_string(),
+            Some(Derived::Schedule) => "the order the schedule derives".to_string(),
+            Some(Derived::Placement(name)) => format!(
+                "the order the schedule derives under `placement` {name} (its slots assume its own placement)"
+            ),
+        }
+    }
 }
 
 impl OrderError {
@@ -27,7 +53,12 @@ impl OrderError {
     pub fn field(&self) -> String {
         match self {
             OrderError::Explicit { path, .. } => path.clone(),
-            OrderError::Deadlock { .. } => "orders".to_string(),
+            OrderError::Deadlock { derived, .. } => match derived {
+                None => "orders",
+                Some(Derived::Schedule) => "schedule",
+                Some(Derived::Placement(_)) => "placement",
+            }
+            .to_string(),
         }
     }
 }

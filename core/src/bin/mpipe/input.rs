@@ -383,10 +383,24 @@ fn derive_loaded(
             let mut message = err.locate(&text, &file).to_string();
             if let mpipe::DeriveError::Order(mpipe::graph::order::OrderError::Deadlock {
                 fix,
+                derived,
                 ..
             }) = &err
             {
-                message.push_str(&deadlock_fix(fix));
+                // A placement the schedule does not assume: its own placement first, then the
+                // reordering that keeps the placement (a longer step).
+                let placed = matches!(derived, Some(mpipe::graph::order::Derived::Placement(_)));
+                match err.remedy() {
+                    Some(remedy) if placed => {
+                        message.push_str(&remedy_fix(&remedy, &scenario));
+                        message.push_str(&deadlock_fix(fix).replacen(
+                            "\nfix: run",
+                            "\nor, keeping the placement, run",
+                            1,
+                        ));
+                    }
+                    _ => message.push_str(&deadlock_fix(fix)),
+                }
             }
             if let mpipe::DeriveError::Invalid(_) = &err
                 && let Some(remedy) = err.remedy()
