@@ -53,7 +53,8 @@ impl Schedule for OneFOneB {
     /// With one chunk: GPipe's step and bubble, with at most `min(P, M)` microbatches in flight
     /// on the first rank (the point of 1F1B). Interleaved over `v` chunks, with `M ≥ P`: the
     /// fill and drain of one chunk's stage, `(vM + P − 1)·(t_F + t_B)` in a chunk's costs — the
-    /// bubble of one chunk `/v` of the whole model's (Megatron-LM's interleaved schedule).
+    /// bubble of one chunk `/v` of the whole model's (Megatron-LM's interleaved schedule); rank 0
+    /// holds its warmup's forwards.
     fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
         if ctx.chunks == 1 {
             return Some(Formula {
@@ -62,11 +63,14 @@ impl Schedule for OneFOneB {
                 ..crate::schedules::gpipe::fill_drain(ctx, costs)
             });
         }
-        if ctx.microbatches < ctx.ranks
-            || interleaved_rounds("interleaved 1F1B", ctx.ranks, ctx.microbatches).is_err()
-        {
+        if ctx.microbatches < ctx.ranks {
             return None;
         }
+        let rounds = interleaved_rounds("interleaved 1F1B", ctx.ranks, ctx.microbatches).ok()?;
+        // Rank 0 holds its warmup's forwards and the first steady one: `(v − 1)·R + 2(P − 1) + 1`
+        // with `R = M / ⌊M/P⌋` microbatches a round, at most every chunk's `vM`.
+        let r = ctx.microbatches / rounds;
+        let held = ((ctx.chunks - 1) * r + 2 * (ctx.ranks - 1) + 1).min(ctx.chunks * ctx.microbatches);
         let (p, m, v) = (
             ctx.ranks as f64,
             ctx.microbatches as f64,
@@ -77,8 +81,8 @@ impl Schedule for OneFOneB {
             step_s: (v * m + p - 1.0) * (costs.forward_s + costs.backward_s),
             bubble: "(P − 1)/(vM + P − 1)",
             bubble_fraction: (p - 1.0) / (v * m + p - 1.0),
-            memory: None,
-            peak_activations: None,
+            memory: Some("min((v − 1)·R + 2(P − 1) + 1, vM)·A, R = M/⌊M/P⌋, A of one chunk's stage"),
+            peak_activations: Some(held as f64),
         })
     }
 }

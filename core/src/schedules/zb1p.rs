@@ -77,8 +77,9 @@ impl Schedule for Zb1p {
             } else {
                 0.0
             },
-            memory: None,
-            peak_activations: None,
+            // 1F1B's: at most `P` microbatches wait for their input half on the first rank.
+            memory: Some("P·A"),
+            peak_activations: Some(p),
         })
     }
 

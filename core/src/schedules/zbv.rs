@@ -79,8 +79,9 @@ impl Schedule for Zbv {
             step_s: (6.0 * m + p - 1.0) * t,
             bubble: "(P − 1)/(6M + P − 1)",
             bubble_fraction: (p - 1.0) / (6.0 * m + p - 1.0),
-            memory: None,
-            peak_activations: None,
+            // 1F1B's P microbatches of the whole rank: `2P` chunk stages' activations.
+            memory: Some("2P·A, A of one chunk's stage"),
+            peak_activations: Some(2.0 * p),
         })
     }
 }
