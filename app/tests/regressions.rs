@@ -1231,12 +1231,23 @@ fn at_1280_by_720_a_wide_editor_panel_leaves_the_charts_inside_the_window() {
     assert!(slider.right() <= 1280.0, "{slider:?}");
 }
 
-/// `v_fold` under interleaved 1F1B was refused as a deadlock blamed on `orders`, with only the
-/// slow reordering to apply (issue 26, item 2, in part): the error names `placement` and its fix
-/// brings the schedule's own placement back in one click.
+/// `v_fold` under an interleaved schedule was refused as a deadlock blamed on `orders`, with only
+/// the slow reordering to apply (issue 26, item 2): where no stand-in order exists the error names
+/// `placement` and its fix brings the schedule's own placement back in one click.
 #[test]
 fn a_fold_the_schedule_does_not_assume_is_fixed_by_its_own_placement() {
+    // VPP-3 as interleaved zero bubble (whose split backward has no list-scheduled stand-in).
     let mut h = on_sample("vpp3.json");
+    edit(
+        &mut h,
+        Edit::Skeletons {
+            regions: vec![1, 2, 3],
+            skeleton: mpipe::schedules::ZB1P,
+        },
+    );
+    wait(&mut h, |s| {
+        s.shown().is_some_and(|x| x.title.starts_with("zb1p"))
+    });
     let before = h.state().scenario().cloned().unwrap();
     edit(
         &mut h,
@@ -1249,4 +1260,21 @@ fn a_fold_the_schedule_does_not_assume_is_fixed_by_its_own_placement() {
     h.run();
     wait(&mut h, |s| s.error().is_none());
     assert_eq!(h.state().scenario(), Some(&before));
+}
+
+/// `v_fold` with the default `1f1b` skeleton was refused as a deadlock (issue 26, item 2): the
+/// VPP-3 sample folded as a V is derived with 1F1B's priorities over the fold, and says so.
+#[test]
+fn a_v_fold_of_interleaved_1f1b_is_derived_and_says_how() {
+    let mut h = on_sample("vpp3.json");
+    edit(
+        &mut h,
+        Edit::Placement(Some(mpipe::scenario::placement::PlacementSpec::VFold)),
+    );
+    wait(&mut h, |s| {
+        s.shown()
+            .is_some_and(|x| x.title.contains("v_fold placement"))
+    });
+    assert!(h.state().error().is_none());
+    h.get_by_label_contains("order: the schedule's slots deadlock under this placement");
 }

@@ -374,6 +374,8 @@ fn simulate_prints_the_textbook_formula_beside_the_simulation() {
 fn a_deadlocking_fold_is_blamed_on_placement_with_its_fix() {
     let text = std::fs::read_to_string(samples().join("vpp3.json")).unwrap();
     let mut s = mpipe::Scenario::from_json_str(&text, "vpp3.json").unwrap();
+    // Interleaved zero bubble: its split backward has no list-scheduled stand-in yet.
+    s.schedule = vec![mpipe::schedules::ZB1P; 3];
     s.placement = Some(mpipe::scenario::placement::PlacementSpec::VFold);
     let path = temp_file("fold.json", &s.to_json_string());
     let (code, _, err) = mpipe(&["simulate", path.to_str().unwrap()]);
@@ -392,6 +394,17 @@ fn a_deadlocking_fold_is_blamed_on_placement_with_its_fix() {
         "{err}"
     );
     assert!(lines[3].starts_with("\"orders\": [["), "{err}");
+    // Interleaved 1F1B under the same fold is derived, and says how.
+    s.schedule = vec![mpipe::schedules::ONE_F_ONE_B; 3];
+    let path = temp_file("fold-1f1b.json", &s.to_json_string());
+    let (code, out, _) = mpipe(&["simulate", path.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out.lines().nth(2),
+        Some(
+            "order: the schedule's slots deadlock under this placement (they assume its own): the order runs 1F1B's priorities over it (oldest ready backward first, then the oldest ready forward, at most (v + 1)·P − 1 microbatches held)"
+        )
+    );
 }
 
 #[test]

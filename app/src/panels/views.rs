@@ -185,6 +185,9 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
             ""
         }
     )));
+    if let Some(note) = &shown.sim.derivation.order_note {
+        ui.label(RichText::new(format!("order: {note}")).small());
+    }
     // The textbook formula beside the simulated figures, and why they differ.
     for line in &shown.formula {
         ui.label(RichText::new(line).small());

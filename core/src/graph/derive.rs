@@ -9,6 +9,7 @@ use crate::scenario::edit::{Edit, Remedy};
 use crate::scenario::placement::PlacementSpec;
 use crate::scenario::{Scenario, ScenarioError, field_error};
 use crate::vocab::layout::Composition;
+use crate::vocab::phase::OpSet;
 
 /// Everything derived from a valid scenario.
 #[derive(Debug, Clone)]
@@ -17,6 +18,9 @@ pub struct Derivation {
     pub plan: Plan,
     pub collectives: Collectives,
     pub order: Order,
+    /// How the order was derived, when not from the schedule's own slots (a placement the
+    /// slots do not assume: [`crate::graph::any_placement`]).
+    pub order_note: Option<String>,
 }
 
 /// Why a scenario cannot be derived.
@@ -109,7 +113,29 @@ pub fn derive_plan(
     explicit: Option<&[Vec<String>]>,
 ) -> Result<Derivation, DeriveError> {
     let collectives = collectives::collectives(&plan);
-    let mut order = build::build(&plan, &collectives, explicit)?;
+    let mut order_note = None;
+    let mut order = match build::build(&plan, &collectives, explicit) {
+        // The schedule's slots deadlock under a placement they do not assume: a plain
+        // wavefront gets 1F1B's priorities list-scheduled over the placement instead.
+        Err(deadlock @ OrderError::Deadlock { .. })
+            if explicit.is_none()
+                && !plan.placement.is_default()
+                && plan
+                    .wavefront
+                    .as_ref()
+                    .is_some_and(|w| w.skeleton.schedule().ops() == OpSet::ForwardBackward) =>
+        {
+            let Some(orders) = crate::graph::any_placement::orders(&plan) else {
+                return Err(deadlock.into());
+            };
+            order_note = Some(
+                "the schedule's slots deadlock under this placement (they assume its own): the order runs 1F1B's priorities over it (oldest ready backward first, then the oldest ready forward, at most (v + 1)·P − 1 microbatches held)"
+                    .to_string(),
+            );
+            build::build(&plan, &collectives, Some(&orders))?
+        }
+        other => other?,
+    };
     // Nested regions (an encoder first, a generator last) are embedded in the backbone's
     // logical time: the orders the backbone gives, with their work nested, derived as explicit
     // orders.
@@ -125,5 +151,6 @@ pub fn derive_plan(
         plan,
         collectives,
         order,
+        order_note,
     })
 }

@@ -4,6 +4,7 @@
 //! passes that walk a million events, and `derive`, which puts it all together.
 
 pub mod adjacency;
+pub mod any_placement;
 pub mod build;
 pub mod builder;
 pub mod compose;

@@ -230,6 +230,9 @@ pub fn text(name: &str, sim: &Simulation) -> String {
                 secs(f)
             ))
     );
+    if let Some(note) = &d.order_note {
+        let _ = writeln!(out, "order: {note}");
+    }
     // The schedule's textbook formula beside the simulated figures, or why there is none.
     match crate::report::formula::read(sim) {
         Ok(reading) => {
