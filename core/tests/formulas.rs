@@ -311,6 +311,24 @@ fn the_formula_is_read_beside_the_simulation_with_why_it_departs() {
     assert_eq!(vpp3.formula.step_s, 81.0);
     assert_eq!(vpp3.simulated_step_s, 81.0);
     assert!(vpp3.departures.is_empty());
+    // Folded as a V, its order is list-scheduled, not the schedule's own: the reading says so.
+    let mut folded = chunked(ONE_F_ONE_B, 4, 8, 2, costs);
+    folded.placement = Some(mpipe::scenario::placement::PlacementSpec::VFold);
+    let r = read(&simulate_scenario(&folded, Default::default()).unwrap()).unwrap();
+    assert!(r.simulated_step_s > r.formula.step_s);
+    assert_eq!(r.departures.len(), 1, "{:?}", r.departures);
+    assert!(
+        r.departures[0].starts_with("the order is not the schedule's own (the schedule's slots deadlock under this placement"),
+        "{:?}",
+        r.departures
+    );
+    // Its stages on other ranks (an explicit placement the slots do not assume): said.
+    let mut moved = uniform(ONE_F_ONE_B, 4, 8, costs);
+    moved.placement = Some(mpipe::scenario::placement::PlacementSpec::Explicit(vec![
+        1, 0, 3, 2,
+    ]));
+    let r = read(&simulate_scenario(&moved, Default::default()).unwrap()).unwrap();
+    assert_eq!(r.departures, ["the placement is not the schedule's own"]);
     // Interleaved zero bubble: none written yet.
     let s = chunked(mpipe::schedules::ZB1P, 4, 8, 2, costs);
     assert_eq!(

@@ -8,7 +8,7 @@ use crate::graph::event::Event;
 use crate::schedules::skeleton::Skeleton;
 use crate::schedules::{Formula, Uniform};
 use crate::sim::run::Simulation;
-use crate::vocab::layout::Layout;
+use crate::vocab::layout::{Layout, PlacementKind};
 use crate::vocab::phase::Half;
 use crate::vocab::units::secs;
 use std::collections::BTreeMap;
@@ -65,6 +65,14 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
         )
     })?;
     let mut departures = Vec::new();
+    // The formula is the schedule's own order on its own placement.
+    if let Some(note) = &sim.derivation.order_note {
+        departures.push(format!("the order is not the schedule's own ({note})"));
+    } else if skeleton.schedule().placement() == PlacementKind::Default
+        && !plan.placement.is_default()
+    {
+        departures.push("the placement is not the schedule's own".to_string());
+    }
     let spreads: &[(&str, Spread)] = if skeleton.second_order() {
         &[("phases", costs.forward)]
     } else {
