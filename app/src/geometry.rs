@@ -156,22 +156,23 @@ pub struct Mix {
 /// The colours a merged box keeps apart.
 pub const MIX_PARTS: usize = 4;
 
-/// Events of a merged run read for its drawn colours: beyond this many, an evenly strided sample
-/// (the stride a prime of at least 17, so that no schedule's short period — F and B alternating,
-/// a chunk rotation — aliases with it). Drawing then costs the same at any zoom (the run's mix
-/// summed span by span cost a 1M-event frame 4 ms); the tooltip reads every event.
+/// Events of a merged run read for its drawn colours: a run of up to `17 ·` this many is read
+/// whole; a longer one through a sample of about this many, evenly strided (the stride a prime
+/// of at least 17, so that no schedule's short period — F and B alternating, a chunk rotation —
+/// aliases with it). Drawing then costs the same at any zoom (the run's mix summed span by span
+/// cost a 1M-event frame 4 ms); the tooltip reads every event.
 pub const MIX_SAMPLE: usize = 48;
 
 /// The colours of `item`'s events among `lane`'s spans: every event when `exact` or when the run
-/// is short, else a strided sample of about [`MIX_SAMPLE`] of them.
+/// is no longer than `17 · MIX_SAMPLE`, else a strided sample of about [`MIX_SAMPLE`] of them.
 pub fn mix_of(lane: &[Span], item: &Item, exact: bool) -> Mix {
     let run = lane
         .get(item.first..item.first.saturating_add(item.count))
         .unwrap_or_default();
-    let stride = if exact || run.len() <= MIX_SAMPLE {
+    let stride = if exact || run.len() <= 17 * MIX_SAMPLE {
         1
     } else {
-        prime_at_least((run.len() / MIX_SAMPLE).max(17))
+        prime_at_least(run.len() / MIX_SAMPLE)
     };
     let mut mix = Mix::default();
     for s in run.iter().step_by(stride) {

@@ -402,7 +402,7 @@ fn a_deadlocking_fold_is_blamed_on_placement_with_its_fix() {
     assert_eq!(
         out.lines().nth(2),
         Some(
-            "order: the schedule's slots deadlock under this placement (they assume its own): the order runs 1F1B's priorities over it (oldest ready backward first, then the oldest ready forward, at most (v + 1)·P − 1 microbatches held)"
+            "order: the schedule's slots deadlock under this placement (they assume its own): the order runs 1F1B's priorities over it (oldest ready backward first, then the oldest ready forward while it holds under (v + 1)·P − 1 stages' activations)"
         )
     );
 }

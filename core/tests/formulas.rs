@@ -318,7 +318,8 @@ fn the_formula_is_read_beside_the_simulation_with_why_it_departs() {
     assert!(r.simulated_step_s > r.formula.step_s);
     assert_eq!(r.departures.len(), 1, "{:?}", r.departures);
     assert!(
-        r.departures[0].starts_with("the order is not the schedule's own (the schedule's slots deadlock under this placement"),
+        r.departures[0]
+            == "the order is not the schedule's own: it is list-scheduled over a placement the schedule's slots do not assume",
         "{:?}",
         r.departures
     );

@@ -253,9 +253,9 @@ fn a_fold_the_schedule_does_not_assume_is_blamed_on_placement() {
 
 /// `"placement": "v_fold"` with the default `1f1b` skeleton was refused as a deadlock (issue 26,
 /// item 2): a plain wavefront on a placement its slots do not assume gets 1F1B's priorities
-/// list-scheduled over it — derived, not refused, for the V fold and for every explicit
-/// placement of up to three chunks on up to four ranks, and (the per-rank orders being one run's
-/// projection) deadlock-free under any costs.
+/// list-scheduled over it — derived, not refused, for the V fold and for three seeded random
+/// explicit placements of each shape up to three chunks on up to four ranks, and (the per-rank
+/// orders being one run's projection) deadlock-free under any costs.
 #[test]
 fn any_fold_of_a_plain_wavefront_gets_a_deadlock_free_order() {
     let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
@@ -302,6 +302,13 @@ fn any_fold_of_a_plain_wavefront_gets_a_deadlock_free_order() {
                     assert!(sim.makespan_s.is_finite() && sim.makespan_s > 0.0);
                     if d.order_note.is_some() {
                         derived += 1;
+                    } else {
+                        // With two chunks the V fold always needs the stand-in: interleaved
+                        // 1F1B's slots deadlock under it (with three they may not).
+                        assert!(
+                            trial > 0 || v > 2,
+                            "P={p} v={v} M={m}: the V fold kept the slots"
+                        );
                     }
                 }
             }

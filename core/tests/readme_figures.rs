@@ -54,13 +54,16 @@ fn blocks(lines: &[&str]) -> Vec<Block> {
 }
 
 /// What `mpipe args` prints, run from a scratch folder (so `--out` files land there) with the
-/// repository's paths made absolute; each line without its trailing spaces.
+/// repository's input paths made absolute; each line without its trailing spaces.
 fn output(root: &Path, scratch: &Path, args: &[String]) -> Vec<String> {
+    // Inputs read from the repository (never what a command writes: `--out` lands in scratch).
     let args: Vec<String> = args
         .iter()
-        .map(|a| {
+        .enumerate()
+        .map(|(i, a)| {
             let path = root.join(a);
-            if path.exists() {
+            let written = i > 0 && args.get(i - 1).is_some_and(|flag| flag == "--out");
+            if path.exists() && !written {
                 path.display().to_string()
             } else {
                 a.clone()

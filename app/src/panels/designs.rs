@@ -2,7 +2,7 @@
 //! and the highest rank's peak memory against M, with the device's capacity, and a button to make
 //! the scenario any of them.
 
-use super::plots::{self, Entry};
+use super::plots::{self, CAPACITY, Entry};
 use crate::command::Command;
 use crate::state::Studio;
 use egui::{Color32, RichText, Ui};
@@ -116,9 +116,6 @@ fn plot_ui(
     });
     plots::remember(ui, id, response.transform);
 }
-
-/// The device capacity's line.
-const CAPACITY: Color32 = Color32::from_rgb(0xC0, 0x30, 0x30);
 
 /// Each design's colour in both plots.
 fn colour(d: Design) -> Color32 {

@@ -7,7 +7,7 @@
 //! same left margin and the same visible range, so a time sits at the same x in both, and
 //! dragging or zooming the plot along x moves the timeline too.
 
-use super::plots::Entry;
+use super::plots::{CAPACITY, Entry};
 use crate::state::Baseline;
 use crate::state::derived::Shown;
 use crate::state::view::PlotFrame;
@@ -221,9 +221,6 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
     };
     (moved_range(ui, &response, (t0, t1)), frame)
 }
-
-/// The device capacity's line.
-const CAPACITY: egui::Color32 = egui::Color32::from_rgb(0xC0, 0x30, 0x30);
 
 /// The legend above the plot: each rank's colour, and how baselines and measured curves are drawn.
 fn legend_ui(ui: &mut Ui, current: &Shown, baselines: &[Baseline], measured: bool, capacity: bool) {

@@ -8,6 +8,9 @@ use egui::{Color32, Id, Stroke, Ui};
 use egui_plot::{GridInput, GridMark, HoverPosition, Plot, PlotTransform};
 use mpipe::report::svg::{tick_label, tick_step};
 
+/// The device capacity's line in every plot that draws one.
+pub const CAPACITY: Color32 = Color32::from_rgb(0xC0, 0x30, 0x30);
+
 /// Labelled ticks an axis aims at over its range.
 const TICKS: f64 = 4.0;
 

@@ -106,7 +106,8 @@ fn chart_header_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
         // Many ranks: their lanes in groups of eight, each collapsible (a click on its label).
         let groups = crate::geometry::Rows::groups(studio.shown().map_or(0, |s| s.scene.ranks));
         if groups > 0 {
-            let all = studio.view.expanded_groups.len() >= groups;
+            // (groups left expanded from a chart of more ranks do not count)
+            let all = studio.view.expanded_groups.range(..groups).count() >= groups;
             if ui
                 .button(if all {
                     "Collapse rank groups"

@@ -3,9 +3,9 @@
 //! (interleaved 1F1B: chunk `c` of rank `r` is stage `c·P + r`); under another (the V fold, an
 //! explicit one) they can deadlock. Here each rank, whenever it is free, runs the oldest
 //! microbatch's backward that is ready, else the oldest microbatch's forward that is ready —
-//! while it holds fewer than `(v + 1)·P − 1` microbatches' activations (interleaved 1F1B's peak
-//! on its first rank with rounds of `P`; tighter bounds idle the V's turn, looser ones gain
-//! nothing on the samples tried) —
+//! while it holds fewer than `(v + 1)·P − 1` stages' activations (interleaved 1F1B's peak on its
+//! first rank with rounds of `P`; tighter targets idle the V's turn, looser ones gain nothing on
+//! the samples tried; the forced forward below may pass it) —
 //! with forwards taking one unit of time and backwards two. The per-rank orders are read off
 //! that one run, so they are a projection of one topological order of the dependencies:
 //! deadlock-free for any costs. When every rank waits on the activation bound with nothing
@@ -102,8 +102,17 @@ pub(crate) fn orders(plan: &Plan) -> Option<Vec<Vec<String>>> {
             continue;
         };
         now = end;
-        *free.get_mut(r)? = true;
-        done += 1;
+        // Everything that ends now ends before any rank picks again (a backward readied at this
+        // instant goes before a forward).
+        let mut ended = vec![(r, backward, s, mb)];
+        while let Some(Reverse((e, ..))) = running.peek()
+            && *e == now
+        {
+            let Some(Reverse((_, r, backward, s, mb))) = running.pop() else {
+                break;
+            };
+            ended.push((r, backward, s, mb));
+        }
         let mut ready = |act: Act| -> Option<()> {
             let slot = missing.get_mut(id(act))?;
             *slot = slot.saturating_sub(1);
@@ -118,16 +127,20 @@ pub(crate) fn orders(plan: &Plan) -> Option<Vec<Vec<String>>> {
             }
             Some(())
         };
-        if backward {
-            *held.get_mut(r)? = held.get(r)?.saturating_sub(1);
-            if s > 0 {
-                ready((true, s - 1, mb))?;
+        for (r, backward, s, mb) in ended {
+            *free.get_mut(r)? = true;
+            done += 1;
+            if backward {
+                *held.get_mut(r)? = held.get(r)?.saturating_sub(1);
+                if s > 0 {
+                    ready((true, s - 1, mb))?;
+                }
+            } else {
+                if s + 1 < stages {
+                    ready((false, s + 1, mb))?;
+                }
+                ready((true, s, mb))?;
             }
-        } else {
-            if s + 1 < stages {
-                ready((false, s + 1, mb))?;
-            }
-            ready((true, s, mb))?;
         }
     }
     None

@@ -129,7 +129,7 @@ pub fn derive_plan(
                 return Err(deadlock.into());
             };
             order_note = Some(
-                "the schedule's slots deadlock under this placement (they assume its own): the order runs 1F1B's priorities over it (oldest ready backward first, then the oldest ready forward, at most (v + 1)·P − 1 microbatches held)"
+                "the schedule's slots deadlock under this placement (they assume its own): the order runs 1F1B's priorities over it (oldest ready backward first, then the oldest ready forward while it holds under (v + 1)·P − 1 stages' activations)"
                     .to_string(),
             );
             build::build(&plan, &collectives, Some(&orders))?

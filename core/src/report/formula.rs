@@ -8,7 +8,7 @@ use crate::graph::event::Event;
 use crate::schedules::skeleton::Skeleton;
 use crate::schedules::{Formula, Uniform};
 use crate::sim::run::Simulation;
-use crate::vocab::layout::{Layout, PlacementKind};
+use crate::vocab::layout::Layout;
 use crate::vocab::phase::Half;
 use crate::vocab::units::secs;
 use std::collections::BTreeMap;
@@ -66,11 +66,11 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
     })?;
     let mut departures = Vec::new();
     // The formula is the schedule's own order on its own placement.
-    if let Some(note) = &sim.derivation.order_note {
-        departures.push(format!("the order is not the schedule's own ({note})"));
-    } else if skeleton.schedule().placement() == PlacementKind::Default
-        && !plan.placement.is_default()
-    {
+    if sim.derivation.order_note.is_some() {
+        departures.push(
+            "the order is not the schedule's own: it is list-scheduled over a placement the schedule's slots do not assume".to_string(),
+        );
+    } else if !own_placement(plan, skeleton) {
         departures.push("the placement is not the schedule's own".to_string());
     }
     let spreads: &[(&str, Spread)] = if skeleton.second_order() {
@@ -126,6 +126,18 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
         simulated_bubble: sim.bubble_fraction,
         departures,
     })
+}
+
+/// Whether `plan`'s stages sit where `skeleton` puts them when the scenario gives no placement.
+fn own_placement(plan: &crate::algebra::plan::Plan, skeleton: Skeleton) -> bool {
+    let sharded: Vec<bool> = plan
+        .regions
+        .iter()
+        .map(|r| r.layout() == Layout::Sharded)
+        .collect();
+    let own = crate::scenario::placement::PlacementSpec::from(skeleton.schedule().placement());
+    crate::algebra::placement::Placement::new(&own, &sharded, plan.ranks)
+        .is_ok_and(|p| p.ranks_of_stages() == plan.placement.ranks_of_stages())
 }
 
 /// Smallest, largest and mean of some durations.

@@ -11,16 +11,27 @@ use crate::vocab::units::{escape_controls, shorten};
 const NAME_CHARS: usize = 120;
 
 impl Scenario {
-    /// The schedule in one line: every region's skeleton (in region order, each once), the
-    /// shape, and what departs from the defaults — `gpipe · P = 4 · M = 8`,
-    /// `transpose + 1f1b · P = 4 · M = 8 · DP = 2`, `wavek · P = 4 · M = 16 · k = 8`,
-    /// `1f1b · P = 4 · M = 8 · v_fold placement · hand-written orders`.
+    /// The schedule in one line: the regions' skeletons in region order (a run of one repeated
+    /// `×n`: its chunks), the shape, and what departs from the defaults —
+    /// `gpipe · P = 4 · M = 8`, `transpose + 1f1b ×2 · P = 4 · M = 8 · DP = 2`,
+    /// `wavek · P = 4 · M = 16 · k = 8`, `1f1b ×3 · P = 4 · M = 8 · v_fold placement`.
     pub fn schedule_title(&self) -> String {
-        let mut skeletons: Vec<&str> = Vec::new();
-        for s in &self.schedule {
-            if !skeletons.contains(&s.name()) {
-                skeletons.push(s.name());
-            }
+        let mut skeletons: Vec<String> = Vec::new();
+        let mut i = 0;
+        while let Some(s) = self.schedule.get(i) {
+            let run = self
+                .schedule
+                .get(i..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|k| *k == s)
+                .count();
+            skeletons.push(if run > 1 {
+                format!("{} ×{run}", s.name())
+            } else {
+                s.name().to_string()
+            });
+            i += run.max(1);
         }
         let mut parts = vec![
             if skeletons.is_empty() {
@@ -120,9 +131,11 @@ mod tests {
     }
 
     #[test]
-    fn titles_list_each_regions_skeleton_once_and_the_parameters_they_read() {
+    fn titles_list_the_skeletons_with_their_chunks_and_the_parameters_they_read() {
         let s = scenario(&["transpose", "1f1b", "1f1b"]);
-        assert_eq!(s.schedule_title(), "transpose + 1f1b · P = 4 · M = 8");
+        assert_eq!(s.schedule_title(), "transpose + 1f1b ×2 · P = 4 · M = 8");
+        let s = scenario(&["nested", "1f1b", "nested"]);
+        assert_eq!(s.schedule_title(), "nested + 1f1b + nested · P = 4 · M = 8");
         let mut s = scenario(&["wavek"]);
         // WaveK reads k: its default (P) when the document gives none, the given one otherwise.
         assert_eq!(s.schedule_title(), "wavek · P = 4 · M = 8 · k = 4");

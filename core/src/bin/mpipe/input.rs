@@ -297,12 +297,12 @@ fn load_scenario(path: &Path, csv_override: Option<&Path>) -> Result<Loaded, Inp
     })
 }
 
-/// The proposed reordering of a deadlocking order, as lines to append to its error: what moves,
-/// then the orders ready to paste.
-fn deadlock_fix(fix: &mpipe::graph::order::Fix) -> String {
+/// The proposed reordering of a deadlocking order, as lines to append to its error (`lead`:
+/// `fix:`, or how it stands beside another fix): what moves, then the orders ready to paste.
+fn deadlock_fix(fix: &mpipe::graph::order::Fix, lead: &str) -> String {
     let orders = serde_json::to_string(&fix.orders).unwrap_or_default();
     format!(
-        "\nfix: run {} (each as soon as its inputs are in):\n\"orders\": {orders}",
+        "\n{lead} run {} (each as soon as its inputs are in):\n\"orders\": {orders}",
         fix.summary()
     )
 }
@@ -373,7 +373,7 @@ fn derive_loaded(
             other => other.to_string(),
         };
         if let mpipe::graph::order::OrderError::Deadlock { fix, .. } = e {
-            message.push_str(&deadlock_fix(fix));
+            message.push_str(&deadlock_fix(fix, "fix:"));
         }
         return Err(InputError(cells.locate(name, &e.field(), &message)));
     }
@@ -393,13 +393,9 @@ fn derive_loaded(
                 match err.remedy() {
                     Some(remedy) if placed => {
                         message.push_str(&remedy_fix(&remedy, &scenario));
-                        message.push_str(&deadlock_fix(fix).replacen(
-                            "\nfix: run",
-                            "\nor, keeping the placement, run",
-                            1,
-                        ));
+                        message.push_str(&deadlock_fix(fix, "or, keeping the placement,"));
                     }
-                    _ => message.push_str(&deadlock_fix(fix)),
+                    _ => message.push_str(&deadlock_fix(fix, "fix:")),
                 }
             }
             if let mpipe::DeriveError::Invalid(_) = &err
