@@ -172,7 +172,7 @@ fn wavek_pays_one_boundary_bubble_a_wave_when_k_divides_m() {
     assert_eq!(WAVEK.schedule().formula(&s.run_ctx(), ones()), None);
     s.wave_k = Some(4);
     let f = WAVEK.schedule().formula(&s.run_ctx(), ones()).unwrap();
-    assert_eq!(f.step, "(4M + 2(P − 1)(M/k + 1))·t");
+    assert_eq!(f.step, "(4M + 2(P − 1)(M/k + 1))·t, k | M");
     assert_eq!(f.step_s, 32.0 + 2.0 * 3.0 * 3.0);
 }
 

@@ -4,6 +4,7 @@
 pub mod derive;
 pub mod formula;
 pub mod orders_csv;
+pub mod schedules;
 pub mod simulate;
 pub mod svg;
 pub mod table;

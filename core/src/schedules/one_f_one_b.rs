@@ -77,7 +77,7 @@ impl Schedule for OneFOneB {
             ctx.chunks as f64,
         );
         Some(Formula {
-            step: "(vM + P − 1)·(t_F + t_B), t of one chunk's stage",
+            step: "(vM + P − 1)·(t_F + t_B), t of one chunk's stage, M ≥ P",
             step_s: (v * m + p - 1.0) * (costs.forward_s + costs.backward_s),
             bubble: "(P − 1)/(vM + P − 1)",
             bubble_fraction: (p - 1.0) / (v * m + p - 1.0),

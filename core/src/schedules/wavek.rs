@@ -98,7 +98,7 @@ pub(crate) fn wave_formula(ctx: &RunCtx, k: usize, costs: Uniform) -> Option<For
     let (p, m, waves) = (ctx.ranks as f64, m as f64, (m / k) as f64);
     let boundary = 2.0 * (p - 1.0) * (waves + 1.0);
     Some(Formula {
-        step: "(4M + 2(P − 1)(M/k + 1))·t",
+        step: "(4M + 2(P − 1)(M/k + 1))·t, k | M",
         step_s: (4.0 * m + boundary) * costs.forward_s,
         bubble: "2(P − 1)(M/k + 1) / (4M + 2(P − 1)(M/k + 1))",
         bubble_fraction: boundary / (4.0 * m + boundary),

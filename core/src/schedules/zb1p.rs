@@ -69,7 +69,7 @@ impl Schedule for Zb1p {
         let (p, m) = (ctx.ranks as f64, ctx.microbatches as f64);
         let step_s = m * (costs.forward_s + costs.backward_s) + (p - 1.0) * costs.forward_s;
         Some(Formula {
-            step: "M·(t_F + t_B) + (P − 1)·(t_F + t_I − t_W), t_I = t_W = t_B/2",
+            step: "M·(t_F + t_B) + (P − 1)·(t_F + t_I − t_W), t_I = t_W = t_B/2, M ≥ P",
             step_s,
             bubble: "(P − 1)·t_F / step",
             bubble_fraction: if step_s > 0.0 {

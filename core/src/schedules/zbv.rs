@@ -76,7 +76,7 @@ impl Schedule for Zbv {
         }
         let (p, m) = (ctx.ranks as f64, ctx.microbatches as f64);
         Some(Formula {
-            step: "(6M + P − 1)·t, t = t_F = t_I = t_W of one chunk's stage",
+            step: "(6M + P − 1)·t, t = t_F = t_I = t_W of one chunk's stage, M ≥ 2P − 1",
             step_s: (6.0 * m + p - 1.0) * t,
             bubble: "(P − 1)/(6M + P − 1)",
             bubble_fraction: (p - 1.0) / (6.0 * m + p - 1.0),

@@ -8,6 +8,7 @@ mod export;
 mod input;
 mod output;
 mod render;
+mod schedules;
 mod simulate;
 mod sweep;
 mod trace;
@@ -64,6 +65,8 @@ enum Command {
     /// JanusPipe's WaveK sweep: step time and peak memory for each unit size k, beyond-capacity k
     /// marked.
     Sweep(sweep::Args),
+    /// Every schedule the studio knows: what it is, its reference, its textbook formulas.
+    Schedules(schedules::Args),
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -78,6 +81,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Export(args) => export::run(args),
         Command::Trace(args) => trace::run(args),
         Command::Tune(args) => tune::run(args),
+        Command::Schedules(args) => schedules::run(args),
         Command::Sweep(args) => sweep::run(args),
     }
 }
