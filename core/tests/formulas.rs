@@ -232,7 +232,18 @@ fn every_formula_a_schedule_gives_is_the_simulated_one() {
             given.push(skeleton.name());
         }
     }
-    assert_eq!(given, ["1f1b", "gpipe", "zb1p", "zbv", "1f1b-2nd", "wavek"]);
+    assert_eq!(
+        given,
+        [
+            "1f1b",
+            "gpipe",
+            "looped_bfs",
+            "zb1p",
+            "zbv",
+            "1f1b-2nd",
+            "wavek"
+        ]
+    );
 }
 
 /// The formula beside the simulation (`report::formula`, what `mpipe simulate` prints and the

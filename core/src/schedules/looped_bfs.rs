@@ -5,7 +5,7 @@
 //! run last-first.
 
 use crate::schedules::skeleton::Skeleton;
-use crate::schedules::{RunCtx, Schedule};
+use crate::schedules::{Formula, RunCtx, Schedule, Uniform};
 use crate::schedules::slot::Slot;
 use crate::vocab::layout::Layout;
 
@@ -34,6 +34,36 @@ impl Schedule for LoopedBfs {
 
     fn rank_slots(&self, ctx: &RunCtx, _position: usize) -> Vec<Slot> {
         slots(ctx.microbatches, ctx.chunks)
+    }
+
+    /// With one chunk GPipe's fill and drain, every microbatch held. Over `v` chunks with
+    /// `M ≥ P`: interleaved 1F1B's step, `(vM + P − 1)·(t_F + t_B)` in one chunk's stage costs
+    /// (a chunk's forwards follow on from the one before without a gap), and GPipe's memory: every
+    /// chunk's every microbatch, `vM·A`.
+    fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
+        if ctx.chunks == 1 {
+            return Some(Formula {
+                memory: Some("M·A"),
+                peak_activations: Some(ctx.microbatches as f64),
+                ..crate::schedules::gpipe::fill_drain(ctx, costs)
+            });
+        }
+        if ctx.microbatches < ctx.ranks {
+            return None;
+        }
+        let (p, m, v) = (
+            ctx.ranks as f64,
+            ctx.microbatches as f64,
+            ctx.chunks as f64,
+        );
+        Some(Formula {
+            step: "(vM + P − 1)·(t_F + t_B), t of one chunk's stage, M ≥ P",
+            step_s: (v * m + p - 1.0) * (costs.forward_s + costs.backward_s),
+            bubble: "(P − 1)/(vM + P − 1)",
+            bubble_fraction: (p - 1.0) / (v * m + p - 1.0),
+            memory: Some("vM·A, A of one chunk's stage"),
+            peak_activations: Some(v * m),
+        })
     }
 }
 
