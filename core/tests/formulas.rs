@@ -341,11 +341,11 @@ fn the_formula_is_read_beside_the_simulation_with_why_it_departs() {
     ]));
     let r = read(&simulate_scenario(&moved, Default::default()).unwrap()).unwrap();
     assert_eq!(r.departures, ["the placement is not the schedule's own"]);
-    // Interleaved zero bubble: none written yet.
-    let s = chunked(mpipe::schedules::ZB1P, 4, 8, 2, costs);
+    // DualPipeV: none written yet.
+    let s = chunked(mpipe::schedules::DUALPIPEV, 4, 8, 2, costs);
     assert_eq!(
         read(&simulate_scenario(&s, Default::default()).unwrap()).unwrap_err(),
-        "zb1p gives no textbook formula for this shape (P = 4, M = 8, v = 2) at these costs"
+        "dualpipev gives no textbook formula for this shape (P = 4, M = 8, v = 2) at these costs"
     );
     // ZB-H1 with its halves apart (I a third of the backward): the formula takes them equal.
     let mut s = uniform(mpipe::schedules::ZB1P, 4, 8, costs);

@@ -59,17 +59,29 @@ impl Schedule for Zb1p {
         Some(ONE_F_ONE_B)
     }
 
-    /// ZB-H1 with one chunk and `M ≥ P`, the backward's halves equal (`t_I = t_W = t_B/2`):
-    /// each rank works `M·(t_F + t_B)` and idles `(P − 1)·(t_F + t_I − t_W) = (P − 1)·t_F` — the
-    /// deferred `W`s fill the rest of 1F1B's bubble.
+    /// ZB-H1 with `M ≥ P`, the backward's halves equal (`t_I = t_W = t_B/2`): each rank works
+    /// `vM·(t_F + t_B)` and idles `(P − 1)·(t_F + t_I − t_W) = (P − 1)·t_F` — the deferred `W`s
+    /// fill the rest of 1F1B's bubble; over `v` chunks (PyTorch's interleaved zero bubble) the
+    /// same in one chunk's stage costs. Rank 0 holds `(v − 1)·R + P` stages' activations, `R =
+    /// M/⌊M/P⌋` (1F1B's `P` with one chunk).
     fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
-        if ctx.chunks != 1 || ctx.microbatches < ctx.ranks {
+        if ctx.microbatches < ctx.ranks {
             return None;
         }
-        let (p, m) = (ctx.ranks as f64, ctx.microbatches as f64);
-        let step_s = m * (costs.forward_s + costs.backward_s) + (p - 1.0) * costs.forward_s;
+        let rounds = if ctx.chunks > 1 {
+            interleaved_rounds("interleaved zero bubble", ctx.ranks, ctx.microbatches).ok()?
+        } else {
+            1
+        };
+        let r = ctx.microbatches / rounds.max(1);
+        let (p, m, v) = (
+            ctx.ranks as f64,
+            ctx.microbatches as f64,
+            ctx.chunks as f64,
+        );
+        let step_s = v * m * (costs.forward_s + costs.backward_s) + (p - 1.0) * costs.forward_s;
         Some(Formula {
-            step: "M·(t_F + t_B) + (P − 1)·(t_F + t_I − t_W), t_I = t_W = t_B/2, M ≥ P",
+            step: "vM·(t_F + t_B) + (P − 1)·(t_F + t_I − t_W), t_I = t_W = t_B/2, t of one chunk's stage, M ≥ P",
             step_s,
             bubble: "(P − 1)·t_F / step",
             bubble_fraction: if step_s > 0.0 {
@@ -77,9 +89,8 @@ impl Schedule for Zb1p {
             } else {
                 0.0
             },
-            // 1F1B's: at most `P` microbatches wait for their input half on the first rank.
-            memory: Some("P·A"),
-            peak_activations: Some(p),
+            memory: Some("((v − 1)·R + P)·A, R = M/⌊M/P⌋, A of one chunk's stage"),
+            peak_activations: Some(((ctx.chunks - 1) * r + ctx.ranks) as f64),
         })
     }
 
