@@ -224,6 +224,20 @@ fn a_wavefront_must_not_mix_skeletons() {
         remedy(&three).label,
         "Set every Sharded region (1, 2, 3) to gpipe"
     );
+    // Never a skeleton whose own rules the uniform wavefront breaks: zbv runs exactly two
+    // chunks, so three regions become 1f1b, and the fix derives.
+    let three = scenario(
+        uniform(12),
+        &[4, 8],
+        &[ONE_F_ONE_B, mpipe::schedules::ZBV, ONE_F_ONE_B],
+        4,
+        8,
+    );
+    let fix = remedy(&three);
+    assert_eq!(fix.label, "Set every Sharded region (1, 2, 3) to 1f1b");
+    let mut fixed = three.clone();
+    fix.edit.apply(&mut fixed);
+    assert!(mpipe::derive(&fixed).is_ok());
 }
 
 #[test]

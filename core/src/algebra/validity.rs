@@ -487,7 +487,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
     let placement = Placement::new(&spec, &sharded, ranks)?;
     let regions = regions(scenario, &ranges, &layers, &placement)?;
 
-    let wavefront = wavefront(&regions)?;
+    let wavefront = wavefront(&regions, scenario)?;
     check_four_phase(&regions)?;
     let ctx = RunCtx {
         ranks,
@@ -683,7 +683,7 @@ fn check_parameters(schedule: &[Skeleton], ctx: &RunCtx) -> Result<(), ValidityE
 
 /// All Sharded regions, woven into one wavefront; they must share one skeleton. Each region's
 /// schedule may stand where it does.
-fn wavefront(regions: &[Region]) -> Result<Option<Wavefront>, ValidityError> {
+fn wavefront(regions: &[Region], scenario: &Scenario) -> Result<Option<Wavefront>, ValidityError> {
     let backbone = regions.iter().any(|r| r.layout() == Layout::Sharded);
     for r in regions {
         r.skeleton.schedule().check_position(&CutPosition {
@@ -704,12 +704,28 @@ fn wavefront(regions: &[Region]) -> Result<Option<Wavefront>, ValidityError> {
             members.iter().map(|r| f(r)).collect::<Vec<_>>().join(", ")
         };
         let count = |k: Skeleton| members.iter().filter(|r| r.skeleton == k).count();
+        // Only a skeleton whose own rules the uniform wavefront would keep (not zbv over three
+        // chunks, say); the fewest regions' first, the culprit's on a tie.
+        let fits = |k: Skeleton| {
+            k.schedule()
+                .check(&RunCtx {
+                    ranks: scenario.ranks,
+                    microbatches: scenario.microbatches,
+                    chunks: members.len(),
+                    wave_k: scenario.wave_k,
+                })
+                .is_ok()
+        };
         let uniform = members
             .iter()
             .map(|r| r.skeleton)
-            .filter(|&k| k != culprit.skeleton)
+            .filter(|&k| k != culprit.skeleton && fits(k))
             .fold(culprit.skeleton, |best, k| {
-                if count(k) < count(best) { k } else { best }
+                if !fits(best) || count(k) < count(best) {
+                    k
+                } else {
+                    best
+                }
             });
         return Err(ValidityError::MixedRun {
             regions: list(&|r| r.index.to_string()),
