@@ -243,6 +243,16 @@ impl Paint<'_> {
         )
     }
 
+    /// A row's background: faint, hatched (idle wherever no event covers it).
+    fn idle_background(&self, row: Rect) {
+        self.clipped.rect_filled(row, 0.0, self.fade(self.faint));
+        hatch(
+            &self.clipped,
+            row,
+            self.fade(Color32::from_gray(90).gamma_multiply(0.4)),
+        );
+    }
+
     /// A collapsed group's row: its label (a click expands it) and hatched background.
     fn group_rows(&self) {
         for (i, kind) in self.rows.rows.iter().enumerate() {
@@ -257,12 +267,7 @@ impl Paint<'_> {
                 FontId::proportional(RANK_FONT),
                 self.fade(self.text),
             );
-            self.clipped.rect_filled(row, 0.0, self.fade(self.faint));
-            hatch(
-                &self.clipped,
-                row,
-                self.fade(Color32::from_gray(90).gamma_multiply(0.4)),
-            );
+            self.idle_background(row);
         }
     }
 
@@ -314,12 +319,7 @@ impl Paint<'_> {
                     self.fade(self.text.gamma_multiply(0.7)),
                 );
             }
-            self.clipped.rect_filled(row, 0.0, self.fade(self.faint));
-            hatch(
-                &self.clipped,
-                row,
-                self.fade(Color32::from_gray(90).gamma_multiply(0.4)),
-            );
+            self.idle_background(row);
             // Warmup and spill stand 2 px above and below the lane.
             let band = |a: f64, b: f64| {
                 Rect::from_min_max(
@@ -392,21 +392,16 @@ impl Paint<'_> {
     fn items(&self, items: &[Item], selected: Option<usize>, related: &[usize], matches: &[usize]) {
         let scene = &self.shown.scene;
         for item in items {
-            let row = self.row(item.lane);
+            let r = Rect::from_x_y_ranges(
+                item.x0 as f32..=(item.x1 as f32).max(item.x0 as f32 + 1.0),
+                self.row(item.lane).y_range(),
+            );
             if !self.rows.own_row(item.lane) {
                 // A collapsed group's ranks over one another, each faint: the denser, the more
                 // of them busy.
-                let r = Rect::from_x_y_ranges(
-                    item.x0 as f32..=(item.x1 as f32).max(item.x0 as f32 + 1.0),
-                    row.y_range(),
-                );
                 self.mixed(r, &self.drawn_mix(item), 2.0 / GROUP as f32);
                 continue;
             }
-            let r = Rect::from_x_y_ranges(
-                item.x0 as f32..=(item.x1 as f32).max(item.x0 as f32 + 1.0),
-                row.y_range(),
-            );
             if item.count > 1 {
                 self.mixed(r, &self.drawn_mix(item), 1.0);
             } else {

@@ -31,6 +31,11 @@ pub struct Reading {
 /// Relative spread below which costs count as equal.
 const EQUAL: f64 = 1e-9;
 
+/// Whether two costs differ beyond rounding.
+fn differ(a: f64, b: f64) -> bool {
+    (a - b).abs() > EQUAL * a.abs().max(b.abs()).max(1e-12)
+}
+
 /// The formula of `sim`'s schedule read against it, or why there is none: a schedule with a
 /// Replicated region (its encoder work sits outside every textbook formula), one without a
 /// wavefront, or a schedule that gives no formula for this shape.
@@ -80,7 +85,7 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
     };
     for (what, spread) in spreads {
         if let Some((lo, hi)) = spread.range()
-            && hi - lo > EQUAL * hi.abs().max(1e-12)
+            && differ(lo, hi)
         {
             departures.push(format!(
                 "{what} differ between stages or microbatches ({}–{}; the formula takes their mean)",
@@ -91,7 +96,7 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
     }
     if costs.input.n > 0 && costs.weight.n > 0 {
         let (i, w) = (costs.input.mean(), costs.weight.mean());
-        if (i - w).abs() > EQUAL * i.abs().max(w.abs()).max(1e-12) {
+        if differ(i, w) {
             departures.push(format!(
                 "the backward's halves differ (I {}, W {} on average; the formula takes them equal)",
                 secs(i),

@@ -172,13 +172,9 @@ fn rank_cells(ranks: &[RankMetrics], with_units: bool) -> (Vec<&'static str>, Ve
         .map(|get| secs_unit(ranks.iter().filter_map(get)))
         .collect();
     let mem_unit = bytes_unit(ranks.iter().map(|r| r.peak_memory_bytes));
-    let bare = |cell: String, suffix: &str| {
-        if with_units {
-            cell
-        } else {
-            cell.strip_suffix(suffix)
-                .map_or(cell.clone(), |c| c.trim_end().to_string())
-        }
+    let bare = |cell: String, suffix: &str| match cell.strip_suffix(suffix) {
+        Some(figure) if !with_units => figure.trim_end().to_string(),
+        _ => cell,
     };
     let rows = ranks
         .iter()

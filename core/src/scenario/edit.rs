@@ -151,6 +151,19 @@ pub struct Remedy {
     pub edit: Edit,
 }
 
+/// Regions `regions` (1-based) to `skeleton`; a parameter goes with the last region whose
+/// schedule reads it.
+fn set_skeletons(s: &mut Scenario, regions: &[usize], skeleton: Skeleton) {
+    for region in regions {
+        if let Some(slot) = region.checked_sub(1).and_then(|i| s.schedule.get_mut(i)) {
+            *slot = skeleton;
+        }
+    }
+    if !s.schedule.iter().any(|k| k.reads(Parameter::WaveK)) {
+        s.wave_k = None;
+    }
+}
+
 /// The number of layers after `count` expansion.
 pub fn layer_count(s: &Scenario) -> usize {
     s.model
@@ -176,26 +189,8 @@ impl Edit {
                 resize_per_microbatch_lists(s);
             }
             Edit::DataParallel(d) => s.data_parallel = *d,
-            Edit::Skeleton { region, skeleton } => {
-                if let Some(slot) = region.checked_sub(1).and_then(|i| s.schedule.get_mut(i)) {
-                    *slot = *skeleton;
-                }
-                // A parameter goes with the last region whose schedule reads it.
-                if !s.schedule.iter().any(|k| k.reads(Parameter::WaveK)) {
-                    s.wave_k = None;
-                }
-            }
-            Edit::Skeletons { regions, skeleton } => {
-                for region in regions {
-                    if let Some(slot) = region.checked_sub(1).and_then(|i| s.schedule.get_mut(i)) {
-                        *slot = *skeleton;
-                    }
-                }
-                // A parameter goes with the last region whose schedule reads it.
-                if !s.schedule.iter().any(|k| k.reads(Parameter::WaveK)) {
-                    s.wave_k = None;
-                }
-            }
+            Edit::Skeleton { region, skeleton } => set_skeletons(s, &[*region], *skeleton),
+            Edit::Skeletons { regions, skeleton } => set_skeletons(s, regions, *skeleton),
             Edit::SetCut { index, to } => {
                 if let Some(b) = s.cut.get_mut(*index) {
                     *b = *to;

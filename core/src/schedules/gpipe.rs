@@ -35,12 +35,39 @@ impl Schedule for GPipe {
     /// With one chunk: fill and drain, `(M + P − 1)·(t_F + t_B)`, every microbatch's activation
     /// held on the first rank at the turn.
     fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
-        (ctx.chunks == 1).then(|| Formula {
-            memory: Some("M·A"),
-            peak_activations: Some(ctx.microbatches as f64),
-            ..fill_drain(ctx, costs)
-        })
+        (ctx.chunks == 1).then(|| holding_every_microbatch(ctx, costs))
     }
+}
+
+/// GPipe's formula (also Looped BFS's with one chunk): fill and drain, every microbatch held.
+pub(crate) fn holding_every_microbatch(ctx: &RunCtx, costs: Uniform) -> Formula {
+    Formula {
+        memory: Some("M·A"),
+        peak_activations: Some(ctx.microbatches as f64),
+        ..fill_drain(ctx, costs)
+    }
+}
+
+/// Fill and drain over `v` chunks a rank with `M ≥ P` (interleaved 1F1B, Looped BFS): one
+/// chunk's stage fills and drains, `(vM + P − 1)·(t_F + t_B)` in a chunk's costs — the bubble of
+/// one chunk, `/v` of the whole model's; `None` with `M < P`. The memory is the caller's.
+pub(crate) fn chunked_fill_drain(ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
+    if ctx.microbatches < ctx.ranks {
+        return None;
+    }
+    let (p, m, v) = (
+        ctx.ranks as f64,
+        ctx.microbatches as f64,
+        ctx.chunks as f64,
+    );
+    Some(Formula {
+        step: "(vM + P − 1)·(t_F + t_B), t of one chunk's stage, M ≥ P",
+        step_s: (v * m + p - 1.0) * (costs.forward_s + costs.backward_s),
+        bubble: "(P − 1)/(vM + P − 1)",
+        bubble_fraction: (p - 1.0) / (v * m + p - 1.0),
+        memory: None,
+        peak_activations: None,
+    })
 }
 
 /// A pipeline that fills and drains once per step over `P` stages (GPipe, 1F1B with one chunk):

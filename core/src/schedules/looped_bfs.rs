@@ -5,6 +5,7 @@
 //! run last-first.
 
 use crate::schedules::skeleton::Skeleton;
+use crate::schedules::gpipe::{chunked_fill_drain, holding_every_microbatch};
 use crate::schedules::{Formula, RunCtx, Schedule, Uniform};
 use crate::schedules::slot::Slot;
 use crate::vocab::layout::Layout;
@@ -42,27 +43,13 @@ impl Schedule for LoopedBfs {
     /// chunk's every microbatch, `vM·A`.
     fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
         if ctx.chunks == 1 {
-            return Some(Formula {
-                memory: Some("M·A"),
-                peak_activations: Some(ctx.microbatches as f64),
-                ..crate::schedules::gpipe::fill_drain(ctx, costs)
-            });
+            return Some(holding_every_microbatch(ctx, costs));
         }
-        if ctx.microbatches < ctx.ranks {
-            return None;
-        }
-        let (p, m, v) = (
-            ctx.ranks as f64,
-            ctx.microbatches as f64,
-            ctx.chunks as f64,
-        );
+        let f = chunked_fill_drain(ctx, costs)?;
         Some(Formula {
-            step: "(vM + P − 1)·(t_F + t_B), t of one chunk's stage, M ≥ P",
-            step_s: (v * m + p - 1.0) * (costs.forward_s + costs.backward_s),
-            bubble: "(P − 1)/(vM + P − 1)",
-            bubble_fraction: (p - 1.0) / (v * m + p - 1.0),
             memory: Some("vM·A, A of one chunk's stage"),
-            peak_activations: Some(v * m),
+            peak_activations: Some((ctx.chunks * ctx.microbatches) as f64),
+            ..f
         })
     }
 }

@@ -63,26 +63,16 @@ impl Schedule for OneFOneB {
                 ..crate::schedules::gpipe::fill_drain(ctx, costs)
             });
         }
-        if ctx.microbatches < ctx.ranks {
-            return None;
-        }
+        let f = crate::schedules::gpipe::chunked_fill_drain(ctx, costs)?;
         let rounds = interleaved_rounds("interleaved 1F1B", ctx.ranks, ctx.microbatches).ok()?;
         // Rank 0 holds its warmup's forwards and the first steady one: `(v − 1)·R + 2(P − 1) + 1`
         // with `R = M / ⌊M/P⌋` microbatches a round, at most every chunk's `vM`.
         let r = ctx.microbatches / rounds;
         let held = ((ctx.chunks - 1) * r + 2 * (ctx.ranks - 1) + 1).min(ctx.chunks * ctx.microbatches);
-        let (p, m, v) = (
-            ctx.ranks as f64,
-            ctx.microbatches as f64,
-            ctx.chunks as f64,
-        );
         Some(Formula {
-            step: "(vM + P − 1)·(t_F + t_B), t of one chunk's stage, M ≥ P",
-            step_s: (v * m + p - 1.0) * (costs.forward_s + costs.backward_s),
-            bubble: "(P − 1)/(vM + P − 1)",
-            bubble_fraction: (p - 1.0) / (v * m + p - 1.0),
             memory: Some("min((v − 1)·R + 2(P − 1) + 1, vM)·A, R = M/⌊M/P⌋, A of one chunk's stage"),
             peak_activations: Some(held as f64),
+            ..f
         })
     }
 }
