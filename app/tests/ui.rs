@@ -67,6 +67,32 @@ fn changing_a_skeleton_changes_the_order() {
 }
 
 #[test]
+fn the_skeleton_menu_lists_every_schedule_with_its_explanation_in_view() {
+    // At 1280 × 720 the menu shows every skeleton of the registry, each beside its one-line
+    // explanation, none scrolled out of the window.
+    let mut harness = sized(Studio::default(), egui::vec2(1280.0, 720.0), 1.0 / 60.0);
+    choose(&mut harness, "Sample", "1F1B");
+    harness.get_by_label("region 1").click();
+    harness.run();
+    for skeleton in mpipe::schedules::skeleton::Skeleton::all() {
+        let name = harness.get_by_label(skeleton.name());
+        let explanation = harness.get_by_label(skeleton.schedule().summary());
+        for node in [&name, &explanation] {
+            let r = node.rect();
+            assert!(r.min.y >= 0.0 && r.max.y <= 720.0, "{skeleton}: {r:?}");
+        }
+        assert!(explanation.rect().min.x > name.rect().max.x, "{skeleton}");
+    }
+    // Choosing one in the lower half of the menu picks it.
+    harness.get_by_label("vmin").click();
+    harness.run();
+    assert_eq!(
+        harness.state().scenario().unwrap().schedule,
+        [mpipe::schedules::VMIN]
+    );
+}
+
+#[test]
 fn freezing_the_encoder_removes_its_backwards() {
     let mut harness = harness();
     let before = harness.state().rank_actions(0);

@@ -215,7 +215,7 @@ fn every_formula_a_schedule_gives_is_the_simulated_one() {
     let mut given = Vec::new();
     for &skeleton in Skeleton::all() {
         let mut checked = 0;
-        for (forward_s, backward_s) in [(1.0, 2.0), (3.0, 1.0)] {
+        for (forward_s, backward_s) in [(1.0, 2.0), (3.0, 1.0), (1.0, 3.0)] {
             let costs = Uniform {
                 forward_s,
                 backward_s,
@@ -239,6 +239,7 @@ fn every_formula_a_schedule_gives_is_the_simulated_one() {
             "gpipe",
             "looped_bfs",
             "zb1p",
+            "zb2p",
             "zbv",
             "1f1b-2nd",
             "wavek"

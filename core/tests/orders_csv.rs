@@ -133,8 +133,11 @@ fn pytorchs_own_1f1b_visualiser_order_is_refused_at_its_cell_as_pytorch_refuses_
 
 #[test]
 fn our_csv_reads_back_to_the_same_orders_over_a_grid() {
-    use mpipe::schedules::{DUALPIPEV, GPIPE, ONE_F_ONE_B, ZB1P, ZBV};
+    use mpipe::schedules::{DUALPIPEV, GPIPE, ONE_F_ONE_B, VHALF, VMIN, ZB1P, ZB2P, ZBV};
     for (skeleton, chunks) in [
+        (ZB2P, 1),
+        (VHALF, 2),
+        (VMIN, 2),
         (GPIPE, 1),
         (ONE_F_ONE_B, 1),
         (ONE_F_ONE_B, 2),

@@ -330,15 +330,18 @@ proptest! {
     fn zero_bubble_family_orders_execute_and_the_three_timings_agree(
         p in 1usize..=6,
         m in 1usize..=14,
-        which in 0usize..5,
+        which in 0usize..8,
         encoder in any::<bool>(),
         trainable in prop::collection::vec(any::<bool>(), 2),
         input_share in 0.0f64..=1.0,
         overlap in 0.0f64..=1.0,
     ) {
-        use mpipe::schedules::{DUALPIPEV, LOOPED_BFS, ZB1P, ZBV};
-        // (skeleton, Sharded regions): ZB-H1, interleaved zero bubble, ZB-V, DualPipeV, Looped BFS.
-        let (skeleton, chunks) = [(ZB1P, 1), (ZB1P, 2), (ZBV, 2), (DUALPIPEV, 2), (LOOPED_BFS, 3)][which];
+        use mpipe::schedules::{DUALPIPEV, LOOPED_BFS, VHALF, VMIN, ZB1P, ZB2P, ZBV};
+        // (skeleton, Sharded regions): ZB-H1, interleaved zero bubble, ZB-V, DualPipeV, Looped
+        // BFS, ZB-H2, V-Half, V-Min.
+        let (skeleton, chunks) = [
+            (ZB1P, 1), (ZB1P, 2), (ZBV, 2), (DUALPIPEV, 2), (LOOPED_BFS, 3), (ZB2P, 1), (VHALF, 2), (VMIN, 2),
+        ][which];
         let mut backbone = LayerSpec::timed("llm", Role::Backbone, chunks * p, 1.0);
         backbone.trainable = trainable[1];
         backbone.bwd_input_s = Some(2.0 * input_share);
@@ -357,7 +360,7 @@ proptest! {
         s.hardware = Some(mpipe::scenario::hardware::Hardware { fb_overlap: Some(overlap), ..Default::default() });
         if let Err(e) = mpipe::derive(&s) {
             // Only the shapes PyTorch refuses too.
-            prop_assert!(["interleaved-rounds", "dualpipev-microbatches"].contains(&e.rule()), "{e}");
+            prop_assert!(["interleaved-rounds", "dualpipev-microbatches", "zb2p-microbatches"].contains(&e.rule()), "{e}");
             return Ok(());
         }
 

@@ -125,6 +125,10 @@ fn sizes_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
     });
 }
 
+/// The skeleton menu's width, and its names' column (the explanation takes the rest).
+const SKELETON_MENU_WIDTH: f32 = 520.0;
+const SKELETON_NAME_WIDTH: f32 = 84.0;
+
 fn regions_ui(ui: &mut Ui, s: &Scenario, placement: Option<&[usize]>, out: &mut Vec<Command>) {
     ui.label(RichText::new("Regions").strong());
     out.extend(cut_strip::cut_strip_ui(ui, s));
@@ -137,10 +141,29 @@ fn regions_ui(ui: &mut Ui, s: &Scenario, placement: Option<&[usize]>, out: &mut 
             let mut chosen = *skeleton;
             egui::ComboBox::from_label(format!("region {region}"))
                 .selected_text(chosen.name())
+                // Every skeleton in view, each with its one-line explanation (whole on hover).
+                .height(f32::INFINITY)
                 .show_ui(ui, |ui| {
+                    ui.set_min_width(SKELETON_MENU_WIDTH);
                     for &k in Skeleton::all() {
-                        ui.selectable_value(&mut chosen, k, k.name())
+                        ui.horizontal(|ui| {
+                            let name = ui
+                                .add_sized(
+                                    [SKELETON_NAME_WIDTH, ui.spacing().interact_size.y],
+                                    egui::Button::selectable(chosen == k, k.name()),
+                                )
+                                .on_hover_text(k.schedule().summary());
+                            if name.clicked() {
+                                chosen = k;
+                            }
+                            ui.add(
+                                egui::Label::new(
+                                    RichText::new(k.schedule().summary()).small().weak(),
+                                )
+                                .truncate(),
+                            )
                             .on_hover_text(k.schedule().summary());
+                        });
                     }
                 });
             if chosen != *skeleton {

@@ -33,9 +33,7 @@ pub fn build(
             .collect()
     });
     let slots = match (explicit, &plan.wavefront) {
-        (None, Some(w)) => (0..plan.ranks)
-            .map(|r| wavefront_slots(plan, w, r))
-            .collect(),
+        (None, Some(w)) => wavefront_slots(plan, w),
         _ => Vec::new(),
     };
     let split = split_backwards(plan, &slots, parsed.as_deref());
@@ -77,22 +75,23 @@ pub fn build(
     Ok(order)
 }
 
-/// The wavefront's slots of `rank`, as its schedule writes them.
-fn wavefront_slots(plan: &Plan, wavefront: &Wavefront, rank: usize) -> Vec<Slot> {
+/// The wavefront's slots of every rank, as its schedule writes them.
+fn wavefront_slots(plan: &Plan, wavefront: &Wavefront) -> Vec<Vec<Slot>> {
     let ctx = plan.run_ctx(wavefront);
+    let by_position = wavefront.skeleton.schedule().slots(&ctx);
     // The schedule's slots are written for a rank's position along the first chunk (its rank
     // under the default placement and the V fold; under any other map, where its stage sits).
-    let position = wavefront
+    let first = wavefront
         .regions
         .first()
-        .and_then(|&first| {
-            plan.placement
-                .region_ranks(first)
-                .iter()
-                .position(|&r| r == rank)
+        .map(|&first| plan.placement.region_ranks(first))
+        .unwrap_or_default();
+    (0..plan.ranks)
+        .map(|rank| {
+            let position = first.iter().position(|&r| r == rank).unwrap_or(rank);
+            by_position.get(position).cloned().unwrap_or_default()
         })
-        .unwrap_or(rank);
-    wavefront.skeleton.schedule().rank_slots(&ctx, position)
+        .collect()
 }
 
 /// Whether each (region, rank, microbatch)'s backward is split: as the region's op set says,

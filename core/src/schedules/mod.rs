@@ -38,7 +38,10 @@ registry! {
     nested::NESTED,
     looped_bfs::LOOPED_BFS,
     zb1p::ZB1P,
+    zb2p::ZB2P,
     zbv::ZBV,
+    vhalf::VHALF,
+    vmin::VMIN,
     dualpipev::DUALPIPEV,
     one_f_one_b_2nd::ONE_F_ONE_B_2ND,
     wavek::WAVEK,
@@ -245,6 +248,11 @@ pub trait Schedule: Sync {
     /// first chunk (the rank itself under the default placement and the V fold); empty for a
     /// Replicated schedule.
     fn rank_slots(&self, ctx: &RunCtx, position: usize) -> Vec<Slot>;
+    /// Every position's slots at once (a schedule that orders the whole pipeline in one pass
+    /// computes it once, not once a rank).
+    fn slots(&self, ctx: &RunCtx) -> Vec<Vec<Slot>> {
+        (0..ctx.ranks).map(|r| self.rank_slots(ctx, r)).collect()
+    }
     /// Its textbook formula under uniform costs, where one exists for this shape.
     fn formula(&self, _ctx: &RunCtx, _costs: Uniform) -> Option<Formula> {
         None

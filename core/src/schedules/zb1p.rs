@@ -65,7 +65,10 @@ impl Schedule for Zb1p {
     /// same in one chunk's stage costs. Rank 0 holds `(v − 1)·R + P` stages' activations, `R =
     /// M/⌊M/P⌋` (1F1B's `P` with one chunk).
     fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
-        if ctx.microbatches < ctx.ranks {
+        // Where the input half outlasts the forward (`t_I > t_F`), the first input halves wait
+        // on each other down the pipeline and the step is longer: no closed form is given.
+        if ctx.microbatches < ctx.ranks || costs.backward_s / 2.0 > costs.forward_s * (1.0 + 1e-9)
+        {
             return None;
         }
         let rounds = if ctx.chunks > 1 {
@@ -81,7 +84,7 @@ impl Schedule for Zb1p {
         );
         let step_s = v * m * (costs.forward_s + costs.backward_s) + (p - 1.0) * costs.forward_s;
         Some(Formula {
-            step: "vM·(t_F + t_B) + (P − 1)·(t_F + t_I − t_W), t_I = t_W = t_B/2, t of one chunk's stage, M ≥ P",
+            step: "vM·(t_F + t_B) + (P − 1)·(t_F + t_I − t_W), t_I = t_W = t_B/2 ≤ t_F, t of one chunk's stage, M ≥ P",
             step_s,
             bubble: "(P − 1)·t_F / step",
             bubble_fraction: if step_s > 0.0 {
