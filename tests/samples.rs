@@ -16,7 +16,7 @@ fn load(path: &std::path::Path) -> Scenario {
 }
 
 #[test]
-fn there_are_the_ten_issue_samples() {
+fn there_are_the_issue_samples() {
     let names: Vec<String> = sample_files()
         .iter()
         .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -25,6 +25,7 @@ fn there_are_the_ten_issue_samples() {
         names,
         [
             "1f1b.json",
+            "dualpipe.json",
             "gpipe.json",
             "jamba.json",
             "mllm-generation.json",

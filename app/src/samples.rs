@@ -56,6 +56,11 @@ pub const SAMPLES: &[Sample] = &[
         json: include_str!("../../samples/jamba.json"),
     },
     Sample {
+        title: "DualPipe ⟨dualpipe⟩: two directions, F&B overlapped (DeepSeek-V3)",
+        file: "dualpipe.json",
+        json: include_str!("../../samples/dualpipe.json"),
+    },
+    Sample {
         title: "UMA-1.2B-like MLIP, second order ⟨wavek⟩ (JanusPipe)",
         file: "uma-1.2b.json",
         json: include_str!("../../samples/uma-1.2b.json"),

@@ -215,7 +215,7 @@ fn every_formula_a_schedule_gives_is_the_simulated_one() {
     let mut given = Vec::new();
     for &skeleton in Skeleton::all() {
         let mut checked = 0;
-        for (forward_s, backward_s) in [(1.0, 2.0), (3.0, 1.0), (1.0, 3.0)] {
+        for (forward_s, backward_s) in [(1.0, 2.0), (3.0, 1.0), (1.0, 3.0), (1.0, 1.0)] {
             let costs = Uniform {
                 forward_s,
                 backward_s,
@@ -241,6 +241,8 @@ fn every_formula_a_schedule_gives_is_the_simulated_one() {
             "zb1p",
             "zb2p",
             "zbv",
+            "dualpipe",
+            "chimera",
             "1f1b-2nd",
             "wavek"
         ]
@@ -317,6 +319,18 @@ fn the_formula_is_read_beside_the_simulation_with_why_it_departs() {
     assert_eq!(
         sample("mpipe-vit-llm.json").unwrap_err(),
         "no textbook formula: region 1 (transpose) runs outside the pipeline's formula"
+    );
+    // The DualPipe sample: its overlapped pairs hide half of the forward; the costs are read
+    // as the halves take apart (4 s and 8 s: four layers a stage) and the overlap is named.
+    let dual = sample("dualpipe.json").unwrap();
+    assert_eq!((dual.costs.forward_s, dual.costs.backward_s), (4.0, 8.0));
+    assert_eq!(dual.formula.step_s, 200.0);
+    assert!(dual.simulated_step_s < dual.formula.step_s);
+    assert_eq!(
+        dual.departures,
+        [
+            "overlapped pairs hide 0.5·min(t_F, t_B) of each pair's slot (hardware.fb_overlap; the formula's F&B is t_F + t_B)"
+        ]
     );
     // The VPP-3 sample: interleaved 1F1B over three chunks, in the formula's setting.
     let vpp3 = sample("vpp3.json").unwrap();

@@ -133,8 +133,12 @@ fn pytorchs_own_1f1b_visualiser_order_is_refused_at_its_cell_as_pytorch_refuses_
 
 #[test]
 fn our_csv_reads_back_to_the_same_orders_over_a_grid() {
-    use mpipe::schedules::{DUALPIPEV, GPIPE, ONE_F_ONE_B, VHALF, VMIN, ZB1P, ZB2P, ZBV};
+    use mpipe::schedules::{
+        CHIMERA, DUALPIPE, DUALPIPEV, GPIPE, ONE_F_ONE_B, VHALF, VMIN, ZB1P, ZB2P, ZBV,
+    };
     for (skeleton, chunks) in [
+        (DUALPIPE, 1),
+        (CHIMERA, 1),
         (ZB2P, 1),
         (VHALF, 2),
         (VMIN, 2),

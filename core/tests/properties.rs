@@ -330,17 +330,18 @@ proptest! {
     fn zero_bubble_family_orders_execute_and_the_three_timings_agree(
         p in 1usize..=6,
         m in 1usize..=14,
-        which in 0usize..8,
+        which in 0usize..10,
         encoder in any::<bool>(),
         trainable in prop::collection::vec(any::<bool>(), 2),
         input_share in 0.0f64..=1.0,
         overlap in 0.0f64..=1.0,
     ) {
-        use mpipe::schedules::{DUALPIPEV, LOOPED_BFS, VHALF, VMIN, ZB1P, ZB2P, ZBV};
+        use mpipe::schedules::{CHIMERA, DUALPIPE, DUALPIPEV, LOOPED_BFS, VHALF, VMIN, ZB1P, ZB2P, ZBV};
         // (skeleton, Sharded regions): ZB-H1, interleaved zero bubble, ZB-V, DualPipeV, Looped
-        // BFS, ZB-H2, V-Half, V-Min.
+        // BFS, ZB-H2, V-Half, V-Min, DualPipe and Chimera (two directions).
         let (skeleton, chunks) = [
             (ZB1P, 1), (ZB1P, 2), (ZBV, 2), (DUALPIPEV, 2), (LOOPED_BFS, 3), (ZB2P, 1), (VHALF, 2), (VMIN, 2),
+            (DUALPIPE, 1), (CHIMERA, 1),
         ][which];
         let mut backbone = LayerSpec::timed("llm", Role::Backbone, chunks * p, 1.0);
         backbone.trainable = trainable[1];
@@ -360,7 +361,14 @@ proptest! {
         s.hardware = Some(mpipe::scenario::hardware::Hardware { fb_overlap: Some(overlap), ..Default::default() });
         if let Err(e) = mpipe::derive(&s) {
             // Only the shapes PyTorch refuses too.
-            prop_assert!(["interleaved-rounds", "dualpipev-microbatches", "zb2p-microbatches"].contains(&e.rule()), "{e}");
+            prop_assert!(
+                [
+                    "interleaved-rounds", "dualpipev-microbatches", "zb2p-microbatches",
+                    "dualpipe-ranks", "dualpipe-microbatches", "dualpipe-alone",
+                    "chimera-ranks", "chimera-microbatches", "chimera-alone",
+                ].contains(&e.rule()),
+                "{e}"
+            );
             return Ok(());
         }
 
@@ -388,7 +396,10 @@ proptest! {
             prop_assert!((slot - (tf + tb - overlap * tf.min(tb))).abs() < 1e-9, "{} vs {}", slot, tf + tb);
         }
         let backward_runs = trainable[1] || (encoder && trainable[0]);
-        prop_assert_eq!(d.order.pairs.is_empty(), skeleton != DUALPIPEV || !backward_runs);
+        prop_assert_eq!(
+            d.order.pairs.is_empty(),
+            (skeleton != DUALPIPEV && skeleton != DUALPIPE) || !backward_runs
+        );
         // Every W follows its own I on the same rank.
         for rank in 0..p {
             let actions = d.order.actions(rank);

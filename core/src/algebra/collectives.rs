@@ -30,7 +30,8 @@ pub struct SeamCollective {
 pub struct Reduce {
     pub region: usize,
     pub group: Group,
-    /// Members of the group: `P × data_parallel` replicas, or `data_parallel` copies of a slab.
+    /// Members of the group: `P × data_parallel` replicas, or `data_parallel` copies of a slab
+    /// (twice that for a bidirectional schedule's region and its mirror).
     pub members: usize,
     /// A group of one member reduces nothing.
     pub noop: bool,
@@ -63,8 +64,16 @@ impl Collectives {
 /// Derives the collectives of a plan.
 pub fn collectives(plan: &Plan) -> Collectives {
     let gates = &plan.gates;
+    // Seams join the model's regions; a mirror joins nothing (its region's seams serve both).
+    let model = plan
+        .regions
+        .iter()
+        .take_while(|r| r.mirror_of.is_none())
+        .count();
     let seams = plan
         .regions
+        .get(..model)
+        .unwrap_or_default()
         .windows(2)
         .zip(gates.iter().skip(1))
         .filter_map(|(pair, downstream)| {
@@ -100,9 +109,19 @@ pub fn collectives(plan: &Plan) -> Collectives {
         .zip(gates.iter())
         .filter(|(_, g)| g.reduces)
         .map(|(r, _)| {
+            // A mirrored region's slab has a second copy (its mirror's) to reduce with.
+            let copies = if plan
+                .regions
+                .iter()
+                .any(|m| m.mirror_of == Some(r.index) || r.mirror_of == Some(m.index))
+            {
+                2
+            } else {
+                1
+            };
             let (group, members) = match r.layout() {
                 Layout::Replicated => (Group::ReplicaGroup, plan.ranks * plan.data_parallel),
-                Layout::Sharded => (Group::DataGroup, plan.data_parallel),
+                Layout::Sharded => (Group::DataGroup, copies * plan.data_parallel),
             };
             Reduce {
                 region: r.index,

@@ -21,6 +21,10 @@ pub struct Region {
     /// Some layer of the region is trainable.
     pub trainable: bool,
     pub owner: RegionOwner,
+    /// The model region this one is the mirror of (a bidirectional schedule's second direction:
+    /// the same layers, a copy of their parameters, on the ranks in reverse), or `None` for a
+    /// region of the model's cut.
+    pub mirror_of: Option<usize>,
 }
 
 /// How a region's work is split over the ranks.
@@ -73,6 +77,10 @@ impl Region {
 
 /// The Sharded regions of a schedule, woven into one wavefront of `v` virtual stages per rank.
 ///
+/// A bidirectional schedule (DualPipe, Chimera) runs each chunk in two directions: the first
+/// half of the microbatches through the chunk's region, the second half through its mirror
+/// (`mirrors[c]`), whose stages sit on the ranks in reverse.
+///
 /// A maximal run of adjacent Sharded regions is one wavefront (interleaved 1F1B when `v > 1`).
 /// When Replicated regions separate Sharded ones (`⟨1f1b, transpose, 1f1b⟩`), every Sharded
 /// region still belongs to the one wavefront, chunk `c` being the `c`-th Sharded region; the
@@ -82,12 +90,19 @@ pub struct Wavefront {
     /// Region indices (1-based) of the chunks, in model order.
     pub regions: Vec<usize>,
     pub skeleton: Skeleton,
+    /// The mirror region of each chunk, for a bidirectional schedule (else empty).
+    pub mirrors: Vec<usize>,
 }
 
 impl Wavefront {
-    /// Virtual stages per rank.
+    /// Virtual stages per rank (of one direction).
     pub fn chunks(&self) -> usize {
         self.regions.len()
+    }
+
+    /// Every region of the wavefront: its chunks, then their mirrors.
+    pub fn all_regions(&self) -> impl Iterator<Item = usize> + '_ {
+        self.regions.iter().chain(&self.mirrors).copied()
     }
 }
 
@@ -117,6 +132,39 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The regions of the model's cut, in model order (without a bidirectional schedule's
+    /// mirrors).
+    pub fn model_regions(&self) -> impl Iterator<Item = &Region> {
+        self.regions.iter().filter(|r| r.mirror_of.is_none())
+    }
+
+    /// The skeleton of each region of the model's cut: the schedule as the scenario writes it.
+    pub fn schedule(&self) -> Vec<Skeleton> {
+        self.model_regions().map(|r| r.skeleton).collect()
+    }
+
+    /// The direction microbatch `mb` runs in: 0, or 1 for the second half of the microbatches
+    /// under a bidirectional schedule.
+    pub fn direction(&self, mb: usize) -> usize {
+        let mirrored = self
+            .wavefront
+            .as_ref()
+            .is_some_and(|w| !w.mirrors.is_empty());
+        usize::from(mirrored && 2 * mb >= self.microbatches)
+    }
+
+    /// The region microbatch `mb` runs `region`'s work in: the region itself, or its mirror when
+    /// `mb` runs in the second direction.
+    pub fn routed(&self, region: usize, mb: usize) -> usize {
+        if self.direction(mb) == 0 {
+            return region;
+        }
+        self.regions
+            .iter()
+            .find(|r| r.mirror_of == Some(region))
+            .map_or(region, |r| r.index)
+    }
+
     /// Region `j` (1-based).
     pub fn region(&self, index: usize) -> Option<&Region> {
         index.checked_sub(1).and_then(|i| self.regions.get(i))

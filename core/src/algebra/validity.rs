@@ -441,7 +441,13 @@ fn check_limits(scenario: &Scenario) -> Result<(), ValidityError> {
     if layers > MAX_LAYERS {
         return Err(too_large("model.layers", layers, MAX_LAYERS));
     }
-    let regions = scenario.schedule.len().max(1);
+    // A bidirectional schedule's mirrors are regions of the order graph too.
+    let mirrors = scenario
+        .schedule
+        .iter()
+        .filter(|s| s.bidirectional() && s.layout() == Layout::Sharded)
+        .count();
+    let regions = (scenario.schedule.len() + mirrors).max(1);
     let slots = regions
         .saturating_mul(scenario.ranks)
         .saturating_mul(scenario.microbatches);
@@ -476,18 +482,32 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
         .iter()
         .map(|s| s.layout() == Layout::Sharded)
         .collect();
+    let first_sharded = scenario
+        .schedule
+        .iter()
+        .find(|s| s.layout() == Layout::Sharded);
     let spec = match &scenario.placement {
         Some(spec) => spec.clone(),
-        None => scenario
-            .schedule
-            .iter()
-            .find(|s| s.layout() == Layout::Sharded)
-            .map_or(PlacementSpec::Default, |s| s.schedule().placement().into()),
+        None => first_sharded.map_or(PlacementSpec::Default, |s| s.schedule().placement().into()),
     };
-    let placement = Placement::new(&spec, &sharded, ranks)?;
-    let regions = regions(scenario, &ranges, &layers, &placement)?;
+    // A bidirectional schedule mirrors every Sharded region after the model's regions: the
+    // placement covers the mirrors' stages too (the V fold reverses them).
+    let mirrored: Vec<usize> = if first_sharded.is_some_and(|s| s.bidirectional()) {
+        (0..sharded.len())
+            .filter(|&j| sharded.get(j) == Some(&true))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let placed: Vec<bool> = sharded
+        .iter()
+        .copied()
+        .chain(mirrored.iter().map(|_| true))
+        .collect();
+    let placement = Placement::new(&spec, &placed, ranks)?;
+    let mut regions = regions(scenario, &ranges, &layers, &placement)?;
 
-    let wavefront = wavefront(&regions, scenario)?;
+    let mut wavefront = wavefront(&regions, scenario)?;
     check_four_phase(&regions)?;
     let ctx = RunCtx {
         ranks,
@@ -507,7 +527,36 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
     }
     crate::algebra::finite::check_totals(scenario, &workload, static_memory_factor)?;
 
-    let region_gates = gates(&regions.iter().map(|r| r.trainable).collect::<Vec<_>>());
+    let mut region_gates = gates(&regions.iter().map(|r| r.trainable).collect::<Vec<_>>());
+    if let Some(w) = &mut wavefront {
+        // Each mirror: the same layers, slabs and gates as its region, on its own stages.
+        let model = regions.len();
+        for (k, &j) in mirrored.iter().enumerate() {
+            let (Some(original), Some(&gate)) = (regions.get(j), region_gates.get(j)) else {
+                continue;
+            };
+            let index = model + k + 1;
+            let owner = match &original.owner {
+                RegionOwner::ByLayer { slabs, order } => RegionOwner::by_stage(
+                    order
+                        .iter()
+                        .map(|&r| slabs.get(r).cloned().unwrap_or(0..0))
+                        .collect(),
+                    placement.region_ranks(index),
+                ),
+                RegionOwner::ByMicrobatch => RegionOwner::ByMicrobatch,
+            };
+            let mirror = Region {
+                index,
+                owner,
+                mirror_of: Some(original.index),
+                ..original.clone()
+            };
+            w.mirrors.push(index);
+            regions.push(mirror);
+            region_gates.push(gate);
+        }
+    }
     Ok(Plan {
         layers,
         regions,
@@ -622,6 +671,7 @@ fn regions(
             skeleton,
             trainable,
             owner,
+            mirror_of: None,
         });
     }
     Ok(regions)
@@ -738,6 +788,7 @@ fn wavefront(regions: &[Region], scenario: &Scenario) -> Result<Option<Wavefront
     Ok(Some(Wavefront {
         regions: members.iter().map(|r| r.index).collect(),
         skeleton: first.skeleton,
+        mirrors: Vec::new(),
     }))
 }
 

@@ -142,7 +142,8 @@ fn split_backwards(
         for (rank, list) in slots.iter().enumerate() {
             for s in list {
                 if let Some(&region) = w.regions.get(s.chunk.index()) {
-                    mark(region, rank, s.mb.into(), s.phase);
+                    let mb = s.mb.into();
+                    mark(plan.routed(region, mb), rank, mb, s.phase);
                 }
             }
         }

@@ -145,7 +145,8 @@ impl Builder<'_> {
         s: &Slot,
     ) -> Option<NodeIndex> {
         let region = *wavefront.regions.get(s.chunk.index())?;
-        self.compute(s.phase, region, rank, s.mb.into())
+        let mb = s.mb.into();
+        self.compute(s.phase, self.plan.routed(region, mb), rank, mb)
     }
 
     pub(crate) fn compute(
@@ -180,9 +181,14 @@ impl Builder<'_> {
         self.plan.gates_of(region)
     }
 
+    /// The placed pieces of microbatch `mb`'s forward, in model order: through the model's
+    /// regions, or their mirrors where `mb` runs a bidirectional schedule's second direction.
     pub(crate) fn units(&self, mb: usize) -> Vec<Unit> {
         let mut units = Vec::new();
-        for region in &self.plan.regions {
+        for model in self.plan.model_regions() {
+            let Some(region) = self.plan.region(self.plan.routed(model.index, mb)) else {
+                continue;
+            };
             match region.layout() {
                 Layout::Replicated => units.extend(self.unit(region.index, self.plan.owner_of(mb))),
                 Layout::Sharded => units.extend(

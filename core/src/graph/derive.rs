@@ -120,10 +120,10 @@ pub fn derive_plan(
         Err(deadlock @ OrderError::Deadlock { .. })
             if explicit.is_none()
                 && !plan.placement.is_default()
-                && plan
-                    .wavefront
-                    .as_ref()
-                    .is_some_and(|w| w.skeleton.schedule().ops() == OpSet::ForwardBackward) =>
+                && plan.wavefront.as_ref().is_some_and(|w| {
+                    w.skeleton.schedule().ops() == OpSet::ForwardBackward
+                        && !w.skeleton.bidirectional()
+                }) =>
         {
             let Some(orders) = crate::graph::any_placement::orders(&plan) else {
                 return Err(deadlock.into());

@@ -154,7 +154,7 @@ impl DeriveReport {
             .collect();
         DeriveReport {
             name: name.to_string(),
-            schedule: plan.regions.iter().map(|r| r.skeleton).collect(),
+            schedule: plan.schedule(),
             cut: plan
                 .regions
                 .iter()
@@ -229,7 +229,7 @@ pub fn collectives_in_words(c: &Collectives) -> Vec<String> {
 /// The readable form of `mpipe derive`: placement, collectives in words, and a per-rank table.
 pub fn text(name: &str, d: &Derivation) -> String {
     let plan = &d.plan;
-    let schedule: Vec<Skeleton> = plan.regions.iter().map(|r| r.skeleton).collect();
+    let schedule: Vec<Skeleton> = plan.schedule();
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -280,7 +280,15 @@ pub fn text(name: &str, d: &Derivation) -> String {
                         Some(format!("r{rank}={}..{} (stage {stage})", s.start, s.end))
                     })
                     .collect();
-                let _ = writeln!(out, "ByLayer {}", parts.join(", "));
+                let mirror = match r.mirror_of {
+                    Some(of) => format!(
+                        "; mirror of region {of}: its copy for microbatches {}..{}",
+                        plan.microbatches / 2,
+                        plan.microbatches
+                    ),
+                    None => String::new(),
+                };
+                let _ = writeln!(out, "ByLayer {}{mirror}", parts.join(", "));
             }
             RegionOwner::ByMicrobatch => {
                 let _ = writeln!(out, "ByMicrobatch owner {:?}", plan.owner);

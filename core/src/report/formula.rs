@@ -104,6 +104,12 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
             ));
         }
     }
+    let overlap = plan.hardware.fb_overlap.unwrap_or(0.0);
+    if overlap > 0.0 && !sim.derivation.order.pairs.is_empty() {
+        departures.push(format!(
+            "overlapped pairs hide {overlap}·min(t_F, t_B) of each pair's slot (hardware.fb_overlap; the formula's F&B is t_F + t_B)"
+        ));
+    }
     if costs.transfer_s > 0.0 {
         departures.push(format!(
             "transfers take time (up to {} each; the formula's links are free)",
@@ -196,11 +202,27 @@ struct Costs {
 impl Costs {
     fn of(sim: &Simulation) -> Costs {
         let graph = &sim.derivation.order.graph;
+        let plan = &sim.derivation.plan;
         let mut costs = Costs::default();
+        // An overlapped pair's halves, as they would take apart (the overlap is named on its
+        // own): their nominal time and the runtime's share.
+        let paired: std::collections::HashSet<usize> = sim
+            .derivation
+            .order
+            .pairs
+            .iter()
+            .flatten()
+            .map(|n| n.index())
+            .collect();
         // A split backward's halves add up per stage and microbatch.
         let mut backwards: BTreeMap<(usize, usize), f64> = BTreeMap::new();
         for n in graph.node_indices() {
-            let d = sim.durations.get(n.index()).copied().unwrap_or(0.0);
+            let d = if paired.contains(&n.index()) {
+                crate::sim::cost::duration(plan, graph, n)
+                    + sim.runtime_s.get(n.index()).copied().unwrap_or(0.0)
+            } else {
+                sim.durations.get(n.index()).copied().unwrap_or(0.0)
+            };
             match graph.node_weight(n) {
                 Some(Event::Fwd { .. } | Event::FourPhase { .. }) => costs.forward.add(d),
                 Some(Event::Bwd {

@@ -63,7 +63,7 @@ impl SimulateReport {
         let ranks = d.plan.ranks;
         SimulateReport {
             name: name.to_string(),
-            schedule: d.plan.regions.iter().map(|r| r.skeleton).collect(),
+            schedule: d.plan.schedule(),
             num_ranks: ranks,
             num_microbatches: d.plan.microbatches,
             makespan_s: sim.makespan_s,
@@ -201,7 +201,7 @@ fn rank_cells(ranks: &[RankMetrics], with_units: bool) -> (Vec<&'static str>, Ve
 /// The readable form of `mpipe simulate`.
 pub fn text(name: &str, sim: &Simulation) -> String {
     let d = &sim.derivation;
-    let schedule: Vec<Skeleton> = d.plan.regions.iter().map(|r| r.skeleton).collect();
+    let schedule: Vec<Skeleton> = d.plan.schedule();
     let mut out = String::new();
     let _ = writeln!(
         out,

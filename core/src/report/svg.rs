@@ -120,7 +120,7 @@ impl Svg<'_> {
     /// What the chart shows: the scenario, its schedule and shape, the makespan and bubble.
     fn title(&mut self, name: &str) {
         let plan = &self.sim.derivation.plan;
-        let schedule: Vec<_> = plan.regions.iter().map(|r| r.skeleton).collect();
+        let schedule: Vec<_> = plan.schedule();
         let title = format!(
             "{}{} — {}: makespan {}, bubble {:.1} %",
             if name.is_empty() {

@@ -42,6 +42,8 @@ registry! {
     zbv::ZBV,
     vhalf::VHALF,
     vmin::VMIN,
+    dualpipe::DUALPIPE,
+    chimera::CHIMERA,
     dualpipev::DUALPIPEV,
     one_f_one_b_2nd::ONE_F_ONE_B_2ND,
     wavek::WAVEK,
@@ -157,6 +159,20 @@ pub enum ScheduleRule {
         lower: usize,
         upper: usize,
     },
+    #[error(
+        "rule `{rule}`: {skeleton} needs the {what} to be a multiple of {of} ({why}); {symbol} = {value}"
+    )]
+    Multiple {
+        rule: &'static str,
+        skeleton: &'static str,
+        /// `number of ranks`, `number of microbatches`.
+        what: &'static str,
+        /// `P`, `M`.
+        symbol: &'static str,
+        value: usize,
+        of: usize,
+        why: &'static str,
+    },
     #[error("rule `{rule}`: region {region} is `{skeleton}`, which is defined for {stands}")]
     Position {
         rule: &'static str,
@@ -173,7 +189,8 @@ impl ScheduleRule {
         match self {
             ScheduleRule::Chunks { rule, .. }
             | ScheduleRule::TooFewMicrobatches { rule, .. }
-            | ScheduleRule::Position { rule, .. } => rule,
+            | ScheduleRule::Position { rule, .. }
+            | ScheduleRule::Multiple { rule, .. } => rule,
             ScheduleRule::WaveK { .. } => "wave-k",
             ScheduleRule::InterleavedRounds { .. } => "interleaved-rounds",
         }
@@ -187,6 +204,12 @@ impl ScheduleRule {
                 "microbatches".into()
             }
             ScheduleRule::WaveK { .. } => Parameter::WaveK.field().into(),
+            ScheduleRule::Multiple { symbol, .. } => if *symbol == "P" {
+                "ranks"
+            } else {
+                "microbatches"
+            }
+            .into(),
             ScheduleRule::Position { region, .. } => {
                 format!("schedule[{}]", region.saturating_sub(1))
             }
@@ -252,6 +275,13 @@ pub trait Schedule: Sync {
     /// computes it once, not once a rank).
     fn slots(&self, ctx: &RunCtx) -> Vec<Vec<Slot>> {
         (0..ctx.ranks).map(|r| self.rank_slots(ctx, r)).collect()
+    }
+    /// Whether it runs two directions (DualPipe, Chimera): each Sharded region gets a mirror
+    /// (the same layers, their parameters copied, its stages on the ranks in reverse), the first
+    /// half of the microbatches runs through the regions and the second half through their
+    /// mirrors; a slot of chunk `c` names the mirror's work for a second-half microbatch.
+    fn bidirectional(&self) -> bool {
+        false
     }
     /// Its textbook formula under uniform costs, where one exists for this shape.
     fn formula(&self, _ctx: &RunCtx, _costs: Uniform) -> Option<Formula> {

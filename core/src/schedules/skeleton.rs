@@ -50,6 +50,12 @@ impl Skeleton {
         self.0.ops() == OpSet::SplitBackward
     }
 
+    /// Whether the schedule runs two directions through mirrored regions
+    /// ([`Schedule::bidirectional`]).
+    pub fn bidirectional(self) -> bool {
+        self.0.bidirectional()
+    }
+
     /// Whether the schedule runs four phases per microbatch (FE, FF, BF, BE: second order).
     pub fn second_order(self) -> bool {
         self.0.ops() == OpSet::FourPhase

@@ -381,7 +381,8 @@ pub fn calibrate_cancellable(
 /// The stage of every layer a `ByLayer` region places (`None` for Replicated regions' layers).
 fn stage_of_layers(plan: &Plan) -> Vec<Option<Stage>> {
     let mut out = vec![None; plan.layers.len()];
-    for region in &plan.regions {
+    // (A mirror's stages run the same layers: the model's region names them.)
+    for region in plan.model_regions() {
         if let RegionOwner::ByLayer { slabs, .. } = &region.owner {
             for (rank, slab) in slabs.iter().enumerate() {
                 let stage = plan.stage_index(region.index, rank);

@@ -362,7 +362,7 @@ impl Mismatch {
     fn warnings(&self, sim: &Simulation) -> Vec<String> {
         const SHOWN: usize = 8;
         let plan = &sim.derivation.plan;
-        let schedule: Vec<_> = plan.regions.iter().map(|r| r.skeleton).collect();
+        let schedule: Vec<_> = plan.schedule();
         let mut out = Vec::new();
         let schedule = crate::schedules::skeleton::schedule_to_string(&schedule);
         // How many actions, and on which ranks (`0, 2`), of a count by rank.

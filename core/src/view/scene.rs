@@ -26,6 +26,9 @@ pub struct RegionStyle {
     /// The role most of its layers have (the first such role on a tie).
     pub role: Role,
     pub skeleton: Skeleton,
+    /// For a bidirectional schedule's mirror: its region, and the first microbatch it runs
+    /// (the second direction runs `M/2..M`).
+    pub mirror_of: Option<(usize, usize)>,
     pub forward: Rgb,
     /// The whole backward, and the input half `I` of a split one.
     pub backward: Rgb,
@@ -34,14 +37,21 @@ pub struct RegionStyle {
 }
 
 impl RegionStyle {
-    /// `region 1 · encoder · transpose`.
+    /// `region 1 · encoder · transpose`; a mirror says whose and which microbatches it runs
+    /// (`region 2 · backbone · dualpipe, region 1's mirror (microbatches 4–7, upwards)`).
     pub fn label(&self) -> String {
-        format!(
+        let mut label = format!(
             "region {} · {} · {}",
             self.region,
             self.role.name(),
             self.skeleton
-        )
+        );
+        if let Some((of, from)) = self.mirror_of {
+            label.push_str(&format!(
+                ", region {of}'s mirror (microbatches from {from}, upwards)"
+            ));
+        }
+        label
     }
 
     /// Whether the region's schedule may split its backward into `I` and `W`.
@@ -230,6 +240,7 @@ impl Scene {
                 region: r.index,
                 role,
                 skeleton: r.skeleton,
+                mirror_of: r.mirror_of.map(|of| (of, plan.microbatches / 2)),
                 forward,
                 backward: palette::backward_shade(forward),
                 weight: palette::weight_shade(forward),
@@ -282,9 +293,8 @@ impl Scene {
                 .wavefront
                 .as_ref()
                 .map(|w| {
-                    w.regions
-                        .iter()
-                        .filter_map(|&region| plan.stage_index(region, rank))
+                    w.all_regions()
+                        .filter_map(|region| plan.stage_index(region, rank))
                         .collect()
                 })
                 .unwrap_or_default();

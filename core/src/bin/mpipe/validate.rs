@@ -12,7 +12,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let Args { file } = args;
     let (scenario, d) = derive_file(&file, None)?;
-    let schedule: Vec<_> = d.plan.regions.iter().map(|r| r.skeleton).collect();
+    let schedule: Vec<_> = d.plan.schedule();
     emit(&format!(
         "{}: valid: {} over {} layers, P = {}, M = {}{}\n",
         file.display(),
