@@ -22,62 +22,22 @@ fn scenario(skeleton: Skeleton, p: usize, m: usize) -> mpipe::Scenario {
     common::scenario(common::uniform(p), &[], &[skeleton], p, m)
 }
 
-fn derived(skeleton: Skeleton, p: usize, m: usize) -> Vec<String> {
-    let d = mpipe::derive(&scenario(skeleton, p, m))
-        .unwrap_or_else(|e| panic!("{skeleton} P={p} M={m}: {e}"));
-    (0..p)
-        .map(|r| {
-            d.order
-                .steps(r)
-                .iter()
-                .map(|s| s.to_string())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect()
-}
-
-/// Compares every `<name> <P> <M> ok <rank 0> | …` line of `fixture`, and has every
-/// `<name> <P> <M> fails <why>` refused by one of the schedule's rules; returns how many of
-/// each.
-fn compare(fixture: &str, name: &str, skeleton: Skeleton) -> (usize, usize) {
-    let path = format!("{}/../tests/fixtures/{fixture}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let (mut cases, mut refused) = (0, 0);
-    for line in text.lines().filter(|l| l.starts_with(&format!("{name} "))) {
-        if let Some((head, why)) = line.split_once(" fails ") {
-            let mut words = head.split(' ').skip(1);
-            let p: usize = words.next().unwrap().parse().unwrap();
-            let m: usize = words.next().unwrap().parse().unwrap();
-            let err = mpipe::derive(&scenario(skeleton, p, m))
-                .err()
-                .unwrap_or_else(|| panic!("{line}: derived"));
-            assert!(err.rule().starts_with(name), "{line}: {err} ({why})");
-            refused += 1;
-            continue;
-        }
-        let (head, ranks) = line.split_once(" ok ").unwrap_or_else(|| panic!("{line}"));
-        let mut words = head.split(' ').skip(1);
-        let p: usize = words.next().unwrap().parse().unwrap();
-        let m: usize = words.next().unwrap().parse().unwrap();
-        let want: Vec<&str> = ranks.split(" | ").collect();
-        assert_eq!(derived(skeleton, p, m), want, "{skeleton} P = {p}, M = {m}");
-        cases += 1;
-    }
-    (cases, refused)
-}
-
 #[test]
 fn dualpipe_is_deepseeks_step() {
+    let at = |p, m| scenario(DUALPIPE, p, m);
     assert_eq!(
-        compare("dualpipe/orders.txt", "dualpipe", DUALPIPE),
+        common::compare_fixture("dualpipe/orders.txt", "dualpipe", "dualpipe-", at),
         (24, 0)
     );
 }
 
 #[test]
 fn chimera_is_the_authors_direct_concatenation() {
-    assert_eq!(compare("chimera/orders.txt", "chimera", CHIMERA), (16, 76));
+    let at = |p, m| scenario(CHIMERA, p, m);
+    assert_eq!(
+        common::compare_fixture("chimera/orders.txt", "chimera", "chimera-", at),
+        (16, 76)
+    );
     // Where the authors' definition does not reach, a named rule.
     let err = |p: usize, m: usize| mpipe::derive(&scenario(CHIMERA, p, m)).unwrap_err();
     assert_eq!(
@@ -200,5 +160,128 @@ fn chimera_with_backwards_twice_the_forwards() {
         };
         assert_eq!(step(CHIMERA), chimera, "P = {p}, M = {m}");
         assert_eq!(step(mpipe::schedules::ONE_F_ONE_B), one, "P = {p}, M = {m}");
+    }
+}
+
+#[test]
+fn the_mirror_reduces_in_the_simulation_and_reads_as_a_mirror_in_the_derive_json() {
+    // With one data-parallel replica the region and its mirror still reduce together: the
+    // simulator prices a group of two, not a no-op.
+    let mut layer =
+        mpipe::scenario::layer::LayerSpec::timed("llm", mpipe::vocab::role::Role::Backbone, 4, 1.0);
+    layer.param_bytes = Some(1e9);
+    let mut s = common::scenario(vec![layer], &[], &[DUALPIPE], 4, 8);
+    s.hardware = Some(mpipe::scenario::hardware::Hardware {
+        link_alpha_s: Some(0.25),
+        ..Default::default()
+    });
+    let sim = mpipe::tune::pipeline::simulate_scenario(&s, Default::default()).unwrap();
+    let d = &sim.derivation;
+    assert_eq!(mpipe::sim::cost::reduce_members(&d.plan, 1), 2);
+    assert_eq!(mpipe::sim::cost::reduce_members(&d.plan, 2), 2);
+    let reduces: Vec<f64> = d
+        .order
+        .graph
+        .node_indices()
+        .filter(|&n| {
+            matches!(
+                d.order.graph.node_weight(n),
+                Some(mpipe::graph::event::Event::DpReduce { .. })
+            )
+        })
+        .map(|n| sim.durations[n.index()])
+        .collect();
+    assert_eq!(reduces.len(), 8);
+    assert!(reduces.iter().all(|&t| t > 0.0), "{reduces:?}");
+    // The JSON's cut is the model's (one region: none); the mirror says whose it is.
+    let json = serde_json::to_value(mpipe::report::derive::DeriveReport::new("d", d)).unwrap();
+    assert_eq!(json["cut"], serde_json::json!([]));
+    assert_eq!(json["schedule"], serde_json::json!(["dualpipe"]));
+    assert!(json["placement"][0].get("mirror_of").is_none());
+    assert_eq!(json["placement"][1]["mirror_of"], 1);
+    assert_eq!(
+        json["placement"][1]["stages"],
+        serde_json::json!([4, 5, 6, 7])
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Drawn from each bidirectional schedule's own domain (P even; DualPipe M even ≥ 2P,
+    /// Chimera M a multiple of P), with uneven stages, split backwards of any share, frozen
+    /// layers and any overlap: the orders execute, and (max,+), the longest path and the event
+    /// simulator agree.
+    #[test]
+    fn bidirectional_orders_execute_and_the_three_timings_agree(
+        chimera in proptest::bool::ANY,
+        half_p in 1usize..=3,
+        k in 1usize..=3,
+        times in proptest::collection::vec((0.1f64..3.0, 0.1f64..6.0, 0.0f64..=1.0), 6),
+        trainable in proptest::collection::vec(proptest::bool::ANY, 6),
+        overlap in 0.0f64..=1.0,
+    ) {
+        let p = 2 * half_p;
+        let (skeleton, m) = if chimera { (CHIMERA, k * p) } else { (DUALPIPE, 2 * p + 2 * (k - 1)) };
+        let layers: Vec<_> = (0..p)
+            .map(|i| {
+                let (f, b, share) = times[i];
+                let mut l = mpipe::scenario::layer::LayerSpec::timed(
+                    &format!("l{i}"),
+                    mpipe::vocab::role::Role::Backbone,
+                    1,
+                    f,
+                );
+                l.bwd_s = Some(b);
+                l.bwd_input_s = Some(b * share);
+                l.trainable = trainable[i];
+                l.activation_bytes = Some(1.0);
+                l
+            })
+            .collect();
+        let mut s = common::scenario(layers, &[], &[skeleton], p, m);
+        s.hardware = Some(mpipe::scenario::hardware::Hardware {
+            fb_overlap: Some(overlap),
+            ..Default::default()
+        });
+        let sim = mpipe::tune::pipeline::simulate_scenario(&s, Default::default())
+            .map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{e}")))?;
+        let d = &sim.derivation;
+        proptest::prop_assert!(common::executes(d));
+        let composed = mpipe::sim::maxplus::composed_completion(&d.order, &sim.durations, d.plan.regions.len());
+        proptest::prop_assert_eq!(&composed, &sim.timeline.end);
+        let events = mpipe::sim::engine::simulate_events(&d.order, &sim.durations, Default::default());
+        proptest::prop_assert_eq!(&events.end, &sim.timeline.end);
+        // Each direction's microbatches run on its own stages: the first half on 0..P, the
+        // second on the mirror's P..2P.
+        for rank in 0..p {
+            for a in d.order.actions(rank) {
+                let second = usize::from(a.mb) >= m / 2;
+                proptest::prop_assert_eq!(a.stage.index() >= p, second, "{}", a);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_placement_that_does_not_reverse_the_mirror_is_blamed_with_its_fix() {
+    // The mirror's stages on the ranks in order (`default`) deadlock both schedules' slots: the
+    // error names the field the file wrote and the fix is the schedule's own placement.
+    for skeleton in [DUALPIPE, CHIMERA] {
+        let mut s = scenario(skeleton, 4, 8);
+        s.placement = Some(mpipe::scenario::placement::PlacementSpec::Default);
+        let err = mpipe::derive(&s).unwrap_err();
+        assert_eq!(err.field(), "placement", "{skeleton}");
+        assert!(
+            err.to_string().starts_with(
+                "rule `deadlock-free`: the order the schedule derives under `placement` default (its slots assume its own placement) deadlocks"
+            ),
+            "{skeleton}: {err}"
+        );
+        let fix = err.remedy().unwrap();
+        let mut fixed = s.clone();
+        fix.edit.apply(&mut fixed);
+        assert_eq!(fixed.placement, None, "{skeleton}");
+        assert!(mpipe::derive(&fixed).is_ok(), "{skeleton}");
     }
 }

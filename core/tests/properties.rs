@@ -10,6 +10,7 @@
 
 mod common;
 
+use mpipe::Scenario;
 use mpipe::graph::event::Event;
 use mpipe::scenario::layer::LayerSpec;
 use mpipe::scenario::owner::OwnerSpec;
@@ -17,7 +18,6 @@ use mpipe::schedules::skeleton::Skeleton;
 use mpipe::vocab::layout::Layout;
 use mpipe::vocab::phase::Phase;
 use mpipe::vocab::role::Role;
-use mpipe::{Derivation, Scenario};
 use petgraph::Direction;
 use proptest::prelude::*;
 use std::collections::HashMap;
@@ -121,52 +121,13 @@ fn valid_scenario() -> impl Strategy<Value = Scenario> {
         })
 }
 
-/// Runs the per-rank orders against the data edges, independently of `derive`'s own check:
-/// every event must complete.
-fn executes(d: &Derivation) -> bool {
-    let g = &d.order.graph;
-    let mut done = vec![false; g.node_count()];
-    let mut at = vec![0usize; d.order.nodes.len()];
-    let on_rank: Vec<bool> = g.node_indices().map(|n| g[n].rank().is_some()).collect();
-    loop {
-        let mut progress = false;
-        // Off-rank events (collectives, the barrier) complete once their inputs have.
-        for n in g.node_indices() {
-            if !done[n.index()]
-                && !on_rank[n.index()]
-                && g.neighbors_directed(n, Direction::Incoming)
-                    .all(|p| done[p.index()])
-            {
-                done[n.index()] = true;
-                progress = true;
-            }
-        }
-        for (rank, nodes) in d.order.nodes.iter().enumerate() {
-            while let Some(&n) = nodes.get(at[rank]) {
-                if !g
-                    .neighbors_directed(n, Direction::Incoming)
-                    .all(|p| done[p.index()])
-                {
-                    break;
-                }
-                done[n.index()] = true;
-                at[rank] += 1;
-                progress = true;
-            }
-        }
-        if !progress {
-            return done.iter().all(|&x| x);
-        }
-    }
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 
     #[test]
     fn valid_scenarios_derive_complete_acyclic_orders(s in valid_scenario()) {
         let d = mpipe::derive(&s).map_err(|e| TestCaseError::fail(format!("{e}\n{}", s.to_json_string())))?;
-        prop_assert!(executes(&d), "the derived order does not execute:\n{}", s.to_json_string());
+        prop_assert!(common::executes(&d), "the derived order does not execute:\n{}", s.to_json_string());
 
         // Every compute-stream event sits on exactly one rank, once.
         let g = &d.order.graph;
@@ -297,7 +258,7 @@ proptest! {
         let (_, s) = placed(mpipe::schedules::GPIPE, p, m, &perms, false);
         let sim = mpipe::tune::pipeline::simulate_scenario(&s, mpipe::sim::engine::SimOptions::default())
             .map_err(|e| TestCaseError::fail(format!("{e}\n{}", s.to_json_string())))?;
-        prop_assert!(executes(&sim.derivation));
+        prop_assert!(common::executes(&sim.derivation));
         let d = &sim.derivation;
         let composed = mpipe::sim::maxplus::composed_completion(&d.order, &sim.durations, d.plan.regions.len());
         prop_assert_eq!(&composed, &sim.timeline.end);
@@ -330,18 +291,19 @@ proptest! {
     fn zero_bubble_family_orders_execute_and_the_three_timings_agree(
         p in 1usize..=6,
         m in 1usize..=14,
-        which in 0usize..10,
+        which in 0usize..11,
         encoder in any::<bool>(),
         trainable in prop::collection::vec(any::<bool>(), 2),
         input_share in 0.0f64..=1.0,
         overlap in 0.0f64..=1.0,
     ) {
-        use mpipe::schedules::{CHIMERA, DUALPIPE, DUALPIPEV, LOOPED_BFS, VHALF, VMIN, ZB1P, ZB2P, ZBV};
+        use mpipe::schedules::{CHIMERA, DUALPIPE, DUALPIPEV, LOOPED_BFS, VHALF, VMIN, ZB1P, ZB2P, ZBV, ZB_AUTO};
         // (skeleton, Sharded regions): ZB-H1, interleaved zero bubble, ZB-V, DualPipeV, Looped
-        // BFS, ZB-H2, V-Half, V-Min, DualPipe and Chimera (two directions).
+        // BFS, ZB-H2, V-Half, V-Min, DualPipe and Chimera (two directions), the automatic
+        // scheduler (ordered by these random costs).
         let (skeleton, chunks) = [
             (ZB1P, 1), (ZB1P, 2), (ZBV, 2), (DUALPIPEV, 2), (LOOPED_BFS, 3), (ZB2P, 1), (VHALF, 2), (VMIN, 2),
-            (DUALPIPE, 1), (CHIMERA, 1),
+            (DUALPIPE, 1), (CHIMERA, 1), (ZB_AUTO, 1),
         ][which];
         let mut backbone = LayerSpec::timed("llm", Role::Backbone, chunks * p, 1.0);
         backbone.trainable = trainable[1];
@@ -375,7 +337,7 @@ proptest! {
         let sim = mpipe::tune::pipeline::simulate_scenario(&s, mpipe::sim::engine::SimOptions::default())
             .map_err(|e| TestCaseError::fail(format!("{e}\n{}", s.to_json_string())))?;
         let d = &sim.derivation;
-        prop_assert!(executes(d), "{}", s.to_json_string());
+        prop_assert!(common::executes(d), "{}", s.to_json_string());
         let composed = mpipe::sim::maxplus::composed_completion(&d.order, &sim.durations, d.plan.regions.len());
         prop_assert_eq!(&composed, &sim.timeline.end);
         let events = mpipe::sim::engine::simulate_events(&d.order, &sim.durations, mpipe::sim::engine::SimOptions::default());

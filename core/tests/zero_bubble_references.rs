@@ -31,49 +31,18 @@ fn scenario(skeleton: Skeleton, p: usize, m: usize) -> mpipe::Scenario {
     )
 }
 
-fn derived(skeleton: Skeleton, p: usize, m: usize) -> Vec<String> {
-    let d = mpipe::derive(&scenario(skeleton, p, m))
-        .unwrap_or_else(|e| panic!("{skeleton} P={p} M={m}: {e}"));
-    (0..p)
-        .map(|r| {
-            d.order
-                .steps(r)
-                .iter()
-                .map(|s| s.to_string())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect()
-}
-
-/// Compares every `<name> <P> <M> ok <rank 0> | <rank 1> | …` line of a fixture, with `name`
-/// read as `skeleton`; returns how many.
-fn compare(fixture: &str, name: &str, skeleton: Skeleton) -> usize {
-    let path = format!("{}/../tests/fixtures/{fixture}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let mut cases = 0;
-    for line in text.lines().filter(|l| l.starts_with(&format!("{name} "))) {
-        let (head, ranks) = line.split_once(" ok ").unwrap_or_else(|| panic!("{line}"));
-        let mut words = head.split(' ').skip(1);
-        let p: usize = words.next().unwrap().parse().unwrap();
-        let m: usize = words.next().unwrap().parse().unwrap();
-        let want: Vec<&str> = ranks.split(" | ").collect();
-        assert_eq!(derived(skeleton, p, m), want, "{skeleton} P = {p}, M = {m}");
-        cases += 1;
-    }
-    cases
-}
-
 #[test]
 fn zb2p_is_the_authors_zb_h2() {
-    let cases = compare("zb_h2/orders.txt", "zb_h2", ZB2P);
+    let at = |p, m| scenario(ZB2P, p, m);
+    let (cases, _) = common::compare_fixture("zb_h2/orders.txt", "zb_h2", "zb2p-", at);
     assert_eq!(cases, (2..=8).map(|p| p + 1).sum::<usize>());
 }
 
 #[test]
 fn vhalf_and_vmin_are_the_controllable_memory_reference() {
     for (name, skeleton) in [("vhalf", VHALF), ("vmin", VMIN)] {
-        let cases = compare("v_schedules/orders.txt", name, skeleton);
+        let at = |p, m| scenario(skeleton, p, m);
+        let (cases, _) = common::compare_fixture("v_schedules/orders.txt", name, name, at);
         assert_eq!(cases, (2..=8).map(|p| 3 * p).sum::<usize>(), "{name}");
     }
 }
@@ -120,4 +89,32 @@ fn the_v_schedules_pay_for_their_memory_in_step_time() {
             .makespan_s
     };
     assert_eq!([step(ZBV), step(VHALF), step(VMIN)], [103.0, 113.0, 123.0]);
+}
+
+#[test]
+fn the_orders_that_grow_faster_than_the_events_are_bounded_by_name() {
+    // V-Half's greedy passes grow with P·(P + M), ZB-V's order with P·max(2P − 1, M): a hostile
+    // shape is refused before any of it is computed.
+    let v = |skeleton: Skeleton, p: usize, m: usize| {
+        common::scenario(common::uniform(2 * p), &[p], &[skeleton; 2], p, m)
+    };
+    assert_eq!(
+        mpipe::derive(&v(VHALF, 1024, 1)).unwrap_err().to_string(),
+        "rule `vhalf-size`: vhalf orders the whole pipeline in greedy passes whose work grows with P·(P + M); here P·(P + M) = 1049600, more than this version orders (131072)"
+    );
+    assert_eq!(
+        mpipe::derive(&v(VMIN, 300, 200)).unwrap_err().rule(),
+        "vmin-size"
+    );
+    assert_eq!(
+        mpipe::derive(&v(ZBV, 8192, 1)).unwrap_err().to_string(),
+        "rule `zbv-size`: zbv writes its order for max(2P − 1, M) microbatches on every rank, as PyTorch; here P·max(2P − 1, M) = 134209536, more than this version orders (67108864)"
+    );
+    // The bound's edge: P = 64, M = 1984 is the largest M a 64-rank V-Half runs.
+    let ctx = |m| v(VHALF, 64, m).run_ctx();
+    assert!(VHALF.schedule().check(&ctx(1984)).is_ok());
+    assert_eq!(
+        VHALF.schedule().check(&ctx(1985)).unwrap_err().rule(),
+        "vhalf-size"
+    );
 }

@@ -57,6 +57,7 @@ pub fn scenario(p: usize, m: usize, v: usize, transpose: bool) -> Scenario {
         owner_budget: None,
         placement: None,
         wave_k: None,
+        activation_limit: None,
     }
 }
 

@@ -1,7 +1,7 @@
 //! Seam collectives (Table 2 of the paper), gated by Lemma 1, and weight-gradient reduces:
 //! computed once by `derive`, and the order graph is built from them.
 
-use crate::algebra::plan::Plan;
+use crate::algebra::plan::{Plan, Region};
 use crate::vocab::comm::{Comm, Group, Seam};
 use crate::vocab::layout::Layout;
 use serde::Serialize;
@@ -65,15 +65,8 @@ impl Collectives {
 pub fn collectives(plan: &Plan) -> Collectives {
     let gates = &plan.gates;
     // Seams join the model's regions; a mirror joins nothing (its region's seams serve both).
-    let model = plan
-        .regions
-        .iter()
-        .take_while(|r| r.mirror_of.is_none())
-        .count();
-    let seams = plan
-        .regions
-        .get(..model)
-        .unwrap_or_default()
+    let model: Vec<&Region> = plan.model_regions().collect();
+    let seams = model
         .windows(2)
         .zip(gates.iter().skip(1))
         .filter_map(|(pair, downstream)| {
@@ -109,20 +102,11 @@ pub fn collectives(plan: &Plan) -> Collectives {
         .zip(gates.iter())
         .filter(|(_, g)| g.reduces)
         .map(|(r, _)| {
-            // A mirrored region's slab has a second copy (its mirror's) to reduce with.
-            let copies = if plan
-                .regions
-                .iter()
-                .any(|m| m.mirror_of == Some(r.index) || r.mirror_of == Some(m.index))
-            {
-                2
-            } else {
-                1
+            let group = match r.layout() {
+                Layout::Replicated => Group::ReplicaGroup,
+                Layout::Sharded => Group::DataGroup,
             };
-            let (group, members) = match r.layout() {
-                Layout::Replicated => (Group::ReplicaGroup, plan.ranks * plan.data_parallel),
-                Layout::Sharded => (Group::DataGroup, copies * plan.data_parallel),
-            };
+            let members = plan.reduce_members(r.index);
             Reduce {
                 region: r.index,
                 group,

@@ -129,6 +129,8 @@ pub struct Plan {
     pub static_memory_factor: f64,
     /// WaveK's unit size, as the scenario gives it.
     pub wave_k: Option<usize>,
+    /// The automatic scheduler's memory limit, as the scenario gives it.
+    pub activation_limit: Option<usize>,
 }
 
 impl Plan {
@@ -146,11 +148,16 @@ impl Plan {
     /// The direction microbatch `mb` runs in: 0, or 1 for the second half of the microbatches
     /// under a bidirectional schedule.
     pub fn direction(&self, mb: usize) -> usize {
-        let mirrored = self
-            .wavefront
+        usize::from(self.second_direction_from().is_some_and(|from| mb >= from))
+    }
+
+    /// The first microbatch of a bidirectional schedule's second direction, `⌊M/2⌋` (its
+    /// schedules need an even `M`); `None` for a schedule of one direction.
+    pub fn second_direction_from(&self) -> Option<usize> {
+        self.wavefront
             .as_ref()
-            .is_some_and(|w| !w.mirrors.is_empty());
-        usize::from(mirrored && 2 * mb >= self.microbatches)
+            .is_some_and(|w| !w.mirrors.is_empty())
+            .then_some(self.microbatches / 2)
     }
 
     /// The region microbatch `mb` runs `region`'s work in: the region itself, or its mirror when
@@ -163,6 +170,23 @@ impl Plan {
             .iter()
             .find(|r| r.mirror_of == Some(region))
             .map_or(region, |r| r.index)
+    }
+
+    /// Members of region `region`'s weight-gradient reduce: `P × data_parallel` replicas of a
+    /// Replicated region; `data_parallel` copies of a Sharded slab, twice that where a
+    /// bidirectional schedule mirrors it (the region and its mirror hold the same layers).
+    pub fn reduce_members(&self, region: usize) -> usize {
+        match self.region(region) {
+            Some(r) if r.layout() == crate::vocab::layout::Layout::Replicated => {
+                self.ranks * self.data_parallel
+            }
+            Some(r) => {
+                let mirrored = r.mirror_of.is_some()
+                    || self.regions.iter().any(|m| m.mirror_of == Some(r.index));
+                (1 + usize::from(mirrored)) * self.data_parallel
+            }
+            None => self.data_parallel,
+        }
     }
 
     /// Region `j` (1-based).
@@ -217,6 +241,7 @@ impl Plan {
             microbatches: self.microbatches,
             chunks: wavefront.chunks(),
             wave_k: self.wave_k,
+            activation_limit: self.activation_limit,
         }
     }
 

@@ -514,6 +514,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
         microbatches,
         chunks: wavefront.as_ref().map_or(0, Wavefront::chunks),
         wave_k: scenario.wave_k,
+        activation_limit: scenario.activation_limit,
     };
     check_parameters(&scenario.schedule, &ctx)?;
     if let Some(w) = &wavefront {
@@ -571,6 +572,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
         hardware: scenario.hardware.clone().unwrap_or_default(),
         static_memory_factor,
         wave_k: scenario.wave_k,
+        activation_limit: scenario.activation_limit,
     })
 }
 
@@ -763,6 +765,7 @@ fn wavefront(regions: &[Region], scenario: &Scenario) -> Result<Option<Wavefront
                     microbatches: scenario.microbatches,
                     chunks: members.len(),
                     wave_k: scenario.wave_k,
+                    activation_limit: scenario.activation_limit,
                 })
                 .is_ok()
         };

@@ -25,6 +25,17 @@ pub fn build(
     collectives: &Collectives,
     explicit: Option<&[Vec<String>]>,
 ) -> Result<Order, OrderError> {
+    build_with(plan, collectives, explicit, None)
+}
+
+/// [`build`], with the wavefront's slots given by position along its first chunk (a schedule
+/// ordered by costs, [`crate::schedules::Schedule::costed_slots`]) instead of its own.
+pub fn build_with(
+    plan: &Plan,
+    collectives: &Collectives,
+    explicit: Option<&[Vec<String>]>,
+    by_position: Option<Vec<Vec<Slot>>>,
+) -> Result<Order, OrderError> {
     // Hand-written orders are parsed once: for which backwards they split, then for the order.
     let parsed: Option<Vec<Vec<Result<Step, StepParseError>>>> = explicit.map(|lists| {
         lists
@@ -33,7 +44,7 @@ pub fn build(
             .collect()
     });
     let slots = match (explicit, &plan.wavefront) {
-        (None, Some(w)) => wavefront_slots(plan, w),
+        (None, Some(w)) => wavefront_slots(plan, w, by_position),
         _ => Vec::new(),
     };
     let split = split_backwards(plan, &slots, parsed.as_deref());
@@ -76,9 +87,13 @@ pub fn build(
 }
 
 /// The wavefront's slots of every rank, as its schedule writes them.
-fn wavefront_slots(plan: &Plan, wavefront: &Wavefront) -> Vec<Vec<Slot>> {
+fn wavefront_slots(
+    plan: &Plan,
+    wavefront: &Wavefront,
+    given: Option<Vec<Vec<Slot>>>,
+) -> Vec<Vec<Slot>> {
     let ctx = plan.run_ctx(wavefront);
-    let by_position = wavefront.skeleton.schedule().slots(&ctx);
+    let by_position = given.unwrap_or_else(|| wavefront.skeleton.schedule().slots(&ctx));
     // The schedule's slots are written for a rank's position along the first chunk (its rank
     // under the default placement and the V fold; under any other map, where its stage sits).
     let first = wavefront

@@ -99,7 +99,7 @@ pub fn derive(scenario: &Scenario) -> Result<Derivation, DeriveError> {
             actions,
             fix,
             derived: Some(match &scenario.placement {
-                Some(p) if *p != PlacementSpec::Default => Derived::Placement(p.name()),
+                Some(p) if *p != own_placement(scenario) => Derived::Placement(p.name()),
                 _ => Derived::Schedule,
             }),
         }),
@@ -107,14 +107,33 @@ pub fn derive(scenario: &Scenario) -> Result<Derivation, DeriveError> {
     })
 }
 
+/// The placement the scenario's wavefront schedule assumes (its first Sharded region's).
+fn own_placement(scenario: &Scenario) -> PlacementSpec {
+    scenario
+        .schedule
+        .iter()
+        .find(|s| s.layout() == crate::vocab::layout::Layout::Sharded)
+        .map_or(PlacementSpec::Default, |s| s.schedule().placement().into())
+}
+
 /// Collectives and order of a checked plan (`explicit`: the scenario's hand-written orders).
 pub fn derive_plan(
     plan: Plan,
     explicit: Option<&[Vec<String>]>,
 ) -> Result<Derivation, DeriveError> {
+    derive_plan_with(plan, explicit, None)
+}
+
+/// [`derive_plan`] with the wavefront's slots given by position (a schedule ordered by the
+/// stages' costs: [`crate::tune::costed`]).
+pub fn derive_plan_with(
+    plan: Plan,
+    explicit: Option<&[Vec<String>]>,
+    by_position: Option<Vec<Vec<crate::schedules::slot::Slot>>>,
+) -> Result<Derivation, DeriveError> {
     let collectives = collectives::collectives(&plan);
     let mut order_note = None;
-    let mut order = match build::build(&plan, &collectives, explicit) {
+    let mut order = match build::build_with(&plan, &collectives, explicit, by_position) {
         // The schedule's slots deadlock under a placement they do not assume: a plain
         // wavefront gets 1F1B's priorities list-scheduled over the placement instead.
         Err(deadlock @ OrderError::Deadlock { .. })

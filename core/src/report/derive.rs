@@ -49,6 +49,10 @@ pub struct RegionPlacement {
     pub layout: Layout,
     /// `[first, end)` layer indices.
     pub layers: [usize; 2],
+    /// A bidirectional schedule's mirror: the region whose layers it runs for the second half
+    /// of the microbatches (absent for a region of the model's cut).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mirror_of: Option<usize>,
     pub trainable: bool,
     pub gates: Gates,
     pub owner: OwnerReport,
@@ -111,6 +115,7 @@ impl DeriveReport {
                     skeleton: r.skeleton,
                     layout: r.layout(),
                     layers: [r.layers.start, r.layers.end],
+                    mirror_of: r.mirror_of,
                     trainable: r.trainable,
                     gates: g,
                     owner,
@@ -156,8 +161,7 @@ impl DeriveReport {
             name: name.to_string(),
             schedule: plan.schedule(),
             cut: plan
-                .regions
-                .iter()
+                .model_regions()
                 .skip(1)
                 .map(|r| r.layers.start)
                 .collect(),
@@ -280,13 +284,12 @@ pub fn text(name: &str, d: &Derivation) -> String {
                         Some(format!("r{rank}={}..{} (stage {stage})", s.start, s.end))
                     })
                     .collect();
-                let mirror = match r.mirror_of {
-                    Some(of) => format!(
-                        "; mirror of region {of}: its copy for microbatches {}..{}",
-                        plan.microbatches / 2,
+                let mirror = match (r.mirror_of, plan.second_direction_from()) {
+                    (Some(of), Some(from)) => format!(
+                        "; mirror of region {of}: its copy for microbatches {from}..{}",
                         plan.microbatches
                     ),
-                    None => String::new(),
+                    _ => String::new(),
                 };
                 let _ = writeln!(out, "ByLayer {}{mirror}", parts.join(", "));
             }

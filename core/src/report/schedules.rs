@@ -8,7 +8,8 @@ use crate::vocab::parameter::Parameter;
 use std::fmt::Write;
 
 /// The shapes a formula is asked at: `P = 4`, `M = 8`, one to three chunks, and `k = 4` for a
-/// schedule that reads it; costs with `t_B = 2t_F` (the zero-bubble papers' setting).
+/// schedule that reads it; costs with `t_B = 2t_F` (the zero-bubble papers' setting), else
+/// `t_B = t_F`.
 fn shapes(skeleton: Skeleton) -> Vec<(usize, RunCtx)> {
     let k = skeleton.reads(Parameter::WaveK).then_some(4);
     (1..=3)
@@ -20,6 +21,7 @@ fn shapes(skeleton: Skeleton) -> Vec<(usize, RunCtx)> {
                     microbatches: 8,
                     chunks,
                     wave_k: k,
+                    activation_limit: None,
                 },
             )
         })
@@ -28,10 +30,12 @@ fn shapes(skeleton: Skeleton) -> Vec<(usize, RunCtx)> {
 
 /// The listing.
 pub fn text() -> String {
-    let costs = Uniform {
-        forward_s: 1.0,
-        backward_s: 2.0,
-    };
+    // A formula's setting: backwards twice the forward (a split one's halves each a forward),
+    // else equal to it (Chimera's).
+    let settings = [(1.0, 2.0), (1.0, 1.0)].map(|(forward_s, backward_s)| Uniform {
+        forward_s,
+        backward_s,
+    });
     let mut out = String::new();
     for &skeleton in Skeleton::all() {
         let s = skeleton.schedule();
@@ -39,7 +43,7 @@ pub fn text() -> String {
         let _ = writeln!(out, "    reference: {}", s.reference());
         let mut seen: Vec<String> = Vec::new();
         for (chunks, ctx) in shapes(skeleton) {
-            let Some(f) = s.formula(&ctx, costs) else {
+            let Some(f) = settings.iter().find_map(|&costs| s.formula(&ctx, costs)) else {
                 continue;
             };
             let line = format!(

@@ -134,6 +134,8 @@ pub enum Edit {
     /// WaveK's unit size (`None`: the default, `P`); a schedule given a `k` runs as the one of
     /// its op set that reads it (`Skeleton::given`).
     WaveK(Option<usize>),
+    /// The automatic zero-bubble scheduler's memory limit (`None`: its default, `P`).
+    ActivationLimit(Option<usize>),
     /// How `workload.graphs` is packed into microbatches (nothing without graphs).
     Packing(crate::workload::gars::Packing),
     /// The whole scenario (a calibrated one, say).
@@ -162,6 +164,13 @@ fn set_skeletons(s: &mut Scenario, regions: &[usize], skeleton: Skeleton) {
     if !s.schedule.iter().any(|k| k.reads(Parameter::WaveK)) {
         s.wave_k = None;
     }
+    if !s
+        .schedule
+        .iter()
+        .any(|k| k.reads(Parameter::ActivationLimit))
+    {
+        s.activation_limit = None;
+    }
 }
 
 /// The number of layers after `count` expansion.
@@ -177,6 +186,7 @@ impl Edit {
     pub fn parameter(parameter: Parameter, value: Option<usize>) -> Edit {
         match parameter {
             Parameter::WaveK => Edit::WaveK(value),
+            Parameter::ActivationLimit => Edit::ActivationLimit(value),
         }
     }
 
@@ -317,6 +327,7 @@ impl Edit {
                 }
                 s.wave_k = *k;
             }
+            Edit::ActivationLimit(limit) => s.activation_limit = *limit,
             Edit::Packing(packing) => {
                 if let Some(g) = s.workload.as_mut().and_then(|w| w.graphs.as_mut()) {
                     g.packing = *packing;

@@ -95,6 +95,9 @@ pub struct Scenario {
     /// `k`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wave_k: Option<usize>,
+    /// The most microbatches' activations a stage may hold (`zb_auto` only; default `P`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation_limit: Option<usize>,
 }
 
 /// `model`: the ordered layers.
@@ -123,6 +126,7 @@ impl Scenario {
                 .filter(|s| s.layout() == Layout::Sharded)
                 .count(),
             wave_k: self.wave_k,
+            activation_limit: self.activation_limit,
         }
     }
 
@@ -349,7 +353,7 @@ mod tests {
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `static_memory_factor`, `owner_budget`, `orders`, `orders_csv`, `placement`, `wave_k`"
+            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `static_memory_factor`, `owner_budget`, `orders`, `orders_csv`, `placement`, `wave_k`, `activation_limit`"
         );
         let text = MINIMAL.replace("\"count\": 8", "\"cnt\": 8");
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
@@ -372,7 +376,7 @@ mod tests {
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "m.json:4:21: field `schedule[0]`: unknown variant `2f2b`, expected one of `1f1b`, `gpipe`, `transpose`, `nested`, `looped_bfs`, `zb1p`, `zb2p`, `zbv`, `vhalf`, `vmin`, `dualpipe`, `chimera`, `dualpipev`, `1f1b-2nd`, `wavek`"
+            "m.json:4:21: field `schedule[0]`: unknown variant `2f2b`, expected one of `1f1b`, `gpipe`, `transpose`, `nested`, `looped_bfs`, `zb1p`, `zb2p`, `zbv`, `vhalf`, `vmin`, `dualpipe`, `chimera`, `zb_auto`, `dualpipev`, `1f1b-2nd`, `wavek`"
         );
         let err = Scenario::from_json_str(&MINIMAL[..60], "m.json").unwrap_err();
         assert_eq!(err.to_string(), "m.json:3:26: EOF while parsing an object");

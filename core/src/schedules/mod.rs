@@ -44,6 +44,7 @@ registry! {
     vmin::VMIN,
     dualpipe::DUALPIPE,
     chimera::CHIMERA,
+    zb_auto::ZB_AUTO,
     dualpipev::DUALPIPEV,
     one_f_one_b_2nd::ONE_F_ONE_B_2ND,
     wavek::WAVEK,
@@ -58,6 +59,9 @@ pub struct RunCtx {
     pub chunks: usize,
     /// The scenario's `wave_k` (WaveK's unit size; `None`: the schedule's default).
     pub wave_k: Option<usize>,
+    /// The scenario's `activation_limit` (the automatic scheduler's memory limit, microbatches;
+    /// `None`: the schedule's default).
+    pub activation_limit: Option<usize>,
 }
 
 impl RunCtx {
@@ -65,6 +69,7 @@ impl RunCtx {
     pub fn given(&self, parameter: Parameter) -> Option<usize> {
         match parameter {
             Parameter::WaveK => self.wave_k,
+            Parameter::ActivationLimit => self.activation_limit,
         }
     }
 
@@ -73,6 +78,10 @@ impl RunCtx {
         match parameter {
             Parameter::WaveK => RunCtx {
                 wave_k: None,
+                ..self
+            },
+            Parameter::ActivationLimit => RunCtx {
+                activation_limit: None,
                 ..self
             },
         }
@@ -117,6 +126,21 @@ pub struct Formula {
     pub memory: Option<&'static str>,
     /// The most microbatches' activations one rank holds at once, in units of `A`.
     pub peak_activations: Option<f64>,
+}
+
+/// What a schedule that orders by costs (the zero-bubble automatic scheduler) is given: each
+/// stage of the wavefront's one chunk, in stage order, with its times, and the time of one
+/// transfer between stages.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StageCosts {
+    pub forward_s: Vec<f64>,
+    /// The input half `I` of the split backward.
+    pub input_s: Vec<f64>,
+    /// The weight half `W`.
+    pub weight_s: Vec<f64>,
+    /// The share of a microbatch's activations its input half frees (the rest at `W`).
+    pub input_share: Vec<f64>,
+    pub transfer_s: f64,
 }
 
 /// A rule of one schedule that a scenario breaks: each names the rule, and the scenario field it
@@ -173,6 +197,23 @@ pub enum ScheduleRule {
         of: usize,
         why: &'static str,
     },
+    #[error(
+        "rule `{rule}`: {skeleton} {grows}; here {measure} = {value}, more than this version orders ({max})"
+    )]
+    Size {
+        rule: &'static str,
+        skeleton: &'static str,
+        /// What its work grows with, in words.
+        grows: &'static str,
+        /// The measure, as a formula (`P·(P + M)`).
+        measure: &'static str,
+        value: usize,
+        max: usize,
+    },
+    #[error(
+        "rule `activation-limit`: `activation_limit` = {limit}; a stage must be able to hold at least one microbatch's activations"
+    )]
+    ActivationLimit { limit: usize },
     #[error("rule `{rule}`: region {region} is `{skeleton}`, which is defined for {stands}")]
     Position {
         rule: &'static str,
@@ -190,8 +231,10 @@ impl ScheduleRule {
             ScheduleRule::Chunks { rule, .. }
             | ScheduleRule::TooFewMicrobatches { rule, .. }
             | ScheduleRule::Position { rule, .. }
-            | ScheduleRule::Multiple { rule, .. } => rule,
+            | ScheduleRule::Multiple { rule, .. }
+            | ScheduleRule::Size { rule, .. } => rule,
             ScheduleRule::WaveK { .. } => "wave-k",
+            ScheduleRule::ActivationLimit { .. } => "activation-limit",
             ScheduleRule::InterleavedRounds { .. } => "interleaved-rounds",
         }
     }
@@ -199,11 +242,12 @@ impl ScheduleRule {
     /// The scenario field the rule is about, as a path (`schedule`, `schedule[0]`).
     pub fn field(&self) -> String {
         match self {
-            ScheduleRule::Chunks { .. } => "schedule".into(),
+            ScheduleRule::Chunks { .. } | ScheduleRule::Size { .. } => "schedule".into(),
             ScheduleRule::TooFewMicrobatches { .. } | ScheduleRule::InterleavedRounds { .. } => {
                 "microbatches".into()
             }
             ScheduleRule::WaveK { .. } => Parameter::WaveK.field().into(),
+            ScheduleRule::ActivationLimit { .. } => Parameter::ActivationLimit.field().into(),
             ScheduleRule::Multiple { symbol, .. } => if *symbol == "P" {
                 "ranks"
             } else {
@@ -282,6 +326,12 @@ pub trait Schedule: Sync {
     /// mirrors; a slot of chunk `c` names the mirror's work for a second-half microbatch.
     fn bidirectional(&self) -> bool {
         false
+    }
+    /// Every position's slots ordered by the stages' real costs, for a schedule that orders by
+    /// them (`None`: its slots do not depend on costs). The analytic derivation runs
+    /// [`Schedule::slots`] (unit costs); wherever the simulator runs, these replace them.
+    fn costed_slots(&self, _ctx: &RunCtx, _costs: &StageCosts) -> Option<Vec<Vec<Slot>>> {
+        None
     }
     /// Its textbook formula under uniform costs, where one exists for this shape.
     fn formula(&self, _ctx: &RunCtx, _costs: Uniform) -> Option<Formula> {

@@ -127,6 +127,7 @@ pub fn interleaved(ranks: usize, microbatches: usize, chunks: usize, rank: usize
         microbatches,
         chunks,
         wave_k: None,
+        activation_limit: None,
     };
     let r = Rotation::new(&ctx, rank, 2);
     let (mut next_fwd, mut next_bwd) = (vec![0usize; chunks], vec![0usize; chunks]);

@@ -62,7 +62,8 @@ impl Schedule for VHalf {
             "vhalf",
             ctx,
             "the two arms of the V its building block is written for",
-        )
+        )?;
+        check_size("vhalf-size", "vhalf", ctx)
     }
 
     fn rank_slots(&self, ctx: &RunCtx, position: usize) -> Vec<Slot> {
@@ -72,6 +73,32 @@ impl Schedule for VHalf {
     fn slots(&self, ctx: &RunCtx) -> Vec<Vec<Slot>> {
         from_block(&Block::Half, ctx.ranks, ctx.microbatches)
     }
+}
+
+/// The most `P·(P + M)` the greedy passes are run for: each visits every op and re-reads a rank's
+/// slots for a move (P = 64 and M = 512 take about 1.3 s; this bound about four times that).
+pub(crate) const MOST_BLOCK_SIZE: usize = 1 << 17;
+
+/// The size rule of the building-block schedules: `P·(P + M)` within [`MOST_BLOCK_SIZE`].
+pub(crate) fn check_size(
+    rule: &'static str,
+    skeleton: &'static str,
+    ctx: &RunCtx,
+) -> Result<(), ScheduleRule> {
+    let value = ctx
+        .ranks
+        .saturating_mul(ctx.ranks.saturating_add(ctx.microbatches));
+    if value > MOST_BLOCK_SIZE {
+        return Err(ScheduleRule::Size {
+            rule,
+            skeleton,
+            grows: "orders the whole pipeline in greedy passes whose work grows with P·(P + M)",
+            measure: "P·(P + M)",
+            value,
+            max: MOST_BLOCK_SIZE,
+        });
+    }
+    Ok(())
 }
 
 /// One of the paper's building blocks.
@@ -438,8 +465,21 @@ mod tests {
             for p in 2..=6 {
                 for m in 1..=2 * p {
                     let all = from_block(&block, p, m);
+                    assert_eq!(all.len(), p);
                     for rank in &all {
-                        assert_eq!(rank.len(), 6 * m, "P = {p}, M = {m}: {}", show(rank));
+                        // Each of the six ops of each microbatch exactly once.
+                        let mut seen: Vec<String> = rank
+                            .iter()
+                            .map(|s| format!("{}{}{}", s.chunk, s.phase.code(), s.mb))
+                            .collect();
+                        seen.sort();
+                        let mut want: Vec<String> = (0..m)
+                            .flat_map(|mb| {
+                                ["0F", "1F", "0I", "1I", "0W", "1W"].map(|op| format!("{op}{mb}"))
+                            })
+                            .collect();
+                        want.sort();
+                        assert_eq!(seen, want, "P = {p}, M = {m}: {}", show(rank));
                     }
                 }
             }

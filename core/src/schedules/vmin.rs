@@ -6,7 +6,7 @@
 
 use crate::schedules::skeleton::Skeleton;
 use crate::schedules::slot::Slot;
-use crate::schedules::vhalf::{Block, from_block};
+use crate::schedules::vhalf::{Block, check_size, from_block};
 use crate::schedules::zbv::two_chunks;
 use crate::schedules::{RunCtx, Schedule, ScheduleRule};
 use crate::vocab::layout::{Layout, PlacementKind};
@@ -49,7 +49,8 @@ impl Schedule for VMin {
             "vmin",
             ctx,
             "the two arms of the V its building block is written for",
-        )
+        )?;
+        check_size("vmin-size", "vmin", ctx)
     }
 
     fn rank_slots(&self, ctx: &RunCtx, position: usize) -> Vec<Slot> {

@@ -152,6 +152,7 @@ pub fn interleaved(ranks: usize, microbatches: usize, chunks: usize, position: u
         microbatches,
         chunks,
         wave_k: None,
+        activation_limit: None,
     };
     let r = Rotation::new(&ctx, position, 1);
     // Next microbatch per chunk of the forwards, the input halves and the weight halves.

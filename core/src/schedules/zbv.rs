@@ -55,7 +55,22 @@ impl Schedule for Zbv {
             "zbv",
             ctx,
             "the two arms of the V, as PyTorch's ScheduleZBVZeroBubble",
-        )
+        )?;
+        // The order is written for max(2P − 1, M) microbatches, as PyTorch writes it.
+        let value = ctx
+            .ranks
+            .saturating_mul(ctx.microbatches.max((2 * ctx.ranks).saturating_sub(1)));
+        if value > crate::vocab::limits::MAX_SLOTS {
+            return Err(ScheduleRule::Size {
+                rule: "zbv-size",
+                skeleton: "zbv",
+                grows: "writes its order for max(2P − 1, M) microbatches on every rank, as PyTorch",
+                measure: "P·max(2P − 1, M)",
+                value,
+                max: crate::vocab::limits::MAX_SLOTS,
+            });
+        }
+        Ok(())
     }
 
     fn rank_slots(&self, ctx: &RunCtx, position: usize) -> Vec<Slot> {

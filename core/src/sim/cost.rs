@@ -183,10 +183,7 @@ pub fn param_bytes(plan: &Plan, region: usize, rank: usize) -> f64 {
 
 /// Members of a region's reduce group.
 pub fn reduce_members(plan: &Plan, region: usize) -> usize {
-    match plan.region(region).map(|r| r.layout()) {
-        Some(crate::vocab::layout::Layout::Replicated) => plan.ranks * plan.data_parallel,
-        _ => plan.data_parallel,
-    }
+    plan.reduce_members(region)
 }
 
 /// Whether a collective carries a gradient (it is on the backward chain).

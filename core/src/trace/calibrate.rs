@@ -1243,6 +1243,7 @@ mod tests {
             owner_budget: None,
             placement: None,
             wave_k: None,
+            activation_limit: None,
         };
         // Layer 0 (region 1): forward ×2; layers 1 to 3 (region 2): backward ×0.5.
         let factors = |layer: usize| LayerFit {

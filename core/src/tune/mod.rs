@@ -1,8 +1,10 @@
-//! Searches that call the simulator, run after `derive`: the cost-based owner maps (and with them
+//! Searches that call the simulator, run after `derive`: the orders of schedules that order by
+//! the stages' costs, the cost-based owner maps (and with them
 //! the one pipeline from a scenario to its simulation), the nested encoder placed in real time,
 //! BigMac's three designs compared over the number of microbatches, OctoPipe's tuner,
 //! JanusPipe's WaveK sweep and GARS packing compared.
 
+pub mod costed;
 pub mod designs;
 pub mod nested;
 pub mod octopipe;

@@ -206,8 +206,7 @@ fn phases(b: &Bubbles) -> [Phase; 3] {
 
 /// Per-stage layer counts of every Sharded region (the scenario's, or balanced ones).
 fn slabs_of(s: &Scenario, plan: &crate::algebra::plan::Plan) -> Vec<Option<Vec<usize>>> {
-    plan.regions
-        .iter()
+    plan.model_regions()
         .map(|r| {
             (r.layout() == Layout::Sharded).then(|| crate::scenario::edit::stage_counts(s, r.index))
         })

@@ -140,6 +140,12 @@ pub fn tune(
     } else {
         derivation
     };
+    // A schedule that orders by the stages' costs (the automatic zero-bubble scheduler).
+    let derivation = if explicit.is_none() {
+        crate::tune::costed::ordered(derivation)?
+    } else {
+        derivation
+    };
     if !nested {
         return Ok(derivation);
     }

@@ -38,7 +38,7 @@ pub struct RegionStyle {
 
 impl RegionStyle {
     /// `region 1 · encoder · transpose`; a mirror says whose and which microbatches it runs
-    /// (`region 2 · backbone · dualpipe, region 1's mirror (microbatches 4–7, upwards)`).
+    /// (`region 2 · backbone · dualpipe, region 1's mirror (microbatches from 4, upwards)`).
     pub fn label(&self) -> String {
         let mut label = format!(
             "region {} · {} · {}",
@@ -240,7 +240,7 @@ impl Scene {
                 region: r.index,
                 role,
                 skeleton: r.skeleton,
-                mirror_of: r.mirror_of.map(|of| (of, plan.microbatches / 2)),
+                mirror_of: r.mirror_of.zip(plan.second_direction_from()),
                 forward,
                 backward: palette::backward_shade(forward),
                 weight: palette::weight_shade(forward),

@@ -5,16 +5,20 @@
 pub enum Parameter {
     /// WaveK's unit size `k`: microbatches run in waves of `k` (JanusPipe).
     WaveK,
+    /// The most microbatches' activations a stage may hold: the memory limit of the zero-bubble
+    /// automatic scheduler.
+    ActivationLimit,
 }
 
 impl Parameter {
     /// Every parameter.
-    pub const ALL: [Parameter; 1] = [Parameter::WaveK];
+    pub const ALL: [Parameter; 2] = [Parameter::WaveK, Parameter::ActivationLimit];
 
     /// The scenario field (`wave_k`).
     pub fn field(self) -> &'static str {
         match self {
             Parameter::WaveK => "wave_k",
+            Parameter::ActivationLimit => "activation_limit",
         }
     }
 
@@ -22,6 +26,7 @@ impl Parameter {
     pub fn rule(self) -> &'static str {
         match self {
             Parameter::WaveK => "wave-k",
+            Parameter::ActivationLimit => "activation-limit",
         }
     }
 
@@ -29,6 +34,7 @@ impl Parameter {
     pub fn label(self) -> &'static str {
         match self {
             Parameter::WaveK => "Wave size (k)",
+            Parameter::ActivationLimit => "Activation limit (microbatches)",
         }
     }
 
@@ -38,13 +44,16 @@ impl Parameter {
             Parameter::WaveK => {
                 "microbatches run in waves of k (JanusPipe's WaveK; its default is P)"
             }
+            Parameter::ActivationLimit => {
+                "the most microbatches' activations a stage may hold (the automatic zero-bubble scheduler's memory limit; default P, as 1F1B: ZB-1p; 2P: ZB-2p)"
+            }
         }
     }
 
     /// The largest value a scenario may give it.
     pub fn most(self) -> usize {
         match self {
-            Parameter::WaveK => crate::vocab::limits::MAX_MICROBATCHES,
+            Parameter::WaveK | Parameter::ActivationLimit => crate::vocab::limits::MAX_MICROBATCHES,
         }
     }
 
@@ -52,6 +61,7 @@ impl Parameter {
     pub fn symbol(self) -> &'static str {
         match self {
             Parameter::WaveK => "k",
+            Parameter::ActivationLimit => "L",
         }
     }
 }

@@ -1,5 +1,11 @@
 //! Scenario builders and the CLI runner shared by the core's integration tests.
 #![allow(dead_code)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // tests fail by panicking
 
 use mpipe::scenario::layer::LayerSpec;
 use mpipe::scenario::{FORMAT, ModelSpec, Scenario};
@@ -34,6 +40,7 @@ pub fn scenario(
         owner_budget: None,
         placement: None,
         wave_k: None,
+        activation_limit: None,
         static_memory_factor: None,
     }
 }
@@ -93,4 +100,99 @@ pub fn strings(value: &serde_json::Value) -> Vec<&str> {
         .iter()
         .map(|a| a.as_str().unwrap())
         .collect()
+}
+
+/// Runs the per-rank orders against the data edges, independently of `derive`'s own check:
+/// every event must complete.
+pub fn executes(d: &mpipe::Derivation) -> bool {
+    let g = &d.order.graph;
+    let mut done = vec![false; g.node_count()];
+    let mut at = vec![0usize; d.order.nodes.len()];
+    let on_rank: Vec<bool> = g.node_indices().map(|n| g[n].rank().is_some()).collect();
+    loop {
+        let mut progress = false;
+        // Off-rank events (collectives, the barrier) complete once their inputs have.
+        for n in g.node_indices() {
+            if !done[n.index()]
+                && !on_rank[n.index()]
+                && g.neighbors_directed(n, petgraph::Direction::Incoming)
+                    .all(|p| done[p.index()])
+            {
+                done[n.index()] = true;
+                progress = true;
+            }
+        }
+        for (rank, nodes) in d.order.nodes.iter().enumerate() {
+            while let Some(&n) = nodes.get(at[rank]) {
+                if !g
+                    .neighbors_directed(n, petgraph::Direction::Incoming)
+                    .all(|p| done[p.index()])
+                {
+                    break;
+                }
+                done[n.index()] = true;
+                at[rank] += 1;
+                progress = true;
+            }
+        }
+        if !progress {
+            return done.iter().all(|&x| x);
+        }
+    }
+}
+
+/// The derived orders of `s`, one line of actions a rank.
+pub fn rank_lines(s: &Scenario) -> Vec<String> {
+    let d = mpipe::derive(s).unwrap_or_else(|e| panic!("{e}"));
+    (0..s.ranks)
+        .map(|r| {
+            d.order
+                .steps(r)
+                .iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// Compares a fixture of reference orders (`tests/fixtures/<fixture>`) with the derived ones:
+/// every `<name> <P> <M> ok <rank 0> | <rank 1> | …` line equal to the orders `at(P, M)`
+/// derives, every `<name> <P> <M> fails <why>` refused by a rule whose name starts with
+/// `rules`; returns how many of each.
+pub fn compare_fixture(
+    fixture: &str,
+    name: &str,
+    rules: &str,
+    at: impl Fn(usize, usize) -> Scenario,
+) -> (usize, usize) {
+    let path = format!("{}/../tests/fixtures/{fixture}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let (mut cases, mut refused) = (0, 0);
+    let shape = |head: &str| -> (usize, usize) {
+        let mut words = head.split(' ').skip(1).map(|w| w.parse::<usize>());
+        match (words.next(), words.next()) {
+            (Some(Ok(p)), Some(Ok(m))) => (p, m),
+            _ => panic!("{fixture}: no P and M in {head}"),
+        }
+    };
+    for line in text.lines().filter(|l| l.starts_with(&format!("{name} "))) {
+        if let Some((head, why)) = line.split_once(" fails ") {
+            let (p, m) = shape(head);
+            match mpipe::derive(&at(p, m)) {
+                Ok(_) => panic!("{line}: derived"),
+                Err(e) => assert!(e.rule().starts_with(rules), "{line}: {e} ({why})"),
+            }
+            refused += 1;
+            continue;
+        }
+        let Some((head, ranks)) = line.split_once(" ok ") else {
+            panic!("{fixture}: {line}");
+        };
+        let (p, m) = shape(head);
+        let want: Vec<&str> = ranks.split(" | ").collect();
+        assert_eq!(rank_lines(&at(p, m)), want, "{name} P = {p}, M = {m}");
+        cases += 1;
+    }
+    (cases, refused)
 }
