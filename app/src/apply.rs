@@ -89,6 +89,7 @@ impl Command {
             }
             Command::UseDesign(design) => studio.use_design(design),
             Command::StartTuner => studio.start_analysis(Analyses::start_tuner),
+            Command::TunerOwnMovesOnly(only) => studio.analyses.tuner.own_moves_only = only,
             Command::Reorder { event, to_s } => studio.reorder(event, to_s),
             Command::StopTuner => {
                 if let Some(r) = &studio.analyses.tuner.running {

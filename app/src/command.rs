@@ -81,6 +81,9 @@ pub enum Command {
     },
     /// Runs OctoPipe's tuner on the scenario.
     StartTuner,
+    /// Whether the tuner's scheduling phase makes OctoPipe's own move only (the paper's
+    /// Algorithm 1), not every other schedule of the registry too.
+    TunerOwnMovesOnly(bool),
     /// Stops the tuner, keeping the best pipeline it found so far.
     StopTuner,
     /// Makes the scenario the tuned pipeline.

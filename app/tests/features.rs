@@ -391,10 +391,20 @@ fn the_tuner_runs_on_a_worker_and_its_pipeline_is_one_click_away() {
         .get_by_label("Tune (OctoPipe): partitioning, placement, scheduling")
         .click();
     harness.run();
+    // Every schedule of the registry tried: Chimera after the partitioning move.
     harness.get_by_label("Tune the pipeline").click();
     harness.run_steps(2);
     common::wait(&mut harness, |s| s.analyses.tuner.running.is_none());
     let generation = harness.state().doc.generation();
+    let every = harness.state().analyses.tuner.current(generation).unwrap();
+    assert_eq!(every.makespan_s, 18.0);
+    // The paper's Algorithm 1: OctoPipe's own moves only.
+    harness.get_by_label("OctoPipe's own moves only").click();
+    harness.run();
+    assert!(harness.state().analyses.tuner.own_moves_only);
+    harness.get_by_label("Tune the pipeline").click();
+    harness.run_steps(2);
+    common::wait(&mut harness, |s| s.analyses.tuner.running.is_none());
     let tuned = harness
         .state()
         .analyses

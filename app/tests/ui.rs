@@ -384,8 +384,9 @@ fn large_runs_simulate_in_the_background_and_can_be_cancelled() {
     let sim = &harness.state().current().unwrap().sim;
     assert_eq!(sim.makespan_s, (128 + 32 - 1) as f64 * 2.0 * (1.0 + 2.0));
 
-    // Cancelling a run in flight steps back to the scenario on screen.
-    edit(&mut harness, Edit::Microbatches(256));
+    // Cancelling a run in flight steps back to the scenario on screen (a run long enough to
+    // be in flight when the button is clicked, however fast the machine).
+    edit(&mut harness, Edit::Microbatches(4096));
     assert!(harness.state().derived.running().is_some());
     harness.step();
     harness.get_by_label("Cancel").click();

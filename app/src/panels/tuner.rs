@@ -95,6 +95,16 @@ fn controls_ui(
             if ui.button("Tune the pipeline").clicked() {
                 out.push(Command::StartTuner);
             }
+            let mut only = studio.analyses.tuner.own_moves_only;
+            if ui
+                .checkbox(&mut only, "OctoPipe's own moves only")
+                .on_hover_text(
+                    "the scheduling phase tries only the split backward (the paper's Algorithm 1), not every other schedule of the registry",
+                )
+                .changed()
+            {
+                out.push(Command::TunerOwnMovesOnly(only));
+            }
             if let Some(t) = done
                 && t.makespan_s < t.start_makespan_s
                 && ui.button("Use the tuned pipeline").clicked()

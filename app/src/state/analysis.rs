@@ -179,6 +179,7 @@ impl Analyses {
         let scenario = scenario.clone();
         let options = TuneOptions {
             memory_cap: scenario.hardware.as_ref().and_then(|h| h.memory_bytes),
+            every_schedule: !self.tuner.own_moves_only,
             ..Default::default()
         };
         let budget = options.budget.max(1);

@@ -29,6 +29,9 @@ pub struct Tuner {
     pub running: Option<Running>,
     /// The last search and the document generation it started from.
     pub result: Option<(u64, Tuned)>,
+    /// The scheduling phase makes OctoPipe's own move only (the split backward), as the paper's
+    /// Algorithm 1; else it also tries every other schedule of the registry.
+    pub own_moves_only: bool,
 }
 
 impl Tuner {

@@ -60,6 +60,10 @@ pub struct TuneOptions {
     /// and, on a large pipeline, only as many as that allows — so an iteration is bounded in
     /// time and memory whatever the rank count.
     pub work_budget: usize,
+    /// Whether the scheduling phase also tries every other first-order Sharded schedule of the
+    /// registry on the same cut (false: OctoPipe's own move only, the split-backward sibling,
+    /// as the paper's Algorithm 1).
+    pub every_schedule: bool,
 }
 
 /// Events one iteration of the tuner simulates at most by default (a few seconds on one core).
@@ -72,6 +76,7 @@ impl Default for TuneOptions {
             memory_cap: None,
             sim: SimOptions::default(),
             work_budget: WORK_BUDGET,
+            every_schedule: true,
         }
     }
 }
@@ -359,35 +364,80 @@ fn placement_candidates(m: &Measured) -> Vec<Candidate<'_>> {
 }
 
 /// Scheduling: the split-backward sibling (`1f1b` → `zb1p`), which advances `F` and `I` and
-/// delays `W` into the bubbles.
-fn scheduling_candidates(m: &Measured) -> Vec<Candidate<'_>> {
+/// delays `W` into the bubbles; then every other first-order Sharded schedule of the registry on
+/// the same cut (the zero-bubble family, the V and bidirectional schedules, the automatic
+/// scheduler: those whose rules the shape breaks fall out when measured).
+fn scheduling_candidates(m: &Measured, every_schedule: bool) -> Vec<Candidate<'_>> {
     let s = &m.scenario;
     if s.explicit_orders().is_some() {
         return Vec::new();
     }
+    let mut out: Vec<Candidate<'_>> = Vec::new();
     // The first schedule of the scenario that has a split-backward sibling.
-    let Some((from, to)) = s
+    let sibling = s
         .schedule
         .iter()
-        .find_map(|&k| k.with_split_backward().map(|split| (k, split)))
-    else {
-        return Vec::new();
-    };
-    vec![(
-        0,
-        Box::new(move || {
-            let mut c = s.clone();
-            for k in &mut c.schedule {
-                if *k == from {
-                    *k = to;
+        .find_map(|&k| k.with_split_backward().map(|split| (k, split)));
+    if let Some((from, to)) = sibling {
+        out.push((
+            0,
+            Box::new(move || {
+                let mut c = s.clone();
+                for k in &mut c.schedule {
+                    if *k == from {
+                        *k = to;
+                    }
                 }
-            }
-            (
-                format!("split backward: {from} → {to} (F and I advanced, W delayed into bubbles)"),
-                c,
-            )
-        }),
-    )]
+                (
+                    format!(
+                        "split backward: {from} → {to} (F and I advanced, W delayed into bubbles)"
+                    ),
+                    c,
+                )
+            }),
+        ));
+    }
+    let Some(&current) = s
+        .schedule
+        .iter()
+        .find(|k| k.layout() == Layout::Sharded)
+        .filter(|_| every_schedule)
+    else {
+        return out;
+    };
+    let sharded: Vec<usize> = s
+        .schedule
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| k.layout() == Layout::Sharded)
+        .map(|(j, _)| j + 1)
+        .collect();
+    for &to in Skeleton::all() {
+        if to == current
+            || to.layout() != Layout::Sharded
+            || to.second_order() != current.second_order()
+            || sibling.is_some_and(|(_, split)| split == to)
+        {
+            continue;
+        }
+        let regions = sharded.clone();
+        out.push((
+            out.len(),
+            Box::new(move || {
+                let mut c = s.clone();
+                crate::scenario::edit::Edit::Skeletons {
+                    regions: regions.clone(),
+                    skeleton: to,
+                }
+                .apply(&mut c);
+                (
+                    format!("schedule: {current} → {to} ({})", to.schedule().summary()),
+                    c,
+                )
+            }),
+        ));
+    }
+    out
 }
 
 /// Runs Algorithm 1 from `scenario`. `progress` sees every iteration as it ends; when it returns
@@ -431,7 +481,7 @@ pub fn tune_cancellable(
         let candidates = match phase {
             Phase::Partitioning => partition_candidates(&current),
             Phase::Placement => placement_candidates(&current),
-            Phase::Scheduling => scheduling_candidates(&current),
+            Phase::Scheduling => scheduling_candidates(&current, options.every_schedule),
         };
         // The events simulated so far this iteration; the next candidate is guessed as large
         // as the last one tried (the current pipeline, at first).

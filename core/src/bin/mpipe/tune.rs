@@ -16,6 +16,10 @@ pub struct Args {
     /// Peak memory a rank may reach, bytes (no pipeline above it is taken).
     #[arg(long, value_name = "BYTES")]
     pub memory_cap: Option<f64>,
+    /// The scheduling phase tries OctoPipe's own move only (the split-backward sibling), as the
+    /// paper's Algorithm 1, not every other schedule of the registry.
+    #[arg(long)]
+    pub octopipe_only: bool,
     /// Print the search as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -61,6 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         scenario,
         budget,
         memory_cap,
+        octopipe_only,
         json,
         out,
         sim,
@@ -87,6 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         budget,
         memory_cap,
         sim: sim.options(),
+        every_schedule: !octopipe_only,
         ..TuneOptions::default()
     };
     let tuned = tune(&s, options, &mut |_| true)
