@@ -575,7 +575,7 @@ fn ctrl_dragging_a_stage_onto_another_trades_their_ranks() {
 fn the_formula_is_shown_beside_the_simulation() {
     let harness = on_sample("1f1b.json");
     harness.get_by_label(
-        "formula (1f1b, t_F = 2.000 s, t_B = 4.000 s): step (M + P − 1)·(t_F + t_B) = 66.000 s (simulated 66.000 s, +0.0 %); bubble (P − 1)/(M + P − 1) = 27.3 % (simulated 27.3 %); activations held min(P, M)·A",
+        "formula (1f1b, t_F = 2.000 s, t_B = 4.000 s): step (M + P − 1)·(t_F + t_B) = 66.000 s (simulated 66.000 s, +0.0 %); bubble (P − 1)/(M + P − 1) = 27.3 % (simulated 27.3 %); activations held min(P, M)·A = 4 A (simulated 4 A)",
     );
     harness.get_by_label(
         "the simulation is in the formula's setting (uniform stages, free links, no overhead)",

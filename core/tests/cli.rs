@@ -355,7 +355,7 @@ fn simulate_prints_the_textbook_formula_beside_the_simulation() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
         lines[2],
-        "formula (gpipe, t_F = 2.000 s, t_B = 4.000 s): step (M + P − 1)·(t_F + t_B) = 66.000 s (simulated 66.000 s, +0.0 %); bubble (P − 1)/(M + P − 1) = 27.3 % (simulated 27.3 %); activations held M·A"
+        "formula (gpipe, t_F = 2.000 s, t_B = 4.000 s): step (M + P − 1)·(t_F + t_B) = 66.000 s (simulated 66.000 s, +0.0 %); bubble (P − 1)/(M + P − 1) = 27.3 % (simulated 27.3 %); activations held M·A = 8 A (simulated 8 A)"
     );
     assert_eq!(
         lines[3],

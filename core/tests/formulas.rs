@@ -269,7 +269,7 @@ fn the_formula_is_read_beside_the_simulation_with_why_it_departs() {
     assert_eq!(
         r.lines(),
         [
-            "formula (1f1b, t_F = 1.000 s, t_B = 2.000 s): step (M + P − 1)·(t_F + t_B) = 33.000 s (simulated 33.000 s, +0.0 %); bubble (P − 1)/(M + P − 1) = 27.3 % (simulated 27.3 %); activations held min(P, M)·A",
+            "formula (1f1b, t_F = 1.000 s, t_B = 2.000 s): step (M + P − 1)·(t_F + t_B) = 33.000 s (simulated 33.000 s, +0.0 %); bubble (P − 1)/(M + P − 1) = 27.3 % (simulated 27.3 %); activations held min(P, M)·A = 4 A (simulated 4 A)",
             "the simulation is in the formula's setting (uniform stages, free links, no overhead)",
         ]
     );
@@ -326,6 +326,14 @@ fn the_formula_is_read_beside_the_simulation_with_why_it_departs() {
     assert_eq!((dual.costs.forward_s, dual.costs.backward_s), (4.0, 8.0));
     assert_eq!(dual.formula.step_s, 200.0);
     assert_eq!(dual.simulated_step_s, 176.0);
+    // Its activations beside the formula's: P + 1 of a stage's microbatch, as DualPipe says.
+    assert_eq!(
+        (
+            dual.formula.peak_activations,
+            dual.simulated_peak_activations
+        ),
+        (Some(5.0), Some(5.0))
+    );
     assert_eq!(
         dual.departures,
         [

@@ -23,6 +23,10 @@ pub struct Reading {
     pub costs: Uniform,
     pub simulated_step_s: f64,
     pub simulated_bubble: f64,
+    /// The most activations a rank holds in the simulation, in units of one stage's
+    /// microbatch (`A`: the mean over the wavefront's stages), beside the formula's; `None`
+    /// where a stage saves nothing.
+    pub simulated_peak_activations: Option<f64>,
     /// Why the simulated step departs from the formula's; empty when the simulation is in the
     /// formula's setting.
     pub departures: Vec<String>,
@@ -135,6 +139,7 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
         costs: uniform,
         simulated_step_s: sim.makespan_s,
         simulated_bubble: sim.bubble_fraction,
+        simulated_peak_activations: peak_activations(sim),
         departures,
     })
 }
@@ -149,6 +154,39 @@ fn own_placement(plan: &crate::algebra::plan::Plan, skeleton: Skeleton) -> bool 
     let own = crate::scenario::placement::PlacementSpec::from(skeleton.schedule().placement());
     crate::algebra::placement::Placement::new(&own, &sharded, plan.ranks)
         .is_ok_and(|p| p.ranks_of_stages() == plan.placement.ranks_of_stages())
+}
+
+/// The most a rank holds above its static bytes, in one stage's microbatch's activations (the
+/// mean over the wavefront's stages, microbatch 0).
+fn peak_activations(sim: &Simulation) -> Option<f64> {
+    let plan = &sim.derivation.plan;
+    let w = plan.wavefront.as_ref()?;
+    let (mut sum, mut n) = (0.0, 0usize);
+    for region in w.all_regions() {
+        for &rank in plan.placement.region_ranks(region) {
+            sum += crate::sim::cost::activation_bytes(plan, region, rank, 0);
+            n += 1;
+        }
+    }
+    let a = sum / n.max(1) as f64;
+    if a.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+        return None;
+    }
+    let held = sim
+        .memory
+        .iter()
+        .map(|c| c.peak_bytes - c.static_bytes)
+        .fold(0.0, f64::max);
+    Some(held / a)
+}
+
+/// `2 A`, or `2.37 A` where the count is not whole.
+fn activations(n: f64) -> String {
+    if (n - n.round()).abs() < 1e-9 {
+        format!("{} A", n.round())
+    } else {
+        format!("{n:.2} A")
+    }
 }
 
 /// Smallest, largest and mean of some durations.
@@ -286,8 +324,18 @@ impl Reading {
             f.bubble,
             100.0 * f.bubble_fraction,
             100.0 * self.simulated_bubble,
-            f.memory
-                .map_or(String::new(), |m| format!("; activations held {m}")),
+            match (
+                f.memory,
+                f.peak_activations,
+                self.simulated_peak_activations
+            ) {
+                (Some(m), Some(want), Some(got)) => format!(
+                    "; activations held {m} = {want} A (simulated {})",
+                    activations(got)
+                ),
+                (Some(m), _, _) => format!("; activations held {m}"),
+                _ => String::new(),
+            },
         )];
         if self.departures.is_empty() {
             lines.push("the simulation is in the formula's setting (uniform stages, free links, no overhead)".into());

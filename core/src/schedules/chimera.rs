@@ -97,7 +97,7 @@ impl Schedule for Chimera {
             step_s,
             bubble: "(P − 2)/(2M + P − 2)",
             bubble_fraction: (p - 2.0) / (2.0 * m + p - 2.0),
-            memory: Some("P·A on the middle ranks (P/2 + 1 on the end ones), and two stages' parameters"),
+            memory: Some("P·A on the middle ranks, (P/2 + 1)·A on the end ones (parameters: two stages a rank)"),
             peak_activations: Some(p),
         })
     }

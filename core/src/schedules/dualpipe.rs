@@ -119,7 +119,7 @@ impl Schedule for DualPipe {
             step_s,
             bubble: "(P − 2)/(3M + P − 2)",
             bubble_fraction: (p - 2.0) / (3.0 * m + p - 2.0),
-            memory: Some("(P + 1)·A, and each rank holds two stages' parameters"),
+            memory: Some("(P + 1)·A (parameters: two stages a rank)"),
             peak_activations: Some(p + 1.0),
         })
     }
