@@ -16,7 +16,7 @@
 //! run in order. With `t_F = t_B = t` a rank idles `(P − 2)·t` of a `(2M + P − 2)·t` step; its
 //! activations peak at `P/2 + 1` (the end ranks) to `P` (the middle ones).
 
-use crate::schedules::dualpipe::{ShapeRules, bidirectional_shape};
+use crate::schedules::dualpipe::{ShapeRules, bidirectional_shape, whole_model};
 use crate::schedules::skeleton::Skeleton;
 use crate::schedules::slot::Slot;
 use crate::schedules::{CutPosition, Formula, RunCtx, Schedule, ScheduleRule, Uniform};
@@ -55,15 +55,7 @@ impl Schedule for Chimera {
     }
 
     fn check_position(&self, at: &CutPosition) -> Result<(), ScheduleRule> {
-        if at.regions == 1 {
-            return Ok(());
-        }
-        Err(ScheduleRule::Position {
-            rule: "chimera-alone",
-            skeleton: self.name(),
-            region: at.region,
-            stands: "a model of one region (it runs the whole pipeline in two directions)",
-        })
+        whole_model("chimera-alone", self.name(), at)
     }
 
     fn check(&self, ctx: &RunCtx) -> Result<(), ScheduleRule> {

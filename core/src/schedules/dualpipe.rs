@@ -61,15 +61,7 @@ impl Schedule for DualPipe {
     }
 
     fn check_position(&self, at: &CutPosition) -> Result<(), ScheduleRule> {
-        if at.regions == 1 {
-            return Ok(());
-        }
-        Err(ScheduleRule::Position {
-            rule: "dualpipe-alone",
-            skeleton: self.name(),
-            region: at.region,
-            stands: "a model of one region (it runs the whole pipeline in two directions)",
-        })
+        whole_model("dualpipe-alone", self.name(), at)
     }
 
     fn check(&self, ctx: &RunCtx) -> Result<(), ScheduleRule> {
@@ -123,6 +115,24 @@ impl Schedule for DualPipe {
             peak_activations: Some(p + 1.0),
         })
     }
+}
+
+/// Where a bidirectional schedule stands: alone, the model's one region (its two directions run
+/// the whole pipeline).
+pub(crate) fn whole_model(
+    rule: &'static str,
+    skeleton: &'static str,
+    at: &CutPosition,
+) -> Result<(), ScheduleRule> {
+    if at.regions == 1 {
+        return Ok(());
+    }
+    Err(ScheduleRule::Position {
+        rule,
+        skeleton,
+        region: at.region,
+        stands: "a model of one region (it runs the whole pipeline in two directions)",
+    })
 }
 
 /// The rule names of a bidirectional schedule's shape: one chunk, `P` even, `M` a multiple of
