@@ -44,7 +44,11 @@ pub fn build_with(
             .collect()
     });
     let slots = match (explicit, &plan.wavefront) {
-        (None, Some(w)) => wavefront_slots(plan, w, by_position),
+        (None, Some(w)) => {
+            let slots = wavefront_slots(plan, w, by_position);
+            every_forward(plan, w, &slots)?;
+            slots
+        }
         _ => Vec::new(),
     };
     let split = split_backwards(plan, &slots, parsed.as_deref());
@@ -107,6 +111,44 @@ fn wavefront_slots(
             by_position.get(position).cloned().unwrap_or_default()
         })
         .collect()
+}
+
+/// Each rank's slots run every chunk's forward of every microbatch exactly once (a schedule
+/// whose order left one out would derive a step without it).
+fn every_forward(
+    plan: &Plan,
+    wavefront: &Wavefront,
+    slots: &[Vec<Slot>],
+) -> Result<(), OrderError> {
+    let (chunks, m) = (wavefront.chunks(), plan.microbatches);
+    let want = chunks * m;
+    for (position, list) in slots.iter().enumerate() {
+        let mut seen = vec![false; want];
+        let mut ran = 0;
+        for s in list {
+            if !matches!(s.phase, Phase::Forward | Phase::EnergyForward) {
+                continue;
+            }
+            let (c, mb) = (s.chunk.index(), s.mb.index());
+            if let Some(slot) = (c < chunks && mb < m)
+                .then(|| seen.get_mut(c * m + mb))
+                .flatten()
+                && !*slot
+            {
+                *slot = true;
+                ran += 1;
+            }
+        }
+        if ran != want {
+            return Err(OrderError::Slots {
+                skeleton: wavefront.skeleton.name(),
+                position,
+                ran,
+                want,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Whether each (region, rank, microbatch)'s backward is split: as the region's op set says,
@@ -236,4 +278,34 @@ pub(crate) fn with_loss_and_reduces(
             .map(|&(_, n)| n),
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    #[test]
+    fn slots_that_leave_a_forward_out_are_a_named_defect() {
+        let text = r#"{"format": "mpipe-scenario/1", "name": "t",
+            "model": {"layers": [{"name": "l", "count": 2, "fwd_s": 1.0}]},
+            "schedule": ["1f1b"], "ranks": 2, "microbatches": 2}"#;
+        let s = Scenario::from_json_str(text, "t.json").unwrap();
+        let plan = crate::algebra::validity::plan(&s).unwrap();
+        let w = plan.wavefront.clone().unwrap();
+        let whole = wavefront_slots(&plan, &w, None);
+        assert!(every_forward(&plan, &w, &whole).is_ok());
+        // Rank 1's second forward dropped; then a forward twice in its place.
+        let mut short = whole.clone();
+        short[1].retain(|s| !(s.phase == Phase::Forward && s.mb.index() == 1));
+        let err = every_forward(&plan, &w, &short).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "rule `schedule-slots`: 1f1b's order for the rank at position 1 runs 1 of its 2 forwards (a defect of the schedule's order, not of the scenario)"
+        );
+        assert_eq!(err.field(), "schedule");
+        let mut twice = short;
+        twice[1].push(Slot::forward(0, 0));
+        assert!(every_forward(&plan, &w, &twice).is_err());
+    }
 }

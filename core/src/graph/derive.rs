@@ -38,6 +38,7 @@ impl DeriveError {
         match self {
             DeriveError::Invalid(e) => e.rule(),
             DeriveError::Order(OrderError::Explicit { .. }) => "orders",
+            DeriveError::Order(OrderError::Slots { .. }) => "schedule-slots",
             DeriveError::Order(OrderError::Deadlock { .. }) => "deadlock-free",
         }
     }
@@ -69,7 +70,7 @@ impl DeriveError {
                 label: "Apply the proposed order".into(),
                 edit: Edit::Orders(Some(fix.orders.clone())),
             }),
-            DeriveError::Order(OrderError::Explicit { .. }) => None,
+            DeriveError::Order(OrderError::Explicit { .. } | OrderError::Slots { .. }) => None,
         }
     }
 

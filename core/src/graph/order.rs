@@ -12,6 +12,16 @@ use petgraph::graph::{DiGraph, NodeIndex};
 pub enum OrderError {
     #[error("rule `orders`: `{path}`: {message}")]
     Explicit { path: String, message: String },
+    /// A schedule's own slots leave work unrun: a defect of the schedule, never of the file.
+    #[error(
+        "rule `schedule-slots`: {skeleton}'s order for the rank at position {position} runs {ran} of its {want} forwards (a defect of the schedule's order, not of the scenario)"
+    )]
+    Slots {
+        skeleton: &'static str,
+        position: usize,
+        ran: usize,
+        want: usize,
+    },
     #[error("rule `deadlock-free`: {} deadlocks; each event waits for the next: {}", Derived::words(derived.as_ref()), cycle.join(" → "))]
     Deadlock {
         cycle: Vec<String>,
@@ -53,6 +63,7 @@ impl OrderError {
     pub fn field(&self) -> String {
         match self {
             OrderError::Explicit { path, .. } => path.clone(),
+            OrderError::Slots { .. } => "schedule".into(),
             OrderError::Deadlock { derived, .. } => match derived {
                 None => "orders",
                 Some(Derived::Schedule) => "schedule",
