@@ -243,6 +243,7 @@ fn every_formula_a_schedule_gives_is_the_simulated_one() {
             "zbv",
             "dualpipe",
             "chimera",
+            "dualpipev",
             "1f1b-2nd",
             "wavek"
         ]
@@ -364,8 +365,18 @@ fn the_formula_is_read_beside_the_simulation_with_why_it_departs() {
     ]));
     let r = read(&simulate_scenario(&moved, Default::default()).unwrap()).unwrap();
     assert_eq!(r.departures, ["the placement is not the schedule's own"]);
-    // DualPipeV: none written yet.
+    // DualPipeV: DualPipe's table with PP the V's 2P stages, in its setting; with the halves'
+    // sum apart from twice the forward, no formula.
     let s = chunked(mpipe::schedules::DUALPIPEV, 4, 8, 2, costs);
+    let r = read(&simulate_scenario(&s, Default::default()).unwrap()).unwrap();
+    assert_eq!((r.formula.step_s, r.simulated_step_s), (54.0, 54.0));
+    assert_eq!(r.simulated_peak_activations, Some(9.0));
+    assert!(r.departures.is_empty(), "{:?}", r.departures);
+    let slow_backward = Uniform {
+        forward_s: 1.0,
+        backward_s: 3.0,
+    };
+    let s = chunked(mpipe::schedules::DUALPIPEV, 4, 8, 2, slow_backward);
     assert_eq!(
         read(&simulate_scenario(&s, Default::default()).unwrap()).unwrap_err(),
         "dualpipev gives no textbook formula for this shape (P = 4, M = 8, v = 2) at these costs"

@@ -2,7 +2,8 @@
 //! simulator's run of the scenario) its orders equal `tests/fixtures/zb_auto/cases.txt`, written
 //! by an independent reimplementation of the heuristic of the authors' `zb.py` (generator beside
 //! it): P = 2..6, M ∈ {P, P + 1, 2P, 3P}, five cost settings, memory limits P, 2P and 3M; and
-//! its step never beats the exhaustive optimum the same file gives for small cases.
+//! its step never beats the exhaustive optimum the same file gives for 100 small cases (and, on
+//! every one of them, reaches it).
 
 #![allow(
     clippy::unwrap_used,
@@ -73,7 +74,8 @@ fn the_orders_by_costs_are_the_authors_heuristic() {
         assert_eq!(sim.makespan_s, c["makespan"] as f64, "{head}");
         checked += 1;
     }
-    assert_eq!(checked, 300);
+    // The grid's 300 and P = 3, M = 2 (fewer microbatches than stages) for its optimum.
+    assert_eq!(checked, 310);
 }
 
 #[test]
@@ -93,9 +95,9 @@ fn the_heuristic_never_beats_the_exhaustive_optimum() {
         worst = worst.max(sim.makespan_s / optimum - 1.0);
         count += 1;
     }
-    assert_eq!(count, 50);
+    assert_eq!(count, 100);
     // The README's figure: on every small case the heuristic finds an optimal order.
-    assert_eq!(equal, 50, "worst +{:.1} %", worst * 100.0);
+    assert_eq!(equal, 100, "worst +{:.1} %", worst * 100.0);
 }
 
 #[test]

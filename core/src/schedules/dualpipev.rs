@@ -16,7 +16,7 @@ use crate::vocab::layout::PlacementKind;
 use crate::schedules::skeleton::Skeleton;
 use crate::schedules::ScheduleRule;
 use crate::schedules::zbv::two_chunks;
-use crate::schedules::{RunCtx, Schedule};
+use crate::schedules::{Formula, RunCtx, Schedule, Uniform};
 use crate::schedules::slot::take;
 use crate::schedules::slot::Slot;
 use crate::vocab::layout::Layout;
@@ -76,6 +76,28 @@ impl Schedule for DualPipeV {
 
     fn rank_slots(&self, ctx: &RunCtx, position: usize) -> Vec<Slot> {
         slots(ctx.ranks, ctx.microbatches, position)
+    }
+
+    /// DualPipe's table, `(PP/2 − 1)·(F&B + B − 3W)`, read with `PP` the V's `2P` stages: with
+    /// `t_F = t_I = t_W = t` of one chunk's stage (`F&B = 3t`, `B = 2t`) each rank works
+    /// `2M·(t_F + t_B)` and idles `2(P − 1)·t`; `2P + 1` of a chunk stage's activations.
+    fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
+        let t = costs.forward_s;
+        if self.check(ctx).is_err()
+            || (costs.backward_s - 2.0 * t).abs() > 1e-9 * t.abs().max(1e-12)
+        {
+            return None;
+        }
+        let (p, m) = (ctx.ranks as f64, ctx.microbatches as f64);
+        let step_s = 2.0 * m * (t + costs.backward_s) + 2.0 * (p - 1.0) * t;
+        Some(Formula {
+            step: "2M·(t_F + t_B) + (PP/2 − 1)·(F&B + B − 3W), PP = 2P stages, F&B = t_F + t_B, t_F = t_I = t_W = t of one chunk's stage: (6M + 2P − 2)·t, M ≥ 2P",
+            step_s,
+            bubble: "(2P − 2)/(6M + 2P − 2)",
+            bubble_fraction: 2.0 * (p - 1.0) / (6.0 * m + 2.0 * p - 2.0),
+            memory: Some("(PP + 1)·A = (2P + 1)·A, A of one chunk's stage"),
+            peak_activations: Some(2.0 * p + 1.0),
+        })
     }
 }
 
