@@ -78,7 +78,8 @@ impl Schedule for DualPipeV {
         slots(ctx.ranks, ctx.microbatches, position)
     }
 
-    /// DualPipe's table, `(PP/2 − 1)·(F&B + B − 3W)`, read with `PP` the V's `2P` stages: with
+    /// DualPipe's table, `(PP/2 − 1)·(F&B + B − 3W)`, read with `PP` the V's `2P` stages (read
+    /// as ranks it would promise half this bubble, which PyTorch's order does not reach): with
     /// `t_F = t_I = t_W = t` of one chunk's stage (`F&B = 3t`, `B = 2t`) each rank works
     /// `2M·(t_F + t_B)` and idles `2(P − 1)·t`; `2P + 1` of a chunk stage's activations.
     fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
