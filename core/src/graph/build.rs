@@ -122,13 +122,14 @@ fn every_forward(
 ) -> Result<(), OrderError> {
     let (chunks, m) = (wavefront.chunks(), plan.microbatches);
     let want = chunks * m;
-    for (position, list) in slots.iter().enumerate() {
+    for (rank, list) in slots.iter().enumerate() {
         let mut seen = vec![false; want];
-        let mut ran = 0;
+        let (mut distinct, mut forwards) = (0, 0);
         for s in list {
             if !matches!(s.phase, Phase::Forward | Phase::EnergyForward) {
                 continue;
             }
+            forwards += 1;
             let (c, mb) = (s.chunk.index(), s.mb.index());
             if let Some(slot) = (c < chunks && mb < m)
                 .then(|| seen.get_mut(c * m + mb))
@@ -136,14 +137,15 @@ fn every_forward(
                 && !*slot
             {
                 *slot = true;
-                ran += 1;
+                distinct += 1;
             }
         }
-        if ran != want {
+        if distinct != want || forwards != want {
             return Err(OrderError::Slots {
                 skeleton: wavefront.skeleton.name(),
-                position,
-                ran,
+                rank,
+                distinct,
+                slots: forwards,
                 want,
             });
         }
@@ -301,11 +303,15 @@ mod tests {
         let err = every_forward(&plan, &w, &short).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "rule `schedule-slots`: 1f1b's order for the rank at position 1 runs 1 of its 2 forwards (a defect of the schedule's order, not of the scenario)"
+            "rule `schedule-slots`: 1f1b's order for rank 1 runs 1 of its 2 forwards in 1 forward slots (a defect of the schedule's order, not of the scenario)"
         );
         assert_eq!(err.field(), "schedule");
-        let mut twice = short;
-        twice[1].push(Slot::forward(0, 0));
-        assert!(every_forward(&plan, &w, &twice).is_err());
+        // Every forward, one of them twice: refused too.
+        let mut twice = whole;
+        twice[0].push(Slot::forward(0, 0));
+        assert_eq!(
+            every_forward(&plan, &w, &twice).unwrap_err().to_string(),
+            "rule `schedule-slots`: 1f1b's order for rank 0 runs 2 of its 2 forwards in 3 forward slots (a defect of the schedule's order, not of the scenario)"
+        );
     }
 }

@@ -14,12 +14,15 @@ pub enum OrderError {
     Explicit { path: String, message: String },
     /// A schedule's own slots leave work unrun: a defect of the schedule, never of the file.
     #[error(
-        "rule `schedule-slots`: {skeleton}'s order for the rank at position {position} runs {ran} of its {want} forwards (a defect of the schedule's order, not of the scenario)"
+        "rule `schedule-slots`: {skeleton}'s order for rank {rank} runs {distinct} of its {want} forwards in {slots} forward slots (a defect of the schedule's order, not of the scenario)"
     )]
     Slots {
         skeleton: &'static str,
-        position: usize,
-        ran: usize,
+        rank: usize,
+        /// Distinct forwards of the rank's chunks and microbatches.
+        distinct: usize,
+        /// Forward slots, duplicates and strays included.
+        slots: usize,
         want: usize,
     },
     #[error("rule `deadlock-free`: {} deadlocks; each event waits for the next: {}", Derived::words(derived.as_ref()), cycle.join(" → "))]
