@@ -24,6 +24,8 @@ use crate::schedules::zbv::two_chunks;
 use crate::schedules::{RunCtx, Schedule, ScheduleRule};
 use crate::vocab::layout::{Layout, PlacementKind};
 use crate::vocab::phase::OpSet;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// `vhalf`.
 #[derive(Debug)]
@@ -288,18 +290,34 @@ fn peak_memory(rank: &[Vec<usize>]) -> i64 {
     peak
 }
 
-/// The op every rank runs next across the pipeline: the earliest slot, ties to the lower rank,
-/// then kind — `zbv_greedy.py`'s visiting order — as (slot, rank, kind, mb).
-fn next_everywhere(times: &[Times], next: &[Vec<usize>]) -> Option<(usize, usize, usize, usize)> {
-    times
-        .iter()
-        .zip(next)
-        .enumerate()
-        .filter_map(|(r, (rank, n))| {
-            let (at, kind) = next_op(rank, n, rank.len())?;
-            Some((at, r, kind, *n.get(kind)?))
-        })
-        .min()
+/// The pipeline's ops in `zbv_greedy.py`'s visiting order — the earliest slot, ties to the lower
+/// rank, then kind — as (slot, rank, kind, mb): a heap of each (rank, kind)'s next op, whose slot
+/// is read when the one before it is visited (a pass moves only the op it visits).
+struct Visit {
+    heap: BinaryHeap<Reverse<(usize, usize, usize, usize)>>,
+}
+
+impl Visit {
+    fn new(times: &[Times]) -> Visit {
+        let heap = times
+            .iter()
+            .enumerate()
+            .flat_map(|(r, rank)| {
+                rank.iter()
+                    .enumerate()
+                    .filter_map(move |(k, list)| Some(Reverse((*list.first()?, r, k, 0))))
+            })
+            .collect();
+        Visit { heap }
+    }
+
+    fn next(&mut self, times: &[Times]) -> Option<(usize, usize, usize, usize)> {
+        let Reverse(op @ (_, rank, kind, mb)) = self.heap.pop()?;
+        if let Some(slot) = at(times, rank, kind, mb + 1) {
+            self.heap.push(Reverse((slot, rank, kind, mb + 1)));
+        }
+        Some(op)
+    }
 }
 
 /// The slot `times[rank][kind][mb]`.
@@ -324,11 +342,10 @@ fn reorder(mut times: Vec<Times>, with_weights: bool) -> Option<Vec<Times>> {
         .map(|r| vec![false; r.last().and_then(|l| l.last()).map_or(0, |&t| t + 1)])
         .collect();
     let forwards = times.first().and_then(|r| r.first()).map_or(0, Vec::len);
-    let mut next: Vec<Vec<usize>> = times.iter().map(|r| vec![0; r.len()]).collect();
+    let mut visit = Visit::new(&times);
     // 0: before the steady state; 1: in it (nothing moves); 2: after it.
     let mut phase = 0;
-    while let Some((slot, rank, kind, mb)) = next_everywhere(&times, &next) {
-        *next.get_mut(rank)?.get_mut(kind)? += 1;
+    while let Some((slot, rank, kind, mb)) = visit.next(&times) {
         if kind == 3 && rank == 0 && phase == 0 {
             phase = 1;
         }
@@ -407,12 +424,11 @@ fn eager(times: &[Times]) -> Option<(Vec<Times>, Vec<Vec<(usize, usize)>>)> {
         .map(|r| r.iter().map(|l| vec![None; l.len()]).collect())
         .collect();
     let mut order: Vec<Vec<(usize, usize)>> = vec![Vec::new(); p];
-    let mut next: Vec<Vec<usize>> = times.iter().map(|r| vec![0; r.len()]).collect();
+    let mut visit = Visit::new(times);
     let done = |end: &[Vec<Vec<Option<usize>>>], r: usize, k: usize, m: usize| {
         end.get(r)?.get(k)?.get(m).copied().flatten()
     };
-    while let Some((_, rank, kind, mb)) = next_everywhere(times, &next) {
-        *next.get_mut(rank)?.get_mut(kind)? += 1;
+    while let Some((_, rank, kind, mb)) = visit.next(times) {
         let mut ready = 0;
         if (kind == 0 || kind == 2) && rank > 0 {
             ready = ready.max(done(&end, rank - 1, kind, mb)?);
