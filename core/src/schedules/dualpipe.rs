@@ -19,7 +19,9 @@
 
 use crate::schedules::skeleton::Skeleton;
 use crate::schedules::slot::Slot;
-use crate::schedules::{CutPosition, Formula, RunCtx, Schedule, ScheduleRule, Uniform};
+use crate::schedules::{
+    CutPosition, Formula, RunCtx, Schedule, ScheduleRule, Uniform, microbatches_at_least,
+};
 use crate::vocab::layout::{Layout, PlacementKind};
 use crate::vocab::phase::OpSet;
 use std::collections::VecDeque;
@@ -76,16 +78,13 @@ impl Schedule for DualPipe {
             },
             ctx,
         )?;
-        if ctx.microbatches < 2 * ctx.ranks {
-            return Err(ScheduleRule::TooFewMicrobatches {
-                rule: "dualpipe-microbatches",
-                skeleton: "dualpipe",
-                microbatches: ctx.microbatches,
-                least: 2 * ctx.ranks,
-                why: "M ≥ 2P, as DeepSeek's DualPipe",
-            });
-        }
-        Ok(())
+        microbatches_at_least(
+            ctx,
+            2 * ctx.ranks,
+            "dualpipe-microbatches",
+            "dualpipe",
+            "M ≥ 2P, as DeepSeek's DualPipe",
+        )
     }
 
     fn rank_slots(&self, ctx: &RunCtx, position: usize) -> Vec<Slot> {
@@ -98,10 +97,7 @@ impl Schedule for DualPipe {
     /// rank works `3M·t` and idles `(P − 2)·t`.
     fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
         let t = costs.forward_s;
-        if self.check(ctx).is_err()
-            || ctx.chunks != 1
-            || (costs.backward_s - 2.0 * t).abs() > 1e-9 * t.abs().max(1e-12)
-        {
+        if self.check(ctx).is_err() || !costs.backward_is(2.0) {
             return None;
         }
         let (p, m) = (ctx.ranks as f64, ctx.microbatches as f64);

@@ -16,7 +16,7 @@ use crate::vocab::layout::PlacementKind;
 use crate::schedules::skeleton::Skeleton;
 use crate::schedules::ScheduleRule;
 use crate::schedules::zbv::two_chunks;
-use crate::schedules::{Formula, RunCtx, Schedule, Uniform};
+use crate::schedules::{Formula, RunCtx, Schedule, Uniform, microbatches_at_least};
 use crate::schedules::slot::take;
 use crate::schedules::slot::Slot;
 use crate::vocab::layout::Layout;
@@ -61,17 +61,13 @@ impl Schedule for DualPipeV {
             ctx,
             "the two arms of the V, as PyTorch's ScheduleDualPipeV",
         )?;
-        let stages = 2 * ctx.ranks;
-        if ctx.microbatches < stages {
-            return Err(ScheduleRule::TooFewMicrobatches {
-                rule: "dualpipev-microbatches",
-                skeleton: "dualpipev",
-                microbatches: ctx.microbatches,
-                least: stages,
-                why: "M ≥ 2P, as PyTorch's ScheduleDualPipeV",
-            });
-        }
-        Ok(())
+        microbatches_at_least(
+            ctx,
+            2 * ctx.ranks,
+            "dualpipev-microbatches",
+            "dualpipev",
+            "M ≥ 2P, as PyTorch's ScheduleDualPipeV",
+        )
     }
 
     fn rank_slots(&self, ctx: &RunCtx, position: usize) -> Vec<Slot> {
@@ -84,9 +80,7 @@ impl Schedule for DualPipeV {
     /// `2M·(t_F + t_B)` and idles `2(P − 1)·t`; `2P + 1` of a chunk stage's activations.
     fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
         let t = costs.forward_s;
-        if self.check(ctx).is_err()
-            || (costs.backward_s - 2.0 * t).abs() > 1e-9 * t.abs().max(1e-12)
-        {
+        if self.check(ctx).is_err() || !costs.backward_is(2.0) {
             return None;
         }
         let (p, m) = (ctx.ranks as f64, ctx.microbatches as f64);

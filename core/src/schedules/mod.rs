@@ -109,6 +109,34 @@ pub struct Uniform {
     pub backward_s: f64,
 }
 
+impl Uniform {
+    /// Whether the backward takes `times` the forward, within rounding (read off a simulation,
+    /// the costs are means).
+    pub fn backward_is(self, times: f64) -> bool {
+        (self.backward_s - times * self.forward_s).abs() <= 1e-9 * self.forward_s.abs().max(1e-12)
+    }
+}
+
+/// `M ≥ least` for `skeleton`, else its rule `rule` (`why`: whose requirement, in words).
+pub(crate) fn microbatches_at_least(
+    ctx: &RunCtx,
+    least: usize,
+    rule: &'static str,
+    skeleton: &'static str,
+    why: &'static str,
+) -> Result<(), ScheduleRule> {
+    if ctx.microbatches < least {
+        return Err(ScheduleRule::TooFewMicrobatches {
+            rule,
+            skeleton,
+            microbatches: ctx.microbatches,
+            least,
+            why,
+        });
+    }
+    Ok(())
+}
+
 /// A schedule's textbook figures under [`Uniform`] costs: what the papers write beside their
 /// pictures, to read a simulated step against.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,7 +14,7 @@
 
 use crate::schedules::skeleton::Skeleton;
 use crate::schedules::slot::Slot;
-use crate::schedules::{Formula, RunCtx, Schedule, ScheduleRule, Uniform};
+use crate::schedules::{Formula, RunCtx, Schedule, ScheduleRule, Uniform, microbatches_at_least};
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::OpSet;
 
@@ -55,16 +55,13 @@ impl Schedule for Zb2p {
                 why: "ZB-H2 is written for one stage per rank",
             });
         }
-        if ctx.microbatches < 2 * ctx.ranks {
-            return Err(ScheduleRule::TooFewMicrobatches {
-                rule: "zb2p-microbatches",
-                skeleton: "zb2p",
-                microbatches: ctx.microbatches,
-                least: 2 * ctx.ranks,
-                why: "M ≥ 2P, as the zero-bubble authors' ZB-H2",
-            });
-        }
-        Ok(())
+        microbatches_at_least(
+            ctx,
+            2 * ctx.ranks,
+            "zb2p-microbatches",
+            "zb2p",
+            "M ≥ 2P, as the zero-bubble authors' ZB-H2",
+        )
     }
 
     fn rank_slots(&self, ctx: &RunCtx, position: usize) -> Vec<Slot> {

@@ -84,8 +84,7 @@ impl Schedule for Zbv {
         let t = costs.forward_s;
         if ctx.chunks != 2
             || ctx.microbatches + 1 < 2 * ctx.ranks
-            // (read off a simulation, the costs are means: equal within rounding)
-            || (costs.backward_s - 2.0 * t).abs() > 1e-9 * t.abs().max(1e-12)
+            || !costs.backward_is(2.0)
         {
             return None;
         }
