@@ -16,7 +16,7 @@
 //! run in order. With `t_F = t_B = t` a rank idles `(P − 2)·t` of a `(2M + P − 2)·t` step; its
 //! activations peak at `P/2 + 1` (the end ranks) to `P` (the middle ones).
 
-use crate::schedules::dualpipe::{ShapeRules, bidirectional_shape, whole_model};
+use crate::schedules::dualpipe::{Directions, ShapeRules, bidirectional_shape, whole_model};
 use crate::schedules::skeleton::Skeleton;
 use crate::schedules::slot::Slot;
 use crate::schedules::{CutPosition, Formula, RunCtx, Schedule, ScheduleRule, Uniform};
@@ -99,56 +99,37 @@ impl Schedule for Chimera {
 /// microbatches, its mirror for the second).
 fn slots(ranks: usize, microbatches: usize, position: usize) -> Vec<Slot> {
     let (p, r) = (ranks, position);
-    let half = microbatches / 2;
     let h = p / 2;
     let b = r.min(p.saturating_sub(1 + r));
     let a = h.saturating_sub(b);
     let primary = usize::from(r >= h);
     let secondary = 1 - primary;
     let units = microbatches / p.max(1);
-    let mut next = [[0usize; 2]; 2];
-    let mut out = Vec::with_capacity(2 * microbatches);
-    // Direction `d`'s next forward (`backward` false) or backward, numbered as the builder
-    // routes them (the second direction's from `M/2`).
-    let mut take = |d: usize, backward: bool| {
-        let counter = next
-            .get_mut(usize::from(backward))
-            .and_then(|c| c.get_mut(d));
-        let k = counter.map_or(0, |n| {
-            *n += 1;
-            *n - 1
-        });
-        let mb = d * half + k;
-        if backward {
-            Slot::backward(0, mb)
-        } else {
-            Slot::forward(0, mb)
-        }
-    };
+    let mut d = Directions::new(microbatches);
     for unit in 0..units {
         for _ in 0..a {
             if unit > 0 {
-                out.push(take(primary, true));
+                d.backward(primary, false);
             }
-            out.push(take(primary, false));
+            d.forward(primary);
         }
         for _ in 0..b {
-            out.push(take(secondary, false));
-            out.push(take(primary, false));
+            d.forward(secondary);
+            d.forward(primary);
         }
         for _ in 0..a {
-            out.push(take(secondary, false));
-            out.push(take(secondary, true));
+            d.forward(secondary);
+            d.backward(secondary, false);
         }
         for _ in 0..b {
-            out.push(take(primary, true));
-            out.push(take(secondary, true));
+            d.backward(primary, false);
+            d.backward(secondary, false);
         }
     }
     for _ in 0..a {
-        out.push(take(primary, true));
+        d.backward(primary, false);
     }
-    out
+    d.out
 }
 
 #[cfg(test)]

@@ -192,13 +192,7 @@ fn slots(ranks: usize, microbatches: usize, position: usize) -> Vec<Slot> {
     let other = 1 - own;
     let middle = h + 1 == big_h;
     let warm = big_h.saturating_sub(h + 1);
-    let mut d = Directions {
-        half,
-        forwards: [0; 2],
-        backwards: [0; 2],
-        pending: VecDeque::new(),
-        out: Vec::with_capacity(4 * microbatches),
-    };
+    let mut d = Directions::new(microbatches);
     for _ in 0..2 * warm {
         d.forward(own);
     }
@@ -242,17 +236,30 @@ fn slots(ranks: usize, microbatches: usize, position: usize) -> Vec<Slot> {
     d.out
 }
 
-/// The counters of a rank's two directions as its slots are written.
-struct Directions {
+/// The counters of a rank's two directions as its slots are written: direction `d`'s `k`-th
+/// microbatch is `d·⌊M/2⌋ + k`, as the builder routes the second half to the mirror.
+pub(crate) struct Directions {
     half: usize,
     forwards: [usize; 2],
     backwards: [usize; 2],
     /// Input halves whose weight half is still to run, oldest first.
     pending: VecDeque<usize>,
-    out: Vec<Slot>,
+    pub(crate) out: Vec<Slot>,
 }
 
 impl Directions {
+    /// No slot written yet, for `microbatches` over both directions (each rank runs a forward
+    /// and a backward of each, a split one in two slots).
+    pub(crate) fn new(microbatches: usize) -> Directions {
+        Directions {
+            half: microbatches / 2,
+            forwards: [0; 2],
+            backwards: [0; 2],
+            pending: VecDeque::new(),
+            out: Vec::with_capacity(2 * microbatches),
+        }
+    }
+
     /// The next microbatch of direction `d` from `counter`, advancing it.
     fn next(half: usize, counter: &mut [usize; 2], d: usize) -> usize {
         let Some(n) = counter.get_mut(d) else {
@@ -266,7 +273,7 @@ impl Directions {
         Slot::forward(0, Self::next(self.half, &mut self.forwards, d))
     }
 
-    fn forward(&mut self, d: usize) {
+    pub(crate) fn forward(&mut self, d: usize) {
         let s = self.forward_slot(d);
         self.out.push(s);
     }
@@ -281,7 +288,7 @@ impl Directions {
         }
     }
 
-    fn backward(&mut self, d: usize, split: bool) {
+    pub(crate) fn backward(&mut self, d: usize, split: bool) {
         let s = self.backward_slot(d, split);
         self.out.push(s);
     }
