@@ -383,24 +383,16 @@ fn reorder(mut times: Vec<Times>, with_weights: bool) -> Option<Vec<Times>> {
     eager(&times).map(|(starts, _)| starts)
 }
 
-/// The first slot an op may take after what it depends on (in slot units): the same op on the
-/// rank before it along the V (forward of chunk 0 and input half of chunk 1 flow to higher
-/// ranks, the others to lower ones), the op before it in its microbatch, the same kind's
-/// previous microbatch; a weight half after the `mb`-th input half of either chunk.
+/// The first slot an op may take after its [`inputs`] (in slot units); a weight half after the
+/// `mb`-th input half of either chunk.
 fn earliest_slot(times: &[Times], rank: usize, kind: usize, mb: usize, p: usize) -> Option<usize> {
     let mut after: Option<usize> = None;
     let mut dep = |t: Option<usize>| -> Option<()> {
         after = after.max(Some(t?));
         Some(())
     };
-    if (kind == 0 || kind == 2) && rank > 0 {
-        dep(at(times, rank - 1, kind, mb))?;
-    }
-    if (kind == 1 || kind == 3) && rank + 1 < p {
-        dep(at(times, rank + 1, kind, mb))?;
-    }
-    if (1..BLOCK_OPS).contains(&kind) {
-        dep(at(times, rank, kind - 1, mb))?;
+    for (r, k, m) in inputs(rank, kind, mb, p) {
+        dep(at(times, r, k, m))?;
     }
     if kind == BLOCK_OPS {
         let r = times.get(rank)?;
@@ -408,10 +400,32 @@ fn earliest_slot(times: &[Times], rank: usize, kind: usize, mb: usize, p: usize)
         inputs.sort_unstable();
         dep(inputs.get(mb).copied())?;
     }
-    if mb > 0 {
-        dep(at(times, rank, kind, mb - 1))?;
-    }
     Some(after.map_or(0, |t| t + 1))
+}
+
+/// What an op waits for, as (rank, kind, mb): the same op on the rank before it along the V
+/// (forward of chunk 0 and input half of chunk 1 flow to higher ranks, the others to lower
+/// ones), the op before it in its microbatch, the same kind's previous microbatch.
+fn inputs(
+    rank: usize,
+    kind: usize,
+    mb: usize,
+    p: usize,
+) -> impl Iterator<Item = (usize, usize, usize)> {
+    let along = match kind {
+        0 | 2 => rank.checked_sub(1),
+        1 | 3 => Some(rank + 1).filter(|&r| r < p),
+        _ => None,
+    };
+    [
+        along.map(|r| (r, kind, mb)),
+        (1..BLOCK_OPS)
+            .contains(&kind)
+            .then(|| (rank, kind - 1, mb)),
+        mb.checked_sub(1).map(|m| (rank, kind, m)),
+    ]
+    .into_iter()
+    .flatten()
 }
 
 /// Runs the placement at unit times with free links, each rank in its slot order (`squeeze`):
@@ -430,17 +444,8 @@ fn eager(times: &[Times]) -> Option<(Vec<Times>, Vec<Vec<(usize, usize)>>)> {
     };
     while let Some((_, rank, kind, mb)) = visit.next(times) {
         let mut ready = 0;
-        if (kind == 0 || kind == 2) && rank > 0 {
-            ready = ready.max(done(&end, rank - 1, kind, mb)?);
-        }
-        if (kind == 1 || kind == 3) && rank + 1 < p {
-            ready = ready.max(done(&end, rank + 1, kind, mb)?);
-        }
-        if (1..BLOCK_OPS).contains(&kind) {
-            ready = ready.max(done(&end, rank, kind - 1, mb)?);
-        }
-        if mb > 0 {
-            ready = ready.max(done(&end, rank, kind, mb - 1)?);
+        for (r, k, m) in inputs(rank, kind, mb, p) {
+            ready = ready.max(done(&end, r, k, m)?);
         }
         if let Some(&(k, m)) = order.get(rank)?.last() {
             ready = ready.max(done(&end, rank, k, m)?);
