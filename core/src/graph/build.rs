@@ -97,7 +97,7 @@ fn wavefront_slots(
     given: Option<Vec<Vec<Slot>>>,
 ) -> Vec<Vec<Slot>> {
     let ctx = plan.run_ctx(wavefront);
-    let by_position = given.unwrap_or_else(|| wavefront.skeleton.schedule().slots(&ctx));
+    let mut by_position = given.unwrap_or_else(|| wavefront.skeleton.schedule().slots(&ctx));
     // The schedule's slots are written for a rank's position along the first chunk (its rank
     // under the default placement and the V fold; under any other map, where its stage sits).
     let first = wavefront
@@ -107,8 +107,13 @@ fn wavefront_slots(
         .unwrap_or_default();
     (0..plan.ranks)
         .map(|rank| {
+            // Each position is one rank's (the placement maps a region's stages to distinct
+            // ranks), so its list is moved, not copied.
             let position = first.iter().position(|&r| r == rank).unwrap_or(rank);
-            by_position.get(position).cloned().unwrap_or_default()
+            by_position
+                .get_mut(position)
+                .map(std::mem::take)
+                .unwrap_or_default()
         })
         .collect()
 }
