@@ -30,9 +30,14 @@ type Forwards = BinaryHeap<Reverse<(usize, usize)>>;
 type Running = BinaryHeap<Reverse<(u64, usize, bool, usize, usize)>>;
 
 /// Each rank's order in action notation (`4F0`, `4B0`), or `None` where this does not apply: a
-/// Replicated region, a placement that leaves a stage without a rank, no stages.
+/// Replicated region, a bidirectional schedule's mirror (its microbatches do not run the one
+/// chain of stages this schedules), a placement that leaves a stage without a rank, no stages.
 pub(crate) fn orders(plan: &Plan) -> Option<Vec<Vec<String>>> {
-    if plan.regions.iter().any(|r| r.layout() != Layout::Sharded) {
+    if plan
+        .regions
+        .iter()
+        .any(|r| r.layout() != Layout::Sharded || r.mirror_of.is_some())
+    {
         return None;
     }
     let ranks = plan.ranks;

@@ -140,10 +140,10 @@ pub fn derive_plan_with(
         Err(deadlock @ OrderError::Deadlock { .. })
             if explicit.is_none()
                 && !plan.placement.is_default()
-                && plan.wavefront.as_ref().is_some_and(|w| {
-                    w.skeleton.schedule().ops() == OpSet::ForwardBackward
-                        && !w.skeleton.bidirectional()
-                }) =>
+                && plan
+                    .wavefront
+                    .as_ref()
+                    .is_some_and(|w| w.skeleton.schedule().ops() == OpSet::ForwardBackward) =>
         {
             let Some(orders) = crate::graph::any_placement::orders(&plan) else {
                 return Err(deadlock.into());
