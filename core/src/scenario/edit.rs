@@ -161,15 +161,11 @@ fn set_skeletons(s: &mut Scenario, regions: &[usize], skeleton: Skeleton) {
             *slot = skeleton;
         }
     }
-    if !s.schedule.iter().any(|k| k.reads(Parameter::WaveK)) {
-        s.wave_k = None;
-    }
-    if !s
-        .schedule
-        .iter()
-        .any(|k| k.reads(Parameter::ActivationLimit))
-    {
-        s.activation_limit = None;
+    // A parameter no region reads any more is dropped (an unread one is a validity error).
+    for parameter in Parameter::ALL {
+        if !s.schedule.iter().any(|k| k.reads(parameter)) {
+            Edit::parameter(parameter, None).apply(s);
+        }
     }
 }
 
