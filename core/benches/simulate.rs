@@ -43,6 +43,21 @@ fn bench(c: &mut Criterion) {
         );
     }
     growth.finish();
+
+    // V-Half's greedy passes (README: Known gaps), P·(P + M) growing 8× a row.
+    let mut v = c.benchmark_group("vhalf");
+    v.sample_size(10);
+    for (p, m) in [(16, 128), (32, 256), (64, 512)] {
+        // A V of two regions of `p` one-second layers each.
+        let mut s = scenario(p, m, 2, false);
+        s.schedule = vec![mpipe::schedules::VHALF; 2];
+        v.bench_with_input(
+            BenchmarkId::from_parameter(format!("P{p}xM{m}")),
+            &s,
+            |b, s| b.iter(|| run(black_box(s))),
+        );
+    }
+    v.finish();
 }
 
 criterion_group!(benches, bench);
