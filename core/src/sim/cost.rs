@@ -193,6 +193,39 @@ pub fn is_backward_coll(graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) -> bo
         .any(|e| *e.weight() == EdgeKind::Gradient)
 }
 
+/// The bytes a cross-rank collective moves: the upstream unit's output (or the gradient of it,
+/// the same size); `None` for anything else (a collective within one rank moves nothing).
+pub fn transfer_bytes(
+    plan: &Plan,
+    graph: &DiGraph<Event, EdgeKind>,
+    node: NodeIndex,
+) -> Option<f64> {
+    let &Event::Coll {
+        seam,
+        mb,
+        from_rank,
+        to_rank,
+        ..
+    } = graph.node_weight(node)?
+    else {
+        return None;
+    };
+    if from_rank == to_rank {
+        return None;
+    }
+    let upstream_rank = if is_backward_coll(graph, node) {
+        to_rank
+    } else {
+        from_rank
+    };
+    Some(output_bytes(
+        plan,
+        seam.from.into(),
+        upstream_rank.into(),
+        mb.into(),
+    ))
+}
+
 /// The duration of one event.
 pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) -> f64 {
     let Some(event) = graph.node_weight(node) else {
@@ -211,26 +244,8 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
         );
     }
     match *event {
-        Event::Coll {
-            seam,
-            mb,
-            from_rank,
-            to_rank,
-            ..
-        } => {
-            if from_rank == to_rank {
-                return 0.0;
-            }
-            // The payload is the upstream unit's output (or the gradient of it, the same size).
-            let upstream_rank = if is_backward_coll(graph, node) {
-                to_rank
-            } else {
-                from_rank
-            };
-            transfer_time(
-                hw,
-                output_bytes(plan, seam.from.into(), upstream_rank.into(), mb.into()),
-            )
+        Event::Coll { .. } => {
+            transfer_bytes(plan, graph, node).map_or(0.0, |bytes| transfer_time(hw, bytes))
         }
         Event::DpReduce { region, rank, .. } => allreduce_time(
             hw,

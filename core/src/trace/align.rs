@@ -7,8 +7,10 @@
 //! `offset_a − offset_b ≤ c`; shortest paths give, for every rank, the interval of offsets
 //! (relative to the lowest rank) that satisfies them all — its width is how sure the alignment is.
 //!
-//! When every file counts from the Unix epoch and zero offsets satisfy all constraints, the files
-//! share a clock and stay as they are; otherwise the offsets are solved from the constraints.
+//! Every rank read from one file is one timeline, whatever it counts from: kept as recorded (with
+//! a note when a dependency runs backwards in it). When every file counts from the Unix epoch and
+//! zero offsets satisfy all constraints, the files share a clock and stay as they are; otherwise
+//! the offsets are solved from the constraints, with the ranks of one file tied to one offset.
 
 use super::raw::ClockBase;
 use super::recover::{MeasuredEvent, Measurement};
@@ -71,8 +73,29 @@ type Edge = (usize, usize, i64);
 pub fn align(m: &Measurement) -> Alignment {
     let ranks: Vec<usize> = m.ranks.iter().map(|r| r.rank).collect();
     let index: FxHashMap<usize, usize> = ranks.iter().enumerate().map(|(i, &r)| (r, i)).collect();
-    let edges = constraints(m, &index);
+    let dependencies = constraints(m, &index);
+    let used = dependencies.len();
+    let one_file = m.ranks.first().is_some_and(|first| {
+        !first.files.is_empty() && m.ranks.iter().all(|r| r.files == first.files)
+    });
+    // One file is one timeline, kept as recorded; among several, the ranks of one file are tied.
+    let mut edges = dependencies;
+    if !one_file {
+        edges.extend(same_file_ties(m));
+    }
     let n = ranks.len();
+    let backwards = edges.iter().map(|&(_, _, c)| c).min().filter(|&c| c < 0);
+    let one_file_note = || {
+        backwards
+            .map(|c| {
+                format!(
+                    "every rank is read from one file, one timeline: its times are kept as recorded, though a dependency of the schedule runs {} ns backwards in it",
+                    c.saturating_neg()
+                )
+            })
+            .into_iter()
+            .collect::<Vec<_>>()
+    };
     let zero = |method, notes| Alignment {
         method,
         ranks: ranks
@@ -85,13 +108,16 @@ pub fn align(m: &Measurement) -> Alignment {
                 uncertainty_ns: None,
             })
             .collect(),
-        constraints: edges.len(),
+        constraints: used,
         notes,
     };
     if n < 2 {
         return zero(AlignMethod::None, Vec::new());
     }
     let Some(hi) = shortest(n, &edges, false) else {
+        if one_file {
+            return zero(AlignMethod::SharedClock, one_file_note());
+        }
         return zero(
             AlignMethod::None,
             vec![
@@ -106,9 +132,12 @@ pub fn align(m: &Measurement) -> Alignment {
         .map(|d| d.map(i64::saturating_neg))
         .collect();
     let epoch = m.ranks.iter().all(|r| r.clock == ClockBase::Epoch);
-    let zero_feasible = edges.iter().all(|&(_, _, c)| c >= 0);
+    let zero_feasible = backwards.is_none();
     let mut notes = Vec::new();
-    let method = if epoch && zero_feasible {
+    let method = if one_file {
+        notes.extend(one_file_note());
+        AlignMethod::SharedClock
+    } else if epoch && zero_feasible {
         AlignMethod::SharedClock
     } else {
         if epoch {
@@ -146,9 +175,27 @@ pub fn align(m: &Measurement) -> Alignment {
     Alignment {
         method,
         ranks: result,
-        constraints: edges.len(),
+        constraints: used,
         notes,
     }
+}
+
+/// Ranks read from the same file (one timeline holding several) are on one clock: `x_a = x_b`,
+/// as two edges of weight 0 from each such rank to the first rank of its file.
+fn same_file_ties(m: &Measurement) -> Vec<Edge> {
+    let mut first_of: FxHashMap<&[usize], usize> = FxHashMap::default();
+    let mut ties = Vec::new();
+    for (i, r) in m.ranks.iter().enumerate() {
+        if r.files.is_empty() {
+            continue;
+        }
+        let first = *first_of.entry(r.files.as_slice()).or_insert(i);
+        if first != i {
+            ties.push((first, i, 0));
+            ties.push((i, first, 0));
+        }
+    }
+    ties
 }
 
 /// Each rank's offset: none on a shared clock; else the middle of its feasible range (a bound
@@ -160,18 +207,18 @@ fn offsets(
     edges: &[(usize, usize, i64)],
 ) -> Vec<i64> {
     let n = hi.len();
+    if method == AlignMethod::SharedClock {
+        return vec![0; n];
+    }
     let offsets: Vec<i64> = (0..n)
-        .map(|i| {
-            if method == AlignMethod::SharedClock {
-                return 0;
-            }
-            match (lo.get(i).copied().flatten(), hi.get(i).copied().flatten()) {
+        .map(
+            |i| match (lo.get(i).copied().flatten(), hi.get(i).copied().flatten()) {
                 (Some(l), Some(h)) => ((i128::from(l) + i128::from(h)) / 2) as i64,
                 (Some(l), None) => l,
                 (None, Some(h)) => h,
                 (None, None) => 0,
-            }
-        })
+            },
+        )
         .collect();
     let feasible = |x: &[i64]| {
         edges
@@ -447,6 +494,85 @@ mod tests {
             (Some(-150), Some(200))
         );
         assert!(a.notes.is_empty());
+    }
+
+    #[test]
+    fn the_ranks_of_one_file_are_one_timeline() {
+        use ActionKind::*;
+        let in_file = |r: usize, file: usize, actions| MeasuredRank {
+            files: vec![file],
+            ..rank(r, ClockBase::Local, actions)
+        };
+        // One file, counting from 0: kept as written, not moved to the middle of what the
+        // dependencies allow (rank 1 could sit anywhere in [−150, 200]).
+        let one = Measurement {
+            files: vec![],
+            ranks: vec![
+                in_file(
+                    0,
+                    0,
+                    vec![ev(0, Forward, 0, 0, 100), ev(0, Backward, 0, 450, 600)],
+                ),
+                in_file(
+                    1,
+                    0,
+                    vec![ev(1, Forward, 0, 150, 250), ev(1, Backward, 0, 300, 400)],
+                ),
+            ],
+            warnings: vec![],
+        };
+        let a = align(&one);
+        assert_eq!(a.method, AlignMethod::SharedClock);
+        assert_eq!(a.ranks[1].offset_ns, 0);
+        assert!(a.notes.is_empty());
+        // A dependency running backwards in it is said, and the times are still kept.
+        let mut backwards = one.clone();
+        backwards.ranks[1] = in_file(
+            1,
+            0,
+            vec![ev(1, Forward, 0, 50, 90), ev(1, Backward, 0, 300, 400)],
+        );
+        let a = align(&backwards);
+        assert_eq!(a.method, AlignMethod::SharedClock);
+        assert_eq!(a.ranks[1].offset_ns, 0);
+        assert_eq!(
+            a.notes,
+            [
+                "every rank is read from one file, one timeline: its times are kept as recorded, though a dependency of the schedule runs 10 ns backwards in it"
+            ]
+        );
+        // Ranks 1 and 2 from one file, rank 0 from another: 1 and 2 move together.
+        let tied = Measurement {
+            files: vec![],
+            ranks: vec![
+                in_file(
+                    0,
+                    0,
+                    vec![ev(0, Forward, 0, 0, 100), ev(0, Backward, 0, 700, 800)],
+                ),
+                in_file(
+                    1,
+                    1,
+                    vec![
+                        ev(1, Forward, 0, 1150, 1250),
+                        ev(1, Backward, 0, 1500, 1600),
+                    ],
+                ),
+                in_file(
+                    2,
+                    1,
+                    vec![
+                        ev(2, Forward, 0, 1300, 1400),
+                        ev(2, Backward, 0, 1400, 1450),
+                    ],
+                ),
+            ],
+            warnings: vec![],
+        };
+        let a = align(&tied);
+        assert_eq!(a.method, AlignMethod::Causality);
+        assert_eq!(a.ranks[1].offset_ns, a.ranks[2].offset_ns);
+        assert_eq!(a.constraints, 4);
     }
 
     #[test]

@@ -28,6 +28,8 @@ use crate::vocab::action::Action;
 use crate::vocab::ids::Stage;
 use crate::vocab::phase::OpSet;
 use crate::vocab::phase::Phase;
+use petgraph::Direction;
+use petgraph::graph::NodeIndex;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
@@ -92,20 +94,24 @@ pub struct OverheadFit {
 }
 
 /// The per-action overhead of the fit step: on each rank, the gap from one action's last compute
-/// op to the next action's first, for every next action whose inputs come from its own rank (a
-/// first stage's forward, a weight half, a stage whose neighbour is on the same rank): the
-/// rank was free and its input ready, so the gap is the runtime's own work (dispatch, posting
-/// sends and receives, bookkeeping), which the layers' costs do not hold.
-fn fit_overhead(plan: &Plan, measured: &[(usize, Vec<StepAction>)]) -> OverheadFit {
-    let mut rank_of: FxHashMap<(usize, bool, usize), usize> = FxHashMap::default();
-    for (rank, actions) in measured {
-        for a in actions.iter().filter_map(|a| a.action) {
-            rank_of
-                .entry((a.stage.into(), a.phase.is_backward(), a.mb.into()))
-                .or_insert(*rank);
-        }
-    }
-    let last_stage = plan.placement.ranks_of_stages().len().saturating_sub(1);
+/// op to the next action's first, for every next action whose inputs come from its own rank in
+/// the derived order (no transfer from another rank feeds it: a first stage's forward, a weight
+/// half, a stage whose neighbour is on the same rank): the rank was free and its input ready, so
+/// the gap is the runtime's own work (dispatch, posting sends and receives, bookkeeping), which
+/// the layers' costs do not hold.
+fn fit_overhead(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> OverheadFit {
+    let graph = &sim.derivation.order.graph;
+    let plan = &sim.derivation.plan;
+    // The actions some transfer from another rank feeds.
+    let fed: FxHashSet<(usize, Action)> = graph
+        .node_indices()
+        .filter(|&t| crate::sim::cost::transfer_bytes(plan, graph, t).is_some())
+        .flat_map(|t| graph.neighbors_directed(t, Direction::Outgoing))
+        .filter_map(|n| {
+            let e = graph.node_weight(n)?;
+            Some((e.rank()?, e.action()?))
+        })
+        .collect();
     let mut gaps = Vec::new();
     let mut by_phase: FxHashMap<&'static str, Vec<f64>> = FxHashMap::default();
     for (rank, actions) in measured {
@@ -114,16 +120,7 @@ fn fit_overhead(plan: &Plan, measured: &[(usize, Vec<StepAction>)]) -> OverheadF
         for pair in order.windows(2) {
             let [prev, next] = pair else { continue };
             let Some(action) = next.action else { continue };
-            let (stage, mb) = (usize::from(action.stage), usize::from(action.mb));
-            // Where its input comes from: the previous stage's forward, the next stage's
-            // backward, or (a weight half) its own input half.
-            let producer = match action.phase {
-                Phase::Forward => stage.checked_sub(1).map(|s| (s, false)),
-                Phase::Backward | Phase::Input => (stage < last_stage).then_some((stage + 1, true)),
-                // Four-phase traces are not calibrated yet: no producer is assumed.
-                _ => None,
-            };
-            let local = producer.is_none_or(|(s, b)| rank_of.get(&(s, b, mb)) == Some(rank));
+            let local = !fed.contains(&(*rank, action));
             let gap = next.compute_start_ns.saturating_sub(prev.compute_end_ns);
             if local && gap >= 0 {
                 gaps.push(gap as f64 * 1e-9);
@@ -144,7 +141,7 @@ fn fit_overhead(plan: &Plan, measured: &[(usize, Vec<StepAction>)]) -> OverheadF
         .collect();
     OverheadFit {
         samples: gaps.len(),
-        action_overhead_s: median(gaps),
+        action_overhead_s: mean(gaps.iter().copied()),
         by_phase,
     }
 }
@@ -734,7 +731,7 @@ fn calibrate_with<E: From<DeriveError>>(
     let mut calibrated = scaled(scenario, &|layer| fits.of(layer));
     pass(0.2)?;
     let transfers = transfer_spans(m, alignment, fit_step, |k| k == ActionKind::Send);
-    let overhead = fit_overhead(plan, &measured);
+    let overhead = fit_overhead(sim, &measured);
     let p2p = fit_p2p(&transfers);
     // Between a producer's last op and its consumer's first: the link (with what posting the
     // send costs, since that is not applied apart) and the receiver's per-action overhead.
@@ -812,6 +809,16 @@ fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)], rank_side_s
         Some(b) if b > 0.0 => n / b,
         _ => 0.0,
     };
+    // The mean, not the median: a transfer that is now and then slow (a send held until its
+    // receiver is ready) costs its average on the critical path. Less the scenario's `β·n`,
+    // which is kept.
+    let alpha_beyond_scenario = || {
+        mean(
+            samples
+                .iter()
+                .map(|&(n, t)| (t - scenario_beta(n)).max(0.0)),
+        )
+    };
     let (alpha_s, bytes_per_s) = if sizes.len() >= 2 {
         // Least squares t = α + n/β over the samples.
         let k = samples.len() as f64;
@@ -826,19 +833,11 @@ fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)], rank_side_s
         if slope > 0.0 {
             (Some((mt - slope * mn).max(0.0)), Some(1.0 / slope))
         } else {
-            (median_s, None)
+            // Time does not grow with size here: the bandwidth cannot be read, so it is kept.
+            (alpha_beyond_scenario(), None)
         }
     } else {
-        (
-            // The mean, not the median: a transfer that is now and then slow (a send held until
-            // its receiver is ready) costs its average on the critical path.
-            mean(
-                samples
-                    .iter()
-                    .map(|&(n, t)| (t - scenario_beta(n)).max(0.0)),
-            ),
-            None,
-        )
+        (alpha_beyond_scenario(), None)
     };
     LinkFit {
         alpha_s,
@@ -850,73 +849,83 @@ fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)], rank_side_s
     }
 }
 
-/// The transfers of the fit step whose consumer waited for them, as `(bytes, seconds)`: the time
-/// from the producer's last compute op to the consumer's first, less `rank_side_s` (the
-/// consumer's per-action overhead).
+/// The transfers of the fit step whose consumer waited for them, as `(bytes, seconds)`: for every
+/// cross-rank transfer of the derived order (a point-to-point send, or one leg of a seam's
+/// gather or scatter) between two compute actions that were both measured, the time from the
+/// producer's last compute op to the consumer's first, less `rank_side_s` (the consumer's
+/// per-action overhead), where the consumer's rank ran nothing in between. The dependencies are
+/// the order's own, so a region whose stages do not hand on to one another (a Replicated
+/// region's replicas) gives none.
 fn transfer_samples(
     sim: &Simulation,
     measured: &[(usize, Vec<StepAction>)],
     rank_side_s: f64,
 ) -> Vec<(f64, f64)> {
     let plan = &sim.derivation.plan;
-    let mut at: FxHashMap<Action, (usize, &StepAction)> = FxHashMap::default();
+    let graph = &sim.derivation.order.graph;
+    let mut at: FxHashMap<(usize, Action), &StepAction> = FxHashMap::default();
     for (rank, actions) in measured {
         for a in actions {
             if let Some(action) = a.action {
-                at.entry(action).or_insert((*rank, a));
+                at.entry((*rank, action)).or_insert(a);
             }
         }
     }
-    // Each rank's action ends, sorted, to ask "was it busy in between".
-    let mut ends: FxHashMap<usize, Vec<i64>> = FxHashMap::default();
+    // Each rank's actions by start, with the latest end among those up to each, to ask "was it
+    // busy in between".
+    let mut spans: FxHashMap<usize, (Vec<i64>, Vec<i64>)> = FxHashMap::default();
     for (rank, actions) in measured {
-        let mut e: Vec<i64> = actions.iter().map(|a| a.end_ns).collect();
-        e.sort_unstable();
-        ends.insert(*rank, e);
-    }
-    let bytes = |stage: Stage, mb: usize| {
-        plan.stage_to_region_rank(stage)
-            .map_or(0.0, |(region, rank)| {
-                crate::sim::cost::output_bytes(plan, region, rank, mb)
+        let mut by_start: Vec<(i64, i64)> =
+            actions.iter().map(|a| (a.start_ns, a.end_ns)).collect();
+        by_start.sort_unstable();
+        let starts = by_start.iter().map(|s| s.0).collect();
+        let latest_end = by_start
+            .iter()
+            .scan(i64::MIN, |latest, s| {
+                *latest = (*latest).max(s.1);
+                Some(*latest)
             })
+            .collect();
+        spans.insert(*rank, (starts, latest_end));
+    }
+    let measured_at = |node: NodeIndex| {
+        let event = graph.node_weight(node).filter(|e| e.is_compute())?;
+        let rank = event.rank()?;
+        Some((rank, *at.get(&(rank, event.action()?))?))
     };
     let mut samples: Vec<(f64, f64)> = Vec::new();
-    for (&action, &(rank, producer)) in &at {
-        let stage = usize::from(action.stage);
-        let mb = usize::from(action.mb);
-        // The consumer and the bytes that cross (an activation, or the gradient of one).
-        let (consumer, n) = match action.phase {
-            Phase::Forward => (
-                [Phase::Forward].as_slice(),
-                (stage + 1, bytes(action.stage, mb)),
-            ),
-            Phase::Backward | Phase::Input => match stage.checked_sub(1) {
-                Some(prev) => (
-                    [Phase::Backward, Phase::Input].as_slice(),
-                    (prev, bytes(Stage::new(prev), mb)),
-                ),
-                None => continue,
-            },
-            _ => continue,
-        };
-        let (to_stage, n) = n;
-        let Some(&(to_rank, c)) = consumer.iter().find_map(|&phase| {
-            at.get(&Action {
-                stage: to_stage.into(),
-                phase,
-                mb: action.mb,
-            })
-        }) else {
+    for consumer in graph.node_indices() {
+        let Some((to_rank, c)) = measured_at(consumer) else {
             continue;
         };
-        if to_rank == rank {
+        // Of its transfers in, the one whose producer finished last: a consumer of several (a
+        // gather's legs) waits for them all, so only the last one's gap is a transfer's time.
+        let last = graph
+            .neighbors_directed(consumer, Direction::Incoming)
+            .filter_map(|t| Some((t, crate::sim::cost::transfer_bytes(plan, graph, t)?)))
+            .flat_map(|(t, n)| {
+                graph
+                    .neighbors_directed(t, Direction::Incoming)
+                    .filter_map(measured_at)
+                    .map(move |(rank, p)| (n, rank, p))
+            })
+            .max_by_key(|(_, _, p)| p.compute_end_ns);
+        let Some((n, rank, producer)) = last else {
+            continue;
+        };
+        if rank == to_rank {
             continue;
         }
         let gap = c.compute_start_ns.saturating_sub(producer.compute_end_ns);
-        // Its rank ran nothing between the producer's compute and its own: it was waiting.
-        let busy = ends.get(&to_rank).is_some_and(|e| {
-            let first_after = e.partition_point(|&t| t <= producer.compute_end_ns);
-            e.get(first_after).is_some_and(|&t| t < c.compute_start_ns)
+        // Its rank ran nothing between the producer's compute and its own: it was waiting. (An
+        // action of its rank that started before the consumer and ended after the producer
+        // held it.)
+        let busy = spans.get(&to_rank).is_some_and(|(starts, latest_end)| {
+            let before = starts.partition_point(|&t| t < c.start_ns);
+            before
+                .checked_sub(1)
+                .and_then(|i| latest_end.get(i))
+                .is_some_and(|&end| end > producer.compute_end_ns)
         });
         // The ranks' own work in the gap (overhead, posting) is modelled apart.
         if gap >= 0 && !busy {

@@ -156,6 +156,9 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
             else {
                 continue;
             };
+            for (node, backward) in [(n, false), (b, true)] {
+                compute_op(sim, &mut w, (pid, tid), node, backward)?;
+            }
             w.event(&Slice {
                 ph: "X",
                 name: &format!("PP:{}", Step::Overlap(fa, ba)),
@@ -192,6 +195,9 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
         let Some((start, end)) = sim.timeline.span_of(n) else {
             continue;
         };
+        if event.is_compute() {
+            compute_op(sim, &mut w, (pid, tid), n, cat == "backward")?;
+        }
         w.event(&Slice {
             ph: "X",
             name: &label,
@@ -209,6 +215,39 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
     }
     write_flows(sim, &mut w)?;
     w.finish(json!({"generator": "mpipe", "kind": "prediction", "scenario": name, "makespan_s": sim.makespan_s}))
+}
+
+/// The compute of a predicted action as one op inside its span, after the runtime's own share
+/// ([`Simulation::runtime_s`]: overhead, posting, a switch), so that the file reads again as it
+/// was predicted: compute as compute, the runtime's share as the gap before it, and each half of
+/// an overlapped pair by what it is (a backward's op is the autograd engine's, as PyTorch
+/// records it).
+fn compute_op<W: Write>(
+    sim: &Simulation,
+    w: &mut Writer<W>,
+    (pid, tid): (usize, usize),
+    n: petgraph::graph::NodeIndex,
+    backward: bool,
+) -> std::io::Result<()> {
+    let Some((start, end)) = sim.timeline.span_of(n) else {
+        return Ok(());
+    };
+    let runtime = sim.runtime_s.get(n.index()).copied().unwrap_or(0.0);
+    let from = (start + runtime).min(end);
+    w.event(&Slice {
+        ph: "X",
+        name: if backward {
+            "autograd::engine::evaluate_function: mpipe::compute"
+        } else {
+            "mpipe::compute"
+        },
+        cat: "cpu_op",
+        pid,
+        tid,
+        ts: from * 1e6,
+        dur: (end - from) * 1e6,
+        args: json!({}),
+    })
 }
 
 /// An arrow for every data dependency between two tracks, from the producer's start to the

@@ -686,7 +686,7 @@ pub fn overhead_text(o: &super::calibrate::OverheadFit) -> String {
                 })
                 .collect();
             format!(
-                "{} per action (median of {} gaps before an action whose inputs were on its rank; by the phase after the gap, measured, not applied: {})",
+                "{} per action (mean of {} gaps before an action whose inputs were on its rank; by the phase after the gap, measured, not applied: {})",
                 ms(s),
                 o.samples,
                 phases.join(", ")
