@@ -324,7 +324,7 @@ fn export_writes_chrome_traces_that_import_again() {
     // are kept as written, and they agree with every dependency (zero lies in the interval the
     // dependencies allow).
     let rank1 = &v["alignment"]["ranks"][1];
-    assert_eq!(v["alignment"]["method"], "shared_clock");
+    assert_eq!(v["alignment"]["method"], "one_file");
     assert_eq!(v["alignment"]["notes"], serde_json::json!([]));
     let (lo, hi, offset) = (
         rank1["min_ns"].as_i64().unwrap(),
@@ -923,9 +923,8 @@ fn a_prediction_exported_and_calibrated_gives_itself_back() {
         .collect();
     files.sort();
     assert_eq!(files.len(), 11);
-    for scenario in &files {
-        let name = scenario.file_name().unwrap().to_str().unwrap();
-        let trace = dir.join(name);
+    let round_trip = |scenario: &std::path::Path, name: &str| -> serde_json::Value {
+        let trace = dir.join(format!("{name}.trace.json"));
         let (code, _, err) = mpipe(&[
             "export",
             scenario.to_str().unwrap(),
@@ -939,7 +938,16 @@ fn a_prediction_exported_and_calibrated_gives_itself_back() {
             scenario.to_str().unwrap(),
             trace.to_str().unwrap(),
         ]);
-        assert_eq!(v["alignment"]["method"], "shared_clock", "{name}");
+        assert_eq!(v["alignment"]["method"], "one_file", "{name}");
+        v
+    };
+    let step_error = |v: &serde_json::Value| {
+        let predicted = v["makespan_predicted_s"].as_f64().unwrap();
+        (v["makespan_calibrated_s"].as_f64().unwrap() - predicted) / predicted
+    };
+    for scenario in &files {
+        let name = scenario.file_name().unwrap().to_str().unwrap();
+        let v = round_trip(scenario, name);
         // (Mpipe's samples predict actions of no length — a frozen region's backwards, a rank's
         // empty share of a transposed microbatch — which a trace cannot show: a span of no
         // length is read as no action.)
@@ -948,15 +956,62 @@ fn a_prediction_exported_and_calibrated_gives_itself_back() {
             agreement == 1.0 || (name.starts_with("mpipe-vit") && agreement > 0.97),
             "{name}: {agreement}"
         );
-        let predicted = v["makespan_predicted_s"].as_f64().unwrap();
-        let calibrated = v["makespan_calibrated_s"].as_f64().unwrap();
-        let error = (calibrated - predicted) / predicted;
         let within = if name == "mllm-generation.json" {
             4e-3
         } else {
             1e-7
         };
-        assert!(error.abs() < within, "{name}: {calibrated} vs {predicted}");
+        assert!(step_error(&v).abs() < within, "{name}: {v}");
+    }
+    // The runtime's share comes back too: the overhead fitted as the scenario's, what the
+    // scenario models apart (the posting of sends, a switch) kept and not fitted again, the
+    // links' α the scenario's.
+    for (sample, hardware) in [
+        ("1f1b.json", r#"{"action_overhead_s": 0.001}"#),
+        (
+            "vpp3.json",
+            r#"{"action_overhead_s": 0.001, "p2p_post_s": 0.0005}"#,
+        ),
+        (
+            "dualpipe.json",
+            r#"{"action_overhead_s": 0.001, "action_switch_s": {"F": 0.0003, "B": 0.0002}}"#,
+        ),
+        (
+            "1f1b.json",
+            r#"{"action_overhead_s": 0.2, "p2p": "blocking", "link_alpha_s": 0.3}"#,
+        ),
+    ] {
+        let mut scenario: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(samples.join(sample)).unwrap()).unwrap();
+        let given: serde_json::Value = serde_json::from_str(hardware).unwrap();
+        let hw = scenario
+            .as_object_mut()
+            .unwrap()
+            .entry("hardware")
+            .or_insert(serde_json::json!({}));
+        for (k, value) in given.as_object().unwrap() {
+            hw[k] = value.clone();
+        }
+        let path = dir.join(format!("runtime-{sample}"));
+        std::fs::write(&path, scenario.to_string()).unwrap();
+        let v = round_trip(&path, sample);
+        assert!(step_error(&v).abs() < 1e-7, "{sample} {hardware}: {v}");
+        let overhead = v["overhead"]["action_overhead_s"].as_f64().unwrap();
+        let want = given["action_overhead_s"].as_f64().unwrap();
+        assert!(
+            (overhead - want).abs() < 1e-9,
+            "{sample} {hardware}: {overhead}"
+        );
+        let alpha = v["link"]["alpha_s"].as_f64().unwrap();
+        let want = given["link_alpha_s"].as_f64().unwrap_or(0.0);
+        assert!(
+            (alpha - want).abs() < 1e-9,
+            "{sample} {hardware}: α {alpha}"
+        );
+        for f in v["factors"].as_array().unwrap() {
+            let factor = f["factor"].as_f64().unwrap();
+            assert!((factor - 1.0).abs() < 1e-9, "{sample} {hardware}: {f}");
+        }
     }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -110,6 +110,7 @@ fn measurement_summary_ui(
 ) {
     let clocks = match alignment.method {
         AlignMethod::SharedClock => "shared clock",
+        AlignMethod::OneFile => "one timeline (one file)",
         AlignMethod::Causality => "clocks aligned from dependencies",
         AlignMethod::None => "clocks as recorded",
     };

@@ -320,6 +320,15 @@ fn p2p_on_ranks(plan: &Plan, order: &Order, runtime: &mut [f64]) {
     }
 }
 
+/// The runtime's per-action overhead of a compute action of `phase`: the phase's own where the
+/// hardware gives one, else `hardware.action_overhead_s` (0 without).
+pub fn action_overhead(plan: &Plan, phase: crate::vocab::phase::Phase) -> f64 {
+    let hw = &plan.hardware;
+    hw.action_overhead_by_phase_s
+        .and_then(|b| b.given(phase))
+        .unwrap_or(hw.action_overhead_s.unwrap_or(0.0))
+}
+
 /// Durations of every node of the order, indexed by node index. An overlapped pair runs as one
 /// slot of `t_F + t_B − e·min(t_F, t_B)` (`e` = `hardware.fb_overlap`, default 0): each half
 /// keeps its share of that slot, the forward first.
@@ -339,18 +348,19 @@ pub fn durations_with_runtime(plan: &Plan, order: &Order) -> (Vec<f64>, Vec<f64>
     let mut runtime = vec![0.0; out.len()];
     // Every compute action carries the runtime's per-action overhead (its phase's, where the
     // hardware gives one).
-    let overhead = plan.hardware.action_overhead_s.unwrap_or(0.0);
-    let by_phase = plan.hardware.action_overhead_by_phase_s;
-    if overhead > 0.0 || by_phase.is_some() {
+    if plan.hardware.action_overhead_s.unwrap_or(0.0) > 0.0
+        || plan.hardware.action_overhead_by_phase_s.is_some()
+    {
         for n in graph.node_indices() {
-            let Some(event) = graph.node_weight(n).filter(|e| e.is_compute()) else {
+            let Some(action) = graph
+                .node_weight(n)
+                .filter(|e| e.is_compute())
+                .and_then(Event::action)
+            else {
                 continue;
             };
-            let own = event
-                .action()
-                .and_then(|a| by_phase.and_then(|b| b.given(a.phase)));
             if let Some(slot) = runtime.get_mut(n.index()) {
-                *slot += own.unwrap_or(overhead);
+                *slot += action_overhead(plan, action.phase);
             }
         }
     }

@@ -7,10 +7,11 @@
 //! `offset_a − offset_b ≤ c`; shortest paths give, for every rank, the interval of offsets
 //! (relative to the lowest rank) that satisfies them all — its width is how sure the alignment is.
 //!
-//! Every rank read from one file is one timeline, whatever it counts from: kept as recorded (with
-//! a note when a dependency runs backwards in it). When every file counts from the Unix epoch and
-//! zero offsets satisfy all constraints, the files share a clock and stay as they are; otherwise
-//! the offsets are solved from the constraints, with the ranks of one file tied to one offset.
+//! Every rank read from one file is one timeline, whatever it counts from: kept as recorded when
+//! every dependency holds in it (a file that merges unaligned clocks, where one runs backwards,
+//! is solved like several). When every file counts from the Unix epoch and zero offsets satisfy
+//! all constraints, the files share a clock and stay as they are; otherwise the offsets are
+//! solved from the constraints, with ranks that share a file tied to one offset.
 
 use super::raw::ClockBase;
 use super::recover::{MeasuredEvent, Measurement};
@@ -24,6 +25,10 @@ use serde::Serialize;
 pub enum AlignMethod {
     /// Epoch timestamps consistent with every dependency: used as they are.
     SharedClock,
+    /// Every rank read from one file (or files joined through ranks they share): one timeline,
+    /// whatever it counts from, with every dependency holding in it (to a microsecond): used as
+    /// it is.
+    OneFile,
     /// Offsets solved from send→receive causality between the stages' compute.
     Causality,
     /// Nothing to align with (one rank), or the constraints contradict each other.
@@ -69,33 +74,18 @@ impl Alignment {
 /// `(from, to, c)`: `x_to ≤ x_from + c`.
 type Edge = (usize, usize, i64);
 
+/// How far a dependency may run backwards in one file and the file still be taken as one
+/// timeline: the Chrome trace format's unit, a microsecond (an exported prediction's times are
+/// rounded to nanoseconds from fractional microseconds).
+const ONE_FILE_TOLERANCE_NS: i64 = 1_000;
+
 /// Aligns the ranks of a measurement.
 pub fn align(m: &Measurement) -> Alignment {
     let ranks: Vec<usize> = m.ranks.iter().map(|r| r.rank).collect();
     let index: FxHashMap<usize, usize> = ranks.iter().enumerate().map(|(i, &r)| (r, i)).collect();
     let dependencies = constraints(m, &index);
     let used = dependencies.len();
-    let one_file = m.ranks.first().is_some_and(|first| {
-        !first.files.is_empty() && m.ranks.iter().all(|r| r.files == first.files)
-    });
-    // One file is one timeline, kept as recorded; among several, the ranks of one file are tied.
-    let mut edges = dependencies;
-    if !one_file {
-        edges.extend(same_file_ties(m));
-    }
     let n = ranks.len();
-    let backwards = edges.iter().map(|&(_, _, c)| c).min().filter(|&c| c < 0);
-    let one_file_note = || {
-        backwards
-            .map(|c| {
-                format!(
-                    "every rank is read from one file, one timeline: its times are kept as recorded, though a dependency of the schedule runs {} ns backwards in it",
-                    c.saturating_neg()
-                )
-            })
-            .into_iter()
-            .collect::<Vec<_>>()
-    };
     let zero = |method, notes| Alignment {
         method,
         ranks: ranks
@@ -114,17 +104,36 @@ pub fn align(m: &Measurement) -> Alignment {
     if n < 2 {
         return zero(AlignMethod::None, Vec::new());
     }
+    let (ties, one_timeline) = same_file_ties(m);
+    let backwards = dependencies
+        .iter()
+        .map(|&(_, _, c)| c)
+        .min()
+        .filter(|&c| c < 0)
+        .map_or(0, i64::saturating_neg);
+    let mut notes = Vec::new();
+    // Every rank is in one file (or files that share ranks): one timeline, kept as written when
+    // every dependency holds in it; when one runs backwards it is a merge of unaligned clocks,
+    // and the ranks are solved each on its own.
+    let one_file = one_timeline && backwards <= ONE_FILE_TOLERANCE_NS;
+    if one_timeline && !one_file {
+        notes.push(format!(
+            "every rank is read from one file, but a dependency of the schedule runs {backwards} ns backwards in it: offsets solved from causality"
+        ));
+    }
+    let mut edges = dependencies;
+    if !one_timeline {
+        edges.extend(ties);
+    }
     let Some(hi) = shortest(n, &edges, false) else {
         if one_file {
-            return zero(AlignMethod::SharedClock, one_file_note());
+            return zero(AlignMethod::OneFile, notes);
         }
-        return zero(
-            AlignMethod::None,
-            vec![
-                "the cross-rank dependencies contradict each other (a cycle of constraints); clocks left as they are"
-                    .to_string(),
-            ],
+        notes.push(
+            "the cross-rank dependencies contradict each other (a cycle of constraints); clocks left as they are"
+                .to_string(),
         );
+        return zero(AlignMethod::None, notes);
     };
     let lo: Vec<Option<i64>> = shortest(n, &edges, true)
         .unwrap_or_default()
@@ -132,12 +141,9 @@ pub fn align(m: &Measurement) -> Alignment {
         .map(|d| d.map(i64::saturating_neg))
         .collect();
     let epoch = m.ranks.iter().all(|r| r.clock == ClockBase::Epoch);
-    let zero_feasible = backwards.is_none();
-    let mut notes = Vec::new();
     let method = if one_file {
-        notes.extend(one_file_note());
-        AlignMethod::SharedClock
-    } else if epoch && zero_feasible {
+        AlignMethod::OneFile
+    } else if epoch && backwards == 0 {
         AlignMethod::SharedClock
     } else {
         if epoch {
@@ -154,7 +160,7 @@ pub fn align(m: &Measurement) -> Alignment {
         .enumerate()
         .map(|(i, &rank)| {
             let (min_ns, max_ns) = (lo.get(i).copied().flatten(), hi.get(i).copied().flatten());
-            if i > 0 && min_ns.is_none() && max_ns.is_none() {
+            if i > 0 && min_ns.is_none() && max_ns.is_none() && method != AlignMethod::OneFile {
                 notes.push(format!(
                     "rank {rank} shares no dependency with rank {}: its clock is not aligned",
                     ranks.first().copied().unwrap_or(0)
@@ -180,22 +186,50 @@ pub fn align(m: &Measurement) -> Alignment {
     }
 }
 
-/// Ranks read from the same file (one timeline holding several) are on one clock: `x_a = x_b`,
-/// as two edges of weight 0 from each such rank to the first rank of its file.
-fn same_file_ties(m: &Measurement) -> Vec<Edge> {
-    let mut first_of: FxHashMap<&[usize], usize> = FxHashMap::default();
-    let mut ties = Vec::new();
-    for (i, r) in m.ranks.iter().enumerate() {
-        if r.files.is_empty() {
-            continue;
+/// Ranks that share a file are on one clock: `x_a = x_b`, as two edges of weight 0 from each
+/// rank to the first rank that shares a file with it (transitively: files joined through a
+/// rank read from both are one clock). And whether that makes every rank one timeline.
+fn same_file_ties(m: &Measurement) -> (Vec<Edge>, bool) {
+    // Union-find over the ranks, joined through the files they share.
+    let n = m.ranks.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while let Some(&p) = parent.get(i) {
+            if p == i {
+                break;
+            }
+            let grand = parent.get(p).copied().unwrap_or(p);
+            if let Some(slot) = parent.get_mut(i) {
+                *slot = grand;
+            }
+            i = p;
         }
-        let first = *first_of.entry(r.files.as_slice()).or_insert(i);
-        if first != i {
-            ties.push((first, i, 0));
-            ties.push((i, first, 0));
+        i
+    }
+    let mut first_of: FxHashMap<usize, usize> = FxHashMap::default();
+    for (i, r) in m.ranks.iter().enumerate() {
+        for &file in &r.files {
+            let first = *first_of.entry(file).or_insert(i);
+            let (a, b) = (root(&mut parent, first), root(&mut parent, i));
+            if a != b
+                && let Some(slot) = parent.get_mut(b)
+            {
+                *slot = a;
+            }
         }
     }
-    ties
+    let mut ties = Vec::new();
+    let mut roots = rustc_hash::FxHashSet::default();
+    for i in 0..n {
+        let r = root(&mut parent, i);
+        roots.insert(r);
+        if r != i {
+            ties.push((r, i, 0));
+            ties.push((i, r, 0));
+        }
+    }
+    let every_rank_in_files = m.ranks.iter().all(|r| !r.files.is_empty());
+    (ties, roots.len() == 1 && every_rank_in_files)
 }
 
 /// Each rank's offset: none on a shared clock; else the middle of its feasible range (a bound
@@ -207,7 +241,7 @@ fn offsets(
     edges: &[(usize, usize, i64)],
 ) -> Vec<i64> {
     let n = hi.len();
-    if method == AlignMethod::SharedClock {
+    if matches!(method, AlignMethod::SharedClock | AlignMethod::OneFile) {
         return vec![0; n];
     }
     let offsets: Vec<i64> = (0..n)
@@ -499,60 +533,68 @@ mod tests {
     #[test]
     fn the_ranks_of_one_file_are_one_timeline() {
         use ActionKind::*;
-        let in_file = |r: usize, file: usize, actions| MeasuredRank {
-            files: vec![file],
+        let in_file = |r: usize, files: Vec<usize>, actions| MeasuredRank {
+            files,
             ..rank(r, ClockBase::Local, actions)
         };
-        // One file, counting from 0: kept as written, not moved to the middle of what the
-        // dependencies allow (rank 1 could sit anywhere in [−150, 200]).
-        let one = Measurement {
+        let one_file = |rank1: Vec<MeasuredEvent>| Measurement {
             files: vec![],
             ranks: vec![
                 in_file(
                     0,
-                    0,
+                    vec![0],
                     vec![ev(0, Forward, 0, 0, 100), ev(0, Backward, 0, 450, 600)],
                 ),
-                in_file(
-                    1,
-                    0,
-                    vec![ev(1, Forward, 0, 150, 250), ev(1, Backward, 0, 300, 400)],
-                ),
+                in_file(1, vec![0], rank1),
             ],
             warnings: vec![],
         };
-        let a = align(&one);
-        assert_eq!(a.method, AlignMethod::SharedClock);
+        // One file, counting from 0: kept as written, not moved to the middle of what the
+        // dependencies allow (rank 1 could sit anywhere in [−150, 200]).
+        let a = align(&one_file(vec![
+            ev(1, Forward, 0, 150, 250),
+            ev(1, Backward, 0, 300, 400),
+        ]));
+        assert_eq!(a.method, AlignMethod::OneFile);
         assert_eq!(a.ranks[1].offset_ns, 0);
-        assert!(a.notes.is_empty());
-        // A dependency running backwards in it is said, and the times are still kept.
-        let mut backwards = one.clone();
-        backwards.ranks[1] = in_file(
-            1,
-            0,
-            vec![ev(1, Forward, 0, 50, 90), ev(1, Backward, 0, 300, 400)],
+        assert_eq!(
+            (a.ranks[1].min_ns, a.ranks[1].max_ns),
+            (Some(-150), Some(200))
         );
-        let a = align(&backwards);
-        assert_eq!(a.method, AlignMethod::SharedClock);
+        assert!(a.notes.is_empty());
+        // A dependency 10 ns backwards is the format's rounding: still one timeline.
+        let a = align(&one_file(vec![
+            ev(1, Forward, 0, 50, 90),
+            ev(1, Backward, 0, 300, 400),
+        ]));
+        assert_eq!(a.method, AlignMethod::OneFile);
         assert_eq!(a.ranks[1].offset_ns, 0);
+        // Rank 1 5 µs late: a merge of unaligned clocks, solved from causality and said so.
+        let a = align(&one_file(vec![
+            ev(1, Forward, 0, 5_150, 5_250),
+            ev(1, Backward, 0, 5_300, 5_400),
+        ]));
+        assert_eq!(a.method, AlignMethod::Causality);
         assert_eq!(
             a.notes,
             [
-                "every rank is read from one file, one timeline: its times are kept as recorded, though a dependency of the schedule runs 10 ns backwards in it"
+                "every rank is read from one file, but a dependency of the schedule runs 4800 ns backwards in it: offsets solved from causality"
             ]
         );
-        // Ranks 1 and 2 from one file, rank 0 from another: 1 and 2 move together.
+        assert_eq!(a.ranks[1].offset_ns, -4975);
+        // Ranks 1 and 2 share a file, rank 0 has its own: 1 and 2 move together, within what
+        // both allow (untied, rank 1 could sit in [−1150, −800] and rank 2 in [−1300, −650]).
         let tied = Measurement {
             files: vec![],
             ranks: vec![
                 in_file(
                     0,
-                    0,
+                    vec![0],
                     vec![ev(0, Forward, 0, 0, 100), ev(0, Backward, 0, 700, 800)],
                 ),
                 in_file(
                     1,
-                    1,
+                    vec![1],
                     vec![
                         ev(1, Forward, 0, 1150, 1250),
                         ev(1, Backward, 0, 1500, 1600),
@@ -560,7 +602,7 @@ mod tests {
                 ),
                 in_file(
                     2,
-                    1,
+                    vec![1, 2],
                     vec![
                         ev(2, Forward, 0, 1300, 1400),
                         ev(2, Backward, 0, 1400, 1450),
@@ -571,8 +613,13 @@ mod tests {
         };
         let a = align(&tied);
         assert_eq!(a.method, AlignMethod::Causality);
-        assert_eq!(a.ranks[1].offset_ns, a.ranks[2].offset_ns);
         assert_eq!(a.constraints, 4);
+        assert_eq!(
+            (a.ranks[1].min_ns, a.ranks[1].max_ns),
+            (a.ranks[2].min_ns, a.ranks[2].max_ns)
+        );
+        assert_eq!(a.ranks[1].min_ns, Some(-1150));
+        assert_eq!(a.ranks[1].offset_ns, a.ranks[2].offset_ns);
     }
 
     #[test]

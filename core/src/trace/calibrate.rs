@@ -4,12 +4,13 @@
 //! predicted compute, summed (a sum, not a median of ratios: what the step spends, skew and
 //! all); the calibrated scenario scales the stage's layers by it (layer
 //! groups that straddle a stage are split), and a layer no measured stage covers takes its
-//! region's pooled factor. Links: every cross-rank dependency whose consumer was waiting for it
-//! (its rank had nothing else to do since the producer finished) gives one transfer time, from
-//! the producer's last compute op to the consumer's first; `α` (their mean, and `β` when they have
-//! different sizes) is fitted to those, less the runtime's per-action overhead, fitted apart from
-//! the gaps before actions whose inputs were on their own rank (`hardware.action_overhead_s`).
-//! The step time is never fitted: the calibrated
+//! region's pooled factor. Links: every cross-rank transfer of the derived order whose consumer
+//! was waiting for it (its rank had nothing else to do since the producer finished) gives one
+//! transfer time, from the producer's last compute op to the consumer's first; `α` (their mean,
+//! and `β` when they have different sizes) is fitted to those, less the consumer's own share:
+//! the runtime's per-action overhead, fitted apart as the mean gap before actions no transfer
+//! from another rank feeds (`hardware.action_overhead_s`), and what the scenario models apart
+//! (posting, a switch). The step time is never fitted: the calibrated
 //! prediction's step time is reported against the fit step (the fit's residual) and validated on
 //! every other step of the run.
 
@@ -85,7 +86,8 @@ pub struct LinkFit {
 /// between a rank's consecutive actions where the second needed nothing from another rank.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OverheadFit {
-    /// The median gap; `None` when no such pair was measured (the scenario's is kept).
+    /// The mean gap (what the step spends, skew and all); `None` when no such pair was measured
+    /// (the scenario's is kept).
     pub action_overhead_s: Option<f64>,
     pub samples: usize,
     /// Per phase of the action after the gap (`F`, `B`, `I`, `W`): the median of its gaps and
@@ -102,15 +104,12 @@ pub struct OverheadFit {
 fn fit_overhead(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> OverheadFit {
     let graph = &sim.derivation.order.graph;
     let plan = &sim.derivation.plan;
+    let nodes = compute_nodes(sim);
     // The actions some transfer from another rank feeds.
-    let fed: FxHashSet<(usize, Action)> = graph
+    let fed: FxHashSet<NodeIndex> = graph
         .node_indices()
         .filter(|&t| crate::sim::cost::transfer_bytes(plan, graph, t).is_some())
         .flat_map(|t| graph.neighbors_directed(t, Direction::Outgoing))
-        .filter_map(|n| {
-            let e = graph.node_weight(n)?;
-            Some((e.rank()?, e.action()?))
-        })
         .collect();
     let mut gaps = Vec::new();
     let mut by_phase: FxHashMap<&'static str, Vec<f64>> = FxHashMap::default();
@@ -120,14 +119,20 @@ fn fit_overhead(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> Over
         for pair in order.windows(2) {
             let [prev, next] = pair else { continue };
             let Some(action) = next.action else { continue };
-            let local = !fed.contains(&(*rank, action));
-            let gap = next.compute_start_ns.saturating_sub(prev.compute_end_ns);
-            if local && gap >= 0 {
-                gaps.push(gap as f64 * 1e-9);
-                by_phase
-                    .entry(action.phase.code())
-                    .or_default()
-                    .push(gap as f64 * 1e-9);
+            // An action the derived order does not have on this rank (another placement, a
+            // half the schedule does not split) cannot be told local: it is left out.
+            let Some(&node) = nodes.get(&(*rank, action)) else {
+                continue;
+            };
+            if fed.contains(&node) {
+                continue;
+            }
+            // What the scenario models apart in the gap (posting, a switch) is kept, not fitted.
+            let gap = next.compute_start_ns.saturating_sub(prev.compute_end_ns) as f64 * 1e-9
+                - kept_share(sim, node);
+            if gap >= 0.0 {
+                gaps.push(gap);
+                by_phase.entry(action.phase.code()).or_default().push(gap);
             }
         }
     }
@@ -144,6 +149,33 @@ fn fit_overhead(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> Over
         action_overhead_s: mean(gaps.iter().copied()),
         by_phase,
     }
+}
+
+/// Every compute action of the derived order, by its rank and action.
+fn compute_nodes(sim: &Simulation) -> FxHashMap<(usize, Action), NodeIndex> {
+    let graph = &sim.derivation.order.graph;
+    graph
+        .node_indices()
+        .filter_map(|n| {
+            let e = graph.node_weight(n).filter(|e| e.is_compute())?;
+            Some(((e.rank()?, e.action()?), n))
+        })
+        .collect()
+}
+
+/// Of a predicted action's runtime share, what the calibration keeps from the scenario (the
+/// posting of its sends, its switch): all of it less the per-action overhead, which is fitted.
+fn kept_share(sim: &Simulation, node: NodeIndex) -> f64 {
+    let plan = &sim.derivation.plan;
+    let overhead = sim
+        .derivation
+        .order
+        .graph
+        .node_weight(node)
+        .and_then(|e| e.action())
+        .map_or(0.0, |a| crate::sim::cost::action_overhead(plan, a.phase));
+    let runtime = sim.runtime_s.get(node.index()).copied().unwrap_or(0.0);
+    (runtime - overhead).max(0.0)
 }
 
 /// What posting a send costs the sender's own stream (`hardware.p2p_post_s`): the median thread
@@ -792,12 +824,10 @@ fn calibrate_with<E: From<DeriveError>>(
     })
 }
 
-/// The transfer times of the fit step: every cross-rank dependency (a stage's forward feeding
-/// the next stage's, a stage's backward feeding the previous stage's) whose consumer waited —
-/// its rank ran nothing between the producer's last compute op and its own first — gives the
-/// time from the one to the other, less `rank_side_s`: what the ranks spend in it, modelled
-/// apart (the consumer's per-action overhead). `α` is their mean
-/// less the scenario's `β·n`, or, when the sizes differ, both are fitted by least squares.
+/// The transfer times of the fit step ([`transfer_samples`]: the derived order's cross-rank
+/// transfers whose consumer waited for them, less the consumer's own share). `α` is their mean
+/// less the scenario's `β·n`; when the sizes differ, `α` and `β` by least squares, or, when the
+/// time does not grow with the size, `α` as with one size and the scenario's `β` kept.
 fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)], rank_side_s: f64) -> LinkFit {
     let hw = &sim.derivation.plan.hardware;
     let samples = transfer_samples(sim, measured, rank_side_s);
@@ -907,15 +937,12 @@ fn transfer_samples(
                 graph
                     .neighbors_directed(t, Direction::Incoming)
                     .filter_map(measured_at)
-                    .map(move |(rank, p)| (n, rank, p))
+                    .map(move |(_, p)| (n, p))
             })
-            .max_by_key(|(_, _, p)| p.compute_end_ns);
-        let Some((n, rank, producer)) = last else {
+            .max_by_key(|(_, p)| p.compute_end_ns);
+        let Some((n, producer)) = last else {
             continue;
         };
-        if rank == to_rank {
-            continue;
-        }
         let gap = c.compute_start_ns.saturating_sub(producer.compute_end_ns);
         // Its rank ran nothing between the producer's compute and its own: it was waiting. (An
         // action of its rank that started before the consumer and ended after the producer
@@ -927,9 +954,11 @@ fn transfer_samples(
                 .and_then(|i| latest_end.get(i))
                 .is_some_and(|&end| end > producer.compute_end_ns)
         });
-        // The ranks' own work in the gap (overhead, posting) is modelled apart.
+        // The consumer's own work in the gap (its overhead, and what the scenario keeps: a
+        // switch) is modelled apart.
         if gap >= 0 && !busy {
-            samples.push((n, (gap as f64 * 1e-9 - rank_side_s).max(0.0)));
+            let own = rank_side_s + kept_share(sim, consumer);
+            samples.push((n, (gap as f64 * 1e-9 - own).max(0.0)));
         }
     }
     samples

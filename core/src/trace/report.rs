@@ -111,6 +111,11 @@ impl TraceReport {
                         .to_string(),
                 (super::align::AlignMethod::SharedClock, n) =>
                     format!("shared (epoch timestamps; all {n} cross-rank dependencies hold)"),
+                (super::align::AlignMethod::OneFile, 0) =>
+                    "one timeline (every rank in one file; no cross-rank dependency to check it against)"
+                        .to_string(),
+                (super::align::AlignMethod::OneFile, n) =>
+                    format!("one timeline (every rank in one file; all {n} cross-rank dependencies hold)"),
                 (super::align::AlignMethod::Causality, 0) =>
                     "as recorded (no cross-rank dependency to align them with)".to_string(),
                 (super::align::AlignMethod::Causality, n) =>
