@@ -300,6 +300,7 @@ mod pipelining_fixture {
             alignment: &a,
             fit_step: 0,
             check_step: 1,
+            every_step: false,
             options: Default::default(),
         };
         let whole = calibrate(&fit).unwrap();

@@ -59,6 +59,7 @@ impl Command {
             Command::CancelImport => studio.traces.cancel_import(),
             Command::ClearTraces => studio.traces.clear(),
             Command::TraceStep(step) => studio.traces.step = step,
+            Command::TraceFitEveryStep(every) => studio.traces.every_step = every,
             Command::TraceFileRank { file, rank } => studio.traces.set_rank(file, rank),
             Command::RulesText(text) => studio.traces.rules_text = text,
             Command::ApplyRules => studio.traces.apply_rules_text(),

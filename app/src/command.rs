@@ -45,6 +45,8 @@ pub enum Command {
     CancelImport,
     ClearTraces,
     TraceStep(usize),
+    /// Fit the next calibration on every step of the run (`--fit-step all`), or on the step shown.
+    TraceFitEveryStep(bool),
     /// Sets (`Some`) or clears the rank of a trace file.
     TraceFileRank {
         file: usize,

@@ -471,3 +471,30 @@ fn one_click_ranks_every_schedule_beside_the_measured_run() {
             .is_disabled()
     );
 }
+
+#[test]
+fn every_step_calibrates_on_the_whole_run_as_the_cli_does() {
+    // The recorded ZB-V run: with "every step" ticked, Calibrate fits the costs on all 10
+    // steps — the report says so and applies the switch fitted from them — and the calibrated
+    // step is the CLI's `--fit-step all`.
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/traces/seven/zbv");
+    let mut harness = traced_from(&dir);
+    press(&mut harness, "every step");
+    assert!(harness.state().traces.every_step);
+    press(&mut harness, "Calibrate");
+    wait(&mut harness, |s| s.traces.calibrating.is_none());
+    harness.run();
+    let report = harness.state().traces.calibration.clone().unwrap();
+    assert!(report.every_step);
+    assert!(report.switch.fitted.iter().any(|p| p.applied));
+    harness.get_by_label_contains("fitted on every step (10; memory on step 0)");
+    harness.get_by_label_contains("against the 10 step(s) it was fitted on (in-sample)");
+    harness.get_by_label_contains("calibrated on every step (10): -18.5% against their median");
+    // `mpipe compare-trace zbv/scenario.json zbv/rank*.json.gz --fit-step all`: calibrated
+    // 114.622 ms.
+    assert!(
+        (report.makespan_calibrated_s - 0.114_622).abs() < 5e-7,
+        "{}",
+        report.makespan_calibrated_s
+    );
+}

@@ -977,6 +977,10 @@ fn a_prediction_exported_and_calibrated_gives_itself_back() {
             r#"{"action_overhead_s": 0.001, "action_switch_s": {"F": 0.0003, "B": 0.0002}}"#,
         ),
         (
+            "vpp3.json",
+            r#"{"action_overhead_s": 0.001, "action_switch_s": {"F": 0.0003, "B": 0.0002}}"#,
+        ),
+        (
             "1f1b.json",
             r#"{"action_overhead_s": 0.2, "p2p": "blocking", "link_alpha_s": 0.3}"#,
         ),
@@ -1012,6 +1016,83 @@ fn a_prediction_exported_and_calibrated_gives_itself_back() {
             let factor = f["factor"].as_f64().unwrap();
             assert!((factor - 1.0).abs() < 1e-9, "{sample} {hardware}: {f}");
         }
+        // A switch is read from the compute it slows (cold reads), whether or not it is applied
+        // (from 16 actions after another stage or phase: VPP-3's 50 forwards are, DualPipe's
+        // 10 are not, and the scenario's is kept).
+        for p in v["switch"]["fitted"].as_array().unwrap() {
+            let phase = p["phase"].as_str().unwrap();
+            let want = given["action_switch_s"][phase].as_f64().unwrap_or(0.0);
+            let fitted = p["switch_s"].as_f64().unwrap();
+            assert!((fitted - want).abs() < 1e-9, "{sample} {hardware}: {p}");
+            let applied = p["cold"].as_u64().unwrap() >= 16;
+            assert_eq!(p["applied"], applied, "{sample} {hardware}: {p}");
+        }
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--fit-step all` fits the costs on every step of the run: the compute factors from every
+/// step's actions (80 of each per stage and phase over ZB-V's 10 steps), the switch from enough
+/// actions to be applied, and the check is in-sample and says so; a step that is neither a
+/// number nor `all` is refused.
+#[test]
+fn fitted_on_every_step_the_costs_pool_the_run_and_the_check_is_in_sample() {
+    let seven = |file: &str| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/traces/seven/zbv")
+            .join(file)
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
+    let (scenario, r0, r1) = (
+        seven("scenario.json"),
+        seven("rank0.json.gz"),
+        seven("rank1.json.gz"),
+    );
+    let (code, out, err) = mpipe(&["compare-trace", &scenario, &r0, &r1, "--fit-step", "all"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(": fitted on every step (10; memory on step 0), checked on step 1\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "  against the 10 step(s) it was fitted on (in-sample): measured median 140.597 ms"
+        ),
+        "{out}"
+    );
+    assert!(
+        !out.contains("calibrated against its own fit step"),
+        "{out}"
+    );
+    assert!(out.contains("stage 1 F ×0.572 (80 actions)"), "{out}");
+    assert!(
+        out.contains("F 0.485 ms (median over 50 action(s) after another stage or phase, against 20 after their own), applied"),
+        "{out}"
+    );
+    let v = json(&[
+        "compare-trace",
+        "--json",
+        &scenario,
+        &r0,
+        &r1,
+        "--fit-step",
+        "all",
+    ]);
+    assert_eq!(v["every_step"], true);
+    assert_eq!(v["switch"]["fitted"][0]["applied"], true);
+    // From step 0 alone, the same switch is measured from 5 actions and not applied.
+    let one = json(&["compare-trace", "--json", &scenario, &r0, &r1]);
+    assert_eq!(one["every_step"], false);
+    assert_eq!(one["switch"]["fitted"][0]["cold"], 5);
+    assert_eq!(one["switch"]["fitted"][0]["applied"], false);
+    let (code, _, err) = mpipe(&["compare-trace", &scenario, &r0, &r1, "--fit-step", "x"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "invalid value 'x' for '--fit-step <FIT_STEP>': `x` is neither a step number nor `all`"
+        ),
+        "{err}"
+    );
 }

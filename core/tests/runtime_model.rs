@@ -230,19 +230,34 @@ fn pearson(a: &[f64], b: &[f64]) -> f64 {
     num / (da * db).sqrt()
 }
 
-/// The 7×7 matrix: calibrated on each run's step 0, every schedule's predicted step against
-/// its own run's measured median, the predicted order against the measured one (Spearman,
-/// medians closer than the runs' noise — the standard error of a median, 1.2533·σ/√n — tied),
-/// and every rank's predicted memory peak against its run's. The thresholds are what this
-/// model reaches now (README "Diagnosis", `measure.py` beside the fixtures): the median
-/// |error| ≤ 10 % holds; none beyond 20 % and Spearman ≥ 0.8 from every source do not yet (the
-/// DualPipeV run's costs rank the schedules no better than chance: 0.00).
-#[test]
-fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
+/// The 7×7 matrix: calibrated on each run (with `fit`: `--fit-step all` or nothing, step 0),
+/// every schedule's predicted step against its own run's measured median, the predicted order
+/// against the measured one (Spearman, medians closer than the runs' noise — the standard error
+/// of a median, 1.2533·σ/√n — tied), and every rank's predicted memory peak against its run's.
+/// Also each run's own comparison (step 0).
+struct Matrix {
+    /// `(predicted − measured) / measured`, every source × target.
+    time_errors: Vec<f64>,
+    memory_errors: Vec<f64>,
+    /// Per source.
+    spearman: Vec<f64>,
+    own: Vec<serde_json::Value>,
+}
+
+fn matrix(fit: &[&str]) -> Matrix {
     let own: Vec<serde_json::Value> = RUNS
         .iter()
         .map(|&(run, _, _)| compare(run, run, &["--what-if-all"]))
         .collect();
+    let sources: Vec<serde_json::Value> = if fit.is_empty() {
+        own.clone()
+    } else {
+        let mut extra = vec!["--what-if-all"];
+        extra.extend(fit);
+        RUNS.iter()
+            .map(|&(run, _, _)| compare(run, run, &extra))
+            .collect()
+    };
     let steps: Vec<Vec<f64>> = own
         .iter()
         .map(|v| {
@@ -270,7 +285,7 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
     let mut time_errors = Vec::new();
     let mut memory_errors = Vec::new();
     let mut spearman = Vec::new();
-    for source in &own {
+    for source in &sources {
         let mut predicted = Vec::new();
         for (t, &(_, schedule, _)) in RUNS.iter().enumerate() {
             let chunks = if schedule.contains(',') { 2 } else { 1 };
@@ -296,22 +311,53 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
             &tied_ranks(&predicted, |_, _| false),
         ));
     }
-    let abs: Vec<f64> = time_errors.iter().map(|e| e.abs()).collect();
-    let worst = abs.iter().copied().fold(0.0, f64::max);
-    assert!(median(abs.clone()) <= 0.10, "median |error| {abs:?}");
-    assert!(worst <= 0.22, "worst {worst}");
-    let mean_rho = spearman.iter().sum::<f64>() / spearman.len() as f64;
+    Matrix {
+        time_errors,
+        memory_errors,
+        spearman,
+        own,
+    }
+}
+
+impl Matrix {
+    /// Median and worst |error| of the step times.
+    fn times(&self) -> (f64, f64) {
+        let abs: Vec<f64> = self.time_errors.iter().map(|e| e.abs()).collect();
+        (median(abs.clone()), abs.iter().copied().fold(0.0, f64::max))
+    }
+
+    fn mean_spearman(&self) -> f64 {
+        self.spearman.iter().sum::<f64>() / self.spearman.len() as f64
+    }
+
+    fn memory(&self) -> (f64, f64) {
+        let abs: Vec<f64> = self.memory_errors.iter().map(|e| e.abs()).collect();
+        (median(abs.clone()), abs.iter().copied().fold(0.0, f64::max))
+    }
+}
+
+/// Calibrated on each run's step 0. The thresholds are what this model reaches now (README
+/// "Diagnosis", `measure.py` beside the fixtures): the median |error| ≤ 10 % and none
+/// beyond 20 % hold; Spearman ≥ 0.8 from every source does not yet (the DualPipeV run's costs,
+/// fitted from one step, rank the schedules no better than chance: 0.00).
+#[test]
+fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
+    let m = matrix(&[]);
+    let (median_error, worst) = m.times();
+    assert!(median_error <= 0.10, "median |error| {:?}", m.time_errors);
+    assert!(worst <= 0.20, "worst {worst}");
     assert!(
-        spearman.iter().all(|&r| r >= 0.0) && mean_rho >= 0.6,
-        "{spearman:?}"
+        m.spearman.iter().all(|&r| r >= 0.0) && m.mean_spearman() >= 0.6,
+        "{:?}",
+        m.spearman
     );
-    let mem_abs: Vec<f64> = memory_errors.iter().map(|e| e.abs()).collect();
-    let mem_worst = mem_abs.iter().copied().fold(0.0, f64::max);
-    assert!(median(mem_abs.clone()) <= 0.10, "{mem_abs:?}");
-    assert!(mem_worst <= 0.20, "{mem_abs:?}");
+    let (mem_median, mem_worst) = m.memory();
+    assert!(mem_median <= 0.10, "{:?}", m.memory_errors);
+    assert!(mem_worst <= 0.20, "{:?}", m.memory_errors);
     // The calibrated memory curves against the measured ones over the whole step (the mean
     // distance over the measured peak: 13.2 % median, 26.1 % worst now).
-    let shapes: Vec<f64> = own
+    let shapes: Vec<f64> = m
+        .own
         .iter()
         .flat_map(|v| {
             v["ranks"]
@@ -324,6 +370,35 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
         .collect();
     assert!(median(shapes.clone()) <= 0.16, "{shapes:?}");
     assert!(shapes.iter().all(|&e| e <= 0.30), "{shapes:?}");
+}
+
+/// Calibrated on every step of each run (`--fit-step all`): a step's noise averages out and the
+/// switch is fitted from enough actions to be applied (40–150 per phase against 4–15 on one
+/// step), so the ranking is better from every source than from step 0's (mean Spearman 0.69
+/// against 0.63, no source below 0.45) — but the step times come out low (the runs' first steps,
+/// slow, no longer lift them: mean signed −11.3 %, median |error| 11.5 %, worst 23.0 %).
+#[test]
+fn calibrated_on_every_step_the_ranking_holds_from_every_source() {
+    let m = matrix(&["--fit-step", "all"]);
+    for v in &m.own {
+        assert_eq!(v["every_step"], false);
+    }
+    assert!(
+        m.spearman.iter().all(|&r| r >= 0.4) && m.mean_spearman() >= 0.65,
+        "{:?}",
+        m.spearman
+    );
+    let (median_error, worst) = m.times();
+    assert!(median_error <= 0.12, "median |error| {:?}", m.time_errors);
+    assert!(worst <= 0.25, "worst {worst}");
+    let signed = m.time_errors.iter().sum::<f64>() / m.time_errors.len() as f64;
+    assert!((-0.12..=0.0).contains(&signed), "mean signed {signed}");
+    let (mem_median, mem_worst) = m.memory();
+    assert!(
+        mem_median <= 0.10 && mem_worst <= 0.20,
+        "{:?}",
+        m.memory_errors
+    );
 }
 
 #[test]

@@ -175,6 +175,18 @@ fn step_and_calibrate_ui(ui: &mut egui::Ui, studio: &Studio, out: &mut Vec<Comma
         {
             out.push(Command::Calibrate);
         }
+        let mut every = traces.every_step;
+        if ui
+            .checkbox(&mut every, "every step")
+            .on_hover_text(
+                "Fit the costs on every step of the run, not this step alone (memory stays this \
+                 step's; the check is then in-sample): a step's noise averages out, and the cost \
+                 of switching stages is fitted from enough actions to be applied",
+            )
+            .changed()
+        {
+            out.push(Command::TraceFitEveryStep(every));
+        }
         if let Some(c) = &traces.calibrating {
             ui.add(egui::ProgressBar::new(c.job.progress()).desired_width(120.0));
             if c.job.is_cancelled() {
@@ -242,8 +254,8 @@ fn calibration_summary_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
     };
     ui.label(
         RichText::new(format!(
-            "fitted on step {}, {checked}: step time measured {}, predicted {} ({:+.1}%), calibrated {} ({:+.1}%)",
-            report.fit_step,
+            "{}, {checked}: step time measured {}, predicted {} ({:+.1}%), calibrated {} ({:+.1}%)",
+            report.fitted_on(),
             secs(report.makespan_measured_s),
             secs(report.makespan_predicted_s),
             100.0 * report.predicted_error,
@@ -252,13 +264,15 @@ fn calibration_summary_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
         ))
         .small(),
     );
-    ui.label(
-        RichText::new(format!(
-            "against its own fit step: {:+.1}% (what the fit leaves unexplained)",
-            100.0 * report.fit_residual
-        ))
-        .small(),
-    );
+    if !report.every_step {
+        ui.label(
+            RichText::new(format!(
+                "against its own fit step: {:+.1}% (what the fit leaves unexplained)",
+                100.0 * report.fit_residual
+            ))
+            .small(),
+        );
+    }
     if let Some(v) = &report.validation {
         let within = v.within_spread() && report.verdict_withheld.is_none();
         ui.colored_label(
@@ -268,8 +282,8 @@ fn calibration_summary_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
                 Color32::from_rgb(0xF0, 0xA0, 0x30)
             },
             RichText::new(format!(
-                "validated on the {} other step(s): their median {} (from {} to {}, the run's own spread ±{:.1}%), calibrated {:+.1}%{}",
-                report.steps.len().saturating_sub(1),
+                "{}: their median {} (from {} to {}, the run's own spread ±{:.1}%), calibrated {:+.1}%{}",
+                report.validated_against(),
                 secs(v.median_s),
                 secs(v.min_s),
                 secs(v.max_s),

@@ -95,9 +95,9 @@ fn ranked_chart(ui: &mut egui::Ui, report: &CompareTraceReport, current: bool) {
         .map_or(MemoryBasis::Dynamic, |p| p.basis);
     ui.label(
         RichText::new(format!(
-            "What-if for {} with the costs fitted on step {}: every schedule that fits the model, fastest first (green: the one that ran; amber line: the run's measured median step{}); memory peaks in {} bytes",
+            "What-if for {} with the costs {}: every schedule that fits the model, fastest first (green: the one that ran; amber line: the run's measured median step{}); memory peaks in {} bytes",
             report.scenario,
-            report.fit_step,
+            report.fitted_on(),
             median.map_or(String::new(), |m| format!(", {}", ms(m))),
             basis.short()
         ))

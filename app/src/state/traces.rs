@@ -122,6 +122,8 @@ pub struct Traces {
     pub alignment: Option<Alignment>,
     /// The step compared with the prediction.
     pub step: usize,
+    /// Calibrate on every step of the run, not the step shown alone (`--fit-step all`).
+    pub every_step: bool,
     pub import: Option<Import>,
     pub calibrating: Option<Calibrating>,
     /// What the last calibration found: the report `mpipe compare-trace` prints (with
@@ -152,6 +154,7 @@ impl Default for Traces {
             measurement: None,
             alignment: None,
             step: 0,
+            every_step: false,
             import: None,
             calibrating: None,
             calibration: None,
@@ -350,7 +353,7 @@ impl Traces {
         if m.refusal().is_some() {
             return Ok(());
         }
-        let step = self.step;
+        let (step, every_step) = (self.step, self.every_step);
         let check = check_step(step, self.steps()).unwrap_or(step);
         let (scenario, shown) = (scenario.clone(), shown.clone());
         let job = Job::spawn("mpipe calibration", move |control| {
@@ -361,6 +364,7 @@ impl Traces {
                 alignment: &a,
                 fit_step: step,
                 check_step: check,
+                every_step,
                 options: Default::default(),
             };
             match calibrate_cancellable(&fit, &mut |f| control.keep_going(0.7 * f)) {
@@ -479,6 +483,12 @@ impl Studio {
         };
         let (c, identification) = c;
         let message = match c.validation() {
+            Some(v) if c.every_step => format!(
+                "calibrated on every step ({}): {:+.1}% against their median (in-sample; their spread ±{:.1}%)",
+                c.steps.len(),
+                v.error * 100.0,
+                v.spread * 100.0
+            ),
             Some(v) => format!(
                 "calibrated on step {}: {:+.1}% on it, {:+.1}% against the median of the other steps (their spread ±{:.1}%)",
                 c.fit_step,

@@ -260,12 +260,14 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
     }
 }
 
-/// A compute action whose rank ran another stage or phase just before it (the first of a step
-/// included) carries its phase's `hardware.action_switch_s`: what it reads is cold (a forward
-/// after a forward of its own stage finds the stage's weights in cache).
-fn switches(plan: &Plan, order: &Order, runtime: &mut [f64]) {
+/// Of every node (by index), the switch it carries: a compute action whose rank ran another
+/// stage or phase just before it (the first of a step included) carries its phase's
+/// `hardware.action_switch_s`: what it reads is cold (a forward after a forward of its own stage
+/// finds the stage's weights in cache), so it computes longer.
+pub fn switch_shares(plan: &Plan, order: &Order) -> Vec<f64> {
+    let mut shares = vec![0.0; order.graph.node_count()];
     let Some(switch) = plan.hardware.action_switch_s else {
-        return;
+        return shares;
     };
     for nodes in &order.nodes {
         let mut previous = None;
@@ -275,13 +277,14 @@ fn switches(plan: &Plan, order: &Order, runtime: &mut [f64]) {
             };
             let key = (action.stage, action.phase);
             if previous != Some(key)
-                && let Some(slot) = runtime.get_mut(n.index())
+                && let Some(slot) = shares.get_mut(n.index())
             {
                 *slot += switch.of(action.phase);
             }
             previous = Some(key);
         }
     }
+    shares
 }
 
 /// What point-to-point transfers cost their senders' own streams (DESIGN.md §3.1): a compute
@@ -365,7 +368,9 @@ pub fn durations_with_runtime(plan: &Plan, order: &Order) -> (Vec<f64>, Vec<f64>
         }
     }
     p2p_on_ranks(plan, order, &mut runtime);
-    switches(plan, order, &mut runtime);
+    for (r, switch) in runtime.iter_mut().zip(switch_shares(plan, order)) {
+        *r += switch;
+    }
     for (d, r) in out.iter_mut().zip(&runtime) {
         *d += r;
     }

@@ -101,7 +101,7 @@ pub struct OverheadFit {
 /// half, a stage whose neighbour is on the same rank): the rank was free and its input ready, so
 /// the gap is the runtime's own work (dispatch, posting sends and receives, bookkeeping), which
 /// the layers' costs do not hold.
-fn fit_overhead(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> OverheadFit {
+fn fit_overhead(sim: &Simulation, steps: &[Vec<(usize, Vec<StepAction>)>]) -> OverheadFit {
     let graph = &sim.derivation.order.graph;
     let plan = &sim.derivation.plan;
     let nodes = compute_nodes(sim);
@@ -111,9 +111,10 @@ fn fit_overhead(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> Over
         .filter(|&t| crate::sim::cost::transfer_bytes(plan, graph, t).is_some())
         .flat_map(|t| graph.neighbors_directed(t, Direction::Outgoing))
         .collect();
+    let kept = kept_shares(sim);
     let mut gaps = Vec::new();
     let mut by_phase: FxHashMap<&'static str, Vec<f64>> = FxHashMap::default();
-    for (rank, actions) in measured {
+    for (rank, actions) in steps.iter().flatten() {
         let mut order: Vec<&StepAction> = actions.iter().filter(|a| a.action.is_some()).collect();
         order.sort_by_key(|a| a.compute_start_ns);
         for pair in order.windows(2) {
@@ -127,9 +128,9 @@ fn fit_overhead(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> Over
             if fed.contains(&node) {
                 continue;
             }
-            // What the scenario models apart in the gap (posting, a switch) is kept, not fitted.
+            // What the scenario models apart in the gap (posting) is kept, not fitted.
             let gap = next.compute_start_ns.saturating_sub(prev.compute_end_ns) as f64 * 1e-9
-                - kept_share(sim, node);
+                - kept.get(node.index()).copied().unwrap_or(0.0);
             if gap >= 0.0 {
                 gaps.push(gap);
                 by_phase.entry(action.phase.code()).or_default().push(gap);
@@ -163,19 +164,27 @@ fn compute_nodes(sim: &Simulation) -> FxHashMap<(usize, Action), NodeIndex> {
         .collect()
 }
 
-/// Of a predicted action's runtime share, what the calibration keeps from the scenario (the
-/// posting of its sends, its switch): all of it less the per-action overhead, which is fitted.
-fn kept_share(sim: &Simulation, node: NodeIndex) -> f64 {
+/// Of every predicted action's runtime share (by node index), what sits in the gap before its
+/// compute and the calibration keeps from the scenario: the posting of its sends — all of it less
+/// the per-action overhead (fitted) and the switch (cold reads: slower compute, read from the
+/// compute ops).
+fn kept_shares(sim: &Simulation) -> Vec<f64> {
     let plan = &sim.derivation.plan;
-    let overhead = sim
-        .derivation
-        .order
+    let order = &sim.derivation.order;
+    let switch = crate::sim::cost::switch_shares(plan, order);
+    order
         .graph
-        .node_weight(node)
-        .and_then(|e| e.action())
-        .map_or(0.0, |a| crate::sim::cost::action_overhead(plan, a.phase));
-    let runtime = sim.runtime_s.get(node.index()).copied().unwrap_or(0.0);
-    (runtime - overhead).max(0.0)
+        .node_indices()
+        .map(|n| {
+            let overhead = order
+                .graph
+                .node_weight(n)
+                .and_then(|e| e.action())
+                .map_or(0.0, |a| crate::sim::cost::action_overhead(plan, a.phase));
+            let runtime = sim.runtime_s.get(n.index()).copied().unwrap_or(0.0);
+            (runtime - overhead - switch.get(n.index()).copied().unwrap_or(0.0)).max(0.0)
+        })
+        .collect()
 }
 
 /// What posting a send costs the sender's own stream (`hardware.p2p_post_s`): the median thread
@@ -188,12 +197,12 @@ pub struct P2pFit {
     pub samples: usize,
 }
 
-/// Each rank's transfer spans of step `step` whose kind `keep` accepts, on the aligned clock, in
-/// time order.
+/// Each rank's transfer spans of the steps `steps` whose kind `keep` accepts, on the aligned
+/// clock, in time order.
 fn transfer_spans(
     m: &Measurement,
     alignment: &Alignment,
-    step: usize,
+    steps: &[usize],
     keep: impl Fn(ActionKind) -> bool,
 ) -> FxHashMap<usize, Vec<(i64, i64)>> {
     m.ranks
@@ -203,7 +212,7 @@ fn transfer_spans(
             let mut spans: Vec<(i64, i64)> = r
                 .transfers
                 .iter()
-                .filter(|t| t.step == step && keep(t.kind))
+                .filter(|t| steps.contains(&t.step) && keep(t.kind))
                 .map(|t| {
                     (
                         t.start_ns.saturating_add(offset),
@@ -280,6 +289,8 @@ impl Validation {
 #[derive(Debug, Clone)]
 pub struct Calibration {
     pub fit_step: usize,
+    /// Fitted on every step of the run ([`Fit::every_step`]).
+    pub every_step: bool,
     pub check_step: usize,
     pub factors: Vec<Factor>,
     pub link: LinkFit,
@@ -314,10 +325,11 @@ impl Calibration {
 
     /// The calibrated step time against every step but the fit step; `None` with one step.
     pub fn validation(&self) -> Option<Validation> {
+        // Every step but the fit step; fitted on every step, every step (in-sample).
         let others: Vec<f64> = self
             .steps
             .iter()
-            .filter(|s| s.step != self.fit_step && s.measured_s > 0.0)
+            .filter(|s| (self.every_step || s.step != self.fit_step) && s.measured_s > 0.0)
             .map(|s| s.measured_s)
             .collect();
         let median_s = median(others.clone())?;
@@ -381,6 +393,10 @@ pub struct Fit<'a> {
     pub fit_step: usize,
     /// Another step, to check the fit on ([`check_step`]).
     pub check_step: usize,
+    /// Fit the costs on every step of the run (`--fit-step all`), not `fit_step` alone: compute,
+    /// overhead, links and switch pooled over the steps (memory stays `fit_step`'s); the
+    /// validation is then in-sample.
+    pub every_step: bool,
     /// How the calibrated scenario is simulated.
     pub options: SimOptions,
 }
@@ -442,6 +458,16 @@ pub struct SwitchFit {
     pub fitted: Vec<PhaseSwitch>,
 }
 
+impl SwitchFit {
+    /// The switch applied to `phase` (its code), if it is.
+    pub fn applied(&self, phase: &str) -> Option<f64> {
+        self.fitted
+            .iter()
+            .find(|p| p.phase == phase && p.applied)
+            .and_then(|p| p.switch_s)
+    }
+}
+
 /// One phase's switch cost.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PhaseSwitch {
@@ -451,7 +477,16 @@ pub struct PhaseSwitch {
     /// The actions it was fitted on, and those of the phase that followed their own stage.
     pub cold: usize,
     pub warm: usize,
+    /// Whether the calibrated scenario charges it (`hardware.action_switch_s`): fitted from at
+    /// least [`MIN_APPLIED_SWITCH_SAMPLES`] actions.
+    pub applied: bool,
 }
+
+/// The fewest actions after another stage or phase a switch is applied from. From one step the
+/// few such actions (4–15 on the seven-schedule runs) gave costs that moved other schedules'
+/// predictions further from their runs; fitted over every step of a run (`--fit-step all`:
+/// 40–150) they give the cold-cache cost that orders the schedules (README "Diagnosis").
+pub const MIN_APPLIED_SWITCH_SAMPLES: usize = 16;
 
 /// The fewest samples a per-phase figure (a switch, an overhead by phase) is fitted from: one
 /// or two are what happened to those actions, not a cost.
@@ -529,9 +564,12 @@ fn compute_samples(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> V
 /// factors of those that followed their own.
 fn compute_ratios(
     sim: &Simulation,
-    measured: &[(usize, Vec<StepAction>)],
+    steps: &[Vec<(usize, Vec<StepAction>)>],
 ) -> (Ratios, Ratios, SwitchFit) {
-    let samples = compute_samples(sim, measured);
+    let samples: Vec<ComputeSample> = steps
+        .iter()
+        .flat_map(|measured| compute_samples(sim, measured))
+        .collect();
     let mut warm: FxHashMap<(usize, &'static str), Vec<f64>> = FxHashMap::default();
     for s in samples.iter().filter(|s| !s.cold) {
         warm.entry((s.stage, s.phase))
@@ -551,19 +589,43 @@ fn compute_ratios(
                 .filter(|s| s.phase == code && s.cold && !s.first)
                 .filter_map(|s| Some(s.measured_s - warm.get(&(s.stage, s.phase))? * s.predicted_s))
                 .collect();
+            let cold = extra.len();
+            let switch_s = phase_median(extra).map(|x| x.max(0.0));
             PhaseSwitch {
                 phase: code,
-                cold: extra.len(),
+                cold,
                 warm: samples
                     .iter()
                     .filter(|s| s.phase == code && !s.cold)
                     .count(),
-                switch_s: phase_median(extra).map(|x| x.max(0.0)),
+                applied: switch_s.is_some() && cold >= MIN_APPLIED_SWITCH_SAMPLES,
+                switch_s,
             }
         })
         .filter(|p| p.cold + p.warm > 0)
         .collect();
     let switch = SwitchFit { fitted };
+    // What the calibrated scenario charges an action after another stage or phase (the step's
+    // first included, as the simulator charges it): the switch fitted where it is applied, the
+    // scenario's own elsewhere (kept). Left out of the compute factors, so it is not counted
+    // twice.
+    let given = sim
+        .derivation
+        .plan
+        .hardware
+        .action_switch_s
+        .unwrap_or_default();
+    let charged = |s: &ComputeSample| {
+        if !s.cold {
+            return 0.0;
+        }
+        switch.applied(s.phase).unwrap_or_else(|| {
+            PHASES
+                .iter()
+                .find(|p| p.code() == s.phase)
+                .map_or(0.0, |&p| given.of(p))
+        })
+    };
     // Per (stage or region, phase): the measured compute of its actions over their predicted
     // compute, summed — what a step spends, not what a typical action does: an action's compute
     // is skewed (a backward now and then takes half again as long), and a median would drop the
@@ -576,7 +638,11 @@ fn compute_ratios(
             (&mut by_region, (s.region, s.phase)),
         ] {
             let entry = map.entry(key).or_default();
-            *entry = (entry.0 + 1, entry.1 + s.measured_s, entry.2 + s.predicted_s);
+            *entry = (
+                entry.0 + 1,
+                entry.1 + (s.measured_s - charged(s)).max(0.0),
+                entry.2 + s.predicted_s,
+            );
         }
     }
     let factors = |by: FxHashMap<(usize, &'static str), (usize, f64, f64)>| -> Ratios {
@@ -739,12 +805,22 @@ fn calibrate_with<E: From<DeriveError>>(
         alignment,
         fit_step,
         check_step,
+        every_step,
         options,
     } = fit;
     pass(0.0)?;
     let plan = &sim.derivation.plan;
     let (_, _, measured) = measured_step(m, alignment, fit_step);
-    let (by_stage, by_region, switch) = compute_ratios(sim, &measured);
+    let fit_steps: Vec<usize> = if every_step {
+        (0..m.common_steps()).collect()
+    } else {
+        vec![fit_step]
+    };
+    let steps: Vec<Vec<(usize, Vec<StepAction>)>> = fit_steps
+        .iter()
+        .map(|&k| measured_step(m, alignment, k).2)
+        .collect();
+    let (by_stage, by_region, switch) = compute_ratios(sim, &steps);
     let factors = factor_table(plan, &by_stage, &by_region);
     let memory = fit_memory(m, alignment, &measured);
     let stages = stage_of_layers(plan);
@@ -762,12 +838,12 @@ fn calibrate_with<E: From<DeriveError>>(
     };
     let mut calibrated = scaled(scenario, &|layer| fits.of(layer));
     pass(0.2)?;
-    let transfers = transfer_spans(m, alignment, fit_step, |k| k == ActionKind::Send);
-    let overhead = fit_overhead(sim, &measured);
+    let transfers = transfer_spans(m, alignment, &fit_steps, |k| k == ActionKind::Send);
+    let overhead = fit_overhead(sim, &steps);
     let p2p = fit_p2p(&transfers);
     // Between a producer's last op and its consumer's first: the link (with what posting the
     // send costs, since that is not applied apart) and the receiver's per-action overhead.
-    let link = fit_link(sim, &measured, overhead.action_overhead_s.unwrap_or(0.0));
+    let link = fit_link(sim, &steps, overhead.action_overhead_s.unwrap_or(0.0));
     if overhead.action_overhead_s.is_some() {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.action_overhead_s = overhead.action_overhead_s;
@@ -775,10 +851,9 @@ fn calibrate_with<E: From<DeriveError>>(
     // The overhead by phase is measured and reported, not applied, for the reason the switch
     // is not (README "Diagnosis": fitted on one step it moved other schedules' predictions
     // further from their runs); `hardware.action_overhead_by_phase_s` stays the user's.
-    // The switch, like the posting of sends, is measured and reported but not applied: fitted
-    // on one step from the few actions that follow another stage or phase there, it moved the
-    // predictions of other schedules further from their runs, not nearer (README "Diagnosis");
-    // `hardware.action_switch_s` stays the user's.
+    // The switch is applied where it was fitted from enough actions (MIN_APPLIED_SWITCH_SAMPLES:
+    // over every step of a run, not the few of one step); a phase not applied keeps the
+    // user's.
     // The posting of sends is measured and reported, not applied: on the seven-schedule runs,
     // carried by the senders it moved the step's time between schedules the wrong way (their
     // ranking against the measured one fell; README "Diagnosis"), so where the runtime spends
@@ -793,7 +868,7 @@ fn calibrate_with<E: From<DeriveError>>(
         }
     }
     let mut link = link;
-    link.stall_s = fit_stall(&transfer_spans(m, alignment, fit_step, |_| true));
+    link.stall_s = fit_stall(&transfer_spans(m, alignment, &fit_steps, |_| true));
     if link.alpha_s.is_some() {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         // The link's mean time on a critical path: the waited-for transfers' own, and the
@@ -803,11 +878,27 @@ fn calibrate_with<E: From<DeriveError>>(
             hw.link_bytes_per_s = link.bytes_per_s;
         }
     }
+    if switch.fitted.iter().any(|p| p.applied) {
+        let hw = calibrated.hardware.get_or_insert_with(Default::default);
+        let mut given = hw.action_switch_s.unwrap_or_default();
+        for (slot, code) in [
+            (&mut given.forward, "F"),
+            (&mut given.backward, "B"),
+            (&mut given.input, "I"),
+            (&mut given.weight, "W"),
+        ] {
+            if let Some(s) = switch.applied(code) {
+                *slot = Some(s);
+            }
+        }
+        hw.action_switch_s = Some(given);
+    }
     pass(0.3)?;
     let simulation = simulate_scenario(&calibrated, options)?;
     let steps = step_checks(m, alignment, simulation.makespan_s, &mut pass)?;
     Ok(Calibration {
         fit_step,
+        every_step,
         check_step,
         factors,
         link,
@@ -828,9 +919,16 @@ fn calibrate_with<E: From<DeriveError>>(
 /// transfers whose consumer waited for them, less the consumer's own share). `α` is their mean
 /// less the scenario's `β·n`; when the sizes differ, `α` and `β` by least squares, or, when the
 /// time does not grow with the size, `α` as with one size and the scenario's `β` kept.
-fn fit_link(sim: &Simulation, measured: &[(usize, Vec<StepAction>)], rank_side_s: f64) -> LinkFit {
+fn fit_link(
+    sim: &Simulation,
+    steps: &[Vec<(usize, Vec<StepAction>)>],
+    rank_side_s: f64,
+) -> LinkFit {
     let hw = &sim.derivation.plan.hardware;
-    let samples = transfer_samples(sim, measured, rank_side_s);
+    let samples: Vec<(f64, f64)> = steps
+        .iter()
+        .flat_map(|measured| transfer_samples(sim, measured, rank_side_s))
+        .collect();
     let mut sizes: Vec<f64> = samples.iter().map(|s| s.0).collect();
     sizes.sort_by(f64::total_cmp);
     sizes.dedup();
@@ -918,6 +1016,7 @@ fn transfer_samples(
             .collect();
         spans.insert(*rank, (starts, latest_end));
     }
+    let kept = kept_shares(sim);
     let measured_at = |node: NodeIndex| {
         let event = graph.node_weight(node).filter(|e| e.is_compute())?;
         let rank = event.rank()?;
@@ -954,10 +1053,10 @@ fn transfer_samples(
                 .and_then(|i| latest_end.get(i))
                 .is_some_and(|&end| end > producer.compute_end_ns)
         });
-        // The consumer's own work in the gap (its overhead, and what the scenario keeps: a
-        // switch) is modelled apart.
+        // The consumer's own work in the gap (its overhead, and what the scenario keeps: the
+        // posting of its sends) is modelled apart.
         if gap >= 0 && !busy {
-            let own = rank_side_s + kept_share(sim, consumer);
+            let own = rank_side_s + kept.get(consumer.index()).copied().unwrap_or(0.0);
             samples.push((n, (gap as f64 * 1e-9 - own).max(0.0)));
         }
     }

@@ -138,6 +138,7 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
         d.order.pairs.iter().map(|p| p[1].index()).collect();
     let pair_of: FxHashMap<usize, petgraph::graph::NodeIndex> =
         d.order.pairs.iter().map(|p| (p[0].index(), p[1])).collect();
+    let switch = crate::sim::cost::switch_shares(&d.plan, &d.order);
     for n in g.node_indices() {
         let Some(event) = g.node_weight(n) else {
             continue;
@@ -157,7 +158,7 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
                 continue;
             };
             for (node, backward) in [(n, false), (b, true)] {
-                compute_op(sim, &mut w, (pid, tid), node, backward)?;
+                compute_op(sim, &switch, &mut w, (pid, tid), node, backward)?;
             }
             w.event(&Slice {
                 ph: "X",
@@ -196,7 +197,7 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
             continue;
         };
         if event.is_compute() {
-            compute_op(sim, &mut w, (pid, tid), n, cat == "backward")?;
+            compute_op(sim, &switch, &mut w, (pid, tid), n, cat == "backward")?;
         }
         w.event(&Slice {
             ph: "X",
@@ -218,12 +219,13 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
 }
 
 /// The compute of a predicted action as one op inside its span, after the runtime's own share
-/// ([`Simulation::runtime_s`]: overhead, posting, a switch), so that the file reads again as it
-/// was predicted: compute as compute, the runtime's share as the gap before it, and each half of
-/// an overlapped pair by what it is (a backward's op is the autograd engine's, as PyTorch
-/// records it).
+/// ([`Simulation::runtime_s`]: overhead, posting) and holding its switch (cold reads are slower
+/// compute), so that the file reads again as it was predicted: compute as compute, the runtime's
+/// share as the gap before it, and each half of an overlapped pair by what it is (a backward's
+/// op is the autograd engine's, as PyTorch records it).
 fn compute_op<W: Write>(
     sim: &Simulation,
+    switch: &[f64],
     w: &mut Writer<W>,
     (pid, tid): (usize, usize),
     n: petgraph::graph::NodeIndex,
@@ -232,7 +234,8 @@ fn compute_op<W: Write>(
     let Some((start, end)) = sim.timeline.span_of(n) else {
         return Ok(());
     };
-    let runtime = sim.runtime_s.get(n.index()).copied().unwrap_or(0.0);
+    let runtime = sim.runtime_s.get(n.index()).copied().unwrap_or(0.0)
+        - switch.get(n.index()).copied().unwrap_or(0.0);
     let from = (start + runtime).min(end);
     w.event(&Slice {
         ph: "X",

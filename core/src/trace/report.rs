@@ -176,6 +176,9 @@ impl TraceReport {
 pub struct CompareTraceReport {
     pub scenario: String,
     pub fit_step: usize,
+    /// The costs were fitted on every step of the run (`--fit-step all`; memory on `fit_step`):
+    /// the validation is in-sample.
+    pub every_step: bool,
     /// The step the calibration is checked on; `null` when the traces have no other step than
     /// the fit step (the figures are then the fit step's: they say how well it fitted, not how
     /// well it predicts).
@@ -372,6 +375,7 @@ impl CompareTraceReport {
         CompareTraceReport {
             scenario: scenario.to_string(),
             fit_step: c.fit_step,
+            every_step: c.every_step,
             check_step: (c.check_step != c.fit_step).then_some(c.check_step),
             order_agreement: c.before.order_agreement,
             makespan_measured_s: c.before.makespan_measured_s,
@@ -432,6 +436,36 @@ impl CompareTraceReport {
         self.identification = Some(id);
     }
 
+    /// Which steps the costs were fitted on, in words: `fitted on step 0`, or `fitted on every
+    /// step (10; memory on step 0)`.
+    pub fn fitted_on(&self) -> String {
+        if self.every_step {
+            format!(
+                "fitted on every step ({}; memory on step {})",
+                self.steps.len(),
+                self.fit_step
+            )
+        } else {
+            format!("fitted on step {}", self.fit_step)
+        }
+    }
+
+    /// What the validation compares with, in words: the other steps, or (fitted on every step)
+    /// the steps it was fitted on, in-sample.
+    pub fn validated_against(&self) -> String {
+        if self.every_step {
+            format!(
+                "against the {} step(s) it was fitted on (in-sample)",
+                self.steps.len()
+            )
+        } else {
+            format!(
+                "validated on the {} other step(s)",
+                self.steps.len().saturating_sub(1)
+            )
+        }
+    }
+
     pub fn text(&self) -> String {
         let mut out = String::new();
         let checked = match self.check_step {
@@ -441,11 +475,11 @@ impl CompareTraceReport {
                     .to_string()
             }
         };
+        let fitted_on = self.fitted_on();
         let _ = writeln!(
             out,
-            "{}: fitted on step {}, {checked}\n  step time: measured {}, predicted {} ({:+.1}%), calibrated {} ({:+.1}%)\n  order agreement {:.1}%",
+            "{}: {fitted_on}, {checked}\n  step time: measured {}, predicted {} ({:+.1}%), calibrated {} ({:+.1}%)\n  order agreement {:.1}%",
             self.scenario,
-            self.fit_step,
             ms(self.makespan_measured_s),
             ms(self.makespan_predicted_s),
             signed_error(self.makespan_predicted_s, self.makespan_measured_s),
@@ -453,18 +487,20 @@ impl CompareTraceReport {
             signed_error(self.makespan_calibrated_s, self.makespan_measured_s),
             self.order_agreement * 100.0
         );
-        let _ = writeln!(
-            out,
-            "  calibrated against its own fit step {}: {} ({:+.1}%)",
-            self.fit_step,
-            ms(self.makespan_calibrated_s),
-            self.fit_residual * 100.0
-        );
-        if let Some(v) = &self.validation {
+        if !self.every_step {
             let _ = writeln!(
                 out,
-                "  validated on the {} other step(s): measured median {} (from {} to {}: the run's own spread ±{:.1}%), calibrated {:+.1}%{}",
-                self.steps.len().saturating_sub(1),
+                "  calibrated against its own fit step {}: {} ({:+.1}%)",
+                self.fit_step,
+                ms(self.makespan_calibrated_s),
+                self.fit_residual * 100.0
+            );
+        }
+        if let Some(v) = &self.validation {
+            let against = self.validated_against();
+            let _ = writeln!(
+                out,
+                "  {against}: measured median {} (from {} to {}: the run's own spread ±{:.1}%), calibrated {:+.1}%{}",
                 ms(v.median_s),
                 ms(v.min_s),
                 ms(v.max_s),
@@ -736,9 +772,18 @@ pub fn switch_text(f: &super::calibrate::SwitchFit) -> String {
                 super::calibrate::MIN_PHASE_SAMPLES
             ),
         })
+        .zip(&f.fitted)
+        .map(|(text, p)| match (p.switch_s, p.applied) {
+            (Some(_), true) => format!("{text}, applied"),
+            (Some(_), false) => format!(
+                "{text}, measured, not applied (from fewer than {} actions: fit on every step, `--fit-step all`)",
+                super::calibrate::MIN_APPLIED_SWITCH_SAMPLES
+            ),
+            (None, _) => text,
+        })
         .collect();
     format!(
-        "what an action costs more after another stage or phase on its rank (measured, not applied: see the README's Diagnosis): {}",
+        "what an action costs more after another stage or phase on its rank: {}",
         phases.join("; ")
     )
 }

@@ -13,9 +13,10 @@ pub struct Args {
     pub files: Vec<PathBuf>,
     #[arg(long)]
     pub json: bool,
-    /// The step to fit on (default 0); the next step, when there is one, checks the fit.
-    #[arg(long, default_value_t = 0)]
-    pub fit_step: usize,
+    /// The step to fit on (default 0; the next step, when there is one, checks the fit), or
+    /// `all`: fit on every step of the run (step 0 gives the memory; checked in-sample).
+    #[arg(long, default_value = "0", value_parser = parse_fit_step)]
+    pub fit_step: FitStep,
     /// Write the calibrated scenario here.
     #[arg(long, value_name = "OUT.json")]
     pub calibrated: Option<PathBuf>,
@@ -31,6 +32,22 @@ pub struct Args {
     pub trace: TraceArgs,
     #[command(flatten)]
     pub sim: SimArgs,
+}
+
+/// `--fit-step`: one step, or every step of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FitStep {
+    One(usize),
+    All,
+}
+
+fn parse_fit_step(text: &str) -> Result<FitStep, String> {
+    if text == "all" {
+        return Ok(FitStep::All);
+    }
+    text.parse()
+        .map(FitStep::One)
+        .map_err(|_| format!("`{text}` is neither a step number nor `all`"))
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -61,6 +78,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         return Err(InputError(why).into());
     }
     let steps = measurement.common_steps();
+    let (fit_step, every_step) = match fit_step {
+        FitStep::One(step) => (step, false),
+        FitStep::All => (0, true),
+    };
     if fit_step >= steps.max(1) {
         return Err(InputError(format!(
             "--fit-step {fit_step}: the traces have {steps} step(s) on every rank"
@@ -76,6 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         alignment: &alignment,
         fit_step,
         check_step,
+        every_step,
         options: sim.options(),
     })
     .map_err(|e| {
