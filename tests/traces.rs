@@ -311,8 +311,16 @@ mod pipelining_fixture {
         })
         .unwrap();
         assert_eq!(same.scenario, whole.scenario);
-        // Before the fit, the link fit, the simulation and each of the two steps' comparisons.
-        assert_eq!(seen, [0.0, 0.2, 0.3, 0.5, 0.75], "{seen:?}");
+        // Before the fit, the link fit, the simulation, each of the 200 draws of the expected
+        // step under the run's jitter, and each of the two steps' comparisons.
+        assert_eq!(seen[..3], [0.0, 0.2, 0.3], "{seen:?}");
+        let draws = &seen[3..seen.len() - 2];
+        assert_eq!(draws.len(), 200, "{seen:?}");
+        assert!(
+            draws.windows(2).all(|w| w[0] < w[1]) && draws.iter().all(|f| (0.3..0.5).contains(f)),
+            "{seen:?}"
+        );
+        assert_eq!(seen[seen.len() - 2..], [0.5, 0.75], "{seen:?}");
         let mut asked = 0;
         let stopped = calibrate_cancellable(&fit, &mut |_| {
             asked += 1;

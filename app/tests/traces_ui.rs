@@ -456,10 +456,17 @@ fn one_click_ranks_every_schedule_beside_the_measured_run() {
             microbatches: Some(8),
             ran: Some("⟨zbv, zbv⟩"),
             basis: mpipe::trace::whatif::MemoryBasis::Dynamic,
+            jitter: Some(&report.jitter),
         },
         Default::default(),
     );
     assert_eq!(&cli, ranked);
+    // Ranked by the expected step under the run's measured jitter.
+    assert!(
+        ranked
+            .iter()
+            .all(|p| p.expected.is_some_and(|e| e.median_s == p.step_s))
+    );
     // An edit makes the ranking stale: it says so, and the button waits for a new calibration.
     harness.state_mut().apply(Command::Undo);
     harness.run();
@@ -489,7 +496,7 @@ fn every_step_calibrates_on_the_whole_run_as_the_cli_does() {
     assert!(report.switch.fitted.iter().any(|p| p.applied));
     harness.get_by_label_contains("fitted on every step (10; memory on step 0)");
     harness.get_by_label_contains("against the 10 step(s) it was fitted on (in-sample)");
-    harness.get_by_label_contains("calibrated on every step (10): -18.5% against their median");
+    harness.get_by_label_contains("calibrated on every step (10): -11.7% against their median");
     // `mpipe compare-trace zbv/scenario.json zbv/rank*.json.gz --fit-step all`: calibrated
     // 114.622 ms.
     assert!(

@@ -232,10 +232,12 @@ fn compare_trace_reports_agreement_step_times_and_a_calibration_that_fits_the_ac
     // The step time is never fitted: its residual on the fit step and its error on the other
     // step are reported as they are (this tiny run's steps are mostly per-action overhead,
     // which no cost term holds: see the diagnosis fixtures for runs that compute).
+    // (Against the step it predicts: the expected step under the run's jitter.)
     let fit_step_time = v["steps"][0]["measured_s"].as_f64().unwrap();
+    let expected = v["expected"]["median_s"].as_f64().unwrap();
     assert_eq!(
         v["fit_residual"].as_f64().unwrap(),
-        (calibrated - fit_step_time) / fit_step_time
+        (expected - fit_step_time) / fit_step_time
     );
     assert_eq!(v["validation"]["median_s"].as_f64().unwrap(), measured);
     // All transfers have one size, so α alone is fitted, from the transfers.
@@ -670,8 +672,8 @@ fn calibrated_on_one_step_a_run_is_predicted_within_its_own_spread() {
     for (schedule, error, spread) in [
         ("gpipe", 0.0244, 0.2944),
         ("1f1b", 0.1158, 0.1878),
-        ("interleaved", 0.1079, 0.1786),
-        ("zbv", -0.0569, 0.1420),
+        ("interleaved", 0.1168, 0.1786),
+        ("zbv", -0.0542, 0.1420),
     ] {
         let v = on_recorded("compare-trace", schedule);
         let validation = &v["validation"];

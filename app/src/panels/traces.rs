@@ -282,12 +282,17 @@ fn calibration_summary_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
                 Color32::from_rgb(0xF0, 0xA0, 0x30)
             },
             RichText::new(format!(
-                "{}: their median {} (from {} to {}, the run's own spread ±{:.1}%), calibrated {:+.1}%{}",
+                "{}: their median {} (from {} to {}, the run's own spread ±{:.1}%), {} {:+.1}%{}",
                 report.validated_against(),
                 secs(v.median_s),
                 secs(v.min_s),
                 secs(v.max_s),
                 100.0 * v.spread,
+                if report.expected.is_some() {
+                    "expected"
+                } else {
+                    "calibrated"
+                },
                 100.0 * v.error,
                 match (&report.verdict_withheld, within) {
                     (Some(_), _) => ", no verdict",

@@ -421,6 +421,7 @@ impl Traces {
             .filter(|b| b.order_agreement >= 1.0 - 1e-9)
             .map(|b| b.schedule.clone());
         let basis: MemoryBasis = report.memory_basis;
+        let jitter = report.jitter.clone();
         let scenario = calibrated.clone();
         let job = Job::spawn("mpipe what-if", move |control| {
             let run = RunShape {
@@ -428,6 +429,7 @@ impl Traces {
                 microbatches,
                 ran: ran.as_deref(),
                 basis,
+                jitter: Some(&jitter),
             };
             what_if_all_until(&scenario, &scenario, &run, Default::default(), &mut |f| {
                 control.keep_going(f)

@@ -23,6 +23,7 @@ use crate::graph::derive::DeriveError;
 use crate::scenario::Scenario;
 use crate::scenario::layer::LayerSpec;
 use crate::sim::engine::SimOptions;
+use crate::sim::jitter::{Expected, Jitter, Quantiles};
 use crate::sim::run::Simulation;
 use crate::tune::pipeline::{SimulationError, simulate_scenario};
 use crate::vocab::action::Action;
@@ -101,7 +102,10 @@ pub struct OverheadFit {
 /// half, a stage whose neighbour is on the same rank): the rank was free and its input ready, so
 /// the gap is the runtime's own work (dispatch, posting sends and receives, bookkeeping), which
 /// the layers' costs do not hold.
-fn fit_overhead(sim: &Simulation, steps: &[Vec<(usize, Vec<StepAction>)>]) -> OverheadFit {
+fn fit_overhead(
+    sim: &Simulation,
+    steps: &[Vec<(usize, Vec<StepAction>)>],
+) -> (OverheadFit, Vec<f64>) {
     let graph = &sim.derivation.order.graph;
     let plan = &sim.derivation.plan;
     let nodes = compute_nodes(sim);
@@ -145,11 +149,14 @@ fn fit_overhead(sim: &Simulation, steps: &[Vec<(usize, Vec<StepAction>)>]) -> Ov
             Some((p.code(), phase_median(values), n))
         })
         .collect();
-    OverheadFit {
-        samples: gaps.len(),
-        action_overhead_s: mean(gaps.iter().copied()),
-        by_phase,
-    }
+    (
+        OverheadFit {
+            samples: gaps.len(),
+            action_overhead_s: mean(gaps.iter().copied()),
+            by_phase,
+        },
+        gaps,
+    )
 }
 
 /// Every compute action of the derived order, by its rank and action.
@@ -288,6 +295,11 @@ impl Validation {
 
 #[derive(Debug, Clone)]
 pub struct Calibration {
+    /// How the run's costs varied on the steps fitted ([`Jitter`]).
+    pub jitter: Jitter,
+    /// The calibrated scenario's expected step under that jitter (`None`: nothing measured
+    /// varies): what the validation compares with the measured steps' median.
+    pub expected: Option<Expected>,
     pub fit_step: usize,
     /// Fitted on every step of the run ([`Fit::every_step`]).
     pub every_step: bool,
@@ -318,9 +330,16 @@ impl Calibration {
         (err(&self.before), err(&self.after))
     }
 
-    /// `(calibrated − measured) / measured` on the fit step.
+    /// `(calibrated − measured) / measured` on the fit step: the expected step's.
     pub fn fit_residual(&self) -> f64 {
-        relative(self.fit.makespan_predicted_s, self.fit.makespan_measured_s)
+        relative(self.predicted_step_s(), self.fit.makespan_measured_s)
+    }
+
+    /// The step the calibration predicts: the expected step under the measured jitter (its
+    /// median), or the simulated step when nothing varies.
+    pub fn predicted_step_s(&self) -> f64 {
+        self.expected
+            .map_or(self.simulation.makespan_s, |e| e.median_s)
     }
 
     /// The calibrated step time against every step but the fit step; `None` with one step.
@@ -339,7 +358,7 @@ impl Calibration {
             median_s,
             min_s,
             max_s,
-            error: relative(self.simulation.makespan_s, median_s),
+            error: relative(self.predicted_step_s(), median_s),
             spread: (max_s - median_s).max(median_s - min_s) / median_s,
         })
     }
@@ -565,7 +584,7 @@ fn compute_samples(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> V
 fn compute_ratios(
     sim: &Simulation,
     steps: &[Vec<(usize, Vec<StepAction>)>],
-) -> (Ratios, Ratios, SwitchFit) {
+) -> (Ratios, Ratios, SwitchFit, Vec<f64>) {
     let samples: Vec<ComputeSample> = steps
         .iter()
         .flat_map(|measured| compute_samples(sim, measured))
@@ -651,7 +670,17 @@ fn compute_ratios(
             .map(|(key, (n, measured, predicted))| (key, (n, measured / predicted)))
             .collect()
     };
-    (factors(by_stage), factors(by_region), switch)
+    let (by_stage, by_region) = (factors(by_stage), factors(by_region));
+    // Each action's compute over what its stage and phase's factor makes of it: how much one
+    // action varies around the mean (the jitter's compute).
+    let multipliers = samples
+        .iter()
+        .filter_map(|s| {
+            let factor = by_stage.get(&(s.stage, s.phase))?.1;
+            (factor > 0.0).then(|| (s.measured_s - charged(s)).max(0.0) / (factor * s.predicted_s))
+        })
+        .collect();
+    (by_stage, by_region, switch, multipliers)
 }
 
 /// The factor table: every stage of a `ByLayer` region, in stage order, then every Replicated
@@ -820,7 +849,7 @@ fn calibrate_with<E: From<DeriveError>>(
         .iter()
         .map(|&k| measured_step(m, alignment, k).2)
         .collect();
-    let (by_stage, by_region, switch) = compute_ratios(sim, &steps);
+    let (by_stage, by_region, switch, multipliers) = compute_ratios(sim, &steps);
     let factors = factor_table(plan, &by_stage, &by_region);
     let memory = fit_memory(m, alignment, &measured);
     let stages = stage_of_layers(plan);
@@ -839,11 +868,11 @@ fn calibrate_with<E: From<DeriveError>>(
     let mut calibrated = scaled(scenario, &|layer| fits.of(layer));
     pass(0.2)?;
     let transfers = transfer_spans(m, alignment, &fit_steps, |k| k == ActionKind::Send);
-    let overhead = fit_overhead(sim, &steps);
+    let (overhead, gaps) = fit_overhead(sim, &steps);
     let p2p = fit_p2p(&transfers);
     // Between a producer's last op and its consumer's first: the link (with what posting the
     // send costs, since that is not applied apart) and the receiver's per-action overhead.
-    let link = fit_link(sim, &steps, overhead.action_overhead_s.unwrap_or(0.0));
+    let (link, transfer_times) = fit_link(sim, &steps, overhead.action_overhead_s.unwrap_or(0.0));
     if overhead.action_overhead_s.is_some() {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.action_overhead_s = overhead.action_overhead_s;
@@ -868,7 +897,16 @@ fn calibrate_with<E: From<DeriveError>>(
         }
     }
     let mut link = link;
-    link.stall_s = fit_stall(&transfer_spans(m, alignment, &fit_steps, |_| true));
+    let every_span = transfer_spans(m, alignment, &fit_steps, |_| true);
+    link.stall_s = fit_stall(&every_span);
+    let spans = span_seconds(&every_span);
+    let typical_span = median(spans.clone()).unwrap_or(0.0);
+    let jitter = Jitter {
+        compute: Quantiles::of(multipliers),
+        gap_s: Quantiles::of(gaps),
+        transfer_s: Quantiles::of(transfer_times),
+        stall_s: Quantiles::of(spans.iter().map(|s| s - typical_span).collect()),
+    };
     if link.alpha_s.is_some() {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         // The link's mean time on a critical path: the waited-for transfers' own, and the
@@ -895,8 +933,25 @@ fn calibrate_with<E: From<DeriveError>>(
     }
     pass(0.3)?;
     let simulation = simulate_scenario(&calibrated, options)?;
-    let steps = step_checks(m, alignment, simulation.makespan_s, &mut pass)?;
+    let mut stopped = None;
+    let expected =
+        crate::sim::jitter::expected(&simulation, &jitter, options, &mut |f| match pass(
+            0.3 + 0.2 * f,
+        ) {
+            Ok(()) => true,
+            Err(e) => {
+                stopped = Some(e);
+                false
+            }
+        });
+    if let Some(e) = stopped {
+        return Err(e);
+    }
+    let predicted_s = expected.map_or(simulation.makespan_s, |e| e.median_s);
+    let steps = step_checks(m, alignment, predicted_s, &mut pass)?;
     Ok(Calibration {
+        jitter,
+        expected,
         fit_step,
         every_step,
         check_step,
@@ -923,7 +978,7 @@ fn fit_link(
     sim: &Simulation,
     steps: &[Vec<(usize, Vec<StepAction>)>],
     rank_side_s: f64,
-) -> LinkFit {
+) -> (LinkFit, Vec<f64>) {
     let hw = &sim.derivation.plan.hardware;
     let samples: Vec<(f64, f64)> = steps
         .iter()
@@ -967,14 +1022,22 @@ fn fit_link(
     } else {
         (alpha_beyond_scenario(), None)
     };
-    LinkFit {
-        alpha_s,
-        bytes_per_s,
-        samples: samples.len(),
-        sizes: sizes.len(),
-        median_s,
-        stall_s: None,
-    }
+    // Each transfer beyond the scenario's `β·n` (what `α` is the mean of, with one size).
+    let beyond: Vec<f64> = samples
+        .iter()
+        .map(|&(n, t)| (t - scenario_beta(n)).max(0.0))
+        .collect();
+    (
+        LinkFit {
+            alpha_s,
+            bytes_per_s,
+            samples: samples.len(),
+            sizes: sizes.len(),
+            median_s,
+            stall_s: None,
+        },
+        beyond,
+    )
 }
 
 /// The transfers of the fit step whose consumer waited for them, as `(bytes, seconds)`: for every

@@ -188,6 +188,13 @@ pub struct CompareTraceReport {
     pub makespan_measured_s: f64,
     pub makespan_predicted_s: f64,
     pub makespan_calibrated_s: f64,
+    /// The calibrated scenario's expected step under the run's measured jitter (the median of
+    /// seeded draws, with its 10 % and 90 % points): what the validation compares. `None` when
+    /// nothing measured varies.
+    pub expected: Option<crate::sim::jitter::Expected>,
+    /// How the run's costs varied (quantiles: each action's compute over its stage's mean, the
+    /// gaps before actions, transfers, stalls in the calls).
+    pub jitter: crate::sim::jitter::Jitter,
     /// `|predicted − measured| / measured`.
     pub predicted_error: f64,
     pub calibrated_error: f64,
@@ -244,6 +251,8 @@ pub struct WhatIf {
     /// Per rank, the predicted peak memory (bytes) on `basis`, the measured peaks' basis.
     pub peak_bytes: Vec<f64>,
     pub basis: super::whatif::MemoryBasis,
+    /// Its expected step under the run's measured jitter.
+    pub expected: Option<crate::sim::jitter::Expected>,
 }
 
 impl WhatIf {
@@ -252,8 +261,10 @@ impl WhatIf {
         scenario: &crate::scenario::Scenario,
         sim: &crate::sim::run::Simulation,
         basis: super::whatif::MemoryBasis,
+        expected: Option<crate::sim::jitter::Expected>,
     ) -> WhatIf {
         WhatIf {
+            expected,
             file: file.to_string(),
             schedule: crate::schedules::skeleton::schedule_to_string(&scenario.schedule),
             makespan_s: sim.makespan_s,
@@ -381,6 +392,8 @@ impl CompareTraceReport {
             makespan_measured_s: c.before.makespan_measured_s,
             makespan_predicted_s: c.before.makespan_predicted_s,
             makespan_calibrated_s: c.after.makespan_predicted_s,
+            expected: c.expected,
+            jitter: c.jitter.clone(),
             predicted_error,
             calibrated_error,
             factors: c.factors.clone(),
@@ -487,12 +500,25 @@ impl CompareTraceReport {
             signed_error(self.makespan_calibrated_s, self.makespan_measured_s),
             self.order_agreement * 100.0
         );
+        if let Some(e) = &self.expected {
+            let _ = writeln!(
+                out,
+                "  expected under the run's measured jitter: {} (the median of {} draws; 10–90%: {} to {}), {:+.1}% against the simulated step",
+                ms(e.median_s),
+                e.draws,
+                ms(e.low_s),
+                ms(e.high_s),
+                signed_error(e.median_s, self.makespan_calibrated_s),
+            );
+        }
         if !self.every_step {
             let _ = writeln!(
                 out,
                 "  calibrated against its own fit step {}: {} ({:+.1}%)",
                 self.fit_step,
-                ms(self.makespan_calibrated_s),
+                ms(self
+                    .expected
+                    .map_or(self.makespan_calibrated_s, |e| e.median_s)),
                 self.fit_residual * 100.0
             );
         }
@@ -500,11 +526,16 @@ impl CompareTraceReport {
             let against = self.validated_against();
             let _ = writeln!(
                 out,
-                "  {against}: measured median {} (from {} to {}: the run's own spread ±{:.1}%), calibrated {:+.1}%{}",
+                "  {against}: measured median {} (from {} to {}: the run's own spread ±{:.1}%), {} {:+.1}%{}",
                 ms(v.median_s),
                 ms(v.min_s),
                 ms(v.max_s),
                 v.spread * 100.0,
+                if self.expected.is_some() {
+                    "expected"
+                } else {
+                    "calibrated"
+                },
                 v.error * 100.0,
                 match (&self.verdict_withheld, v.within_spread()) {
                     (Some(_), _) => " (no verdict: see the warnings)",
@@ -605,10 +636,16 @@ impl CompareTraceReport {
             let peaks: Vec<String> = w.peak_bytes.iter().map(|&b| kib(b)).collect();
             let _ = writeln!(
                 out,
-                "\nwhat-if {} ({}), with the fitted costs: step time {}, bubble {:.1}%, memory peak per rank {} ({})",
+                "\nwhat-if {} ({}), with the fitted costs: step time {}{}, bubble {:.1}%, memory peak per rank {} ({})",
                 w.file,
                 w.schedule,
                 ms(w.makespan_s),
+                w.expected.map_or(String::new(), |e| format!(
+                    " (expected under the run's jitter: {}, 10–90%: {} to {})",
+                    ms(e.median_s),
+                    ms(e.low_s),
+                    ms(e.high_s)
+                )),
                 w.bubble_fraction * 100.0,
                 peaks.join(" / "),
                 w.basis.short()

@@ -290,7 +290,13 @@ impl MemoryBasis {
 pub struct Prediction {
     pub schedule: String,
     pub chunks: usize,
+    /// The step it ranks by: the expected step under the run's measured jitter when there is
+    /// one (the median of seeded draws), else the simulated step.
     pub step_s: f64,
+    /// The simulated step, every cost at its mean.
+    pub simulated_s: f64,
+    /// The expected step under the run's jitter, with its 10 % and 90 % points.
+    pub expected: Option<crate::sim::jitter::Expected>,
     pub bubble_fraction: f64,
     /// Per rank, the predicted peak on `basis`.
     pub peak_bytes: Vec<f64>,
@@ -339,6 +345,8 @@ pub struct RunShape<'a> {
     pub microbatches: Option<usize>,
     pub ran: Option<&'a str>,
     pub basis: MemoryBasis,
+    /// How the run's costs varied: each candidate is ranked by its expected step under it.
+    pub jitter: Option<&'a crate::sim::jitter::Jitter>,
 }
 
 /// [`what_if_all`] that calls `keep_going` with the fraction done (the candidates are derived in
@@ -356,6 +364,7 @@ pub fn what_if_all_until(
         microbatches,
         ran,
         basis,
+        jitter,
     } = run;
     let model = over_run_microbatches(model, microbatches);
     let found = candidates_until(&model, &chunk_counts(&model, chunks), options, &mut |f| {
@@ -373,11 +382,23 @@ pub fn what_if_all_until(
         let Ok(sim) = simulate_scenario(&fitted, options) else {
             continue;
         };
+        let mut stopped = false;
+        let expected = jitter.and_then(|j| {
+            crate::sim::jitter::expected(&sim, j, options, &mut |f| {
+                stopped = !keep_going(0.5 + 0.5 * (i as f32 + f) / total);
+                !stopped
+            })
+        });
+        if stopped {
+            return None;
+        }
         out.push(Prediction {
             ran: ran == Some(c.schedule.as_str()) && c.chunks == chunks,
             schedule: c.schedule,
             chunks: c.chunks,
-            step_s: sim.makespan_s,
+            step_s: expected.map_or(sim.makespan_s, |e| e.median_s),
+            simulated_s: sim.makespan_s,
+            expected,
             bubble_fraction: sim.bubble_fraction,
             peak_bytes: sim.memory.iter().map(|m| basis.peak(m)).collect(),
             basis,

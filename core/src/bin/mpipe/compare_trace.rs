@@ -132,11 +132,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     e.field()
                 ))
             })?;
+        let expected = mpipe::sim::jitter::expected(
+            &simulation,
+            &calibration.jitter,
+            sim.options(),
+            &mut |_| true,
+        );
         report.what_if = Some(mpipe::trace::report::WhatIf::new(
             &other.display().to_string(),
             &fitted,
             &simulation,
             report.memory_basis,
+            expected,
         ));
     }
     let identification = mpipe::trace::whatif::identify(
@@ -163,6 +170,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 microbatches: mpipe::trace::whatif::measured_microbatches(&measurement, fit_step),
                 ran: ran.as_deref(),
                 basis: report.memory_basis,
+                jitter: Some(&calibration.jitter),
             },
             sim.options(),
         );
