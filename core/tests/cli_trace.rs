@@ -672,8 +672,8 @@ fn calibrated_on_one_step_a_run_is_predicted_within_its_own_spread() {
     for (schedule, error, spread) in [
         ("gpipe", 0.0244, 0.2944),
         ("1f1b", 0.1158, 0.1878),
-        ("interleaved", 0.1168, 0.1786),
-        ("zbv", -0.0542, 0.1420),
+        ("interleaved", 0.1266, 0.1786),
+        ("zbv", -0.0556, 0.1420),
     ] {
         let v = on_recorded("compare-trace", schedule);
         let validation = &v["validation"];

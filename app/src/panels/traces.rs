@@ -254,13 +254,20 @@ fn calibration_summary_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
     };
     ui.label(
         RichText::new(format!(
-            "{}, {checked}: step time measured {}, predicted {} ({:+.1}%), calibrated {} ({:+.1}%)",
+            "{}, {checked}: step time measured {}, predicted {} ({:+.1}%), calibrated {}{} ({:+.1}%){}",
             report.fitted_on(),
             secs(report.makespan_measured_s),
             secs(report.makespan_predicted_s),
             100.0 * report.predicted_error,
             secs(report.makespan_calibrated_s),
+            if report.expected.is_some() { " simulated" } else { "" },
             100.0 * report.calibrated_error,
+            report.expected.map_or(String::new(), |e| format!(
+                ", {} expected under the run's measured jitter (10–90%: {} to {})",
+                secs(e.median_s),
+                secs(e.low_s),
+                secs(e.high_s)
+            )),
         ))
         .small(),
     );

@@ -96,7 +96,7 @@ pub struct OverheadFit {
     pub by_phase: Vec<(&'static str, Option<f64>, usize)>,
 }
 
-/// The per-action overhead of the fit step: on each rank, the gap from one action's last compute
+/// The per-action overhead of the steps fitted (the fit step, or every step): on each rank, the gap from one action's last compute
 /// op to the next action's first, for every next action whose inputs come from its own rank in
 /// the derived order (no transfer from another rank feeds it: a first stage's forward, a weight
 /// half, a stage whose neighbour is on the same rank): the rank was free and its input ready, so
@@ -195,7 +195,7 @@ fn kept_shares(sim: &Simulation) -> Vec<f64> {
 }
 
 /// What posting a send costs the sender's own stream (`hardware.p2p_post_s`): the median thread
-/// time of the fit step's send spans (PyTorch's `PP:<s>SEND_F<mb>`, a `c10d::send`). The median,
+/// time of the fitted steps' send spans (PyTorch's `PP:<s>SEND_F<mb>`, a `c10d::send`). The median,
 /// not the mean: a send that now and then blocks on the transport does not set it. Reported, not
 /// applied (see `calibrate_with`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -209,7 +209,7 @@ pub struct P2pFit {
 fn transfer_spans(
     m: &Measurement,
     alignment: &Alignment,
-    steps: &[usize],
+    steps: &std::ops::Range<usize>,
     keep: impl Fn(ActionKind) -> bool,
 ) -> FxHashMap<usize, Vec<(i64, i64)>> {
     m.ranks
@@ -342,7 +342,9 @@ impl Calibration {
             .map_or(self.simulation.makespan_s, |e| e.median_s)
     }
 
-    /// The calibrated step time against every step but the fit step; `None` with one step.
+    /// The calibrated step (the expected one under the jitter where there is one) against every
+    /// step but the fit step — fitted on every step, against every step, in-sample; `None` with
+    /// one step.
     pub fn validation(&self) -> Option<Validation> {
         // Every step but the fit step; fitted on every step, every step (in-sample).
         let others: Vec<f64> = self
@@ -504,7 +506,7 @@ pub struct PhaseSwitch {
 /// The fewest actions after another stage or phase a switch is applied from. From one step the
 /// few such actions (4–15 on the seven-schedule runs) gave costs that moved other schedules'
 /// predictions further from their runs; fitted over every step of a run (`--fit-step all`:
-/// 40–150) they give the cold-cache cost that orders the schedules (README "Diagnosis").
+/// 40–190) they give the cold-cache cost that orders the schedules (README "Diagnosis").
 pub const MIN_APPLIED_SWITCH_SAMPLES: usize = 16;
 
 /// The fewest samples a per-phase figure (a switch, an overhead by phase) is fitted from: one
@@ -518,7 +520,7 @@ fn phase_median(values: Vec<f64>) -> Option<f64> {
         .flatten()
 }
 
-/// One matched action of the fit step, for the compute fit.
+/// One matched action of a fitted step, for the compute fit.
 struct ComputeSample {
     stage: usize,
     region: usize,
@@ -531,11 +533,14 @@ struct ComputeSample {
     first: bool,
 }
 
-/// The matched actions of the fit step with their predicted compute (the prediction's duration
+/// The matched actions of one fitted step with their predicted compute (the prediction's duration
 /// less the runtime's own share) and whether each followed another stage or phase on its rank.
-fn compute_samples(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> Vec<ComputeSample> {
+fn compute_samples(
+    sim: &Simulation,
+    predicted: &FxHashMap<(usize, Action), (f64, f64, f64)>,
+    measured: &[(usize, Vec<StepAction>)],
+) -> Vec<ComputeSample> {
     let plan = &sim.derivation.plan;
-    let predicted = predicted_compute(sim);
     let mut samples = Vec::new();
     for (rank, actions) in measured {
         let mut order: Vec<(&StepAction, Action)> = actions
@@ -576,7 +581,7 @@ fn compute_samples(sim: &Simulation, measured: &[(usize, Vec<StepAction>)]) -> V
     samples
 }
 
-/// The compute factors of the fit step: for every matched action, measured compute (the span's
+/// The compute factors of the fitted steps: for every matched action, measured compute (the span's
 /// wait is not the action's cost, nor the runtime's per-action overhead) over predicted compute;
 /// summed by (stage, phase) and by (region, phase). And the switch cost ([`SwitchFit`]):
 /// what the actions that followed another stage or phase on their rank computed beyond the
@@ -585,9 +590,10 @@ fn compute_ratios(
     sim: &Simulation,
     steps: &[Vec<(usize, Vec<StepAction>)>],
 ) -> (Ratios, Ratios, SwitchFit, Vec<f64>) {
+    let predicted = predicted_compute(sim);
     let samples: Vec<ComputeSample> = steps
         .iter()
-        .flat_map(|measured| compute_samples(sim, measured))
+        .flat_map(|measured| compute_samples(sim, &predicted, measured))
         .collect();
     let mut warm: FxHashMap<(usize, &'static str), Vec<f64>> = FxHashMap::default();
     for s in samples.iter().filter(|s| !s.cold) {
@@ -840,14 +846,14 @@ fn calibrate_with<E: From<DeriveError>>(
     pass(0.0)?;
     let plan = &sim.derivation.plan;
     let (_, _, measured) = measured_step(m, alignment, fit_step);
-    let fit_steps: Vec<usize> = if every_step {
-        (0..m.common_steps()).collect()
+    let fit_steps = if every_step {
+        0..m.common_steps()
     } else {
-        vec![fit_step]
+        fit_step..fit_step + 1
     };
     let steps: Vec<Vec<(usize, Vec<StepAction>)>> = fit_steps
-        .iter()
-        .map(|&k| measured_step(m, alignment, k).2)
+        .clone()
+        .map(|k| measured_step(m, alignment, k).2)
         .collect();
     let (by_stage, by_region, switch, multipliers) = compute_ratios(sim, &steps);
     let factors = factor_table(plan, &by_stage, &by_region);
@@ -970,7 +976,7 @@ fn calibrate_with<E: From<DeriveError>>(
     })
 }
 
-/// The transfer times of the fit step ([`transfer_samples`]: the derived order's cross-rank
+/// The transfer times of the fitted steps ([`transfer_samples`]: the derived order's cross-rank
 /// transfers whose consumer waited for them, less the consumer's own share). `α` is their mean
 /// less the scenario's `β·n`; when the sizes differ, `α` and `β` by least squares, or, when the
 /// time does not grow with the size, `α` as with one size and the scenario's `β` kept.
@@ -980,9 +986,10 @@ fn fit_link(
     rank_side_s: f64,
 ) -> (LinkFit, Vec<f64>) {
     let hw = &sim.derivation.plan.hardware;
+    let kept = kept_shares(sim);
     let samples: Vec<(f64, f64)> = steps
         .iter()
-        .flat_map(|measured| transfer_samples(sim, measured, rank_side_s))
+        .flat_map(|measured| transfer_samples(sim, &kept, measured, rank_side_s))
         .collect();
     let mut sizes: Vec<f64> = samples.iter().map(|s| s.0).collect();
     sizes.sort_by(f64::total_cmp);
@@ -1022,10 +1029,14 @@ fn fit_link(
     } else {
         (alpha_beyond_scenario(), None)
     };
-    // Each transfer beyond the scenario's `β·n` (what `α` is the mean of, with one size).
+    // Each transfer beyond the `β·n` the calibrated scenario charges (the fitted bandwidth, or
+    // the scenario's): how it varies around `α`.
     let beyond: Vec<f64> = samples
         .iter()
-        .map(|&(n, t)| (t - scenario_beta(n)).max(0.0))
+        .map(|&(n, t)| match bytes_per_s {
+            Some(b) if b > 0.0 => t - n / b,
+            _ => (t - scenario_beta(n)).max(0.0),
+        })
         .collect();
     (
         LinkFit {
@@ -1040,7 +1051,7 @@ fn fit_link(
     )
 }
 
-/// The transfers of the fit step whose consumer waited for them, as `(bytes, seconds)`: for every
+/// The transfers of one fitted step whose consumer waited for them, as `(bytes, seconds)`: for every
 /// cross-rank transfer of the derived order (a point-to-point send, or one leg of a seam's
 /// gather or scatter) between two compute actions that were both measured, the time from the
 /// producer's last compute op to the consumer's first, less `rank_side_s` (the consumer's
@@ -1049,6 +1060,7 @@ fn fit_link(
 /// region's replicas) gives none.
 fn transfer_samples(
     sim: &Simulation,
+    kept: &[f64],
     measured: &[(usize, Vec<StepAction>)],
     rank_side_s: f64,
 ) -> Vec<(f64, f64)> {
@@ -1079,7 +1091,6 @@ fn transfer_samples(
             .collect();
         spans.insert(*rank, (starts, latest_end));
     }
-    let kept = kept_shares(sim);
     let measured_at = |node: NodeIndex| {
         let event = graph.node_weight(node).filter(|e| e.is_compute())?;
         let rank = event.rank()?;

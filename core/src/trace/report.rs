@@ -491,13 +491,23 @@ impl CompareTraceReport {
         let fitted_on = self.fitted_on();
         let _ = writeln!(
             out,
-            "{}: {fitted_on}, {checked}\n  step time: measured {}, predicted {} ({:+.1}%), calibrated {} ({:+.1}%)\n  order agreement {:.1}%",
+            "{}: {fitted_on}, {checked}\n  step time: measured {}, predicted {} ({:+.1}%), calibrated {}{} ({:+.1}%){}\n  order agreement {:.1}%",
             self.scenario,
             ms(self.makespan_measured_s),
             ms(self.makespan_predicted_s),
             signed_error(self.makespan_predicted_s, self.makespan_measured_s),
             ms(self.makespan_calibrated_s),
+            if self.expected.is_some() {
+                " simulated"
+            } else {
+                ""
+            },
             signed_error(self.makespan_calibrated_s, self.makespan_measured_s),
+            self.expected.map_or(String::new(), |e| format!(
+                ", {} expected ({:+.1}%)",
+                ms(e.median_s),
+                signed_error(e.median_s, self.makespan_measured_s)
+            )),
             self.order_agreement * 100.0
         );
         if let Some(e) = &self.expected {
@@ -682,8 +692,13 @@ impl CompareTraceReport {
         };
         let _ = writeln!(
             out,
-            "\nwhat-if over every schedule that fits the model, with the costs fitted on step {} (memory in {}):\n rank  schedule                          v  step time     vs fastest  bubble  peak per rank",
-            self.fit_step,
+            "\nwhat-if over every schedule that fits the model, with the costs {}{} (memory in {}):\n rank  schedule                          v  step time     vs fastest  bubble  peak per rank",
+            self.fitted_on(),
+            if first.expected.is_some() {
+                "; the step time is the expected one under the run's measured jitter"
+            } else {
+                ""
+            },
             first.basis.label()
         );
         for (i, p) in self.what_if_all.iter().enumerate() {
