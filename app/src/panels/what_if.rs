@@ -95,9 +95,14 @@ fn ranked_chart(ui: &mut egui::Ui, report: &CompareTraceReport, current: bool) {
         .map_or(MemoryBasis::Dynamic, |p| p.basis);
     ui.label(
         RichText::new(format!(
-            "What-if for {} with the costs {}: every schedule that fits the model, fastest first (green: the one that ran; amber line: the run's measured median step{}); memory peaks in {} bytes",
+            "What-if for {} with the costs {}: every schedule that fits the model, fastest first{} (green: the one that ran; amber line: the run's measured median step{}); memory peaks in {} bytes",
             report.scenario,
             report.fitted_on(),
+            if predictions.iter().any(|p| p.expected.is_some()) {
+                " by the expected step under the run's measured jitter (whiskers: its 10–90 %)"
+            } else {
+                ""
+            },
             median.map_or(String::new(), |m| format!(", {}", ms(m))),
             basis.short()
         ))
@@ -105,7 +110,7 @@ fn ranked_chart(ui: &mut egui::Ui, report: &CompareTraceReport, current: bool) {
     );
     let longest = predictions
         .iter()
-        .map(|p| p.step_s)
+        .map(|p| p.expected.map_or(p.step_s, |e| e.high_s.max(p.step_s)))
         .chain(median)
         .fold(0.0, f64::max)
         .max(f64::MIN_POSITIVE);
@@ -142,6 +147,18 @@ fn ranked_chart(ui: &mut egui::Ui, report: &CompareTraceReport, current: bool) {
             colour.gamma_multiply(0.35)
         };
         painter.rect_filled(bar, 2.0, colour);
+        // The expected step's 10–90 % range under the run's jitter: a whisker across the bar's
+        // end.
+        if let Some(e) = p.expected {
+            let whisker = Stroke::new(1.0, text.gamma_multiply(if current { 0.8 } else { 0.3 }));
+            painter.line_segment(
+                [egui::pos2(x_of(e.low_s), y), egui::pos2(x_of(e.high_s), y)],
+                whisker,
+            );
+            for x in [x_of(e.low_s), x_of(e.high_s)] {
+                painter.line_segment([egui::pos2(x, y - 3.0), egui::pos2(x, y + 3.0)], whisker);
+            }
+        }
         painter.text(
             egui::pos2(bars.1 + 6.0, y),
             Align2::LEFT_CENTER,
