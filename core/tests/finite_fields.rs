@@ -68,6 +68,7 @@ fn every_hardware_field() -> Hardware {
         fb_overlap: some(),
         action_overhead_s: some(),
         step_grad_bytes_per_param_byte: some(),
+        weight_transient_bytes_per_param_byte: some(),
         p2p: Some(P2p::Blocking),
         p2p_post_s: some(),
         action_switch_s: Some(phases),

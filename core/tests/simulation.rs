@@ -396,3 +396,40 @@ fn a_cancellable_simulation_reports_progress_and_stops_when_told() {
     assert_eq!(stopped.err(), Some(SimulationError::Cancelled));
     assert_eq!(asked, 3);
 }
+
+/// What a weight half holds (`hardware.weight_transient_bytes_per_param_byte`): while each weight
+/// half runs, its stage's parameter bytes times the factor (the larger of that and the
+/// workspace); a whole backward does not hold it. With activations of one byte and no other
+/// memory, each rank's peak is exactly the transient (plus the few activation bytes held then,
+/// at most `P`), and it is gone with the factor at 0 or under 1F1B.
+#[test]
+fn a_weight_half_holds_its_stages_weight_gradients_while_it_runs() {
+    let p = 3;
+    let with = |skeleton: Skeleton, factor: f64, workspace: f64| {
+        let mut l = layer("l", Role::Backbone, p, TF, TB);
+        l.activation_bytes = Some(1.0);
+        l.param_bytes = Some(1e6);
+        l.workspace_bytes = Some(workspace);
+        let mut s = scenario(vec![l], &[], &[skeleton], p, 6);
+        s.static_memory_factor = Some(0.0);
+        s.hardware = Some(mpipe::scenario::hardware::Hardware {
+            weight_transient_bytes_per_param_byte: Some(factor),
+            ..Default::default()
+        });
+        sim(&s)
+            .memory
+            .iter()
+            .map(|c| c.peak_bytes)
+            .collect::<Vec<f64>>()
+    };
+    for peak in with(mpipe::schedules::ZB1P, 2.5, 1e3) {
+        assert!((2.5e6..=2.5e6 + p as f64).contains(&peak), "{peak}");
+    }
+    // The workspace when it is the larger.
+    for peak in with(mpipe::schedules::ZB1P, 2.5, 4e6) {
+        assert!((4e6..=4e6 + p as f64).contains(&peak), "{peak}");
+    }
+    for peak in with(ONE_F_ONE_B, 2.5, 1e3) {
+        assert!((1e3..=1e3 + p as f64).contains(&peak), "{peak}");
+    }
+}

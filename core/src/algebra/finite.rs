@@ -217,7 +217,14 @@ pub fn check_totals(
                 .into(),
         ));
     }
-    let memory = params * (static_memory_factor + step_grads) * replicas + saved;
+    let transient = hw.weight_transient_bytes_per_param_byte.unwrap_or(0.0);
+    if !(params * transient).is_finite() {
+        return Err(overflow(
+            "hardware.weight_transient_bytes_per_param_byte".into(),
+            "a weight half's transient (its bytes per parameter byte × the parameter bytes)".into(),
+        ));
+    }
+    let memory = params * (static_memory_factor + step_grads + transient) * replicas + saved;
     if !memory.is_finite() {
         return Err(overflow(
             "model.layers".into(),

@@ -34,6 +34,13 @@ pub struct Hardware {
     /// measured memory still holds after a rank's last backward.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_grad_bytes_per_param_byte: Option<f64>,
+    /// What a weight half holds while it runs (DESIGN.md §3.1, "what `W` keeps"): bytes per
+    /// parameter byte of its stage, the weight gradients it computes before it accumulates them
+    /// (PyTorch's split backward: about 1); the half's transient is the larger of this and the
+    /// layers' `workspace_bytes` (absent: 0, the workspace alone). `compare-trace` fits it from
+    /// the weight halves' measured transients.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_transient_bytes_per_param_byte: Option<f64>,
     /// Point-to-point semantics (DESIGN.md §3.1): `async` (NCCL-like, the default: a transfer
     /// runs on the link beside compute, the receiver waits only for its arrival) or `blocking`
     /// (gloo on CPU: the sender's stream is busy for the whole transfer too).
@@ -75,6 +82,10 @@ impl Hardware {
             (
                 "step_grad_bytes_per_param_byte",
                 self.step_grad_bytes_per_param_byte,
+            ),
+            (
+                "weight_transient_bytes_per_param_byte",
+                self.weight_transient_bytes_per_param_byte,
             ),
             ("p2p_post_s", self.p2p_post_s),
         ]

@@ -185,22 +185,35 @@ fn step_gradients(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut 
     }
 }
 
-/// A backward (or either half of one) holds its transient workspace while it runs.
+/// A backward (or either half of one) holds its transient workspace while it runs; a weight half
+/// the larger of that and its stage's weight gradients before they are accumulated
+/// (`hardware.weight_transient_bytes_per_param_byte`).
 fn workspaces(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut [Vec<(f64, f64)>]) {
     let g = &order.graph;
+    let transient = plan
+        .hardware
+        .weight_transient_bytes_per_param_byte
+        .unwrap_or(0.0);
     for n in g.node_indices() {
         let backward = match g.node_weight(n) {
-            Some(&Event::Bwd { region, rank, .. }) => Some((region, rank)),
+            Some(&Event::Bwd {
+                region, rank, half, ..
+            }) => Some((region, rank, half == Half::Weight)),
             Some(&Event::FourPhase {
                 region,
                 rank,
                 phase,
                 ..
-            }) if phase.is_backward() => Some((region, rank)),
+            }) if phase.is_backward() => Some((region, rank, false)),
             _ => None,
         };
-        if let Some((region, rank)) = backward {
-            let bytes = workspace_bytes(plan, region.into(), rank.into());
+        if let Some((region, rank, weight)) = backward {
+            let mut bytes = workspace_bytes(plan, region.into(), rank.into());
+            if weight && transient > 0.0 {
+                bytes = bytes.max(
+                    transient * crate::sim::cost::param_bytes(plan, region.into(), rank.into()),
+                );
+            }
             if bytes > 0.0
                 && let Some(list) = deltas.get_mut(rank.index())
                 && let Some((start, end)) = timeline.span_of(n)

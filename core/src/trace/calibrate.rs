@@ -857,7 +857,7 @@ fn calibrate_with<E: From<DeriveError>>(
         .collect();
     let (by_stage, by_region, switch, multipliers) = compute_ratios(sim, &steps);
     let factors = factor_table(plan, &by_stage, &by_region);
-    let memory = fit_memory(m, alignment, &measured);
+    let memory = fit_memory(plan, m, alignment, &measured);
     let stages = stage_of_layers(plan);
     let mut stage_layers: FxHashMap<Stage, usize> = FxHashMap::default();
     for stage in stages.iter().flatten() {
@@ -893,6 +893,15 @@ fn calibrate_with<E: From<DeriveError>>(
     // carried by the senders it moved the step's time between schedules the wrong way (their
     // ranking against the measured one fell; README "Diagnosis"), so where the runtime spends
     // it is not yet modelled right. `hardware.p2p_post_s` stays the user's.
+    if let Some(k) = median(
+        memory
+            .iter()
+            .filter_map(|f| f.weight_transient_per_param_byte)
+            .collect(),
+    ) {
+        let hw = calibrated.hardware.get_or_insert_with(Default::default);
+        hw.weight_transient_bytes_per_param_byte = Some(k);
+    }
     if let Some(factor) = step_grad_factor(plan, &memory) {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.step_grad_bytes_per_param_byte = Some(factor);
@@ -1163,9 +1172,13 @@ pub struct MemoryFit {
     /// Held per forward until its backward: the level the rank's first backward starts at, over
     /// the step's start, shared by the forwards before it.
     pub activation_bytes: Option<f64>,
-    /// Allocated and freed while a backward runs: the median, over its backwards, of the peak
-    /// inside one over the level it starts at.
+    /// Allocated and freed while a backward runs: the median, over its whole backwards and input
+    /// halves, of the peak inside one over the level it starts at (a weight half's is its own,
+    /// below).
     pub workspace_bytes: Option<f64>,
+    /// A weight half's transient over its stage's parameter bytes (the median over the rank's
+    /// weight halves; `None` without one): what it holds before it accumulates its gradients.
+    pub weight_transient_per_param_byte: Option<f64>,
     /// Still held when the rank's last backward ends, over the step's start: every activation is
     /// freed by then, so this is what the step allocated for good — its gradient buffers (freed
     /// at the step's end when the trainer zeroes them to `None`).
@@ -1176,6 +1189,7 @@ pub struct MemoryFit {
 
 /// The memory of each rank with `[memory]` events on the fit step (see [`MemoryFit`]).
 fn fit_memory(
+    plan: &Plan,
     m: &Measurement,
     alignment: &Alignment,
     measured: &[(usize, Vec<StepAction>)],
@@ -1208,12 +1222,24 @@ fn fit_memory(
             ((memory.at(own(b.compute_start_ns)) - memory.at(own(start))) / forwards as f64)
                 .max(0.0)
         });
+        let transient = |a: &StepAction| {
+            let (s, e) = (own(a.compute_start_ns), own(a.compute_end_ns));
+            (memory.peak(s, e) - memory.at(s)).max(0.0)
+        };
+        let is_weight = |a: &StepAction| a.action.is_some_and(|x| x.phase == Phase::Weight);
         let workspaces: Vec<f64> = actions
             .iter()
-            .filter(|a| is_backward(a))
-            .map(|a| {
-                let (s, e) = (own(a.compute_start_ns), own(a.compute_end_ns));
-                (memory.peak(s, e) - memory.at(s)).max(0.0)
+            .filter(|a| is_backward(a) && !is_weight(a))
+            .map(transient)
+            .collect();
+        // A weight half's transient over its stage's parameter bytes.
+        let weight_transients: Vec<f64> = actions
+            .iter()
+            .filter(|a| is_weight(a))
+            .filter_map(|a| {
+                let (region, stage_rank) = plan.stage_to_region_rank(a.action?.stage)?;
+                let params = crate::sim::cost::param_bytes(plan, region, stage_rank);
+                (params > 0.0).then(|| transient(a) / params)
             })
             .collect();
         let last_backward_end = actions
@@ -1229,6 +1255,7 @@ fn fit_memory(
             step_held_bytes,
             backwards: workspaces.len(),
             workspace_bytes: median(workspaces),
+            weight_transient_per_param_byte: median(weight_transients),
             forwards,
         });
     }
