@@ -27,6 +27,7 @@ fn every_layer_field() -> LayerSpec {
         role: Role::Backbone,
         count: 2,
         trainable: true,
+        recompute: Some(mpipe::scenario::layer::Recompute::Full),
         fwd_s: some(),
         bwd_s: some(),
         fwd_flops: some(),

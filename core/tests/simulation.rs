@@ -433,3 +433,35 @@ fn a_weight_half_holds_its_stages_weight_gradients_while_it_runs() {
         assert!((1e3..=1e3 + p as f64).contains(&peak), "{peak}");
     }
 }
+
+/// Full recomputation (`"recompute": "full"`): 1F1B of uniform one-layer stages runs
+/// `(M + P − 1)(2t_f + t_b)` — each backward runs its forward again first — and holds, instead
+/// of `min(P − r, M)` microbatches' activations, that many stage inputs (the previous stage's
+/// output; rank 0's input is not modelled) plus one microbatch's activations made again while a
+/// backward runs.
+#[test]
+fn full_recomputation_costs_a_forward_per_backward_and_keeps_only_stage_inputs() {
+    for p in 1..=4 {
+        for m in 1..=8 {
+            let mut l = layer("l", Role::Backbone, p, TF, TB);
+            l.activation_bytes = Some(1000.0);
+            l.output_bytes = Some(10.0);
+            l.recompute = Some(mpipe::scenario::layer::Recompute::Full);
+            let s = sim(&scenario(vec![l], &[], &[ONE_F_ONE_B], p, m));
+            let want = (m + p - 1) as f64 * (2.0 * TF + TB);
+            assert!(
+                (s.makespan_s - want).abs() < 1e-9,
+                "P={p} M={m}: {}",
+                s.makespan_s
+            );
+            let peaks: Vec<f64> = s.memory.iter().map(|c| c.peak_bytes).collect();
+            let expected: Vec<f64> = (0..p)
+                .map(|r| {
+                    let inputs = if r == 0 { 0 } else { (p - r).min(m) };
+                    1000.0 + 10.0 * inputs as f64
+                })
+                .collect();
+            assert_eq!(peaks, expected, "P={p} M={m}");
+        }
+    }
+}

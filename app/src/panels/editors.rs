@@ -457,6 +457,25 @@ fn layer_row_ui(
             gesture: None,
         });
     }
+    // A narrow box (the table fits 1280 px): `↻`, named "recompute" for screen readers.
+    let mut recompute = spec.recompute.is_some();
+    let response = ui.checkbox(&mut recompute, "↻");
+    let on = recompute;
+    response.widget_info(|| {
+        egui::WidgetInfo::selected(egui::accesskit::Role::CheckBox, true, on, "recompute")
+    });
+    if response
+        .on_hover_text(
+            "recompute: keep only the input of each run of recomputed layers for the backward, \
+             and run their forward again before it (less memory, more time)",
+        )
+        .changed()
+    {
+        out.push(Command::Edit {
+            edit: Edit::LayerRecompute { layer, recompute },
+            gesture: None,
+        });
+    }
 }
 
 /// The time fields a layer shows: the four phases' for a second-order schedule, else forward

@@ -27,6 +27,9 @@ pub struct Layer {
     pub four_phase_s: [Option<f64>; 4],
     /// What `FF` saves for `BF`, per microbatch.
     pub force_activation_bytes: f64,
+    /// Full recomputation: only the input of a run of recomputed layers is kept, and the
+    /// backward runs their forward again first.
+    pub recompute: bool,
 }
 
 /// Expands a layer spec's `count` into that many layers, named `name` (count 1) or `name.0`,
@@ -76,6 +79,7 @@ pub fn expand(spec: &LayerSpec) -> Result<Vec<Layer>, LayerError> {
                 .force_activation_bytes
                 .or(spec.activation_bytes)
                 .unwrap_or(0.0),
+            recompute: spec.recompute.is_some(),
         })
         .collect())
 }

@@ -125,6 +125,11 @@ pub enum Edit {
         layer: usize,
         trainable: bool,
     },
+    /// Full recomputation of a layer group on or off.
+    LayerRecompute {
+        layer: usize,
+        recompute: bool,
+    },
     /// A second-order phase's time (`fe_s`, `ff_s`, `bf_s` or `be_s`; other phases: nothing).
     LayerPhase {
         layer: usize,
@@ -293,6 +298,11 @@ impl Edit {
             Edit::LayerTrainable { layer, trainable } => {
                 if let Some(l) = s.model.layers.get_mut(*layer) {
                     l.trainable = *trainable;
+                }
+            }
+            Edit::LayerRecompute { layer, recompute } => {
+                if let Some(l) = s.model.layers.get_mut(*layer) {
+                    l.recompute = recompute.then_some(crate::scenario::layer::Recompute::Full);
                 }
             }
             Edit::LayerPhase {

@@ -37,6 +37,11 @@ pub struct LayerSpec {
     pub count: usize,
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub trainable: bool,
+    /// Recomputation (DESIGN.md §3.1): `full` keeps only the input of each run of recomputed
+    /// layers for the backward and runs their forward again before it (absent: none, every
+    /// activation kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recompute: Option<Recompute>,
     /// Explicit forward time of one layer for one microbatch, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fwd_s: Option<f64>,
@@ -195,6 +200,15 @@ pub(crate) fn input_share(
         (Some(i), None) => Ok(share(i)),
         (None, Some(w)) => Ok(share(total - w)),
     }
+}
+
+/// How a layer's activations reach its backward.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Recompute {
+    /// Only the input of a run of recomputed layers is kept; the backward runs their forward
+    /// again first.
+    Full,
 }
 
 impl LayerSpec {

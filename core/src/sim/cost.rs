@@ -30,8 +30,29 @@ pub fn unit_layers(plan: &Plan, region: usize, rank: usize) -> Range<usize> {
 
 pub use crate::scenario::layer::FOUR_PHASE_SHARES;
 
-/// Seconds to run `layers` in `phase` for microbatch `mb`.
+/// Seconds to run `layers` in `phase` for microbatch `mb`; the first backward phase (a whole
+/// backward, an input half, a force backward) of recomputed layers runs their forward again
+/// first (their energy and force forwards, for a second-order schedule).
 pub fn compute_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> f64 {
+    let recomputed: f64 = match phase {
+        Phase::Backward | Phase::Input | Phase::ForceBackward => layers
+            .clone()
+            .filter(|&i| plan.layers.get(i).is_some_and(|l| l.recompute))
+            .map(|i| match phase {
+                Phase::ForceBackward => {
+                    compute_time(plan, i..i + 1, mb, Phase::EnergyForward)
+                        + compute_time(plan, i..i + 1, mb, Phase::ForceForward)
+                }
+                _ => compute_time(plan, i..i + 1, mb, Phase::Forward),
+            })
+            .sum(),
+        _ => 0.0,
+    };
+    recomputed + layer_time(plan, layers, mb, phase)
+}
+
+/// Seconds to run `layers` in `phase` for microbatch `mb`, recomputation left out.
+fn layer_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> f64 {
     let factor = plan.workload_of(mb);
     let (mut explicit, mut flops, mut bytes) = (0.0, 0.0, 0.0);
     for layer in plan.layers.get(layers).unwrap_or_default() {
@@ -113,9 +134,51 @@ pub fn output_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
         })
 }
 
-/// Saved-for-backward bytes of a unit for one microbatch.
+/// Saved-for-backward bytes of a unit for one microbatch: every kept layer's activations, and
+/// the input of each run of recomputed layers (the output of the layer before it; nothing before
+/// the model's first layer).
 pub fn activation_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
-    activation_part(plan, region, rank, mb, |_| 1.0)
+    activation_part(plan, region, rank, mb, |_| 1.0) + checkpoint_bytes(plan, region, rank, mb)
+}
+
+/// The inputs a unit keeps for its recomputed layers, for one microbatch.
+fn checkpoint_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
+    let layers = unit_layers(plan, region, rank);
+    let start = layers.start;
+    layers
+        .filter(|&i| {
+            let recomputed = |j: usize| plan.layers.get(j).is_some_and(|l| l.recompute);
+            recomputed(i) && (i == start || i.checked_sub(1).is_none_or(|j| !recomputed(j)))
+        })
+        .filter_map(|i| plan.layers.get(i.checked_sub(1)?))
+        .map(|before| {
+            before.output_bytes
+                * if before.workload_varies {
+                    plan.workload_of(mb)
+                } else {
+                    1.0
+                }
+        })
+        .sum()
+}
+
+/// The activations a unit's recomputed layers make again in its backward, for one microbatch:
+/// held from the backward's start (its input half's) as a kept layer's are from its forward's.
+pub fn recomputed_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
+    layer_bytes(plan, region, rank, mb, |l| {
+        if l.recompute { l.activation_bytes } else { 0.0 }
+    })
+}
+
+/// The part of [`recomputed_bytes`] only a split backward's input half needs.
+pub fn recomputed_input_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
+    layer_bytes(plan, region, rank, mb, |l| {
+        if l.recompute {
+            l.activation_bytes * l.activation_input_share
+        } else {
+            0.0
+        }
+    })
 }
 
 /// The transient bytes a unit's backward holds while it runs: the largest of its layers'.
@@ -128,9 +191,11 @@ pub fn workspace_bytes(plan: &Plan, region: usize, rank: usize) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// The part of [`activation_bytes`] only a split backward's input half needs (freed at its end).
+/// The part of [`activation_bytes`] only a split backward's input half needs (freed at its end):
+/// the kept layers' input shares and the recomputed runs' inputs.
 pub fn activation_input_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
     activation_part(plan, region, rank, mb, |l| l.activation_input_share)
+        + checkpoint_bytes(plan, region, rank, mb)
 }
 
 /// What a unit's force forward `FF` saves for its force backward `BF`, for one microbatch.
@@ -145,7 +210,13 @@ fn activation_part(
     mb: usize,
     share: impl Fn(&crate::algebra::model::Layer) -> f64,
 ) -> f64 {
-    layer_bytes(plan, region, rank, mb, |l| l.activation_bytes * share(l))
+    layer_bytes(plan, region, rank, mb, |l| {
+        if l.recompute {
+            0.0
+        } else {
+            l.activation_bytes * share(l)
+        }
+    })
 }
 
 /// `bytes` of each layer of a unit, summed, scaled by the microbatch's workload where it varies.

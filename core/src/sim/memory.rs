@@ -289,19 +289,45 @@ fn activations(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut [Ve
         let Some(list) = deltas.get_mut(rank.index()) else {
             continue;
         };
-        match weight.and_then(|w| timeline.end_of(w)) {
-            Some(weight_end) if bytes > 0.0 => {
-                let early =
-                    activation_input_bytes(plan, region.into(), rank.into(), mb.into()).min(bytes);
-                list.push((start, bytes));
-                list.push((free_at, -early));
-                list.push((weight_end, early - bytes));
-            }
-            _ if bytes > 0.0 => {
-                list.push((start, bytes));
-                list.push((free_at, -bytes));
-            }
-            _ => {}
+        let weight_end = weight.and_then(|w| timeline.end_of(w));
+        let (region, rank, mb) = (region.into(), rank.into(), mb.into());
+        hold(
+            list,
+            (start, free_at, weight_end),
+            bytes,
+            activation_input_bytes(plan, region, rank, mb),
+        );
+        // Recomputed layers make their activations again when the backward starts (its input
+        // half), and free them as a kept layer's.
+        if let Some(again) = backward.and_then(|b| timeline.start_of(b)) {
+            hold(
+                list,
+                (again, free_at, weight_end),
+                crate::sim::cost::recomputed_bytes(plan, region, rank, mb),
+                crate::sim::cost::recomputed_input_bytes(plan, region, rank, mb),
+            );
         }
+    }
+}
+
+/// `bytes` held from `from` until `free_at` (a whole backward's or an input half's end), or, with
+/// a weight half, `early` of them until then and the rest until `weight_end`.
+fn hold(
+    list: &mut Vec<(f64, f64)>,
+    (from, free_at, weight_end): (f64, f64, Option<f64>),
+    bytes: f64,
+    early: f64,
+) {
+    if bytes <= 0.0 {
+        return;
+    }
+    list.push((from, bytes));
+    match weight_end {
+        Some(weight_end) => {
+            let early = early.min(bytes);
+            list.push((free_at, -early));
+            list.push((weight_end, early - bytes));
+        }
+        None => list.push((free_at, -bytes)),
     }
 }
