@@ -311,10 +311,11 @@ mod pipelining_fixture {
         })
         .unwrap();
         assert_eq!(same.scenario, whole.scenario);
-        // Before the fit, the link fit, the simulation, each of the 200 draws of the expected
-        // step under the run's jitter, and each of the two steps' comparisons.
-        assert_eq!(seen[..3], [0.0, 0.2, 0.3], "{seen:?}");
-        let draws = &seen[3..seen.len() - 2];
+        // Before the fit, after reading the fitted step, the link fit, the simulation, each of
+        // the 200 draws of the expected step under the run's jitter, and each of the two steps'
+        // comparisons.
+        assert_eq!(seen[..4], [0.0, 0.1, 0.2, 0.3], "{seen:?}");
+        let draws = &seen[4..seen.len() - 2];
         assert_eq!(draws.len(), 200, "{seen:?}");
         assert!(
             draws.windows(2).all(|w| w[0] < w[1]) && draws.iter().all(|f| (0.3..0.5).contains(f)),

@@ -851,10 +851,14 @@ fn calibrate_with<E: From<DeriveError>>(
     } else {
         fit_step..fit_step + 1
     };
-    let steps: Vec<Vec<(usize, Vec<StepAction>)>> = fit_steps
-        .clone()
-        .map(|k| measured_step(m, alignment, k).2)
-        .collect();
+    // Each fitted step's actions (a Cancel is heard between steps: fitting every step of a long
+    // run reads each of them).
+    let count = fit_steps.len().max(1) as f32;
+    let mut steps: Vec<Vec<(usize, Vec<StepAction>)>> = Vec::with_capacity(fit_steps.len());
+    for (i, k) in fit_steps.clone().enumerate() {
+        steps.push(measured_step(m, alignment, k).2);
+        pass(0.1 * (i + 1) as f32 / count)?;
+    }
     let (by_stage, by_region, switch, multipliers) = compute_ratios(sim, &steps);
     let factors = factor_table(plan, &by_stage, &by_region);
     let memory = fit_memory(plan, m, alignment, &measured);
