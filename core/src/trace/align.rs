@@ -192,36 +192,17 @@ pub fn align(m: &Measurement) -> Alignment {
 fn same_file_ties(m: &Measurement) -> (Vec<Edge>, bool) {
     // Union-find over the ranks, joined through the files they share.
     let n = m.ranks.len();
-    let mut parent: Vec<usize> = (0..n).collect();
-    fn root(parent: &mut [usize], mut i: usize) -> usize {
-        while let Some(&p) = parent.get(i) {
-            if p == i {
-                break;
-            }
-            let grand = parent.get(p).copied().unwrap_or(p);
-            if let Some(slot) = parent.get_mut(i) {
-                *slot = grand;
-            }
-            i = p;
-        }
-        i
-    }
+    let mut sets = petgraph::unionfind::UnionFind::<usize>::new(n);
     let mut first_of: FxHashMap<usize, usize> = FxHashMap::default();
     for (i, r) in m.ranks.iter().enumerate() {
         for &file in &r.files {
-            let first = *first_of.entry(file).or_insert(i);
-            let (a, b) = (root(&mut parent, first), root(&mut parent, i));
-            if a != b
-                && let Some(slot) = parent.get_mut(b)
-            {
-                *slot = a;
-            }
+            sets.union(*first_of.entry(file).or_insert(i), i);
         }
     }
     let mut ties = Vec::new();
     let mut roots = rustc_hash::FxHashSet::default();
     for i in 0..n {
-        let r = root(&mut parent, i);
+        let r = sets.find_mut(i);
         roots.insert(r);
         if r != i {
             ties.push((r, i, 0));
