@@ -48,12 +48,7 @@ impl Quantiles {
         }
         let last = (QUANTILE_POINTS - 1) as f64;
         let points: Vec<f64> = (0..QUANTILE_POINTS)
-            .filter_map(|i| {
-                let at = i as f64 / last * (n - 1) as f64;
-                let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
-                let (a, b) = (samples.get(lo)?, samples.get(hi)?);
-                Some(a + (b - a) * (at - lo as f64))
-            })
+            .filter_map(|i| quantile(&samples, i as f64 / last))
             .collect();
         let mean = samples.iter().sum::<f64>() / n as f64;
         Quantiles { points, mean }
@@ -79,14 +74,7 @@ impl Quantiles {
     /// The value at probability `u` (0 to 1), shifted to keep the samples' mean; `None` when
     /// nothing was measured.
     pub fn at(&self, u: f64) -> Option<f64> {
-        let n = self.points.len();
-        let at = u.clamp(0.0, 1.0) * n.checked_sub(1)? as f64;
-        let lo = at.floor() as usize;
-        let (a, b) = (
-            self.points.get(lo)?,
-            self.points.get(lo + 1).or(self.points.get(lo))?,
-        );
-        Some(a + (b - a) * (at - lo as f64) + self.mean - self.curve_mean())
+        Some(quantile(&self.points, u)? + self.mean - self.curve_mean())
     }
 
     /// A draw less the mean: how far a cost is from the mean the simulation charges.
@@ -213,19 +201,21 @@ pub fn expected(
         steps.push(simulate(order, &durations, options).makespan);
     }
     steps.sort_by(f64::total_cmp);
-    let at = |p: f64| {
-        let n = steps.len().checked_sub(1)?;
-        let at = p * n as f64;
-        let lo = at.floor() as usize;
-        let (a, b) = (steps.get(lo)?, steps.get(lo + 1).or(steps.get(lo))?);
-        Some(a + (b - a) * (at - lo as f64))
-    };
     Some(Expected {
-        median_s: at(0.5)?,
-        low_s: at(0.1)?,
-        high_s: at(0.9)?,
+        median_s: quantile(&steps, 0.5)?,
+        low_s: quantile(&steps, 0.1)?,
+        high_s: quantile(&steps, 0.9)?,
         draws,
     })
+}
+
+/// The value at probability `u` (clamped to 0–1) of ascending `sorted`, between its points
+/// linearly; `None` when it is empty.
+fn quantile(sorted: &[f64], u: f64) -> Option<f64> {
+    let at = u.clamp(0.0, 1.0) * sorted.len().checked_sub(1)? as f64;
+    let lo = at.floor() as usize;
+    let (a, b) = (sorted.get(lo)?, sorted.get(lo + 1).or(sorted.get(lo))?);
+    Some(a + (b - a) * (at - lo as f64))
 }
 
 #[cfg(test)]
