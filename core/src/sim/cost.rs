@@ -124,14 +124,16 @@ pub fn output_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
         .checked_sub(1)
         .filter(|_| !layers.is_empty())
         .and_then(|last| plan.layers.get(last))
-        .map_or(0.0, |l| {
-            l.output_bytes
-                * if l.workload_varies {
-                    plan.workload_of(mb)
-                } else {
-                    1.0
-                }
-        })
+        .map_or(0.0, |l| l.output_bytes * workload(plan, l, mb))
+}
+
+/// What a layer's figures are scaled by for microbatch `mb`: its workload factor where it varies.
+fn workload(plan: &Plan, layer: &crate::algebra::model::Layer, mb: usize) -> f64 {
+    if layer.workload_varies {
+        plan.workload_of(mb)
+    } else {
+        1.0
+    }
 }
 
 /// Saved-for-backward bytes of a unit for one microbatch: every kept layer's activations, and
@@ -151,30 +153,33 @@ fn checkpoint_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
             recomputed(i) && (i == start || i.checked_sub(1).is_none_or(|j| !recomputed(j)))
         })
         .filter_map(|i| plan.layers.get(i.checked_sub(1)?))
-        .map(|before| {
-            before.output_bytes
-                * if before.workload_varies {
-                    plan.workload_of(mb)
-                } else {
-                    1.0
-                }
-        })
+        .map(|before| before.output_bytes * workload(plan, before, mb))
         .sum()
 }
 
 /// The activations a unit's recomputed layers make again in its backward, for one microbatch:
 /// held from the backward's start (its input half's) as a kept layer's are from its forward's.
 pub fn recomputed_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
-    layer_bytes(plan, region, rank, mb, |l| {
-        if l.recompute { l.activation_bytes } else { 0.0 }
-    })
+    recomputed_part(plan, region, rank, mb, |_| 1.0)
 }
 
 /// The part of [`recomputed_bytes`] only a split backward's input half needs.
 pub fn recomputed_input_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
+    recomputed_part(plan, region, rank, mb, |l| l.activation_input_share)
+}
+
+/// `share` of each recomputed layer's activations, summed over a unit ([`activation_part`]'s
+/// twin for the layers it leaves out).
+fn recomputed_part(
+    plan: &Plan,
+    region: usize,
+    rank: usize,
+    mb: usize,
+    share: impl Fn(&crate::algebra::model::Layer) -> f64,
+) -> f64 {
     layer_bytes(plan, region, rank, mb, |l| {
         if l.recompute {
-            l.activation_bytes * l.activation_input_share
+            l.activation_bytes * share(l)
         } else {
             0.0
         }
@@ -231,14 +236,7 @@ fn layer_bytes(
         .get(unit_layers(plan, region, rank))
         .unwrap_or_default()
         .iter()
-        .map(|l| {
-            bytes(l)
-                * if l.workload_varies {
-                    plan.workload_of(mb)
-                } else {
-                    1.0
-                }
-        })
+        .map(|l| bytes(l) * workload(plan, l, mb))
         .sum()
 }
 

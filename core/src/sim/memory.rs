@@ -229,6 +229,7 @@ fn workspaces(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut [Vec
 /// in two parts); a forward without a backward holds its output until what consumes it ends.
 fn activations(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut [Vec<(f64, f64)>]) {
     let g = &order.graph;
+    let recomputes = plan.layers.iter().any(|l| l.recompute);
     for n in g.node_indices() {
         let Some(&Event::Fwd {
             region, rank, mb, ..
@@ -291,20 +292,24 @@ fn activations(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut [Ve
         };
         let weight_end = weight.and_then(|w| timeline.end_of(w));
         let (region, rank, mb) = (region.into(), rank.into(), mb.into());
+        // The input half's part is read only where there is a weight half to keep the rest.
+        let early = |part: fn(&Plan, usize, usize, usize) -> f64| {
+            weight_end.map_or(0.0, |_| part(plan, region, rank, mb))
+        };
         hold(
             list,
             (start, free_at, weight_end),
             bytes,
-            activation_input_bytes(plan, region, rank, mb),
+            early(activation_input_bytes),
         );
         // Recomputed layers make their activations again when the backward starts (its input
         // half), and free them as a kept layer's.
-        if let Some(again) = backward.and_then(|b| timeline.start_of(b)) {
+        if recomputes && let Some(again) = backward.and_then(|b| timeline.start_of(b)) {
             hold(
                 list,
                 (again, free_at, weight_end),
                 crate::sim::cost::recomputed_bytes(plan, region, rank, mb),
-                crate::sim::cost::recomputed_input_bytes(plan, region, rank, mb),
+                early(crate::sim::cost::recomputed_input_bytes),
             );
         }
     }
