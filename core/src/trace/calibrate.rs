@@ -104,6 +104,7 @@ pub struct OverheadFit {
 /// the layers' costs do not hold.
 fn fit_overhead(
     sim: &Simulation,
+    kept: &[f64],
     steps: &[Vec<(usize, Vec<StepAction>)>],
 ) -> (OverheadFit, Vec<f64>) {
     let graph = &sim.derivation.order.graph;
@@ -115,7 +116,6 @@ fn fit_overhead(
         .filter(|&t| crate::sim::cost::transfer_bytes(plan, graph, t).is_some())
         .flat_map(|t| graph.neighbors_directed(t, Direction::Outgoing))
         .collect();
-    let kept = kept_shares(sim);
     let mut gaps = Vec::new();
     let mut by_phase: FxHashMap<&'static str, Vec<f64>> = FxHashMap::default();
     for (rank, actions) in steps.iter().flatten() {
@@ -878,11 +878,18 @@ fn calibrate_with<E: From<DeriveError>>(
     let mut calibrated = scaled(scenario, &|layer| fits.of(layer));
     pass(0.2)?;
     let transfers = transfer_spans(m, alignment, &fit_steps, |k| k == ActionKind::Send);
-    let (overhead, gaps) = fit_overhead(sim, &steps);
+    // What the scenario models apart in the gaps and transfers, kept from it ([`kept_shares`]).
+    let kept = kept_shares(sim);
+    let (overhead, gaps) = fit_overhead(sim, &kept, &steps);
     let p2p = fit_p2p(&transfers);
     // Between a producer's last op and its consumer's first: the link (with what posting the
     // send costs, since that is not applied apart) and the receiver's per-action overhead.
-    let (link, transfer_times) = fit_link(sim, &steps, overhead.action_overhead_s.unwrap_or(0.0));
+    let (link, transfer_times) = fit_link(
+        sim,
+        &kept,
+        &steps,
+        overhead.action_overhead_s.unwrap_or(0.0),
+    );
     if overhead.action_overhead_s.is_some() {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.action_overhead_s = overhead.action_overhead_s;
@@ -995,14 +1002,14 @@ fn calibrate_with<E: From<DeriveError>>(
 /// time does not grow with the size, `α` as with one size and the scenario's `β` kept.
 fn fit_link(
     sim: &Simulation,
+    kept: &[f64],
     steps: &[Vec<(usize, Vec<StepAction>)>],
     rank_side_s: f64,
 ) -> (LinkFit, Vec<f64>) {
     let hw = &sim.derivation.plan.hardware;
-    let kept = kept_shares(sim);
     let samples: Vec<(f64, f64)> = steps
         .iter()
-        .flat_map(|measured| transfer_samples(sim, &kept, measured, rank_side_s))
+        .flat_map(|measured| transfer_samples(sim, kept, measured, rank_side_s))
         .collect();
     let mut sizes: Vec<f64> = samples.iter().map(|s| s.0).collect();
     sizes.sort_by(f64::total_cmp);
