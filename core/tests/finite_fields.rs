@@ -27,7 +27,10 @@ fn every_layer_field() -> LayerSpec {
         role: Role::Backbone,
         count: 2,
         trainable: true,
-        recompute: Some(mpipe::scenario::layer::Recompute::Full),
+        recompute: Some(mpipe::scenario::layer::Recompute::Selective),
+        recompute_activation_share: some(),
+        recompute_cost_share: some(),
+        offload_share: some(),
         fwd_s: some(),
         bwd_s: some(),
         fwd_flops: some(),
@@ -72,6 +75,7 @@ fn every_hardware_field() -> Hardware {
         weight_transient_bytes_per_param_byte: some(),
         p2p: Some(P2p::Blocking),
         p2p_post_s: some(),
+        host_bytes_per_s: some(),
         action_switch_s: Some(phases),
         action_overhead_by_phase_s: Some(phases),
     }
@@ -179,7 +183,8 @@ fn every_numeric_field_at_1e308_is_refused_at_its_field_or_stays_finite() {
             "hardware.peak_flops",
             "hardware.hbm_bytes_per_s",
             "hardware.link_bytes_per_s",
-            "hardware.memory_bytes"
+            "hardware.memory_bytes",
+            "hardware.host_bytes_per_s"
         ]
     );
 }

@@ -465,3 +465,149 @@ fn full_recomputation_costs_a_forward_per_backward_and_keeps_only_stage_inputs()
         }
     }
 }
+
+/// Selective recomputation (`"recompute": "selective"`, share `d` of the activations dropped,
+/// share `c` of the forward re-run): 1F1B of uniform one-layer stages runs
+/// `(M + P − 1)(t_f + c·t_f + t_b)`, and rank `r` peaks at `(k(1 − d) + d)·a` with
+/// `k = min(P − r, M)`: `k` microbatches' kept part, and the dropped part of the one whose
+/// backward made it again.
+#[test]
+fn selective_recomputation_reruns_its_share_and_keeps_the_rest() {
+    let (d, c, a) = (0.75, 0.25, 1024.0);
+    for p in 1..=4 {
+        for m in 1..=8 {
+            let mut l = layer("l", Role::Backbone, p, TF, TB);
+            l.activation_bytes = Some(a);
+            l.recompute = Some(mpipe::scenario::layer::Recompute::Selective);
+            l.recompute_activation_share = Some(d);
+            l.recompute_cost_share = Some(c);
+            let s = sim(&scenario(vec![l], &[], &[ONE_F_ONE_B], p, m));
+            let want = (m + p - 1) as f64 * (TF + c * TF + TB);
+            assert!(
+                (s.makespan_s - want).abs() < 1e-9,
+                "P={p} M={m}: {}",
+                s.makespan_s
+            );
+            let peaks: Vec<f64> = s.memory.iter().map(|c| c.peak_bytes).collect();
+            let expected: Vec<f64> = (0..p)
+                .map(|r| ((p - r).min(m) as f64 * (1.0 - d) + d) * a)
+                .collect();
+            assert_eq!(peaks, expected, "P={p} M={m}");
+            // Less what recomputation made again, each rank holds its kept part alone.
+            for (r, curve) in s.memory.iter().enumerate() {
+                let kept = curve.with_part(&curve.recomputed_points, -1.0);
+                let peak = kept.iter().map(|p| p[1]).fold(0.0, f64::max);
+                assert_eq!(peak, (p - r).min(m) as f64 * (1.0 - d) * a, "P={p} M={m} r={r}");
+            }
+        }
+    }
+}
+
+/// A layer whose shares do not make a selective recomputation is refused, naming the field.
+#[test]
+fn recomputation_shares_are_checked() {
+    let with = |recompute, activation: Option<f64>, cost: Option<f64>| {
+        let mut l = layer("l", Role::Backbone, 2, TF, TB);
+        l.recompute = recompute;
+        l.recompute_activation_share = activation;
+        l.recompute_cost_share = cost;
+        mpipe::algebra::model::expand(&l)
+            .err()
+            .map(|e| e.to_string())
+    };
+    use mpipe::scenario::layer::Recompute::{Full, Selective};
+    assert_eq!(with(Some(Selective), Some(0.5), Some(0.2)), None);
+    assert_eq!(
+        with(Some(Selective), Some(0.5), None).as_deref(),
+        Some(
+            "`recompute: selective` needs `recompute_activation_share` (the share of the activations dropped) and `recompute_cost_share` (the share of the forward re-run)"
+        )
+    );
+    assert_eq!(
+        with(Some(Full), None, Some(0.2)).as_deref(),
+        Some("`recompute_cost_share` is given but `recompute` is not `selective`")
+    );
+    assert_eq!(
+        with(Some(Selective), Some(1.5), Some(0.2)).as_deref(),
+        Some("`recompute_activation_share` must be between 0 and 1, got 1.5")
+    );
+}
+
+/// 1F1B of uniform one-layer stages whose layers offload share `s` of `a` activation bytes, with
+/// copies at `host` bytes per second (free without).
+fn offloading(p: usize, m: usize, s: f64, host: Option<f64>) -> Simulation {
+    let mut l = layer("l", Role::Backbone, p, TF, TB);
+    l.activation_bytes = Some(1000.0);
+    l.offload_share = Some(s);
+    let mut sc = scenario(vec![l], &[], &[ONE_F_ONE_B], p, m);
+    sc.hardware = Some(mpipe::scenario::hardware::Hardware {
+        host_bytes_per_s: host,
+        ..Default::default()
+    });
+    sim(&sc)
+}
+
+/// Offload with free copies changes no time, and takes the offloaded share of every microbatch
+/// off the device except the two a rank's copy stream has brought back or not yet sent: rank `r`
+/// of 1F1B peaks at `(k(1 − s) + 2s)·a` with `k = min(P − r, M) ≥ 2` — the forward before a
+/// backward runs while that backward's activations come back — and at `a` with `k = 1`.
+#[test]
+fn offload_with_free_copies_changes_no_time_and_takes_its_share_off_the_peak() {
+    let s = 0.5;
+    for p in 1..=4 {
+        for m in 1..=8 {
+            let sim = offloading(p, m, s, None);
+            let want = (m + p - 1) as f64 * (TF + TB);
+            assert!(
+                (sim.makespan_s - want).abs() < 1e-9,
+                "P={p} M={m}: {}",
+                sim.makespan_s
+            );
+            let peaks: Vec<f64> = sim.memory.iter().map(|c| c.peak_bytes).collect();
+            let expected: Vec<f64> = (0..p)
+                .map(|r| match (p - r).min(m) {
+                    1 => 1000.0,
+                    k => (k as f64 * (1.0 - s) + 2.0 * s) * 1000.0,
+                })
+                .collect();
+            assert_eq!(peaks, expected, "P={p} M={m}");
+            // What left the device is on the host, and all of it is back by the step's end; with
+            // it added back, each rank holds what it would without offload, `k·a`.
+            for (r, curve) in sim.memory.iter().enumerate() {
+                let host = &curve.offloaded_points;
+                assert_eq!(host.last().map(|p| p[1]), Some(0.0), "P={p} M={m}");
+                let without = curve.with_part(host, 1.0);
+                let peak = without.iter().map(|p| p[1]).fold(0.0, f64::max);
+                assert_eq!(peak, (p - r).min(m) as f64 * 1000.0, "P={p} M={m} r={r}");
+            }
+        }
+    }
+}
+
+/// With a slow copy of `c` seconds, one rank's 1F1B (`F0 B0 F1 B1 …`) waits for each backward's
+/// copy out and back after its forward: `M(t_f + 2c + t_b)`. Under GPipe the copy back runs
+/// while the forward before it computes, so copies of `2c ≤ t_f` cost nothing.
+#[test]
+fn a_slow_copy_delays_the_backward_that_waits_for_it_by_exactly_its_time() {
+    let (s, host) = (0.5, 1000.0);
+    let c = s * 100.0 / host;
+    for m in 1..=6 {
+        let mut l = layer("l", Role::Backbone, 1, TF, TB);
+        l.activation_bytes = Some(100.0);
+        l.offload_share = Some(s);
+        let hw = Some(mpipe::scenario::hardware::Hardware {
+            host_bytes_per_s: Some(host),
+            ..Default::default()
+        });
+        let mut one = scenario(vec![l.clone()], &[], &[ONE_F_ONE_B], 1, m);
+        one.hardware = hw.clone();
+        let got = sim(&one).makespan_s;
+        let want = m as f64 * (TF + 2.0 * c + TB);
+        assert!((got - want).abs() < 1e-9, "1F1B M={m}: {got} vs {want}");
+        let mut gpipe = scenario(vec![l], &[], &[GPIPE], 1, m);
+        gpipe.hardware = hw;
+        let got = sim(&gpipe).makespan_s;
+        let want = m as f64 * (TF + TB) + if m == 1 { 2.0 * c } else { 0.0 };
+        assert!((got - want).abs() < 1e-9, "GPipe M={m}: {got} vs {want}");
+    }
+}

@@ -260,6 +260,15 @@ fn legend_ui(ui: &mut Ui, current: &Shown, baselines: &[Baseline], measured: boo
     if measured {
         entries.push(Entry::line("dotted: measured", grey));
     }
+    if curves.iter().any(|c| !c.offloaded_points.is_empty()) {
+        entries.push(Entry::line(
+            "thin dashed: without offload (+ on the host)",
+            grey,
+        ));
+    }
+    if curves.iter().any(|c| !c.recomputed_points.is_empty()) {
+        entries.push(Entry::line("thin dotted: less the recomputed bytes", grey));
+    }
     entries.push(Entry::dot("peak", grey));
     if capacity {
         entries.push(Entry::line("device capacity", CAPACITY));
@@ -313,6 +322,39 @@ impl Curves {
                     .radius(3.0)
                     .color(colour),
             );
+            if dashed {
+                continue;
+            }
+            // The current schedule's parts: what offload took off the device (drawn above the
+            // curve, where the rank would be without it), and what recomputation made again
+            // (below it, what the rank holds besides).
+            for (part, sign, what) in [
+                (&curve.offloaded_points, 1.0, "without offload"),
+                (&curve.recomputed_points, -1.0, "less recomputed"),
+            ] {
+                if part.is_empty() {
+                    continue;
+                }
+                let pts = step_points(
+                    &curve.with_part(part, sign),
+                    end,
+                    self.range,
+                    600,
+                    self.unit,
+                );
+                let style = if sign > 0.0 {
+                    LineStyle::dashed_dense()
+                } else {
+                    LineStyle::dotted_loose()
+                };
+                plot.line(
+                    Line::new(format!("rank {} {what}", curve.rank), PlotPoints::from(pts))
+                        .color(colour.gamma_multiply(0.6))
+                        .style(style)
+                        .width(1.0)
+                        .allow_band(false),
+                );
+            }
         }
     }
 
@@ -365,6 +407,8 @@ mod tests {
             peak_bytes: hi,
             peak_at_s: 1.0,
             over_capacity: false,
+            recomputed_points: Vec::new(),
+            offloaded_points: Vec::new(),
         };
         let curves = [curve(2.8e9, 12.8e9), curve(4.0e9, 12.2e9)];
         assert_eq!(unit_of(curves.iter()), (1e9, "GB"));

@@ -232,6 +232,13 @@ pub fn check_totals(
                 .into(),
         ));
     }
+    // Offload copies every saved byte out and back at most once.
+    if !(2.0 * crate::scenario::hardware::host_copy_time(&hw, saved)).is_finite() {
+        return Err(overflow(
+            "hardware.host_bytes_per_s".into(),
+            "the step's offload copies (the saved activations to the host and back)".into(),
+        ));
+    }
     // Every hardware figure charged per event (a switch cost, the posting of a send).
     check_hardware_numbers(scenario, &hw)
 }

@@ -1,7 +1,7 @@
 //! The model `U = ⟨u1..uL⟩`: an ordered list of layers with their roles, trainable bits and costs,
 //! expanded from the scenario's layer specs.
 
-use crate::scenario::layer::{Cost, LayerError, LayerSpec, input_share};
+use crate::scenario::layer::{Cost, LayerError, LayerSpec, Recompute, input_share};
 use crate::vocab::role::Role;
 
 /// One expanded layer `u_i`.
@@ -29,7 +29,15 @@ pub struct Layer {
     pub force_activation_bytes: f64,
     /// Full recomputation: only the input of a run of recomputed layers is kept, and the
     /// backward runs their forward again first.
-    pub recompute: bool,
+    pub recompute_full: bool,
+    /// The share of `activation_bytes` not kept from the forward but made again when the
+    /// backward starts (1 under full recomputation, 0 without).
+    pub dropped_share: f64,
+    /// The share of the forward the backward runs again first (1 under full recomputation).
+    pub rerun_share: f64,
+    /// The share of the kept activations copied to the host after the forward and back before
+    /// the backward.
+    pub offload_share: f64,
 }
 
 /// Expands a layer spec's `count` into that many layers, named `name` (count 1) or `name.0`,
@@ -54,9 +62,40 @@ pub fn expand(spec: &LayerSpec) -> Result<Vec<Layer>, LayerError> {
         )?,
     };
     let activation_input_share = spec.activation_input_share.unwrap_or(0.5);
-    if activation_input_share > 1.0 {
-        return Err(LayerError::Share(activation_input_share));
+    for (field, value) in [
+        ("activation_input_share", spec.activation_input_share),
+        (
+            "recompute_activation_share",
+            spec.recompute_activation_share,
+        ),
+        ("recompute_cost_share", spec.recompute_cost_share),
+        ("offload_share", spec.offload_share),
+    ] {
+        if let Some(value) = value.filter(|&v| v > 1.0) {
+            return Err(LayerError::Share { field, value });
+        }
     }
+    let (dropped_share, rerun_share) = match spec.recompute {
+        None | Some(Recompute::Full) => {
+            for (field, value) in [
+                (
+                    "recompute_activation_share",
+                    spec.recompute_activation_share,
+                ),
+                ("recompute_cost_share", spec.recompute_cost_share),
+            ] {
+                if value.is_some() {
+                    return Err(LayerError::NotSelective(field));
+                }
+            }
+            let full = if spec.recompute.is_some() { 1.0 } else { 0.0 };
+            (full, full)
+        }
+        Some(Recompute::Selective) => spec
+            .recompute_activation_share
+            .zip(spec.recompute_cost_share)
+            .ok_or(LayerError::SelectiveShares)?,
+    };
     Ok((0..spec.count)
         .map(|i| Layer {
             name: if spec.count == 1 {
@@ -79,7 +118,10 @@ pub fn expand(spec: &LayerSpec) -> Result<Vec<Layer>, LayerError> {
                 .force_activation_bytes
                 .or(spec.activation_bytes)
                 .unwrap_or(0.0),
-            recompute: spec.recompute.is_some(),
+            recompute_full: spec.recompute == Some(Recompute::Full),
+            dropped_share,
+            rerun_share,
+            offload_share: spec.offload_share.unwrap_or(0.0),
         })
         .collect())
 }

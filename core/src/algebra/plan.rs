@@ -194,6 +194,27 @@ impl Plan {
         index.checked_sub(1).and_then(|i| self.regions.get(i))
     }
 
+    /// The layers a rank runs for a region: its slab (Sharded) or the whole region (Replicated).
+    pub fn unit_layers(&self, region: usize, rank: usize) -> Range<usize> {
+        match self.region(region) {
+            Some(r) => match &r.owner {
+                RegionOwner::ByLayer { slabs, .. } => slabs.get(rank).cloned().unwrap_or(0..0),
+                RegionOwner::ByMicrobatch => r.layers.clone(),
+            },
+            None => 0..0,
+        }
+    }
+
+    /// Whether some layer a rank runs for a region offloads activations (`offload_share > 0`).
+    pub fn offloads(&self, region: usize, rank: usize) -> bool {
+        self.layers
+            .get(self.unit_layers(region, rank))
+            .is_some_and(|ls| {
+                ls.iter()
+                    .any(|l| l.offload_share > 0.0 && l.activation_bytes > 0.0)
+            })
+    }
+
     /// The stage region `region` runs on `rank` (by default `rank + (region − 1)·P`), when both
     /// exist.
     pub fn stage_index(&self, region: usize, rank: usize) -> Option<Stage> {

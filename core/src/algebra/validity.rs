@@ -218,9 +218,11 @@ impl ValidityError {
             ZeroSize { field } | TooLarge { field, .. } => (*field).to_string(),
             NoLayers => "model.layers".into(),
             TooManySlots { .. } => "microbatches".into(),
-            LayerCost { index, .. } | RooflineHardware { index, .. } => {
-                format!("model.layers[{index}]")
-            }
+            LayerCost { index, source, .. } => match source.field() {
+                Some(field) => format!("model.layers[{index}].{field}"),
+                None => format!("model.layers[{index}]"),
+            },
+            RooflineHardware { index, .. } => format!("model.layers[{index}]"),
             CutOutOfRange { index, .. } | CutNotIncreasing { index, .. } => format!("cut[{index}]"),
             SkeletonCount { .. } => "schedule".into(),
             AdjacentReplicated { second, .. } => format!("schedule[{}]", second - 1),

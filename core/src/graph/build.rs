@@ -77,6 +77,7 @@ pub fn build_with(
         .enumerate()
         .map(|(rank, order)| with_loss_and_reduces(&b, rank, order))
         .collect();
+    crate::graph::offload::add_copies(plan, &mut b.graph, &nodes, &pairs);
     let adjacency = Adjacency::new(&b.graph, &nodes);
     let mut order = Order {
         barrier: b.barrier,

@@ -46,6 +46,15 @@ pub enum Event {
         rank: Rank,
         group: Group,
     },
+    /// Activation offload (DESIGN.md §3.1): a forward's offloaded activations copied to the host
+    /// after it (`to_host`) or back before its backward, on the rank's copy stream.
+    Copy {
+        region: RegionId,
+        rank: Rank,
+        mb: Mb,
+        stage: Stage,
+        to_host: bool,
+    },
     Loss {
         mb: Mb,
         rank: Rank,
@@ -62,7 +71,7 @@ impl Event {
             | Event::FourPhase { rank, .. }
             | Event::DpReduce { rank, .. }
             | Event::Loss { rank, .. } => Some(rank.index()),
-            Event::Coll { .. } | Event::StepBarrier => None,
+            Event::Coll { .. } | Event::Copy { .. } | Event::StepBarrier => None,
         }
     }
 
@@ -73,6 +82,7 @@ impl Event {
             | Event::Bwd { mb, .. }
             | Event::FourPhase { mb, .. }
             | Event::Coll { mb, .. }
+            | Event::Copy { mb, .. }
             | Event::Loss { mb, .. } => Some(mb.index()),
             Event::DpReduce { .. } | Event::StepBarrier => None,
         }
@@ -136,6 +146,16 @@ impl Event {
                 rank,
                 group,
             } => format!("DpReduce(region {region}, {group:?})@r{rank}"),
+            Event::Copy {
+                rank,
+                mb,
+                stage,
+                to_host,
+                ..
+            } => format!(
+                "{} stage {stage} mb {mb} @r{rank}",
+                if to_host { "Offload" } else { "Reload" }
+            ),
             Event::Loss { mb, rank } => format!("Loss mb {mb} @r{rank}"),
             Event::StepBarrier => "StepBarrier".to_string(),
         }
@@ -152,6 +172,11 @@ pub enum EdgeKind {
     Sequence,
     /// An overlapped pair starts as one slot: its forward waits for the backward's inputs too.
     Overlap,
+    /// Activation offload: a forward to its copy out, the copy out to the copy back, the copy
+    /// back to the backward (and the action whose end issues it).
+    Offload,
+    /// One copy after another on a rank's copy stream.
+    CopyStream,
 }
 
 #[cfg(test)]

@@ -126,6 +126,16 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
             secs(costs.reduce_s)
         ));
     }
+    if plan.layers.iter().any(|l| l.rerun_share > 0.0) {
+        departures.push(
+            "recomputed layers run their forward again in the backward and keep less (the formula keeps every activation)".to_string(),
+        );
+    }
+    if plan.layers.iter().any(|l| l.offload_share > 0.0) {
+        departures.push(
+            "offloaded activations leave the device between forward and backward, and a backward waits for their copy back".to_string(),
+        );
+    }
     let overhead = sim.runtime_s.iter().copied().fold(0.0, f64::max);
     if overhead > 0.0 {
         departures.push(format!(

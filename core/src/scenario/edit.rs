@@ -302,7 +302,10 @@ impl Edit {
             }
             Edit::LayerRecompute { layer, recompute } => {
                 if let Some(l) = s.model.layers.get_mut(*layer) {
+                    // Full recomputation on or off; a selective one's shares go with it.
                     l.recompute = recompute.then_some(crate::scenario::layer::Recompute::Full);
+                    l.recompute_activation_share = None;
+                    l.recompute_cost_share = None;
                 }
             }
             Edit::LayerPhase {

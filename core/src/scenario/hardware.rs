@@ -41,6 +41,11 @@ pub struct Hardware {
     /// the weight halves' measured transients.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight_transient_bytes_per_param_byte: Option<f64>,
+    /// Bytes per second between the device and the host, for activation offload (DESIGN.md
+    /// §3.1): each rank copies on one copy stream beside its compute, one copy at a time
+    /// (absent: copies are free).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_bytes_per_s: Option<f64>,
     /// Point-to-point semantics (DESIGN.md §3.1): `async` (NCCL-like, the default: a transfer
     /// runs on the link beside compute, the receiver waits only for its arrival) or `blocking`
     /// (gloo on CPU: the sender's stream is busy for the whole transfer too).
@@ -88,6 +93,7 @@ impl Hardware {
                 self.weight_transient_bytes_per_param_byte,
             ),
             ("p2p_post_s", self.p2p_post_s),
+            ("host_bytes_per_s", self.host_bytes_per_s),
         ]
         .into_iter()
         .map(|(name, v)| (format!("hardware.{name}"), v))
@@ -179,6 +185,14 @@ pub fn transfer_time(hw: &Hardware, bytes: f64) -> f64 {
         _ => 0.0,
     };
     alpha + beta
+}
+
+/// Seconds to copy `bytes` between the device and the host; free without `host_bytes_per_s`.
+pub fn host_copy_time(hw: &Hardware, bytes: f64) -> f64 {
+    match hw.host_bytes_per_s {
+        Some(b) if b > 0.0 => bytes / b,
+        _ => 0.0,
+    }
 }
 
 /// Ring all-reduce of `bytes` over `members`: `2(g−1)·α + 2(g−1)/g · β·n`; nothing for `g ≤ 1`.

@@ -38,10 +38,25 @@ pub struct LayerSpec {
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub trainable: bool,
     /// Recomputation (DESIGN.md §3.1): `full` keeps only the input of each run of recomputed
-    /// layers for the backward and runs their forward again before it (absent: none, every
+    /// layers for the backward and runs their forward again before it; `selective` drops
+    /// `recompute_activation_share` of the layer's activations and re-runs
+    /// `recompute_cost_share` of its forward before the backward (absent: none, every
     /// activation kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recompute: Option<Recompute>,
+    /// Under `recompute: selective`, the share (0–1) of `activation_bytes` not kept from the
+    /// forward but made again when the backward starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recompute_activation_share: Option<f64>,
+    /// Under `recompute: selective`, the share (0–1) of the forward's cost the backward runs
+    /// again first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recompute_cost_share: Option<f64>,
+    /// Activation offload (DESIGN.md §3.1): the share (0–1) of the kept activations copied to the
+    /// host after the forward (on the rank's copy stream, at `hardware.host_bytes_per_s`) and
+    /// back before the backward, which waits for it (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offload_share: Option<f64>,
     /// Explicit forward time of one layer for one microbatch, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fwd_s: Option<f64>,
@@ -161,8 +176,25 @@ pub enum LayerError {
         value: f64,
         total: f64,
     },
-    #[error("`activation_input_share` must be between 0 and 1, got {0}")]
-    Share(f64),
+    #[error("`{field}` must be between 0 and 1, got {value}")]
+    Share { field: &'static str, value: f64 },
+    #[error(
+        "`recompute: selective` needs `recompute_activation_share` (the share of the activations dropped) and `recompute_cost_share` (the share of the forward re-run)"
+    )]
+    SelectiveShares,
+    #[error("`{0}` is given but `recompute` is not `selective`")]
+    NotSelective(&'static str),
+}
+
+impl LayerError {
+    /// The layer's field the error is about, where it is one field's alone.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            LayerError::Share { field, .. } | LayerError::NotSelective(field) => Some(field),
+            LayerError::SelectiveShares => Some("recompute"),
+            _ => None,
+        }
+    }
 }
 
 /// The share of a backward `total` its input half takes, from the halves a layer gives.
@@ -209,6 +241,9 @@ pub enum Recompute {
     /// Only the input of a run of recomputed layers is kept; the backward runs their forward
     /// again first.
     Full,
+    /// A stated share of the activations is dropped and made again by re-running a stated share
+    /// of the forward (Megatron's selective recomputation of attention, say).
+    Selective,
 }
 
 impl LayerSpec {
@@ -227,8 +262,14 @@ impl LayerSpec {
     /// Every number the layer gives, by field name: what the checks go through (rule `finite`
     /// over all of them), so a field added here is checked; a test holds every numeric field of
     /// the file format to this list.
-    pub fn numbers(&self) -> [(&'static str, Option<f64>); 20] {
+    pub fn numbers(&self) -> [(&'static str, Option<f64>); 23] {
         [
+            (
+                "recompute_activation_share",
+                self.recompute_activation_share,
+            ),
+            ("recompute_cost_share", self.recompute_cost_share),
+            ("offload_share", self.offload_share),
             ("fe_s", self.fe_s),
             ("ff_s", self.ff_s),
             ("bf_s", self.bf_s),

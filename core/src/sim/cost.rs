@@ -7,10 +7,10 @@
 //! `2(g−1)·α + 2(g−1)/g · β·n`; a group of one costs nothing. Without hardware, communication is
 //! free.
 
-use crate::algebra::plan::{Plan, RegionOwner};
+use crate::algebra::plan::Plan;
 use crate::graph::event::{EdgeKind, Event};
 use crate::graph::order::Order;
-use crate::scenario::hardware::{allreduce_time, roofline, transfer_time};
+use crate::scenario::hardware::{allreduce_time, host_copy_time, roofline, transfer_time};
 use crate::scenario::layer::Cost;
 use crate::vocab::phase::Phase;
 use petgraph::Direction;
@@ -19,31 +19,30 @@ use std::ops::Range;
 
 /// The layers a rank runs for a region: its slab (Sharded) or the whole region (Replicated).
 pub fn unit_layers(plan: &Plan, region: usize, rank: usize) -> Range<usize> {
-    match plan.region(region) {
-        Some(r) => match &r.owner {
-            RegionOwner::ByLayer { slabs, .. } => slabs.get(rank).cloned().unwrap_or(0..0),
-            RegionOwner::ByMicrobatch => r.layers.clone(),
-        },
-        None => 0..0,
-    }
+    plan.unit_layers(region, rank)
 }
 
 pub use crate::scenario::layer::FOUR_PHASE_SHARES;
 
 /// Seconds to run `layers` in `phase` for microbatch `mb`; the first backward phase (a whole
 /// backward, an input half, a force backward) of recomputed layers runs their forward again
-/// first (their energy and force forwards, for a second-order schedule).
+/// first (their energy and force forwards, for a second-order schedule) — all of it under full
+/// recomputation, `recompute_cost_share` of it under selective.
 pub fn compute_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> f64 {
     let recomputed: f64 = match phase {
         Phase::Backward | Phase::Input | Phase::ForceBackward => layers
             .clone()
-            .filter(|&i| plan.layers.get(i).is_some_and(|l| l.recompute))
-            .map(|i| match phase {
-                Phase::ForceBackward => {
-                    compute_time(plan, i..i + 1, mb, Phase::EnergyForward)
-                        + compute_time(plan, i..i + 1, mb, Phase::ForceForward)
-                }
-                _ => compute_time(plan, i..i + 1, mb, Phase::Forward),
+            .filter_map(|i| Some((i, plan.layers.get(i)?.rerun_share)))
+            .filter(|&(_, share)| share > 0.0)
+            .map(|(i, share)| {
+                share
+                    * match phase {
+                        Phase::ForceBackward => {
+                            layer_time(plan, i..i + 1, mb, Phase::EnergyForward)
+                                + layer_time(plan, i..i + 1, mb, Phase::ForceForward)
+                        }
+                        _ => layer_time(plan, i..i + 1, mb, Phase::Forward),
+                    }
             })
             .sum(),
         _ => 0.0,
@@ -143,13 +142,22 @@ pub fn activation_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f
     activation_part(plan, region, rank, mb, |_| 1.0) + checkpoint_bytes(plan, region, rank, mb)
 }
 
+/// The bytes a unit copies to the host after its forward and back before its backward, for one
+/// microbatch: each layer's `offload_share` of what it keeps (its activations less what
+/// recomputation drops).
+pub fn offloaded_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
+    layer_bytes(plan, region, rank, mb, |l| {
+        l.activation_bytes * (1.0 - l.dropped_share) * l.offload_share
+    })
+}
+
 /// The inputs a unit keeps for its recomputed layers, for one microbatch.
 fn checkpoint_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
     let layers = unit_layers(plan, region, rank);
     let start = layers.start;
     layers
         .filter(|&i| {
-            let recomputed = |j: usize| plan.layers.get(j).is_some_and(|l| l.recompute);
+            let recomputed = |j: usize| plan.layers.get(j).is_some_and(|l| l.recompute_full);
             recomputed(i) && (i == start || i.checked_sub(1).is_none_or(|j| !recomputed(j)))
         })
         .filter_map(|i| plan.layers.get(i.checked_sub(1)?))
@@ -178,11 +186,7 @@ fn recomputed_part(
     share: impl Fn(&crate::algebra::model::Layer) -> f64,
 ) -> f64 {
     layer_bytes(plan, region, rank, mb, |l| {
-        if l.recompute {
-            l.activation_bytes * share(l)
-        } else {
-            0.0
-        }
+        l.activation_bytes * share(l) * l.dropped_share
     })
 }
 
@@ -216,11 +220,7 @@ fn activation_part(
     share: impl Fn(&crate::algebra::model::Layer) -> f64,
 ) -> f64 {
     layer_bytes(plan, region, rank, mb, |l| {
-        if l.recompute {
-            0.0
-        } else {
-            l.activation_bytes * share(l)
-        }
+        l.activation_bytes * share(l) * (1.0 - l.dropped_share)
     })
 }
 
@@ -320,6 +320,12 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
             hw,
             reduce_members(plan, region.into()),
             param_bytes(plan, region.into(), rank.into()),
+        ),
+        Event::Copy {
+            region, rank, mb, ..
+        } => host_copy_time(
+            hw,
+            offloaded_bytes(plan, region.into(), rank.into(), mb.into()),
         ),
         Event::Fwd { .. }
         | Event::Bwd { .. }

@@ -27,7 +27,8 @@ fn block_of(event: &Event, last_region: usize) -> Block {
         Event::Fwd { region, .. }
         | Event::Bwd { region, .. }
         | Event::FourPhase { region, .. }
-        | Event::DpReduce { region, .. } => Block::Region(region.into()),
+        | Event::DpReduce { region, .. }
+        | Event::Copy { region, .. } => Block::Region(region.into()),
         Event::Coll { seam, .. } if seam.from == seam.to => Block::Region(seam.from.into()),
         Event::Coll { seam, .. } => Block::Seam(seam.from.into()),
         Event::Loss { .. } => Block::Region(last_region),

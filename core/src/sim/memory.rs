@@ -3,6 +3,8 @@
 //! from its forward's start until its backward finishes (a split backward frees it in two parts,
 //! at the end of each half) — or, when no backward runs, until the consumer of its output has
 //! finished. A backward also holds its transient workspace (`workspace_bytes`) while it runs.
+//! Recomputed activations are held from their backward's start; offloaded ones are off the
+//! device from the end of their copy out to the start of their copy back.
 
 use crate::algebra::plan::Plan;
 use crate::graph::event::{EdgeKind, Event};
@@ -31,6 +33,41 @@ pub struct MemoryCurve {
     pub peak_at_s: f64,
     /// The peak exceeds `hardware.memory_bytes`.
     pub over_capacity: bool,
+    /// Of `points`, the activations recomputation made again, `[t_s, bytes]` after each change
+    /// from `[0, 0]` (empty when nothing is recomputed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recomputed_points: Vec<[f64; 2]>,
+    /// The activations offloaded to the host (not in `points`), `[t_s, bytes]` after each change
+    /// from `[0, 0]` (empty when nothing is offloaded).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub offloaded_points: Vec<[f64; 2]>,
+}
+
+impl MemoryCurve {
+    /// The curve with `sign ×` one of its parts added (`offloaded_points` with `+1`: what the
+    /// rank would hold without offload; `recomputed_points` with `−1`: what it holds besides the
+    /// recomputed bytes), as one step curve.
+    pub fn with_part(&self, part: &[[f64; 2]], sign: f64) -> Vec<[f64; 2]> {
+        let (mut a, mut b) = (self.points.iter().peekable(), part.iter().peekable());
+        let (mut level_a, mut level_b) = (0.0, 0.0);
+        let mut out: Vec<[f64; 2]> = Vec::with_capacity(self.points.len() + part.len());
+        loop {
+            let t = match (a.peek(), b.peek()) {
+                (Some(p), Some(q)) => p[0].min(q[0]),
+                (Some(p), None) => p[0],
+                (None, Some(q)) => q[0],
+                (None, None) => break,
+            };
+            while let Some(p) = a.next_if(|p| p[0] <= t) {
+                level_a = p[1];
+            }
+            while let Some(q) = b.next_if(|q| q[0] <= t) {
+                level_b = q[1];
+            }
+            out.push([t, level_a + sign * level_b]);
+        }
+        out
+    }
 }
 
 /// Static bytes of rank `r`.
@@ -114,32 +151,26 @@ fn four_phase_activations(
 /// Memory curves of every rank.
 pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurve> {
     let mut deltas: Vec<Vec<(f64, f64)>> = vec![Vec::new(); plan.ranks];
+    let mut parts = Parts {
+        recomputed: vec![Vec::new(); plan.ranks],
+        offloaded: vec![Vec::new(); plan.ranks],
+    };
     workspaces(plan, order, timeline, &mut deltas);
     step_gradients(plan, order, timeline, &mut deltas);
     four_phase_activations(plan, order, timeline, &mut deltas);
-    activations(plan, order, timeline, &mut deltas);
+    activations(plan, order, timeline, &mut deltas, &mut parts);
     let capacity = plan.hardware.memory_bytes;
     deltas
         .into_iter()
+        .zip(parts.recomputed.into_iter().zip(parts.offloaded))
         .enumerate()
-        .map(|(rank, mut list)| {
-            // Frees before allocations at the same instant.
-            list.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        .map(|(rank, (list, (recomputed, offloaded)))| {
             let base = static_bytes(plan, rank);
-            let mut points = vec![[0.0, base]];
-            let (mut current, mut peak, mut peak_at) = (base, base, 0.0);
-            for (t, delta) in list {
-                current += delta;
-                let points_len = points.len();
-                match points.last_mut() {
-                    Some(last) if last[0] == t && points_len > 1 => last[1] = current,
-                    _ => points.push([t, current]),
-                }
-                if current > peak {
-                    peak = current;
-                    peak_at = t;
-                }
-            }
+            let (points, peak, peak_at) = curve(base, list);
+            let part = |list: Vec<(f64, f64)>| match list.is_empty() {
+                true => Vec::new(),
+                false => curve(0.0, list).0,
+            };
             MemoryCurve {
                 rank,
                 static_bytes: base,
@@ -147,9 +178,38 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
                 peak_bytes: peak,
                 peak_at_s: peak_at,
                 over_capacity: capacity.is_some_and(|c| peak > c),
+                recomputed_points: part(recomputed),
+                offloaded_points: part(offloaded),
             }
         })
         .collect()
+}
+
+/// The parts of the activations drawn apart, per rank: `(t, delta)` lists like the curve's.
+struct Parts {
+    recomputed: Vec<Vec<(f64, f64)>>,
+    offloaded: Vec<Vec<(f64, f64)>>,
+}
+
+/// The points of a curve from `base` and its changes, with its (first) peak and when.
+fn curve(base: f64, mut list: Vec<(f64, f64)>) -> (Vec<[f64; 2]>, f64, f64) {
+    // Frees before allocations at the same instant.
+    list.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut points = vec![[0.0, base]];
+    let (mut current, mut peak, mut peak_at) = (base, base, 0.0);
+    for (t, delta) in list {
+        current += delta;
+        let points_len = points.len();
+        match points.last_mut() {
+            Some(last) if last[0] == t && points_len > 1 => last[1] = current,
+            _ => points.push([t, current]),
+        }
+        if current > peak {
+            peak = current;
+            peak_at = t;
+        }
+    }
+    (points, peak, peak_at)
 }
 
 /// Gradient buffers of the step (`hardware.step_grad_bytes_per_param_byte`): each stage allocates
@@ -227,9 +287,16 @@ fn workspaces(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut [Vec
 
 /// What each forward saves is held from its start until its backward ends (a split one frees
 /// in two parts); a forward without a backward holds its output until what consumes it ends.
-fn activations(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut [Vec<(f64, f64)>]) {
+fn activations(
+    plan: &Plan,
+    order: &Order,
+    timeline: &Timeline,
+    deltas: &mut [Vec<(f64, f64)>],
+    parts: &mut Parts,
+) {
     let g = &order.graph;
-    let recomputes = plan.layers.iter().any(|l| l.recompute);
+    let recomputes = plan.layers.iter().any(|l| l.dropped_share > 0.0);
+    let offloads = plan.layers.iter().any(|l| l.offload_share > 0.0);
     for n in g.node_indices() {
         let Some(&Event::Fwd {
             region, rank, mb, ..
@@ -302,15 +369,33 @@ fn activations(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut [Ve
             bytes,
             early(activation_input_bytes),
         );
+        // Offloaded bytes leave the device when their copy out ends and are back from the start
+        // of their copy back.
+        if offloads
+            && let Some([out, back]) = crate::graph::offload::copies_of(g, n)
+            && let (Some(gone), Some(again)) = (timeline.end_of(out), timeline.start_of(back))
+        {
+            let bytes = crate::sim::cost::offloaded_bytes(plan, region, rank, mb);
+            if bytes > 0.0 {
+                list.push((gone, -bytes));
+                list.push((again.max(gone), bytes));
+                if let Some(host) = parts.offloaded.get_mut(rank) {
+                    host.push((gone, bytes));
+                    host.push((again.max(gone), -bytes));
+                }
+            }
+        }
         // Recomputed layers make their activations again when the backward starts (its input
         // half), and free them as a kept layer's.
         if recomputes && let Some(again) = backward.and_then(|b| timeline.start_of(b)) {
-            hold(
-                list,
-                (again, free_at, weight_end),
+            let (bytes, early) = (
                 crate::sim::cost::recomputed_bytes(plan, region, rank, mb),
                 early(crate::sim::cost::recomputed_input_bytes),
             );
+            hold(list, (again, free_at, weight_end), bytes, early);
+            if let Some(part) = parts.recomputed.get_mut(rank) {
+                hold(part, (again, free_at, weight_end), bytes, early);
+            }
         }
     }
 }

@@ -140,8 +140,8 @@ enum Stretch {
 }
 
 /// Walks one rank's compute stream in order, calling `visit` for every idle stretch and every
-/// event. The wait before an event whose start a transfer bound is split: the part while the
-/// transfer is in flight is [`GapKind::Transfer`], the rest is classified by where it falls.
+/// event. The wait before an event whose start a transfer (or an offload's copy back) bound is
+/// split: the part while it is in flight is [`GapKind::Transfer`], the rest is classified by where it falls.
 fn walk(
     plan: &Plan,
     order: &Order,
@@ -160,7 +160,10 @@ fn walk(
             // The part of the wait during which a transfer into this event was in flight.
             let mut comm = 0.0;
             if let Some(b) = timeline.binder.get(n.index()).copied().flatten()
-                && matches!(g.node_weight(b), Some(Event::Coll { .. }))
+                && matches!(
+                    g.node_weight(b),
+                    Some(Event::Coll { .. } | Event::Copy { .. })
+                )
                 && let Some((b_start, b_end)) = timeline.span_of(b)
             {
                 comm = (b_end - b_start.max(prev_end)).clamp(0.0, start - prev_end);

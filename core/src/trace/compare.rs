@@ -110,6 +110,8 @@ impl MeasuredMemoryCurve {
             peak_bytes,
             peak_at_s,
             over_capacity: false,
+            recomputed_points: Vec::new(),
+            offloaded_points: Vec::new(),
         }
     }
 }

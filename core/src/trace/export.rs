@@ -44,6 +44,8 @@ struct FlowEnd {
 
 const COMPUTE: usize = 0;
 const LINKS: usize = 1;
+/// The copy stream of activation offload.
+const COPIES: usize = 2;
 
 /// Streams `{"traceEvents": [...], ...}` to `out`, one event at a time.
 struct Writer<W: Write> {
@@ -116,6 +118,7 @@ impl<W: Write> Writer<W> {
 fn track(event: &Event) -> Option<(usize, usize)> {
     match *event {
         Event::Coll { from_rank, .. } => Some((from_rank.into(), LINKS)),
+        Event::Copy { rank, .. } => Some((rank.into(), COPIES)),
         Event::StepBarrier => None,
         _ => event.rank().map(|r| (r, COMPUTE)),
     }
@@ -128,6 +131,11 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
     let ranks = d.plan.ranks;
     let mut w = Writer::new(out)?;
     w.names(0..ranks, "predicted")?;
+    if g.node_weights().any(|e| matches!(e, Event::Copy { .. })) {
+        for rank in 0..ranks {
+            w.event(&json!({"ph":"M","name":"thread_name","pid":rank,"tid":COPIES,"args":{"name":"copies"}}))?;
+        }
+    }
     let us = |s: f64| s * 1e6;
     let slack = sim.slack();
     // Looked up once per event: a set, not a search of the path (quadratic on a long step).
@@ -188,6 +196,7 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
                 event.action().map(|a| format!("PP:{a}")),
             ),
             Event::Coll { .. } => ("transfer", Some(event.label())),
+            Event::Copy { .. } => ("offload", Some(event.label())),
             Event::DpReduce { .. } => ("reduce", Some(event.label())),
             Event::Loss { .. } => ("loss", Some(event.label())),
             Event::StepBarrier => continue,

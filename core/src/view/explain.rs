@@ -159,6 +159,23 @@ fn describe(sim: &Simulation, n: NodeIndex) -> Option<Waited> {
             from_rank,
             ..
         }) => (format!("the {comm:?} of microbatch {mb}"), Some(*from_rank)),
+        Some(Event::Copy {
+            mb,
+            stage,
+            rank,
+            to_host,
+            ..
+        }) => (
+            format!(
+                "the copy of stage {stage}'s activations of microbatch {mb} {}",
+                if *to_host {
+                    "to the host"
+                } else {
+                    "back from the host"
+                }
+            ),
+            Some(*rank),
+        ),
         Some(Event::StepBarrier) | None => ("the step barrier".to_string(), None),
     };
     Some(Waited {
