@@ -497,7 +497,11 @@ fn selective_recomputation_reruns_its_share_and_keeps_the_rest() {
             for (r, curve) in s.memory.iter().enumerate() {
                 let kept = curve.with_part(&curve.recomputed_points, -1.0);
                 let peak = kept.iter().map(|p| p[1]).fold(0.0, f64::max);
-                assert_eq!(peak, (p - r).min(m) as f64 * (1.0 - d) * a, "P={p} M={m} r={r}");
+                assert_eq!(
+                    peak,
+                    (p - r).min(m) as f64 * (1.0 - d) * a,
+                    "P={p} M={m} r={r}"
+                );
             }
         }
     }

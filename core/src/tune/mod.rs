@@ -2,10 +2,12 @@
 //! the stages' costs, the cost-based owner maps (and with them
 //! the one pipeline from a scenario to its simulation), the nested encoder placed in real time,
 //! BigMac's three designs compared over the number of microbatches, OctoPipe's tuner,
-//! JanusPipe's WaveK sweep and GARS packing compared.
+//! JanusPipe's WaveK sweep, GARS packing compared, and a schedule fitted under the device's
+//! capacity by offload and recomputation.
 
 pub mod costed;
 pub mod designs;
+pub mod fit_memory;
 pub mod nested;
 pub mod octopipe;
 pub mod owners;

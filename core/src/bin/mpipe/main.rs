@@ -5,6 +5,7 @@ mod compare_designs;
 mod compare_trace;
 mod derive;
 mod export;
+mod fit_memory;
 mod input;
 mod output;
 mod render;
@@ -65,6 +66,9 @@ enum Command {
     /// JanusPipe's WaveK sweep: step time and peak memory for each unit size k, beyond-capacity k
     /// marked.
     Sweep(sweep::Args),
+    /// Fit a scenario under the device's capacity: offload or recompute per stage, at the least
+    /// step time; or name the smallest peak reachable when nothing fits.
+    FitMemory(fit_memory::Args),
     /// Every schedule the studio knows: what it is, its reference, its textbook formulas.
     Schedules(schedules::Args),
 }
@@ -83,6 +87,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tune(args) => tune::run(args),
         Command::Schedules(args) => schedules::run(args),
         Command::Sweep(args) => sweep::run(args),
+        Command::FitMemory(args) => fit_memory::run(args),
     }
 }
 

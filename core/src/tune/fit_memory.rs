@@ -1,0 +1,329 @@
+//! Fitting a schedule under the device's capacity (DESIGN.md §3.1): for a scenario whose peak
+//! memory is over the cap, the cheapest choice of activation offload and full recomputation per
+//! stage that brings every rank under it, with the time it costs.
+//!
+//! The search is greedy and bounded: while a rank is over the cap, it tries every stronger
+//! choice for each stage on the rank most over (offload a quarter, half, three quarters or all
+//! of the stage's kept activations; recompute the stage fully), simulating each, and keeps the
+//! one that brings the rank under the cap in the least step time — or, when none does, the one
+//! that takes the most bytes off its peak per second of step time it adds. A stage's choice
+//! replaces what its layers gave; the stages left alone keep theirs. When no choice lowers the
+//! rank still over the cap, nothing fits and the smallest peak the search reached is named.
+
+use crate::graph::derive::DeriveError;
+use crate::scenario::Scenario;
+use crate::scenario::layer::{LayerSpec, Recompute};
+use crate::sim::engine::SimOptions;
+use crate::sim::run::Simulation;
+use crate::tune::pipeline::simulate_scenario;
+use serde::Serialize;
+use std::ops::Range;
+
+/// What a stage does with its activations.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MemoryChoice {
+    /// As the scenario gives it.
+    Keep,
+    /// `share` of the kept activations to the host after the forward, back before the backward.
+    Offload { share: f64 },
+    /// Only the stage's input kept; the backward runs the forward again first.
+    Recompute,
+}
+
+impl MemoryChoice {
+    /// The stronger choices the search tries, from the least to the most taken off the device.
+    pub const LADDER: [MemoryChoice; 5] = [
+        MemoryChoice::Offload { share: 0.25 },
+        MemoryChoice::Offload { share: 0.5 },
+        MemoryChoice::Offload { share: 0.75 },
+        MemoryChoice::Offload { share: 1.0 },
+        MemoryChoice::Recompute,
+    ];
+
+    /// How the choice reads: `keep`, `offload 50 %`, `recompute`.
+    pub fn label(&self) -> String {
+        match self {
+            MemoryChoice::Keep => "keep".into(),
+            MemoryChoice::Offload { share } => format!("offload {:.0} %", 100.0 * share),
+            MemoryChoice::Recompute => "recompute".into(),
+        }
+    }
+
+    /// The layer `spec` with this choice made (its other fields as they were).
+    fn applied(self, spec: &LayerSpec) -> LayerSpec {
+        let mut out = spec.clone();
+        match self {
+            MemoryChoice::Keep => {}
+            MemoryChoice::Offload { share } => out.offload_share = Some(share),
+            MemoryChoice::Recompute => {
+                out.recompute = Some(Recompute::Full);
+                out.recompute_activation_share = None;
+                out.recompute_cost_share = None;
+                out.offload_share = None;
+            }
+        }
+        out
+    }
+}
+
+/// One stage the search may change: its layers (expanded indices) and the ranks it runs on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageChoice {
+    /// The region (1-based) the stage belongs to.
+    pub region: usize,
+    pub ranks: Vec<usize>,
+    pub layers: Range<usize>,
+    pub choice: MemoryChoice,
+}
+
+/// A simulated point of the search.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FitPoint {
+    pub makespan_s: f64,
+    /// Each rank's peak memory.
+    pub peaks_bytes: Vec<f64>,
+}
+
+impl FitPoint {
+    fn of(sim: &Simulation) -> FitPoint {
+        FitPoint {
+            makespan_s: sim.makespan_s,
+            peaks_bytes: sim.memory.iter().map(|c| c.peak_bytes).collect(),
+        }
+    }
+
+    /// The rank most over `cap` and by how much, when one is.
+    fn most_over(&self, cap: f64) -> Option<(usize, f64)> {
+        self.peaks_bytes
+            .iter()
+            .enumerate()
+            .map(|(r, &p)| (r, p - cap))
+            .filter(|&(_, over)| over > 0.0)
+            .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+    }
+}
+
+/// The search's answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryFit {
+    pub cap_bytes: f64,
+    /// The scenario as given.
+    pub before: FitPoint,
+    /// Every stage and the choice the search made for it (`keep` where it made none).
+    pub stages: Vec<StageChoice>,
+    /// The fitted scenario's point; `None` when nothing fits.
+    pub after: Option<FitPoint>,
+    /// When nothing fits: the rank still over the cap and the smallest peak the search reached
+    /// for it.
+    pub smallest_peak: Option<(usize, f64)>,
+    /// The fitted scenario (the given one when it fits as is); `None` when nothing fits.
+    pub scenario: Option<Scenario>,
+    /// How many scenarios the search simulated (the given one included).
+    pub simulations: usize,
+    /// The search stopped at [`SIMULATION_BUDGET`]: a fit may exist that it did not reach.
+    pub budget_reached: bool,
+}
+
+/// Why a scenario cannot be fitted.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FitError {
+    #[error(transparent)]
+    Derive(#[from] DeriveError),
+    #[error(
+        "no capacity to fit under: give `hardware.memory_bytes` in the scenario or a cap (`--cap BYTES`)"
+    )]
+    NoCapacity,
+    #[error("the cap must be a finite number of bytes > 0, got {0}")]
+    BadCap(f64),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// How many scenarios the search simulates at most (the given one included).
+pub const SIMULATION_BUDGET: usize = 400;
+
+/// Fits `scenario` under `cap` (default: its `hardware.memory_bytes`). `keep_going` is asked
+/// before every simulation with the fraction of the budget spent, and stops the search when it
+/// says no.
+pub fn fit_memory(
+    scenario: &Scenario,
+    cap: Option<f64>,
+    options: SimOptions,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Result<MemoryFit, FitError> {
+    let cap = cap
+        .or_else(|| scenario.hardware.as_ref().and_then(|h| h.memory_bytes))
+        .ok_or(FitError::NoCapacity)?;
+    if !(cap.is_finite() && cap > 0.0) {
+        return Err(FitError::BadCap(cap));
+    }
+    let mut simulations = 0usize;
+    let mut simulate = |s: &Scenario, simulations: &mut usize| -> Result<FitPoint, FitError> {
+        if !keep_going(*simulations as f32 / SIMULATION_BUDGET as f32) {
+            return Err(FitError::Cancelled);
+        }
+        *simulations += 1;
+        Ok(FitPoint::of(&simulate_scenario(s, options)?))
+    };
+    let given = simulate_scenario(scenario, options)?;
+    let before = FitPoint::of(&given);
+    let mut stages = stages_of(&given);
+    let mut point = before.clone();
+    let mut smallest_peak = None;
+    let mut budget_reached = false;
+    while let Some((rank, over)) = point.most_over(cap) {
+        let peak = |p: &FitPoint| p.peaks_bytes.get(rank).copied().unwrap_or(0.0);
+        let mut best: Option<Candidate> = None;
+        for (i, stage) in stages.iter().enumerate() {
+            if !stage.ranks.contains(&rank) {
+                continue;
+            }
+            for choice in stronger(stage.choice) {
+                if simulations + 1 >= SIMULATION_BUDGET {
+                    budget_reached = true;
+                    break;
+                }
+                let mut tried = stages.clone();
+                if let Some(t) = tried.get_mut(i) {
+                    t.choice = choice;
+                }
+                let point_of = simulate(&with_choices(scenario, &tried), &mut simulations)?;
+                let gain = peak(&point) - peak(&point_of);
+                if gain <= 0.0 {
+                    continue;
+                }
+                // Under the cap: the least step time; else the most bytes per second added.
+                let fits = gain >= over;
+                let added = (point_of.makespan_s - point.makespan_s).max(0.0);
+                let candidate = Candidate {
+                    fits,
+                    score: if fits {
+                        point_of.makespan_s
+                    } else {
+                        added / gain
+                    },
+                    stage: i,
+                    choice,
+                    point: point_of,
+                };
+                if best.as_ref().is_none_or(|b| candidate.beats(b)) {
+                    best = Some(candidate);
+                }
+            }
+        }
+        let Some(best) = best else {
+            smallest_peak = Some((rank, peak(&point)));
+            break;
+        };
+        if let Some(s) = stages.get_mut(best.stage) {
+            s.choice = best.choice;
+        }
+        point = best.point;
+    }
+    let fits = smallest_peak.is_none();
+    Ok(MemoryFit {
+        cap_bytes: cap,
+        before,
+        after: fits.then_some(point),
+        smallest_peak,
+        scenario: fits.then(|| with_choices(scenario, &stages)),
+        stages,
+        simulations: simulations + 1,
+        budget_reached,
+    })
+}
+
+/// One stronger choice tried for one stage.
+struct Candidate {
+    /// It brings the rank under the cap.
+    fits: bool,
+    /// Lower is better: the step time when it fits, else seconds added per byte taken off.
+    score: f64,
+    stage: usize,
+    choice: MemoryChoice,
+    point: FitPoint,
+}
+
+impl Candidate {
+    /// One that fits beats one that does not; then the lower score (the first tried on a tie).
+    fn beats(&self, other: &Candidate) -> bool {
+        (self.fits && !other.fits) || (self.fits == other.fits && self.score < other.score)
+    }
+}
+
+/// The choices stronger than `current` on the ladder (all of them from `keep`).
+fn stronger(current: MemoryChoice) -> impl Iterator<Item = MemoryChoice> {
+    let from = MemoryChoice::LADDER
+        .iter()
+        .position(|&c| c == current)
+        .map_or(0, |i| i + 1);
+    MemoryChoice::LADDER.into_iter().skip(from)
+}
+
+/// Every distinct stage of a simulated scenario: each region's unit of layers per rank (a
+/// Replicated region's whole region, on every rank), a bidirectional schedule's mirror folded
+/// into the stage whose layers it shares.
+fn stages_of(sim: &Simulation) -> Vec<StageChoice> {
+    let plan = &sim.derivation.plan;
+    let mut stages: Vec<StageChoice> = Vec::new();
+    for region in &plan.regions {
+        for rank in 0..plan.ranks {
+            let layers = plan.unit_layers(region.index, rank);
+            if layers.is_empty() {
+                continue;
+            }
+            match stages.iter_mut().find(|s| s.layers == layers) {
+                Some(s) => {
+                    if !s.ranks.contains(&rank) {
+                        s.ranks.push(rank);
+                    }
+                }
+                None => stages.push(StageChoice {
+                    region: region.mirror_of.unwrap_or(region.index),
+                    ranks: vec![rank],
+                    layers,
+                    choice: MemoryChoice::Keep,
+                }),
+            }
+        }
+    }
+    stages.sort_by_key(|s| (s.layers.start, s.layers.end));
+    stages
+}
+
+/// `scenario` with each stage's choice made on its layers: a layer entry whose layers take
+/// different choices is split into runs (named `name[a..b]` after the expanded layers they
+/// hold), runs of one choice stay one entry.
+pub fn with_choices(scenario: &Scenario, stages: &[StageChoice]) -> Scenario {
+    let choice_of = |layer: usize| {
+        stages
+            .iter()
+            .find(|s| s.layers.contains(&layer))
+            .map_or(MemoryChoice::Keep, |s| s.choice)
+    };
+    let mut layers = Vec::with_capacity(scenario.model.layers.len());
+    let mut at = 0usize;
+    for spec in &scenario.model.layers {
+        let end = at.saturating_add(spec.count);
+        let mut start = at;
+        while start < end {
+            let choice = choice_of(start);
+            let mut stop = start + 1;
+            while stop < end && choice_of(stop) == choice {
+                stop += 1;
+            }
+            let mut part = choice.applied(spec);
+            if stop - start != spec.count {
+                part.count = stop - start;
+                part.name = format!("{}[{}..{}]", spec.name, start - at, stop - at);
+            }
+            layers.push(part);
+            start = stop;
+        }
+        at = end;
+    }
+    let mut out = scenario.clone();
+    out.model.layers = layers;
+    out
+}
