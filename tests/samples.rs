@@ -28,6 +28,7 @@ fn there_are_the_issue_samples() {
             "dualpipe.json",
             "gpipe.json",
             "jamba.json",
+            "llm-over-capacity.json",
             "mllm-generation.json",
             "mllm-understanding.json",
             "mpipe-vit-llm-frozen.json",

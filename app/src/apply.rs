@@ -72,6 +72,9 @@ impl Command {
             Command::Calibrate => studio.start_calibration(),
             Command::CompareDesigns => studio.start_analysis(Analyses::start_designs),
             Command::CancelDesigns => studio.analyses.designs.cancel(),
+            Command::FitMemory => studio.start_analysis(Analyses::start_fit),
+            Command::CancelFit => studio.analyses.fit.cancel(),
+            Command::UseFit => studio.use_fit(),
             Command::SweepWaveK => studio.start_analysis(Analyses::start_wave_sweep),
             Command::CancelWaveSweep => studio.analyses.wave_sweep.cancel(),
             Command::UseWaveK(k) => {

@@ -70,6 +70,11 @@ pub enum Command {
     CancelWaveSweep,
     /// Runs the scenario as `wavek` with unit size k (one undoable edit).
     UseWaveK(usize),
+    /// Fits the scenario under the device's capacity by offload and recomputation per stage.
+    FitMemory,
+    CancelFit,
+    /// Makes the scenario the fitted one (one undoable edit).
+    UseFit,
     /// Simulates the scenario's graphs packed sequentially and by GARS.
     ComparePacking,
     CancelPacking,

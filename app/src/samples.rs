@@ -31,6 +31,11 @@ pub const SAMPLES: &[Sample] = &[
         json: include_str!("../../samples/gpipe.json"),
     },
     Sample {
+        title: "LLM over a 24 GB device: fit it by offload or recomputation",
+        file: "llm-over-capacity.json",
+        json: include_str!("../../samples/llm-over-capacity.json"),
+    },
+    Sample {
         title: "Interleaved VPP-3 ⟨1f1b, 1f1b, 1f1b⟩",
         file: "vpp3.json",
         json: include_str!("../../samples/vpp3.json"),

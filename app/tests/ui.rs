@@ -822,3 +822,43 @@ fn recomputing_a_layer_group_trades_its_memory_for_time_and_undo_takes_it_back()
     harness.run();
     assert_eq!(sim(&harness), before);
 }
+
+#[test]
+fn a_schedule_over_capacity_is_fitted_under_it_on_a_worker_and_the_fit_used_and_undone() {
+    // The default sample with a 10 GB device: rank 0 holds 12.8 GB. Fit it under, use the fit
+    // (every rank now within 10 GB), and undo it.
+    let mut harness = harness();
+    let mut s = harness.state().scenario().cloned().unwrap();
+    s.hardware.as_mut().unwrap().memory_bytes = Some(10e9);
+    harness.state_mut().apply(Command::Edit {
+        edit: Edit::Replace(Box::new(s)),
+        gesture: None,
+    });
+    harness.run();
+    let before = harness.state().scenario().cloned().unwrap();
+    assert!(harness.state().current().unwrap().sim.memory[0].over_capacity);
+    harness.get_by_label_contains("a rank is over the device's capacity");
+    harness.get_by_label("Fit under 10.00 GB").click();
+    harness.run();
+    common::wait(&mut harness, |s| s.analyses.fit.running.is_none());
+    harness.run();
+    let generation = harness.state().doc.generation();
+    let fit = harness
+        .state()
+        .analyses
+        .fit
+        .current(generation)
+        .cloned()
+        .unwrap();
+    let after = fit.after.clone().unwrap();
+    assert!(after.peaks_bytes.iter().all(|&p| p <= 10e9), "{after:?}");
+    harness.get_by_label_contains("fits under 10.00 GB: step");
+    harness.get_by_label("Use the fit").click();
+    harness.run();
+    let sim = &harness.state().current().unwrap().sim;
+    assert!(sim.memory.iter().all(|c| !c.over_capacity));
+    assert_eq!(sim.makespan_s, after.makespan_s);
+    harness.get_by_label("Undo").click();
+    harness.run();
+    assert_eq!(harness.state().scenario(), Some(&before));
+}

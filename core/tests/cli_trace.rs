@@ -924,7 +924,7 @@ fn a_prediction_exported_and_calibrated_gives_itself_back() {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
-    assert_eq!(files.len(), 11);
+    assert_eq!(files.len(), 12);
     let round_trip = |scenario: &std::path::Path, name: &str| -> serde_json::Value {
         let trace = dir.join(format!("{name}.trace.json"));
         let (code, _, err) = mpipe(&[

@@ -207,3 +207,41 @@ fn compare_designs_prints_each_design_and_refuses_a_bad_count() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn over_capacity_designs_are_fitted_under_it_and_say_what_it_costs() {
+    // The MLLM-understanding sample on a 30 GB device: compute-efficient holds every encoder
+    // activation across the backbone and goes over from M = 32; fitted under the cap it runs
+    // at a cost (the encoder recomputed or offloaded) and holds at most 30 GB. Nested holds its
+    // peak flat at 28 GB and needs no fit.
+    let text = include_str!("../../samples/mllm-understanding.json");
+    let mut s = mpipe::Scenario::from_json_str(text, "mllm-understanding.json").unwrap();
+    s.hardware.as_mut().unwrap().memory_bytes = Some(30e9);
+    let c = compare_designs(&s, &[16, 32, 64], Default::default()).unwrap();
+    let mut fitted = 0;
+    for p in &c.points {
+        assert_eq!(p.fitted.is_some(), p.over_capacity, "{p:?}");
+        if let Some(f) = &p.fitted {
+            let t = f.makespan_s.unwrap();
+            assert!(t > p.makespan_s, "{p:?}");
+            assert!(f.peak_bytes <= 30e9, "{p:?}");
+            assert!(!f.choices.is_empty());
+            fitted += 1;
+        }
+    }
+    let over: Vec<(Design, usize)> = c
+        .points
+        .iter()
+        .filter(|p| p.over_capacity)
+        .map(|p| (p.design, p.microbatches))
+        .collect();
+    assert_eq!(
+        over,
+        [
+            (Design::ComputeEfficient, 32),
+            (Design::ComputeEfficient, 64)
+        ]
+    );
+    assert_eq!(fitted, 2);
+    assert!(c.text().contains("(over capacity; fitted under it: "));
+}

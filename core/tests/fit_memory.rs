@@ -199,3 +199,29 @@ fn the_fit_can_be_cancelled() {
     assert_eq!(r.err(), Some(mpipe::tune::fit_memory::FitError::Cancelled));
     assert_eq!(asked, 3);
 }
+
+/// The WaveK sweep fits each unit size over the capacity under it: a second-order schedule
+/// recomputes (its four phases are not offloaded), and the fitted step is slower.
+#[test]
+fn the_wave_sweep_fits_the_unit_sizes_over_capacity() {
+    let text = include_str!("../../samples/uma-1.2b.json");
+    let mut s = Scenario::from_json_str(text, "uma-1.2b.json").unwrap();
+    let cap = 20.48e9;
+    s.hardware.as_mut().unwrap().memory_bytes = Some(cap);
+    let w = mpipe::tune::wave_sweep::sweep(&s, 2..=6, SimOptions::default(), &mut |_| true)
+        .unwrap()
+        .unwrap();
+    for p in &w.points {
+        assert_eq!(p.fitted.is_some(), p.over_capacity, "k = {}", p.k);
+        if let Some(f) = &p.fitted {
+            assert!(f.makespan_s.unwrap() > p.makespan_s, "k = {}", p.k);
+            assert!(f.peak_bytes <= cap, "k = {}", p.k);
+            assert!(
+                f.choices.iter().all(|c| c.ends_with("recompute")),
+                "{:?}",
+                f.choices
+            );
+        }
+    }
+    assert!(w.points.iter().any(|p| p.fitted.is_some()));
+}

@@ -615,3 +615,38 @@ fn a_slow_copy_delays_the_backward_that_waits_for_it_by_exactly_its_time() {
         assert!((got - want).abs() < 1e-9, "GPipe M={m}: {got} vs {want}");
     }
 }
+
+/// Under a second-order schedule, full recomputation drops what `FE` saves and makes it again in
+/// the force backward (which reruns the energy and force forwards), held until the energy
+/// backward ends: the recomputed part is one stage's activations per microbatch between its BF
+/// and BE, and the rank holds less than without.
+#[test]
+fn second_order_recomputation_holds_its_activations_from_the_force_backward() {
+    let run = |recompute: bool| {
+        let mut l = layer("l", Role::Backbone, 2, TF, TB);
+        l.activation_bytes = Some(1000.0);
+        l.force_activation_bytes = Some(0.0);
+        if recompute {
+            l.recompute = Some(mpipe::scenario::layer::Recompute::Full);
+        }
+        sim(&scenario(
+            vec![l],
+            &[],
+            &[mpipe::schedules::ONE_F_ONE_B_2ND],
+            2,
+            4,
+        ))
+    };
+    let (kept, recomputed) = (run(false), run(true));
+    assert!(recomputed.makespan_s > kept.makespan_s);
+    for (k, r) in kept.memory.iter().zip(&recomputed.memory) {
+        let most = r.recomputed_points.iter().map(|p| p[1]).fold(0.0, f64::max);
+        assert!(
+            most >= 1000.0 && most % 1000.0 == 0.0,
+            "rank {}: {most}",
+            r.rank
+        );
+        assert_eq!(r.recomputed_points.last().map(|p| p[1]), Some(0.0));
+        assert!(r.peak_bytes < k.peak_bytes, "rank {}", r.rank);
+    }
+}

@@ -42,20 +42,44 @@ pub fn designs_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
             if c.capacity_bytes.is_some() {
                 entries.push(Entry::line("device capacity", CAPACITY));
             }
+            if c.points.iter().any(|p| p.fitted.is_some()) {
+                entries.push(Entry::line(
+                    "dashed: over capacity, fitted under it (offload, recomputation)",
+                    Color32::GRAY,
+                ));
+            }
             plots::legend_ui(ui, &entries);
             ui.columns(2, |cols| {
                 if let Some(left) = cols.get_mut(0) {
                     left.label(RichText::new("step time (s) against M").small());
                     let axes = ("M", "step time (s)");
-                    plot_ui(left, "designs makespan", axes, c, None, |p| p.makespan_s);
+                    plot_ui(
+                        left,
+                        "designs makespan",
+                        axes,
+                        c,
+                        None,
+                        |p, fitted| match fitted {
+                            false => Some(p.makespan_s),
+                            true => p.fitted.as_ref().map(|f| f.makespan_s.unwrap_or(f64::NAN)),
+                        },
+                    );
                 }
                 if let Some(right) = cols.get_mut(1) {
                     right.label(RichText::new("peak memory (GB, highest rank) against M").small());
                     let capacity = c.capacity_bytes.map(|b| b / 1e9);
                     let axes = ("M", "peak memory (GB)");
-                    plot_ui(right, "designs memory", axes, c, capacity, |p| {
-                        p.peak() / 1e9
-                    });
+                    plot_ui(
+                        right,
+                        "designs memory",
+                        axes,
+                        c,
+                        capacity,
+                        |p, fitted| match fitted {
+                            false => Some(p.peak() / 1e9),
+                            true => p.fitted.as_ref().map(|f| f.peak_bytes / 1e9),
+                        },
+                    );
                 }
             });
         });
@@ -89,26 +113,37 @@ fn controls_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
     });
 }
 
-/// One line per design of `y` against M (axes named `x`, `y`), with a `capacity` line where one
-/// is given.
+/// One line per design of `y(point, false)` against M (axes named `x`, `y`), dashed where the
+/// point was fitted under the capacity (`y(point, true)`: the fitted figure; NaN where nothing
+/// fits), with a `capacity` line where one is given.
 fn plot_ui(
     ui: &mut Ui,
     id: &str,
     (x_name, y_name): (&str, &str),
     c: &DesignComparison,
     capacity: Option<f64>,
-    y: impl Fn(&DesignPoint) -> f64,
+    y: impl Fn(&DesignPoint, bool) -> Option<f64>,
 ) {
     let plot = Plot::new(id).height(150.0).allow_scroll(false);
     let response = plots::readable(plot, x_name, y_name).show(ui, |plot| {
         for d in Design::ALL {
-            let points: Vec<[f64; 2]> = c
-                .points
-                .iter()
-                .filter(|p| p.design == d)
-                .map(|p| [p.microbatches as f64, y(p)])
-                .collect();
-            plot.line(Line::new(d.name(), PlotPoints::from(points)).color(colour(d)));
+            let line = |fitted: bool| -> Vec<[f64; 2]> {
+                c.points
+                    .iter()
+                    .filter(|p| p.design == d)
+                    .filter_map(|p| Some([p.microbatches as f64, y(p, fitted)?]))
+                    .filter(|p| p[1].is_finite())
+                    .collect()
+            };
+            plot.line(Line::new(d.name(), PlotPoints::from(line(false))).color(colour(d)));
+            let fitted = line(true);
+            if !fitted.is_empty() {
+                plot.line(
+                    Line::new(format!("{} fitted", d.name()), PlotPoints::from(fitted))
+                        .color(colour(d))
+                        .style(egui_plot::LineStyle::dashed_loose()),
+                );
+            }
         }
         if let Some(cap) = capacity {
             plot.hline(HLine::new("device capacity", cap).color(CAPACITY));

@@ -78,8 +78,8 @@ pub fn unit_of<'a>(curves: impl Iterator<Item = &'a MemoryCurve>) -> (f64, &'sta
     bytes_unit(curves.map(|c| c.peak_bytes))
 }
 
-/// The y range (in `unit`s) that shows every curve with room above the peaks (and below the
-/// lowest point, unless the axis starts at zero).
+/// The y range (in `unit`s) that shows every curve (and where offload is used, the line without
+/// it) with room above the peaks (and below the lowest point, unless the axis starts at zero).
 pub fn y_range<'a>(
     curves: impl Iterator<Item = &'a MemoryCurve>,
     from_zero: bool,
@@ -93,6 +93,12 @@ pub fn y_range<'a>(
         }
         lo = lo.min(c.static_bytes / unit);
         hi = hi.max(c.peak_bytes / unit);
+        // The line without offload (what the rank would hold) is drawn above the curve.
+        if !c.offloaded_points.is_empty() {
+            for p in c.with_part(&c.offloaded_points, 1.0) {
+                hi = hi.max(p[1] / unit);
+            }
+        }
     }
     if !(lo.is_finite() && hi.is_finite()) {
         return (0.0, 1.0);

@@ -6,6 +6,7 @@ pub mod cut_strip;
 pub mod designs;
 pub mod editors;
 pub mod file_dialog;
+pub mod fit;
 pub mod help;
 pub mod memory;
 pub mod plots;

@@ -89,6 +89,15 @@ pub fn wave_sweep_ui(ui: &mut Ui, studio: &Studio, out: &mut Vec<Command>) {
                     ui.colored_label(RED, "no k fits the device's capacity");
                 }
             }
+            if let Some((k, t)) = w.best_fitted {
+                ui.label(
+                    RichText::new(format!(
+                        "faster with a fit under the capacity: k = {k} at {} (recomputation or offload; its button's hover says which)",
+                        secs(t)
+                    ))
+                    .small(),
+                );
+            }
             let mut entries = vec![
                 Entry::line("throughput", THROUGHPUT),
                 Entry::dot("k ∤ M (trailing wave)", TRAILING),
@@ -209,11 +218,11 @@ fn choose_k_ui(ui: &mut Ui, w: &WaveSweep, current: Option<usize>, out: &mut Vec
                     } else {
                         String::new()
                     },
-                    if p.over_capacity {
-                        ", over capacity"
-                    } else {
-                        ""
-                    }
+                    mpipe::tune::fit_memory::capacity_note(
+                        p.over_capacity,
+                        p.fitted.as_ref(),
+                        p.makespan_s
+                    )
                 ));
             if button.clicked() && current != Some(p.k) {
                 out.push(Command::UseWaveK(p.k));

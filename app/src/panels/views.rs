@@ -363,6 +363,8 @@ fn memory_section_ui(
     if let Some((t0, t1)) = moved {
         out.push(Command::Range(Some((t0, t1))));
     }
+    let over = shown.sim.memory.iter().any(|c| c.over_capacity);
+    super::fit::fit_ui(ui, studio, over, out);
 }
 
 /// The global operator table (BigMac's view of a schedule): time slot × rank, each cell the

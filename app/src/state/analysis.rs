@@ -1,11 +1,13 @@
 //! Analyses of the document on screen, each computed on a worker on request (BigMac's designs,
-//! OctoPipe's tuner, JanusPipe's WaveK sweep, GARS before and after): progress and Cancel while
+//! OctoPipe's tuner, JanusPipe's WaveK sweep, GARS before and after, the fit under the device's
+//! capacity): progress and Cancel while
 //! one runs, and its result shown only while the document is the one it was computed from.
 
 use super::Notice;
 use super::jobs::{Control, Job, Poll};
 use mpipe::Scenario;
 use mpipe::tune::designs::{DesignComparison, compare_designs_cancellable};
+use mpipe::tune::fit_memory::{FitError, MemoryFit, fit_memory};
 use mpipe::tune::octopipe::{TuneOptions, tune_cancellable};
 use mpipe::tune::packing::{PackingComparison, compare_packings};
 use mpipe::tune::wave_sweep::{WaveSweep, sweep};
@@ -114,6 +116,8 @@ pub struct Analyses {
     pub tuner: super::tuner::Tuner,
     pub wave_sweep: Analysis<WaveSweep>,
     pub packing: Analysis<PackingComparison>,
+    /// The scenario fitted under the device's capacity by offload and recomputation.
+    pub fit: Analysis<MemoryFit>,
 }
 
 impl Analyses {
@@ -144,6 +148,22 @@ impl Analyses {
                 .map_err(|e| e.to_string())
                 .transpose()
             })
+    }
+
+    /// Starts fitting `scenario` under its device's capacity (`hardware.memory_bytes`).
+    pub fn start_fit(&mut self, scenario: &Scenario, generation: u64) -> Result<(), String> {
+        let scenario = scenario.clone();
+        self.fit.start(
+            "mpipe fit-memory",
+            generation,
+            move |control| match fit_memory(&scenario, None, Default::default(), &mut |f| {
+                control.keep_going(f)
+            }) {
+                Ok(fit) => Some(Ok(fit)),
+                Err(FitError::Cancelled) => None,
+                Err(e) => Some(Err(e.to_string())),
+            },
+        )
     }
 
     /// Starts simulating `scenario`'s graphs packed sequentially and by GARS.
@@ -217,6 +237,7 @@ impl Analyses {
             ("design comparison", self.designs.poll()),
             ("WaveK sweep", self.wave_sweep.poll()),
             ("packing comparison", self.packing.poll()),
+            ("fit under the capacity", self.fit.poll()),
         ];
         for (what, f) in finished {
             match f {
@@ -229,7 +250,8 @@ impl Analyses {
         let running = tuning
             || self.designs.running.is_some()
             || self.wave_sweep.running.is_some()
-            || self.packing.running.is_some();
+            || self.packing.running.is_some()
+            || self.fit.running.is_some();
         (running, said)
     }
 

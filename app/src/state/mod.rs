@@ -399,6 +399,24 @@ impl Studio {
     }
 
     /// Makes the scenario on screen the given design of itself (one undoable edit).
+    /// Makes the scenario the one fitted under the device's capacity, when the fit on screen is
+    /// the current document's and something fits (one undoable edit).
+    pub fn use_fit(&mut self) {
+        let Some(fit) = self.analyses.fit.current(self.doc.generation()) else {
+            return;
+        };
+        let (Some(s), Some(after)) = (fit.scenario.clone(), fit.after.as_ref()) else {
+            return;
+        };
+        let said = format!(
+            "the scenario is now fitted under {} (step {})",
+            mpipe::vocab::units::bytes(fit.cap_bytes),
+            mpipe::vocab::units::secs(after.makespan_s)
+        );
+        self.edit(&Edit::Replace(Box::new(s)), None);
+        self.inform(said);
+    }
+
     pub fn use_design(&mut self, design: mpipe::tune::designs::Design) {
         let Some(scenario) = self.scenario() else {
             return;

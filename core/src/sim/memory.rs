@@ -99,14 +99,17 @@ fn consumer(order: &Order, n: NodeIndex) -> Option<NodeIndex> {
 
 /// A second-order microbatch holds, per stage, what `FE` saves (`activation_bytes`) from FE's
 /// start until `BE` ends (until `FF` ends when no backward runs: FF reads it too), and what `FF`
-/// saves for `BF` (`force_activation_bytes`) from FF's start until BF ends (nothing without BF).
+/// saves for `BF` (`force_activation_bytes`) from FF's start until BF ends (nothing without BF);
+/// recomputed layers' activations from BF's start (it reruns their forwards) until BE ends.
 fn four_phase_activations(
     plan: &Plan,
     order: &Order,
     timeline: &Timeline,
     deltas: &mut [Vec<(f64, f64)>],
+    parts: &mut Parts,
 ) {
     let g = &order.graph;
+    let recomputes = plan.layers.iter().any(|l| l.dropped_share > 0.0);
     let mut phases: rustc_hash::FxHashMap<(usize, usize, usize), [Option<NodeIndex>; 4]> =
         rustc_hash::FxHashMap::default();
     for n in g.node_indices() {
@@ -145,6 +148,23 @@ fn four_phase_activations(
         if let Some(ff) = ff {
             hold(ff, bf, force_activation_bytes(plan, region, rank, mb));
         }
+        // Recomputed layers make their activations again in the force backward (which reruns
+        // their forwards), held until the energy backward ends.
+        if let Some(bf) = bf
+            && recomputes
+        {
+            let bytes = crate::sim::cost::recomputed_bytes(plan, region, rank, mb);
+            hold(bf, be.or(Some(bf)), bytes);
+            if let (Some(part), Some((start, _)), Some(end)) = (
+                parts.recomputed.get_mut(rank),
+                timeline.span_of(bf),
+                be.or(Some(bf)).and_then(|n| timeline.end_of(n)),
+            ) && bytes > 0.0
+            {
+                part.push((start, bytes));
+                part.push((end, -bytes));
+            }
+        }
     }
 }
 
@@ -157,7 +177,7 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
     };
     workspaces(plan, order, timeline, &mut deltas);
     step_gradients(plan, order, timeline, &mut deltas);
-    four_phase_activations(plan, order, timeline, &mut deltas);
+    four_phase_activations(plan, order, timeline, &mut deltas, &mut parts);
     activations(plan, order, timeline, &mut deltas, &mut parts);
     let capacity = plan.hardware.memory_bytes;
     deltas

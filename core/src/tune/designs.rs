@@ -11,6 +11,7 @@ use crate::scenario::Scenario;
 use crate::scenario::owner::OwnerSpec;
 use crate::schedules::skeleton::Skeleton;
 use crate::sim::engine::SimOptions;
+use crate::tune::fit_memory::{FitError, FittedPoint, fit_memory};
 use crate::tune::pipeline::simulate_scenario;
 use crate::vocab::layout::{Composition, Layout};
 use serde::Serialize;
@@ -177,6 +178,10 @@ pub struct DesignPoint {
     pub peak_bytes: Vec<f64>,
     /// Some rank's peak is above `hardware.memory_bytes`.
     pub over_capacity: bool,
+    /// Over capacity: the design fitted under it by offload and recomputation
+    /// ([`crate::tune::fit_memory`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fitted: Option<FittedPoint>,
 }
 
 impl DesignPoint {
@@ -243,12 +248,26 @@ pub fn compare_designs_cancellable(
             let sim = simulate_scenario(&s, options).map_err(|e: DeriveError| {
                 format!("{} with M = {m}: field `{}`: {e}", design.name(), e.field())
             })?;
+            let over_capacity = sim.memory.iter().any(|c| c.over_capacity);
+            // Over capacity: what fitting it under costs (the fit's own progress within this
+            // point's share).
+            let fitted = if over_capacity {
+                let at = (done - 1) as f32 / total;
+                match fit_memory(&s, None, options, &mut |f| keep_going(at + f / total)) {
+                    Ok(fit) => Some(FittedPoint::of(&fit)),
+                    Err(FitError::Cancelled) => return Ok(None),
+                    Err(e) => return Err(format!("{} with M = {m}: {e}", design.name())),
+                }
+            } else {
+                None
+            };
             points.push(DesignPoint {
                 design,
                 microbatches: m,
                 makespan_s: sim.makespan_s,
                 peak_bytes: sim.memory.iter().map(|c| c.peak_bytes).collect(),
-                over_capacity: sim.memory.iter().any(|c| c.over_capacity),
+                over_capacity,
+                fitted,
             });
         }
     }
@@ -292,11 +311,11 @@ impl DesignComparison {
                     crate::vocab::units::secs(p.makespan_s),
                     gb(peak),
                     ranks.join(" "),
-                    if p.over_capacity {
-                        "  (over capacity)"
-                    } else {
-                        ""
-                    }
+                    crate::tune::fit_memory::capacity_note(
+                        p.over_capacity,
+                        p.fitted.as_ref(),
+                        p.makespan_s
+                    )
                 );
             }
         }

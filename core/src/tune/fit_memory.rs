@@ -67,6 +67,29 @@ impl MemoryChoice {
     }
 }
 
+/// Which choices the search may make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Means {
+    /// Offload or recompute, whichever is cheaper.
+    #[default]
+    Both,
+    /// Offload only.
+    Offload,
+    /// Full recomputation only.
+    Recompute,
+}
+
+impl Means {
+    fn allows(self, choice: MemoryChoice) -> bool {
+        match (self, choice) {
+            (Means::Both, _) | (_, MemoryChoice::Keep) => true,
+            (Means::Offload, c) => matches!(c, MemoryChoice::Offload { .. }),
+            (Means::Recompute, c) => c == MemoryChoice::Recompute,
+        }
+    }
+}
+
 /// One stage the search may change: its layers (expanded indices) and the ranks it runs on.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StageChoice {
@@ -152,6 +175,17 @@ pub fn fit_memory(
     options: SimOptions,
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Result<MemoryFit, FitError> {
+    fit_memory_with(scenario, cap, Means::Both, options, keep_going)
+}
+
+/// [`fit_memory`] with only the choices `means` allows.
+pub fn fit_memory_with(
+    scenario: &Scenario,
+    cap: Option<f64>,
+    means: Means,
+    options: SimOptions,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Result<MemoryFit, FitError> {
     let cap = cap
         .or_else(|| scenario.hardware.as_ref().and_then(|h| h.memory_bytes))
         .ok_or(FitError::NoCapacity)?;
@@ -179,7 +213,7 @@ pub fn fit_memory(
             if !stage.ranks.contains(&rank) {
                 continue;
             }
-            for choice in stronger(stage.choice) {
+            for choice in stronger(stage.choice).filter(|&c| means.allows(c)) {
                 if simulations + 1 >= SIMULATION_BUDGET {
                     budget_reached = true;
                     break;
@@ -326,4 +360,67 @@ pub fn with_choices(scenario: &Scenario, stages: &[StageChoice]) -> Scenario {
     let mut out = scenario.clone();
     out.model.layers = layers;
     out
+}
+
+/// An over-capacity point of a comparison (BigMac's designs, the WaveK sweep) fitted under the
+/// capacity.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FittedPoint {
+    /// The fitted step time; `None` when nothing fits.
+    pub makespan_s: Option<f64>,
+    /// The highest rank's peak after the fit, or the smallest the search reached when nothing
+    /// fits.
+    pub peak_bytes: f64,
+    /// What each changed stage does, as `layers 0..8: offload 50 %`.
+    pub choices: Vec<String>,
+}
+
+impl FittedPoint {
+    pub fn of(fit: &MemoryFit) -> FittedPoint {
+        let top = |peaks: &[f64]| peaks.iter().copied().fold(0.0, f64::max);
+        FittedPoint {
+            makespan_s: fit.after.as_ref().map(|a| a.makespan_s),
+            peak_bytes: match (&fit.after, fit.smallest_peak) {
+                (Some(a), _) => top(&a.peaks_bytes),
+                (None, Some((_, peak))) => peak,
+                (None, None) => top(&fit.before.peaks_bytes),
+            },
+            choices: fit
+                .stages
+                .iter()
+                .filter(|s| s.choice != MemoryChoice::Keep)
+                .map(|s| {
+                    format!(
+                        "layers {}..{}: {}",
+                        s.layers.start,
+                        s.layers.end,
+                        s.choice.label()
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A comparison row's note on capacity: nothing when it fits, what fitting it under costs when
+/// it was fitted, `(over capacity)` otherwise.
+pub fn capacity_note(over_capacity: bool, fitted: Option<&FittedPoint>, makespan_s: f64) -> String {
+    let gb = crate::vocab::units::bytes;
+    match (fitted, over_capacity) {
+        (Some(f), _) => match f.makespan_s {
+            Some(t) => format!(
+                "  (over capacity; fitted under it: {} ({:+.1} %), peak {}: {})",
+                crate::vocab::units::secs(t),
+                100.0 * (t - makespan_s) / makespan_s.max(f64::MIN_POSITIVE),
+                gb(f.peak_bytes),
+                f.choices.join(", ")
+            ),
+            None => format!(
+                "  (over capacity; nothing fits: no lower than {})",
+                gb(f.peak_bytes)
+            ),
+        },
+        (None, true) => "  (over capacity)".to_string(),
+        (None, false) => String::new(),
+    }
 }

@@ -6,6 +6,7 @@ use crate::graph::derive::DeriveError;
 use crate::scenario::Scenario;
 use crate::schedules::skeleton::{Skeleton, schedule_to_string};
 use crate::sim::engine::SimOptions;
+use crate::tune::fit_memory::{FitError, FittedPoint, fit_memory};
 use crate::tune::pipeline::simulate_scenario;
 use crate::vocab::parameter::Parameter;
 use serde::Serialize;
@@ -25,6 +26,10 @@ pub struct WavePoint {
     pub over_capacity: bool,
     /// `M mod k`: microbatches of the trailing wave when it is not full (0: `k | M`).
     pub trailing: usize,
+    /// Over capacity: this `k` fitted under it by recomputation and offload
+    /// ([`crate::tune::fit_memory`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fitted: Option<FittedPoint>,
 }
 
 /// A sweep over `k`.
@@ -37,6 +42,9 @@ pub struct WaveSweep {
     pub points: Vec<WavePoint>,
     /// The fastest `k` within the capacity (the smallest such `k` on a tie).
     pub best_k: Option<usize>,
+    /// The fastest `k` once those over the capacity are fitted under it, with its step time,
+    /// where that is a fitted one faster than `best_k`.
+    pub best_fitted: Option<(usize, f64)>,
 }
 
 /// Why a scenario cannot be swept.
@@ -114,15 +122,31 @@ pub fn sweep(
         if !keep_going(i as f32 / candidates.len() as f32) {
             return Ok(None);
         }
-        let sim = simulate_scenario(&with_wave_k(scenario, k)?, options)?;
+        let run = with_wave_k(scenario, k)?;
+        let sim = simulate_scenario(&run, options)?;
         let peak = sim.peak_memory_bytes();
+        let over_capacity = capacity.is_some_and(|c| peak > c);
+        let fitted = if over_capacity {
+            let at = i as f32 / candidates.len() as f32;
+            let share = 1.0 / candidates.len() as f32;
+            match fit_memory(&run, None, options, &mut |f| keep_going(at + f * share)) {
+                Ok(fit) => Some(FittedPoint::of(&fit)),
+                Err(FitError::Cancelled) => return Ok(None),
+                Err(FitError::Derive(e)) => return Err(e.into()),
+                // The capacity is the scenario's, checked finite and positive by validation.
+                Err(_) => None,
+            }
+        } else {
+            None
+        };
         points.push(WavePoint {
             k,
             makespan_s: sim.makespan_s,
             throughput_vs_default: None,
             peak_memory_bytes: peak,
-            over_capacity: capacity.is_some_and(|c| peak > c),
+            over_capacity,
             trailing: m % k,
+            fitted,
         });
     }
     if let Some(base) = points
@@ -139,11 +163,21 @@ pub fn sweep(
         .filter(|p| !p.over_capacity)
         .min_by(|a, b| a.makespan_s.total_cmp(&b.makespan_s).then(a.k.cmp(&b.k)))
         .map(|p| p.k);
+    let best_time = |k: Option<usize>| {
+        k.and_then(|k| points.iter().find(|p| p.k == k))
+            .map_or(f64::INFINITY, |p| p.makespan_s)
+    };
+    let best_fitted = points
+        .iter()
+        .filter_map(|p| Some((p.k, p.fitted.as_ref()?.makespan_s?)))
+        .filter(|&(_, t)| t < best_time(best_k))
+        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
     Ok(Some(WaveSweep {
         microbatches: m,
         default_k,
         capacity_bytes: capacity,
         points,
         best_k,
+        best_fitted,
     }))
 }

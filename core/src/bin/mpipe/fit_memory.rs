@@ -4,7 +4,7 @@
 
 use crate::input::{InputError, SimArgs, read_scenario};
 use crate::output::{emit, emit_json};
-use mpipe::tune::fit_memory::{FitError, FitPoint, MemoryFit, fit_memory};
+use mpipe::tune::fit_memory::{FitError, FitPoint, Means, MemoryFit, fit_memory_with};
 use mpipe::vocab::units::{bytes, secs};
 use std::path::PathBuf;
 
@@ -17,6 +17,9 @@ pub struct Args {
     /// Print the fit as one JSON object (the fitted scenario included).
     #[arg(long)]
     pub json: bool,
+    /// Which choices the fit may make: `both` (the cheaper per stage), `offload` or `recompute`.
+    #[arg(long, value_name = "MEANS", default_value = "both", value_parser = ["both", "offload", "recompute"])]
+    pub with: String,
     /// Write the fitted scenario to this file (nothing is written when nothing fits).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -73,7 +76,8 @@ fn text(fit: &MemoryFit, source: &str) -> String {
                 0.0
             };
             out.push_str(&format!(
-                "\nfits at {} more per step ({share:+.1} %)\n",
+                "\nfits; the step takes {}{} ({share:+.1} %)\n",
+                if added >= 0.0 { "+" } else { "" },
                 secs(added)
             ));
         }
@@ -95,12 +99,18 @@ fn text(fit: &MemoryFit, source: &str) -> String {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let (s, text_in) = read_scenario(&args.scenario)?;
     let file = args.scenario.display().to_string();
-    let fit = fit_memory(&s, args.cap, args.sim.options(), &mut |_| true).map_err(|e| {
-        InputError(match e {
-            FitError::Derive(d) => d.locate(&text_in, &file).to_string(),
-            other => format!("{file}: {other}"),
-        })
-    })?;
+    let means = match args.with.as_str() {
+        "offload" => Means::Offload,
+        "recompute" => Means::Recompute,
+        _ => Means::Both,
+    };
+    let fit =
+        fit_memory_with(&s, args.cap, means, args.sim.options(), &mut |_| true).map_err(|e| {
+            InputError(match e {
+                FitError::Derive(d) => d.locate(&text_in, &file).to_string(),
+                other => format!("{file}: {other}"),
+            })
+        })?;
     if let (Some(out), Some(fitted)) = (&args.out, &fit.scenario) {
         let mut json = serde_json::to_string_pretty(fitted)?;
         json.push('\n');

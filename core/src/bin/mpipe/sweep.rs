@@ -54,8 +54,16 @@ fn text(w: &WaveSweep) -> String {
         if p.trailing > 0 {
             notes.push(format!("k ∤ M: trailing wave of {}", p.trailing));
         }
-        if p.over_capacity {
-            notes.push("over capacity (OOM)".to_string());
+        match p.fitted.as_ref() {
+            Some(f) => notes.push(
+                mpipe::tune::fit_memory::capacity_note(true, Some(f), p.makespan_s)
+                    .trim()
+                    .trim_start_matches('(')
+                    .trim_end_matches(')')
+                    .to_string(),
+            ),
+            None if p.over_capacity => notes.push("over capacity (OOM)".to_string()),
+            None => {}
         }
         if Some(p.k) == w.best_k {
             notes.push("best".to_string());
@@ -73,6 +81,12 @@ fn text(w: &WaveSweep) -> String {
     match w.best_k {
         Some(k) => out.push_str(&format!("best k within capacity: {k}\n")),
         None => out.push_str("no k fits the device's capacity\n"),
+    }
+    if let Some((k, t)) = w.best_fitted {
+        out.push_str(&format!(
+            "best k fitted under the capacity by recomputation or offload: {k} ({})\n",
+            secs(t)
+        ));
     }
     out
 }
