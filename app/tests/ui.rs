@@ -862,3 +862,57 @@ fn a_schedule_over_capacity_is_fitted_under_it_on_a_worker_and_the_fit_used_and_
     harness.run();
     assert_eq!(harness.state().scenario(), Some(&before));
 }
+
+#[test]
+fn recomputation_and_offload_are_edited_per_layer_group_and_undone() {
+    // The over-capacity sample: make its one layer group recompute selectively, place the
+    // recomputation early (Mario), and undo both.
+    let mut harness = harness();
+    choose(
+        &mut harness,
+        "Sample",
+        "LLM over a 24 GB device: fit it by offload or recomputation",
+    );
+    let before = harness.state().scenario().cloned().unwrap();
+    harness.get_by_label("Recompute and offload").click();
+    harness.run();
+    choose(&mut harness, "recomputation", "selective");
+    let l = harness.state().scenario().unwrap().model.layers[0].clone();
+    assert_eq!(
+        (
+            l.recompute,
+            l.recompute_activation_share,
+            l.recompute_cost_share
+        ),
+        (
+            Some(mpipe::scenario::layer::Recompute::Selective),
+            Some(0.5),
+            Some(0.1)
+        )
+    );
+    // Selective: each backward reruns a tenth of its forward, rank 0 keeps half.
+    let sim = &harness.state().current().unwrap().sim;
+    assert!(
+        sim.memory[0].peak_bytes < 30e9,
+        "{}",
+        sim.memory[0].peak_bytes
+    );
+    harness.get_by_label("early").click();
+    harness.run();
+    assert!(harness.state().scenario().unwrap().model.layers[0].recompute_early);
+    let r = harness
+        .state()
+        .current()
+        .unwrap()
+        .scene
+        .lane_events(0)
+        .iter()
+        .filter(|e| e.action.phase == mpipe::vocab::phase::Phase::Recompute)
+        .count();
+    assert_eq!(r, 8, "one early recomputation per microbatch on rank 0");
+    harness.state_mut().apply(Command::Undo);
+    harness.run();
+    harness.state_mut().apply(Command::Undo);
+    harness.run();
+    assert_eq!(harness.state().scenario(), Some(&before));
+}

@@ -31,6 +31,7 @@ fn every_layer_field() -> LayerSpec {
         recompute_activation_share: some(),
         recompute_cost_share: some(),
         offload_share: some(),
+        recompute_early: true,
         fwd_s: some(),
         bwd_s: some(),
         fwd_flops: some(),

@@ -38,6 +38,8 @@ pub struct Layer {
     /// The share of the kept activations copied to the host after the forward and back before
     /// the backward.
     pub offload_share: f64,
+    /// The recomputation runs as its own action just before the backward (Mario), not in it.
+    pub recompute_early: bool,
 }
 
 /// Expands a layer spec's `count` into that many layers, named `name` (count 1) or `name.0`,
@@ -96,6 +98,9 @@ pub fn expand(spec: &LayerSpec) -> Result<Vec<Layer>, LayerError> {
             .zip(spec.recompute_cost_share)
             .ok_or(LayerError::SelectiveShares)?,
     };
+    if spec.recompute_early && spec.recompute.is_none() {
+        return Err(LayerError::EarlyWithout);
+    }
     Ok((0..spec.count)
         .map(|i| Layer {
             name: if spec.count == 1 {
@@ -122,6 +127,7 @@ pub fn expand(spec: &LayerSpec) -> Result<Vec<Layer>, LayerError> {
             dropped_share,
             rerun_share,
             offload_share: spec.offload_share.unwrap_or(0.0),
+            recompute_early: spec.recompute_early,
         })
         .collect())
 }

@@ -57,7 +57,7 @@ pub fn build_with(
     for mb in 0..plan.microbatches {
         b.microbatch(mb);
     }
-    let (compute, pairs) = match &parsed {
+    let (mut compute, pairs) = match &parsed {
         Some(lists) => explicit_orders(&b, lists)?,
         None => (merged_orders(&b), slot_pairs(&b)),
     };
@@ -72,6 +72,7 @@ pub fn build_with(
             b.graph.add_edge(p, first, EdgeKind::Overlap);
         }
     }
+    crate::graph::recompute::add_early(plan, &mut b.graph, &mut compute, &pairs);
     let nodes: Vec<Vec<NodeIndex>> = compute
         .into_iter()
         .enumerate()
@@ -183,7 +184,8 @@ fn split_backwards(
             | Phase::EnergyForward
             | Phase::ForceForward
             | Phase::ForceBackward
-            | Phase::EnergyBackward => return,
+            | Phase::EnergyBackward
+            | Phase::Recompute => return,
             Phase::Backward => false,
             Phase::Input | Phase::Weight => true,
         };

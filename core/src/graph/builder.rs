@@ -166,7 +166,7 @@ impl Builder<'_> {
             Phase::Backward if !split => self.bwd.get(key).copied().flatten(),
             Phase::Input if split => self.bwd.get(key).copied().flatten(),
             Phase::Weight if split => self.weight.get(key).copied().flatten(),
-            Phase::Backward | Phase::Input | Phase::Weight => None,
+            Phase::Backward | Phase::Input | Phase::Weight | Phase::Recompute => None,
             Phase::EnergyForward
             | Phase::ForceForward
             | Phase::ForceBackward

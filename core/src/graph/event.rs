@@ -46,6 +46,14 @@ pub enum Event {
         rank: Rank,
         group: Group,
     },
+    /// Recomputation placed early (Mario, DESIGN.md §3.1): the recomputed layers' forward run
+    /// again on the rank's compute stream just before their backward (its first phase).
+    Recompute {
+        region: RegionId,
+        rank: Rank,
+        mb: Mb,
+        stage: Stage,
+    },
     /// Activation offload (DESIGN.md §3.1): a forward's offloaded activations copied to the host
     /// after it (`to_host`) or back before its backward, on the rank's copy stream.
     Copy {
@@ -70,6 +78,7 @@ impl Event {
             | Event::Bwd { rank, .. }
             | Event::FourPhase { rank, .. }
             | Event::DpReduce { rank, .. }
+            | Event::Recompute { rank, .. }
             | Event::Loss { rank, .. } => Some(rank.index()),
             Event::Coll { .. } | Event::Copy { .. } | Event::StepBarrier => None,
         }
@@ -83,6 +92,7 @@ impl Event {
             | Event::FourPhase { mb, .. }
             | Event::Coll { mb, .. }
             | Event::Copy { mb, .. }
+            | Event::Recompute { mb, .. }
             | Event::Loss { mb, .. } => Some(mb.index()),
             Event::DpReduce { .. } | Event::StepBarrier => None,
         }
@@ -98,6 +108,7 @@ impl Event {
             Event::FourPhase {
                 stage, mb, phase, ..
             } => (stage, mb, phase),
+            Event::Recompute { stage, mb, .. } => (stage, mb, Phase::Recompute),
             _ => return None,
         };
         Some(Action { stage, phase, mb })
@@ -107,7 +118,10 @@ impl Event {
     pub fn is_compute(&self) -> bool {
         matches!(
             self,
-            Event::Fwd { .. } | Event::Bwd { .. } | Event::FourPhase { .. }
+            Event::Fwd { .. }
+                | Event::Bwd { .. }
+                | Event::FourPhase { .. }
+                | Event::Recompute { .. }
         )
     }
 
@@ -117,6 +131,7 @@ impl Event {
             Event::Fwd { region, .. }
             | Event::Bwd { region, .. }
             | Event::FourPhase { region, .. }
+            | Event::Recompute { region, .. }
             | Event::DpReduce { region, .. } => Some(region),
             _ => None,
         }
@@ -125,12 +140,13 @@ impl Event {
     /// A short human label: `4F0@r0`, `Gather(1→2) mb 3 r2→r0`, `Loss mb 0 @r3`.
     pub fn label(&self) -> String {
         match *self {
-            Event::Fwd { rank, .. } | Event::Bwd { rank, .. } | Event::FourPhase { rank, .. } => {
-                match self.action() {
-                    Some(action) => format!("{action}@r{rank}"),
-                    None => String::new(),
-                }
-            }
+            Event::Fwd { rank, .. }
+            | Event::Bwd { rank, .. }
+            | Event::FourPhase { rank, .. }
+            | Event::Recompute { rank, .. } => match self.action() {
+                Some(action) => format!("{action}@r{rank}"),
+                None => String::new(),
+            },
             Event::Coll {
                 comm,
                 seam,
@@ -177,6 +193,8 @@ pub enum EdgeKind {
     Offload,
     /// One copy after another on a rank's copy stream.
     CopyStream,
+    /// Early recomputation: a forward to its recomputation, the recomputation to its backward.
+    Recompute,
 }
 
 #[cfg(test)]

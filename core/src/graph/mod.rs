@@ -1,6 +1,6 @@
 //! The order graph: typed events and edges, built microbatch by microbatch, each rank's execution
 //! order (the wavefront's slots, Replicated work joined by its composition policy, or hand-written
-//! orders), activation offload's copies, the deadlock check and its repair, logical time, a flat copy of the adjacency for the
+//! orders), early recomputation (Mario), activation offload's copies, the deadlock check and its repair, logical time, a flat copy of the adjacency for the
 //! passes that walk a million events, and `derive`, which puts it all together.
 
 pub mod adjacency;
@@ -14,4 +14,5 @@ pub mod event;
 pub mod explicit;
 pub mod offload;
 pub mod order;
+pub mod recompute;
 pub mod time;

@@ -68,7 +68,10 @@ pub fn add_copies(
             else {
                 continue;
             };
-            let first = pair_first.get(&backward).copied();
+            // The backward's slot starts with its early recomputation (which reads the
+            // activations too), else with its overlapped pair's forward, else with itself.
+            let first = crate::graph::recompute::early_of(graph, backward)
+                .or_else(|| pair_first.get(&backward).copied());
             let Some(slot) = position.get(&first.unwrap_or(backward)).copied() else {
                 continue;
             };

@@ -116,13 +116,15 @@ pub struct Order {
 }
 
 impl Order {
-    /// Rank `r`'s Fwd/Bwd events as actions, in execution order.
+    /// Rank `r`'s Fwd/Bwd events as actions, in execution order (an early recomputation is not
+    /// one of PyTorch's actions, and is left out).
     pub fn actions(&self, rank: usize) -> Vec<Action> {
         self.nodes
             .get(rank)
             .map(|ns| {
                 ns.iter()
                     .filter_map(|&n| self.graph.node_weight(n).and_then(|e| e.action()))
+                    .filter(|a| a.phase != crate::vocab::phase::Phase::Recompute)
                     .collect()
             })
             .unwrap_or_default()
@@ -140,6 +142,7 @@ impl Order {
     }
 
     /// Rank `r`'s compute slots in execution order: its actions, an overlapped pair as one.
+    /// (Early recomputations are left out, as in [`Order::actions`].)
     pub fn steps(&self, rank: usize) -> Vec<Step> {
         // This rank's pairs only: the report asks for every rank in turn.
         let on_rank = |n: NodeIndex| self.graph.node_weight(n).and_then(|e| e.rank()) == Some(rank);
@@ -152,7 +155,12 @@ impl Order {
         let paired: rustc_hash::FxHashMap<NodeIndex, NodeIndex> =
             mine.iter().map(|&[f, b]| (f, b)).collect();
         let second: rustc_hash::FxHashSet<NodeIndex> = mine.iter().map(|p| p[1]).collect();
-        let action = |n: NodeIndex| self.graph.node_weight(n).and_then(|e| e.action());
+        let action = |n: NodeIndex| {
+            self.graph
+                .node_weight(n)
+                .and_then(|e| e.action())
+                .filter(|a| a.phase != crate::vocab::phase::Phase::Recompute)
+        };
         let mut steps = Vec::new();
         for &n in self.nodes.get(rank).map(Vec::as_slice).unwrap_or_default() {
             if second.contains(&n) {

@@ -130,6 +130,23 @@ pub enum Edit {
         layer: usize,
         recompute: bool,
     },
+    /// Selective recomputation of a layer group with its shares (the share of the activations
+    /// dropped, the share of the forward re-run).
+    LayerSelective {
+        layer: usize,
+        activation_share: f64,
+        cost_share: f64,
+    },
+    /// A layer group's recomputation placed early (Mario) or in the backward.
+    LayerRecomputeEarly {
+        layer: usize,
+        early: bool,
+    },
+    /// The share of a layer group's kept activations offloaded to the host (0: none).
+    LayerOffload {
+        layer: usize,
+        share: f64,
+    },
     /// A second-order phase's time (`fe_s`, `ff_s`, `bf_s` or `be_s`; other phases: nothing).
     LayerPhase {
         layer: usize,
@@ -302,10 +319,33 @@ impl Edit {
             }
             Edit::LayerRecompute { layer, recompute } => {
                 if let Some(l) = s.model.layers.get_mut(*layer) {
-                    // Full recomputation on or off; a selective one's shares go with it.
+                    // Full recomputation on or off; a selective one's shares go with it, and
+                    // without a recomputation its early placement.
                     l.recompute = recompute.then_some(crate::scenario::layer::Recompute::Full);
                     l.recompute_activation_share = None;
                     l.recompute_cost_share = None;
+                    l.recompute_early &= recompute;
+                }
+            }
+            Edit::LayerSelective {
+                layer,
+                activation_share,
+                cost_share,
+            } => {
+                if let Some(l) = s.model.layers.get_mut(*layer) {
+                    l.recompute = Some(crate::scenario::layer::Recompute::Selective);
+                    l.recompute_activation_share = Some(*activation_share);
+                    l.recompute_cost_share = Some(*cost_share);
+                }
+            }
+            Edit::LayerRecomputeEarly { layer, early } => {
+                if let Some(l) = s.model.layers.get_mut(*layer) {
+                    l.recompute_early = *early;
+                }
+            }
+            Edit::LayerOffload { layer, share } => {
+                if let Some(l) = s.model.layers.get_mut(*layer) {
+                    l.offload_share = (*share > 0.0).then_some(*share);
                 }
             }
             Edit::LayerPhase {

@@ -52,6 +52,12 @@ pub struct LayerSpec {
     /// again first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recompute_cost_share: Option<f64>,
+    /// Recomputation placed early (Mario): the recomputed forward runs as its own action `R`
+    /// just before the backward, as soon as the rank is free — in the bubble where the rank
+    /// waits for the backward's gradient — instead of inside the backward (needs `recompute`;
+    /// first-order schedules; default false).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub recompute_early: bool,
     /// Activation offload (DESIGN.md §3.1): the share (0–1) of the kept activations copied to the
     /// host after the forward (on the rank's copy stream, at `hardware.host_bytes_per_s`) and
     /// back before the backward, which waits for it (default 0).
@@ -184,6 +190,8 @@ pub enum LayerError {
     SelectiveShares,
     #[error("`{0}` is given but `recompute` is not `selective`")]
     NotSelective(&'static str),
+    #[error("`recompute_early` needs a recomputation (`recompute`: `full` or `selective`)")]
+    EarlyWithout,
 }
 
 impl LayerError {
@@ -192,6 +200,7 @@ impl LayerError {
         match self {
             LayerError::Share { field, .. } | LayerError::NotSelective(field) => Some(field),
             LayerError::SelectiveShares => Some("recompute"),
+            LayerError::EarlyWithout => Some("recompute_early"),
             _ => None,
         }
     }

@@ -27,24 +27,37 @@ pub use crate::scenario::layer::FOUR_PHASE_SHARES;
 /// Seconds to run `layers` in `phase` for microbatch `mb`; the first backward phase (a whole
 /// backward, an input half, a force backward) of recomputed layers runs their forward again
 /// first (their energy and force forwards, for a second-order schedule) — all of it under full
-/// recomputation, `recompute_cost_share` of it under selective.
+/// recomputation, `recompute_cost_share` of it under selective. Layers that recompute early
+/// (Mario) rerun in their own `R` action instead ([`Phase::Recompute`]: their forwards, and
+/// nothing else), not in a first-order backward.
 pub fn compute_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> f64 {
+    let rerun = |early: Option<bool>| {
+        layers.clone().filter_map(move |i| {
+            let l = plan.layers.get(i)?;
+            (l.rerun_share > 0.0 && early.is_none_or(|e| l.recompute_early == e))
+                .then_some((i, l.rerun_share))
+        })
+    };
+    if phase == Phase::Recompute {
+        return rerun(Some(true))
+            .map(|(i, share)| share * layer_time(plan, i..i + 1, mb, Phase::Forward))
+            .sum();
+    }
     let recomputed: f64 = match phase {
-        Phase::Backward | Phase::Input | Phase::ForceBackward => layers
-            .clone()
-            .filter_map(|i| Some((i, plan.layers.get(i)?.rerun_share)))
-            .filter(|&(_, share)| share > 0.0)
-            .map(|(i, share)| {
-                share
-                    * match phase {
-                        Phase::ForceBackward => {
-                            layer_time(plan, i..i + 1, mb, Phase::EnergyForward)
-                                + layer_time(plan, i..i + 1, mb, Phase::ForceForward)
+        Phase::Backward | Phase::Input | Phase::ForceBackward => {
+            rerun((phase != Phase::ForceBackward).then_some(false))
+                .map(|(i, share)| {
+                    share
+                        * match phase {
+                            Phase::ForceBackward => {
+                                layer_time(plan, i..i + 1, mb, Phase::EnergyForward)
+                                    + layer_time(plan, i..i + 1, mb, Phase::ForceForward)
+                            }
+                            _ => layer_time(plan, i..i + 1, mb, Phase::Forward),
                         }
-                        _ => layer_time(plan, i..i + 1, mb, Phase::Forward),
-                    }
-            })
-            .sum(),
+                })
+                .sum()
+        }
         _ => 0.0,
     };
     recomputed + layer_time(plan, layers, mb, phase)
@@ -168,24 +181,41 @@ fn checkpoint_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
 /// The activations a unit's recomputed layers make again in its backward, for one microbatch:
 /// held from the backward's start (its input half's) as a kept layer's are from its forward's.
 pub fn recomputed_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
-    recomputed_part(plan, region, rank, mb, |_| 1.0)
+    recomputed_part(plan, region, rank, mb, None, |_| 1.0)
 }
 
-/// The part of [`recomputed_bytes`] only a split backward's input half needs.
-pub fn recomputed_input_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
-    recomputed_part(plan, region, rank, mb, |l| l.activation_input_share)
+/// Of [`recomputed_bytes`], those of the layers that recompute early (`early`: `Some(true)`,
+/// made again when their `R` starts), of the others (`Some(false)`) or of all (`None`), with the
+/// part only a split backward's input half needs (0 where `split` is false).
+pub fn recomputed_placed(
+    plan: &Plan,
+    (region, rank, mb): (usize, usize, usize),
+    early: Option<bool>,
+    split: bool,
+) -> (f64, f64) {
+    let input = |l: &crate::algebra::model::Layer| {
+        if split { l.activation_input_share } else { 0.0 }
+    };
+    (
+        recomputed_part(plan, region, rank, mb, early, |_| 1.0),
+        recomputed_part(plan, region, rank, mb, early, input),
+    )
 }
 
-/// `share` of each recomputed layer's activations, summed over a unit ([`activation_part`]'s
-/// twin for the layers it leaves out).
+/// `share` of each recomputed layer's activations (only those placed as `early` says, where it
+/// says), summed over a unit ([`activation_part`]'s twin for the layers it leaves out).
 fn recomputed_part(
     plan: &Plan,
     region: usize,
     rank: usize,
     mb: usize,
+    early: Option<bool>,
     share: impl Fn(&crate::algebra::model::Layer) -> f64,
 ) -> f64 {
     layer_bytes(plan, region, rank, mb, |l| {
+        if early.is_some_and(|e| l.recompute_early != e) {
+            return 0.0;
+        }
         l.activation_bytes * share(l) * l.dropped_share
     })
 }
@@ -330,6 +360,7 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
         Event::Fwd { .. }
         | Event::Bwd { .. }
         | Event::FourPhase { .. }
+        | Event::Recompute { .. }
         | Event::Loss { .. }
         | Event::StepBarrier => 0.0,
     }

@@ -28,6 +28,7 @@ fn block_of(event: &Event, last_region: usize) -> Block {
         | Event::Bwd { region, .. }
         | Event::FourPhase { region, .. }
         | Event::DpReduce { region, .. }
+        | Event::Recompute { region, .. }
         | Event::Copy { region, .. } => Block::Region(region.into()),
         Event::Coll { seam, .. } if seam.from == seam.to => Block::Region(seam.from.into()),
         Event::Coll { seam, .. } => Block::Seam(seam.from.into()),

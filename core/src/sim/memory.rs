@@ -406,15 +406,25 @@ fn activations(
             }
         }
         // Recomputed layers make their activations again when the backward starts (its input
-        // half), and free them as a kept layer's.
-        if recomputes && let Some(again) = backward.and_then(|b| timeline.start_of(b)) {
-            let (bytes, early) = (
-                crate::sim::cost::recomputed_bytes(plan, region, rank, mb),
-                early(crate::sim::cost::recomputed_input_bytes),
-            );
-            hold(list, (again, free_at, weight_end), bytes, early);
-            if let Some(part) = parts.recomputed.get_mut(rank) {
-                hold(part, (again, free_at, weight_end), bytes, early);
+        // half) — those that recompute early when their `R` starts — and free them as a kept
+        // layer's.
+        if recomputes && let Some(b) = backward {
+            let split = weight_end.is_some();
+            let key = (region, rank, mb);
+            let runs: Vec<(NodeIndex, Option<bool>)> = match crate::graph::recompute::early_of(g, b)
+            {
+                Some(r) => vec![(r, Some(true)), (b, Some(false))],
+                None => vec![(b, None)],
+            };
+            for (from, early) in runs {
+                let Some(again) = timeline.start_of(from) else {
+                    continue;
+                };
+                let (bytes, input) = crate::sim::cost::recomputed_placed(plan, key, early, split);
+                hold(list, (again, free_at, weight_end), bytes, input);
+                if let Some(part) = parts.recomputed.get_mut(rank) {
+                    hold(part, (again, free_at, weight_end), bytes, input);
+                }
             }
         }
     }

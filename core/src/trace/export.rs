@@ -197,6 +197,7 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
             ),
             Event::Coll { .. } => ("transfer", Some(event.label())),
             Event::Copy { .. } => ("offload", Some(event.label())),
+            Event::Recompute { .. } => ("recompute", event.action().map(|a| format!("PP:{a}"))),
             Event::DpReduce { .. } => ("reduce", Some(event.label())),
             Event::Loss { .. } => ("loss", Some(event.label())),
             Event::StepBarrier => continue,

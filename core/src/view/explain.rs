@@ -143,7 +143,10 @@ fn describe(sim: &Simulation, n: NodeIndex) -> Option<Waited> {
     let end_s = sim.timeline.end_of(n)?;
     let (what, rank) = match d.order.graph.node_weight(n) {
         Some(
-            e @ (Event::Fwd { rank, .. } | Event::Bwd { rank, .. } | Event::FourPhase { rank, .. }),
+            e @ (Event::Fwd { rank, .. }
+            | Event::Bwd { rank, .. }
+            | Event::FourPhase { rank, .. }
+            | Event::Recompute { rank, .. }),
         ) => (
             e.action().map_or_else(String::new, |a| a.to_string()),
             Some(*rank),

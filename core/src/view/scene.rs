@@ -65,7 +65,11 @@ impl RegionStyle {
             Phase::Forward | Phase::EnergyForward => self.forward,
             Phase::Backward | Phase::Input | Phase::EnergyBackward => self.backward,
             Phase::Weight | Phase::ForceBackward => self.weight,
-            Phase::ForceForward => crate::view::palette::light_shade(self.forward),
+            // A forward run again: the forward's colour, lighter (a second-order schedule's FF
+            // never shares a timeline with it).
+            Phase::ForceForward | Phase::Recompute => {
+                crate::view::palette::light_shade(self.forward)
+            }
         }
     }
 }

@@ -84,6 +84,9 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
                     phase,
                     ..
                 } => (region, rank, mb, phase),
+                Event::Recompute {
+                    region, rank, mb, ..
+                } => (region, rank, mb, Phase::Recompute),
                 _ => continue,
             };
             let (Some(action), Some((start_s, end_s))) = (e.action(), sim.timeline.span_of(n))

@@ -18,6 +18,10 @@ pub enum Phase {
     ForceForward,
     ForceBackward,
     EnergyBackward,
+    /// Recomputation placed early (Mario): the forward of recomputed layers run again as its own
+    /// action just before their backward, as soon as the rank is free — not a PyTorch action
+    /// (never in the orders' action lists, CSVs or traces' recovered orders).
+    Recompute,
 }
 
 impl Phase {
@@ -40,6 +44,7 @@ impl Phase {
             Phase::ForceForward => "FF",
             Phase::ForceBackward => "BF",
             Phase::EnergyBackward => "BE",
+            Phase::Recompute => "R",
         }
     }
 
@@ -54,6 +59,7 @@ impl Phase {
             Phase::ForceForward => "force forward (∂E/∂x)",
             Phase::ForceBackward => "force backward (second order)",
             Phase::EnergyBackward => "energy backward",
+            Phase::Recompute => "recomputation (the forward run again, early)",
         }
     }
 
@@ -62,7 +68,7 @@ impl Phase {
     pub fn is_backward(self) -> bool {
         !matches!(
             self,
-            Phase::Forward | Phase::EnergyForward | Phase::ForceForward
+            Phase::Forward | Phase::EnergyForward | Phase::ForceForward | Phase::Recompute
         )
     }
 
