@@ -200,8 +200,10 @@ fn the_fit_can_be_cancelled() {
     assert_eq!(asked, 3);
 }
 
-/// The WaveK sweep fits each unit size over the capacity under it: a second-order schedule
-/// recomputes (its four phases are not offloaded), and the fitted step is slower.
+/// The WaveK sweep tries to fit each unit size over the capacity under it. A second-order
+/// schedule can only recompute (its phases are not offloaded), and recomputation cannot lower
+/// WaveK's peak: it comes while a wave's energy forwards wait for their force forwards, which read
+/// what they made. So each such `k` says nothing fits, at its own peak.
 #[test]
 fn the_wave_sweep_fits_the_unit_sizes_over_capacity() {
     let text = include_str!("../../samples/uma-1.2b.json");
@@ -214,8 +216,10 @@ fn the_wave_sweep_fits_the_unit_sizes_over_capacity() {
     for p in &w.points {
         assert_eq!(p.fitted.is_some(), p.over_capacity, "k = {}", p.k);
         if let Some(f) = &p.fitted {
-            assert!(f.makespan_s.unwrap() > p.makespan_s, "k = {}", p.k);
-            assert!(f.peak_bytes <= cap, "k = {}", p.k);
+            assert_eq!(f.makespan_s, None, "k = {}", p.k);
+            assert_eq!(f.peak_bytes, p.peak_memory_bytes, "k = {}", p.k);
+            assert!(!f.budget_reached);
+            // What the search reached on other ranks: recomputation only.
             assert!(
                 f.choices.iter().all(|c| c.ends_with("recompute")),
                 "{:?}",

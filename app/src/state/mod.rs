@@ -398,7 +398,6 @@ impl Studio {
         self.inform(message);
     }
 
-    /// Makes the scenario on screen the given design of itself (one undoable edit).
     /// Makes the scenario the one fitted under the device's capacity, when the fit on screen is
     /// the current document's and something fits (one undoable edit).
     pub fn use_fit(&mut self) {
@@ -417,6 +416,7 @@ impl Studio {
         self.inform(said);
     }
 
+    /// Makes the scenario on screen the given design of itself (one undoable edit).
     pub fn use_design(&mut self, design: mpipe::tune::designs::Design) {
         let Some(scenario) = self.scenario() else {
             return;

@@ -96,6 +96,14 @@ pub fn estimate(s: &Scenario) -> Estimate {
     // Per microbatch: each Sharded region runs a forward and a backward (two halves when its
     // schedule or a hand-written order may split it) on every rank and hops between consecutive ranks both ways; a
     // Replicated region runs them once, on its owner.
+    // Activation offload adds two copies per forward, an early recomputation one action.
+    let memory_events = u64::from(
+        s.model
+            .layers
+            .iter()
+            .any(|l| l.offload_share.unwrap_or(0.0) > 0.0),
+    ) * 2
+        + u64::from(s.model.layers.iter().any(|l| l.recompute_early));
     let per_mb: u64 = s
         .schedule
         .iter()
@@ -106,6 +114,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
                 OpSet::ForwardBackward | OpSet::SplitBackward | OpSet::Mixed => (3, 2),
                 OpSet::FourPhase => (4, 4),
             };
+            let compute = compute + memory_events;
             match k.layout() {
                 Layout::Sharded => compute * p + passes * p.saturating_sub(1),
                 Layout::Replicated => compute,

@@ -203,7 +203,26 @@ pub fn check_totals(
             "the step's per-action overhead (every compute action's)".into(),
         ));
     }
-    if !(compute + comm + overhead).is_finite() {
+    // Offload copies every offloaded byte out and back at most once, on the critical path at
+    // worst.
+    let offloaded = scenario
+        .model
+        .layers
+        .iter()
+        .filter_map(|l| l.offload_share)
+        .fold(0.0, f64::max);
+    let copies = if offloaded > 0.0 {
+        2.0 * crate::scenario::hardware::host_copy_time(&hw, saved * offloaded)
+    } else {
+        0.0
+    };
+    if !copies.is_finite() {
+        return Err(overflow(
+            "hardware.host_bytes_per_s".into(),
+            "the step's offload copies (the saved activations to the host and back)".into(),
+        ));
+    }
+    if !(compute + comm + overhead + copies).is_finite() {
         return Err(overflow(
             "hardware".into(),
             "the step's total time (compute plus communication)".into(),
@@ -230,13 +249,6 @@ pub fn check_totals(
             "model.layers".into(),
             "the bytes the ranks hold (parameters × static_memory_factor, and saved activations)"
                 .into(),
-        ));
-    }
-    // Offload copies every saved byte out and back at most once.
-    if !(2.0 * crate::scenario::hardware::host_copy_time(&hw, saved)).is_finite() {
-        return Err(overflow(
-            "hardware.host_bytes_per_s".into(),
-            "the step's offload copies (the saved activations to the host and back)".into(),
         ));
     }
     // Every hardware figure charged per event (a switch cost, the posting of a send).

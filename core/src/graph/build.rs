@@ -78,7 +78,6 @@ pub fn build_with(
         .enumerate()
         .map(|(rank, order)| with_loss_and_reduces(&b, rank, order))
         .collect();
-    crate::graph::offload::add_copies(plan, &mut b.graph, &nodes, &pairs);
     let adjacency = Adjacency::new(&b.graph, &nodes);
     let mut order = Order {
         barrier: b.barrier,
@@ -89,6 +88,12 @@ pub fn build_with(
         topological: Vec::new(),
     };
     order.topological = check_deadlock(&order)?;
+    // Offload's copies are added to an order free of deadlock (they wait on positions in it, so
+    // they would tie a deadlocking order's repair in knots), and add no cycle to it.
+    if crate::graph::offload::add_copies(plan, &mut order.graph, &order.nodes, &order.pairs) {
+        order.adjacency = Adjacency::new(&order.graph, &order.nodes);
+        order.topological = check_deadlock(&order)?;
+    }
     Ok(order)
 }
 

@@ -15,21 +15,22 @@ use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 
-/// Adds the copies of every offloading forward to `graph`, given each rank's order (`nodes`) and
-/// the overlapped pairs.
+/// Adds the copies of every offloading forward to `graph`, given each rank's order (`nodes`,
+/// free of deadlock) and the overlapped pairs; whether it added any.
 pub fn add_copies(
     plan: &Plan,
     graph: &mut DiGraph<Event, EdgeKind>,
     nodes: &[Vec<NodeIndex>],
     pairs: &[[NodeIndex; 2]],
-) {
+) -> bool {
     if !plan
         .layers
         .iter()
         .any(|l| l.offload_share > 0.0 && l.activation_bytes > 0.0)
     {
-        return;
+        return false;
     }
+    let mut added = false;
     // The forward of an overlapped pair, by its backward: the slot both start in.
     let pair_first: rustc_hash::FxHashMap<NodeIndex, NodeIndex> = pairs
         .iter()
@@ -41,11 +42,31 @@ pub fn add_copies(
             .copied()
             .filter(|&n| graph.node_weight(n).is_some_and(Event::is_compute))
             .collect();
-        let position: rustc_hash::FxHashMap<NodeIndex, usize> =
-            compute.iter().enumerate().map(|(i, &n)| (n, i)).collect();
-        // (issuing position, copy back after copy out, node)
-        let mut stream: Vec<(usize, bool, NodeIndex)> = Vec::new();
-        for (at, &forward) in compute.iter().enumerate() {
+        // Positions count slots: an overlapped pair is one (its halves share it), and a slot
+        // ends with its last node.
+        let mut position: rustc_hash::FxHashMap<NodeIndex, usize> =
+            rustc_hash::FxHashMap::default();
+        let mut slot_end: Vec<NodeIndex> = Vec::with_capacity(compute.len());
+        for &n in &compute {
+            match pair_first.get(&n).and_then(|f| position.get(f)).copied() {
+                Some(slot) => {
+                    position.insert(n, slot);
+                    if let Some(end) = slot_end.get_mut(slot) {
+                        *end = n;
+                    }
+                }
+                None => {
+                    position.insert(n, slot_end.len());
+                    slot_end.push(n);
+                }
+            }
+        }
+        // (issuing slot, copy back after copy out, the slot it feeds, node)
+        let mut stream: Vec<(usize, bool, usize, NodeIndex)> = Vec::new();
+        for &forward in &compute {
+            let Some(&at) = position.get(&forward) else {
+                continue;
+            };
             let Some(&Event::Fwd {
                 region,
                 rank,
@@ -78,7 +99,7 @@ pub fn add_copies(
             if slot <= at {
                 continue;
             }
-            let issuer = slot.checked_sub(2).and_then(|i| compute.get(i)).copied();
+            let issuer = slot.checked_sub(2).and_then(|i| slot_end.get(i)).copied();
             let copy = |to_host| Event::Copy {
                 region,
                 rank,
@@ -97,16 +118,20 @@ pub fn add_copies(
             if let Some(first) = first {
                 graph.add_edge(back, first, EdgeKind::Offload);
             }
-            stream.push((at, false, out));
-            stream.push((at.max(slot.saturating_sub(2)), true, back));
+            added = true;
+            stream.push((at, false, at, out));
+            stream.push((at.max(slot.saturating_sub(2)), true, slot, back));
         }
-        stream.sort_unstable_by_key(|&(at, back, n)| (at, back, n.index()));
+        // In issuing order; a copy out before a copy back issued by the same slot; copies back
+        // issued together in the order their backwards need them.
+        stream.sort_unstable_by_key(|&(at, back, feeds, n)| (at, back, feeds, n.index()));
         for pair in stream.windows(2) {
-            if let [(_, _, a), (_, _, b)] = *pair {
+            if let [(_, _, _, a), (_, _, _, b)] = *pair {
                 graph.add_edge(a, b, EdgeKind::CopyStream);
             }
         }
     }
+    added
 }
 
 /// The copies of a forward: its copy to the host and back, where it offloads.

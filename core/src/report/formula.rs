@@ -131,7 +131,7 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
             "recomputed layers run their forward again in the backward and keep less (the formula keeps every activation)".to_string(),
         );
     }
-    if plan.layers.iter().any(|l| l.offload_share > 0.0) {
+    if plan.layers.iter().any(|l| l.offload_share > 0.0) && !skeleton.second_order() {
         departures.push(
             "offloaded activations leave the device between forward and backward, and a backward waits for their copy back".to_string(),
         );

@@ -242,6 +242,23 @@ pub fn force_activation_bytes(plan: &Plan, region: usize, rank: usize, mb: usize
     layer_bytes(plan, region, rank, mb, |l| l.force_activation_bytes)
 }
 
+/// Of [`force_activation_bytes`], the part recomputation drops (`dropped`: the force backward
+/// makes it again, rerunning the force forward) or the part kept.
+pub fn force_activation_part(
+    plan: &Plan,
+    (region, rank, mb): (usize, usize, usize),
+    dropped: bool,
+) -> f64 {
+    layer_bytes(plan, region, rank, mb, |l| {
+        l.force_activation_bytes
+            * if dropped {
+                l.dropped_share
+            } else {
+                1.0 - l.dropped_share
+            }
+    })
+}
+
 fn activation_part(
     plan: &Plan,
     region: usize,

@@ -40,6 +40,8 @@ pub fn without_source(order: &Order, durations: &[f64], source: usize) -> Vec<f6
                 Some(
                     Event::Fwd { region, .. }
                     | Event::Bwd { region, .. }
+                    | Event::Recompute { region, .. }
+                    | Event::Copy { region, .. }
                     | Event::DpReduce { region, .. },
                 ) => *region == source.into(),
                 Some(Event::Coll { seam, .. }) => seam.from == source.into(),

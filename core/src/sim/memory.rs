@@ -51,18 +51,26 @@ impl MemoryCurve {
         let (mut a, mut b) = (self.points.iter().peekable(), part.iter().peekable());
         let (mut level_a, mut level_b) = (0.0, 0.0);
         let mut out: Vec<[f64; 2]> = Vec::with_capacity(self.points.len() + part.len());
-        loop {
+        // Each turn takes at least one point (a NaN time is taken as it comes, never stuck on).
+        for _ in 0..=self.points.len() + part.len() {
             let t = match (a.peek(), b.peek()) {
                 (Some(p), Some(q)) => p[0].min(q[0]),
                 (Some(p), None) => p[0],
                 (None, Some(q)) => q[0],
                 (None, None) => break,
             };
+            let mut took = false;
             while let Some(p) = a.next_if(|p| p[0] <= t) {
                 level_a = p[1];
+                took = true;
             }
             while let Some(q) = b.next_if(|q| q[0] <= t) {
                 level_b = q[1];
+                took = true;
+            }
+            if !took {
+                // A NaN time compares with nothing: skip the point that holds it.
+                let _skipped = a.next().or_else(|| b.next());
             }
             out.push([t, level_a + sign * level_b]);
         }
@@ -142,27 +150,43 @@ fn four_phase_activations(
                 list.push((until_end.max(from_end), -bytes));
             }
         };
+        let key = (region, rank, mb);
         if let Some(fe) = fe {
             hold(fe, be.or(ff), activation_bytes(plan, region, rank, mb));
         }
-        if let Some(ff) = ff {
-            hold(ff, bf, force_activation_bytes(plan, region, rank, mb));
+        if !recomputes {
+            if let Some(ff) = ff {
+                hold(ff, bf, force_activation_bytes(plan, region, rank, mb));
+            }
+            continue;
         }
-        // Recomputed layers make their activations again in the force backward (which reruns
-        // their forwards), held until the energy backward ends.
-        if let Some(bf) = bf
-            && recomputes
-        {
-            let bytes = crate::sim::cost::recomputed_bytes(plan, region, rank, mb);
-            hold(bf, be.or(Some(bf)), bytes);
+        // Under recomputation FF still reads what FE made of the recomputed layers (held from
+        // FE's start until FF ends), and keeps only the kept layers' part for BF; the force
+        // backward reruns both forwards and holds what they make again — FE's until the energy
+        // backward ends, FF's until it ends itself.
+        let (dropped, force_kept, force_dropped) = (
+            crate::sim::cost::recomputed_bytes(plan, region, rank, mb),
+            crate::sim::cost::force_activation_part(plan, key, false),
+            crate::sim::cost::force_activation_part(plan, key, true),
+        );
+        if let Some(fe) = fe {
+            hold(fe, ff.or(Some(fe)), dropped);
+        }
+        if let Some(ff) = ff {
+            hold(ff, bf, force_kept);
+            hold(ff, Some(ff), force_dropped);
+        }
+        if let Some(bf) = bf {
+            hold(bf, be.or(Some(bf)), dropped);
+            hold(bf, Some(bf), force_dropped);
             if let (Some(part), Some((start, _)), Some(end)) = (
                 parts.recomputed.get_mut(rank),
                 timeline.span_of(bf),
                 be.or(Some(bf)).and_then(|n| timeline.end_of(n)),
-            ) && bytes > 0.0
+            ) && dropped > 0.0
             {
-                part.push((start, bytes));
-                part.push((end, -bytes));
+                part.push((start, dropped));
+                part.push((end, -dropped));
             }
         }
     }

@@ -59,7 +59,7 @@ pub(super) fn not_compute(name: &str, cat: &str) -> bool {
         || cat == "Trace"
         // What `mpipe export` writes beside the actions of a prediction: its transfers, reduces
         // and losses are not work inside an action.
-        || matches!(cat, "transfer" | "reduce" | "loss")
+        || matches!(cat, "transfer" | "reduce" | "loss" | "offload")
 }
 
 /// Every compute op of one file, per thread, sorted by start: `(start, end, glue)` in ns; and

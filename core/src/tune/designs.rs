@@ -249,6 +249,12 @@ pub fn compare_designs_cancellable(
                 format!("{} with M = {m}: field `{}`: {e}", design.name(), e.field())
             })?;
             let over_capacity = sim.memory.iter().any(|c| c.over_capacity);
+            let (makespan_s, peak_bytes): (f64, Vec<f64>) = (
+                sim.makespan_s,
+                sim.memory.iter().map(|c| c.peak_bytes).collect(),
+            );
+            // One simulation held at a time: the fit simulates its own.
+            drop(sim);
             // Over capacity: what fitting it under costs (the fit's own progress within this
             // point's share).
             let fitted = if over_capacity {
@@ -264,8 +270,8 @@ pub fn compare_designs_cancellable(
             points.push(DesignPoint {
                 design,
                 microbatches: m,
-                makespan_s: sim.makespan_s,
-                peak_bytes: sim.memory.iter().map(|c| c.peak_bytes).collect(),
+                makespan_s,
+                peak_bytes,
                 over_capacity,
                 fitted,
             });

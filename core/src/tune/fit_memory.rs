@@ -15,7 +15,7 @@ use crate::scenario::Scenario;
 use crate::scenario::layer::{LayerSpec, Recompute};
 use crate::sim::engine::SimOptions;
 use crate::sim::run::Simulation;
-use crate::tune::pipeline::simulate_scenario;
+use crate::tune::pipeline::{SimulationError, simulate_scenario, simulate_scenario_cancellable};
 use serde::Serialize;
 use std::ops::Range;
 
@@ -193,16 +193,34 @@ pub fn fit_memory_with(
         return Err(FitError::BadCap(cap));
     }
     let mut simulations = 0usize;
+    // Each candidate's simulation hears a stop between its passes too.
     let mut simulate = |s: &Scenario, simulations: &mut usize| -> Result<FitPoint, FitError> {
-        if !keep_going(*simulations as f32 / SIMULATION_BUDGET as f32) {
-            return Err(FitError::Cancelled);
-        }
+        let at = *simulations as f32 / SIMULATION_BUDGET as f32;
+        let share = 1.0 / SIMULATION_BUDGET as f32;
         *simulations += 1;
-        Ok(FitPoint::of(&simulate_scenario(s, options)?))
+        match simulate_scenario_cancellable(s, options, &mut |f| keep_going(at + f * share)) {
+            Ok(sim) => Ok(FitPoint::of(&sim)),
+            Err(SimulationError::Cancelled) => Err(FitError::Cancelled),
+            Err(SimulationError::Derive(e)) => Err(FitError::Derive(e)),
+        }
     };
-    let given = simulate_scenario(scenario, options)?;
-    let before = FitPoint::of(&given);
-    let mut stages = stages_of(&given);
+    // One simulation held at a time: the given one is read and dropped.
+    let (before, mut stages, second_order) = {
+        let given = simulate_scenario(scenario, options)?;
+        let second_order = given
+            .derivation
+            .plan
+            .regions
+            .iter()
+            .any(|r| r.skeleton.second_order());
+        (FitPoint::of(&given), stages_of(&given), second_order)
+    };
+    // A second-order schedule's phases are not offloaded: only recomputation can help.
+    let means = if second_order {
+        Means::Recompute
+    } else {
+        means
+    };
     let mut point = before.clone();
     let mut smallest_peak = None;
     let mut budget_reached = false;
@@ -373,6 +391,8 @@ pub struct FittedPoint {
     pub peak_bytes: f64,
     /// What each changed stage does, as `layers 0..8: offload 50 %`.
     pub choices: Vec<String>,
+    /// Nothing fitted because the search ran out of simulations (a fit may exist).
+    pub budget_reached: bool,
 }
 
 impl FittedPoint {
@@ -398,6 +418,7 @@ impl FittedPoint {
                     )
                 })
                 .collect(),
+            budget_reached: fit.budget_reached,
         }
     }
 }
@@ -414,6 +435,10 @@ pub fn capacity_note(over_capacity: bool, fitted: Option<&FittedPoint>, makespan
                 100.0 * (t - makespan_s) / makespan_s.max(f64::MIN_POSITIVE),
                 gb(f.peak_bytes),
                 f.choices.join(", ")
+            ),
+            None if f.budget_reached => format!(
+                "  (over capacity; not fitted within the search's budget: {} reached)",
+                gb(f.peak_bytes)
             ),
             None => format!(
                 "  (over capacity; nothing fits: no lower than {})",

@@ -123,8 +123,10 @@ pub fn sweep(
             return Ok(None);
         }
         let run = with_wave_k(scenario, k)?;
-        let sim = simulate_scenario(&run, options)?;
-        let peak = sim.peak_memory_bytes();
+        let (makespan_s, peak) = {
+            let sim = simulate_scenario(&run, options)?;
+            (sim.makespan_s, sim.peak_memory_bytes())
+        };
         let over_capacity = capacity.is_some_and(|c| peak > c);
         let fitted = if over_capacity {
             let at = i as f32 / candidates.len() as f32;
@@ -141,7 +143,7 @@ pub fn sweep(
         };
         points.push(WavePoint {
             k,
-            makespan_s: sim.makespan_s,
+            makespan_s,
             throughput_vs_default: None,
             peak_memory_bytes: peak,
             over_capacity,

@@ -427,8 +427,8 @@ impl Scene {
                         };
                         let kind = kind.unwrap_or(*edge.weight());
                         match g.node_weight(m) {
-                            // Look through transfers and the (instant) loss.
-                            Some(Event::Coll { .. } | Event::Loss { .. }) => {
+                            // Look through transfers, offload's copies and the (instant) loss.
+                            Some(Event::Coll { .. } | Event::Copy { .. } | Event::Loss { .. }) => {
                                 next.push((m, Some(kind)))
                             }
                             _ => {

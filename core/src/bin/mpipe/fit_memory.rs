@@ -2,7 +2,7 @@
 //! offload and full recomputation per stage, with the time it costs — or, when nothing fits, the
 //! smallest peak reachable named.
 
-use crate::input::{InputError, SimArgs, read_scenario};
+use crate::input::{InputError, SimArgs, read_scenario, refuse_to_overwrite};
 use crate::output::{emit, emit_json};
 use mpipe::tune::fit_memory::{FitError, FitPoint, Means, MemoryFit, fit_memory_with};
 use mpipe::vocab::units::{bytes, secs};
@@ -97,6 +97,9 @@ fn text(fit: &MemoryFit, source: &str) -> String {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if let Some(out) = &args.out {
+        refuse_to_overwrite(out, &[args.scenario.as_path()])?;
+    }
     let (s, text_in) = read_scenario(&args.scenario)?;
     let file = args.scenario.display().to_string();
     let means = match args.with.as_str() {
