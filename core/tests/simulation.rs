@@ -755,3 +755,67 @@ fn offload_derives_under_every_first_order_schedule_and_free_copies_change_no_ti
         assert!(slow.makespan_s >= plain.makespan_s, "{name}");
     }
 }
+
+/// Early recomputation under every first-order schedule of the registry (split backwards,
+/// overlapped pairs, V shapes, bidirectional ones) and the transposed encoder, with a per-action
+/// overhead and a switch cost: it derives, every rank computes exactly as much as with the
+/// recomputation in the backward (an `R` pays no overhead and no switch, and is no break in a
+/// run of one stage and phase), the orders are the same, and the step is no longer.
+#[test]
+fn early_recomputation_derives_under_every_first_order_schedule_at_the_same_work() {
+    let with = |mut s: Scenario, early: bool| {
+        for l in &mut s.model.layers {
+            l.activation_bytes = Some(1000.0);
+            l.recompute = Some(mpipe::scenario::layer::Recompute::Full);
+            l.recompute_early = early;
+        }
+        s.hardware = Some(mpipe::scenario::hardware::Hardware {
+            action_overhead_s: Some(0.01),
+            action_switch_s: Some(mpipe::scenario::hardware::PhaseSeconds {
+                backward: Some(0.1),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        simulate_scenario(&s, SimOptions::default())
+    };
+    let mut scenarios: Vec<(String, Scenario)> = Vec::new();
+    for skeleton in Skeleton::all() {
+        if skeleton.second_order() || skeleton.layout() != mpipe::vocab::layout::Layout::Sharded {
+            continue;
+        }
+        let Some(s) = [1, 2]
+            .into_iter()
+            .map(|v| uniform(*skeleton, 4, 8, v))
+            .find(|s| with(s.clone(), false).is_ok())
+        else {
+            panic!(
+                "{} derives with neither one nor two chunks",
+                skeleton.name()
+            );
+        };
+        scenarios.push((skeleton.name().to_string(), s));
+    }
+    scenarios.push(("transpose".into(), mpipe(4, 8, 0.5, Default::default())));
+    for (name, s) in scenarios {
+        let late = with(s.clone(), false).unwrap();
+        let early = with(s, true).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let rs = early
+            .derivation
+            .order
+            .graph
+            .node_weights()
+            .filter(|e| matches!(e, mpipe::graph::event::Event::Recompute { .. }))
+            .count();
+        assert!(rs > 0, "{name}: no R");
+        for (e, l) in early.ranks.iter().zip(&late.ranks) {
+            assert!((e.busy_s - l.busy_s).abs() < 1e-9, "{name} rank {}", e.rank);
+            assert_eq!(
+                early.derivation.order.actions(e.rank),
+                late.derivation.order.actions(e.rank),
+                "{name}"
+            );
+        }
+        assert!(early.makespan_s <= late.makespan_s + 1e-9, "{name}");
+    }
+}

@@ -560,6 +560,16 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
             region_gates.push(gate);
         }
     }
+    // Early recomputation runs as its own action on a Sharded region's stages, and on a
+    // second-order schedule's never (its force backward reruns): elsewhere the backward reruns.
+    let mut layers = layers;
+    for r in &regions {
+        if r.layout() == Layout::Replicated || r.skeleton.second_order() {
+            for l in layers.get_mut(r.layers.clone()).unwrap_or_default() {
+                l.recompute_early = false;
+            }
+        }
+    }
     Ok(Plan {
         layers,
         regions,

@@ -57,7 +57,7 @@ pub fn build_with(
     for mb in 0..plan.microbatches {
         b.microbatch(mb);
     }
-    let (mut compute, pairs) = match &parsed {
+    let (compute, pairs) = match &parsed {
         Some(lists) => explicit_orders(&b, lists)?,
         None => (merged_orders(&b), slot_pairs(&b)),
     };
@@ -72,7 +72,6 @@ pub fn build_with(
             b.graph.add_edge(p, first, EdgeKind::Overlap);
         }
     }
-    crate::graph::recompute::add_early(plan, &mut b.graph, &mut compute, &pairs);
     let nodes: Vec<Vec<NodeIndex>> = compute
         .into_iter()
         .enumerate()
@@ -88,9 +87,14 @@ pub fn build_with(
         topological: Vec::new(),
     };
     order.topological = check_deadlock(&order)?;
-    // Offload's copies are added to an order free of deadlock (they wait on positions in it, so
-    // they would tie a deadlocking order's repair in knots), and add no cycle to it.
-    if crate::graph::offload::add_copies(plan, &mut order.graph, &order.nodes, &order.pairs) {
+    // Early recomputations and offload's copies are added to an order free of deadlock (a
+    // deadlocking order's repair proposes PyTorch's actions only, and copies wait on positions
+    // in it), and add no cycle to it.
+    let early =
+        crate::graph::recompute::add_early(plan, &mut order.graph, &mut order.nodes, &order.pairs);
+    let copies =
+        crate::graph::offload::add_copies(plan, &mut order.graph, &order.nodes, &order.pairs);
+    if early || copies {
         order.adjacency = Adjacency::new(&order.graph, &order.nodes);
         order.topological = check_deadlock(&order)?;
     }

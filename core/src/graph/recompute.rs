@@ -14,22 +14,28 @@ use petgraph::visit::EdgeRef;
 
 /// Whether some layer a rank runs for a region recomputes early.
 fn recomputes_early(plan: &Plan, region: usize, rank: usize) -> bool {
-    plan.layers
-        .get(plan.unit_layers(region, rank))
-        .is_some_and(|ls| ls.iter().any(|l| l.recompute_early && l.rerun_share > 0.0))
+    plan.region(region)
+        .is_some_and(|r| r.layout() == crate::vocab::layout::Layout::Sharded)
+        && plan
+            .layers
+            .get(plan.unit_layers(region, rank))
+            .is_some_and(|ls| ls.iter().any(|l| l.recompute_early && l.rerun_share > 0.0))
 }
 
-/// Adds an `R` before every first backward phase (`B`, or `I` of a split one) whose stage
-/// recomputes early, to the graph and to each rank's compute order.
+/// Adds an `R` before every first backward phase (`B`, or `I` of a split one) of a Sharded
+/// region whose stage recomputes early, to the graph and to each rank's order (free of
+/// deadlock); whether it added any. A Replicated region (an encoder placed by its owner map or
+/// nested in real time) reruns in its backward.
 pub fn add_early(
     plan: &Plan,
     graph: &mut DiGraph<Event, EdgeKind>,
     compute: &mut [Vec<NodeIndex>],
     pairs: &[[NodeIndex; 2]],
-) {
+) -> bool {
     if !plan.layers.iter().any(|l| l.recompute_early) {
-        return;
+        return false;
     }
+    let mut added = false;
     let pair_first: rustc_hash::FxHashMap<NodeIndex, NodeIndex> = pairs
         .iter()
         .map(|&[first, second]| (second, first))
@@ -55,6 +61,7 @@ pub fn add_early(
             {
                 continue;
             }
+            added = true;
             let Some(forward) = graph
                 .edges_directed(n, Direction::Incoming)
                 .find(|e| {
@@ -90,6 +97,7 @@ pub fn add_early(
         }
         *list = out;
     }
+    added
 }
 
 /// The early recomputation of a backward, where it has one.

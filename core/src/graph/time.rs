@@ -84,6 +84,8 @@ pub fn logical_time(order: &Order) -> Timeline {
     let unit: Vec<f64> = graph
         .node_indices()
         .map(|n| match graph.node_weight(n) {
+            // An early recomputation takes no slot of its own (it is no PyTorch action).
+            Some(crate::graph::event::Event::Recompute { .. }) => 0.0,
             Some(e) if e.is_compute() => 1.0,
             _ => 0.0,
         })

@@ -128,7 +128,7 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
     }
     if plan.layers.iter().any(|l| l.rerun_share > 0.0) {
         departures.push(
-            "recomputed layers run their forward again in the backward and keep less (the formula keeps every activation)".to_string(),
+            "recomputed layers run their forward again (in the backward, or just before it where placed early) and keep less (the formula keeps every activation)".to_string(),
         );
     }
     if plan.layers.iter().any(|l| l.offload_share > 0.0) && !skeleton.second_order() {
@@ -282,6 +282,10 @@ impl Costs {
                         Half::Weight => costs.weight.add(d),
                         Half::Whole => {}
                     }
+                }
+                // An early recomputation is its backward's rerun, run ahead of it.
+                Some(Event::Recompute { stage, mb, .. }) => {
+                    *backwards.entry((stage.index(), mb.index())).or_default() += d;
                 }
                 Some(Event::Coll { .. }) => costs.transfer_s = costs.transfer_s.max(d),
                 Some(Event::DpReduce { .. }) => costs.reduce_s = costs.reduce_s.max(d),

@@ -395,7 +395,14 @@ pub fn switch_shares(plan: &Plan, order: &Order) -> Vec<f64> {
     for nodes in &order.nodes {
         let mut previous = None;
         for &n in nodes {
-            let Some(action) = order.graph.node_weight(n).and_then(Event::action) else {
+            // An early recomputation is no action of the runtime's: it neither pays nor breaks
+            // a run of one stage and phase.
+            let Some(action) = order
+                .graph
+                .node_weight(n)
+                .and_then(Event::action)
+                .filter(|a| a.phase != Phase::Recompute)
+            else {
                 continue;
             };
             let key = (action.stage, action.phase);
@@ -482,6 +489,7 @@ pub fn durations_with_runtime(plan: &Plan, order: &Order) -> (Vec<f64>, Vec<f64>
                 .node_weight(n)
                 .filter(|e| e.is_compute())
                 .and_then(Event::action)
+                .filter(|a| a.phase != Phase::Recompute)
             else {
                 continue;
             };

@@ -179,14 +179,17 @@ fn four_phase_activations(
         if let Some(bf) = bf {
             hold(bf, be.or(Some(bf)), dropped);
             hold(bf, Some(bf), force_dropped);
-            if let (Some(part), Some((start, _)), Some(end)) = (
+            if let (Some(part), Some((start, bf_end)), Some(end)) = (
                 parts.recomputed.get_mut(rank),
                 timeline.span_of(bf),
                 be.or(Some(bf)).and_then(|n| timeline.end_of(n)),
-            ) && dropped > 0.0
-            {
-                part.push((start, dropped));
-                part.push((end, -dropped));
+            ) {
+                for (bytes, until) in [(dropped, end.max(bf_end)), (force_dropped, bf_end)] {
+                    if bytes > 0.0 {
+                        part.push((start, bytes));
+                        part.push((until, -bytes));
+                    }
+                }
             }
         }
     }

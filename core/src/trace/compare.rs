@@ -222,14 +222,22 @@ pub fn predicted_compute(sim: &Simulation) -> FxHashMap<(usize, Action), (f64, f
         .node_indices()
         .filter_map(|n| {
             let event = graph.node_weight(n)?;
-            let action = event.action()?;
+            let action = event.action().filter(|a| a.phase != Phase::Recompute)?;
             let rank = event.rank()?;
-            let (start, end) = sim.timeline.span_of(n)?;
-            let runtime = sim.runtime_s.get(n.index()).copied().unwrap_or(0.0);
-            Some((
-                (rank, action),
-                (start, end, (end - start - runtime).max(0.0)),
-            ))
+            let (mut start, end) = sim.timeline.span_of(n)?;
+            let own = |n: petgraph::graph::NodeIndex, (s, e): (f64, f64)| {
+                (e - s - sim.runtime_s.get(n.index()).copied().unwrap_or(0.0)).max(0.0)
+            };
+            let mut compute = own(n, (start, end));
+            // A trace's backward holds its recomputation (PyTorch has no action of its own
+            // for it): an early one is read as part of it.
+            if let Some(r) = crate::graph::recompute::early_of(graph, n)
+                && let Some(span) = sim.timeline.span_of(r)
+            {
+                start = start.min(span.0);
+                compute += own(r, span);
+            }
+            Some(((rank, action), (start, end, compute)))
         })
         .collect()
 }

@@ -216,7 +216,8 @@ pub fn fit_memory_with(
         (FitPoint::of(&given), stages_of(&given), second_order)
     };
     // A second-order schedule's phases are not offloaded: only recomputation can help.
-    let means = if second_order {
+    // (Asked for offload alone, it stays so: nothing it tries lowers a peak, and nothing fits.)
+    let means = if second_order && means == Means::Both {
         Means::Recompute
     } else {
         means
