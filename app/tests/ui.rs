@@ -910,6 +910,7 @@ fn recomputation_and_offload_are_edited_per_layer_group_and_undone() {
         .filter(|e| e.action.phase == mpipe::vocab::phase::Phase::Recompute)
         .count();
     assert_eq!(r, 8, "one early recomputation per microbatch on rank 0");
+    harness.get_by_label_contains("R: recomputation placed early");
     harness.state_mut().apply(Command::Undo);
     harness.run();
     harness.state_mut().apply(Command::Undo);

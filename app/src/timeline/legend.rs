@@ -142,6 +142,18 @@ pub fn legend_ui(ui: &mut Ui, scene: &Scene) {
                 &format!("{} ({words})", r.label()),
             );
         }
+        // Early recomputations, in their region's lighter forward colour.
+        if let Some(e) = scene
+            .events
+            .iter()
+            .find(|e| e.action.phase == Phase::Recompute)
+        {
+            entry_ui(
+                ui,
+                Swatch::Chips(vec![rgb(scene.colour(e.region, Phase::Recompute))]),
+                "R: recomputation placed early (the forward run again before its backward)",
+            );
+        }
         entry_ui(ui, Swatch::Hatch, "idle: a bubble");
         entry_ui(
             ui,
