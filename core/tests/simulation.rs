@@ -718,25 +718,7 @@ fn offload_derives_under_every_first_order_schedule_and_free_copies_change_no_ti
         });
         simulate_scenario(&s, SimOptions::default())
     };
-    let mut scenarios: Vec<(String, Scenario)> = Vec::new();
-    for skeleton in Skeleton::all() {
-        if skeleton.second_order() || skeleton.layout() != mpipe::vocab::layout::Layout::Sharded {
-            continue;
-        }
-        let Some(s) = [1, 2]
-            .into_iter()
-            .map(|v| uniform(*skeleton, 4, 8, v))
-            .find(|s| with(s.clone(), 0.0, None).is_ok())
-        else {
-            panic!(
-                "{} derives with neither one nor two chunks",
-                skeleton.name()
-            );
-        };
-        scenarios.push((skeleton.name().to_string(), s));
-    }
-    scenarios.push(("transpose".into(), mpipe(4, 8, 0.5, Default::default())));
-    for (name, s) in scenarios {
+    for (name, s) in every_first_order(|s| with(s, 0.0, None).is_ok()) {
         let plain = with(s.clone(), 0.0, None).unwrap();
         let free = with(s.clone(), 0.5, None).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(free.makespan_s, plain.makespan_s, "{name}");
@@ -779,25 +761,7 @@ fn early_recomputation_derives_under_every_first_order_schedule_at_the_same_work
         });
         simulate_scenario(&s, SimOptions::default())
     };
-    let mut scenarios: Vec<(String, Scenario)> = Vec::new();
-    for skeleton in Skeleton::all() {
-        if skeleton.second_order() || skeleton.layout() != mpipe::vocab::layout::Layout::Sharded {
-            continue;
-        }
-        let Some(s) = [1, 2]
-            .into_iter()
-            .map(|v| uniform(*skeleton, 4, 8, v))
-            .find(|s| with(s.clone(), false).is_ok())
-        else {
-            panic!(
-                "{} derives with neither one nor two chunks",
-                skeleton.name()
-            );
-        };
-        scenarios.push((skeleton.name().to_string(), s));
-    }
-    scenarios.push(("transpose".into(), mpipe(4, 8, 0.5, Default::default())));
-    for (name, s) in scenarios {
+    for (name, s) in every_first_order(|s| with(s, false).is_ok()) {
         let late = with(s.clone(), false).unwrap();
         let early = with(s, true).unwrap_or_else(|e| panic!("{name}: {e}"));
         let rs = early
@@ -818,4 +782,28 @@ fn early_recomputation_derives_under_every_first_order_schedule_at_the_same_work
         }
         assert!(early.makespan_s <= late.makespan_s + 1e-9, "{name}");
     }
+}
+
+/// Uniform P = 4, M = 8 scenarios of every first-order schedule of the registry (with one chunk,
+/// or two where one does not derive — `derives` says), and ⟨transpose, 1f1b⟩, by name.
+fn every_first_order(derives: impl Fn(Scenario) -> bool) -> Vec<(String, Scenario)> {
+    let mut scenarios: Vec<(String, Scenario)> = Vec::new();
+    for skeleton in Skeleton::all() {
+        if skeleton.second_order() || skeleton.layout() != mpipe::vocab::layout::Layout::Sharded {
+            continue;
+        }
+        let Some(s) = [1, 2]
+            .into_iter()
+            .map(|v| uniform(*skeleton, 4, 8, v))
+            .find(|s| derives(s.clone()))
+        else {
+            panic!(
+                "{} derives with neither one nor two chunks",
+                skeleton.name()
+            );
+        };
+        scenarios.push((skeleton.name().to_string(), s));
+    }
+    scenarios.push(("transpose".into(), mpipe(4, 8, 0.5, Default::default())));
+    scenarios
 }

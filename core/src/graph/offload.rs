@@ -79,14 +79,7 @@ pub fn add_copies(
             if !plan.offloads(region.into(), rank.into()) {
                 continue;
             }
-            let Some(backward) = graph
-                .edges_directed(forward, Direction::Outgoing)
-                .find(|e| {
-                    *e.weight() == EdgeKind::Activation
-                        && matches!(graph.node_weight(e.target()), Some(Event::Bwd { .. }))
-                })
-                .map(|e| e.target())
-            else {
+            let Some(backward) = crate::graph::event::backward_of(graph, forward) else {
                 continue;
             };
             // The backward's slot starts with its early recomputation (which reads the

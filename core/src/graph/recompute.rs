@@ -29,7 +29,7 @@ fn recomputes_early(plan: &Plan, region: usize, rank: usize) -> bool {
 pub fn add_early(
     plan: &Plan,
     graph: &mut DiGraph<Event, EdgeKind>,
-    compute: &mut [Vec<NodeIndex>],
+    nodes: &mut [Vec<NodeIndex>],
     pairs: &[[NodeIndex; 2]],
 ) -> bool {
     if !plan.layers.iter().any(|l| l.recompute_early) {
@@ -40,7 +40,7 @@ pub fn add_early(
         .iter()
         .map(|&[first, second]| (second, first))
         .collect();
-    for list in compute.iter_mut() {
+    for list in nodes.iter_mut() {
         let mut out = Vec::with_capacity(list.len() * 3 / 2);
         // The backward each `R` goes before, by the node it is inserted in front of.
         let mut before: rustc_hash::FxHashMap<NodeIndex, NodeIndex> =
@@ -61,17 +61,10 @@ pub fn add_early(
             {
                 continue;
             }
-            added = true;
-            let Some(forward) = graph
-                .edges_directed(n, Direction::Incoming)
-                .find(|e| {
-                    *e.weight() == EdgeKind::Activation
-                        && matches!(graph.node_weight(e.source()), Some(Event::Fwd { .. }))
-                })
-                .map(|e| e.source())
-            else {
+            let Some(forward) = crate::graph::event::forward_of(graph, n) else {
                 continue;
             };
+            added = true;
             let r = graph.add_node(Event::Recompute {
                 region,
                 rank,

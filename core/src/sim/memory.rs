@@ -351,13 +351,7 @@ fn activations(
         else {
             continue;
         };
-        let backward = g
-            .edges_directed(n, Direction::Outgoing)
-            .find(|e| {
-                *e.weight() == EdgeKind::Activation
-                    && matches!(g.node_weight(e.target()), Some(Event::Bwd { .. }))
-            })
-            .map(|e| e.target());
+        let backward = crate::graph::event::backward_of(g, n);
         let Some((start, end)) = timeline.span_of(n) else {
             continue;
         };
