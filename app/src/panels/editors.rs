@@ -382,7 +382,6 @@ fn model_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
 /// its shares), placed early (Mario) or in the backward, and the share of its activations
 /// offloaded to the host.
 fn memory_choices_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
-    use mpipe::scenario::layer::Recompute;
     egui::CollapsingHeader::new("Recompute and offload")
         .id_salt("memory choices")
         .show(ui, |ui| {
@@ -390,111 +389,117 @@ fn memory_choices_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
                 .striped(true)
                 .num_columns(6)
                 .show(ui, |ui| {
-                    let heads: Vec<egui::Id> =
-                        ["layer", "recomputation", "dropped %", "rerun %", "early", "offload %"]
-                            .iter()
-                            .map(|h| ui.label(RichText::new(*h).small()).id)
-                            .collect();
+                    let heads: Vec<egui::Id> = [
+                        "layer",
+                        "recomputation",
+                        "dropped %",
+                        "rerun %",
+                        "early",
+                        "offload %",
+                    ]
+                    .iter()
+                    .map(|h| ui.label(RichText::new(*h).small()).id)
+                    .collect();
                     let head = |k: usize| heads.get(k).copied().unwrap_or(egui::Id::NULL);
                     ui.end_row();
                     for (layer, spec) in s.model.layers.iter().enumerate() {
-                        ui.label(shorten(&spec.name, 14));
-                        let mode = |r: Option<Recompute>| match r {
-                            None => "none",
-                            Some(Recompute::Full) => "full",
-                            Some(Recompute::Selective) => "selective",
-                        };
-                        let mut chosen = spec.recompute;
-                        egui::ComboBox::from_id_salt(("recompute mode", layer))
-                            .selected_text(mode(chosen))
-                            .show_ui(ui, |ui| {
-                                for r in [None, Some(Recompute::Full), Some(Recompute::Selective)] {
-                                    ui.selectable_value(&mut chosen, r, mode(r));
-                                }
-                            })
-                            .response
-                            .labelled_by(head(1));
-                        if chosen != spec.recompute {
-                            let edit = match chosen {
-                                Some(Recompute::Selective) => Edit::LayerSelective {
-                                    layer,
-                                    // Megatron's selective recomputation of attention, about.
-                                    activation_share: spec.recompute_activation_share.unwrap_or(0.5),
-                                    cost_share: spec.recompute_cost_share.unwrap_or(0.1),
-                                },
-                                other => Edit::LayerRecompute {
-                                    layer,
-                                    recompute: other.is_some(),
-                                },
-                            };
-                            out.push(Command::Edit {
-                                edit,
-                                gesture: None,
-                            });
-                        }
-                        let selective = spec.recompute == Some(Recompute::Selective);
-                        for (k, value, make) in [
-                            (
-                                2,
-                                spec.recompute_activation_share,
-                                (|layer, v, spec: &LayerSpec| Edit::LayerSelective {
-                                    layer,
-                                    activation_share: v,
-                                    cost_share: spec.recompute_cost_share.unwrap_or(0.0),
-                                }) as fn(usize, f64, &LayerSpec) -> Edit,
-                            ),
-                            (
-                                3,
-                                spec.recompute_cost_share,
-                                |layer, v, spec: &LayerSpec| Edit::LayerSelective {
-                                    layer,
-                                    activation_share: spec.recompute_activation_share.unwrap_or(0.0),
-                                    cost_share: v,
-                                },
-                            ),
-                        ] {
-                            match value.filter(|_| selective) {
-                                Some(v) => {
-                                    let (response, new) =
-                                        number_ui(ui, 100.0 * v, 0.0..=100.0, 1.0, head(k));
-                                    if let Some(percent) = new {
-                                        out.push(edit_of(&response, make(layer, percent / 100.0, spec)));
-                                    }
-                                }
-                                None => {
-                                    ui.label("–");
-                                }
-                            }
-                        }
-                        let mut early = spec.recompute_early;
-                        let response = ui
-                            .add_enabled(spec.recompute.is_some(), egui::Checkbox::new(&mut early, "R"))
-                            .labelled_by(head(4))
-                            .on_hover_text(
-                                "early (Mario): the recomputation runs as its own action R just before the backward, in the wait for its gradient",
-                            );
-                        if response.changed() {
-                            out.push(Command::Edit {
-                                edit: Edit::LayerRecomputeEarly { layer, early },
-                                gesture: None,
-                            });
-                        }
-                        let share = spec.offload_share.unwrap_or(0.0);
-                        let (response, new) =
-                            number_ui(ui, 100.0 * share, 0.0..=100.0, 1.0, head(5));
-                        if let Some(percent) = new {
-                            out.push(edit_of(
-                                &response,
-                                Edit::LayerOffload {
-                                    layer,
-                                    share: percent / 100.0,
-                                },
-                            ));
-                        }
+                        memory_choice_row_ui(ui, layer, spec, &head, out);
                         ui.end_row();
                     }
                 });
         });
+}
+
+/// One layer group's row of [`memory_choices_ui`].
+fn memory_choice_row_ui(
+    ui: &mut Ui,
+    layer: usize,
+    spec: &LayerSpec,
+    head: &dyn Fn(usize) -> egui::Id,
+    out: &mut Vec<Command>,
+) {
+    use mpipe::scenario::layer::Recompute;
+    ui.label(shorten(&spec.name, 14));
+    let mode = |r: Option<Recompute>| match r {
+        None => "none",
+        Some(Recompute::Full) => "full",
+        Some(Recompute::Selective) => "selective",
+    };
+    let mut chosen = spec.recompute;
+    egui::ComboBox::from_id_salt(("recompute mode", layer))
+        .selected_text(mode(chosen))
+        .show_ui(ui, |ui| {
+            for r in [None, Some(Recompute::Full), Some(Recompute::Selective)] {
+                ui.selectable_value(&mut chosen, r, mode(r));
+            }
+        })
+        .response
+        .labelled_by(head(1));
+    if chosen != spec.recompute {
+        let edit = match chosen {
+            Some(Recompute::Selective) => Edit::LayerSelective {
+                layer,
+                // Megatron's selective recomputation of attention, about.
+                activation_share: spec.recompute_activation_share.unwrap_or(0.5),
+                cost_share: spec.recompute_cost_share.unwrap_or(0.1),
+            },
+            other => Edit::LayerRecompute {
+                layer,
+                recompute: other.is_some(),
+            },
+        };
+        out.push(Command::Edit {
+            edit,
+            gesture: None,
+        });
+    }
+    // A selective recomputation's two shares, in per cent; each edit keeps the other share.
+    let selective = spec.recompute == Some(Recompute::Selective);
+    let (dropped, rerun) = (spec.recompute_activation_share, spec.recompute_cost_share);
+    for (k, value) in [(2, dropped), (3, rerun)] {
+        let Some(v) = value.filter(|_| selective) else {
+            ui.label("–");
+            continue;
+        };
+        let (response, new) = number_ui(ui, 100.0 * v, 0.0..=100.0, 1.0, head(k));
+        if let Some(percent) = new {
+            let (activation_share, cost_share) = match k {
+                2 => (percent / 100.0, rerun.unwrap_or(0.0)),
+                _ => (dropped.unwrap_or(0.0), percent / 100.0),
+            };
+            let edit = Edit::LayerSelective {
+                layer,
+                activation_share,
+                cost_share,
+            };
+            out.push(edit_of(&response, edit));
+        }
+    }
+    let mut early = spec.recompute_early;
+    let response = ui
+        .add_enabled(
+            spec.recompute.is_some(),
+            egui::Checkbox::new(&mut early, "R"),
+        )
+        .labelled_by(head(4))
+        .on_hover_text(
+            "early (Mario): the recomputation runs as its own action R just before the backward, in the wait for its gradient",
+        );
+    if response.changed() {
+        out.push(Command::Edit {
+            edit: Edit::LayerRecomputeEarly { layer, early },
+            gesture: None,
+        });
+    }
+    let share = spec.offload_share.unwrap_or(0.0);
+    let (response, new) = number_ui(ui, 100.0 * share, 0.0..=100.0, 1.0, head(5));
+    if let Some(percent) = new {
+        let edit = Edit::LayerOffload {
+            layer,
+            share: percent / 100.0,
+        };
+        out.push(edit_of(&response, edit));
+    }
 }
 
 /// The width of a layer's name field: the name's, plus the field's margins, between 70 and 130

@@ -42,6 +42,13 @@ pub struct Layer {
     pub recompute_early: bool,
 }
 
+impl Layer {
+    /// It copies some of its activations to the host (a share of something to copy).
+    pub fn offloads(&self) -> bool {
+        self.offload_share > 0.0 && self.activation_bytes > 0.0
+    }
+}
+
 /// Expands a layer spec's `count` into that many layers, named `name` (count 1) or `name.0`,
 /// `name.1`, …
 pub fn expand(spec: &LayerSpec) -> Result<Vec<Layer>, LayerError> {

@@ -209,10 +209,7 @@ impl Plan {
     pub fn offloads(&self, region: usize, rank: usize) -> bool {
         self.layers
             .get(self.unit_layers(region, rank))
-            .is_some_and(|ls| {
-                ls.iter()
-                    .any(|l| l.offload_share > 0.0 && l.activation_bytes > 0.0)
-            })
+            .is_some_and(|ls| ls.iter().any(Layer::offloads))
     }
 
     /// The stage region `region` runs on `rank` (by default `rank + (region − 1)·P`), when both

@@ -9,6 +9,7 @@
 //! Every copy waits only for actions of its own rank that come before the backward it feeds, so
 //! the copies add no cycle to an order that had none.
 
+use crate::algebra::model::Layer;
 use crate::algebra::plan::Plan;
 use crate::graph::event::{EdgeKind, Event};
 use petgraph::Direction;
@@ -23,19 +24,11 @@ pub fn add_copies(
     nodes: &[Vec<NodeIndex>],
     pairs: &[[NodeIndex; 2]],
 ) -> bool {
-    if !plan
-        .layers
-        .iter()
-        .any(|l| l.offload_share > 0.0 && l.activation_bytes > 0.0)
-    {
+    if !plan.layers.iter().any(Layer::offloads) {
         return false;
     }
     let mut added = false;
-    // The forward of an overlapped pair, by its backward: the slot both start in.
-    let pair_first: rustc_hash::FxHashMap<NodeIndex, NodeIndex> = pairs
-        .iter()
-        .map(|&[first, second]| (second, first))
-        .collect();
+    let pair_first = crate::graph::order::pair_forwards(pairs);
     for order in nodes {
         let compute: Vec<NodeIndex> = order
             .iter()

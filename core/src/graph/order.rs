@@ -115,6 +115,14 @@ pub struct Order {
     pub topological: Vec<u32>,
 }
 
+/// The forward of each overlapped pair, by its backward: the slot both start in.
+pub fn pair_forwards(pairs: &[[NodeIndex; 2]]) -> rustc_hash::FxHashMap<NodeIndex, NodeIndex> {
+    pairs
+        .iter()
+        .map(|&[first, second]| (second, first))
+        .collect()
+}
+
 impl Order {
     /// Rank `r`'s Fwd/Bwd events as actions, in execution order (an early recomputation is not
     /// one of PyTorch's actions, and is left out).

@@ -12,14 +12,12 @@ use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 
-/// Whether some layer a rank runs for a region recomputes early.
+/// Whether some layer a rank runs for a region recomputes early (the plan keeps
+/// `recompute_early` only where it applies: Sharded regions of first-order schedules).
 fn recomputes_early(plan: &Plan, region: usize, rank: usize) -> bool {
-    plan.region(region)
-        .is_some_and(|r| r.layout() == crate::vocab::layout::Layout::Sharded)
-        && plan
-            .layers
-            .get(plan.unit_layers(region, rank))
-            .is_some_and(|ls| ls.iter().any(|l| l.recompute_early && l.rerun_share > 0.0))
+    plan.layers
+        .get(plan.unit_layers(region, rank))
+        .is_some_and(|ls| ls.iter().any(|l| l.recompute_early && l.rerun_share > 0.0))
 }
 
 /// Adds an `R` before every first backward phase (`B`, or `I` of a split one) of a Sharded
@@ -36,10 +34,7 @@ pub fn add_early(
         return false;
     }
     let mut added = false;
-    let pair_first: rustc_hash::FxHashMap<NodeIndex, NodeIndex> = pairs
-        .iter()
-        .map(|&[first, second]| (second, first))
-        .collect();
+    let pair_first = crate::graph::order::pair_forwards(pairs);
     for list in nodes.iter_mut() {
         let mut out = Vec::with_capacity(list.len() * 3 / 2);
         // The backward each `R` goes before, by the node it is inserted in front of.

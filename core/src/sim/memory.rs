@@ -137,59 +137,56 @@ fn four_phase_activations(
             *slot = Some(n);
         }
     }
+    // `bytes` on `list` from `from`'s start until `until` ends (never before `from` does).
+    let hold = |list: &mut Vec<(f64, f64)>, from: NodeIndex, until: Option<NodeIndex>, bytes| {
+        if let Some((start, from_end)) = timeline.span_of(from)
+            && let Some(until_end) = until.and_then(|u| timeline.end_of(u))
+            && bytes > 0.0
+        {
+            list.push((start, bytes));
+            list.push((until_end.max(from_end), -bytes));
+        }
+    };
     for ((region, rank, mb), [fe, ff, bf, be]) in phases {
-        let Some(list) = deltas.get_mut(rank) else {
+        let (Some(list), Some(part)) = (deltas.get_mut(rank), parts.recomputed.get_mut(rank))
+        else {
             continue;
-        };
-        let mut hold = |from: NodeIndex, until: Option<NodeIndex>, bytes: f64| {
-            if let Some((start, from_end)) = timeline.span_of(from)
-                && let Some(until_end) = until.and_then(|u| timeline.end_of(u))
-                && bytes > 0.0
-            {
-                list.push((start, bytes));
-                list.push((until_end.max(from_end), -bytes));
-            }
         };
         let key = (region, rank, mb);
         if let Some(fe) = fe {
-            hold(fe, be.or(ff), activation_bytes(plan, region, rank, mb));
+            hold(
+                list,
+                fe,
+                be.or(ff),
+                activation_bytes(plan, region, rank, mb),
+            );
         }
         if !recomputes {
             if let Some(ff) = ff {
-                hold(ff, bf, force_activation_bytes(plan, region, rank, mb));
+                hold(list, ff, bf, force_activation_bytes(plan, region, rank, mb));
             }
             continue;
         }
         // Under recomputation FF still reads what FE made of the recomputed layers (held from
         // FE's start until FF ends), and keeps only the kept layers' part for BF; the force
         // backward reruns both forwards and holds what they make again — FE's until the energy
-        // backward ends, FF's until it ends itself.
+        // backward ends, FF's until it ends itself — drawn apart as recomputed.
         let (dropped, force_kept, force_dropped) = (
             crate::sim::cost::recomputed_bytes(plan, region, rank, mb),
             crate::sim::cost::force_activation_part(plan, key, false),
             crate::sim::cost::force_activation_part(plan, key, true),
         );
         if let Some(fe) = fe {
-            hold(fe, ff.or(Some(fe)), dropped);
+            hold(list, fe, ff.or(Some(fe)), dropped);
         }
         if let Some(ff) = ff {
-            hold(ff, bf, force_kept);
-            hold(ff, Some(ff), force_dropped);
+            hold(list, ff, bf, force_kept);
+            hold(list, ff, Some(ff), force_dropped);
         }
         if let Some(bf) = bf {
-            hold(bf, be.or(Some(bf)), dropped);
-            hold(bf, Some(bf), force_dropped);
-            if let (Some(part), Some((start, bf_end)), Some(end)) = (
-                parts.recomputed.get_mut(rank),
-                timeline.span_of(bf),
-                be.or(Some(bf)).and_then(|n| timeline.end_of(n)),
-            ) {
-                for (bytes, until) in [(dropped, end.max(bf_end)), (force_dropped, bf_end)] {
-                    if bytes > 0.0 {
-                        part.push((start, bytes));
-                        part.push((until, -bytes));
-                    }
-                }
+            for target in [&mut *list, &mut *part] {
+                hold(target, bf, be.or(Some(bf)), dropped);
+                hold(target, bf, Some(bf), force_dropped);
             }
         }
     }
@@ -343,7 +340,10 @@ fn activations(
 ) {
     let g = &order.graph;
     let recomputes = plan.layers.iter().any(|l| l.dropped_share > 0.0);
-    let offloads = plan.layers.iter().any(|l| l.offload_share > 0.0);
+    let offloads = plan
+        .layers
+        .iter()
+        .any(crate::algebra::model::Layer::offloads);
     for n in g.node_indices() {
         let Some(&Event::Fwd {
             region, rank, mb, ..
@@ -432,13 +432,14 @@ fn activations(
         if recomputes && let Some(b) = backward {
             let split = weight_end.is_some();
             let key = (region, rank, mb);
-            let runs: Vec<(NodeIndex, Option<bool>)> = match crate::graph::recompute::early_of(g, b)
-            {
-                Some(r) => vec![(r, Some(true)), (b, Some(false))],
-                None => vec![(b, None)],
+            // With an early `R`: its layers from its start, the others from the backward's;
+            // without, all of them from the backward's.
+            let runs = match crate::graph::recompute::early_of(g, b) {
+                Some(r) => [(Some(r), Some(true)), (Some(b), Some(false))],
+                None => [(Some(b), None), (None, None)],
             };
             for (from, early) in runs {
-                let Some(again) = timeline.start_of(from) else {
+                let Some(again) = from.and_then(|n| timeline.start_of(n)) else {
                     continue;
                 };
                 let (bytes, input) = crate::sim::cost::recomputed_placed(plan, key, early, split);

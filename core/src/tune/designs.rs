@@ -11,7 +11,7 @@ use crate::scenario::Scenario;
 use crate::scenario::owner::OwnerSpec;
 use crate::schedules::skeleton::Skeleton;
 use crate::sim::engine::SimOptions;
-use crate::tune::fit_memory::{FitError, FittedPoint, fit_memory};
+use crate::tune::fit_memory::{FitError, FittedPoint, fit_simulated};
 use crate::tune::pipeline::simulate_scenario;
 use crate::vocab::layout::{Composition, Layout};
 use serde::Serialize;
@@ -253,14 +253,12 @@ pub fn compare_designs_cancellable(
                 sim.makespan_s,
                 sim.memory.iter().map(|c| c.peak_bytes).collect(),
             );
-            // One simulation held at a time: the fit simulates its own.
-            drop(sim);
             // Over capacity: what fitting it under costs (the fit's own progress within this
-            // point's share).
+            // point's share), starting from this simulation.
             let fitted = if over_capacity {
                 let at = (done - 1) as f32 / total;
-                match fit_memory(&s, None, options, &mut |f| keep_going(at + f / total)) {
-                    Ok(fit) => Some(FittedPoint::of(&fit)),
+                match fit_simulated(&s, sim, options, &mut |f| keep_going(at + f / total)) {
+                    Ok(fitted) => Some(fitted),
                     Err(FitError::Cancelled) => return Ok(None),
                     Err(e) => return Err(format!("{} with M = {m}: {e}", design.name())),
                 }

@@ -15,7 +15,7 @@ use crate::scenario::Scenario;
 use crate::scenario::layer::{LayerSpec, Recompute};
 use crate::sim::engine::SimOptions;
 use crate::sim::run::Simulation;
-use crate::tune::pipeline::{SimulationError, simulate_scenario, simulate_scenario_cancellable};
+use crate::tune::pipeline::{SimulationError, simulate_scenario_cancellable};
 use serde::Serialize;
 use std::ops::Range;
 
@@ -186,35 +186,98 @@ pub fn fit_memory_with(
     options: SimOptions,
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Result<MemoryFit, FitError> {
+    let cap = cap_of(scenario, cap)?;
+    // One simulation held at a time: the given one is read and dropped.
+    let start = Start::of(&simulate(scenario, options, 0, keep_going)?);
+    fit_from(scenario, start, cap, means, options, keep_going)
+}
+
+/// The fit of a scenario its caller has simulated already (`given`, taken so that it is dropped
+/// before the search simulates: one simulation held at a time), under its device's capacity:
+/// BigMac's designs and the WaveK sweep fit their points over it without simulating them again.
+pub fn fit_simulated(
+    scenario: &Scenario,
+    given: Simulation,
+    options: SimOptions,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Result<FittedPoint, FitError> {
+    let cap = cap_of(scenario, None)?;
+    let start = Start::of(&given);
+    drop(given);
+    let fit = fit_from(scenario, start, cap, Means::Both, options, keep_going)?;
+    Ok(FittedPoint::of(&fit))
+}
+
+/// The cap to fit under: `cap`, else the scenario's `hardware.memory_bytes`; finite and > 0.
+fn cap_of(scenario: &Scenario, cap: Option<f64>) -> Result<f64, FitError> {
     let cap = cap
         .or_else(|| scenario.hardware.as_ref().and_then(|h| h.memory_bytes))
         .ok_or(FitError::NoCapacity)?;
     if !(cap.is_finite() && cap > 0.0) {
         return Err(FitError::BadCap(cap));
     }
-    let mut simulations = 0usize;
-    // Each candidate's simulation hears a stop between its passes too.
-    let mut simulate = |s: &Scenario, simulations: &mut usize| -> Result<FitPoint, FitError> {
-        let at = *simulations as f32 / SIMULATION_BUDGET as f32;
-        let share = 1.0 / SIMULATION_BUDGET as f32;
-        *simulations += 1;
-        match simulate_scenario_cancellable(s, options, &mut |f| keep_going(at + f * share)) {
-            Ok(sim) => Ok(FitPoint::of(&sim)),
-            Err(SimulationError::Cancelled) => Err(FitError::Cancelled),
-            Err(SimulationError::Derive(e)) => Err(FitError::Derive(e)),
+    Ok(cap)
+}
+
+/// The search's `done`-th simulation (0: the given scenario), which hears a stop between its
+/// passes, its progress within that simulation's share of the budget.
+fn simulate(
+    s: &Scenario,
+    options: SimOptions,
+    done: usize,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Result<Simulation, FitError> {
+    let (at, share) = (
+        done as f32 / SIMULATION_BUDGET as f32,
+        1.0 / SIMULATION_BUDGET as f32,
+    );
+    simulate_scenario_cancellable(s, options, &mut |f| keep_going(at + f * share)).map_err(|e| {
+        match e {
+            SimulationError::Cancelled => FitError::Cancelled,
+            SimulationError::Derive(e) => FitError::Derive(e),
         }
-    };
-    // One simulation held at a time: the given one is read and dropped.
-    let (before, mut stages, second_order) = {
-        let given = simulate_scenario(scenario, options)?;
-        let second_order = given
-            .derivation
-            .plan
-            .regions
-            .iter()
-            .any(|r| r.skeleton.second_order());
-        (FitPoint::of(&given), stages_of(&given), second_order)
-    };
+    })
+}
+
+/// What a fit starts from, read off the given scenario's simulation: its step and peaks, its
+/// stages, and whether a second-order schedule runs.
+struct Start {
+    before: FitPoint,
+    stages: Vec<StageChoice>,
+    second_order: bool,
+}
+
+impl Start {
+    fn of(given: &Simulation) -> Start {
+        Start {
+            before: FitPoint::of(given),
+            stages: stages_of(given),
+            second_order: given
+                .derivation
+                .plan
+                .regions
+                .iter()
+                .any(|r| r.skeleton.second_order()),
+        }
+    }
+}
+
+/// The search from `start` (the given scenario simulated once).
+fn fit_from(
+    scenario: &Scenario,
+    start: Start,
+    cap: f64,
+    means: Means,
+    options: SimOptions,
+    keep_going: &mut dyn FnMut(f32) -> bool,
+) -> Result<MemoryFit, FitError> {
+    let Start {
+        before,
+        mut stages,
+        second_order,
+    } = start;
+    // The given scenario's simulation is the first.
+    let mut simulations = 1usize;
     // A second-order schedule's phases are not offloaded: only recomputation can help.
     // (Asked for offload alone, it stays so: nothing it tries lowers a peak, and nothing fits.)
     let means = if second_order && means == Means::Both {
@@ -233,7 +296,7 @@ pub fn fit_memory_with(
                 continue;
             }
             for choice in stronger(stage.choice).filter(|&c| means.allows(c)) {
-                if simulations + 1 >= SIMULATION_BUDGET {
+                if simulations >= SIMULATION_BUDGET {
                     budget_reached = true;
                     break;
                 }
@@ -241,7 +304,9 @@ pub fn fit_memory_with(
                 if let Some(t) = tried.get_mut(i) {
                     t.choice = choice;
                 }
-                let point_of = simulate(&with_choices(scenario, &tried), &mut simulations)?;
+                let tried = with_choices(scenario, &tried);
+                let point_of = FitPoint::of(&simulate(&tried, options, simulations, keep_going)?);
+                simulations += 1;
                 let gain = peak(&point) - peak(&point_of);
                 if gain <= 0.0 {
                     continue;
@@ -282,7 +347,7 @@ pub fn fit_memory_with(
         smallest_peak,
         scenario: fits.then(|| with_choices(scenario, &stages)),
         stages,
-        simulations: simulations + 1,
+        simulations,
         budget_reached,
     })
 }

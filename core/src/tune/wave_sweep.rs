@@ -6,7 +6,7 @@ use crate::graph::derive::DeriveError;
 use crate::scenario::Scenario;
 use crate::schedules::skeleton::{Skeleton, schedule_to_string};
 use crate::sim::engine::SimOptions;
-use crate::tune::fit_memory::{FitError, FittedPoint, fit_memory};
+use crate::tune::fit_memory::{FitError, FittedPoint, fit_simulated};
 use crate::tune::pipeline::simulate_scenario;
 use crate::vocab::parameter::Parameter;
 use serde::Serialize;
@@ -123,16 +123,14 @@ pub fn sweep(
             return Ok(None);
         }
         let run = with_wave_k(scenario, k)?;
-        let (makespan_s, peak) = {
-            let sim = simulate_scenario(&run, options)?;
-            (sim.makespan_s, sim.peak_memory_bytes())
-        };
+        let sim = simulate_scenario(&run, options)?;
+        let (makespan_s, peak) = (sim.makespan_s, sim.peak_memory_bytes());
         let over_capacity = capacity.is_some_and(|c| peak > c);
         let fitted = if over_capacity {
             let at = i as f32 / candidates.len() as f32;
             let share = 1.0 / candidates.len() as f32;
-            match fit_memory(&run, None, options, &mut |f| keep_going(at + f * share)) {
-                Ok(fit) => Some(FittedPoint::of(&fit)),
+            match fit_simulated(&run, sim, options, &mut |f| keep_going(at + f * share)) {
+                Ok(fitted) => Some(fitted),
                 Err(FitError::Cancelled) => return Ok(None),
                 Err(FitError::Derive(e)) => return Err(e.into()),
                 // The capacity is the scenario's, checked finite and positive by validation.

@@ -115,10 +115,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             })
         })?;
     if let (Some(out), Some(fitted)) = (&args.out, &fit.scenario) {
-        let mut json = serde_json::to_string_pretty(fitted)?;
-        json.push('\n');
-        mpipe::files::write_atomic(out, json.as_bytes())
-            .map_err(|e| InputError(format!("{}: {e}", out.display())))?;
+        crate::input::write_output(out, fitted.to_json_string().as_bytes())?;
     }
     if args.json {
         emit_json(&fit)
