@@ -70,4 +70,34 @@ pub const SAMPLES: &[Sample] = &[
         file: "uma-1.2b.json",
         json: include_str!("../../samples/uma-1.2b.json"),
     },
+    Sample {
+        title: "DeepSeek-V3-like MoE, EP 64 ⟨dualpipev⟩ with F&B overlap",
+        file: "moe-dualpipev.json",
+        json: include_str!("../../samples/moe-dualpipev.json"),
+    },
+    Sample {
+        title: "DeepSeek-V3-like MoE, EP 64 ⟨dualpipev⟩ without F&B overlap",
+        file: "moe-dualpipev-no-overlap.json",
+        json: include_str!("../../samples/moe-dualpipev-no-overlap.json"),
+    },
+    Sample {
+        title: "DeepSeek-V3-like MoE, EP 64 ⟨1f1b⟩",
+        file: "moe-1f1b.json",
+        json: include_str!("../../samples/moe-1f1b.json"),
+    },
+    Sample {
+        title: "DeepSeek-V3-like MoE, EP 64, interleaved ⟨1f1b, 1f1b⟩",
+        file: "moe-interleaved.json",
+        json: include_str!("../../samples/moe-interleaved.json"),
+    },
+    Sample {
+        title: "Mpipe at 512 devices ⟨transpose, 1f1b⟩ (ViT + DeepSeek-V3-like)",
+        file: "mpipe-large-scale.json",
+        json: include_str!("../../samples/mpipe-large-scale.json"),
+    },
+    Sample {
+        title: "512 devices, the encoder as its own stage (DistTrain-like baseline)",
+        file: "mpipe-large-scale-baseline.json",
+        json: include_str!("../../samples/mpipe-large-scale-baseline.json"),
+    },
 ];

@@ -917,3 +917,44 @@ fn recomputation_and_offload_are_edited_per_layer_group_and_undone() {
     harness.run();
     assert_eq!(harness.state().scenario(), Some(&before));
 }
+
+#[test]
+fn a_regions_width_is_edited_field_by_field_and_undone() {
+    // The 1F1B MoE sample: give its one region tensor parallelism 2 by typing it, turn the
+    // pair overlap off, and undo both; each edit changes its one field.
+    let mut harness = harness();
+    choose(&mut harness, "Sample", "DeepSeek-V3-like MoE, EP 64 ⟨1f1b⟩");
+    let before = harness.state().scenario().cloned().unwrap();
+    let step = harness.state().current().unwrap().sim.makespan_s;
+    harness.get_by_label("Width (devices per stage)").click();
+    harness.run();
+    harness.get_by_label("tp").click();
+    harness.run();
+    harness.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    harness.get_by_label("tp").type_text("2");
+    harness.key_press(egui::Key::Enter);
+    harness.run();
+    common::wait(&mut harness, |s| {
+        s.current().is_some_and(|c| c.sim.makespan_s != step)
+    });
+    let width = harness.state().scenario().unwrap().width.clone().unwrap();
+    let want = mpipe::scenario::width::WidthSpec {
+        tp: 2,
+        ..before.width.as_ref().unwrap()[0]
+    };
+    assert_eq!(width, [want]);
+    // Two devices a stage: the compute halves, the all-reduces come in.
+    let sim = &harness.state().current().unwrap().sim;
+    assert!(sim.makespan_s < step, "{} vs {step}", sim.makespan_s);
+    assert!(sim.ranks.iter().all(|r| r.stage_comm_s > 0.0));
+    harness.get_by_label("F&B").click();
+    harness.run();
+    let width = harness.state().scenario().unwrap().width.clone().unwrap();
+    assert_eq!(width[0].fb_comm_overlap, Some(false));
+    assert_eq!(width[0].tp, 2);
+    harness.state_mut().apply(Command::Undo);
+    harness.run();
+    harness.state_mut().apply(Command::Undo);
+    harness.run();
+    assert_eq!(harness.state().scenario(), Some(&before));
+}

@@ -177,8 +177,8 @@ fn the_mirror_reduces_in_the_simulation_and_reads_as_a_mirror_in_the_derive_json
     });
     let sim = mpipe::tune::pipeline::simulate_scenario(&s, Default::default()).unwrap();
     let d = &sim.derivation;
-    assert_eq!(mpipe::sim::cost::reduce_members(&d.plan, 1), 2);
-    assert_eq!(mpipe::sim::cost::reduce_members(&d.plan, 2), 2);
+    assert_eq!(mpipe::sim::cost::reduce_members(&d.plan, 1, 0), 2);
+    assert_eq!(mpipe::sim::cost::reduce_members(&d.plan, 2, 0), 2);
     let reduces: Vec<f64> = d
         .order
         .graph

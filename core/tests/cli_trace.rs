@@ -924,7 +924,7 @@ fn a_prediction_exported_and_calibrated_gives_itself_back() {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
-    assert_eq!(files.len(), 12);
+    assert_eq!(files.len(), 18);
     let round_trip = |scenario: &std::path::Path, name: &str| -> serde_json::Value {
         let trace = dir.join(format!("{name}.trace.json"));
         let (code, _, err) = mpipe(&[
@@ -949,6 +949,29 @@ fn a_prediction_exported_and_calibrated_gives_itself_back() {
     };
     for scenario in &files {
         let name = scenario.file_name().unwrap().to_str().unwrap();
+        if name.starts_with("moe-") || name.starts_with("mpipe-large-scale") {
+            // Collectives inside a stage are not read from a trace: compare-trace refuses to
+            // calibrate such a scenario rather than count them twice.
+            let trace = dir.join(format!("{name}.trace.json"));
+            let (code, _, _) = mpipe(&[
+                "export",
+                scenario.to_str().unwrap(),
+                "--chrome-trace",
+                trace.to_str().unwrap(),
+            ]);
+            assert_eq!(code, 0, "{name}");
+            let (code, _, err) = mpipe(&[
+                "compare-trace",
+                scenario.to_str().unwrap(),
+                trace.to_str().unwrap(),
+            ]);
+            assert_eq!(code, 2, "{name}");
+            assert!(
+                err.contains("compare-trace does not read a trace's tensor-, expert- or context-parallel collectives yet"),
+                "{name}: {err}"
+            );
+            continue;
+        }
         let v = round_trip(scenario, name);
         // (Mpipe's samples predict actions of no length — a frozen region's backwards, a rank's
         // empty share of a transposed microbatch — which a trace cannot show: a span of no

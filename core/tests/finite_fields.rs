@@ -53,6 +53,11 @@ fn every_layer_field() -> LayerSpec {
         bf_s: some(),
         be_s: some(),
         force_activation_bytes: some(),
+        width: None,
+        tp_collectives: some(),
+        moe_dispatch_bytes: some(),
+        expert_param_bytes: some(),
+        cp_exchange_bytes: some(),
     }
 }
 
@@ -79,6 +84,9 @@ fn every_hardware_field() -> Hardware {
         host_bytes_per_s: some(),
         action_switch_s: Some(phases),
         action_overhead_by_phase_s: Some(phases),
+        intra_link_alpha_s: some(),
+        intra_link_bytes_per_s: some(),
+        node_devices: Some(8),
     }
 }
 
@@ -185,7 +193,8 @@ fn every_numeric_field_at_1e308_is_refused_at_its_field_or_stays_finite() {
             "hardware.hbm_bytes_per_s",
             "hardware.link_bytes_per_s",
             "hardware.memory_bytes",
-            "hardware.host_bytes_per_s"
+            "hardware.host_bytes_per_s",
+            "hardware.intra_link_bytes_per_s"
         ]
     );
 }

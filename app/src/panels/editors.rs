@@ -75,6 +75,7 @@ pub fn editors_ui(ui: &mut Ui, studio: &Studio) -> Vec<Command> {
         .shown()
         .map(|shown| shown.sim.derivation.plan.placement.ranks_of_stages());
     regions_ui(ui, s, placement, &mut out);
+    widths_ui(ui, s, &mut out);
     ui.separator();
     owner_ui(ui, s, &mut out);
     let encoder = mpipe::view::palette::region_hue(Role::Encoder, 0);
@@ -232,6 +233,116 @@ fn regions_ui(ui: &mut Ui, s: &Scenario, placement: Option<&[usize]>, out: &mut 
             gesture: None,
         });
     }
+}
+
+/// Each region's width (the scenario's `width`): its tensor-, expert- and context-parallel
+/// degrees, its devices, sequence parallelism, the share of each kind of collective its compute
+/// hides, and whether an overlapped pair hides them under the other half. Each edit changes the
+/// one field edited.
+fn widths_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
+    use mpipe::scenario::width::{MAX_DEGREE, WidthSpec};
+    egui::CollapsingHeader::new("Width (devices per stage)")
+        .id_salt("widths")
+        .show(ui, |ui| {
+            egui::Grid::new("widths grid")
+                .striped(true)
+                .num_columns(10)
+                .show(ui, |ui| {
+                    let heads: Vec<egui::Id> = [
+                        "region", "tp", "ep", "cp", "devices", "sp", "tp hid %", "ep hid %",
+                        "cp hid %", "F&B",
+                    ]
+                    .iter()
+                    .map(|h| ui.label(RichText::new(*h).small()).id)
+                    .collect();
+                    let head = |k: usize| heads.get(k).copied().unwrap_or(egui::Id::NULL);
+                    ui.end_row();
+                    for region in 1..=s.schedule.len() {
+                        let w = s
+                            .width
+                            .as_ref()
+                            .and_then(|ws| ws.get(region - 1))
+                            .copied()
+                            .unwrap_or_else(WidthSpec::single);
+                        ui.label(region.to_string());
+                        let mut changed: Option<(egui::Response, WidthSpec)> = None;
+                        for (k, degree) in [(1, w.tp), (2, w.ep), (3, w.cp)] {
+                            let (response, new) =
+                                number_ui(ui, degree, 1..=MAX_DEGREE, 0.05, head(k));
+                            if let Some(v) = new {
+                                let mut next = w;
+                                match k {
+                                    1 => next.tp = v,
+                                    2 => next.ep = v,
+                                    _ => next.cp = v,
+                                }
+                                changed = Some((response, next));
+                            }
+                        }
+                        let devices = w.devices.unwrap_or(w.group());
+                        let (response, new) =
+                            number_ui(ui, devices, 1..=MAX_DEGREE, 0.05, head(4));
+                        let response = response.on_hover_text(
+                            "devices of each of its ranks: tp × cp unless given, or more where a wider region shares the rank (the rest run data-parallel inside the stage)",
+                        );
+                        if let Some(v) = new {
+                            changed = Some((response, WidthSpec { devices: Some(v), ..w }));
+                        }
+                        let mut sp = w.sp;
+                        let response = ui.checkbox(&mut sp, "").labelled_by(head(5));
+                        if response.changed() {
+                            changed = Some((response, WidthSpec { sp, ..w }));
+                        }
+                        for (k, share) in [(6, w.tp_overlap), (7, w.ep_overlap), (8, w.cp_overlap)]
+                        {
+                            let v = share.unwrap_or(0.0);
+                            let (response, new) =
+                                number_ui(ui, 100.0 * v, 0.0..=100.0, 1.0, head(k));
+                            if let Some(percent) = new {
+                                let share = (percent > 0.0).then_some(percent / 100.0);
+                                let mut next = w;
+                                match k {
+                                    6 => next.tp_overlap = share,
+                                    7 => next.ep_overlap = share,
+                                    _ => next.cp_overlap = share,
+                                }
+                                changed = Some((response, next));
+                            }
+                        }
+                        let mut pair = w.fb_comm_overlap.unwrap_or(true);
+                        let response = ui
+                            .checkbox(&mut pair, "")
+                            .labelled_by(head(9))
+                            .on_hover_text(
+                                "an overlapped pair hides each half's collectives under the other's compute",
+                            );
+                        if response.changed() {
+                            let fb_comm_overlap = (!pair).then_some(false);
+                            changed = Some((response, WidthSpec { fb_comm_overlap, ..w }));
+                        }
+                        if let Some((response, width)) = changed {
+                            out.push(edit_of(&response, Edit::RegionWidth { region, width }));
+                        }
+                        ui.end_row();
+                    }
+                });
+            let own: Vec<&str> = s
+                .model
+                .layers
+                .iter()
+                .filter(|l| l.width.is_some())
+                .map(|l| l.name.as_str())
+                .collect();
+            if !own.is_empty() {
+                ui.label(
+                    RichText::new(format!(
+                        "with their own width (in the file): {}",
+                        own.join(", ")
+                    ))
+                    .small(),
+                );
+            }
+        });
 }
 
 /// Per-rank layer counts of Sharded region `region` (the scenario's `slabs[region − 1]`):

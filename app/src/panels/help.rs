@@ -52,6 +52,11 @@ pub fn help_ui(ctx: &egui::Context, open: bool) -> Vec<Command> {
             for (head, help) in mpipe::report::simulate::RANK_COLUMNS
                 .iter()
                 .zip(mpipe::report::simulate::RANK_COLUMN_HELP)
+                .chain(
+                    mpipe::report::simulate::STAGE_COLUMNS
+                        .iter()
+                        .zip(mpipe::report::simulate::STAGE_COLUMN_HELP),
+                )
                 .skip(1)
             {
                 ui.label(RichText::new(format!("{head}: {help}")).small());

@@ -3,7 +3,7 @@
 //! words. All numbers come from `core`.
 
 use egui::{RichText, Ui};
-use mpipe::report::simulate::{RANK_COLUMN_HELP, RANK_COLUMNS, rank_table};
+use mpipe::report::simulate::{RANK_COLUMNS, rank_columns, rank_table};
 use mpipe::sim::run::Simulation;
 use mpipe::vocab::units::secs;
 
@@ -78,7 +78,7 @@ pub fn rank_table_ui(ui: &mut Ui, sim: &Simulation) {
     let heads: Vec<(&str, &str)> = heads
         .iter()
         .map(String::as_str)
-        .zip(RANK_COLUMN_HELP.iter().copied())
+        .zip(rank_columns(&sim.ranks).into_iter().map(|(_, help)| help))
         .collect();
     let last = RANK_COLUMNS.len() - 1;
     table_ui(ui, "ranks", &heads, &rows, |r, c| {

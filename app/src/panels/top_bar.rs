@@ -107,14 +107,23 @@ pub fn top_bar_ui(ui: &mut egui::Ui, studio: &Studio) -> Vec<Command> {
             .height(room.max(200.0))
             .truncate()
             .show_ui(ui, |ui| {
-                for sample in SAMPLES {
-                    if ui
-                        .selectable_label(sample.file == studio.source(), sample.title)
-                        .clicked()
-                    {
-                        out.push(Command::OpenSample(sample));
+                // Columns of at most 10 samples: every one shows without scrolling at 1280×720.
+                let columns = SAMPLES.len().div_ceil(10).max(1);
+                let per_column = SAMPLES.len().div_ceil(columns).max(1);
+                ui.horizontal_top(|ui| {
+                    for column in SAMPLES.chunks(per_column) {
+                        ui.vertical(|ui| {
+                            for sample in column {
+                                if ui
+                                    .selectable_label(sample.file == studio.source(), sample.title)
+                                    .clicked()
+                                {
+                                    out.push(Command::OpenSample(sample));
+                                }
+                            }
+                        });
                     }
-                }
+                });
             });
         ui.separator();
         if ui

@@ -411,6 +411,9 @@ impl Paint<'_> {
                     self.fade(rgb(scene.colour(item.region, item.phase))),
                 );
             }
+            if item.count == 1 {
+                self.exposed_comm(r, item.index);
+            }
             if item.count == 1
                 && let Some(half) = item.pair
             {
@@ -477,6 +480,38 @@ impl Paint<'_> {
             );
             top = bottom;
         }
+    }
+
+    /// The end of event `index`'s box its stage's exposed collectives take (tensor-, expert-,
+    /// context-parallel communication the compute did not hide), dark and hatched, with an edge
+    /// where the compute ends.
+    fn exposed_comm(&self, r: Rect, index: usize) {
+        let Some(e) = self.shown.scene.events.get(index) else {
+            return;
+        };
+        if e.exposed_comm_s <= 0.0 {
+            return;
+        }
+        let from = self
+            .x(e.end_s - e.exposed_comm_s)
+            .clamp(r.left(), r.right());
+        if r.right() - from < 1.0 {
+            return;
+        }
+        let band = Rect::from_x_y_ranges(from..=r.right(), r.y_range());
+        self.clipped
+            .rect_filled(band, 0.0, self.fade(rgb(palette::COMM)));
+        hatch(
+            &self
+                .clipped
+                .with_clip_rect(band.intersect(self.clipped.clip_rect())),
+            band,
+            self.fade(Color32::from_black_alpha(110)),
+        );
+        self.clipped.line_segment(
+            [band.left_top(), band.left_bottom()],
+            Stroke::new(1.0, self.fade(Color32::from_black_alpha(140))),
+        );
     }
 
     /// One half of an overlapped pair's frame: the two halves, side by side, read as one box

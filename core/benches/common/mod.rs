@@ -58,6 +58,7 @@ pub fn scenario(p: usize, m: usize, v: usize, transpose: bool) -> Scenario {
         placement: None,
         wave_k: None,
         activation_limit: None,
+        width: None,
     }
 }
 

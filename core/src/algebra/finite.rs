@@ -18,6 +18,8 @@ pub enum FiniteError {
         "rule `hardware`: `hardware.fb_overlap` = {value} must be between 0 (an overlapped pair's halves back to back) and 1 (the shorter one hidden entirely)"
     )]
     Overlap { value: f64 },
+    #[error("rule `hardware`: `hardware.node_devices` must be at least 1")]
+    NodeDevices,
     #[error(
         "rule `finite`: {what} overflows to ∞; every time, size and total a scenario derives must stay finite"
     )]
@@ -32,7 +34,9 @@ impl FiniteError {
     /// The short name of the rule broken.
     pub fn rule(&self) -> &'static str {
         match self {
-            FiniteError::Hardware { .. } | FiniteError::Overlap { .. } => "hardware",
+            FiniteError::Hardware { .. }
+            | FiniteError::Overlap { .. }
+            | FiniteError::NodeDevices => "hardware",
             FiniteError::Overflow { .. } => "finite",
         }
     }
@@ -42,6 +46,7 @@ impl FiniteError {
         match self {
             FiniteError::Hardware { field, .. } => field.clone(),
             FiniteError::Overlap { .. } => "hardware.fb_overlap".into(),
+            FiniteError::NodeDevices => "hardware.node_devices".into(),
             FiniteError::Overflow { field, .. } => field.clone(),
         }
     }
@@ -64,6 +69,9 @@ pub fn check_hardware(hardware: Option<&Hardware>) -> Result<(), FiniteError> {
         && !(0.0..=1.0).contains(&v)
     {
         return Err(FiniteError::Overlap { value: v });
+    }
+    if h.node_devices == Some(0) {
+        return Err(FiniteError::NodeDevices);
     }
     Ok(())
 }
@@ -155,7 +163,22 @@ pub fn check_totals(
     let hw = scenario.hardware.clone().unwrap_or_default();
     let m = scenario.microbatches as f64;
     let p = scenario.ranks as f64;
-    let replicas = p * scenario.data_parallel as f64;
+    // The copies of a parameter: every rank's, every data-parallel replica's, and the devices
+    // inside the widest stage.
+    let inside = scenario
+        .width
+        .iter()
+        .flatten()
+        .chain(
+            scenario
+                .model
+                .layers
+                .iter()
+                .filter_map(|l| l.width.as_ref()),
+        )
+        .map(|w| w.devices.unwrap_or(w.group()))
+        .fold(1, usize::max);
+    let replicas = p * scenario.data_parallel as f64 * inside as f64;
     let max_factor = factors.iter().copied().fold(1.0, f64::max);
     let Totals {
         compute,
@@ -222,7 +245,14 @@ pub fn check_totals(
             "the step's offload copies (the saved activations to the host and back)".into(),
         ));
     }
-    if !(compute + comm + overhead + copies).is_finite() {
+    let stage = stage_comm_bound(scenario, &hw, max_factor);
+    if !stage.is_finite() {
+        return Err(overflow(
+            "hardware.intra_link_alpha_s".into(),
+            "the step's collectives inside the stages (every layer's tensor-, expert- and context-parallel exchanges)".into(),
+        ));
+    }
+    if !(compute + comm + overhead + copies + stage).is_finite() {
         return Err(overflow(
             "hardware".into(),
             "the step's total time (compute plus communication)".into(),
@@ -341,6 +371,57 @@ fn totals(scenario: &Scenario, factors: &[f64], hw: &Hardware) -> Result<Totals,
         widest_output,
         heaviest,
     })
+}
+
+/// An upper bound of the step's collectives inside the stages: every layer's (of the widest
+/// group any width gives), each run at most 2.5 times per microbatch (a backward's, a rerun's)
+/// on the slower link.
+fn stage_comm_bound(scenario: &Scenario, hw: &Hardware, max_factor: f64) -> f64 {
+    let widths = scenario.width.iter().flatten().chain(
+        scenario
+            .model
+            .layers
+            .iter()
+            .filter_map(|l| l.width.as_ref()),
+    );
+    let g = widths.flat_map(|w| [w.tp, w.ep, w.cp]).fold(1, usize::max) as f64;
+    if g <= 1.0 {
+        return 0.0;
+    }
+    let alpha = hw
+        .link_alpha_s
+        .unwrap_or(0.0)
+        .max(hw.intra_link_alpha_s.unwrap_or(0.0));
+    let slowest = [hw.link_bytes_per_s, hw.intra_link_bytes_per_s]
+        .into_iter()
+        .flatten()
+        .filter(|&b| b > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let m = scenario.microbatches as f64;
+    scenario
+        .model
+        .layers
+        .iter()
+        .map(|l| {
+            let out = l.output_bytes.unwrap_or(0.0);
+            let bytes = out
+                .max(l.moe_dispatch_bytes.unwrap_or(0.0))
+                .max(l.cp_exchange_bytes.unwrap_or(2.0 * out));
+            let per_byte = if slowest.is_finite() {
+                bytes / slowest
+            } else {
+                0.0
+            };
+            let collectives = 2.0 * l.tp_collectives.unwrap_or(2.0) + 4.0 + 3.0;
+            collectives
+                * 2.0
+                * ((g - 1.0) * alpha + per_byte)
+                * 2.5
+                * l.count as f64
+                * m
+                * max_factor
+        })
+        .sum()
 }
 
 /// The number of layers after `count` expansion, as a float for bounds.

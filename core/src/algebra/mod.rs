@@ -12,3 +12,4 @@ pub mod model;
 pub mod placement;
 pub mod plan;
 pub mod validity;
+pub mod width;

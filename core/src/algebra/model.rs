@@ -2,6 +2,7 @@
 //! expanded from the scenario's layer specs.
 
 use crate::scenario::layer::{Cost, LayerError, LayerSpec, Recompute, input_share};
+use crate::scenario::width::WidthSpec;
 use crate::vocab::role::Role;
 
 /// One expanded layer `u_i`.
@@ -40,6 +41,102 @@ pub struct Layer {
     pub offload_share: f64,
     /// The recomputation runs as its own action just before the backward (Mario), not in it.
     pub recompute_early: bool,
+    /// Its width: the layer group's own, else its region's, with the devices of the ranks it
+    /// runs on ([`crate::algebra::width`]).
+    pub width: StageWidth,
+    /// The layer group gives its own width (`model.layers[i].width`).
+    pub own_width: bool,
+    /// Tensor-parallel all-reduces of its output per forward (as many per backward).
+    pub tp_collectives: f64,
+    /// Bytes of routed tokens in one expert-parallel all-to-all, per microbatch (0: dense).
+    pub moe_dispatch_bytes: f64,
+    /// Of `param_bytes`, the experts'.
+    pub expert_param_bytes: f64,
+    /// Keys and values a context-parallel ring passes around, per microbatch.
+    pub cp_exchange_bytes: f64,
+}
+
+/// A layer's width, resolved: its tensor-, expert- and context-parallel degrees, the devices it
+/// runs on (a multiple of `tp × cp`: the rest data-parallel inside the stage), and the share of
+/// each kind of collective its compute hides.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StageWidth {
+    pub tp: usize,
+    pub ep: usize,
+    pub cp: usize,
+    pub sp: bool,
+    pub devices: usize,
+    /// Hidden shares of the `tp`, `ep` and `cp` collectives (in [`crate::scenario::width::KINDS`]'s order).
+    pub overlaps: [f64; 3],
+    /// In an overlapped pair, its collectives run under the other half's compute.
+    pub fb_comm_overlap: bool,
+}
+
+impl StageWidth {
+    /// One device, nothing to hide.
+    pub const SINGLE: StageWidth = StageWidth {
+        tp: 1,
+        ep: 1,
+        cp: 1,
+        sp: false,
+        devices: 1,
+        overlaps: [0.0; 3],
+        fb_comm_overlap: true,
+    };
+
+    /// From a width spec, on its own `tp × cp` devices (or those it gives).
+    pub fn from_spec(spec: &WidthSpec) -> StageWidth {
+        StageWidth {
+            tp: spec.tp,
+            ep: spec.ep,
+            cp: spec.cp,
+            sp: spec.sp,
+            devices: spec.devices.unwrap_or(spec.group()),
+            overlaps: spec.overlaps(),
+            fb_comm_overlap: spec.fb_comm_overlap.unwrap_or(true),
+        }
+    }
+
+    /// Parts of the microbatch's tokens the devices hold apart (`devices / tp`: the
+    /// context-parallel shares times the data-parallel ones inside the stage); each device
+    /// computes `1 / devices` of the layer's work.
+    pub fn token_shares(&self) -> f64 {
+        self.devices as f64 / self.tp.max(1) as f64
+    }
+
+    /// The part of a microbatch's hidden state one device holds (and sends on): its tokens'
+    /// share, split over `tp` too under sequence parallelism.
+    pub fn hidden_share(&self) -> f64 {
+        let split = if self.sp { self.tp.max(1) as f64 } else { 1.0 };
+        1.0 / (self.token_shares() * split)
+    }
+
+    /// The part of a microbatch's saved activations one device holds: its tokens' share, of
+    /// which tensor parallelism splits 24 of a layer's 34 parts and sequence parallelism the
+    /// other 10 (Korthikanti et al., 2022).
+    pub fn activation_share(&self) -> f64 {
+        let t = self.tp.max(1) as f64;
+        let per_token = if self.sp {
+            1.0 / t
+        } else {
+            (10.0 + 24.0 / t) / 34.0
+        };
+        per_token / self.token_shares()
+    }
+
+    /// One device's parameter bytes of `param` (of which `expert` are experts'): the dense ones
+    /// split over `tp`, the experts over `tp × ep`.
+    pub fn param_share(&self, param: f64, expert: f64) -> f64 {
+        let t = self.tp.max(1) as f64;
+        let expert = expert.min(param);
+        (param - expert) / t + expert / (t * self.ep.max(1) as f64)
+    }
+
+    /// Copies of each parameter inside the stage (`devices / tp`: context- and data-parallel
+    /// shares), which the gradient reduce sums over too.
+    pub fn replicas(&self) -> usize {
+        (self.devices / self.tp.max(1)).max(1)
+    }
 }
 
 impl Layer {
@@ -108,6 +205,13 @@ pub fn expand(spec: &LayerSpec) -> Result<Vec<Layer>, LayerError> {
     if spec.recompute_early && spec.recompute.is_none() {
         return Err(LayerError::EarlyWithout);
     }
+    let param = spec.param_bytes.unwrap_or(0.0);
+    if let Some(expert) = spec.expert_param_bytes.filter(|&e| e > param) {
+        return Err(LayerError::ExpertsExceed { expert, param });
+    }
+    if let Some(w) = &spec.width {
+        w.check().map_err(LayerError::Width)?;
+    }
     Ok((0..spec.count)
         .map(|i| Layer {
             name: if spec.count == 1 {
@@ -135,6 +239,17 @@ pub fn expand(spec: &LayerSpec) -> Result<Vec<Layer>, LayerError> {
             rerun_share,
             offload_share: spec.offload_share.unwrap_or(0.0),
             recompute_early: spec.recompute_early,
+            width: spec
+                .width
+                .as_ref()
+                .map_or(StageWidth::SINGLE, StageWidth::from_spec),
+            own_width: spec.width.is_some(),
+            tp_collectives: spec.tp_collectives.unwrap_or(2.0),
+            moe_dispatch_bytes: spec.moe_dispatch_bytes.unwrap_or(0.0),
+            expert_param_bytes: spec.expert_param_bytes.unwrap_or(0.0),
+            cp_exchange_bytes: spec
+                .cp_exchange_bytes
+                .unwrap_or(2.0 * spec.output_bytes.unwrap_or(0.0)),
         })
         .collect())
 }

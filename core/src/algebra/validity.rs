@@ -173,6 +173,9 @@ pub enum ValidityError {
     Memory(#[from] OverBudget),
     #[error("rule `orders`: the scenario gives both `orders` and `orders_csv`; keep one of them")]
     OrdersTwice,
+    /// A region's or a layer group's width.
+    #[error(transparent)]
+    Width(#[from] crate::algebra::width::WidthRule),
     #[error(
         "rule `orders`: `orders_csv` names `{file}`, which was not read (the CLI and the app read the files a scenario names; this caller gave its orders no file)"
     )]
@@ -206,6 +209,7 @@ impl ValidityError {
             Finite(e) => e.rule(),
             OrdersTwice | OrdersCsvUnread { .. } => "orders",
             Memory(_) => "memory",
+            Width(_) => "width",
         }
     }
 
@@ -241,6 +245,7 @@ impl ValidityError {
             Finite(e) => e.field(),
             OrdersTwice | OrdersCsvUnread { .. } => "orders_csv".into(),
             Memory(e) => e.field().into(),
+            Width(e) => e.field(),
         }
     }
 
@@ -471,6 +476,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
     let (ranks, microbatches) = (scenario.ranks, scenario.microbatches);
     let layers = expand_layers(scenario)?;
     let ranges = check_schedule(&scenario.cut, &scenario.schedule, layers.len())?;
+    crate::algebra::width::check_list(scenario.width.as_deref(), ranges.len())?;
     if let Some(given) = &scenario.slabs
         && given.len() != ranges.len()
     {
@@ -570,6 +576,14 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, ValidityError> {
             }
         }
     }
+    let counts: Vec<usize> = scenario.model.layers.iter().map(|l| l.count).collect();
+    crate::algebra::width::resolve(
+        &mut layers,
+        &regions,
+        scenario.width.as_deref(),
+        (ranks, scenario.data_parallel),
+        &counts,
+    )?;
     Ok(Plan {
         layers,
         regions,

@@ -136,6 +136,15 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
             "offloaded activations leave the device between forward and backward, and a backward waits for their copy back".to_string(),
         );
     }
+    if sim.stage_comm.any() {
+        let all: f64 = sim.stage_comm.total_s.iter().sum();
+        let exposed: f64 = sim.stage_comm.exposed_s.iter().sum();
+        departures.push(format!(
+            "the stages run collectives inside them ({} in all, {} exposed; the formula's times hold the exposed part)",
+            secs(all),
+            secs(exposed)
+        ));
+    }
     let overhead = sim.runtime_s.iter().copied().fold(0.0, f64::max);
     if overhead > 0.0 {
         departures.push(format!(
@@ -253,7 +262,7 @@ impl Costs {
         let plan = &sim.derivation.plan;
         let mut costs = Costs::default();
         // An overlapped pair's halves, as they would take apart (the overlap is named on its
-        // own): their nominal time and the runtime's share.
+        // own): their nominal time, the runtime's share and their collectives as exposed apart.
         let paired: std::collections::HashSet<usize> = sim
             .derivation
             .order
@@ -268,6 +277,12 @@ impl Costs {
             let d = if paired.contains(&n.index()) {
                 crate::sim::cost::duration(plan, graph, n)
                     + sim.runtime_s.get(n.index()).copied().unwrap_or(0.0)
+                    + sim
+                        .stage_comm
+                        .alone_s
+                        .get(n.index())
+                        .copied()
+                        .unwrap_or(0.0)
             } else {
                 sim.durations.get(n.index()).copied().unwrap_or(0.0)
             };

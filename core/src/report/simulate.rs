@@ -128,6 +128,32 @@ pub const RANK_COLUMN_HELP: [&str; 12] = [
     "the highest memory the rank holds during the step",
 ];
 
+/// Column heads the per-rank table adds after [`RANK_COLUMNS`] when some stage runs collectives
+/// inside it (a width with `tp`, `ep` or `cp` above 1).
+pub const STAGE_COLUMNS: [&str; 2] = ["coll.", "overlap"];
+
+/// What each of [`STAGE_COLUMNS`] means.
+pub const STAGE_COLUMN_HELP: [&str; 2] = [
+    "coll.: the collectives inside the rank's stage (tensor-parallel all-reduces, expert-parallel all-to-alls, context-parallel ring exchanges) over the step; their exposed part is in busy",
+    "overlap: the overlap rate, hidden over all of the stage's collectives (hidden under the action's own compute, or under the other half of an overlapped pair)",
+];
+
+/// Whether the per-rank table shows [`STAGE_COLUMNS`].
+fn has_stage_comm(ranks: &[RankMetrics]) -> bool {
+    ranks.iter().any(|r| r.stage_comm_s > 0.0)
+}
+
+/// Every head of the per-rank table of `ranks` ([`RANK_COLUMNS`], then [`STAGE_COLUMNS`] where
+/// some stage runs collectives), with what each means.
+pub fn rank_columns(ranks: &[RankMetrics]) -> Vec<(&'static str, &'static str)> {
+    let stage = if has_stage_comm(ranks) { 2 } else { 0 };
+    RANK_COLUMNS
+        .into_iter()
+        .zip(RANK_COLUMN_HELP)
+        .chain(STAGE_COLUMNS.into_iter().zip(STAGE_COLUMN_HELP).take(stage))
+        .collect()
+}
+
 /// The per-rank table's rows, formatted column by column: each column of times in one unit, so
 /// figures line up (`105.000 s` above `48.000 s`, never `105.0` above `48.000`).
 pub fn rank_rows(ranks: &[RankMetrics]) -> Vec<Vec<String>> {
@@ -140,11 +166,11 @@ pub fn rank_table(ranks: &[RankMetrics]) -> (Vec<String>, Vec<Vec<String>>) {
     let (units, rows) = rank_cells(ranks, false);
     // A column without a figure (`w_r` without an encoder: dashes) has no unit.
     let has_figures = |c: usize| rows.iter().any(|r| r.get(c).is_some_and(|x| x != "–"));
-    let heads = RANK_COLUMNS
+    let heads = rank_columns(ranks)
         .iter()
         .enumerate()
         .map(
-            |(c, head)| match c.checked_sub(1).and_then(|i| units.get(i)) {
+            |(c, (head, _))| match c.checked_sub(1).and_then(|i| units.get(i)) {
                 Some(unit) if has_figures(c) => format!("{head} ({unit})"),
                 _ => (*head).to_string(),
             },
@@ -172,6 +198,8 @@ fn rank_cells(ranks: &[RankMetrics], with_units: bool) -> (Vec<&'static str>, Ve
         .map(|get| secs_unit(ranks.iter().filter_map(get)))
         .collect();
     let mem_unit = bytes_unit(ranks.iter().map(|r| r.peak_memory_bytes));
+    let stage = has_stage_comm(ranks);
+    let comm_unit = secs_unit(ranks.iter().map(|r| r.stage_comm_s));
     let bare = |cell: String, suffix: &str| match cell.strip_suffix(suffix) {
         Some(figure) if !with_units => figure.trim_end().to_string(),
         _ => cell,
@@ -187,6 +215,14 @@ fn rank_cells(ranks: &[RankMetrics], with_units: bool) -> (Vec<&'static str>, Ve
                     .map(|(get, &unit)| bare(secs_in(get(r), unit), unit.1)),
             );
             cells.push(bare(bytes_in(r.peak_memory_bytes, mem_unit), mem_unit.1));
+            if stage {
+                cells.push(bare(secs_in(Some(r.stage_comm_s), comm_unit), comm_unit.1));
+                cells.push(bare(
+                    r.overlap_rate
+                        .map_or("–".into(), |o| format!("{:.1} %", 100.0 * o)),
+                    "%",
+                ));
+            }
             cells
         })
         .collect();
@@ -194,6 +230,7 @@ fn rank_cells(ranks: &[RankMetrics], with_units: bool) -> (Vec<&'static str>, Ve
         .iter()
         .map(|u| u.1)
         .chain(std::iter::once(mem_unit.1))
+        .chain(stage.then_some([comm_unit.1, "%"]).into_iter().flatten())
         .collect();
     (names, rows)
 }
@@ -241,7 +278,7 @@ pub fn text(name: &str, sim: &Simulation) -> String {
         }
     }
     let _ = writeln!(out);
-    let widths = [4, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 11];
+    let widths = [4, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 11, 9, 8];
     let line = |cells: &[String]| -> String {
         cells
             .iter()
@@ -250,7 +287,10 @@ pub fn text(name: &str, sim: &Simulation) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let heads: Vec<String> = RANK_COLUMNS.iter().map(|h| h.to_string()).collect();
+    let heads: Vec<String> = rank_columns(&sim.ranks)
+        .iter()
+        .map(|(h, _)| h.to_string())
+        .collect();
     let _ = writeln!(out, "{}", line(&heads));
     for (r, cells) in sim.ranks.iter().zip(rank_rows(&sim.ranks)) {
         let flag = if r.over_capacity {
@@ -401,6 +441,9 @@ mod tests {
 
     fn rank(rank: usize, busy_s: f64, warmup_s: f64, peak: f64) -> RankMetrics {
         RankMetrics {
+            stage_comm_s: 0.0,
+            hidden_comm_s: 0.0,
+            overlap_rate: None,
             rank,
             busy_s,
             idle_s: 0.0,

@@ -147,6 +147,12 @@ pub enum Edit {
         layer: usize,
         share: f64,
     },
+    /// Region `region`'s (1-based) width: the `width` list is made when a region first gets one
+    /// and dropped when every region is one device again.
+    RegionWidth {
+        region: usize,
+        width: crate::scenario::width::WidthSpec,
+    },
     /// A second-order phase's time (`fe_s`, `ff_s`, `bf_s` or `be_s`; other phases: nothing).
     LayerPhase {
         layer: usize,
@@ -233,9 +239,10 @@ impl Edit {
                 }
             }
             Edit::CutAndSchedule { cut, schedule } => {
-                s.cut = cut.clone();
+                let old_cut = std::mem::replace(&mut s.cut, cut.clone());
                 s.schedule = schedule.clone();
                 s.slabs = None;
+                carry_widths(s, &old_cut);
             }
             Edit::Slabs { region, counts } => set_slabs(s, *region, counts.clone()),
             Edit::StageBoundary {
@@ -348,6 +355,7 @@ impl Edit {
                     l.offload_share = (*share > 0.0).then_some(*share);
                 }
             }
+            Edit::RegionWidth { region, width } => set_width(s, *region, *width),
             Edit::LayerPhase {
                 layer,
                 phase,
@@ -498,6 +506,12 @@ pub fn add_cut(s: &mut Scenario, at: usize) {
             *split = None;
         }
     }
+    // Both halves keep the width of the region they were split from.
+    if let Some(widths) = s.width.as_mut()
+        && let Some(&split) = widths.get(region)
+    {
+        widths.insert((region + 1).min(widths.len()), split);
+    }
 }
 
 /// Removes cut `i`, merging the regions on both sides into the left one (balanced slabs).
@@ -516,6 +530,101 @@ pub fn remove_cut(s: &mut Scenario, i: usize) {
         if let Some(merged) = slabs.get_mut(i) {
             *merged = None;
         }
+    }
+    // The merged region keeps the left one's width.
+    if let Some(widths) = s.width.as_mut()
+        && i + 1 < widths.len()
+    {
+        widths.remove(i + 1);
+    }
+}
+
+/// After `s.cut` was `old_cut` and `s.cut` and `s.schedule` were replaced (a normal form, a
+/// design, a finer interleaving): each region takes the width of the region that held its last
+/// layer, and a layer group wholly inside one old region of another width keeps that width as
+/// its own — on as many devices as the region it now joins, when it gave none — so no layer
+/// changes its width.
+pub fn carry_widths(s: &mut Scenario, old_cut: &[usize]) {
+    use crate::scenario::width::WidthSpec;
+    let Some(old) = s.width.take() else {
+        return;
+    };
+    let old_width = |layer: usize| {
+        old.get(old_cut.iter().filter(|&&c| c <= layer).count())
+            .copied()
+            .unwrap_or_default()
+    };
+    let total = layer_count(s);
+    let new: Vec<WidthSpec> = s
+        .cut
+        .iter()
+        .copied()
+        .chain(std::iter::once(total))
+        .map(|end| old_width(end.saturating_sub(1)))
+        .collect();
+    let new_region = |layer: usize| s.cut.iter().filter(|&&c| c <= layer).count();
+    let regions: Vec<usize> = {
+        let mut first = 0usize;
+        s.model
+            .layers
+            .iter()
+            .map(|spec| {
+                let start = first;
+                first = first.saturating_add(spec.count);
+                start
+            })
+            .collect()
+    };
+    for (spec, &start) in s.model.layers.iter_mut().zip(&regions) {
+        let end = start.saturating_add(spec.count);
+        if spec.width.is_some() || spec.count == 0 {
+            continue;
+        }
+        let was = old_width(start);
+        let joins = new.get(new_region(start)).copied().unwrap_or_default();
+        // Wholly inside one old region, and its width differs from the region it joins.
+        let inside = old_cut.iter().all(|&c| c <= start || c >= end);
+        if inside && was != joins {
+            let devices = was
+                .devices
+                .or_else(|| Some(was.group().max(joins.devices.unwrap_or(joins.group()))))
+                .filter(|&d| d != was.group());
+            spec.width = Some(WidthSpec { devices, ..was });
+        }
+    }
+    if !new.iter().all(WidthSpec::is_single) {
+        s.width = Some(new);
+    }
+}
+
+/// Sets region `region`'s (1-based) width, making the `width` list (one device for every other
+/// region) when needed and dropping it again when every region is one device.
+pub fn set_width(s: &mut Scenario, region: usize, width: crate::scenario::width::WidthSpec) {
+    let Some(index) = region.checked_sub(1) else {
+        return;
+    };
+    let regions = s.schedule.len();
+    if index >= regions {
+        return;
+    }
+    let widths = s
+        .width
+        .get_or_insert_with(|| vec![crate::scenario::width::WidthSpec::single(); regions]);
+    if widths.len() < regions {
+        widths.resize(regions, crate::scenario::width::WidthSpec::single());
+    }
+    if let Some(slot) = widths.get_mut(index) {
+        // Devices as many as `tp × cp` are its default: not written.
+        *slot = crate::scenario::width::WidthSpec {
+            devices: width.devices.filter(|&d| d != width.group()),
+            ..width
+        };
+    }
+    if widths
+        .iter()
+        .all(crate::scenario::width::WidthSpec::is_single)
+    {
+        s.width = None;
     }
 }
 
@@ -608,6 +717,42 @@ mod tests {
         remove_cut(&mut s, 0);
         assert_eq!(s.cut, [6, 8]);
         assert_eq!(s.schedule.len(), 3);
+    }
+
+    #[test]
+    fn widths_follow_their_regions_and_are_dropped_when_all_single() {
+        use crate::scenario::width::WidthSpec;
+        let mut s = scenario();
+        let tp4 = WidthSpec {
+            tp: 4,
+            ..WidthSpec::single()
+        };
+        Edit::RegionWidth {
+            region: 2,
+            width: tp4,
+        }
+        .apply(&mut s);
+        let one = WidthSpec::single();
+        assert_eq!(s.width, Some(vec![one, tp4, one]));
+        if let Err(e) = crate::derive(&s) {
+            panic!("{e}");
+        }
+        // Splitting region 2 gives both halves its width; merging keeps the left one's.
+        add_cut(&mut s, 6);
+        assert_eq!(s.width, Some(vec![one, tp4, tp4, one]));
+        remove_cut(&mut s, 0);
+        assert_eq!(s.width, Some(vec![one, tp4, one]));
+        for region in 1..=3 {
+            Edit::RegionWidth { region, width: one }.apply(&mut s);
+        }
+        assert_eq!(s.width, None);
+        // A region that does not exist changes nothing.
+        Edit::RegionWidth {
+            region: 9,
+            width: tp4,
+        }
+        .apply(&mut s);
+        assert_eq!(s.width, None);
     }
 
     #[test]

@@ -69,6 +69,17 @@ pub struct Hardware {
     /// phase it saw often enough and reports it; it does not set it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action_overhead_by_phase_s: Option<PhaseSeconds>,
+    /// `α` of the links inside a node, for the collectives inside a stage whose group fits in
+    /// one node (absent: `link_alpha_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intra_link_alpha_s: Option<f64>,
+    /// Bytes per second of the links inside a node (absent: `link_bytes_per_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intra_link_bytes_per_s: Option<f64>,
+    /// Devices per node: a stage's collective group spanning more devices than this crosses
+    /// nodes and runs at `link_*` (absent: every group inside one node).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_devices: Option<usize>,
 }
 
 impl Hardware {
@@ -94,6 +105,9 @@ impl Hardware {
             ),
             ("p2p_post_s", self.p2p_post_s),
             ("host_bytes_per_s", self.host_bytes_per_s),
+            ("intra_link_alpha_s", self.intra_link_alpha_s),
+            ("intra_link_bytes_per_s", self.intra_link_bytes_per_s),
+            ("node_devices", self.node_devices.map(|n| n as f64)),
         ]
         .into_iter()
         .map(|(name, v)| (format!("hardware.{name}"), v))
@@ -195,18 +209,69 @@ pub fn host_copy_time(hw: &Hardware, bytes: f64) -> f64 {
     }
 }
 
-/// Ring all-reduce of `bytes` over `members`: `2(g−1)·α + 2(g−1)/g · β·n`; nothing for `g ≤ 1`.
+/// Ring all-reduce of `bytes` over `members` on the pipeline's links:
+/// `2(g−1)·α + 2(g−1)/g · β·n`; nothing for `g ≤ 1`.
 pub fn allreduce_time(hw: &Hardware, members: usize, bytes: f64) -> f64 {
-    if members <= 1 {
-        return 0.0;
+    hw.link().allreduce_time(members, bytes)
+}
+
+/// One class of link: its latency `α` and its bandwidth (free where not given).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Link {
+    pub alpha_s: f64,
+    pub bytes_per_s: Option<f64>,
+}
+
+impl Link {
+    /// `β·n`: seconds to move `bytes` at the link's bandwidth (0 without one).
+    fn beta(&self, bytes: f64) -> f64 {
+        match self.bytes_per_s {
+            Some(b) if b > 0.0 => bytes / b,
+            _ => 0.0,
+        }
     }
-    let g = members as f64;
-    let alpha = hw.link_alpha_s.unwrap_or(0.0);
-    let beta_n = match hw.link_bytes_per_s {
-        Some(b) if b > 0.0 => bytes / b,
-        _ => 0.0,
-    };
-    2.0 * (g - 1.0) * alpha + 2.0 * (g - 1.0) / g * beta_n
+
+    /// Ring all-reduce of `bytes` over `members`: `2(g−1)·α + 2(g−1)/g · β·n`; nothing for
+    /// `g ≤ 1`. A reduce-scatter followed by an all-gather (sequence parallelism) is the same.
+    pub fn allreduce_time(&self, members: usize, bytes: f64) -> f64 {
+        2.0 * self.ring_time(members, bytes)
+    }
+
+    /// `(g−1)·α + (g−1)/g · β·n`: an all-to-all in which each of `members` sends `bytes` in
+    /// all (`n/g` to each member, itself included), by `g − 1` pairwise exchanges — and a
+    /// ring passing blocks of `n/g` round `g − 1` times (context parallelism's keys and
+    /// values); nothing for `g ≤ 1`.
+    pub fn ring_time(&self, members: usize, bytes: f64) -> f64 {
+        if members <= 1 {
+            return 0.0;
+        }
+        let g = members as f64;
+        (g - 1.0) * self.alpha_s + (g - 1.0) / g * self.beta(bytes)
+    }
+}
+
+impl Hardware {
+    /// The links between nodes: the pipeline's seams, the gradient reduce, and a stage's
+    /// collectives that cross nodes.
+    pub fn link(&self) -> Link {
+        Link {
+            alpha_s: self.link_alpha_s.unwrap_or(0.0),
+            bytes_per_s: self.link_bytes_per_s,
+        }
+    }
+
+    /// The link a stage's collective group runs on when its members span `span` devices: inside
+    /// a node (`intra_link_*`, each absent one the inter-node figure) unless it spans more than
+    /// `node_devices`.
+    pub fn stage_link(&self, span: usize) -> Link {
+        if self.node_devices.is_some_and(|n| span > n) {
+            return self.link();
+        }
+        Link {
+            alpha_s: self.intra_link_alpha_s.or(self.link_alpha_s).unwrap_or(0.0),
+            bytes_per_s: self.intra_link_bytes_per_s.or(self.link_bytes_per_s),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -237,5 +302,25 @@ mod tests {
         // g = 4: 2·3·0.5 + 2·3/4 · 8/4 = 3 + 3.
         assert_eq!(allreduce_time(&hw(), 4, 8.0), 6.0);
         assert_eq!(transfer_time(&Hardware::default(), 8.0), 0.0);
+    }
+
+    #[test]
+    fn an_all_to_all_is_half_a_ring_all_reduce() {
+        // g = 4: 3·0.5 + 3/4 · 8/4 = 1.5 + 1.5.
+        assert_eq!(hw().link().ring_time(4, 8.0), 3.0);
+        assert_eq!(hw().link().ring_time(1, 8.0), 0.0);
+    }
+
+    #[test]
+    fn a_group_inside_a_node_runs_on_the_intra_node_link() {
+        let h = Hardware {
+            intra_link_bytes_per_s: Some(40.0),
+            node_devices: Some(8),
+            ..hw()
+        };
+        assert_eq!(h.stage_link(8).bytes_per_s, Some(40.0));
+        assert_eq!(h.stage_link(8).alpha_s, 0.5);
+        assert_eq!(h.stage_link(16), h.link());
+        assert_eq!(hw().stage_link(1 << 16), hw().link());
     }
 }

@@ -127,6 +127,28 @@ pub struct LayerSpec {
     /// `activation_bytes`); `activation_bytes` is what `FE` saves for `FF` and `BE`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub force_activation_bytes: Option<f64>,
+    /// The width these layers run with, replacing their region's (`width`): an encoder with its
+    /// own parallelism inside a region (DESIGN.md §3.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<crate::scenario::width::WidthSpec>,
+    /// Tensor-parallel all-reduces of the layer's output per forward (and as many per
+    /// backward) when its width has `tp > 1` (default 2: a transformer layer's attention and
+    /// MLP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tp_collectives: Option<f64>,
+    /// An MoE layer: the bytes of routed tokens it sends in one expert-parallel all-to-all, per
+    /// microbatch (the dispatch; the combine sends as many back), when its width has `ep > 1`
+    /// (default 0: a dense layer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moe_dispatch_bytes: Option<f64>,
+    /// Of `param_bytes`, the experts' (split over `ep` devices; default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expert_param_bytes: Option<f64>,
+    /// The keys and values a context-parallel ring passes around, per microbatch, when its
+    /// width has `cp > 1` (default `2 × output_bytes`: keys and values as large as the hidden
+    /// state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cp_exchange_bytes: Option<f64>,
 }
 
 /// A second-order phase's default time as shares of the layer's forward and backward, in
@@ -192,6 +214,10 @@ pub enum LayerError {
     NotSelective(&'static str),
     #[error("`recompute_early` needs a recomputation (`recompute`: `full` or `selective`)")]
     EarlyWithout,
+    #[error("`expert_param_bytes` = {expert} is more than the layer's `param_bytes` = {param}")]
+    ExpertsExceed { expert: f64, param: f64 },
+    #[error("`width`: {0}")]
+    Width(crate::scenario::width::WidthError),
 }
 
 impl LayerError {
@@ -201,6 +227,8 @@ impl LayerError {
             LayerError::Share { field, .. } | LayerError::NotSelective(field) => Some(field),
             LayerError::SelectiveShares => Some("recompute"),
             LayerError::EarlyWithout => Some("recompute_early"),
+            LayerError::ExpertsExceed { .. } => Some("expert_param_bytes"),
+            LayerError::Width(_) => Some("width"),
             _ => None,
         }
     }
@@ -271,8 +299,12 @@ impl LayerSpec {
     /// Every number the layer gives, by field name: what the checks go through (rule `finite`
     /// over all of them), so a field added here is checked; a test holds every numeric field of
     /// the file format to this list.
-    pub fn numbers(&self) -> [(&'static str, Option<f64>); 23] {
+    pub fn numbers(&self) -> [(&'static str, Option<f64>); 27] {
         [
+            ("tp_collectives", self.tp_collectives),
+            ("moe_dispatch_bytes", self.moe_dispatch_bytes),
+            ("expert_param_bytes", self.expert_param_bytes),
+            ("cp_exchange_bytes", self.cp_exchange_bytes),
             (
                 "recompute_activation_share",
                 self.recompute_activation_share,

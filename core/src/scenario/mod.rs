@@ -11,6 +11,7 @@ pub mod owner;
 pub mod placement;
 pub mod slab;
 pub mod title;
+pub mod width;
 
 use crate::scenario::hardware::Hardware;
 use crate::scenario::layer::LayerSpec;
@@ -98,6 +99,10 @@ pub struct Scenario {
     /// The most microbatches' activations a stage may hold (`zb_auto` only; default `P`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activation_limit: Option<usize>,
+    /// Each region's width (aligned with `schedule`): its tensor-, expert- and context-parallel
+    /// degrees and devices ([`width::WidthSpec`]; absent: every stage one device).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<Vec<width::WidthSpec>>,
 }
 
 /// `model`: the ordered layers.
@@ -353,7 +358,7 @@ mod tests {
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `static_memory_factor`, `owner_budget`, `orders`, `orders_csv`, `placement`, `wave_k`, `activation_limit`"
+            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `static_memory_factor`, `owner_budget`, `orders`, `orders_csv`, `placement`, `wave_k`, `activation_limit`, `width`"
         );
         let text = MINIMAL.replace("\"count\": 8", "\"cnt\": 8");
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();

@@ -12,6 +12,7 @@ use crate::graph::event::{EdgeKind, Event};
 use crate::graph::order::Order;
 use crate::scenario::hardware::{allreduce_time, host_copy_time, roofline, transfer_time};
 use crate::scenario::layer::Cost;
+use crate::sim::stage_comm::{self, StageComm};
 use crate::vocab::phase::Phase;
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -68,7 +69,9 @@ fn layer_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> f64
     let factor = plan.workload_of(mb);
     let (mut explicit, mut flops, mut bytes) = (0.0, 0.0, 0.0);
     for layer in plan.layers.get(layers).unwrap_or_default() {
-        let workload = if layer.workload_varies { factor } else { 1.0 };
+        // Each of the stage's devices computes its part of the layer.
+        let per_device = 1.0 / layer.width.devices.max(1) as f64;
+        let workload = per_device * if layer.workload_varies { factor } else { 1.0 };
         if let Some(i) = phase.four_index() {
             // A second-order phase: its explicit time, else its share of forward and backward.
             if let Some(t) = layer.four_phase_s.get(i).copied().flatten() {
@@ -136,7 +139,9 @@ pub fn output_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
         .checked_sub(1)
         .filter(|_| !layers.is_empty())
         .and_then(|last| plan.layers.get(last))
-        .map_or(0.0, |l| l.output_bytes * workload(plan, l, mb))
+        .map_or(0.0, |l| {
+            l.output_bytes * workload(plan, l, mb) * l.width.hidden_share()
+        })
 }
 
 /// What a layer's figures are scaled by for microbatch `mb`: its workload factor where it varies.
@@ -173,8 +178,10 @@ fn checkpoint_bytes(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
             let recomputed = |j: usize| plan.layers.get(j).is_some_and(|l| l.recompute_full);
             recomputed(i) && (i == start || i.checked_sub(1).is_none_or(|j| !recomputed(j)))
         })
-        .filter_map(|i| plan.layers.get(i.checked_sub(1)?))
-        .map(|before| before.output_bytes * workload(plan, before, mb))
+        .filter_map(|i| Some((plan.layers.get(i.checked_sub(1)?)?, plan.layers.get(i)?)))
+        .map(|(before, keeper)| {
+            before.output_bytes * workload(plan, before, mb) * keeper.width.hidden_share()
+        })
         .sum()
 }
 
@@ -226,7 +233,7 @@ pub fn workspace_bytes(plan: &Plan, region: usize, rank: usize) -> f64 {
         .get(unit_layers(plan, region, rank))
         .unwrap_or_default()
         .iter()
-        .map(|l| l.workspace_bytes)
+        .map(|l| l.workspace_bytes / l.width.devices.max(1) as f64)
         .fold(0.0, f64::max)
 }
 
@@ -271,7 +278,10 @@ fn activation_part(
     })
 }
 
-/// `bytes` of each layer of a unit, summed, scaled by the microbatch's workload where it varies.
+/// `bytes` of each layer of a unit, summed, scaled by the microbatch's workload where it varies,
+/// one device's part of them ([`StageWidth::activation_share`]).
+///
+/// [`StageWidth::activation_share`]: crate::algebra::model::StageWidth::activation_share
 fn layer_bytes(
     plan: &Plan,
     region: usize,
@@ -283,23 +293,60 @@ fn layer_bytes(
         .get(unit_layers(plan, region, rank))
         .unwrap_or_default()
         .iter()
-        .map(|l| bytes(l) * workload(plan, l, mb))
+        .map(|l| bytes(l) * workload(plan, l, mb) * l.width.activation_share())
         .sum()
 }
 
-/// Parameter bytes of a unit.
+/// Parameter bytes of a unit, on one of its devices (dense ones split over `tp`, experts over
+/// `tp × ep`).
 pub fn param_bytes(plan: &Plan, region: usize, rank: usize) -> f64 {
     plan.layers
         .get(unit_layers(plan, region, rank))
         .unwrap_or_default()
         .iter()
-        .map(|l| l.param_bytes)
+        .map(|l| l.width.param_share(l.param_bytes, l.expert_param_bytes))
         .sum()
 }
 
-/// Members of a region's reduce group.
-pub fn reduce_members(plan: &Plan, region: usize) -> usize {
-    plan.reduce_members(region)
+/// Members of a unit's gradient reduce: the region's replicas ([`Plan::reduce_members`]) times
+/// the copies inside the stage (its context- and data-parallel devices).
+pub fn reduce_members(plan: &Plan, region: usize, rank: usize) -> usize {
+    let inside = plan
+        .layers
+        .get(unit_layers(plan, region, rank))
+        .unwrap_or_default()
+        .iter()
+        .map(|l| l.width.replicas())
+        .fold(1, usize::max);
+    plan.reduce_members(region).saturating_mul(inside)
+}
+
+/// A unit's gradient reduce: ring all-reduces of its dense parameters' gradients over
+/// [`reduce_members`] and of its experts' over the expert-data-parallel group, `ep` times fewer
+/// (each expert lives on one of every `ep` of those devices).
+pub fn reduce_time(plan: &Plan, region: usize, rank: usize) -> f64 {
+    let layers = plan
+        .layers
+        .get(unit_layers(plan, region, rank))
+        .unwrap_or_default();
+    let members = reduce_members(plan, region, rank);
+    let ep = layers.iter().map(|l| l.width.ep).fold(1, usize::max);
+    let (mut dense, mut experts) = (0.0, 0.0);
+    for l in layers {
+        let all = l.width.param_share(l.param_bytes, l.expert_param_bytes);
+        let expert = l
+            .width
+            .param_share(l.expert_param_bytes, l.expert_param_bytes);
+        dense += all - expert;
+        experts += expert;
+    }
+    let hw = &plan.hardware;
+    let experts = if experts > 0.0 {
+        allreduce_time(hw, (members / ep).max(1), experts)
+    } else {
+        0.0
+    };
+    allreduce_time(hw, members, dense) + experts
 }
 
 /// Whether a collective carries a gradient (it is on the backward chain).
@@ -363,11 +410,7 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
         Event::Coll { .. } => {
             transfer_bytes(plan, graph, node).map_or(0.0, |bytes| transfer_time(hw, bytes))
         }
-        Event::DpReduce { region, rank, .. } => allreduce_time(
-            hw,
-            reduce_members(plan, region.into()),
-            param_bytes(plan, region.into(), rank.into()),
-        ),
+        Event::DpReduce { region, rank, .. } => reduce_time(plan, region.into(), rank.into()),
         Event::Copy {
             region, rank, mb, ..
         } => host_copy_time(
@@ -464,20 +507,37 @@ pub fn action_overhead(plan: &Plan, phase: crate::vocab::phase::Phase) -> f64 {
 
 /// Durations of every node of the order, indexed by node index. An overlapped pair runs as one
 /// slot of `t_F + t_B − e·min(t_F, t_B)` (`e` = `hardware.fb_overlap`, default 0): each half
-/// keeps its share of that slot, the forward first.
+/// keeps its share of that slot, the forward first. Each compute action also runs the exposed
+/// part of its stage's collectives ([`crate::sim::stage_comm`]).
 pub fn durations(plan: &Plan, order: &Order) -> Vec<f64> {
-    durations_with_runtime(plan, order).0
+    timed(plan, order).durations
 }
 
 /// [`durations`], and of each node the runtime's own share of it (its per-action overhead, the
 /// posting of its sends, its switch from another stage or phase): what a measured
 /// action's compute ops do not hold.
 pub fn durations_with_runtime(plan: &Plan, order: &Order) -> (Vec<f64>, Vec<f64>) {
+    let t = timed(plan, order);
+    (t.durations, t.runtime_s)
+}
+
+/// Every node's duration, with the runtime's share of it and its stage's collectives.
+#[derive(Debug, Clone, Default)]
+pub struct Timed {
+    pub durations: Vec<f64>,
+    pub runtime_s: Vec<f64>,
+    pub comm: StageComm,
+}
+
+/// [`durations_with_runtime`], and the collectives inside each stage: all of them and the part
+/// exposed, which the duration holds.
+pub fn timed(plan: &Plan, order: &Order) -> Timed {
     let graph = &order.graph;
-    let mut out: Vec<f64> = graph
+    let compute: Vec<f64> = graph
         .node_indices()
         .map(|n| duration(plan, graph, n))
         .collect();
+    let mut out = compute.clone();
     let mut runtime = vec![0.0; out.len()];
     // Every compute action carries the runtime's per-action overhead (its phase's, where the
     // hardware gives one).
@@ -505,6 +565,23 @@ pub fn durations_with_runtime(plan: &Plan, order: &Order) -> (Vec<f64>, Vec<f64>
     for (d, r) in out.iter_mut().zip(&runtime) {
         *d += r;
     }
+    let comms = stage_comm::per_node(plan, graph);
+    let total_s: Vec<f64> = comms.iter().map(|c| c.total_s).collect();
+    let (alone_s, exposed_s) = if total_s.iter().any(|&t| t > 0.0) {
+        let pairs: Vec<[usize; 2]> = order
+            .pairs
+            .iter()
+            .map(|&[f, b]| [f.index(), b.index()])
+            .collect();
+        stage_comm::exposed(
+            &comms,
+            &compute,
+            &pairs,
+            plan.hardware.fb_overlap.unwrap_or(0.0),
+        )
+    } else {
+        (vec![0.0; total_s.len()], vec![0.0; total_s.len()])
+    };
     let e = plan.hardware.fb_overlap.unwrap_or(0.0);
     if e > 0.0 {
         for &[f, b] in &order.pairs {
@@ -522,5 +599,16 @@ pub fn durations_with_runtime(plan: &Plan, order: &Order) -> (Vec<f64>, Vec<f64>
             }
         }
     }
-    (out, runtime)
+    for (d, x) in out.iter_mut().zip(&exposed_s) {
+        *d += x;
+    }
+    Timed {
+        durations: out,
+        runtime_s: runtime,
+        comm: StageComm {
+            total_s,
+            exposed_s,
+            alone_s,
+        },
+    }
 }

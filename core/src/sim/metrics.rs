@@ -46,6 +46,19 @@ pub struct RankMetrics {
     pub simulated_extra_s: Option<f64>,
     pub peak_memory_bytes: f64,
     pub over_capacity: bool,
+    /// Seconds of the collectives inside its stage (tensor-, expert-, context-parallel), over
+    /// its compute actions.
+    pub stage_comm_s: f64,
+    /// Of those, the seconds hidden under compute.
+    pub hidden_comm_s: f64,
+    /// Hidden over all of its stage's collectives (OctoPipe's overlap rate); `None` without
+    /// any.
+    pub overlap_rate: Option<f64>,
+}
+
+/// Hidden over all (0 to 1), `None` when there is nothing to hide.
+pub fn overlap_rate(all_s: f64, hidden_s: f64) -> Option<f64> {
+    (all_s > 0.0).then(|| (hidden_s / all_s).clamp(0.0, 1.0))
 }
 
 /// Whether an event belongs to the wavefront (a Sharded region).

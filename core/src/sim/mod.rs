@@ -12,3 +12,4 @@ pub mod maxplus;
 pub mod memory;
 pub mod metrics;
 pub mod run;
+pub mod stage_comm;

@@ -22,6 +22,9 @@ pub struct Simulation {
     /// Of each node's duration, the runtime's own share (per-action overhead, posting, a
     /// switch): what a measured action's compute does not hold.
     pub runtime_s: Vec<f64>,
+    /// Of each node, its stage's collectives (tensor-, expert-, context-parallel) and the part
+    /// exposed, which its duration holds.
+    pub stage_comm: crate::sim::stage_comm::StageComm,
     pub timeline: Timeline,
     pub makespan_s: f64,
     /// `Σ bubble_r / (P · makespan)`.
@@ -76,7 +79,11 @@ fn run_passes<E>(
     let plan = &derivation.plan;
     let order = &derivation.order;
     pass(0.3)?;
-    let (durations, runtime_s) = cost::durations_with_runtime(plan, order);
+    let cost::Timed {
+        durations,
+        runtime_s,
+        comm: stage_comm,
+    } = cost::timed(plan, order);
     let timeline = simulate(order, &durations, options);
     let makespan = timeline.makespan;
     pass(0.5)?;
@@ -115,7 +122,13 @@ fn run_passes<E>(
             });
             let first_backbone = metrics::wavefront_span(plan, order, &timeline, rank).map(|(s, _)| s);
             let curve = memory.get(rank);
+            let (comm, exposed) = order.nodes.get(rank).map_or((0.0, 0.0), |ns| {
+                ns.iter().map(|n| stage_comm.of(n.index())).fold((0.0, 0.0), |(c, e), (dc, de)| (c + dc, e + de))
+            });
             RankMetrics {
+                stage_comm_s: comm,
+                hidden_comm_s: comm - exposed,
+                overlap_rate: metrics::overlap_rate(comm, comm - exposed),
                 rank,
                 busy_s: busy,
                 idle_s: idle,
@@ -147,6 +160,7 @@ fn run_passes<E>(
     Ok(Simulation {
         durations,
         runtime_s,
+        stage_comm,
         makespan_s: makespan,
         bubble_fraction,
         utilisation,

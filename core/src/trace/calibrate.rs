@@ -1493,6 +1493,7 @@ mod tests {
             placement: None,
             wave_k: None,
             activation_limit: None,
+            width: None,
         };
         // Layer 0 (region 1): forward ×2; layers 1 to 3 (region 2): backward ×0.5.
         let factors = |layer: usize| LayerFit {

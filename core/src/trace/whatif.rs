@@ -76,6 +76,7 @@ fn candidates_until(
             let mut candidate = scenario.clone();
             candidate.cut = cut.clone();
             candidate.schedule = vec![skeleton; v];
+            crate::scenario::edit::carry_widths(&mut candidate, &scenario.cut);
             candidate.slabs = None;
             candidate.orders = None;
             candidate.orders_csv = None;

@@ -129,6 +129,7 @@ pub fn scenario_for(scenario: &Scenario, design: Design) -> Result<Scenario, Str
                 .collect();
             out.cut = scenario.cut.iter().skip(1).copied().collect();
             out.schedule = scenario.schedule.iter().skip(1).copied().collect();
+            crate::scenario::edit::carry_widths(&mut out, &scenario.cut);
             let mut slabs = vec![None; out.schedule.len()];
             if let Some(first) = slabs.first_mut() {
                 *first = Some(counts);

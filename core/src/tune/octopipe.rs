@@ -325,6 +325,7 @@ fn placement_candidates(m: &Measured) -> Vec<Candidate<'_>> {
                     let mut c = s.clone();
                     c.cut = (1..more).map(|k| k * layers / more).collect();
                     c.schedule = vec![skeleton; more];
+                    crate::scenario::edit::carry_widths(&mut c, &s.cut);
                     c.slabs = None;
                     (format!("stage dispersion: {more} virtual stages a rank"), c)
                 }),

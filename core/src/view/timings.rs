@@ -25,6 +25,14 @@ pub struct EventTiming {
     /// The event's node in the order graph.
     #[serde(skip)]
     pub node: usize,
+    /// Seconds at its end its stage's collectives keep the rank waiting (exposed tensor-,
+    /// expert- or context-parallel communication; 0 when hidden or none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub exposed_comm_s: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// The halves of an overlapped pair: they run as one compute slot, the forward first.
@@ -103,6 +111,7 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
                 end_s,
                 pair: halves.get(&n.index()).copied(),
                 node: n.index(),
+                exposed_comm_s: sim.stage_comm.of(n.index()).1,
             });
         }
     }

@@ -42,6 +42,7 @@ pub fn scenario(
         wave_k: None,
         activation_limit: None,
         static_memory_factor: None,
+        width: None,
     }
 }
 

@@ -72,6 +72,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         refuse_to_overwrite(out, &inputs)?;
     }
     let (model, simulation) = simulate_file(&scenario, sim)?;
+    // A trace's collectives inside a stage are not read yet: calibrating their actions' compute
+    // would count them twice.
+    if simulation.stage_comm.any() {
+        return Err(InputError(format!(
+            "{}: its stages run collectives inside them (a width with tp, ep or cp above 1); compare-trace does not read a trace's tensor-, expert- or context-parallel collectives yet, so it cannot calibrate this scenario",
+            scenario.display()
+        ))
+        .into());
+    }
     let (measurement, alignment) = load_traces(&files, &trace)?;
     // A rank with no recovered action would read as a perfect, empty match: refuse to fit.
     if let Some(why) = measurement.refusal() {
