@@ -178,9 +178,9 @@ fn at_1280_by_720_the_top_bar_and_the_table_fit() {
         mpipe::report::simulate::rank_table(&harness.state().shown().unwrap().sim.ranks);
     let heads: Vec<egui::Rect> = names
         .iter()
-        .map(|h| harness.get_by_label(h).rect())
+        .map(|(h, _)| harness.get_by_label(h).rect())
         .collect();
-    assert_eq!(names[1], "busy (s)");
+    assert_eq!(names[1].0, "busy (s)");
     let last = heads.last().unwrap();
     assert!(last.right() <= 1280.0 - 12.0, "the last column at {last:?}");
     for pair in heads.windows(2) {

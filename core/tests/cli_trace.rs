@@ -925,7 +925,8 @@ fn a_prediction_exported_and_calibrated_gives_itself_back() {
         .collect();
     files.sort();
     assert_eq!(files.len(), 18);
-    let round_trip = |scenario: &std::path::Path, name: &str| -> serde_json::Value {
+    // The scenario's prediction exported as a Chrome trace.
+    let export = |scenario: &std::path::Path, name: &str| -> PathBuf {
         let trace = dir.join(format!("{name}.trace.json"));
         let (code, _, err) = mpipe(&[
             "export",
@@ -934,6 +935,10 @@ fn a_prediction_exported_and_calibrated_gives_itself_back() {
             trace.to_str().unwrap(),
         ]);
         assert_eq!(code, 0, "{name}: {err}");
+        trace
+    };
+    let round_trip = |scenario: &std::path::Path, name: &str| -> serde_json::Value {
+        let trace = export(scenario, name);
         let v = json(&[
             "compare-trace",
             "--json",
@@ -952,14 +957,7 @@ fn a_prediction_exported_and_calibrated_gives_itself_back() {
         if name.starts_with("moe-") || name.starts_with("mpipe-large-scale") {
             // Collectives inside a stage are not read from a trace: compare-trace refuses to
             // calibrate such a scenario rather than count them twice.
-            let trace = dir.join(format!("{name}.trace.json"));
-            let (code, _, _) = mpipe(&[
-                "export",
-                scenario.to_str().unwrap(),
-                "--chrome-trace",
-                trace.to_str().unwrap(),
-            ]);
-            assert_eq!(code, 0, "{name}");
+            let trace = export(scenario, name);
             let (code, _, err) = mpipe(&[
                 "compare-trace",
                 scenario.to_str().unwrap(),

@@ -388,3 +388,34 @@ fn merging_regions_keeps_every_layers_width() {
     text["name"] = json!("merged");
     assert_eq!(simulate(&text.to_string()).makespan_s, baseline.makespan_s);
 }
+
+#[test]
+fn the_collectives_inside_the_stages_are_said_in_words() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
+    let text = std::fs::read_to_string(root.join("mpipe-large-scale.json")).unwrap();
+    let s = mpipe::Scenario::from_json_str(&text, "m.json").unwrap();
+    let d = mpipe::derive(&s).unwrap();
+    assert_eq!(
+        mpipe::report::derive::stage_collectives_in_words(&d.plan),
+        [
+            "inside region 1's stages (8 devices: tp 1, ep 1, cp 1): no collectives (data-parallel inside the stage)",
+            "inside region 2's stages (8 devices: tp 8, ep 8, cp 1, sequence parallel): tensor-parallel all-reduces of the output (2 a layer each way, as reduce-scatter + all-gather); expert-parallel dispatch and combine all-to-alls (58 MoE layers)"
+        ]
+    );
+    // A scenario without widths has none to say.
+    let plain = mpipe::derive(
+        &mpipe::Scenario::from_json_str(
+            &scenario(
+                json!([{"name": "l", "count": 2, "fwd_s": 1.0}]),
+                &["1f1b"],
+                2,
+                2,
+                json!({}),
+            ),
+            "p.json",
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert!(mpipe::report::derive::stage_collectives_in_words(&plain.plan).is_empty());
+}

@@ -3,7 +3,7 @@
 //! words. All numbers come from `core`.
 
 use egui::{RichText, Ui};
-use mpipe::report::simulate::{RANK_COLUMNS, rank_columns, rank_table};
+use mpipe::report::simulate::rank_table;
 use mpipe::sim::run::Simulation;
 use mpipe::vocab::units::secs;
 
@@ -75,20 +75,21 @@ pub fn rank_table_ui(ui: &mut Ui, sim: &Simulation) {
     // Units in the heads, bare figures in the cells: the table fits a 1280-pixel window (its
     // last column was cut there).
     let (heads, rows) = rank_table(&sim.ranks);
-    let heads: Vec<(&str, &str)> = heads
-        .iter()
-        .map(String::as_str)
-        .zip(rank_columns(&sim.ranks).into_iter().map(|(_, help)| help))
-        .collect();
-    let last = RANK_COLUMNS.len() - 1;
+    let heads: Vec<(&str, &str)> = heads.iter().map(|(h, help)| (h.as_str(), *help)).collect();
+    let peak = heads.iter().position(|(h, _)| h.starts_with("peak mem"));
     table_ui(ui, "ranks", &heads, &rows, |r, c| {
-        c == last && sim.ranks.get(r).is_some_and(|m| m.over_capacity)
+        Some(c) == peak && sim.ranks.get(r).is_some_and(|m| m.over_capacity)
     });
 }
 
 /// The collectives, one line each.
 pub fn collectives_ui(ui: &mut Ui, sim: &Simulation) {
-    for line in mpipe::report::derive::collectives_in_words(&sim.derivation.collectives) {
+    for line in mpipe::report::derive::collectives_in_words(&sim.derivation.collectives)
+        .into_iter()
+        .chain(mpipe::report::derive::stage_collectives_in_words(
+            &sim.derivation.plan,
+        ))
+    {
         ui.label(line);
     }
 }

@@ -191,6 +191,93 @@ fn range_names(d: &Derivation, first: usize, end: usize) -> String {
     }
 }
 
+/// The collectives inside the stages, one line for each width a region's layers run with:
+/// its devices and degrees, and which collectives its layers run (none for a stage of one
+/// device).
+pub fn stage_collectives_in_words(plan: &crate::algebra::plan::Plan) -> Vec<String> {
+    let mut lines = Vec::new();
+    for region in plan.model_regions() {
+        let layers = plan.layers.get(region.layers.clone()).unwrap_or_default();
+        let mut widths: Vec<crate::algebra::model::StageWidth> = Vec::new();
+        for l in layers {
+            if !widths.contains(&l.width) {
+                widths.push(l.width);
+            }
+        }
+        for w in widths {
+            let of: Vec<&crate::algebra::model::Layer> =
+                layers.iter().filter(|l| l.width == w).collect();
+            let mut kinds = Vec::new();
+            if w.tp > 1
+                && of
+                    .iter()
+                    .any(|l| l.output_bytes > 0.0 && l.tp_collectives > 0.0)
+            {
+                let each = of.iter().map(|l| l.tp_collectives).fold(0.0, f64::max);
+                kinds.push(format!(
+                    "tensor-parallel all-reduces of the output ({each} a layer each way{})",
+                    if w.sp {
+                        ", as reduce-scatter + all-gather"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            let moe = of.iter().filter(|l| l.moe_dispatch_bytes > 0.0).count();
+            if w.ep > 1 && moe > 0 {
+                kinds.push(format!(
+                    "expert-parallel dispatch and combine all-to-alls ({moe} MoE layer{})",
+                    if moe == 1 { "" } else { "s" }
+                ));
+            }
+            if w.cp > 1 && of.iter().any(|l| l.cp_exchange_bytes > 0.0) {
+                kinds.push("a context-parallel ring of keys and values".to_string());
+            }
+            if w.devices <= 1 && kinds.is_empty() {
+                continue;
+            }
+            let hidden: Vec<String> = crate::scenario::width::KINDS
+                .iter()
+                .zip(w.overlaps)
+                .filter(|(_, share)| *share > 0.0)
+                .map(|(kind, share)| format!("{kind} {:.0} % hidden", 100.0 * share))
+                .collect();
+            lines.push(format!(
+                "inside region {}'s stages ({} device{}: tp {}, ep {}, cp {}{}{}{}): {}",
+                region.index,
+                w.devices,
+                if w.devices == 1 { "" } else { "s" },
+                w.tp,
+                w.ep,
+                w.cp,
+                if w.sp { ", sequence parallel" } else { "" },
+                if hidden.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", hidden.join(", "))
+                },
+                if of.len() < layers.len() {
+                    format!(
+                        "; layers {}",
+                        of.iter()
+                            .map(|l| l.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                } else {
+                    String::new()
+                },
+                if kinds.is_empty() {
+                    "no collectives (data-parallel inside the stage)".to_string()
+                } else {
+                    kinds.join("; ")
+                }
+            ));
+        }
+    }
+    lines
+}
+
 /// The derived collectives in words, one line each (the CLI table and the app both show these).
 pub fn collectives_in_words(c: &Collectives) -> Vec<String> {
     let mut lines = Vec::new();
@@ -299,7 +386,10 @@ pub fn text(name: &str, d: &Derivation) -> String {
         }
     }
     let _ = writeln!(out, "\ncollectives:");
-    for line in collectives_in_words(&d.collectives) {
+    for line in collectives_in_words(&d.collectives)
+        .into_iter()
+        .chain(stage_collectives_in_words(plan))
+    {
         let _ = writeln!(out, "  {line}");
     }
     let _ = writeln!(

@@ -161,20 +161,43 @@ pub fn rank_rows(ranks: &[RankMetrics]) -> Vec<Vec<String>> {
 }
 
 /// The per-rank table with each column's unit in its head (`busy (s)`, `peak mem (GB)`) and bare
-/// figures in its cells: the same table, narrower (the app's, which a 1280-pixel window cut).
-pub fn rank_table(ranks: &[RankMetrics]) -> (Vec<String>, Vec<Vec<String>>) {
+/// figures in its cells: the same table, narrower (the app's, which a 1280-pixel window cut);
+/// with the stage columns ([`STAGE_COLUMNS`]), the transposed encoder's columns are left out
+/// where no rank has a figure in them, so the table still fits. Each head comes with what it
+/// means.
+pub fn rank_table(ranks: &[RankMetrics]) -> (Vec<(String, &'static str)>, Vec<Vec<String>>) {
     let (units, rows) = rank_cells(ranks, false);
     // A column without a figure (`w_r` without an encoder: dashes) has no unit.
     let has_figures = |c: usize| rows.iter().any(|r| r.get(c).is_some_and(|x| x != "–"));
+    let encoder_columns = 7..=10;
+    let columns = rows.first().map_or(0, Vec::len);
+    let kept: Vec<bool> = (0..columns)
+        .map(|c| !(has_stage_comm(ranks) && encoder_columns.contains(&c) && !has_figures(c)))
+        .collect();
+    let kept = |c: usize| kept.get(c).copied().unwrap_or(true);
+    let figures: Vec<bool> = (0..columns).map(has_figures).collect();
+    let has_figures = |c: usize| figures.get(c).copied().unwrap_or(false);
     let heads = rank_columns(ranks)
         .iter()
         .enumerate()
-        .map(
-            |(c, (head, _))| match c.checked_sub(1).and_then(|i| units.get(i)) {
+        .filter(|&(c, _)| kept(c))
+        .map(|(c, &(head, help))| {
+            let head = match c.checked_sub(1).and_then(|i| units.get(i)) {
                 Some(unit) if has_figures(c) => format!("{head} ({unit})"),
-                _ => (*head).to_string(),
-            },
-        )
+                _ => head.to_string(),
+            };
+            (head, help)
+        })
+        .collect();
+    let rows = rows
+        .into_iter()
+        .map(|row| {
+            row.into_iter()
+                .enumerate()
+                .filter(|&(c, _)| kept(c))
+                .map(|(_, cell)| cell)
+                .collect()
+        })
         .collect();
     (heads, rows)
 }
@@ -472,6 +495,7 @@ mod tests {
         // The app's narrower form: units in the heads, bare figures in the cells.
         let (heads, rows) =
             rank_table(&[rank(0, 105.0, 0.6013, 12.8e9), rank(1, 48.0, 0.0, 900e6)]);
+        let heads: Vec<&str> = heads.iter().map(|(h, _)| h.as_str()).collect();
         assert_eq!(heads[0], "rank");
         assert_eq!(heads[1], "busy (s)");
         assert_eq!(heads[3], "warmup (ms)");
@@ -482,5 +506,35 @@ mod tests {
         assert_eq!(column(3), ["601.300", "0.000"]);
         assert_eq!(column(7), ["–", "–"]);
         assert_eq!(column(11), ["12.80", "0.90"]);
+    }
+
+    #[test]
+    fn with_collectives_inside_stages_the_empty_encoder_columns_give_way() {
+        let mut ranks = [rank(0, 105.0, 0.6013, 12.8e9), rank(1, 48.0, 0.0, 900e6)];
+        for r in &mut ranks {
+            r.stage_comm_s = 2.0;
+            r.hidden_comm_s = 0.5;
+            r.overlap_rate = Some(0.25);
+        }
+        let (heads, rows) = rank_table(&ranks);
+        let heads: Vec<&str> = heads.iter().map(|(h, _)| h.as_str()).collect();
+        assert_eq!(
+            heads,
+            [
+                "rank",
+                "busy (s)",
+                "bubble (ms)",
+                "warmup (ms)",
+                "steady (ms)",
+                "cooldown (ms)",
+                "comm (ms)",
+                "peak mem (GB)",
+                "coll. (s)",
+                "overlap (%)"
+            ]
+        );
+        assert_eq!(rows[0][8..], ["2.000", "25.0"]);
+        // The CLI's table keeps every column.
+        assert_eq!(rank_rows(&ranks)[0].len(), 14);
     }
 }
