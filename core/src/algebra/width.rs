@@ -110,25 +110,67 @@ pub fn resolve(
             }
         }
     }
-    // Each rank: as many devices as the widest layer it runs asks for.
-    let runs_on = |region: &Region, rank: usize| match &region.owner {
-        RegionOwner::ByLayer { slabs, .. } => slabs.get(rank).cloned().unwrap_or(0..0),
-        RegionOwner::ByMicrobatch => region.layers.clone(),
+    if widths.is_none() && !layers.iter().any(|l| l.own_width) {
+        // Every stage one device: nothing to resolve.
+        return Ok(());
+    }
+    // The widest layer of each region (its devices and index): what a Replicated region asks
+    // of every rank.
+    let widest_of = |range: std::ops::Range<usize>| {
+        range
+            .filter_map(|i| Some((layers.get(i)?.width.devices, i)))
+            .fold((1, 0), |best, d| if d.0 > best.0 { d } else { best })
     };
-    let rank_devices: Vec<(usize, usize)> = (0..ranks)
-        .map(|rank| {
-            regions
-                .iter()
-                .flat_map(|r| runs_on(r, rank))
-                .filter_map(|i| Some((layers.get(i)?.width.devices, i)))
-                .fold((1, 0), |best, d| if d.0 > best.0 { d } else { best })
-        })
+    let region_widest: Vec<(usize, usize)> = regions
+        .iter()
+        .map(|r| widest_of(r.layers.clone()))
         .collect();
-    // Each layer: the fewest devices among the ranks that run it.
+    // Each rank: as many devices as the widest layer it runs asks for.
+    let mut rank_devices: Vec<(usize, usize)> = vec![(1, 0); ranks];
+    for (region, &widest) in regions.iter().zip(&region_widest) {
+        for (rank, slot) in rank_devices.iter_mut().enumerate() {
+            let here = match &region.owner {
+                RegionOwner::ByLayer { slabs, .. } => {
+                    widest_of(slabs.get(rank).cloned().unwrap_or(0..0))
+                }
+                RegionOwner::ByMicrobatch => widest,
+            };
+            if here.0 > slot.0 {
+                *slot = here;
+            }
+        }
+    }
+    // The devices a rank can have, each once with the first rank that has it (a Replicated
+    // region runs on every rank).
+    let mut distinct: Vec<(usize, usize, usize)> = Vec::new();
+    for (rank, &(devices, widest)) in rank_devices.iter().enumerate() {
+        if !distinct.iter().any(|d| d.0 == devices) {
+            distinct.push((devices, rank, widest));
+        }
+    }
+    // Each layer: the fewest devices among the ranks that run it, each a multiple of its
+    // `tp × cp`.
     let mut fewest: Vec<Option<usize>> = vec![None; layers.len()];
     for region in regions {
-        for (rank, &(devices, widest)) in rank_devices.iter().enumerate() {
-            for i in runs_on(region, rank) {
+        let on: Vec<(std::ops::Range<usize>, (usize, usize, usize))> = match &region.owner {
+            RegionOwner::ByLayer { slabs, .. } => rank_devices
+                .iter()
+                .enumerate()
+                .map(|(rank, &(devices, widest))| {
+                    (
+                        slabs.get(rank).cloned().unwrap_or(0..0),
+                        (devices, rank, widest),
+                    )
+                })
+                .filter(|(slab, _)| !slab.is_empty())
+                .collect(),
+            RegionOwner::ByMicrobatch => distinct
+                .iter()
+                .map(|&d| (region.layers.clone(), d))
+                .collect(),
+        };
+        for (range, (devices, rank, widest)) in on {
+            for i in range {
                 let (Some(layer), Some(slot)) = (layers.get(i), fewest.get_mut(i)) else {
                     continue;
                 };

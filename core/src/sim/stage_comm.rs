@@ -164,8 +164,8 @@ pub fn per_node(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<Comm> {
         .collect()
 }
 
-/// What an action's own compute `compute` hides of `comm`'s collectives, `total` of them left
-/// (after a pair's cross hiding) — the hideable share of them, at most the compute.
+/// What an action's own compute `compute` hides of `comm`'s collectives, `left` seconds of them
+/// still exposed (after a pair's cross hiding): their hideable share, at most the compute.
 fn own_hidden(comm: Comm, left: f64, compute: f64) -> f64 {
     if comm.total_s <= 0.0 {
         return 0.0;
@@ -173,10 +173,11 @@ fn own_hidden(comm: Comm, left: f64, compute: f64) -> f64 {
     (comm.hideable_s * left / comm.total_s).min(compute.max(0.0))
 }
 
-/// The exposed seconds of every node outside a pair and, pairs counted, as it runs: `compute` holds each node's compute seconds (what hides
-/// collectives), `pairs` the overlapped pairs (forward, backward), `e` the part of a pair's
-/// shorter half its compute already overlaps with the other's (`hardware.fb_overlap`): that
-/// part of each half's compute runs beside the other's and hides none of its collectives.
+/// The exposed seconds of every node as if outside a pair, and as it runs (its pair counted):
+/// `compute` holds each node's compute seconds (what hides collectives), `pairs` the overlapped
+/// pairs (forward, backward), `e` the part of a pair's shorter half its compute already
+/// overlaps with the other's (`hardware.fb_overlap`): that part of each half's compute runs
+/// beside the other's and hides none of its collectives.
 pub fn exposed(
     comms: &[Comm],
     compute: &[f64],
