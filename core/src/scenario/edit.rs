@@ -563,7 +563,8 @@ pub fn carry_widths(s: &mut Scenario, old_cut: &[usize]) {
         .map(|end| old_width(end.saturating_sub(1)))
         .collect();
     let new_region = |layer: usize| s.cut.iter().filter(|&&c| c <= layer).count();
-    let regions: Vec<usize> = {
+    // Where each layer group starts.
+    let starts: Vec<usize> = {
         let mut first = 0usize;
         s.model
             .layers
@@ -575,7 +576,7 @@ pub fn carry_widths(s: &mut Scenario, old_cut: &[usize]) {
             })
             .collect()
     };
-    for (spec, &start) in s.model.layers.iter_mut().zip(&regions) {
+    for (spec, &start) in s.model.layers.iter_mut().zip(&starts) {
         let end = start.saturating_add(spec.count);
         if spec.width.is_some() || spec.count == 0 {
             continue;
