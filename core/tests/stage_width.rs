@@ -419,3 +419,18 @@ fn the_collectives_inside_the_stages_are_said_in_words() {
     .unwrap();
     assert!(mpipe::report::derive::stage_collectives_in_words(&plain.plan).is_empty());
 }
+
+#[test]
+fn the_svg_chart_draws_exposed_collectives_only_where_there_are_some() {
+    let sim = hidden(16.0, 0.0);
+    let svg = mpipe::report::svg::render("w", &sim);
+    // Every action exposes its 12 s of collectives, drawn at its end.
+    let actions = sim.derivation.order.actions(0).len() + sim.derivation.order.actions(1).len();
+    assert_eq!(
+        svg.matches(r#"fill="url(#exposed)"><title>"#).count(),
+        actions
+    );
+    assert!(svg.contains("collectives inside the stage, exposed</text>"));
+    let all_hidden = mpipe::report::svg::render("w", &hidden(64.0, 1.0));
+    assert!(!all_hidden.contains("exposed"));
+}

@@ -113,9 +113,6 @@ pub const WAIT: Color32 = Color32::from_rgb(0x90, 0x90, 0x90);
 pub const MEASURED_WAIT: Color32 = Color32::from_rgb(0x4A, 0x4A, 0x58);
 /// The frame around an overlapped pair's two halves (lighter than the SVG's, on a dark chart).
 pub const PAIR: Color32 = Color32::from_rgb(0xE0, 0x70, 0xFF);
-/// The end of an action its stage's exposed collectives take (hatched lighter over it): darker
-/// than every region's colour.
-pub const EXPOSED_COMM: Color32 = Color32::from_rgb(0x30, 0x30, 0x3A);
 
 /// Draws the legend for `scene` in a wrapped row.
 pub fn legend_ui(ui: &mut Ui, scene: &Scene) {
@@ -176,7 +173,7 @@ pub fn legend_ui(ui: &mut Ui, scene: &Scene) {
         if scene.events.iter().any(|e| e.exposed_comm_s > 0.0) {
             entry_ui(
                 ui,
-                Swatch::Fill(EXPOSED_COMM),
+                Swatch::Fill(rgb(palette::EXPOSED_COMM)),
                 "collectives inside the stage, exposed (TP / EP / CP)",
             );
         }

@@ -104,6 +104,15 @@ impl Svg<'_> {
 
     fn header(&mut self) {
         let height = Self::lane_y(self.sim.derivation.plan.ranks) + 60.0;
+        // Exposed collectives' hatching, where some stage has them.
+        let exposed = if self.scene.events.iter().any(|e| e.exposed_comm_s > 0.0) {
+            format!(
+                r##"<pattern id="exposed" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="{}"/><line x1="0" y1="0" x2="0" y2="6" stroke="#8a8a94" stroke-width="1.5"/></pattern>"##,
+                hex(palette::EXPOSED_COMM)
+            )
+        } else {
+            String::new()
+        };
         let s = &mut self.out;
         let _ = writeln!(
             s,
@@ -111,7 +120,7 @@ impl Svg<'_> {
         );
         let _ = writeln!(
             s,
-            r##"<defs><pattern id="idle" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#f4f4f4"/><line x1="0" y1="0" x2="0" y2="6" stroke="#c8c8c8" stroke-width="2"/></pattern><pattern id="spill" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><line x1="0" y1="0" x2="0" y2="6" stroke="{}" stroke-width="2"/></pattern></defs>"##,
+            r##"<defs><pattern id="idle" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#f4f4f4"/><line x1="0" y1="0" x2="0" y2="6" stroke="#c8c8c8" stroke-width="2"/></pattern><pattern id="spill" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><line x1="0" y1="0" x2="0" y2="6" stroke="{}" stroke-width="2"/></pattern>{exposed}</defs>"##,
             hex(palette::SPILL)
         );
         let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
@@ -179,12 +188,20 @@ impl Svg<'_> {
             lx + 210.0,
             lx + 240.0
         );
+        let mut px = lx + 280.0;
         if self.scene.events.iter().any(|e| e.pair.is_some()) {
-            let px = lx + 280.0;
             let _ = writeln!(
                 s,
                 r#"<rect x="{px}" y="32" width="24" height="12" fill="none" stroke="{}" stroke-width="1.5"/><text x="{}" y="42" font-size="11">overlapped pair (F;B)</text>"#,
                 hex(palette::PAIR),
+                px + 30.0
+            );
+            px += 170.0;
+        }
+        if self.scene.events.iter().any(|e| e.exposed_comm_s > 0.0) {
+            let _ = writeln!(
+                s,
+                r#"<rect x="{px}" y="32" width="24" height="12" fill="url(#exposed)"/><text x="{}" y="42" font-size="11">collectives inside the stage, exposed</text>"#,
                 px + 30.0
             );
         }
@@ -250,6 +267,7 @@ impl Svg<'_> {
             let (x0, x1) = (self.x(e.start_s), self.x(e.end_s));
             let w = (x1 - x0).max(0.5);
             let fill = hex(self.scene.colour(e.region, e.action.phase));
+            let exposed_from = self.x(e.end_s - e.exposed_comm_s).clamp(x0, x1);
             let s = &mut self.out;
             let _ = writeln!(
                 s,
@@ -260,6 +278,18 @@ impl Svg<'_> {
                 secs(e.start_s),
                 secs(e.end_s)
             );
+            // The end its stage's exposed collectives take.
+            if e.exposed_comm_s > 0.0 {
+                let from = exposed_from;
+                if x1 - from >= 0.5 {
+                    let _ = writeln!(
+                        s,
+                        r#"<rect x="{from:.2}" y="{y:.1}" width="{:.2}" height="{LANE}" fill="url(#exposed)"><title>collectives inside the stage, exposed: {}</title></rect>"#,
+                        x1 - from,
+                        secs(e.exposed_comm_s)
+                    );
+                }
+            }
             if let Some(label) = crate::view::scene::chip_label(e, w) {
                 let _ = writeln!(
                     s,
