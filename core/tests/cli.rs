@@ -63,6 +63,28 @@ fn validate_names_the_rule_and_offers_the_normal_form() {
 }
 
 #[test]
+fn the_normal_form_fix_carries_the_regions_widths() {
+    // Two adjacent transposes of different widths merge into one: the merged region takes the
+    // width of the one its last layer was in, and the first one's layer group keeps its own
+    // (one device a copy, on the two devices of its ranks), so no layer changes its width.
+    let text = r#"{"format": "mpipe-scenario/1", "model": {"layers": [
+        {"name": "a", "role": "encoder", "count": 2, "fwd_s": 1.0},
+        {"name": "b", "role": "encoder", "count": 2, "fwd_s": 1.0},
+        {"name": "llm", "count": 4, "fwd_s": 1.0}]},
+        "cut": [2, 4], "schedule": ["transpose", "transpose", "1f1b"], "ranks": 2,
+        "microbatches": 2, "width": [{}, {"tp": 2}, {"tp": 2}]}"#;
+    let path = temp_file("adjacent-widths.json", text);
+    let (code, _, err) = mpipe(&["validate", path.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.ends_with(
+            "\nfix: replace them with \"cut\": [4], \"schedule\": [\"transpose\", \"1f1b\"], \"width\": [{\"tp\":2},{\"tp\":2}], \"model.layers[0].width\": {\"devices\":2}\n"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
 fn validate_offers_one_rank_a_layer_as_the_file_says_it() {
     let text = std::fs::read_to_string(samples().join("1f1b.json"))
         .unwrap()

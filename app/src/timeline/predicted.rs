@@ -500,13 +500,13 @@ impl Paint<'_> {
         }
         let band = Rect::from_x_y_ranges(from..=r.right(), r.y_range());
         self.clipped
-            .rect_filled(band, 0.0, self.fade(rgb(palette::COMM)));
+            .rect_filled(band, 0.0, self.fade(rgb(palette::EXPOSED_COMM)));
         hatch(
             &self
                 .clipped
                 .with_clip_rect(band.intersect(self.clipped.clip_rect())),
             band,
-            self.fade(Color32::from_black_alpha(110)),
+            self.fade(Color32::from_white_alpha(60)),
         );
         self.clipped.line_segment(
             [band.left_top(), band.left_bottom()],

@@ -541,9 +541,9 @@ pub fn remove_cut(s: &mut Scenario, i: usize) {
 
 /// After `s.cut` was `old_cut` and `s.cut` and `s.schedule` were replaced (a normal form, a
 /// design, a finer interleaving): each region takes the width of the region that held its last
-/// layer, and a layer group wholly inside one old region of another width keeps that width as
-/// its own — on as many devices as the region it now joins, when it gave none — so no layer
-/// changes its width.
+/// layer, and a layer group wholly inside one old region keeps that region's width as its own
+/// where a region it now falls in has another — on as many devices as the first of them, when
+/// it gave none. A layer group that straddled an old cut takes its new regions' widths.
 pub fn carry_widths(s: &mut Scenario, old_cut: &[usize]) {
     use crate::scenario::width::WidthSpec;
     let Some(old) = s.width.take() else {
@@ -583,9 +583,11 @@ pub fn carry_widths(s: &mut Scenario, old_cut: &[usize]) {
         }
         let was = old_width(start);
         let joins = new.get(new_region(start)).copied().unwrap_or_default();
-        // Wholly inside one old region, and its width differs from the region it joins.
+        // Wholly inside one old region, and some new region it falls in has another width.
         let inside = old_cut.iter().all(|&c| c <= start || c >= end);
-        if inside && was != joins {
+        let differs = (new_region(start)..=new_region(end.saturating_sub(1)))
+            .any(|j| new.get(j).copied().unwrap_or_default() != was);
+        if inside && differs {
             let devices = was
                 .devices
                 .or_else(|| Some(was.group().max(joins.devices.unwrap_or(joins.group()))))
@@ -754,6 +756,50 @@ mod tests {
         }
         .apply(&mut s);
         assert_eq!(s.width, None);
+    }
+
+    #[test]
+    fn a_new_cut_keeps_every_layer_groups_width() {
+        use crate::scenario::width::WidthSpec;
+        let text = r#"{"format": "mpipe-scenario/1",
+            "model": {"layers": [{"name": "a", "count": 4, "fwd_s": 1},
+                                 {"name": "b", "count": 4, "fwd_s": 1}]},
+            "cut": [4], "schedule": ["1f1b", "1f1b"], "ranks": 2, "microbatches": 4,
+            "width": [{}, {"tp": 2}]}"#;
+        let mut s = Scenario::from_json_str(text, "t.json").unwrap_or_else(|e| panic!("{e}"));
+        let tp2 = WidthSpec {
+            tp: 2,
+            ..WidthSpec::single()
+        };
+        // Re-cut at 2 and 5: the regions take their last layer's width; `a`'s layers 2 and 3
+        // now sit in a tp-2 region, so `a` keeps its single-device width as its own (still
+        // run data-parallel on the two devices of its ranks); `b` is tp 2 wherever it lands.
+        let old = std::mem::replace(&mut s.cut, vec![2, 5]);
+        s.schedule = vec![s.schedule[0]; 3];
+        carry_widths(&mut s, &old);
+        assert_eq!(s.width, Some(vec![WidthSpec::single(), tp2, tp2]));
+        assert_eq!(s.model.layers[0].width, Some(WidthSpec::single()));
+        assert_eq!(s.model.layers[1].width, None);
+        let d = crate::derive(&s).unwrap_or_else(|e| panic!("{e}"));
+        let tps: Vec<(usize, usize)> = d
+            .plan
+            .layers
+            .iter()
+            .map(|l| (l.width.tp, l.width.devices))
+            .collect();
+        assert_eq!(
+            tps,
+            [
+                (1, 2),
+                (1, 2),
+                (1, 2),
+                (1, 2),
+                (2, 2),
+                (2, 2),
+                (2, 2),
+                (2, 2)
+            ]
+        );
     }
 
     #[test]

@@ -45,8 +45,8 @@ pub const COMM: Rgb = (0x88, 0x88, 0x88);
 /// The frame around an overlapped pair's two halves (one compute slot).
 pub const PAIR: Rgb = (0xB0, 0x40, 0xE0);
 /// The end of an action its stage's exposed collectives take (tensor-, expert-,
-/// context-parallel), drawn hatched over it: darker than every region's colour.
-pub const EXPOSED_COMM: Rgb = (0x30, 0x30, 0x3A);
+/// context-parallel), drawn hatched over it: a dark red no region and no idle time has.
+pub const EXPOSED_COMM: Rgb = (0x6B, 0x2D, 0x33);
 
 /// The hue of rank `i` (0-based): [`RANK_HUES`] for the first six, then hues a golden angle
 /// (137.5°) apart at three alternating lightnesses, so that no two of a P = 64 run's curves share

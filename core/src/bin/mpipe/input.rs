@@ -315,8 +315,29 @@ fn remedy_fix(remedy: &mpipe::scenario::edit::Remedy, scenario: &Scenario) -> St
     match &remedy.edit {
         Edit::CutAndSchedule { cut, schedule } => {
             let names: Vec<String> = schedule.iter().map(|s| format!("\"{s}\"")).collect();
+            // A width list follows the new regions (each layer keeps its width).
+            let widths = scenario.width.as_ref().map_or(String::new(), |_| {
+                let mut fixed = scenario.clone();
+                remedy.edit.apply(&mut fixed);
+                let width = serde_json::to_string(&fixed.width).unwrap_or_default();
+                let own: Vec<String> = fixed
+                    .model
+                    .layers
+                    .iter()
+                    .zip(&scenario.model.layers)
+                    .enumerate()
+                    .filter(|(_, (after, before))| after.width != before.width)
+                    .map(|(i, (after, _))| {
+                        format!(
+                            ", \"model.layers[{i}].width\": {}",
+                            serde_json::to_string(&after.width).unwrap_or_default()
+                        )
+                    })
+                    .collect();
+                format!(", \"width\": {width}{}", own.concat())
+            });
             format!(
-                "\nfix: replace them with \"cut\": {cut:?}, \"schedule\": [{}]",
+                "\nfix: replace them with \"cut\": {cut:?}, \"schedule\": [{}]{widths}",
                 names.join(", ")
             )
         }
