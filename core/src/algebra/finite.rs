@@ -165,17 +165,7 @@ pub fn check_totals(
     let p = scenario.ranks as f64;
     // The copies of a parameter: every rank's, every data-parallel replica's, and the devices
     // inside the widest stage.
-    let inside = scenario
-        .width
-        .iter()
-        .flatten()
-        .chain(
-            scenario
-                .model
-                .layers
-                .iter()
-                .filter_map(|l| l.width.as_ref()),
-        )
+    let inside = every_width(scenario)
         .map(|w| w.devices.unwrap_or(w.group()))
         .fold(1, usize::max);
     let replicas = p * scenario.data_parallel as f64 * inside as f64;
@@ -373,18 +363,24 @@ fn totals(scenario: &Scenario, factors: &[f64], hw: &Hardware) -> Result<Totals,
     })
 }
 
-/// An upper bound of the step's collectives inside the stages: every layer's (of the widest
-/// group any width gives), each run at most 2.5 times per microbatch (a backward's, a rerun's)
-/// on the slower link.
-fn stage_comm_bound(scenario: &Scenario, hw: &Hardware, max_factor: f64) -> f64 {
-    let widths = scenario.width.iter().flatten().chain(
+/// Every width the scenario gives: its regions' and its layer groups' own.
+fn every_width(scenario: &Scenario) -> impl Iterator<Item = &crate::scenario::width::WidthSpec> {
+    scenario.width.iter().flatten().chain(
         scenario
             .model
             .layers
             .iter()
             .filter_map(|l| l.width.as_ref()),
-    );
-    let g = widths.flat_map(|w| [w.tp, w.ep, w.cp]).fold(1, usize::max) as f64;
+    )
+}
+
+/// An upper bound of the step's collectives inside the stages: every layer's (of the widest
+/// group any width gives), each run at most 2.5 times per microbatch (a backward's, a rerun's)
+/// on the slower link.
+fn stage_comm_bound(scenario: &Scenario, hw: &Hardware, max_factor: f64) -> f64 {
+    let g = every_width(scenario)
+        .flat_map(|w| [w.tp, w.ep, w.cp])
+        .fold(1, usize::max) as f64;
     if g <= 1.0 {
         return 0.0;
     }

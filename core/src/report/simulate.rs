@@ -167,16 +167,14 @@ pub fn rank_rows(ranks: &[RankMetrics]) -> Vec<Vec<String>> {
 /// means.
 pub fn rank_table(ranks: &[RankMetrics]) -> (Vec<(String, &'static str)>, Vec<Vec<String>>) {
     let (units, rows) = rank_cells(ranks, false);
-    // A column without a figure (`w_r` without an encoder: dashes) has no unit.
-    let has_figures = |c: usize| rows.iter().any(|r| r.get(c).is_some_and(|x| x != "–"));
-    let encoder_columns = 7..=10;
+    // A column without a figure (`w_r` without an encoder: dashes) has no unit; with the stage
+    // columns, an encoder column without one is left out.
     let columns = rows.first().map_or(0, Vec::len);
-    let kept: Vec<bool> = (0..columns)
-        .map(|c| !(has_stage_comm(ranks) && encoder_columns.contains(&c) && !has_figures(c)))
+    let figures: Vec<bool> = (0..columns)
+        .map(|c| rows.iter().any(|r| r.get(c).is_some_and(|x| x != "–")))
         .collect();
-    let kept = |c: usize| kept.get(c).copied().unwrap_or(true);
-    let figures: Vec<bool> = (0..columns).map(has_figures).collect();
     let has_figures = |c: usize| figures.get(c).copied().unwrap_or(false);
+    let kept = |c: usize| !(has_stage_comm(ranks) && (7..=10).contains(&c) && !has_figures(c));
     let heads = rank_columns(ranks)
         .iter()
         .enumerate()
