@@ -124,6 +124,11 @@ impl StageWidth {
         per_token / self.token_shares()
     }
 
+    /// Some degree is above 1: its layers may run collectives inside the stage.
+    pub fn groups_devices(&self) -> bool {
+        self.tp > 1 || self.ep > 1 || self.cp > 1
+    }
+
     /// One device's parameter bytes of `param` (of which `expert` are experts'): the dense ones
     /// split over `tp`, the experts over `tp × ep`.
     pub fn param_share(&self, param: f64, expert: f64) -> f64 {

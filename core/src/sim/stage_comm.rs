@@ -146,8 +146,13 @@ pub fn comm(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> Comm 
     out
 }
 
-/// The collectives of every compute node of `graph` (a default for the others).
+/// The collectives of every compute node of `graph` (a default for the others); none at all,
+/// without a walk over the graph, when every stage is one group of one (the simulator's hot
+/// path for every scenario without a width).
 pub fn per_node(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<Comm> {
+    if !plan.layers.iter().any(|l| l.width.groups_devices()) {
+        return vec![Comm::default(); graph.node_count()];
+    }
     graph
         .node_weights()
         .map(
