@@ -30,7 +30,7 @@ impl Command {
             Command::OpenPath(path) => studio.open_path(&path),
             Command::Save => match studio.doc.path().map(std::path::Path::to_path_buf) {
                 Some(path) => studio.save_to(&path),
-                None => studio.show_dialog(FilePurpose::SaveScenario),
+                None => Command::ShowFileDialog(FilePurpose::SaveScenario).apply(studio, ctx),
             },
             Command::SaveTo(path) => studio.save_to(&path),
             Command::ExportSvg(path) => studio.export_svg(&path),
@@ -38,7 +38,15 @@ impl Command {
                 Some(ctx) => studio.export_png(ctx, path),
                 None => studio.fail("PNG export needs the window".into()),
             },
+            #[cfg(not(target_arch = "wasm32"))]
             Command::ShowFileDialog(purpose) => studio.show_dialog(purpose),
+            // The browser's chooser, or a download.
+            #[cfg(target_arch = "wasm32")]
+            Command::ShowFileDialog(purpose) => {
+                if let Some(chosen) = studio.browser_chosen(purpose) {
+                    Command::from(chosen).apply(studio, ctx);
+                }
+            }
             Command::Dialog(action) => {
                 let Some(dialog) = studio.io.dialog.as_mut() else {
                     return;
@@ -113,6 +121,10 @@ impl Command {
                 }
             }
             Command::PinBaseline => studio.pin_baseline(),
+            Command::ShareLink => match ctx {
+                Some(ctx) => studio.share_link(ctx),
+                None => studio.fail("sharing needs the window (its clipboard)".into()),
+            },
             Command::Unpin(i) => {
                 if i < studio.baselines.len() {
                     studio.baselines.remove(i);

@@ -97,6 +97,8 @@ pub enum Command {
     UseTuned,
     /// Pins the simulation on screen as a baseline to compare against.
     PinBaseline,
+    /// Copies a link that carries the scenario (in the web build, the page's whole address).
+    ShareLink,
     Unpin(usize),
     UnpinAll,
     /// The visible time range (`None`: the whole step).

@@ -48,6 +48,8 @@ impl Studio {
         for command in commands {
             command.apply(self, Some(ui.ctx()));
         }
+        #[cfg(target_arch = "wasm32")]
+        crate::state::browser::publish_state(&self.state_line());
     }
 
     /// Advances the teaching cursor while playing: the whole step in `10 s / speed`.

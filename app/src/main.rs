@@ -1,14 +1,20 @@
 //! `mpipe-studio [SCENARIO.json] [TRACE...]`: opens the embedded default scenario (Mpipe
 //! ⟨transpose, 1f1b⟩) or the last session's; a scenario file given on the command line opens
 //! instead, and profiler traces given after it are imported for comparison.
+//!
+//! Built for the web (`app/web/build.sh`), the same app starts in the page's canvas: a scenario
+//! in the address's fragment (`#scenario=…`, `#sample=…`) opens first, else the last session's
+//! (kept in the browser's storage), else the default sample.
 
 use mpipe_studio::StudioApp;
 
 /// mimalloc keeps freed memory for reuse: re-deriving a million-event schedule after each edit
 /// does not page-fault its graph in again.
+#[cfg(not(target_arch = "wasm32"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[cfg(not(target_arch = "wasm32"))]
 fn main() -> eframe::Result {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
@@ -28,4 +34,48 @@ fn main() -> eframe::Result {
             Ok(Box::new(app))
         }),
     )
+}
+
+/// The page's canvas (`index.html`'s `mpipe_canvas`) runs the app; a start that fails says why
+/// in the page's loading line.
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    use mpipe_studio::state::browser;
+    use wasm_bindgen::JsCast;
+    let document = web_sys::window().and_then(|w| w.document());
+    let canvas = document
+        .as_ref()
+        .and_then(|d| d.get_element_by_id("mpipe_canvas"))
+        .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok());
+    let say = move |text: &str| {
+        if let Some(line) = document
+            .as_ref()
+            .and_then(|d| d.get_element_by_id("mpipe_loading"))
+        {
+            line.set_text_content(Some(text));
+        }
+    };
+    let Some(canvas) = canvas else {
+        say("Mpipe Studio: the page has no canvas `mpipe_canvas`");
+        return;
+    };
+    wasm_bindgen_futures::spawn_local(async move {
+        let started = eframe::WebRunner::new()
+            .start(
+                canvas,
+                eframe::WebOptions::default(),
+                Box::new(|cc| {
+                    mpipe_studio::fonts::install(&cc.egui_ctx);
+                    browser::set_context(&cc.egui_ctx);
+                    let mut app = StudioApp::restore(cc.storage);
+                    app.studio.follow_address();
+                    Ok(Box::new(app))
+                }),
+            )
+            .await;
+        match started {
+            Ok(()) => say(""),
+            Err(e) => say(&format!("Mpipe Studio could not start: {e:?}")),
+        }
+    });
 }

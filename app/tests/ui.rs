@@ -958,3 +958,57 @@ fn a_regions_width_is_edited_field_by_field_and_undone() {
     harness.run();
     assert_eq!(harness.state().scenario(), Some(&before));
 }
+
+#[test]
+fn links_open_a_sample_or_a_scenario_and_a_bad_link_keeps_the_document() {
+    let mut studio = Studio::default();
+    assert!(!studio.open_link("#view=1"));
+    assert!(studio.open_link("#sample=gpipe.json"));
+    assert_eq!(studio.source(), "gpipe.json");
+    assert!(studio.open_link("sample=nope.json"));
+    let notice = studio.notice.clone().unwrap();
+    assert!(notice.is_error);
+    assert_eq!(
+        notice.text,
+        "the link: no sample `nope.json` (the samples are the files of the Sample menu, e.g. `mpipe-vit-llm.json`)"
+    );
+    assert!(studio.open_link("scenario=%%"));
+    assert_eq!(
+        studio.notice.clone().unwrap().text,
+        "the link: cannot read: the part after `scenario=` is not URL-safe base64: `%` at character 1 of it (was the link cut or changed?)"
+    );
+    // A link whose scenario is invalid JSON says where, as a file does.
+    let bad = mpipe::scenario::share::to_fragment("{\n  \"ranks\": 4,\n  \"microbatches\": x\n}");
+    assert!(studio.open_link(&bad));
+    assert_eq!(
+        studio.notice.clone().unwrap().text,
+        "the link:3:19: expected value"
+    );
+    assert_eq!(studio.source(), "gpipe.json", "the document stays");
+    // The link of the document on screen opens the same scenario.
+    let fragment = studio.share_fragment().unwrap();
+    let before = studio.scenario().unwrap().to_json_string();
+    assert!(studio.open_link(&fragment));
+    assert_eq!(studio.source(), "the link");
+    assert_eq!(studio.scenario().unwrap().to_json_string(), before);
+}
+
+#[test]
+fn share_link_in_the_file_menu_copies_the_scenario_s_fragment() {
+    let mut harness = harness();
+    harness.get_by_label("File").click();
+    harness.run();
+    harness.get_by_label("Share link").click();
+    harness.run();
+    let studio = harness.state();
+    let fragment = studio.share_fragment().unwrap();
+    let notice = studio.notice.clone().unwrap();
+    assert!(!notice.is_error);
+    assert_eq!(
+        notice.text,
+        format!(
+            "copied the link's fragment ({} characters): put it after the web build's address",
+            fragment.len() + 1
+        )
+    );
+}

@@ -484,3 +484,37 @@ fn render_writes_an_svg_gantt() {
             .contains(".tmp-"))
     );
 }
+
+#[test]
+fn share_prints_a_link_that_carries_the_scenario_and_refuses_a_broken_one() {
+    let path = samples().join("vpp3.json");
+    let (code, out, err) = mpipe(&[
+        "share",
+        path.to_str().unwrap(),
+        "--base",
+        "https://example.org/studio/#old",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let link = out.trim_end();
+    let fragment = link
+        .strip_prefix("https://example.org/studio/#")
+        .unwrap_or_else(|| panic!("{link}"));
+    let text = mpipe::scenario::share::from_fragment(fragment)
+        .unwrap()
+        .unwrap();
+    let file = std::fs::read_to_string(&path).unwrap();
+    let want = mpipe::Scenario::from_json_str(&file, "vpp3.json").unwrap();
+    let got = mpipe::Scenario::from_json_str(&text, "the link").unwrap();
+    assert_eq!(got.to_json_string(), want.to_json_string());
+    // Without --base: the fragment alone.
+    let (code, out, _) = mpipe(&["share", path.to_str().unwrap()]);
+    assert_eq!((code, out.trim_end()), (0, format!("#{fragment}").as_str()));
+
+    let broken = temp_file("share-broken.json", "{\n  \"ranks\": 0\n}\n");
+    let (code, out, err) = mpipe(&["share", broken.to_str().unwrap()]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(
+        err.starts_with(&format!("error: {}:", broken.display())),
+        "{err}"
+    );
+}

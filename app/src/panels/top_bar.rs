@@ -47,16 +47,22 @@ fn file_menu_ui(ui: &mut egui::Ui, studio: &Studio, out: &mut Vec<Command>) {
         if item(ui, "Open traces…", String::new()) {
             out.push(Command::ShowFileDialog(FilePurpose::OpenTraces));
         }
-        ui.separator();
-        ui.add_enabled_ui(!studio.io.recent.is_empty(), |ui| {
-            ui.menu_button("Recent", |ui| {
-                for r in &studio.io.recent {
-                    if ui.button(r).clicked() {
-                        out.push(Command::OpenPath(r.into()));
+        if item(ui, "Share link", String::new()) {
+            out.push(Command::ShareLink);
+        }
+        // The browser keeps no paths: Recent is the desktop's.
+        if cfg!(not(target_arch = "wasm32")) {
+            ui.separator();
+            ui.add_enabled_ui(!studio.io.recent.is_empty(), |ui| {
+                ui.menu_button("Recent", |ui| {
+                    for r in &studio.io.recent {
+                        if ui.button(r).clicked() {
+                            out.push(Command::OpenPath(r.into()));
+                        }
                     }
-                }
+                });
             });
-        });
+        }
     });
 }
 

@@ -55,7 +55,7 @@ pub fn with_orders_csv(
     let (Some(name), Some(path), None) = (&scenario.orders_csv, path, &scenario.orders) else {
         return Ok(scenario);
     };
-    let csv = mpipe::files::orders_csv_path(path, name)
+    let csv = orders_csv_path(path, name)
         .map_err(|why| format!("{}: field `orders_csv`: {why}", path.display()))?;
     let text = read_text(&csv)?;
     let limits = mpipe::algebra::budget::csv_limits(&scenario);
@@ -86,9 +86,35 @@ pub fn read_scenario(
 
 /// Writes `bytes` to `path` atomically (a temporary file, then a rename); `what` names the
 /// operation in the error (`save`, `export`).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn write(path: &Path, bytes: &[u8], what: &str) -> Result<(), String> {
     mpipe::files::write_atomic(path, bytes)
         .map_err(|e| format!("{}: cannot {what}: {e}", path.display()))
+}
+
+/// In the browser a file is written as a download named as `path`'s file name (the browser
+/// decides where it goes).
+#[cfg(target_arch = "wasm32")]
+pub fn write(path: &Path, bytes: &[u8], what: &str) -> Result<(), String> {
+    let name = path
+        .file_name()
+        .map_or_else(|| "scenario.json".into(), |n| n.to_string_lossy());
+    super::browser::download(&name, bytes)
+        .map_err(|e| format!("{}: cannot {what}: {e}", path.display()))
+}
+
+/// The pipeline CSV `name` beside or below the scenario at `path`.
+#[cfg(not(target_arch = "wasm32"))]
+fn orders_csv_path(path: &Path, name: &str) -> Result<PathBuf, String> {
+    mpipe::files::orders_csv_path(path, name)
+}
+
+/// The browser hands over files, not folders: a pipeline CSV a scenario names cannot be found.
+#[cfg(target_arch = "wasm32")]
+fn orders_csv_path(_path: &Path, name: &str) -> Result<PathBuf, String> {
+    Err(format!(
+        "the pipeline CSV `{name}` cannot be read in the browser (it reads the files it is given, not folders); put its orders in the scenario's `orders` field, e.g. with `mpipe share`"
+    ))
 }
 
 /// Whether the file at `path` looks like a profiler trace (by its first bytes); only a regular
@@ -144,12 +170,25 @@ pub struct Dropped {
     pub errors: Vec<String>,
 }
 
+/// A dropped file's contents, read: its path (on the web, its name) and its bytes or why not.
+pub type DroppedBytes = (PathBuf, Result<Vec<u8>, String>);
+
+/// Reads dropped files (on the desktop, at once; the browser reads them asynchronously and hands
+/// them over in `browser::take_dropped`).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn read_dropped(files: &[egui::DroppedFileHandle]) -> Vec<DroppedBytes> {
+    files
+        .iter()
+        .map(|f| (f.path().to_path_buf(), f.bytes()))
+        .collect()
+}
+
 /// Sorts dropped files: traces (gzip, or JSON shaped like a Chrome trace) and a scenario.
-pub fn sort_dropped(files: &[egui::DroppedFileHandle]) -> Dropped {
+pub fn sort_dropped(files: Vec<DroppedBytes>) -> Dropped {
     let mut out = Dropped::default();
-    for file in files {
-        let name = file.path().display().to_string();
-        let bytes = match file.bytes() {
+    for (path, read) in files {
+        let name = path.display().to_string();
+        let bytes = match read {
             Ok(bytes) => bytes,
             Err(e) => {
                 out.errors.push(format!("{name}: cannot read: {e}"));
@@ -168,7 +207,7 @@ pub fn sort_dropped(files: &[egui::DroppedFileHandle]) -> Dropped {
                 mpipe::scenario::text_from_bytes(bytes, &name)
             };
             match checked {
-                Ok(text) => out.scenario = Some((name, file.path().to_path_buf(), text)),
+                Ok(text) => out.scenario = Some((name, path, text)),
                 Err(e) => out.errors.push(e.to_string()),
             }
         }

@@ -43,6 +43,8 @@ pub struct Io {
     pub png: Option<PngExport>,
     /// Files given on the command line, being read on a worker.
     pub opening: Option<Job<Vec<files::Given>>>,
+    /// The page's fragment last followed (the web build).
+    pub address: String,
 }
 
 impl Io {
@@ -59,6 +61,21 @@ impl Io {
             job.cancel();
         }
         job.is_some()
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// The name Save as offers: the document's file name; exports its stem with their extension.
+fn suggested_name(path: &Path, purpose: FilePurpose) -> Option<String> {
+    let stem = |ext: &str| {
+        path.file_stem()
+            .map(|n| format!("{}.{ext}", n.to_string_lossy()))
+    };
+    match purpose {
+        FilePurpose::SaveScenario => path.file_name().map(|n| n.to_string_lossy().into_owned()),
+        FilePurpose::ExportSvg => stem("svg"),
+        FilePurpose::ExportPng => stem("png"),
+        FilePurpose::OpenScenario | FilePurpose::OpenTraces => None,
     }
 }
 
@@ -118,6 +135,97 @@ impl Studio {
     /// current scenario stays.
     pub fn open_path(&mut self, path: &Path) {
         self.open_given(vec![path.to_path_buf()]);
+    }
+
+    /// Opens what a link's fragment names: `sample=FILE` an embedded sample, `scenario=…` the
+    /// scenario it carries (`mpipe::scenario::share`). A bad link says why and the document
+    /// stays. Returns whether the fragment named anything.
+    pub fn open_link(&mut self, fragment: &str) -> bool {
+        let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
+        if let Some(file) = fragment
+            .split('&')
+            .find_map(|part| part.strip_prefix("sample="))
+        {
+            match crate::samples::SAMPLES.iter().find(|s| s.file == file) {
+                Some(sample) => {
+                    self.open_sample(sample);
+                    self.inform(format!("opened the sample {} from the link", sample.file));
+                }
+                None => self.fail(format!(
+                    "{}: no sample `{}` (the samples are the files of the Sample menu, e.g. `{}`)",
+                    mpipe::scenario::share::LINK,
+                    mpipe::vocab::units::escape_controls(file),
+                    crate::samples::SAMPLES.first().map_or("", |s| s.file)
+                )),
+            }
+            return true;
+        }
+        match mpipe::scenario::share::from_fragment(fragment) {
+            None => false,
+            Some(Ok(text)) => {
+                if self.open_text(&text, mpipe::scenario::share::LINK, None) {
+                    self.inform("opened the scenario the link carries".into());
+                }
+                true
+            }
+            Some(Err(e)) => {
+                self.fail(e.to_string());
+                true
+            }
+        }
+    }
+
+    /// The fragment of a link that carries the scenario on screen (`scenario=…`).
+    pub fn share_fragment(&self) -> Option<String> {
+        self.scenario()
+            .map(|s| mpipe::scenario::share::to_fragment(&s.to_json_string()))
+    }
+
+    /// The web build: opens what a new fragment in the page's address names (at start, or when
+    /// a link is pasted into the open page), then takes it off the address, so that reloading
+    /// the page restores the session (with its edits) rather than the link again.
+    #[cfg(target_arch = "wasm32")]
+    pub fn follow_address(&mut self) {
+        let fragment = super::browser::fragment();
+        if fragment.is_empty() || fragment == self.io.address {
+            return;
+        }
+        self.io.address = fragment.clone();
+        if self.open_link(&fragment) {
+            self.doc.clear_history();
+            let _ = super::browser::set_fragment("");
+            self.io.address.clear();
+        }
+    }
+
+    /// Copies a link that carries the scenario on screen: in the web build the page's address
+    /// with it; on the desktop the fragment, to put after the web build's address (as
+    /// `mpipe share --base` does).
+    pub fn share_link(&mut self, ctx: &egui::Context) {
+        let Some(fragment) = self.share_fragment() else {
+            self.fail("nothing to share: no scenario open".into());
+            return;
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let size = fragment.len() + 1;
+            ctx.copy_text(format!("#{fragment}"));
+            self.inform(format!(
+                "copied the link's fragment ({size} characters): put it after the web build's address"
+            ));
+        }
+        #[cfg(target_arch = "wasm32")]
+        match super::browser::page_address() {
+            Ok(base) => {
+                let link = format!("{base}#{fragment}");
+                let size = link.len();
+                ctx.copy_text(link);
+                self.inform(format!(
+                    "copied a link that opens this scenario ({size} characters; the scenario is in the link, no server keeps it)"
+                ));
+            }
+            Err(e) => self.fail(e),
+        }
     }
 
     /// Stops reading the files being opened; the document stays as it is.
@@ -261,6 +369,7 @@ impl Studio {
 
     /// Opens the in-app file dialog for `purpose`, in the folder the dialogs last confirmed in,
     /// else the document's, else the last file used's.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn show_dialog(&mut self, purpose: FilePurpose) {
         let start = self
             .io
@@ -269,23 +378,47 @@ impl Studio {
             .filter(|f| f.is_dir())
             .or_else(|| self.doc.path().map(Path::to_path_buf))
             .or_else(|| self.io.recent.first().map(PathBuf::from));
-        // Save as offers the document's file name; exports its stem with their extension.
-        let name = self.doc.path().and_then(|p| match purpose {
-            FilePurpose::SaveScenario => p.file_name().map(|n| n.to_string_lossy().into_owned()),
-            FilePurpose::ExportSvg => p
-                .file_stem()
-                .map(|n| format!("{}.svg", n.to_string_lossy())),
-            FilePurpose::ExportPng => p
-                .file_stem()
-                .map(|n| format!("{}.png", n.to_string_lossy())),
-            FilePurpose::OpenScenario | FilePurpose::OpenTraces => None,
-        });
+        let name = self.doc.path().and_then(|p| suggested_name(p, purpose));
         self.io.dialog = Some(FileDialog::new(purpose, start.as_deref(), name));
     }
 
+    /// In the browser: its own chooser opens files (they arrive later; `None`), and saves and
+    /// exports are downloads, named as the document, else as the sample, else "scenario".
+    #[cfg(target_arch = "wasm32")]
+    pub fn browser_chosen(&mut self, purpose: FilePurpose) -> Option<super::dialog::Chosen> {
+        use super::dialog::Chosen;
+        let name = self
+            .doc
+            .path()
+            .map(Path::to_path_buf)
+            .or_else(|| Some(PathBuf::from(self.source())).filter(|p| p.extension().is_some()))
+            .unwrap_or_else(|| PathBuf::from("scenario.json"));
+        let named = |ext: &str| name.with_extension(ext);
+        match purpose {
+            FilePurpose::OpenScenario | FilePurpose::OpenTraces => {
+                if let Err(e) = super::browser::pick(purpose == FilePurpose::OpenTraces) {
+                    self.fail(e);
+                }
+                None
+            }
+            FilePurpose::SaveScenario => Some(Chosen::SaveAs(named("json"))),
+            FilePurpose::ExportSvg => Some(Chosen::Svg(named("svg"))),
+            FilePurpose::ExportPng => Some(Chosen::Png(named("png"))),
+        }
+    }
+
     /// Opens dropped files: profiler traces are imported together on a background job;
-    /// otherwise the first file opens as the scenario.
+    /// otherwise the first file opens as the scenario. In the browser the files are read
+    /// asynchronously first, and opened when they arrive.
     pub fn open_dropped(&mut self, dropped: &[egui::DroppedFileHandle]) {
+        #[cfg(not(target_arch = "wasm32"))]
+        self.open_dropped_bytes(files::read_dropped(dropped));
+        #[cfg(target_arch = "wasm32")]
+        super::browser::read_dropped(dropped);
+    }
+
+    /// Opens files read from a drop (or, in the browser, a pick): as [`Studio::open_dropped`].
+    pub fn open_dropped_bytes(&mut self, dropped: Vec<files::DroppedBytes>) {
         let sorted = files::sort_dropped(dropped);
         if let Some(e) = sorted.errors.into_iter().next() {
             self.fail(e);
@@ -296,7 +429,7 @@ impl Studio {
             // read on a worker); the rest from the bytes dropped.
             let names_csv = Scenario::from_json_str(&text, &name)
                 .is_ok_and(|s| s.orders_csv.is_some() && s.orders.is_none());
-            if names_csv && !path.as_os_str().is_empty() {
+            if names_csv && !path.as_os_str().is_empty() && cfg!(not(target_arch = "wasm32")) {
                 self.open_given(vec![path]);
             } else if self.open_text(&text, &name, Some(path)) {
                 self.io.remember(&name);

@@ -1,9 +1,14 @@
 //! One kind of background job for everything long (large simulations, calibrations, trace
 //! imports): a named thread that reports its progress and checks a cancel flag, so Cancel really
-//! stops the work instead of only dropping its result.
+//! stops the work instead of only dropping its result. In the browser (no threads) the same
+//! `Job` runs its work on the page's one thread, in the frame after it starts: the frame that
+//! starts it draws its progress bar and Cancel first, and a job cancelled before it runs never
+//! runs.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, mpsc};
+#[cfg(not(target_arch = "wasm32"))]
+use std::sync::mpsc;
 
 /// What a job's work sees: where to report progress, and whether to stop.
 #[derive(Debug, Clone)]
@@ -28,6 +33,7 @@ impl Control {
 }
 
 /// A job running on its own thread.
+#[cfg(not(target_arch = "wasm32"))]
 #[derive(Debug)]
 pub struct Job<T> {
     name: String,
@@ -45,16 +51,23 @@ pub enum Poll<T> {
     Lost,
 }
 
+impl Control {
+    fn new() -> Control {
+        Control {
+            cancel: Arc::new(AtomicBool::new(false)),
+            progress: Arc::new(AtomicU32::new(0)),
+        }
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
 impl<T: Send + 'static> Job<T> {
     /// Starts `work` on a thread named `name`; errors when no thread can be started.
     pub fn spawn(
         name: &str,
         work: impl FnOnce(&Control) -> T + Send + 'static,
     ) -> Result<Job<T>, String> {
-        let control = Control {
-            cancel: Arc::new(AtomicBool::new(false)),
-            progress: Arc::new(AtomicU32::new(0)),
-        };
+        let control = Control::new();
         let (tx, rx) = mpsc::channel();
         let inner = control.clone();
         let thread = std::thread::Builder::new()
@@ -73,26 +86,104 @@ impl<T: Send + 'static> Job<T> {
     }
 }
 
+/// The browser's job: on the page's one thread.
+#[cfg(target_arch = "wasm32")]
+pub type Job<T> = PageJob<T>;
+
+/// A job that runs on the polling thread, at its second poll: the web build's [`Job`] (built
+/// everywhere, so that its tests run with the others).
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub struct PageJob<T> {
+    name: String,
+    control: Control,
+    /// The work until it has run.
+    work: std::cell::RefCell<Option<Work<T>>>,
+    /// Its result until polled.
+    result: std::cell::RefCell<Option<T>>,
+    /// Whether a poll has seen it waiting: it runs at the next.
+    due: std::cell::Cell<bool>,
+}
+
+type Work<T> = Box<dyn FnOnce(&Control) -> T>;
+
+impl<T> std::fmt::Debug for PageJob<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PageJob").field("name", &self.name).finish()
+    }
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+impl<T: 'static> PageJob<T> {
+    /// Keeps `work` to run at the second poll: the frame that starts it draws it running first.
+    pub fn spawn(
+        name: &str,
+        work: impl FnOnce(&Control) -> T + 'static,
+    ) -> Result<PageJob<T>, String> {
+        Ok(PageJob {
+            name: name.to_string(),
+            control: Control::new(),
+            work: std::cell::RefCell::new(Some(Box::new(work))),
+            result: std::cell::RefCell::new(None),
+            due: std::cell::Cell::new(false),
+        })
+    }
+
+    /// Whether the work has run, or was cancelled: a cancelled job left unpolled never runs.
+    pub fn is_finished(&self) -> bool {
+        self.work.borrow().is_none() || self.is_cancelled()
+    }
+
+    /// Runs the work when its turn has come and takes the result.
+    pub fn poll(&self) -> Poll<T> {
+        if !self.due.replace(true) && !self.is_cancelled() {
+            return Poll::Running;
+        }
+        let work = self.work.borrow_mut().take();
+        if let Some(work) = work {
+            // A job cancelled before its turn runs with the cancel flag set: the work stops at
+            // its first check, and says so in its result as on a thread.
+            let done = work(&self.control);
+            *self.result.borrow_mut() = Some(done);
+        }
+        match self.result.borrow_mut().take() {
+            Some(t) => Poll::Done(t),
+            None => Poll::Lost,
+        }
+    }
+}
+
+/// What both kinds of job answer alike.
+macro_rules! job_common {
+    ($job:ident) => {
+        #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+        impl<T> $job<T> {
+            pub fn name(&self) -> &str {
+                &self.name
+            }
+
+            /// The fraction done, as last reported.
+            pub fn progress(&self) -> f32 {
+                f32::from_bits(self.control.progress.load(Ordering::Relaxed))
+            }
+
+            /// Asks the work to stop at its next check.
+            pub fn cancel(&self) {
+                self.control.cancel.store(true, Ordering::Relaxed);
+            }
+
+            /// Whether Cancel was pressed.
+            pub fn is_cancelled(&self) -> bool {
+                self.control.cancel.load(Ordering::Relaxed)
+            }
+        }
+    };
+}
+#[cfg(not(target_arch = "wasm32"))]
+job_common!(Job);
+job_common!(PageJob);
+
+#[cfg(not(target_arch = "wasm32"))]
 impl<T> Job<T> {
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The fraction done, as last reported.
-    pub fn progress(&self) -> f32 {
-        f32::from_bits(self.control.progress.load(Ordering::Relaxed))
-    }
-
-    /// Asks the work to stop at its next check.
-    pub fn cancel(&self) {
-        self.control.cancel.store(true, Ordering::Relaxed);
-    }
-
-    /// Whether Cancel was pressed.
-    pub fn is_cancelled(&self) -> bool {
-        self.control.cancel.load(Ordering::Relaxed)
-    }
-
     /// Whether the thread has ended (its result may still be waiting to be polled).
     pub fn is_finished(&self) -> bool {
         self.thread.is_finished()
@@ -133,5 +224,32 @@ mod tests {
         }
         assert!(matches!(job.poll(), Poll::Done(_)));
         assert_eq!(job.progress(), 0.5);
+    }
+
+    #[test]
+    fn a_page_job_draws_one_frame_running_then_runs_and_a_cancelled_one_stops_at_its_first_check() {
+        let job = PageJob::spawn("page job", |c: &Control| {
+            c.keep_going(0.25);
+            7
+        })
+        .unwrap();
+        assert_eq!(job.name(), "page job");
+        assert!(!job.is_finished());
+        assert_eq!(job.poll(), Poll::Running);
+        assert_eq!(job.progress(), 0.0, "nothing ran in the first frame");
+        assert_eq!(job.poll(), Poll::Done(7));
+        assert!(job.is_finished());
+        assert_eq!(job.progress(), 0.25);
+        assert_eq!(job.poll(), Poll::Lost, "the result is taken once");
+
+        let job = PageJob::spawn("cancelled", |c: &Control| c.keep_going(0.5).then_some(1));
+        let job = job.unwrap();
+        job.cancel();
+        assert!(job.is_finished(), "a cancelled job is dropped unpolled");
+        assert_eq!(
+            job.poll(),
+            Poll::Done(None),
+            "and polled, its work stops at once"
+        );
     }
 }

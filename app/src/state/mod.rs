@@ -6,6 +6,8 @@
 //! were drawn). The app computes no schedule semantics; everything shown comes from `mpipe`.
 
 pub mod analysis;
+#[cfg(target_arch = "wasm32")]
+pub mod browser;
 pub mod derived;
 pub mod dialog;
 pub mod document;
@@ -288,8 +290,33 @@ impl Studio {
         });
     }
 
+    /// What the window shows, in one line of JSON: the document's source, the chart's title, its
+    /// step time and event count, the invalid state's message and the notice. The web build
+    /// publishes it on the page (`data-state` of the canvas) for scripts that drive the page.
+    pub fn state_line(&self) -> String {
+        let shown = self.shown();
+        let invalid = self.derived.result().err().map(|i| i.message.as_str());
+        serde_json::json!({
+            "source": self.source(),
+            "title": shown.map(|s| s.title.as_str()),
+            "makespan_s": shown.map(|s| s.sim.makespan_s),
+            "events": shown.map(|s| s.sim.derivation.order.graph.node_count()),
+            "invalid": invalid,
+            "notice": self.notice.as_ref().map(|n| n.text.as_str()),
+            "notice_is_error": self.notice.as_ref().is_some_and(|n| n.is_error),
+        })
+        .to_string()
+    }
+
     /// Takes finished background work; true while some is still running.
     pub fn poll(&mut self) -> bool {
+        #[cfg(target_arch = "wasm32")]
+        {
+            for batch in browser::take_arrived() {
+                self.open_dropped_bytes(batch);
+            }
+            self.follow_address();
+        }
         let exporting = self.poll_png();
         let simulating = self.derived.poll(!self.doc.in_gesture());
         if let Some(result) = self.traces.poll_import() {

@@ -9,6 +9,7 @@ pub mod locate;
 pub mod orders_csv;
 pub mod owner;
 pub mod placement;
+pub mod share;
 pub mod slab;
 pub mod title;
 pub mod width;

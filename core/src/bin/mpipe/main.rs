@@ -10,6 +10,7 @@ mod input;
 mod output;
 mod render;
 mod schedules;
+mod share;
 mod simulate;
 mod sweep;
 mod trace;
@@ -71,6 +72,8 @@ enum Command {
     FitMemory(fit_memory::Args),
     /// Every schedule the studio knows: what it is, its reference, its textbook formulas.
     Schedules(schedules::Args),
+    /// Print a link that opens a scenario in the web build (the scenario in the URL's fragment).
+    Share(share::Args),
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -88,6 +91,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Schedules(args) => schedules::run(args),
         Command::Sweep(args) => sweep::run(args),
         Command::FitMemory(args) => fit_memory::run(args),
+        Command::Share(args) => share::run(args),
     }
 }
 
