@@ -195,6 +195,8 @@ fn the_web_build_loads_in_chromium_and_behaves_as_the_desktop_app() {
         "check.mjs failed: {}\n{stdout}",
         String::from_utf8_lossy(&run.stderr)
     );
+    // Kept beside the screenshots for a look when the test fails.
+    std::fs::write(out.join("report.json"), stdout.as_bytes()).unwrap();
     let report: Value = serde_json::from_str(&stdout).expect("check.mjs prints JSON");
     assert_eq!(report["errors"], serde_json::json!([]), "the page's errors");
     let steps = report["steps"].as_array().unwrap();

@@ -3,13 +3,14 @@
 //! schedule of a previous edit as the current one. Large scenarios simulate on a background job
 //! that a newer edit or Cancel really stops.
 
-use super::jobs::{Job, Poll};
+use super::jobs::{Job, Poll, Step};
 use crate::geometry::Span;
 use mpipe::Scenario;
 use mpipe::scenario::edit::Remedy;
 use mpipe::sim::engine::SimOptions;
 use mpipe::sim::run::Simulation;
-use mpipe::tune::pipeline::{SimulationError, simulate_scenario_cancellable};
+use mpipe::sim::run::run_cancellable;
+use mpipe::tune::owners::derive_tuned;
 use mpipe::view::scene::Scene;
 use std::sync::Arc;
 
@@ -158,41 +159,104 @@ impl Shown {
     }
 }
 
-/// Derives and simulates. Errors name the field and rule; with the file's `text` (a scenario
-/// just opened) also the line and column there. An edited scenario has no file text of its own,
-/// so its errors name the field only. `None` when cancelled.
-fn derive(
-    scenario: &Scenario,
+/// Derives and simulates `scenario` and lays out what the views draw, in steps: the derivation
+/// (with its tuned owners), the simulation's passes, the scene. `None` when `keep_going` said
+/// stop. On a thread the steps run one after another; in the browser a step ends a slice when
+/// the frame's time is spent, so the page draws the progress and hears Cancel between them.
+struct Simulating {
+    scenario: Scenario,
     generation: u64,
-    source: &str,
-    text: Option<&str>,
-    keep_going: &mut dyn FnMut(f32) -> bool,
-) -> Option<Result<Shown, Failed>> {
-    match simulate_scenario_cancellable(scenario, SimOptions::default(), keep_going) {
-        Ok(sim) => Some(Ok(Shown::new(generation, &scenario.chart_title(), sim))),
-        Err(SimulationError::Cancelled) => None,
-        Err(SimulationError::Derive(e)) => {
-            let message = match text {
-                Some(text) => e.locate(text, source).to_string(),
-                None => format!("{source}: field `{}`: {e}", e.field()),
-            };
-            let remedy = e.remedy();
-            let deadlock = match e {
-                mpipe::DeriveError::Order(mpipe::graph::order::OrderError::Deadlock {
-                    actions,
-                    fix,
-                    ..
-                }) => Some(Arc::new(Deadlock {
-                    cycle: actions,
-                    fix: *fix,
-                })),
-                _ => None,
-            };
-            Some(Err(Failed {
-                message: mpipe::vocab::units::escape_controls(&message).into_owned(),
-                deadlock,
-                remedy,
-            }))
+    source: String,
+    text: Option<String>,
+    stage: Stage,
+}
+
+/// How far a [`Simulating`] has come.
+enum Stage {
+    Start,
+    Derived(Box<mpipe::Derivation>),
+    Simulated(Box<Simulation>),
+    Finished,
+}
+
+impl Simulating {
+    fn new(scenario: Scenario, generation: u64, source: &str, text: Option<&str>) -> Self {
+        Simulating {
+            scenario,
+            generation,
+            source: source.to_string(),
+            text: text.map(str::to_string),
+            stage: Stage::Start,
+        }
+    }
+
+    /// Takes the next step; progress goes to `keep_going` (0 to 1) as in
+    /// [`mpipe::tune::pipeline::simulate_scenario_cancellable`].
+    fn step(
+        &mut self,
+        keep_going: &mut dyn FnMut(f32) -> bool,
+    ) -> Step<Option<Result<Shown, Failed>>> {
+        let options = SimOptions::default();
+        match std::mem::replace(&mut self.stage, Stage::Finished) {
+            Stage::Start => {
+                if !keep_going(0.0) {
+                    return Step::Done(None);
+                }
+                // The derivation and the `optimized` owner search are the first 30 %.
+                match derive_tuned(&self.scenario, options, &mut |f| keep_going(0.3 * f)) {
+                    Ok(derivation) => self.stage = Stage::Derived(Box::new(derivation)),
+                    Err(e) => return Step::Done(Some(Err(self.failed(e)))),
+                }
+            }
+            Stage::Derived(derivation) => match run_cancellable(*derivation, options, keep_going) {
+                Some(sim) => self.stage = Stage::Simulated(Box::new(sim)),
+                None => return Step::Done(None),
+            },
+            Stage::Simulated(sim) => {
+                if !keep_going(1.0) {
+                    return Step::Done(None);
+                }
+                let title = self.scenario.chart_title();
+                return Step::Done(Some(Ok(Shown::new(self.generation, &title, *sim))));
+            }
+            Stage::Finished => return Step::Done(None),
+        }
+        Step::Again
+    }
+
+    /// Every step, here (a scenario small enough for the frame).
+    fn run_to_end(mut self) -> Option<Result<Shown, Failed>> {
+        loop {
+            if let Step::Done(result) = self.step(&mut |_| true) {
+                return result;
+            }
+        }
+    }
+
+    /// Why the derivation failed: the field and rule; with the file's text (a scenario just
+    /// opened) also the line and column there. An edited scenario has no file text of its own,
+    /// so its errors name the field only.
+    fn failed(&self, e: mpipe::DeriveError) -> Failed {
+        let message = match &self.text {
+            Some(text) => e.locate(text, &self.source).to_string(),
+            None => format!("{}: field `{}`: {e}", self.source, e.field()),
+        };
+        let remedy = e.remedy();
+        let deadlock = match e {
+            mpipe::DeriveError::Order(mpipe::graph::order::OrderError::Deadlock {
+                actions,
+                fix,
+                ..
+            }) => Some(Arc::new(Deadlock {
+                cycle: actions,
+                fix: *fix,
+            })),
+            _ => None,
+        };
+        Failed {
+            message: mpipe::vocab::units::escape_controls(&message).into_owned(),
+            deadlock,
+            remedy,
         }
     }
 }
@@ -310,15 +374,9 @@ impl Derived {
             return;
         }
         if scenario.ranks.saturating_mul(scenario.microbatches) > FOREGROUND_LIMIT {
-            let (job, source, text) = (
-                scenario.clone(),
-                source.to_string(),
-                text.map(str::to_string),
-            );
-            let spawned = Job::spawn("mpipe simulation", move |control| {
-                derive(&job, generation, &source, text.as_deref(), &mut |f| {
-                    control.keep_going(f)
-                })
+            let mut simulating = Simulating::new(scenario.clone(), generation, source, text);
+            let spawned = Job::spawn_steps("mpipe simulation", move |control| {
+                simulating.step(&mut |f| control.keep_going(f))
             });
             match spawned {
                 Ok(job) => self.running = Some((generation, job)),
@@ -326,7 +384,9 @@ impl Derived {
                     self.finish(Err(Invalid::new(generation, message.into())), committed)
                 }
             }
-        } else if let Some(result) = derive(scenario, generation, source, text, &mut |_| true) {
+        } else if let Some(result) =
+            Simulating::new(scenario.clone(), generation, source, text).run_to_end()
+        {
             self.finish(
                 result
                     .map(Arc::new)

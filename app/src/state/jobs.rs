@@ -1,9 +1,9 @@
 //! One kind of background job for everything long (large simulations, calibrations, trace
 //! imports): a named thread that reports its progress and checks a cancel flag, so Cancel really
 //! stops the work instead of only dropping its result. In the browser (no threads) the same
-//! `Job` runs its work on the page's one thread, in the frame after it starts: the frame that
-//! starts it draws its progress bar and Cancel first, and a job cancelled before it runs never
-//! runs.
+//! `Job` runs on the page's one thread in slices between frames ([`PageJob`]): a job given as
+//! steps ([`Job::spawn_steps`]) takes as many as fit in [`SLICE`] at each frame, so the page
+//! draws its progress and hears Cancel between them; a job given as one piece is one step.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -40,6 +40,24 @@ pub struct Job<T> {
     control: Control,
     result: mpsc::Receiver<T>,
     thread: std::thread::JoinHandle<()>,
+}
+
+/// What a step of a stepped job ([`Job::spawn_steps`]) gives: another step to take, or the
+/// result.
+#[derive(Debug, PartialEq)]
+pub enum Step<T> {
+    Again,
+    Done(T),
+}
+
+/// `work` as the one step of a stepped job.
+fn once<T>(work: impl FnOnce(&Control) -> T) -> impl FnMut(&Control) -> Step<T> {
+    let mut work = Some(work);
+    move |control| match work.take() {
+        Some(work) => Step::Done(work(control)),
+        // Never asked: a job stops at its first `Done`.
+        None => Step::Again,
+    }
 }
 
 /// A poll of a job.
@@ -84,27 +102,48 @@ impl<T: Send + 'static> Job<T> {
             thread,
         })
     }
+
+    /// Starts the steps `step` takes until it says [`Step::Done`], on a thread (in the browser,
+    /// in slices between frames).
+    pub fn spawn_steps(
+        name: &str,
+        mut step: impl FnMut(&Control) -> Step<T> + Send + 'static,
+    ) -> Result<Job<T>, String> {
+        Job::spawn(name, move |control| {
+            loop {
+                if let Step::Done(t) = step(control) {
+                    break t;
+                }
+            }
+        })
+    }
 }
 
 /// The browser's job: on the page's one thread.
 #[cfg(target_arch = "wasm32")]
 pub type Job<T> = PageJob<T>;
 
-/// A job that runs on the polling thread, at its second poll: the web build's [`Job`] (built
+/// How long a page job works in one frame before the page draws again (a frame at 60 Hz is
+/// 16.7 ms; the rest is the page's own drawing).
+pub const SLICE: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// A job that runs on the polling thread in slices: nothing at its first poll (the frame that
+/// starts it draws it running), then at each poll its steps until [`SLICE`] is spent, so the
+/// page draws its progress and hears Cancel between steps. The web build's [`Job`] (built
 /// everywhere, so that its tests run with the others).
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub struct PageJob<T> {
     name: String,
     control: Control,
-    /// The work until it has run.
-    work: std::cell::RefCell<Option<Work<T>>>,
-    /// Its result until polled.
-    result: std::cell::RefCell<Option<T>>,
-    /// Whether a poll has seen it waiting: it runs at the next.
+    /// The steps until the last has run.
+    steps: std::cell::RefCell<Option<Steps<T>>>,
+    /// How long one poll works.
+    slice: std::time::Duration,
+    /// Whether a poll has seen it waiting: it works from the next.
     due: std::cell::Cell<bool>,
 }
 
-type Work<T> = Box<dyn FnOnce(&Control) -> T>;
+type Steps<T> = Box<dyn FnMut(&Control) -> Step<T>>;
 
 impl<T> std::fmt::Debug for PageJob<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -114,40 +153,59 @@ impl<T> std::fmt::Debug for PageJob<T> {
 
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 impl<T: 'static> PageJob<T> {
-    /// Keeps `work` to run at the second poll: the frame that starts it draws it running first.
+    /// A job of one step: `work`.
     pub fn spawn(
         name: &str,
         work: impl FnOnce(&Control) -> T + 'static,
     ) -> Result<PageJob<T>, String> {
+        PageJob::spawn_steps(name, once(work))
+    }
+
+    /// A job of the steps `step` takes until it says [`Step::Done`].
+    pub fn spawn_steps(
+        name: &str,
+        step: impl FnMut(&Control) -> Step<T> + 'static,
+    ) -> Result<PageJob<T>, String> {
         Ok(PageJob {
             name: name.to_string(),
             control: Control::new(),
-            work: std::cell::RefCell::new(Some(Box::new(work))),
-            result: std::cell::RefCell::new(None),
+            steps: std::cell::RefCell::new(Some(Box::new(step))),
+            slice: SLICE,
             due: std::cell::Cell::new(false),
         })
     }
 
-    /// Whether the work has run, or was cancelled: a cancelled job left unpolled never runs.
-    pub fn is_finished(&self) -> bool {
-        self.work.borrow().is_none() || self.is_cancelled()
+    /// The same job working `slice` per poll.
+    pub fn with_slice(mut self, slice: std::time::Duration) -> Self {
+        self.slice = slice;
+        self
     }
 
-    /// Runs the work when its turn has come and takes the result.
+    /// Whether the last step has run, or the job was cancelled: a cancelled job left unpolled
+    /// never runs again.
+    pub fn is_finished(&self) -> bool {
+        self.steps.borrow().is_none() || self.is_cancelled()
+    }
+
+    /// Works one slice when its turn has come: the result when the last step has run.
     pub fn poll(&self) -> Poll<T> {
         if !self.due.replace(true) && !self.is_cancelled() {
             return Poll::Running;
         }
-        let work = self.work.borrow_mut().take();
-        if let Some(work) = work {
-            // A job cancelled before its turn runs with the cancel flag set: the work stops at
-            // its first check, and says so in its result as on a thread.
-            let done = work(&self.control);
-            *self.result.borrow_mut() = Some(done);
-        }
-        match self.result.borrow_mut().take() {
-            Some(t) => Poll::Done(t),
-            None => Poll::Lost,
+        let Some(mut steps) = self.steps.borrow_mut().take() else {
+            return Poll::Lost;
+        };
+        let start = web_time::Instant::now();
+        loop {
+            // A job cancelled between steps takes one more, with the cancel flag set: the work
+            // stops at its first check and says so in its result, as on a thread.
+            if let Step::Done(t) = steps(&self.control) {
+                return Poll::Done(t);
+            }
+            if start.elapsed() >= self.slice {
+                *self.steps.borrow_mut() = Some(steps);
+                return Poll::Running;
+            }
         }
     }
 }
@@ -227,7 +285,7 @@ mod tests {
     }
 
     #[test]
-    fn a_page_job_draws_one_frame_running_then_runs_and_a_cancelled_one_stops_at_its_first_check() {
+    fn a_page_job_draws_one_frame_running_then_works_in_slices_and_hears_cancel_between_steps() {
         let job = PageJob::spawn("page job", |c: &Control| {
             c.keep_going(0.25);
             7
@@ -242,14 +300,71 @@ mod tests {
         assert_eq!(job.progress(), 0.25);
         assert_eq!(job.poll(), Poll::Lost, "the result is taken once");
 
-        let job = PageJob::spawn("cancelled", |c: &Control| c.keep_going(0.5).then_some(1));
-        let job = job.unwrap();
+        // Four steps, one per poll (a slice of nothing): progress shows between them.
+        let mut left = 4;
+        let counting = move |c: &Control| {
+            left -= 1;
+            if !c.keep_going(1.0 - left as f32 / 4.0) {
+                return Step::Done(None);
+            }
+            if left == 0 {
+                Step::Done(Some("done"))
+            } else {
+                Step::Again
+            }
+        };
+        let job = PageJob::spawn_steps("steps", counting)
+            .unwrap()
+            .with_slice(std::time::Duration::ZERO);
+        assert_eq!(job.poll(), Poll::Running);
+        assert_eq!(job.poll(), Poll::Running);
+        assert_eq!(job.progress(), 0.25);
+        assert_eq!(job.poll(), Poll::Running);
+        assert_eq!(job.progress(), 0.5);
         job.cancel();
         assert!(job.is_finished(), "a cancelled job is dropped unpolled");
         assert_eq!(
             job.poll(),
             Poll::Done(None),
-            "and polled, its work stops at once"
+            "and polled, its next step stops"
         );
+
+        // A long slice takes every step in one poll.
+        let mut left = 3;
+        let job = PageJob::spawn_steps("one slice", move |_: &Control| {
+            left -= 1;
+            if left == 0 {
+                Step::Done(())
+            } else {
+                Step::Again
+            }
+        })
+        .unwrap()
+        .with_slice(std::time::Duration::from_secs(60));
+        assert_eq!(job.poll(), Poll::Running);
+        assert_eq!(job.poll(), Poll::Done(()));
+    }
+
+    #[test]
+    fn a_stepped_job_on_a_thread_takes_every_step() {
+        let mut n = 0;
+        let job = Job::spawn_steps("thread steps", move |_: &Control| {
+            n += 1;
+            if n == 5 { Step::Done(n) } else { Step::Again }
+        })
+        .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            match job.poll() {
+                Poll::Running => {
+                    assert!(std::time::Instant::now() < deadline, "the work went on");
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                done => {
+                    assert_eq!(done, Poll::Done(5));
+                    break;
+                }
+            }
+        }
     }
 }

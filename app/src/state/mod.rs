@@ -291,7 +291,8 @@ impl Studio {
     }
 
     /// What the window shows, in one line of JSON: the document's source, the chart's title, its
-    /// step time and event count, the invalid state's message and the notice. The web build
+    /// step time and event count, the invalid state's message, the notice, and the progress of
+    /// a simulation running as a job (`null` when none runs). The web build
     /// publishes it on the page (`data-state` of the canvas) for scripts that drive the page.
     pub fn state_line(&self) -> String {
         let shown = self.shown();
@@ -304,6 +305,7 @@ impl Studio {
             "invalid": invalid,
             "notice": self.notice.as_ref().map(|n| n.text.as_str()),
             "notice_is_error": self.notice.as_ref().is_some_and(|n| n.is_error),
+            "simulating": self.derived.running().map(|job| job.progress()),
         })
         .to_string()
     }

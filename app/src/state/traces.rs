@@ -5,7 +5,7 @@
 
 use super::Studio;
 use super::derived::Shown;
-use super::jobs::{Job, Poll};
+use super::jobs::{Job, Poll, Step};
 use mpipe::Scenario;
 use mpipe::scenario::edit::Edit;
 use mpipe::trace::align::Alignment;
@@ -68,22 +68,28 @@ pub struct Import {
     pub files: usize,
 }
 
-/// Reads `sources` in order on a background job.
+/// Reads `sources` in order on a background job, a file a step (in the browser, the page draws
+/// between files).
 fn start_import(sources: Vec<TraceSource>) -> Result<Import, String> {
     let files = sources.len();
     let total: u64 = sources.iter().map(TraceSource::len).sum::<u64>().max(1);
-    let job = Job::spawn("mpipe trace import", move |control| {
-        let mut traces = Vec::with_capacity(sources.len());
-        let mut before = 0u64;
-        for source in &sources {
-            let held = traces.iter().map(RawTrace::held_events).sum();
-            let trace = source.import(held, &mut |n| {
-                control.keep_going((before.saturating_add(n)) as f32 / total as f32)
-            })?;
-            traces.push(trace);
-            before = before.saturating_add(source.len());
+    let mut traces: Vec<RawTrace> = Vec::with_capacity(files);
+    let mut before = 0u64;
+    let mut next = sources.into_iter();
+    let job = Job::spawn_steps("mpipe trace import", move |control| {
+        let Some(source) = next.next() else {
+            return Step::Done(Ok(std::mem::take(&mut traces)));
+        };
+        let held = traces.iter().map(RawTrace::held_events).sum();
+        let read = source.import(held, &mut |n| {
+            control.keep_going((before.saturating_add(n)) as f32 / total as f32)
+        });
+        match read {
+            Ok(trace) => traces.push(trace),
+            Err(e) => return Step::Done(Err(e)),
         }
-        Ok(traces)
+        before = before.saturating_add(source.len());
+        Step::Again
     })?;
     Ok(Import { job, files })
 }
@@ -356,34 +362,43 @@ impl Traces {
         let (step, every_step) = (self.step, self.every_step);
         let check = check_step(step, self.steps()).unwrap_or(step);
         let (scenario, shown) = (scenario.clone(), shown.clone());
-        let job = Job::spawn("mpipe calibration", move |control| {
-            let fit = Fit {
-                scenario: &scenario,
-                predicted: &shown.sim,
-                measurement: &m,
-                alignment: &a,
-                fit_step: step,
-                check_step: check,
-                every_step,
-                options: Default::default(),
+        // Two steps (in the browser the page draws between them): the fit, then the
+        // identification of the trace's schedule among every registered one.
+        let mut fitted: Option<Calibration> = None;
+        let job = Job::spawn_steps("mpipe calibration", move |control| {
+            let Some(c) = fitted.take() else {
+                let fit = Fit {
+                    scenario: &scenario,
+                    predicted: &shown.sim,
+                    measurement: &m,
+                    alignment: &a,
+                    fit_step: step,
+                    check_step: check,
+                    every_step,
+                    options: Default::default(),
+                };
+                return match calibrate_cancellable(&fit, &mut |f| control.keep_going(0.7 * f)) {
+                    Ok(c) => {
+                        fitted = Some(c);
+                        Step::Again
+                    }
+                    Err(SimulationError::Cancelled) => Step::Done(None),
+                    Err(SimulationError::Derive(e)) => Step::Done(Some(Err(format!(
+                        "the calibrated scenario: field `{}`: {e}",
+                        e.field()
+                    )))),
+                };
             };
-            match calibrate_cancellable(&fit, &mut |f| control.keep_going(0.7 * f)) {
-                Ok(c) => {
-                    let id = identify_until(
-                        &scenario,
-                        &shown.sim,
-                        (&m, &a, step),
-                        Default::default(),
-                        &mut |f| control.keep_going(0.7 + 0.3 * f),
-                    )?;
-                    Some(Ok((c, id)))
-                }
-                Err(SimulationError::Cancelled) => None,
-                Err(SimulationError::Derive(e)) => Some(Err(format!(
-                    "the calibrated scenario: field `{}`: {e}",
-                    e.field()
-                ))),
-            }
+            Step::Done(
+                identify_until(
+                    &scenario,
+                    &shown.sim,
+                    (&m, &a, step),
+                    Default::default(),
+                    &mut |f| control.keep_going(0.7 + 0.3 * f),
+                )
+                .map(|id| Ok((c, id))),
+            )
         })?;
         self.calibrating = Some(Calibrating { job, generation });
         Ok(())
