@@ -141,11 +141,7 @@ impl Studio {
     /// scenario it carries (`mpipe::scenario::share`). A bad link says why and the document
     /// stays. Returns whether the fragment named anything.
     pub fn open_link(&mut self, fragment: &str) -> bool {
-        let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
-        if let Some(file) = fragment
-            .split('&')
-            .find_map(|part| part.strip_prefix("sample="))
-        {
+        if let Some(file) = mpipe::scenario::share::part(fragment, "sample") {
             match crate::samples::SAMPLES.iter().find(|s| s.file == file) {
                 Some(sample) => {
                     self.open_sample(sample);

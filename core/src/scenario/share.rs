@@ -33,11 +33,16 @@ pub fn to_fragment(json: &str) -> String {
 /// `#`) has no `scenario=` part, an error naming the link when that part is not a deflated
 /// UTF-8 text in base64url. Other `&`-separated parts are ignored.
 pub fn from_fragment(fragment: &str) -> Option<Result<String, ScenarioError>> {
+    part(fragment, KEY).map(decode)
+}
+
+/// The value of the fragment's `key=…` part (the fragment with or without its `#`; parts are
+/// `&`-separated): `None` when it has none.
+pub fn part<'a>(fragment: &'a str, key: &str) -> Option<&'a str> {
     let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
-    let value = fragment
+    fragment
         .split('&')
-        .find_map(|part| part.strip_prefix(KEY)?.strip_prefix('='))?;
-    Some(decode(value))
+        .find_map(|p| p.strip_prefix(key)?.strip_prefix('='))
 }
 
 fn decode(value: &str) -> Result<String, ScenarioError> {
