@@ -435,6 +435,7 @@ mod tests {
             actions,
             transfers: Vec::new(),
             device_side: false,
+            timed_by_kernels: false,
             inferred: false,
             memory: None,
             event_count: 0,

@@ -303,6 +303,7 @@ impl<'f> Builder<'f> {
                 let id = *self.flow_ids.entry((cat, id)).or_insert(next);
                 self.flows.push(FlowPoint {
                     id,
+                    cat,
                     phase: ph,
                     thread,
                     ts_ns: ts,

@@ -5,8 +5,10 @@
 //! annotations) and schedule annotations themselves. On a device stream (the GPU copies of the
 //! annotations) the ops inside are the kernels. A CPU span whose ops launched GPU kernels (a
 //! flow from the launch on its thread to the kernel on a stream, Kineto's `ac2g`) computes on the
-//! device: its compute is the union of those kernels, where and when they ran. The rest of the
-//! span is its wait.
+//! device: its compute is the union of those kernels, where and when they ran. A CUDA backward
+//! launches its kernels from the autograd engine's own device thread while the thread that called
+//! it waits inside the action's span: the engine's launches during the span are the span's too.
+//! The rest of the span is its wait.
 
 use super::raw::RawTrace;
 use super::rules::Compiled;
@@ -71,6 +73,13 @@ pub struct ComputeOps {
     /// The autograd engine's ops (`autograd::…`) of each thread, merged into disjoint intervals
     /// sorted by start: an op inside one is backward work, any other is forward work.
     autograd: FxHashMap<u32, Vec<(i64, i64)>>,
+    /// Per process, the threads that launch kernels for the actions of another thread: threads
+    /// with launches and no action of their own (PyTorch's autograd engine runs a CUDA backward
+    /// on a device thread of its own). Their launches inside the engine's ops belong to the
+    /// action whose span holds them.
+    helpers: FxHashMap<u32, Vec<u32>>,
+    /// The process of each thread (by index into the trace's threads).
+    process_of: Vec<u32>,
 }
 
 /// Which of an overlapped pair's two actions an op belongs to.
@@ -89,7 +98,16 @@ impl ComputeOps {
         let mut by_thread: FxHashMap<u32, Vec<(i64, i64, bool)>> = FxHashMap::default();
         let mut autograd: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
         let mut is_autograd: FxHashMap<u32, bool> = FxHashMap::default();
+        // Whether a span (by name) is an action the rules read; the threads that hold one.
+        let mut is_action: FxHashMap<u32, bool> = FxHashMap::default();
+        let mut action_threads: rustc_hash::FxHashSet<u32> = rustc_hash::FxHashSet::default();
         for span in &trace.spans {
+            if *is_action
+                .entry(span.name)
+                .or_insert_with(|| rules.classify(trace.string(span.name)).is_some())
+            {
+                action_threads.insert(span.thread);
+            }
             if *is_autograd
                 .entry(span.name)
                 .or_insert_with(|| trace.string(span.name).starts_with("autograd::"))
@@ -130,11 +148,29 @@ impl ComputeOps {
             }
             *list = merged;
         }
+        let kernels = launched_kernels(trace, &by_thread);
+        let process_of: Vec<u32> = trace.threads.iter().map(|t| t.process).collect();
+        let mut helpers: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        for &thread in kernels.keys().filter(|t| !action_threads.contains(t)) {
+            if let Some(&process) = process_of.get(thread as usize) {
+                helpers.entry(process).or_default().push(thread);
+            }
+        }
+        for list in helpers.values_mut() {
+            list.sort_unstable();
+        }
         ComputeOps {
-            kernels: launched_kernels(trace, &by_thread),
+            kernels,
             by_thread,
             autograd,
+            helpers,
+            process_of,
         }
+    }
+
+    /// Whether any CPU thread of the file launched GPU kernels (flows from launches to kernels).
+    pub fn launches_kernels(&self) -> bool {
+        !self.kernels.is_empty()
     }
 
     /// Whether the op `[start, end)` of `thread` is backward work: the autograd engine's, or
@@ -170,16 +206,28 @@ impl ComputeOps {
         self.by_thread.is_empty()
     }
 
-    /// The union of the kernels launched from `thread` within `[start, end)`, and when the first
-    /// starts and the last ends; `None` when it launched none there.
+    /// The union of the kernels launched within `[start, end)` from `thread`, or from the
+    /// autograd engine's ops on a helper thread of its process, and when the first starts and
+    /// the last ends; `None` when none was launched there.
     pub fn device_compute(&self, thread: u32, start: i64, end: i64) -> Option<(i64, (i64, i64))> {
-        let launches = self.kernels.get(&thread)?;
-        let from = launches.partition_point(|&(l, _, _)| l < start);
-        let mut runs: Vec<(i64, i64)> = launches
-            .get(from..)
-            .unwrap_or_default()
-            .iter()
-            .take_while(|&&(l, _, _)| l < end)
+        let launched = |from: u32| {
+            let launches = self.kernels.get(&from).map_or(&[][..], Vec::as_slice);
+            let first = launches.partition_point(|&(l, _, _)| l < start);
+            launches
+                .get(first..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(move |&&(l, _, _)| l < end)
+        };
+        let helpers = self
+            .process_of
+            .get(thread as usize)
+            .and_then(|p| self.helpers.get(p))
+            .map_or(&[][..], Vec::as_slice);
+        let mut runs: Vec<(i64, i64)> = launched(thread)
+            .chain(helpers.iter().filter(|&&h| h != thread).flat_map(|&h| {
+                launched(h).filter(move |&&(l, _, _)| self.phase_of(h, l) == OpPhase::Backward)
+            }))
             .map(|&(_, s, e)| (s, e))
             .collect();
         runs.sort_unstable();
@@ -248,16 +296,25 @@ fn union_ns(intervals: impl IntoIterator<Item = (i64, i64)>) -> i64 {
     total
 }
 
-/// The kernels each CPU thread launched: every flow whose start (`s`) lies on a thread with
-/// compute ops and whose end (`f`, or a `t` step) lies on another thread inside a span there
-/// (the kernel, on its stream), by launch time.
+/// Flow categories that link two CPU ops, not a launch to its kernel: Kineto's `fwdbwd` joins a
+/// forward op to its backward op on the autograd engine's thread.
+const NOT_LAUNCHES: [&str; 1] = ["fwdbwd"];
+
+/// The kernels each CPU thread launched: every flow (other than [`NOT_LAUNCHES`]) whose start
+/// (`s`) lies on a thread with compute ops and whose end (`f`, or a `t` step) lies on another
+/// thread inside a span there (the kernel, on its stream), by launch time.
 fn launched_kernels(
     trace: &RawTrace,
     cpu: &FxHashMap<u32, Vec<(i64, i64, bool)>>,
 ) -> FxHashMap<u32, Vec<(i64, i64, i64)>> {
     let mut starts: FxHashMap<u32, (u32, i64)> = FxHashMap::default();
     let mut ends: Vec<(u32, u32, i64)> = Vec::new();
-    for f in &trace.flows {
+    let mut launch_cat: FxHashMap<u32, bool> = FxHashMap::default();
+    for f in trace.flows.iter().filter(|f| {
+        *launch_cat
+            .entry(f.cat)
+            .or_insert_with(|| !NOT_LAUNCHES.contains(&trace.string(f.cat)))
+    }) {
         match f.phase {
             b's' => {
                 starts.entry(f.id).or_insert((f.thread, f.ts_ns));
@@ -326,8 +383,7 @@ mod tests {
         by_thread.insert(3, vec![(0, 2, true), (5, 9, false)]);
         let ops = ComputeOps {
             by_thread,
-            kernels: FxHashMap::default(),
-            autograd: FxHashMap::default(),
+            ..ComputeOps::default()
         };
         assert_eq!(ops.compute(1, 0, 100).0, 30 + 30);
         assert_eq!(ops.compute(1, 45, 100).0, 30);

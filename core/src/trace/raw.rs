@@ -66,6 +66,9 @@ impl Span {
 pub struct FlowPoint {
     /// The flow's `id` (with its `cat`), interned.
     pub id: u32,
+    /// The flow's `cat` (Kineto's `ac2g` links a launch to its kernel, `fwdbwd` a forward op
+    /// to its backward), index into [`RawTrace::strings`].
+    pub cat: u32,
     pub phase: u8,
     pub thread: u32,
     pub ts_ns: i64,

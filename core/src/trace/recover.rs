@@ -148,6 +148,9 @@ pub struct MeasuredRank {
     pub transfers: Vec<MeasuredEvent>,
     /// Whether the events are device-side (`gpu_user_annotation`) copies.
     pub device_side: bool,
+    /// Whether compute actions are timed by the GPU kernels their launches ran (a CPU span
+    /// linked to its kernels by flows, [`ComputeOps::device_compute`]).
+    pub timed_by_kernels: bool,
     /// Whether the compute actions were inferred from the trace's structure (no per-action
     /// annotations: [`crate::trace::infer`]).
     pub inferred: bool,
@@ -221,12 +224,14 @@ struct Source {
 /// given, is the rank of file `i`.
 pub fn recover(traces: &[RawTrace], rules: &Compiled, user_ranks: &[Option<usize>]) -> Measurement {
     let mut warnings = Warnings::default();
+    let ops: Vec<ComputeOps> = traces.iter().map(|t| ComputeOps::new(t, rules)).collect();
     let mut sources: Vec<Source> = Vec::new();
     for (file, trace) in traces.iter().enumerate() {
         sources.extend(file_sources(
             file,
             trace,
             rules,
+            ops.get(file).is_some_and(ComputeOps::launches_kernels),
             user_ranks.get(file).copied().flatten(),
             &mut warnings,
         ));
@@ -249,7 +254,6 @@ pub fn recover(traces: &[RawTrace], rules: &Compiled, user_ranks: &[Option<usize
         let rank = source.rank.map_or(0, |r| r.0);
         by_rank.entry(rank).or_default().push(source);
     }
-    let ops: Vec<ComputeOps> = traces.iter().map(|t| ComputeOps::new(t, rules)).collect();
     let mut ranks: Vec<MeasuredRank> = by_rank
         .into_iter()
         .map(|(rank, sources)| build_rank(rank, sources, traces, &ops, &mut warnings))
@@ -300,6 +304,7 @@ fn file_sources(
     file: usize,
     trace: &RawTrace,
     rules: &Compiled,
+    launches_kernels: bool,
     user_rank: Option<usize>,
     warnings: &mut Warnings,
 ) -> Vec<Source> {
@@ -312,9 +317,15 @@ fn file_sources(
         .map(|i| i as u32);
     let is_gpu = |i: usize| trace.spans.get(i).is_some_and(|s| Some(s.cat) == gpu_cat);
     // Device-side copies replace the CPU annotations only when they are complete (Kineto copies
-    // some ranges to the GPU and not others).
+    // some ranges to the GPU and not others), and only when the file does not link its launches
+    // to their kernels: a copy holds the kernels launched from the annotation's own thread, not
+    // a CUDA backward's (the autograd engine launches those from its device thread), while a CPU
+    // span timed by the kernels its launches ran ([`ComputeOps::device_compute`]) holds both.
     let on_gpu = matched.iter().filter(|&&(i, _)| is_gpu(i)).count();
-    let device_side = rules.prefer_gpu_annotations && on_gpu > 0 && on_gpu * 2 >= matched.len();
+    let device_side = rules.prefer_gpu_annotations
+        && !launches_kernels
+        && on_gpu > 0
+        && on_gpu * 2 >= matched.len();
     matched.retain(|&(i, _)| is_gpu(i) == device_side);
     let gpu_steps = step_spans.iter().any(|&(i, _)| is_gpu(i));
     step_spans.retain(|&(i, _)| is_gpu(i) == (device_side && gpu_steps));
@@ -575,6 +586,21 @@ struct Pending {
     /// When its span starts on the thread that recorded it (the CPU's, for an event timed by
     /// its kernels on the device): what a step's closing ops, also CPU ops, are compared with.
     anchor_ns: i64,
+    /// Where it falls in the rank's order and in the step markers' windows: its start, or for an
+    /// event timed by its kernels, when the CPU issued it (its span's start there). The CPU runs
+    /// ahead of the device, so an action that launched nothing (its span's time is the CPU's)
+    /// would otherwise sort before device work issued earlier, and a step's last kernels, run
+    /// after the CPU marked the next step, would fall into it.
+    order_ns: i64,
+    /// Whether it is timed by the kernels it launched.
+    on_device: bool,
+}
+
+impl Pending {
+    /// The key events are sorted by: [`Pending::order_ns`], then the event's own times.
+    fn order(&self) -> (i64, i64, i64) {
+        (self.order_ns, self.event.start_ns, self.event.end_ns)
+    }
 }
 
 fn build_rank(
@@ -621,8 +647,9 @@ fn build_rank(
     let mut pending = annotated_events(rank, &sources, traces, ops);
     pending.extend(inferred_events(rank, &sources, ops));
     let inferred = sources.iter().any(|s| !s.inferred.is_empty());
+    let timed_by_kernels = pending.iter().any(|p| p.on_device);
     let memory = measured_memory(files.iter().filter_map(|&f| traces.get(f)));
-    pending.sort_by_key(|p| (p.event.start_ns, p.event.end_ns));
+    pending.sort_by_key(Pending::order);
 
     let step_source;
     if !steps.is_empty() {
@@ -630,7 +657,7 @@ fn build_rank(
         for p in &mut pending {
             p.event.step = steps
                 .iter()
-                .rposition(|w| w.start_ns <= p.event.start_ns)
+                .rposition(|w| w.start_ns <= p.order_ns)
                 .unwrap_or(0);
         }
     } else if !step_ends.is_empty() {
@@ -661,6 +688,7 @@ fn build_rank(
         actions,
         transfers,
         device_side,
+        timed_by_kernels,
         inferred,
         memory,
         event_count,
@@ -723,6 +751,7 @@ fn annotated_events(
                     ops.get(s.file)
                         .and_then(|o| o.device_compute(sp.thread, sp.start_ns, sp.end_ns()))
                 });
+                let on_device = matches!(device, Some(Some(_)));
                 let (start_ns, end_ns, (compute_ns, compute_start_ns, compute_end_ns)) =
                     match device {
                         Some(Some((total, (first, last)))) => (first, last, (total, first, last)),
@@ -746,6 +775,8 @@ fn annotated_events(
                         event,
                         mb: c.mb,
                         anchor_ns: sp.start_ns,
+                        order_ns: sp.start_ns,
+                        on_device,
                     }];
                 };
                 // An overlapped pair's span (`PP:(…;…)OVERLAP_F_B`) times the pair as one: each
@@ -793,11 +824,15 @@ fn annotated_events(
                         event: forward,
                         mb: c.mb,
                         anchor_ns: sp.start_ns,
+                        order_ns: forward.start_ns,
+                        on_device: false,
                     },
                     Pending {
                         event: backward,
                         mb,
                         anchor_ns: sp.start_ns,
+                        order_ns: backward.start_ns,
+                        on_device: false,
                     },
                 ]
             })
@@ -835,6 +870,8 @@ fn inferred_events<'a>(
                 },
                 mb: None,
                 anchor_ns: a.start_ns,
+                order_ns: a.start_ns,
+                on_device: false,
             }
         })
     })
@@ -1095,9 +1132,11 @@ fn regroup(rank: &mut MeasuredRank, forwards: usize) {
             event,
             mb: None,
             anchor_ns: event.start_ns,
+            order_ns: event.start_ns,
+            on_device: false,
         })
         .collect();
-    events.sort_by_key(|p| (p.event.start_ns, p.event.end_ns));
+    events.sort_by_key(Pending::order);
     rank.steps = steps_of_forwards(&mut events, forwards);
     let mut events = number_microbatches(events);
     transfers_join_their_actions(&mut events);
@@ -1189,6 +1228,55 @@ mod tests {
                 ("0B0".to_string(), 300_000, 400_000, 40_000)
             ]
         );
+    }
+
+    #[test]
+    fn a_cuda_backward_is_timed_by_the_kernels_the_autograd_thread_launched_for_it() {
+        // As PyTorch runs on a GPU: `PP:0F0` launches a kernel from the main thread (1); the
+        // main thread then waits inside `PP:0B0` while the autograd engine's device thread (2)
+        // launches the backward's kernel, which runs past the next step marker (100 µs). A
+        // `fwdbwd` flow joins the forward's op to its backward op: no launch. The helper
+        // thread's copy outside the engine's ops is not the backward's. `PP:0F1` launches
+        // nothing: timed by its CPU span (72 µs), it still comes after the backward the CPU
+        // issued before it, whose kernel starts later (80 µs), and both stay in step 0.
+        let text = r#"{"traceEvents":[
+          {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+          {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":100,"dur":100},
+          {"ph":"X","cat":"user_annotation","name":"PP:0F0","pid":1,"tid":1,"ts":10,"dur":20},
+          {"ph":"X","cat":"cpu_op","name":"aten::addmm","pid":1,"tid":1,"ts":14,"dur":8},
+          {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":15,"dur":2},
+          {"ph":"s","id":1,"cat":"ac2g","name":"ac2g","pid":1,"tid":1,"ts":15},
+          {"ph":"s","id":9,"cat":"fwdbwd","name":"fwdbwd","pid":1,"tid":1,"ts":20},
+          {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":50,"dur":30},
+          {"ph":"f","id":1,"cat":"ac2g","name":"ac2g","pid":0,"tid":7,"ts":50,"bp":"e"},
+          {"ph":"X","cat":"user_annotation","name":"PP:0B0","pid":1,"tid":1,"ts":40,"dur":30},
+          {"ph":"X","cat":"cpu_op","name":"autograd::engine::evaluate_function: AddmmBackward0","pid":1,"tid":2,"ts":45,"dur":20},
+          {"ph":"f","id":9,"cat":"fwdbwd","name":"fwdbwd","pid":1,"tid":2,"ts":45,"bp":"e"},
+          {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":50,"dur":2},
+          {"ph":"s","id":2,"cat":"ac2g","name":"ac2g","pid":1,"tid":2,"ts":50},
+          {"ph":"X","cat":"kernel","name":"gemm_backward","pid":0,"tid":7,"ts":80,"dur":40},
+          {"ph":"f","id":2,"cat":"ac2g","name":"ac2g","pid":0,"tid":7,"ts":80,"bp":"e"},
+          {"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":1,"tid":2,"ts":68,"dur":1},
+          {"ph":"s","id":3,"cat":"ac2g","name":"ac2g","pid":1,"tid":2,"ts":68},
+          {"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD","pid":0,"tid":7,"ts":130,"dur":5},
+          {"ph":"f","id":3,"cat":"ac2g","name":"ac2g","pid":0,"tid":7,"ts":130,"bp":"e"},
+          {"ph":"X","cat":"user_annotation","name":"PP:0F1","pid":1,"tid":1,"ts":72,"dur":5}
+        ]}"#;
+        let m = recovered(text);
+        let got: Vec<(String, usize, i64, i64, i64)> = m.ranks[0]
+            .actions
+            .iter()
+            .map(|a| (a.label(), a.step, a.start_ns, a.end_ns, a.compute_ns))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("0F0".to_string(), 0, 50_000, 80_000, 30_000),
+                ("0B0".to_string(), 0, 80_000, 120_000, 40_000),
+                ("0F1".to_string(), 0, 72_000, 77_000, 0)
+            ]
+        );
+        assert!(m.ranks[0].timed_by_kernels && !m.ranks[0].device_side);
     }
 
     #[test]

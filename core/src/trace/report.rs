@@ -28,6 +28,8 @@ pub struct RankReport {
     /// How the steps were told apart.
     pub step_source: super::step::StepSource,
     pub device_side: bool,
+    /// Whether compute actions are timed by the GPU kernels they launched.
+    pub timed_by_kernels: bool,
     pub offset_ns: i64,
     pub actions: Vec<EventReport>,
     pub transfers: Vec<EventReport>,
@@ -86,6 +88,7 @@ impl TraceReport {
                         steps: r.steps.len(),
                         step_source: r.step_source,
                         device_side: r.device_side,
+                        timed_by_kernels: r.timed_by_kernels,
                         offset_ns: offset,
                         actions: events(&r.actions, offset),
                         transfers: events(&r.transfers, offset),
@@ -146,6 +149,8 @@ impl TraceReport {
                 r.offset_ns,
                 if r.device_side {
                     ", device-side annotations"
+                } else if r.timed_by_kernels {
+                    ", actions timed by their GPU kernels"
                 } else {
                     ""
                 }
