@@ -210,6 +210,30 @@ impl ComputeOps {
     /// autograd engine's ops on a helper thread of its process, and when the first starts and
     /// the last ends; `None` when none was launched there.
     pub fn device_compute(&self, thread: u32, start: i64, end: i64) -> Option<(i64, (i64, i64))> {
+        self.device_compute_where(thread, start, end, |_| true)
+    }
+
+    /// [`ComputeOps::device_compute`] of one phase's launches only: an overlapped pair's
+    /// forward (launched from the span's thread outside the autograd engine's ops) or backward
+    /// (from inside them, on that thread or a helper thread).
+    pub fn device_compute_of(
+        &self,
+        phase: OpPhase,
+        thread: u32,
+        start: i64,
+        end: i64,
+    ) -> Option<(i64, (i64, i64))> {
+        self.device_compute_where(thread, start, end, |p| p == phase)
+    }
+
+    /// The union of the kernels whose launch's phase `keep` accepts, and their extent.
+    fn device_compute_where(
+        &self,
+        thread: u32,
+        start: i64,
+        end: i64,
+        keep: impl Fn(OpPhase) -> bool,
+    ) -> Option<(i64, (i64, i64))> {
         let launched = |from: u32| {
             let launches = self.kernels.get(&from).map_or(&[][..], Vec::as_slice);
             let first = launches.partition_point(|&(l, _, _)| l < start);
@@ -224,10 +248,22 @@ impl ComputeOps {
             .get(thread as usize)
             .and_then(|p| self.helpers.get(p))
             .map_or(&[][..], Vec::as_slice);
+        let from_helpers: &[u32] = if keep(OpPhase::Backward) {
+            helpers
+        } else {
+            &[]
+        };
         let mut runs: Vec<(i64, i64)> = launched(thread)
-            .chain(helpers.iter().filter(|&&h| h != thread).flat_map(|&h| {
-                launched(h).filter(move |&&(l, _, _)| self.phase_of(h, l) == OpPhase::Backward)
-            }))
+            .filter(|&&(l, _, _)| keep(self.phase_of(thread, l)))
+            .chain(
+                from_helpers
+                    .iter()
+                    .filter(|&&h| h != thread)
+                    .flat_map(|&h| {
+                        launched(h)
+                            .filter(move |&&(l, _, _)| self.phase_of(h, l) == OpPhase::Backward)
+                    }),
+            )
             .map(|&(_, s, e)| (s, e))
             .collect();
         runs.sort_unstable();

@@ -782,10 +782,18 @@ fn annotated_events(
                 // An overlapped pair's span (`PP:(…;…)OVERLAP_F_B`) times the pair as one: each
                 // compute op in it goes to the forward or the backward by what it is (the
                 // autograd engine's work is the backward's), each action's compute is the union
-                // of its own ops, and the span is parted where the first of them ends. When the
-                // span's thread shows only one of the two (no ops at all: annotations only; or
-                // the backward's ops on the autograd engine's own thread), they cannot be told
-                // apart: the pair is parted at the span's middle, each half all compute.
+                // of its own ops, and the span is parted where the first of them ends. When both
+                // launched kernels, those tell the two apart the same way (the forward's from
+                // the span's thread, the backward's from the engine's ops, on its own device
+                // thread too), and the pair is timed where they ran. When the span's thread
+                // shows only one of the two (no ops at all: annotations only; or the backward's
+                // ops on the autograd engine's own thread), they cannot be told apart: the pair
+                // is parted at the span's middle, each half all compute.
+                let on_kernels = ops.get(s.file).and_then(|o| {
+                    let part =
+                        |phase| o.device_compute_of(phase, sp.thread, sp.start_ns, sp.end_ns());
+                    Some((part(OpPhase::Forward)?, part(OpPhase::Backward)?))
+                });
                 let halves = || {
                     let mid = sp.start_ns.saturating_add(sp.dur_ns / 2);
                     (
@@ -793,15 +801,32 @@ fn annotated_events(
                         (sp.end_ns() - mid, (mid, sp.end_ns())),
                     )
                 };
-                let parts = ops.get(s.file).filter(|o| !o.is_empty()).and_then(|o| {
-                    let part = |phase| o.compute_of(phase, sp.thread, sp.start_ns, sp.end_ns());
-                    let ((f, fe), (b, be)) = (part(OpPhase::Forward), part(OpPhase::Backward));
-                    Some(((f, fe?), (b, be?)))
-                });
+                let parts = || {
+                    ops.get(s.file).filter(|o| !o.is_empty()).and_then(|o| {
+                        let part = |phase| o.compute_of(phase, sp.thread, sp.start_ns, sp.end_ns());
+                        let ((f, fe), (b, be)) = (part(OpPhase::Forward), part(OpPhase::Backward));
+                        Some(((f, fe?), (b, be?)))
+                    })
+                };
+                let on_device = on_kernels.is_some();
                 let ((f_ns, (f_first, f_last)), (b_ns, (b_first, b_last))) =
-                    parts.unwrap_or_else(halves);
-                let parted_at = f_last.min(b_first).clamp(sp.start_ns, sp.end_ns());
+                    on_kernels.or_else(parts).unwrap_or_else(halves);
+                // The pair's window: its span, or from its first kernel to its last.
+                let (from, to) = if on_device {
+                    (f_first.min(b_first), f_last.max(b_last))
+                } else {
+                    (sp.start_ns, sp.end_ns())
+                };
+                let parted_at = f_last.min(b_first).clamp(from, to);
+                // Kernels of the two may overlap on separate streams: each half computes at
+                // most its own part of the window.
+                let (f_ns, b_ns) = if on_device {
+                    (f_ns.min(parted_at - from), b_ns.min(to - parted_at))
+                } else {
+                    (f_ns, b_ns)
+                };
                 let forward = MeasuredEvent {
+                    start_ns: from,
                     end_ns: parted_at,
                     compute_ns: f_ns,
                     compute_start_ns: f_first.min(parted_at),
@@ -813,7 +838,7 @@ fn annotated_events(
                     direction: None,
                     stage: stage.unwrap_or(rank),
                     start_ns: parted_at,
-                    end_ns: sp.end_ns(),
+                    end_ns: to,
                     compute_ns: b_ns,
                     compute_start_ns: b_first.max(parted_at),
                     compute_end_ns: b_last.max(b_first.max(parted_at)),
@@ -824,15 +849,23 @@ fn annotated_events(
                         event: forward,
                         mb: c.mb,
                         anchor_ns: sp.start_ns,
-                        order_ns: forward.start_ns,
-                        on_device: false,
+                        order_ns: if on_device {
+                            sp.start_ns
+                        } else {
+                            forward.start_ns
+                        },
+                        on_device,
                     },
                     Pending {
                         event: backward,
                         mb,
                         anchor_ns: sp.start_ns,
-                        order_ns: backward.start_ns,
-                        on_device: false,
+                        order_ns: if on_device {
+                            sp.start_ns
+                        } else {
+                            backward.start_ns
+                        },
+                        on_device,
                     },
                 ]
             })
