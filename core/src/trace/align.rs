@@ -420,6 +420,8 @@ mod tests {
             compute_ns: end - start,
             compute_start_ns: start,
             compute_end_ns: end,
+            host_start_ns: start,
+            host_end_ns: end,
         }
     }
 

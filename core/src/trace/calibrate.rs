@@ -1198,7 +1198,9 @@ pub struct MemoryFit {
     pub backwards: usize,
 }
 
-/// The memory of each rank with `[memory]` events on the fit step (see [`MemoryFit`]).
+/// The memory of each rank with `[memory]` events on the fit step (see [`MemoryFit`]), read
+/// against when each action ran on the host: the allocator's samples are the CPU's, and on a GPU
+/// run the CPU allocates as it launches, ahead of the kernels.
 fn fit_memory(
     plan: &Plan,
     m: &Measurement,
@@ -1213,28 +1215,27 @@ fn fit_memory(
         let offset = alignment.offset(*rank);
         let own = |t: i64| t.saturating_sub(offset);
         let is_backward = |a: &StepAction| a.action.is_some_and(|x| x.phase.is_backward());
-        let Some(start) = actions.iter().map(|a| a.compute_start_ns).min() else {
+        let Some(start) = actions.iter().map(|a| a.host_start_ns).min() else {
             continue;
         };
         let first_backward = actions
             .iter()
             .filter(|a| is_backward(a))
-            .min_by_key(|a| a.compute_start_ns);
+            .min_by_key(|a| a.host_start_ns);
         let forwards = first_backward.map_or(0, |b| {
             actions
                 .iter()
                 .filter(|a| {
                     a.action.is_some_and(|x| x.phase == Phase::Forward)
-                        && a.compute_start_ns < b.compute_start_ns
+                        && a.host_start_ns < b.host_start_ns
                 })
                 .count()
         });
         let activation_bytes = first_backward.filter(|_| forwards > 0).map(|b| {
-            ((memory.at(own(b.compute_start_ns)) - memory.at(own(start))) / forwards as f64)
-                .max(0.0)
+            ((memory.at(own(b.host_start_ns)) - memory.at(own(start))) / forwards as f64).max(0.0)
         });
         let transient = |a: &StepAction| {
-            let (s, e) = (own(a.compute_start_ns), own(a.compute_end_ns));
+            let (s, e) = (own(a.host_start_ns), own(a.host_end_ns));
             (memory.peak(s, e) - memory.at(s)).max(0.0)
         };
         let is_weight = |a: &StepAction| a.action.is_some_and(|x| x.phase == Phase::Weight);
@@ -1256,7 +1257,7 @@ fn fit_memory(
         let last_backward_end = actions
             .iter()
             .filter(|a| is_backward(a))
-            .map(|a| a.compute_end_ns)
+            .map(|a| a.host_end_ns)
             .max();
         let step_held_bytes =
             last_backward_end.map(|end| (memory.at(own(end)) - memory.at(own(start))).max(0.0));

@@ -267,6 +267,10 @@ pub struct StepAction {
     /// When its first compute op starts and its last ends (aligned clock).
     pub compute_start_ns: i64,
     pub compute_end_ns: i64,
+    /// When its compute ran on the host's clock, the memory samples' (aligned clock): its
+    /// compute's extent, or the CPU span of an action timed by its kernels.
+    pub host_start_ns: i64,
+    pub host_end_ns: i64,
 }
 
 /// Measured step `step` (aligned clock): each rank's actions, and the step's window — from its
@@ -302,6 +306,8 @@ pub fn measured_step(
                         compute_ns: a.compute_ns,
                         compute_start_ns: a.compute_start_ns.saturating_add(offset),
                         compute_end_ns: a.compute_end_ns.saturating_add(offset),
+                        host_start_ns: a.host_start_ns.saturating_add(offset),
+                        host_end_ns: a.host_end_ns.saturating_add(offset),
                     }
                 })
                 .collect();

@@ -45,6 +45,11 @@ pub struct MeasuredEvent {
     /// When the last compute op inside the span ends (the span's end without one): what an
     /// action hands on is ready then, whatever the span still holds (posting its sends).
     pub compute_end_ns: i64,
+    /// When its compute ran on the host's clock, the one the allocator's `[memory]` samples are
+    /// on: its compute's start and end, or for an action timed by its kernels, the CPU span that
+    /// launched them (the CPU allocates as it launches, ahead of the device).
+    pub host_start_ns: i64,
+    pub host_end_ns: i64,
 }
 
 impl MeasuredEvent {
@@ -757,6 +762,11 @@ fn annotated_events(
                         Some(Some((total, (first, last)))) => (first, last, (total, first, last)),
                         _ => (sp.start_ns, sp.end_ns(), compute(sp.start_ns, sp.end_ns())),
                     };
+                let (host_start_ns, host_end_ns) = if on_device {
+                    (sp.start_ns, sp.end_ns())
+                } else {
+                    (compute_start_ns, compute_end_ns)
+                };
                 let event = MeasuredEvent {
                     stage: c.stage.unwrap_or(rank),
                     kind: c.kind,
@@ -769,6 +779,8 @@ fn annotated_events(
                     compute_ns,
                     compute_start_ns,
                     compute_end_ns,
+                    host_start_ns,
+                    host_end_ns,
                 };
                 let Some((kind, stage, mb)) = c.paired else {
                     return vec![Pending {
@@ -833,6 +845,18 @@ fn annotated_events(
                     compute_end_ns: parted_at,
                     ..event
                 };
+                // On the host's clock: the pair parted where the forward's CPU ops end (its
+                // middle when its thread shows none), or as above when the ops timed it.
+                let host_parted = if on_device {
+                    let forward_ops = ops.get(s.file).and_then(|o| {
+                        o.compute_of(OpPhase::Forward, sp.thread, sp.start_ns, sp.end_ns())
+                            .1
+                    });
+                    forward_ops.map_or(halves().0.1.1, |(_, last)| last)
+                } else {
+                    parted_at
+                };
+
                 let backward = MeasuredEvent {
                     kind,
                     direction: None,
@@ -843,6 +867,27 @@ fn annotated_events(
                     compute_start_ns: b_first.max(parted_at),
                     compute_end_ns: b_last.max(b_first.max(parted_at)),
                     ..event
+                };
+                let (forward, backward) = if on_device {
+                    (
+                        MeasuredEvent {
+                            host_start_ns: sp.start_ns,
+                            host_end_ns: host_parted,
+                            ..forward
+                        },
+                        MeasuredEvent {
+                            host_start_ns: host_parted,
+                            host_end_ns: sp.end_ns(),
+                            ..backward
+                        },
+                    )
+                } else {
+                    let on_host = |e: MeasuredEvent| MeasuredEvent {
+                        host_start_ns: e.compute_start_ns,
+                        host_end_ns: e.compute_end_ns,
+                        ..e
+                    };
+                    (on_host(forward), on_host(backward))
                 };
                 vec![
                     Pending {
@@ -900,6 +945,8 @@ fn inferred_events<'a>(
                     compute_ns,
                     compute_start_ns,
                     compute_end_ns,
+                    host_start_ns: compute_start_ns,
+                    host_end_ns: compute_end_ns,
                 },
                 mb: None,
                 anchor_ns: a.start_ns,
@@ -1384,6 +1431,8 @@ mod tests {
             compute_ns: 1,
             compute_start_ns: start_ns,
             compute_end_ns: start_ns + 1,
+            host_start_ns: start_ns,
+            host_end_ns: start_ns + 1,
         };
         use ActionKind::*;
         let mut events = [
