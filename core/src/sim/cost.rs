@@ -396,15 +396,8 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
     };
     let hw = &plan.hardware;
     // A compute event: its unit's layers in its phase.
-    if let (Some(action), Some(region), Some(rank), Some(mb)) =
-        (event.action(), event.region(), event.rank(), event.mb())
-    {
-        return compute_time(
-            plan,
-            unit_layers(plan, region.into(), rank),
-            mb,
-            action.phase,
-        );
+    if let Some((layers, mb, phase)) = compute_of(plan, event) {
+        return compute_time(plan, layers, mb, phase);
     }
     match *event {
         Event::Coll { .. } => {
@@ -424,6 +417,66 @@ pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) 
         | Event::Loss { .. }
         | Event::StepBarrier => 0.0,
     }
+}
+
+/// A compute event's work: its unit's layers, its microbatch and its phase.
+fn compute_of(plan: &Plan, event: &Event) -> Option<(Range<usize>, usize, Phase)> {
+    let (action, region, rank, mb) = (event.action()?, event.region()?, event.rank()?, event.mb()?);
+    Some((unit_layers(plan, region.into(), rank), mb, action.phase))
+}
+
+/// Every node's [`duration`], a compute event's computed once per class: its time depends on
+/// its microbatch only through the microbatch's workload factor, so the nodes of one unit's
+/// layers, phase and factor (every microbatch of a stage and phase, without a workload) share
+/// one value, bit for bit the one each would compute. With one factor for every microbatch the
+/// classes are slots of a table by the unit's first layer and the phase; else hashed.
+fn durations_by_class(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<f64> {
+    let one_factor = plan
+        .workload
+        .windows(2)
+        .all(|w| matches!(w, [a, b] if a.to_bits() == b.to_bits()));
+    const PHASES: usize = 9;
+    // Per (first layer, phase): the unit's end, the phase and its time (what a slot was filled
+    // with is checked on every use, so no two classes can share one).
+    let mut table: Vec<Option<(usize, Phase, f64)>> = if one_factor {
+        vec![None; (plan.layers.len() + 1) * PHASES]
+    } else {
+        Vec::new()
+    };
+    let mut hashed: rustc_hash::FxHashMap<(usize, usize, Phase, u64), f64> =
+        rustc_hash::FxHashMap::default();
+    graph
+        .node_indices()
+        .map(|n| {
+            let Some((layers, mb, phase)) = graph.node_weight(n).and_then(|e| compute_of(plan, e))
+            else {
+                return duration(plan, graph, n);
+            };
+            let slot = layers
+                .start
+                .saturating_mul(PHASES)
+                .saturating_add(phase as usize);
+            match table.get_mut(slot) {
+                Some(Some((end, p, t))) if *end == layers.end && *p == phase => *t,
+                Some(free @ None) => {
+                    let (end, t) = (layers.end, compute_time(plan, layers, mb, phase));
+                    *free = Some((end, phase, t));
+                    t
+                }
+                // Another class at this slot (an empty unit at a layer where one starts):
+                // computed, not kept.
+                Some(Some(_)) => compute_time(plan, layers, mb, phase),
+                None => *hashed
+                    .entry((
+                        layers.start,
+                        layers.end,
+                        phase,
+                        plan.workload_of(mb).to_bits(),
+                    ))
+                    .or_insert_with(|| compute_time(plan, layers, mb, phase)),
+            }
+        })
+        .collect()
 }
 
 /// Of every node (by index), the switch it carries: a compute action whose rank ran another
@@ -533,10 +586,7 @@ pub struct Timed {
 /// exposed, which the duration holds.
 pub fn timed(plan: &Plan, order: &Order) -> Timed {
     let graph = &order.graph;
-    let compute: Vec<f64> = graph
-        .node_indices()
-        .map(|n| duration(plan, graph, n))
-        .collect();
+    let compute = durations_by_class(plan, graph);
     let mut out = compute.clone();
     let mut runtime = vec![0.0; out.len()];
     // Every compute action carries the runtime's per-action overhead (its phase's, where the
