@@ -163,6 +163,14 @@ fn the_web_build_loads_in_chromium_and_behaves_as_the_desktop_app() {
         .find(|s| s.file == "1f1b.json")
         .unwrap();
     let fragment = mpipe::scenario::share::to_fragment(shared.json);
+    // A pipeline large enough that its simulation takes many of the page's 10 ms slices.
+    let large_title = "A long pipeline: interleaved 1F1B, P = 16, M = 512";
+    let large_json = format!(
+        r#"{{"format": "mpipe-scenario/1", "name": "{large_title}",
+  "model": {{"layers": [{{"name": "llm", "role": "backbone", "count": 32, "fwd_s": 0.01, "bwd_s": 0.02}}]}},
+  "cut": [16], "schedule": ["1f1b", "1f1b"], "ranks": 16, "microbatches": 512}}"#
+    );
+    let large_fragment = mpipe::scenario::share::to_fragment(&large_json);
 
     let mut studio = Studio::default();
     let default = state(&studio);
@@ -175,6 +183,18 @@ fn the_web_build_loads_in_chromium_and_behaves_as_the_desktop_app() {
     let bad_file = state(&studio);
     assert!(studio.open_link(&fragment));
     let link = state(&studio);
+    let mut large_studio = Studio::default();
+    assert!(large_studio.open_link(&large_fragment));
+    // Simulated on a worker here: polled until it is shown (a minute at most).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while large_studio.poll() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the simulation did not finish"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let large = state(&large_studio);
 
     let out = tempdir();
     let url = serve(site);
@@ -186,6 +206,8 @@ fn the_web_build_loads_in_chromium_and_behaves_as_the_desktop_app() {
             bad_name,
             bad_text,
             &fragment,
+            &large_fragment,
+            large_title,
         ])
         .output()
         .unwrap();
@@ -201,7 +223,17 @@ fn the_web_build_loads_in_chromium_and_behaves_as_the_desktop_app() {
     assert_eq!(report["errors"], serde_json::json!([]), "the page's errors");
     let steps = report["steps"].as_array().unwrap();
     let names: Vec<_> = steps.iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["default", "sample", "bad-file", "link", "reload"]);
+    assert_eq!(
+        names,
+        [
+            "default",
+            "sample",
+            "bad-file",
+            "link",
+            "large-link",
+            "reload"
+        ]
+    );
     let page = |i: usize| &steps[i]["state"];
 
     // The default sample, drawn as the desktop app draws it.
@@ -220,9 +252,14 @@ fn the_web_build_loads_in_chromium_and_behaves_as_the_desktop_app() {
     // A link carries a scenario; once open, it leaves the address.
     assert_same("link", page(3), &link);
     assert_eq!(steps[3]["address"].as_str(), Some(url.as_str()));
+    // A second link opens while the first one's scenario is on screen; the large pipeline's
+    // simulation runs in slices (the page says it is simulating meanwhile) to the same chart.
+    assert!(large["events"].as_u64().unwrap() > 60_000, "{large}");
+    assert_same("large-link", page(4), &large);
+    assert_eq!(steps[4]["seen_simulating"], true);
     // A reload brings the session back from the browser's storage.
-    assert_eq!(page(4)["source"], "last session");
-    assert_eq!(page(4)["title"], link["title"]);
+    assert_eq!(page(5)["source"], "last session");
+    assert_eq!(page(5)["title"], large["title"]);
 
     // The charts are drawn in the schedule's colours: the default sample's encoder backwards
     // (dark orange) and LLM forwards (blue); GPipe's chart has the blue and no encoder (the

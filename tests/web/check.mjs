@@ -1,19 +1,22 @@
 // Drives the web build of Mpipe Studio in headless Chromium as a user would, for
 // tests/web_build.rs (which builds and serves the site, and asserts on what this reports).
 //
-//   node check.mjs URL OUT_DIR BAD_FILE_NAME BAD_FILE_TEXT LINK_FRAGMENT
+//   node check.mjs URL OUT_DIR BAD_FILE_NAME BAD_FILE_TEXT LINK_FRAGMENT LARGE_FRAGMENT LARGE_TITLE
 //
 // Steps: load the page (the default sample); switch samples through a link's fragment
 // (`#sample=gpipe.json`, pasted into the open page); open a broken scenario file through the
-// browser's file chooser (Ctrl+O); open a scenario carried by a link (`#scenario=…`); reload the
-// page (the session comes back from the browser's storage). After each step it records the
+// browser's file chooser (Ctrl+O); open a scenario carried by a link (`#scenario=…`); open a
+// second link, to a large pipeline whose simulation runs in slices over many frames (waited for
+// by its own title: the first link's source is already "the link"); reload the page (the
+// session comes back from the browser's storage). After each step it records the
 // state the page publishes (the canvas's `data-state`) and a screenshot; it prints one JSON
 // object: { steps: [{ name, state, screenshot }], errors: [page errors] }.
 
 import { chromium } from "playwright-core";
 import path from "node:path";
 
-const [url, outDir, badName, badText, linkFragment] = process.argv.slice(2);
+const [url, outDir, badName, badText, linkFragment, largeFragment, largeTitle] =
+  process.argv.slice(2);
 const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
 const browser = await chromium.launch({
@@ -87,6 +90,28 @@ try {
   }, linkFragment);
   await record("link", (s) => s.source === "the link" && s.title !== null);
   steps[steps.length - 1].address = page.url();
+
+  // Whether the page ever said it was simulating (a progress, not null) before the chart came:
+  // every change of the published state is seen, however short.
+  await page.evaluate(() => {
+    window.mpipeSeenSimulating = false;
+    new MutationObserver(() => {
+      const text = document.getElementById("mpipe_canvas")?.getAttribute("data-state");
+      if (text && JSON.parse(text).simulating !== null) window.mpipeSeenSimulating = true;
+    }).observe(document.getElementById("mpipe_canvas"), { attributes: true });
+  });
+  await page.evaluate((f) => {
+    location.hash = f;
+  }, largeFragment);
+  // The title is the chart's, which names the document.
+  await record(
+    "large-link",
+    new Function(
+      "s",
+      `return s.title !== null && s.title.includes(${JSON.stringify(largeTitle)}) && s.simulating === null`,
+    ),
+  );
+  steps[steps.length - 1].seen_simulating = await page.evaluate(() => window.mpipeSeenSimulating);
 
   await page.reload();
   await record("reload", (s) => s.title !== null);
