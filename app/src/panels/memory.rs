@@ -100,7 +100,9 @@ pub fn y_range<'a>(
             }
         }
     }
-    if !(lo.is_finite() && hi.is_finite()) {
+    // No curve, or every curve at zero (a scenario that gives no bytes): a unit's span, not a
+    // nanobyte's, whose ticks would read 0.0000000008.
+    if !(lo.is_finite() && hi.is_finite()) || (lo == 0.0 && hi == 0.0) {
         return (0.0, 1.0);
     }
     if from_zero {
@@ -423,6 +425,8 @@ mod tests {
         assert!((hi - 13.6).abs() < 1e-9, "{hi}");
         assert_eq!(y_range(curves.iter(), true, 1e9).0, 0.0);
         assert_eq!(y_range([].iter(), false, 1e9), (0.0, 1.0));
+        // Nothing held anywhere: the axis spans one unit.
+        assert_eq!(y_range([curve(0.0, 0.0)].iter(), false, 1.0), (0.0, 1.0));
         // Megabytes of memory read in MB, not as 0.004 GB.
         let small = [curve(2.5e6, 4.3e6)];
         assert_eq!(unit_of(small.iter()), (1e6, "MB"));

@@ -341,6 +341,15 @@ fn memory_section_ui(
     out: &mut Vec<Command>,
 ) {
     ui.label(RichText::new("Memory per rank").strong());
+    if shown.sim.memory.iter().all(|c| c.peak_bytes == 0.0) {
+        ui.label(
+            RichText::new(
+                "nothing held: the model gives no parameter, activation or workspace bytes",
+            )
+            .small()
+            .weak(),
+        );
+    }
     let mut from_zero = studio.view.memory_from_zero;
     if ui.checkbox(&mut from_zero, "y axis from zero").changed() {
         out.push(Command::MemoryFromZero(from_zero));
