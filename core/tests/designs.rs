@@ -245,3 +245,41 @@ fn over_capacity_designs_are_fitted_under_it_and_say_what_it_costs() {
     assert_eq!(fitted, 2);
     assert!(c.text().contains("(over capacity; fitted under it: "));
 }
+
+#[test]
+fn the_designs_run_a_point_a_step_to_the_same_comparison() {
+    // What the web build runs between frames: one design at one M per step, each step reporting
+    // the fraction done before it, Cancel heard at the next step.
+    use mpipe::tune::Stepped;
+    use mpipe::tune::designs::DesignSteps;
+    let scenario = model(0.5);
+    let ms = [4, 8];
+    let whole = compare_designs(&scenario, &ms, Default::default()).unwrap();
+    let mut steps = DesignSteps::new(&scenario, &ms, Default::default()).unwrap();
+    let mut fractions = Vec::new();
+    let mut again = 0;
+    let stepped = loop {
+        match steps
+            .step(&mut |f| {
+                fractions.push(f);
+                true
+            })
+            .unwrap()
+        {
+            Stepped::Again => again += 1,
+            Stepped::Done(c) => break c,
+            Stepped::Cancelled => panic!("not cancelled"),
+        }
+    };
+    assert_eq!(stepped, whole);
+    // Three designs at two numbers of microbatches, less any design refused.
+    let points = 2 * (3 - whole.refused.len());
+    assert_eq!(again, points);
+    assert_eq!(whole.points.len(), points);
+    let expected: Vec<f32> = (0..points).map(|i| i as f32 / 6.0).collect();
+    assert_eq!(fractions, expected);
+    // Stopped after its first point, it says so.
+    let mut steps = DesignSteps::new(&scenario, &ms, Default::default()).unwrap();
+    assert_eq!(steps.step(&mut |_| true).unwrap(), Stepped::Again);
+    assert_eq!(steps.step(&mut |_| false).unwrap(), Stepped::Cancelled);
+}

@@ -633,3 +633,31 @@ fn every_rank_runs_one_order_and_a_per_position_warmup_deadlocks() {
     let err = mpipe::derive(&hand).unwrap_err().to_string();
     assert!(err.starts_with("rule `deadlock-free`"), "{err}");
 }
+
+#[test]
+fn the_sweep_runs_a_unit_size_a_step_to_the_same_sweep() {
+    // What the web build runs between frames: one k per step (with its fit under the capacity
+    // when it is over, as k = 11 and 12 are here), Cancel heard at the next step.
+    use mpipe::tune::Stepped;
+    use mpipe::tune::wave_sweep::SweepSteps;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/uma-1.2b.json");
+    let text = std::fs::read_to_string(path).unwrap();
+    let s = Scenario::from_json_str(&text, path).unwrap();
+    let whole = mpipe::tune::wave_sweep::sweep(&s, 2..=12, SimOptions::default(), &mut |_| true)
+        .unwrap()
+        .unwrap();
+    let mut steps = SweepSteps::new(&s, 2..=12, SimOptions::default()).unwrap();
+    let mut again = 0;
+    let stepped = loop {
+        match steps.step(&mut |_| true).unwrap() {
+            Stepped::Again => again += 1,
+            Stepped::Done(w) => break w,
+            Stepped::Cancelled => panic!("not cancelled"),
+        }
+    };
+    assert_eq!(stepped, whole);
+    assert_eq!(again, 11);
+    let mut steps = SweepSteps::new(&s, 2..=12, SimOptions::default()).unwrap();
+    assert_eq!(steps.step(&mut |_| true).unwrap(), Stepped::Again);
+    assert_eq!(steps.step(&mut |_| false).unwrap(), Stepped::Cancelled);
+}

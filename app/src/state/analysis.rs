@@ -4,13 +4,14 @@
 //! one runs, and its result shown only while the document is the one it was computed from.
 
 use super::Notice;
-use super::jobs::{Control, Job, Poll};
+use super::jobs::{Control, Job, Poll, Step};
 use mpipe::Scenario;
-use mpipe::tune::designs::{DesignComparison, compare_designs_cancellable};
+use mpipe::tune::Stepped;
+use mpipe::tune::designs::{DesignComparison, DesignSteps};
 use mpipe::tune::fit_memory::{FitError, MemoryFit, fit_memory};
 use mpipe::tune::octopipe::{TuneOptions, tune_cancellable};
 use mpipe::tune::packing::{PackingComparison, compare_packings};
-use mpipe::tune::wave_sweep::{WaveSweep, sweep};
+use mpipe::tune::wave_sweep::{SweepSteps, WaveSweep};
 use mpipe::vocab::units::secs;
 use std::sync::{Arc, Mutex};
 
@@ -69,6 +70,21 @@ impl<T: Send + 'static> Analysis<T> {
         Ok(())
     }
 
+    /// [`Analysis::start`] in steps: `step` runs a part of the work each call (a design point, a
+    /// unit size), so the web build draws its progress and hears Cancel between parts.
+    pub fn start_steps(
+        &mut self,
+        name: &str,
+        generation: u64,
+        step: impl FnMut(&Control) -> Step<Option<Result<T, String>>> + Send + 'static,
+    ) -> Result<(), String> {
+        if self.running.is_none() {
+            let job = Job::spawn_steps(name, step)?;
+            self.running = Some(Running { job, generation });
+        }
+        Ok(())
+    }
+
     /// Asks the running computation to stop.
     pub fn cancel(&self) {
         if let Some(r) = &self.running {
@@ -102,6 +118,18 @@ impl<T: Send + 'static> Analysis<T> {
     }
 }
 
+/// A core search's step as a job's: `Done(None)` when cancelled, its error as text.
+fn as_step<T, E: std::fmt::Display>(
+    stepped: Result<Stepped<T>, E>,
+) -> Step<Option<Result<T, String>>> {
+    match stepped {
+        Ok(Stepped::Again) => Step::Again,
+        Ok(Stepped::Done(t)) => Step::Done(Some(Ok(t))),
+        Ok(Stepped::Cancelled) => Step::Done(None),
+        Err(e) => Step::Done(Some(Err(e.to_string()))),
+    }
+}
+
 /// The numbers of microbatches the app compares BigMac's designs at.
 pub const DESIGN_MICROBATCHES: [usize; 4] = [8, 16, 32, 64];
 
@@ -121,32 +149,29 @@ pub struct Analyses {
 }
 
 impl Analyses {
-    /// Starts comparing BigMac's three designs of `scenario` (the document at `generation`).
+    /// Starts comparing BigMac's three designs of `scenario` (the document at `generation`), a
+    /// design point a step.
     pub fn start_designs(&mut self, scenario: &Scenario, generation: u64) -> Result<(), String> {
-        let scenario = scenario.clone();
-        self.designs
-            .start("mpipe designs", generation, move |control| {
-                compare_designs_cancellable(
-                    &scenario,
-                    &DESIGN_MICROBATCHES,
-                    Default::default(),
-                    &mut |f| control.keep_going(f),
-                )
-                .transpose()
-            })
+        let mut steps = DesignSteps::new(scenario, &DESIGN_MICROBATCHES, Default::default());
+        self.designs.start_steps(
+            "mpipe designs",
+            generation,
+            move |control| match &mut steps {
+                Ok(steps) => as_step(steps.step(&mut |f| control.keep_going(f))),
+                Err(e) => Step::Done(Some(Err(e.clone()))),
+            },
+        )
     }
 
-    /// Starts JanusPipe's WaveK sweep of `scenario` over `k` = 1..=min(M, 16).
+    /// Starts JanusPipe's WaveK sweep of `scenario` over `k` = 1..=min(M, 16), a unit size a
+    /// step.
     pub fn start_wave_sweep(&mut self, scenario: &Scenario, generation: u64) -> Result<(), String> {
-        let scenario = scenario.clone();
+        let last = scenario.microbatches.min(WAVE_SWEEP_MAX_K);
+        let mut steps = SweepSteps::new(scenario, 1..=last, Default::default());
         self.wave_sweep
-            .start("mpipe sweep", generation, move |control| {
-                let last = scenario.microbatches.min(WAVE_SWEEP_MAX_K);
-                sweep(&scenario, 1..=last, Default::default(), &mut |f| {
-                    control.keep_going(f)
-                })
-                .map_err(|e| e.to_string())
-                .transpose()
+            .start_steps("mpipe sweep", generation, move |control| match &mut steps {
+                Ok(steps) => as_step(steps.step(&mut |f| control.keep_going(f))),
+                Err(e) => Step::Done(Some(Err(e.to_string()))),
             })
     }
 

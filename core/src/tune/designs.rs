@@ -11,6 +11,7 @@ use crate::scenario::Scenario;
 use crate::scenario::owner::OwnerSpec;
 use crate::schedules::skeleton::Skeleton;
 use crate::sim::engine::SimOptions;
+use crate::tune::Stepped;
 use crate::tune::fit_memory::{FitError, FittedPoint, fit_simulated};
 use crate::tune::pipeline::simulate_scenario;
 use crate::vocab::layout::{Composition, Layout};
@@ -221,31 +222,102 @@ pub fn compare_designs_cancellable(
     options: SimOptions,
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Result<Option<DesignComparison>, String> {
-    let total = (Design::ALL.len() * microbatches.len()).max(1) as f32;
-    let mut done = 0usize;
-    if scenario.explicit_orders().is_some() || scenario.orders_csv.is_some() {
-        return Err(
-            "the scenario gives hand-written orders, which fix its schedule: the designs need derived ones"
-                .to_string(),
-        );
+    let mut steps = DesignSteps::new(scenario, microbatches, options)?;
+    loop {
+        match steps.step(keep_going)? {
+            Stepped::Again => {}
+            Stepped::Done(comparison) => return Ok(Some(comparison)),
+            Stepped::Cancelled => return Ok(None),
+        }
     }
-    let mut points = Vec::new();
-    let mut refused = Vec::new();
-    for design in Design::ALL {
-        let base = match scenario_for(scenario, design) {
-            Ok(s) => s,
-            Err(why) if design == Design::MemoryEfficient => {
-                refused.push((design, why));
+}
+
+/// The design comparison in steps, one design at one number of microbatches each (with its fit
+/// under the capacity when it is over): what [`compare_designs_cancellable`] runs in a loop, and
+/// a caller with no threads (the web build) runs a few at a time between the frames it draws.
+#[derive(Debug, Clone)]
+pub struct DesignSteps {
+    scenario: Scenario,
+    microbatches: Vec<usize>,
+    options: SimOptions,
+    /// The design (index into [`Design::ALL`]) and the microbatch count (index) to run next, and
+    /// the design's scenario once built.
+    design: usize,
+    next_m: usize,
+    base: Option<Scenario>,
+    done: usize,
+    points: Vec<DesignPoint>,
+    refused: Vec<(Design, String)>,
+}
+
+impl DesignSteps {
+    /// The steps of comparing `scenario`'s designs at each of `microbatches`; refused when the
+    /// scenario gives hand-written orders.
+    pub fn new(
+        scenario: &Scenario,
+        microbatches: &[usize],
+        options: SimOptions,
+    ) -> Result<DesignSteps, String> {
+        if scenario.explicit_orders().is_some() || scenario.orders_csv.is_some() {
+            return Err(
+                "the scenario gives hand-written orders, which fix its schedule: the designs need derived ones"
+                    .to_string(),
+            );
+        }
+        Ok(DesignSteps {
+            scenario: scenario.clone(),
+            microbatches: microbatches.to_vec(),
+            options,
+            design: 0,
+            next_m: 0,
+            base: None,
+            done: 0,
+            points: Vec::new(),
+            refused: Vec::new(),
+        })
+    }
+
+    /// Runs the next design point: `Again` while more remain, `Done` with the comparison after
+    /// the last, `Cancelled` when `keep_going` (given the fraction done before each simulation
+    /// and through a fit) said stop.
+    pub fn step(
+        &mut self,
+        keep_going: &mut dyn FnMut(f32) -> bool,
+    ) -> Result<Stepped<DesignComparison>, String> {
+        let total = (Design::ALL.len() * self.microbatches.len()).max(1) as f32;
+        loop {
+            let Some(&design) = Design::ALL.get(self.design) else {
+                return Ok(Stepped::Done(DesignComparison {
+                    name: self.scenario.name.clone(),
+                    capacity_bytes: self.scenario.hardware.as_ref().and_then(|h| h.memory_bytes),
+                    points: std::mem::take(&mut self.points),
+                    refused: std::mem::take(&mut self.refused),
+                }));
+            };
+            let base = match &self.base {
+                Some(base) => base,
+                None => match scenario_for(&self.scenario, design) {
+                    Ok(s) => self.base.insert(s),
+                    Err(why) if design == Design::MemoryEfficient => {
+                        self.refused.push((design, why));
+                        self.design += 1;
+                        continue;
+                    }
+                    Err(why) => return Err(why),
+                },
+            };
+            let Some(&m) = self.microbatches.get(self.next_m) else {
+                (self.design, self.next_m, self.base) = (self.design + 1, 0, None);
                 continue;
+            };
+            if !keep_going(self.done as f32 / total) {
+                return Ok(Stepped::Cancelled);
             }
-            Err(why) => return Err(why),
-        };
-        for &m in microbatches {
-            if !keep_going(done as f32 / total) {
-                return Ok(None);
-            }
-            done += 1;
-            let s = with_microbatches(&base, m);
+            let at = self.done as f32 / total;
+            self.done += 1;
+            self.next_m += 1;
+            let s = with_microbatches(base, m);
+            let options = self.options;
             let sim = simulate_scenario(&s, options).map_err(|e: DeriveError| {
                 format!("{} with M = {m}: field `{}`: {e}", design.name(), e.field())
             })?;
@@ -257,16 +329,15 @@ pub fn compare_designs_cancellable(
             // Over capacity: what fitting it under costs (the fit's own progress within this
             // point's share), starting from this simulation.
             let fitted = if over_capacity {
-                let at = (done - 1) as f32 / total;
                 match fit_simulated(&s, sim, options, &mut |f| keep_going(at + f / total)) {
                     Ok(fitted) => Some(fitted),
-                    Err(FitError::Cancelled) => return Ok(None),
+                    Err(FitError::Cancelled) => return Ok(Stepped::Cancelled),
                     Err(e) => return Err(format!("{} with M = {m}: {e}", design.name())),
                 }
             } else {
                 None
             };
-            points.push(DesignPoint {
+            self.points.push(DesignPoint {
                 design,
                 microbatches: m,
                 makespan_s,
@@ -274,14 +345,9 @@ pub fn compare_designs_cancellable(
                 over_capacity,
                 fitted,
             });
+            return Ok(Stepped::Again);
         }
     }
-    Ok(Some(DesignComparison {
-        name: scenario.name.clone(),
-        capacity_bytes: scenario.hardware.as_ref().and_then(|h| h.memory_bytes),
-        points,
-        refused,
-    }))
 }
 
 impl DesignComparison {

@@ -14,3 +14,12 @@ pub mod owners;
 pub mod packing;
 pub mod pipeline;
 pub mod wave_sweep;
+
+/// One step of a search run in steps (BigMac's designs, the WaveK sweep): more to do, the
+/// result, or stopped by its caller.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stepped<T> {
+    Again,
+    Done(T),
+    Cancelled,
+}
