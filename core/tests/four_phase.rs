@@ -661,3 +661,22 @@ fn the_sweep_runs_a_unit_size_a_step_to_the_same_sweep() {
     assert_eq!(steps.step(&mut |_| true).unwrap(), Stepped::Again);
     assert_eq!(steps.step(&mut |_| false).unwrap(), Stepped::Cancelled);
 }
+
+#[test]
+fn the_packings_run_one_a_step_to_the_same_comparison() {
+    use mpipe::tune::packing::PackingSteps;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/uma-1.2b.json");
+    let text = std::fs::read_to_string(path).unwrap();
+    let s = Scenario::from_json_str(&text, path).unwrap();
+    let whole = mpipe::tune::packing::compare_packings(&s, SimOptions::default())
+        .unwrap()
+        .unwrap();
+    let mut steps = PackingSteps::new(&s, SimOptions::default()).unwrap();
+    // The sequential packing, then GARS with the comparison.
+    assert_eq!(steps.step().unwrap(), None);
+    assert_eq!(steps.step().unwrap(), Some(whole));
+    // A scenario whose workload packs no graphs has no steps.
+    let mut plain = s.clone();
+    plain.workload = None;
+    assert!(PackingSteps::new(&plain, SimOptions::default()).is_none());
+}

@@ -10,7 +10,7 @@ use mpipe::tune::Stepped;
 use mpipe::tune::designs::{DesignComparison, DesignSteps};
 use mpipe::tune::fit_memory::{FitError, MemoryFit, fit_memory};
 use mpipe::tune::octopipe::{TuneOptions, tune_cancellable};
-use mpipe::tune::packing::{PackingComparison, compare_packings};
+use mpipe::tune::packing::{PackingComparison, PackingSteps};
 use mpipe::tune::wave_sweep::{SweepSteps, WaveSweep};
 use mpipe::vocab::units::secs;
 use std::sync::{Arc, Mutex};
@@ -193,15 +193,23 @@ impl Analyses {
 
     /// Starts simulating `scenario`'s graphs packed sequentially and by GARS.
     pub fn start_packing(&mut self, scenario: &Scenario, generation: u64) -> Result<(), String> {
-        let scenario = scenario.clone();
+        // A packing a step: the sequential one, then GARS.
+        let mut steps = PackingSteps::new(scenario, Default::default());
+        let mut done = 0.0;
         self.packing
-            .start("mpipe packing", generation, move |control| {
-                if !control.keep_going(0.0) {
-                    return None;
+            .start_steps("mpipe packing", generation, move |control| {
+                let Some(steps) = &mut steps else {
+                    return Step::Done(None);
+                };
+                if !control.keep_going(done) {
+                    return Step::Done(None);
                 }
-                compare_packings(&scenario, Default::default())
-                    .map_err(|e| e.to_string())
-                    .transpose()
+                done = 0.5;
+                match steps.step() {
+                    Ok(None) => Step::Again,
+                    Ok(Some(comparison)) => Step::Done(Some(Ok(comparison))),
+                    Err(e) => Step::Done(Some(Err(e.to_string()))),
+                }
             })
     }
 

@@ -113,32 +113,72 @@ pub fn compare_packings(
     scenario: &Scenario,
     options: SimOptions,
 ) -> Result<Option<PackingComparison>, DeriveError> {
-    let Some(graphs) = scenario.workload.as_ref().and_then(|w| w.graphs.as_ref()) else {
+    let Some(mut steps) = PackingSteps::new(scenario, options) else {
         return Ok(None);
     };
-    let run = |packing: Packing| -> Result<PackingRun, DeriveError> {
-        let mut s = scenario.clone();
-        if let Some(g) = s.workload.as_mut().and_then(|w| w.graphs.as_mut()) {
-            g.packing = packing;
+    loop {
+        if let Some(comparison) = steps.step()? {
+            return Ok(Some(comparison));
         }
-        let sim = simulate_scenario(&s, options)?;
-        let packed = graphs
-            .pack_with(scenario.microbatches, packing)
-            .map_err(|e| DeriveError::Invalid(e.into()))?;
-        let factors = packed.factors();
-        Ok(PackingRun {
-            imbalance: factors.iter().copied().fold(0.0, f64::max),
-            factors,
-            max_atoms: packed.max_atoms(),
-            packed,
-            makespan_s: sim.makespan_s,
-            bubble_fraction: sim.bubble_fraction,
-            peak_memory_bytes: sim.peak_memory_bytes(),
+    }
+}
+
+/// The packing comparison in steps, one packing simulated each: what [`compare_packings`] runs
+/// in a loop, and a caller with no threads (the web build) runs one a frame.
+#[derive(Debug, Clone)]
+pub struct PackingSteps {
+    scenario: Scenario,
+    graphs: crate::workload::gars::Graphs,
+    options: SimOptions,
+    sequential: Option<PackingRun>,
+}
+
+impl PackingSteps {
+    /// The steps of comparing `scenario`'s packings; `None` when its workload packs no graphs.
+    pub fn new(scenario: &Scenario, options: SimOptions) -> Option<PackingSteps> {
+        let graphs = scenario.workload.as_ref()?.graphs.clone()?;
+        Some(PackingSteps {
+            scenario: scenario.clone(),
+            graphs,
+            options,
+            sequential: None,
         })
-    };
-    Ok(Some(PackingComparison {
-        sequential: run(Packing::Sequential)?,
-        gars: run(Packing::Gars)?,
-        used: graphs.packing,
-    }))
+    }
+
+    /// Simulates the next packing: `None` after the first (sequential), the comparison after
+    /// the second (GARS).
+    pub fn step(&mut self) -> Result<Option<PackingComparison>, DeriveError> {
+        let (scenario, graphs) = (&self.scenario, &self.graphs);
+        let run = |packing: Packing| -> Result<PackingRun, DeriveError> {
+            let mut s = scenario.clone();
+            if let Some(g) = s.workload.as_mut().and_then(|w| w.graphs.as_mut()) {
+                g.packing = packing;
+            }
+            let sim = simulate_scenario(&s, self.options)?;
+            let packed = graphs
+                .pack_with(scenario.microbatches, packing)
+                .map_err(|e| DeriveError::Invalid(e.into()))?;
+            let factors = packed.factors();
+            Ok(PackingRun {
+                imbalance: factors.iter().copied().fold(0.0, f64::max),
+                factors,
+                max_atoms: packed.max_atoms(),
+                packed,
+                makespan_s: sim.makespan_s,
+                bubble_fraction: sim.bubble_fraction,
+                peak_memory_bytes: sim.peak_memory_bytes(),
+            })
+        };
+        match self.sequential.take() {
+            None => {
+                self.sequential = Some(run(Packing::Sequential)?);
+                Ok(None)
+            }
+            Some(sequential) => Ok(Some(PackingComparison {
+                sequential,
+                gars: run(Packing::Gars)?,
+                used: graphs.packing,
+            })),
+        }
+    }
 }
