@@ -135,7 +135,8 @@ pub struct RuleSet {
     #[serde(default = "default_step_end_pattern")]
     pub step_end_pattern: String,
     /// Prefer `gpu_user_annotation` copies (device time) over the CPU annotations when a rank has
-    /// both.
+    /// both — unless the file links its launches to their kernels (flows): then the CPU spans,
+    /// timed by their kernels, hold a CUDA backward's kernels too, and the copies do not.
     #[serde(default = "yes")]
     pub prefer_gpu_annotations: bool,
 }
