@@ -672,9 +672,20 @@ fn the_packings_run_one_a_step_to_the_same_comparison() {
         .unwrap()
         .unwrap();
     let mut steps = PackingSteps::new(&s, SimOptions::default()).unwrap();
-    // The sequential packing, then GARS with the comparison.
-    assert_eq!(steps.step().unwrap(), None);
-    assert_eq!(steps.step().unwrap(), Some(whole));
+    // The sequential packing, then GARS with the comparison, each after the fraction done.
+    use mpipe::tune::Stepped;
+    let mut fractions = Vec::new();
+    let mut heard = |f: f32| {
+        fractions.push(f);
+        true
+    };
+    assert_eq!(steps.step(&mut heard).unwrap(), Stepped::Again);
+    assert_eq!(steps.step(&mut heard).unwrap(), Stepped::Done(whole));
+    assert_eq!(fractions, [0.0, 0.5]);
+    // Stopped after the first, it says so.
+    let mut steps = PackingSteps::new(&s, SimOptions::default()).unwrap();
+    assert_eq!(steps.step(&mut |_| true).unwrap(), Stepped::Again);
+    assert_eq!(steps.step(&mut |_| false).unwrap(), Stepped::Cancelled);
     // A scenario whose workload packs no graphs has no steps.
     let mut plain = s.clone();
     plain.workload = None;

@@ -193,24 +193,17 @@ impl Analyses {
 
     /// Starts simulating `scenario`'s graphs packed sequentially and by GARS.
     pub fn start_packing(&mut self, scenario: &Scenario, generation: u64) -> Result<(), String> {
-        // A packing a step: the sequential one, then GARS.
+        // A packing a step: the sequential one, then GARS. Without graphs to pack there is
+        // nothing to compare (and nothing is said).
         let mut steps = PackingSteps::new(scenario, Default::default());
-        let mut done = 0.0;
-        self.packing
-            .start_steps("mpipe packing", generation, move |control| {
-                let Some(steps) = &mut steps else {
-                    return Step::Done(None);
-                };
-                if !control.keep_going(done) {
-                    return Step::Done(None);
-                }
-                done = 0.5;
-                match steps.step() {
-                    Ok(None) => Step::Again,
-                    Ok(Some(comparison)) => Step::Done(Some(Ok(comparison))),
-                    Err(e) => Step::Done(Some(Err(e.to_string()))),
-                }
-            })
+        self.packing.start_steps(
+            "mpipe packing",
+            generation,
+            move |control| match &mut steps {
+                Some(steps) => as_step(steps.step(&mut |f| control.keep_going(f))),
+                None => Step::Done(None),
+            },
+        )
     }
 
     /// Starts OctoPipe's tuner on `scenario` (its iterations shown as they end; Stop keeps the

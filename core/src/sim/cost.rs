@@ -435,7 +435,8 @@ fn durations_by_class(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<f64>
         .workload
         .windows(2)
         .all(|w| matches!(w, [a, b] if a.to_bits() == b.to_bits()));
-    const PHASES: usize = 9;
+    // `Recompute` is the last phase: one slot per phase.
+    const PHASES: usize = Phase::Recompute as usize + 1;
     // Per (first layer, phase): the unit's end, the phase and its time (what a slot was filled
     // with is checked on every use, so no two classes can share one).
     let mut table: Vec<Option<(usize, Phase, f64)>> = if one_factor {

@@ -837,26 +837,33 @@ fn annotated_events(
                 } else {
                     (f_ns, b_ns)
                 };
-                let forward = MeasuredEvent {
-                    start_ns: from,
-                    end_ns: parted_at,
-                    compute_ns: f_ns,
-                    compute_start_ns: f_first.min(parted_at),
-                    compute_end_ns: parted_at,
-                    ..event
-                };
-                // On the host's clock: the pair parted where the forward's CPU ops end (its
-                // middle when its thread shows none), or as above when the ops timed it.
-                let host_parted = if on_device {
+                let (f_compute, b_compute) = (
+                    (f_first.min(parted_at), parted_at),
+                    (b_first.max(parted_at), b_last.max(b_first.max(parted_at))),
+                );
+                // On the host's clock (the memory samples'): each half's compute, or on the
+                // device, the CPU span parted where the forward's CPU ops end (its middle when
+                // its thread shows none).
+                let (f_host, b_host) = if on_device {
                     let forward_ops = ops.get(s.file).and_then(|o| {
                         o.compute_of(OpPhase::Forward, sp.thread, sp.start_ns, sp.end_ns())
                             .1
                     });
-                    forward_ops.map_or(halves().0.1.1, |(_, last)| last)
+                    let parted = forward_ops.map_or(halves().0.1.1, |(_, last)| last);
+                    ((sp.start_ns, parted), (parted, sp.end_ns()))
                 } else {
-                    parted_at
+                    (f_compute, b_compute)
                 };
-
+                let forward = MeasuredEvent {
+                    start_ns: from,
+                    end_ns: parted_at,
+                    compute_ns: f_ns,
+                    compute_start_ns: f_compute.0,
+                    compute_end_ns: f_compute.1,
+                    host_start_ns: f_host.0,
+                    host_end_ns: f_host.1,
+                    ..event
+                };
                 let backward = MeasuredEvent {
                     kind,
                     direction: None,
@@ -864,41 +871,19 @@ fn annotated_events(
                     start_ns: parted_at,
                     end_ns: to,
                     compute_ns: b_ns,
-                    compute_start_ns: b_first.max(parted_at),
-                    compute_end_ns: b_last.max(b_first.max(parted_at)),
+                    compute_start_ns: b_compute.0,
+                    compute_end_ns: b_compute.1,
+                    host_start_ns: b_host.0,
+                    host_end_ns: b_host.1,
                     ..event
-                };
-                let (forward, backward) = if on_device {
-                    (
-                        MeasuredEvent {
-                            host_start_ns: sp.start_ns,
-                            host_end_ns: host_parted,
-                            ..forward
-                        },
-                        MeasuredEvent {
-                            host_start_ns: host_parted,
-                            host_end_ns: sp.end_ns(),
-                            ..backward
-                        },
-                    )
-                } else {
-                    let on_host = |e: MeasuredEvent| MeasuredEvent {
-                        host_start_ns: e.compute_start_ns,
-                        host_end_ns: e.compute_end_ns,
-                        ..e
-                    };
-                    (on_host(forward), on_host(backward))
                 };
                 vec![
                     Pending {
                         event: forward,
                         mb: c.mb,
                         anchor_ns: sp.start_ns,
-                        order_ns: if on_device {
-                            sp.start_ns
-                        } else {
-                            forward.start_ns
-                        },
+                        // Its span's start, wherever it ran: a pair is issued when its span opens.
+                        order_ns: sp.start_ns,
                         on_device,
                     },
                     Pending {

@@ -223,13 +223,7 @@ pub fn compare_designs_cancellable(
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Result<Option<DesignComparison>, String> {
     let mut steps = DesignSteps::new(scenario, microbatches, options)?;
-    loop {
-        match steps.step(keep_going)? {
-            Stepped::Again => {}
-            Stepped::Done(comparison) => return Ok(Some(comparison)),
-            Stepped::Cancelled => return Ok(None),
-        }
-    }
+    Stepped::run_to_end(|| steps.step(keep_going))
 }
 
 /// The design comparison in steps, one design at one number of microbatches each (with its fit

@@ -23,3 +23,17 @@ pub enum Stepped<T> {
     Done(T),
     Cancelled,
 }
+
+impl<T> Stepped<T> {
+    /// Runs `step` until it is done (`Some`) or cancelled (`None`): what a search's steps come
+    /// to when its caller has a thread of its own.
+    pub fn run_to_end<E>(mut step: impl FnMut() -> Result<Stepped<T>, E>) -> Result<Option<T>, E> {
+        loop {
+            match step()? {
+                Stepped::Again => {}
+                Stepped::Done(t) => return Ok(Some(t)),
+                Stepped::Cancelled => return Ok(None),
+            }
+        }
+    }
+}

@@ -4,6 +4,7 @@
 use crate::graph::derive::DeriveError;
 use crate::scenario::Scenario;
 use crate::sim::engine::SimOptions;
+use crate::tune::Stepped;
 use crate::tune::pipeline::simulate_scenario;
 use crate::vocab::units::{bytes, secs};
 use crate::workload::gars::{Mode, Packed, Packing};
@@ -116,11 +117,7 @@ pub fn compare_packings(
     let Some(mut steps) = PackingSteps::new(scenario, options) else {
         return Ok(None);
     };
-    loop {
-        if let Some(comparison) = steps.step()? {
-            return Ok(Some(comparison));
-        }
-    }
+    Stepped::run_to_end(|| steps.step(&mut |_| true))
 }
 
 /// The packing comparison in steps, one packing simulated each: what [`compare_packings`] runs
@@ -145,9 +142,17 @@ impl PackingSteps {
         })
     }
 
-    /// Simulates the next packing: `None` after the first (sequential), the comparison after
-    /// the second (GARS).
-    pub fn step(&mut self) -> Result<Option<PackingComparison>, DeriveError> {
+    /// Simulates the next packing: `Again` after the first (sequential), `Done` with the
+    /// comparison after the second (GARS), `Cancelled` when `keep_going` (given the fraction
+    /// done before each) said stop.
+    pub fn step(
+        &mut self,
+        keep_going: &mut dyn FnMut(f32) -> bool,
+    ) -> Result<Stepped<PackingComparison>, DeriveError> {
+        let done = if self.sequential.is_some() { 0.5 } else { 0.0 };
+        if !keep_going(done) {
+            return Ok(Stepped::Cancelled);
+        }
         let (scenario, graphs) = (&self.scenario, &self.graphs);
         let run = |packing: Packing| -> Result<PackingRun, DeriveError> {
             let mut s = scenario.clone();
@@ -172,9 +177,9 @@ impl PackingSteps {
         match self.sequential.take() {
             None => {
                 self.sequential = Some(run(Packing::Sequential)?);
-                Ok(None)
+                Ok(Stepped::Again)
             }
-            Some(sequential) => Ok(Some(PackingComparison {
+            Some(sequential) => Ok(Stepped::Done(PackingComparison {
                 sequential,
                 gars: run(Packing::Gars)?,
                 used: graphs.packing,

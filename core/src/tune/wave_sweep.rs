@@ -102,13 +102,7 @@ pub fn sweep(
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Result<Option<WaveSweep>, SweepError> {
     let mut steps = SweepSteps::new(scenario, ks, options)?;
-    loop {
-        match steps.step(keep_going)? {
-            Stepped::Again => {}
-            Stepped::Done(sweep) => return Ok(Some(sweep)),
-            Stepped::Cancelled => return Ok(None),
-        }
-    }
+    Stepped::run_to_end(|| steps.step(keep_going))
 }
 
 /// The sweep in steps, one unit size each (with its fit under the capacity when it is over):
