@@ -229,3 +229,50 @@ fn the_wave_sweep_fits_the_unit_sizes_over_capacity() {
     }
     assert!(w.points.iter().any(|p| p.fitted.is_some()));
 }
+
+/// What the web build runs between frames: the fit a simulation a step, each step's progress
+/// within that one simulation's share of the budget, the same fit as the whole search, and a
+/// stop heard at the next step.
+#[test]
+fn the_fit_runs_a_simulation_a_step_to_the_same_fit() {
+    use mpipe::tune::Stepped;
+    use mpipe::tune::fit_memory::{FitSteps, Means, SIMULATION_BUDGET};
+    let s = model(ONE_F_ONE_B, 4, 8, Some(2.0 * GB));
+    let whole = fit(&s, 6.0 * GB);
+    assert!(whole.simulations > 3, "{}", whole.simulations);
+    let mut steps = FitSteps::new(&s, Some(6.0 * GB), Means::Both, SimOptions::default()).unwrap();
+    // The simulation each step ran (its share of the budget), `None` for a step that only
+    // took a round's best choice.
+    let mut ran: Vec<Option<usize>> = Vec::new();
+    let stepped = loop {
+        let mut seen: Vec<f32> = Vec::new();
+        let step = steps
+            .step(&mut |f| {
+                seen.push(f * SIMULATION_BUDGET as f32);
+                true
+            })
+            .unwrap();
+        // A simulation reports from its share's start to its end.
+        let k = seen.first().map(|f| (f + 1e-3).floor() as usize);
+        if let Some(k) = k {
+            assert!(
+                seen.iter()
+                    .all(|&f| f >= k as f32 - 1e-3 && f <= (k + 1) as f32 + 1e-3),
+                "one simulation a step: {seen:?}"
+            );
+        }
+        ran.push(k);
+        match step {
+            Stepped::Again => {}
+            Stepped::Done(fit) => break fit,
+            Stepped::Cancelled => panic!("not cancelled"),
+        }
+    };
+    assert_eq!(stepped, whole);
+    let simulations: Vec<usize> = ran.iter().flatten().copied().collect();
+    assert_eq!(simulations, (0..whole.simulations).collect::<Vec<_>>());
+    // Stopped after the given scenario's simulation, it says so.
+    let mut steps = FitSteps::new(&s, Some(6.0 * GB), Means::Both, SimOptions::default()).unwrap();
+    assert_eq!(steps.step(&mut |_| true).unwrap(), Stepped::Again);
+    assert_eq!(steps.step(&mut |_| false).unwrap(), Stepped::Cancelled);
+}

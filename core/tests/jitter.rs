@@ -81,3 +81,59 @@ fn costs_that_vary_around_their_means_lengthen_the_step_and_draw_the_same_every_
     });
     assert_eq!((stopped, asked), (None, 3));
 }
+
+/// The what-if over every schedule ranks by the expected step, a candidate a step — what the
+/// web build runs between frames: each step simulates one schedule (its progress within that
+/// candidate's share), the steps come to what the whole what-if gives, and a stop is heard at
+/// the next step.
+#[test]
+fn the_what_if_over_every_schedule_runs_a_candidate_a_step() {
+    use mpipe::trace::whatif::{MemoryBasis, RunShape, WhatIfSteps, what_if_all};
+    use mpipe::tune::Stepped;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/1f1b.json");
+    let s = mpipe::Scenario::from_json_str(&std::fs::read_to_string(path).unwrap(), "1f1b.json")
+        .unwrap();
+    let jitter = Jitter {
+        compute: Quantiles::of((0..=100).map(|i| 0.5 + f64::from(i) / 100.0).collect()),
+        ..Jitter::default()
+    };
+    let run = RunShape {
+        chunks: 1,
+        microbatches: None,
+        ran: Some("⟨1f1b⟩"),
+        basis: MemoryBasis::Total,
+        jitter: Some(&jitter),
+    };
+    let whole = what_if_all(&s, &s, &run, Default::default());
+    assert!(whole.len() > 5, "{}", whole.len());
+    assert_eq!(whole.iter().filter(|p| p.ran).count(), 1);
+    assert!(whole.windows(2).all(|w| w[0].step_s <= w[1].step_s));
+    let mut steps = WhatIfSteps::new(&s, &s, &run, Default::default());
+    let (mut again, mut starts) = (0, Vec::new());
+    let stepped = loop {
+        let mut seen: Vec<f32> = Vec::new();
+        let step = steps.step(&mut |f| {
+            seen.push(f);
+            true
+        });
+        // Every fraction of a step within its last candidate's share (the skeletons that do
+        // not fit the model are passed over in the same step).
+        if let Some(&last) = seen.last() {
+            starts.push(seen.iter().copied().fold(f32::NAN, f32::max));
+            assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+            assert!(last <= 1.0, "{last}");
+        }
+        match step {
+            Stepped::Again => again += 1,
+            Stepped::Done(p) => break p,
+            Stepped::Cancelled => panic!("not cancelled"),
+        }
+    };
+    assert_eq!(stepped, whole);
+    assert_eq!(again, whole.len());
+    assert!(starts.windows(2).all(|w| w[0] < w[1]), "{starts:?}");
+    // Stopped after its first candidate, it says so.
+    let mut steps = WhatIfSteps::new(&s, &s, &run, Default::default());
+    assert_eq!(steps.step(&mut |_| true), Stepped::Again);
+    assert_eq!(steps.step(&mut |_| false), Stepped::Cancelled);
+}

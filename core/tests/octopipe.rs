@@ -313,3 +313,45 @@ fn the_scheduling_phase_tries_every_schedule_of_the_registry() {
     let paper_only = tune(&fig3(), paper(), &mut |_| true).unwrap();
     assert_eq!((paper_only.makespan_s, t.makespan_s), (19.0, 18.0));
 }
+
+/// What the web build runs between frames: the search a simulation a step — the start's,
+/// then one candidate's (Stop asked before it), or an iteration's end (shown as it ends) — to
+/// the same result as the whole search.
+#[test]
+fn the_tuner_runs_a_candidate_a_step_to_the_same_result() {
+    use mpipe::tune::octopipe::TuneSteps;
+    let whole = tune(&fig3(), TuneOptions::default(), &mut |_| true).unwrap();
+    let mut steps = TuneSteps::new(&fig3(), TuneOptions::default());
+    let (mut candidate_steps, mut ends, mut shown) = (0, 0, Vec::new());
+    let stepped = loop {
+        let (mut asked, mut ended) = (0, 0);
+        let done = steps
+            .step(
+                &mut |it| {
+                    ended += 1;
+                    shown.push(it.index);
+                    true
+                },
+                &mut || {
+                    asked += 1;
+                    true
+                },
+            )
+            .unwrap();
+        // A step tries one candidate (asked before it and between its simulation's passes)
+        // or ends an iteration, never both.
+        assert!(ended == 0 || asked == 0, "{ended} {asked}");
+        candidate_steps += usize::from(asked > 0);
+        ends += ended;
+        if let Some(t) = done {
+            break t;
+        }
+    };
+    assert_eq!(stepped, whole);
+    assert_eq!(ends, whole.iterations.len());
+    assert_eq!(shown, (1..=whole.iterations.len()).collect::<Vec<_>>());
+    // Within the default work budget every candidate of every iteration is tried.
+    let candidates: usize = whole.iterations.iter().map(|i| i.candidates).sum();
+    assert_eq!(candidate_steps, candidates);
+    assert!(candidates > whole.iterations.len(), "{candidates}");
+}

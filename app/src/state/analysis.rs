@@ -8,8 +8,8 @@ use super::jobs::{Control, Job, Poll, Step};
 use mpipe::Scenario;
 use mpipe::tune::Stepped;
 use mpipe::tune::designs::{DesignComparison, DesignSteps};
-use mpipe::tune::fit_memory::{FitError, MemoryFit, fit_memory};
-use mpipe::tune::octopipe::{TuneOptions, tune_cancellable};
+use mpipe::tune::fit_memory::{FitSteps, Means, MemoryFit};
+use mpipe::tune::octopipe::{TuneOptions, TuneSteps};
 use mpipe::tune::packing::{PackingComparison, PackingSteps};
 use mpipe::tune::wave_sweep::{SweepSteps, WaveSweep};
 use mpipe::vocab::units::secs;
@@ -175,18 +175,16 @@ impl Analyses {
             })
     }
 
-    /// Starts fitting `scenario` under its device's capacity (`hardware.memory_bytes`).
+    /// Starts fitting `scenario` under its device's capacity (`hardware.memory_bytes`), a
+    /// simulation a step.
     pub fn start_fit(&mut self, scenario: &Scenario, generation: u64) -> Result<(), String> {
-        let scenario = scenario.clone();
-        self.fit.start(
+        let mut steps = FitSteps::new(scenario, None, Means::Both, Default::default());
+        self.fit.start_steps(
             "mpipe fit-memory",
             generation,
-            move |control| match fit_memory(&scenario, None, Default::default(), &mut |f| {
-                control.keep_going(f)
-            }) {
-                Ok(fit) => Some(Ok(fit)),
-                Err(FitError::Cancelled) => None,
-                Err(e) => Some(Err(e.to_string())),
+            move |control| match &mut steps {
+                Ok(steps) => as_step(steps.step(&mut |f| control.keep_going(f))),
+                Err(e) => Step::Done(Some(Err(e.to_string()))),
             },
         )
     }
@@ -231,11 +229,12 @@ impl Analyses {
         let budget = options.budget.max(1);
         let live = Arc::new(Mutex::new(Vec::new()));
         let sink = live.clone();
-        let job = Job::spawn("mpipe tune", move |control| {
+        // A candidate a step: the web build draws each iteration as it ends and hears Stop
+        // between candidates.
+        let mut steps = TuneSteps::new(&scenario, options);
+        let job = Job::spawn_steps("mpipe tune", move |control| {
             let heard = control.clone();
-            tune_cancellable(
-                &scenario,
-                options,
+            let step = steps.step(
                 &mut |it| {
                     if let Ok(mut l) = sink.lock() {
                         l.push(it.clone());
@@ -244,8 +243,12 @@ impl Analyses {
                 },
                 // Stop is heard between candidates, inside an iteration.
                 &mut || !heard.is_cancelled(),
-            )
-            .map_err(|e| e.to_string())
+            );
+            match step {
+                Ok(None) => Step::Again,
+                Ok(Some(tuned)) => Step::Done(Ok(tuned)),
+                Err(e) => Step::Done(Err(e.to_string())),
+            }
         })?;
         self.tuner.running = Some(super::tuner::Running {
             job,

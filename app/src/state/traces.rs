@@ -13,10 +13,11 @@ use mpipe::trace::calibrate::{Calibration, Fit, calibrate_cancellable, check_ste
 use mpipe::trace::compare::{Comparison, compare};
 use mpipe::trace::report::CompareTraceReport;
 use mpipe::trace::whatif::{
-    Identification, MemoryBasis, Prediction, RunShape, identify_until, measured_chunks,
-    measured_microbatches, what_if_all_until,
+    Identification, MemoryBasis, Prediction, RunShape, WhatIfSteps, identify_until,
+    measured_chunks, measured_microbatches,
 };
 use mpipe::trace::{Measurement, RawTrace, RuleSet};
+use mpipe::tune::Stepped;
 use mpipe::tune::pipeline::SimulationError;
 use std::sync::Arc;
 
@@ -437,18 +438,21 @@ impl Traces {
             .map(|b| b.schedule.clone());
         let basis: MemoryBasis = report.memory_basis;
         let jitter = report.jitter.clone();
-        let scenario = calibrated.clone();
-        let job = Job::spawn("mpipe what-if", move |control| {
-            let run = RunShape {
-                chunks,
-                microbatches,
-                ran: ran.as_deref(),
-                basis,
-                jitter: Some(&jitter),
-            };
-            what_if_all_until(&scenario, &scenario, &run, Default::default(), &mut |f| {
-                control.keep_going(f)
-            })
+        let run = RunShape {
+            chunks,
+            microbatches,
+            ran: ran.as_deref(),
+            basis,
+            jitter: Some(&jitter),
+        };
+        // A candidate a step: the web build draws its progress and hears Cancel between them.
+        let mut steps = WhatIfSteps::new(calibrated, calibrated, &run, Default::default());
+        let job = Job::spawn_steps("mpipe what-if", move |control| {
+            match steps.step(&mut |f| control.keep_going(f)) {
+                Stepped::Again => Step::Again,
+                Stepped::Done(predictions) => Step::Done(Some(predictions)),
+                Stepped::Cancelled => Step::Done(None),
+            }
         })?;
         self.stop_ranking();
         self.ranking = Some(Ranking {

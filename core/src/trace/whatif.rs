@@ -12,6 +12,7 @@ use crate::scenario::Scenario;
 use crate::schedules::skeleton::{Skeleton, schedule_to_string};
 use crate::sim::engine::SimOptions;
 use crate::sim::run::Simulation;
+use crate::tune::Stepped;
 use crate::tune::pipeline::simulate_scenario;
 use crate::vocab::layout::Layout;
 use serde::Serialize;
@@ -70,19 +71,9 @@ fn candidates_until(
                 return None;
             }
             tried += 1;
-            if skeleton.layout() != Layout::Sharded || skeleton.second_order() {
+            let Some(candidate) = candidate_scenario(scenario, skeleton, v, &cut) else {
                 continue;
-            }
-            let mut candidate = scenario.clone();
-            candidate.cut = cut.clone();
-            candidate.schedule = vec![skeleton; v];
-            crate::scenario::edit::carry_widths(&mut candidate, &scenario.cut);
-            candidate.slabs = None;
-            candidate.orders = None;
-            candidate.orders_csv = None;
-            candidate.orders_from_csv = None;
-            candidate.placement = None;
-            candidate.wave_k = None;
+            };
             let Ok(simulation) = simulate_scenario(&candidate, options) else {
                 continue;
             };
@@ -95,6 +86,30 @@ fn candidates_until(
         }
     }
     Some(out)
+}
+
+/// `scenario` re-cut into `cut` (`chunks` regions) with `skeleton` in every region; `None` when
+/// the skeleton is not a Sharded, first-order one.
+fn candidate_scenario(
+    scenario: &Scenario,
+    skeleton: Skeleton,
+    chunks: usize,
+    cut: &[usize],
+) -> Option<Scenario> {
+    if skeleton.layout() != Layout::Sharded || skeleton.second_order() {
+        return None;
+    }
+    let mut candidate = scenario.clone();
+    candidate.cut = cut.to_vec();
+    candidate.schedule = vec![skeleton; chunks];
+    crate::scenario::edit::carry_widths(&mut candidate, &scenario.cut);
+    candidate.slabs = None;
+    candidate.orders = None;
+    candidate.orders_csv = None;
+    candidate.orders_from_csv = None;
+    candidate.placement = None;
+    candidate.wave_k = None;
+    Some(candidate)
 }
 
 /// How well a schedule explains the measured orders.
@@ -350,9 +365,8 @@ pub struct RunShape<'a> {
     pub jitter: Option<&'a crate::sim::jitter::Jitter>,
 }
 
-/// [`what_if_all`] that calls `keep_going` with the fraction done (the candidates are derived in
-/// the first half, simulated with the fitted costs in the second) and stops (`None`) as soon as
-/// it returns false.
+/// [`what_if_all`] that calls `keep_going` with the fraction done (of the candidates tried) and
+/// stops (`None`) as soon as it returns false.
 pub fn what_if_all_until(
     model: &Scenario,
     calibrated: &Scenario,
@@ -360,52 +374,118 @@ pub fn what_if_all_until(
     options: SimOptions,
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Option<Vec<Prediction>> {
-    let &RunShape {
-        chunks,
-        microbatches,
-        ran,
-        basis,
-        jitter,
-    } = run;
-    let model = over_run_microbatches(model, microbatches);
-    let found = candidates_until(&model, &chunk_counts(&model, chunks), options, &mut |f| {
-        keep_going(0.5 * f)
-    })?;
-    let total = found.len().max(1) as f32;
-    let mut out = Vec::with_capacity(found.len());
-    for (i, c) in found.into_iter().enumerate() {
-        if !keep_going(0.5 + 0.5 * i as f32 / total) {
-            return None;
+    let mut steps = WhatIfSteps::new(model, calibrated, run, options);
+    loop {
+        match steps.step(keep_going) {
+            Stepped::Again => {}
+            Stepped::Done(out) => return Some(out),
+            Stepped::Cancelled => return None,
         }
-        let Ok(fitted) = super::calibrate::with_fitted_costs(&c.scenario, calibrated) else {
-            continue;
-        };
-        let Ok(sim) = simulate_scenario(&fitted, options) else {
-            continue;
-        };
-        let mut stopped = false;
-        let expected = jitter.and_then(|j| {
-            crate::sim::jitter::expected(&sim, j, options, &mut |f| {
-                stopped = !keep_going(0.5 + 0.5 * (i as f32 + f) / total);
-                !stopped
-            })
-        });
-        if stopped {
-            return None;
-        }
-        out.push(Prediction {
-            ran: ran == Some(c.schedule.as_str()) && c.chunks == chunks,
-            schedule: c.schedule,
-            chunks: c.chunks,
-            step_s: expected.map_or(sim.makespan_s, |e| e.median_s),
-            simulated_s: sim.makespan_s,
-            expected,
-            bubble_fraction: sim.bubble_fraction,
-            peak_bytes: sim.memory.iter().map(|m| basis.peak(m)).collect(),
-            basis,
-            over_capacity: sim.memory.iter().any(|m| m.over_capacity),
-        });
     }
-    out.sort_by(|a, b| a.step_s.total_cmp(&b.step_s));
-    Some(out)
+}
+
+/// The what-if over every schedule run a candidate a step (what [`what_if_all_until`] loops
+/// over), so a caller without threads (the web build) draws its progress and hears Cancel
+/// between candidates.
+#[derive(Debug)]
+pub struct WhatIfSteps {
+    /// The scenario the run was read against, over the run's microbatch count.
+    model: Scenario,
+    calibrated: Scenario,
+    chunks: usize,
+    ran: Option<String>,
+    basis: MemoryBasis,
+    jitter: Option<crate::sim::jitter::Jitter>,
+    options: SimOptions,
+    /// Each count of stages per rank tried, with its layer cut.
+    cuts: Vec<(usize, Vec<usize>)>,
+    /// The next (count, skeleton) pair, counted over `cuts` × [`Skeleton::all`].
+    next: usize,
+    out: Vec<Prediction>,
+}
+
+impl WhatIfSteps {
+    /// The what-if of every candidate of `model` over each of [`chunk_counts`] regions per rank
+    /// with the costs `calibrated` holds; nothing simulated yet.
+    pub fn new(
+        model: &Scenario,
+        calibrated: &Scenario,
+        run: &RunShape,
+        options: SimOptions,
+    ) -> WhatIfSteps {
+        let model = over_run_microbatches(model, run.microbatches);
+        let cuts = chunk_counts(&model, run.chunks)
+            .into_iter()
+            .filter_map(|v| cut_for(&model, v).map(|cut| (v, cut)))
+            .collect();
+        WhatIfSteps {
+            model,
+            calibrated: calibrated.clone(),
+            chunks: run.chunks,
+            ran: run.ran.map(str::to_string),
+            basis: run.basis,
+            jitter: run.jitter.cloned(),
+            options,
+            cuts,
+            next: 0,
+            out: Vec::new(),
+        }
+    }
+
+    /// The next candidate that fits the model simulated with the fitted costs (and its
+    /// expected step under the run's jitter), `keep_going` asked with the fraction of candidates
+    /// tried; every prediction, fastest first, once all are.
+    pub fn step(&mut self, keep_going: &mut dyn FnMut(f32) -> bool) -> Stepped<Vec<Prediction>> {
+        let skeletons = Skeleton::all();
+        let total = (self.cuts.len() * skeletons.len()).max(1) as f32;
+        loop {
+            let i = self.next;
+            let (Some((v, cut)), Some(&skeleton)) = (
+                self.cuts.get(i / skeletons.len().max(1)),
+                skeletons.get(i % skeletons.len().max(1)),
+            ) else {
+                let mut out = std::mem::take(&mut self.out);
+                out.sort_by(|a, b| a.step_s.total_cmp(&b.step_s));
+                return Stepped::Done(out);
+            };
+            if !keep_going(i as f32 / total) {
+                return Stepped::Cancelled;
+            }
+            self.next += 1;
+            let Some(candidate) = candidate_scenario(&self.model, skeleton, *v, cut) else {
+                continue;
+            };
+            let Ok(fitted) = super::calibrate::with_fitted_costs(&candidate, &self.calibrated)
+            else {
+                continue;
+            };
+            let Ok(sim) = simulate_scenario(&fitted, self.options) else {
+                continue;
+            };
+            let mut stopped = false;
+            let expected = self.jitter.as_ref().and_then(|j| {
+                crate::sim::jitter::expected(&sim, j, self.options, &mut |f| {
+                    stopped = !keep_going((i as f32 + f) / total);
+                    !stopped
+                })
+            });
+            if stopped {
+                return Stepped::Cancelled;
+            }
+            let schedule = schedule_to_string(&candidate.schedule);
+            self.out.push(Prediction {
+                ran: self.ran.as_deref() == Some(schedule.as_str()) && *v == self.chunks,
+                schedule,
+                chunks: *v,
+                step_s: expected.map_or(sim.makespan_s, |e| e.median_s),
+                simulated_s: sim.makespan_s,
+                expected,
+                bubble_fraction: sim.bubble_fraction,
+                peak_bytes: sim.memory.iter().map(|m| self.basis.peak(m)).collect(),
+                basis: self.basis,
+                over_capacity: sim.memory.iter().any(|m| m.over_capacity),
+            });
+            return Stepped::Again;
+        }
+    }
 }

@@ -15,6 +15,7 @@ use crate::scenario::Scenario;
 use crate::scenario::layer::{LayerSpec, Recompute};
 use crate::sim::engine::SimOptions;
 use crate::sim::run::Simulation;
+use crate::tune::Stepped;
 use crate::tune::pipeline::{SimulationError, simulate_scenario_cancellable};
 use serde::Serialize;
 use std::ops::Range;
@@ -186,10 +187,8 @@ pub fn fit_memory_with(
     options: SimOptions,
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Result<MemoryFit, FitError> {
-    let cap = cap_of(scenario, cap)?;
-    // One simulation held at a time: the given one is read and dropped.
-    let start = Start::of(&simulate(scenario, options, 0, keep_going)?);
-    fit_from(scenario, start, cap, means, options, keep_going)
+    let mut steps = FitSteps::new(scenario, cap, means, options)?;
+    Stepped::run_to_end(|| steps.step(keep_going))?.ok_or(FitError::Cancelled)
 }
 
 /// The fit of a scenario its caller has simulated already (`given`, taken so that it is dropped
@@ -201,10 +200,10 @@ pub fn fit_simulated(
     options: SimOptions,
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Result<FittedPoint, FitError> {
-    let cap = cap_of(scenario, None)?;
-    let start = Start::of(&given);
+    let mut steps = FitSteps::new(scenario, None, Means::Both, options)?;
+    steps.state = FitState::Searching(Box::new(Search::from(&given, Means::Both)));
     drop(given);
-    let fit = fit_from(scenario, start, cap, Means::Both, options, keep_going)?;
+    let fit = Stepped::run_to_end(|| steps.step(keep_going))?.ok_or(FitError::Cancelled)?;
     Ok(FittedPoint::of(&fit))
 }
 
@@ -239,120 +238,238 @@ fn simulate(
     })
 }
 
-/// What a fit starts from, read off the given scenario's simulation: its step and peaks, its
-/// stages, and whether a second-order schedule runs.
-struct Start {
-    before: FitPoint,
-    stages: Vec<StageChoice>,
-    second_order: bool,
-}
-
-impl Start {
-    fn of(given: &Simulation) -> Start {
-        Start {
-            before: FitPoint::of(given),
-            stages: stages_of(given),
-            second_order: given
-                .derivation
-                .plan
-                .regions
-                .iter()
-                .any(|r| r.skeleton.second_order()),
-        }
-    }
-}
-
-/// The search from `start` (the given scenario simulated once).
-fn fit_from(
-    scenario: &Scenario,
-    start: Start,
+/// The fit under the capacity run a simulation a step (what [`fit_memory`] loops over), so a
+/// caller without threads (the web build) draws its progress and hears Cancel between them.
+#[derive(Debug)]
+pub struct FitSteps {
+    scenario: Scenario,
     cap: f64,
     means: Means,
     options: SimOptions,
-    keep_going: &mut dyn FnMut(f32) -> bool,
-) -> Result<MemoryFit, FitError> {
-    let Start {
-        before,
-        mut stages,
-        second_order,
-    } = start;
-    // The given scenario's simulation is the first.
-    let mut simulations = 1usize;
-    // A second-order schedule's phases are not offloaded: only recomputation can help.
-    // (Asked for offload alone, it stays so: nothing it tries lowers a peak, and nothing fits.)
-    let means = if second_order && means == Means::Both {
-        Means::Recompute
-    } else {
-        means
-    };
-    let mut point = before.clone();
-    let mut smallest_peak = None;
-    let mut budget_reached = false;
-    while let Some((rank, over)) = point.most_over(cap) {
-        let peak = |p: &FitPoint| p.peaks_bytes.get(rank).copied().unwrap_or(0.0);
-        let mut best: Option<Candidate> = None;
-        for (i, stage) in stages.iter().enumerate() {
-            if !stage.ranks.contains(&rank) {
-                continue;
-            }
-            for choice in stronger(stage.choice).filter(|&c| means.allows(c)) {
-                if simulations >= SIMULATION_BUDGET {
-                    budget_reached = true;
-                    break;
+    state: FitState,
+}
+
+#[derive(Debug)]
+enum FitState {
+    /// The given scenario is simulated first.
+    Given,
+    Searching(Box<Search>),
+    /// The result was given.
+    Ended,
+}
+
+/// The search under way: the given scenario's point and stages, the choices made so far and
+/// the round trying stronger ones for the rank most over the cap.
+#[derive(Debug)]
+struct Search {
+    before: FitPoint,
+    stages: Vec<StageChoice>,
+    /// What the search may choose (a second-order schedule's phases are not offloaded).
+    means: Means,
+    point: FitPoint,
+    /// Simulations so far, the given scenario's included.
+    simulations: usize,
+    budget_reached: bool,
+    round: Option<Round>,
+}
+
+/// One round: the stronger choices of the stages on the rank most over the cap, each tried in
+/// turn, and the best so far.
+#[derive(Debug)]
+struct Round {
+    rank: usize,
+    over: f64,
+    tries: Vec<(usize, MemoryChoice)>,
+    next: usize,
+    best: Option<Candidate>,
+}
+
+impl Search {
+    /// The search from the given scenario's simulation (its first).
+    fn from(given: &Simulation, means: Means) -> Search {
+        let second_order = given
+            .derivation
+            .plan
+            .regions
+            .iter()
+            .any(|r| r.skeleton.second_order());
+        let before = FitPoint::of(given);
+        Search {
+            point: before.clone(),
+            before,
+            stages: stages_of(given),
+            // A second-order schedule's phases are not offloaded: only recomputation can help.
+            // (Asked for offload alone, it stays so: nothing it tries lowers a peak, and nothing
+            // fits.)
+            means: if second_order && means == Means::Both {
+                Means::Recompute
+            } else {
+                means
+            },
+            simulations: 1,
+            budget_reached: false,
+            round: None,
+        }
+    }
+
+    /// The round for the rank most over `cap`; `None` when every rank is under it.
+    fn round(&self, cap: f64) -> Option<Round> {
+        let (rank, over) = self.point.most_over(cap)?;
+        let tries = self
+            .stages
+            .iter()
+            .enumerate()
+            .filter(|(_, stage)| stage.ranks.contains(&rank))
+            .flat_map(|(i, stage)| {
+                stronger(stage.choice)
+                    .filter(|&c| self.means.allows(c))
+                    .map(move |c| (i, c))
+            })
+            .collect();
+        Some(Round {
+            rank,
+            over,
+            tries,
+            next: 0,
+            best: None,
+        })
+    }
+
+    fn peak(&self, rank: usize) -> f64 {
+        self.point.peaks_bytes.get(rank).copied().unwrap_or(0.0)
+    }
+
+    /// What the search found: the stages' choices, fitted or not (`smallest_peak` when not).
+    fn finish(
+        self,
+        scenario: &Scenario,
+        cap: f64,
+        smallest_peak: Option<(usize, f64)>,
+    ) -> MemoryFit {
+        let fits = smallest_peak.is_none();
+        MemoryFit {
+            cap_bytes: cap,
+            before: self.before,
+            after: fits.then_some(self.point),
+            smallest_peak,
+            scenario: fits.then(|| with_choices(scenario, &self.stages)),
+            stages: self.stages,
+            simulations: self.simulations,
+            budget_reached: self.budget_reached,
+        }
+    }
+}
+
+impl FitSteps {
+    /// The fit of `scenario` under `cap` (default: its `hardware.memory_bytes`) with the choices
+    /// `means` allows; nothing simulated yet.
+    pub fn new(
+        scenario: &Scenario,
+        cap: Option<f64>,
+        means: Means,
+        options: SimOptions,
+    ) -> Result<FitSteps, FitError> {
+        Ok(FitSteps {
+            cap: cap_of(scenario, cap)?,
+            scenario: scenario.clone(),
+            means,
+            options,
+            state: FitState::Given,
+        })
+    }
+
+    /// One simulation of the search (the given scenario's first, then one stronger choice of
+    /// one stage), `keep_going` asked before it with the fraction of the budget spent; the fit
+    /// once the search ends.
+    pub fn step(
+        &mut self,
+        keep_going: &mut dyn FnMut(f32) -> bool,
+    ) -> Result<Stepped<MemoryFit>, FitError> {
+        let cancelled = |e: FitError| match e {
+            FitError::Cancelled => Ok(Stepped::Cancelled),
+            e => Err(e),
+        };
+        match std::mem::replace(&mut self.state, FitState::Ended) {
+            FitState::Ended => Ok(Stepped::Cancelled),
+            FitState::Given => {
+                // One simulation held at a time: the given one is read and dropped.
+                match simulate(&self.scenario, self.options, 0, keep_going) {
+                    Ok(given) => {
+                        self.state =
+                            FitState::Searching(Box::new(Search::from(&given, self.means)));
+                        Ok(Stepped::Again)
+                    }
+                    Err(e) => cancelled(e),
                 }
-                let mut tried = stages.clone();
+            }
+            FitState::Searching(mut search) => {
+                let Some(mut round) = search.round.take().or_else(|| search.round(self.cap)) else {
+                    return Ok(Stepped::Done(search.finish(&self.scenario, self.cap, None)));
+                };
+                if round.next < round.tries.len() && search.simulations >= SIMULATION_BUDGET {
+                    search.budget_reached = true;
+                    round.next = round.tries.len();
+                }
+                let Some(&(i, choice)) = round.tries.get(round.next) else {
+                    // The round is over: its best choice is made, or nothing lowers the rank.
+                    let Some(best) = round.best else {
+                        let smallest = Some((round.rank, search.peak(round.rank)));
+                        return Ok(Stepped::Done(search.finish(
+                            &self.scenario,
+                            self.cap,
+                            smallest,
+                        )));
+                    };
+                    if let Some(s) = search.stages.get_mut(best.stage) {
+                        s.choice = best.choice;
+                    }
+                    search.point = best.point;
+                    self.state = FitState::Searching(search);
+                    return Ok(Stepped::Again);
+                };
+                round.next += 1;
+                let mut tried = search.stages.clone();
                 if let Some(t) = tried.get_mut(i) {
                     t.choice = choice;
                 }
-                let tried = with_choices(scenario, &tried);
-                let point_of = FitPoint::of(&simulate(&tried, options, simulations, keep_going)?);
-                simulations += 1;
-                let gain = peak(&point) - peak(&point_of);
-                if gain <= 0.0 {
-                    continue;
-                }
-                // Under the cap: the least step time; else the most bytes per second added.
-                let fits = gain >= over;
-                let added = (point_of.makespan_s - point.makespan_s).max(0.0);
-                let candidate = Candidate {
-                    fits,
-                    score: if fits {
-                        point_of.makespan_s
-                    } else {
-                        added / gain
-                    },
-                    stage: i,
-                    choice,
-                    point: point_of,
+                let tried = with_choices(&self.scenario, &tried);
+                let point_of = match simulate(&tried, self.options, search.simulations, keep_going)
+                {
+                    Ok(sim) => FitPoint::of(&sim),
+                    Err(e) => return cancelled(e),
                 };
-                if best.as_ref().is_none_or(|b| candidate.beats(b)) {
-                    best = Some(candidate);
+                search.simulations += 1;
+                let gain = search.peak(round.rank)
+                    - point_of.peaks_bytes.get(round.rank).copied().unwrap_or(0.0);
+                if gain > 0.0 {
+                    // Under the cap: the least step time; else the most bytes per second added.
+                    let fits = gain >= round.over;
+                    let added = (point_of.makespan_s - search.point.makespan_s).max(0.0);
+                    let candidate = Candidate {
+                        fits,
+                        score: if fits {
+                            point_of.makespan_s
+                        } else {
+                            added / gain
+                        },
+                        stage: i,
+                        choice,
+                        point: point_of,
+                    };
+                    if round.best.as_ref().is_none_or(|b| candidate.beats(b)) {
+                        round.best = Some(candidate);
+                    }
                 }
+                search.round = Some(round);
+                self.state = FitState::Searching(search);
+                Ok(Stepped::Again)
             }
         }
-        let Some(best) = best else {
-            smallest_peak = Some((rank, peak(&point)));
-            break;
-        };
-        if let Some(s) = stages.get_mut(best.stage) {
-            s.choice = best.choice;
-        }
-        point = best.point;
     }
-    let fits = smallest_peak.is_none();
-    Ok(MemoryFit {
-        cap_bytes: cap,
-        before,
-        after: fits.then_some(point),
-        smallest_peak,
-        scenario: fits.then(|| with_choices(scenario, &stages)),
-        stages,
-        simulations,
-        budget_reached,
-    })
 }
 
 /// One stronger choice tried for one stage.
+#[derive(Debug)]
 struct Candidate {
     /// It brings the rank under the cap.
     fits: bool,

@@ -27,6 +27,7 @@ use crate::tune::pipeline::simulate_scenario;
 use crate::vocab::layout::Layout;
 use crate::vocab::units::{bytes, secs};
 use serde::Serialize;
+use std::sync::Arc;
 
 /// The three phases, in the tuner's priority order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -84,7 +85,7 @@ impl Default for TuneOptions {
 /// A candidate, built only when it is tried: what it changes, and the scenario; with its place
 /// in the phase's natural order (ties between equally good candidates go to the earlier one
 /// there, whatever order they are tried in).
-type Candidate<'a> = (usize, Box<dyn Fn() -> (String, Scenario) + 'a>);
+type Candidate = (usize, Box<dyn Fn() -> (String, Scenario) + Send>);
 
 /// The bubble measures Algorithm 1 chooses its phase by.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -141,7 +142,8 @@ pub struct Tuned {
 
 /// A candidate pipeline and what it measures.
 struct Measured {
-    scenario: Scenario,
+    /// Shared with the candidates built from it.
+    scenario: Arc<Scenario>,
     sim: Simulation,
 }
 
@@ -164,9 +166,10 @@ fn measure(
         keep_going()
     })
     .ok()?;
-    sim.makespan_s
-        .is_finite()
-        .then_some(Measured { scenario, sim })
+    sim.makespan_s.is_finite().then_some(Measured {
+        scenario: Arc::new(scenario),
+        sim,
+    })
 }
 
 /// Algorithm 1's measures of a simulation.
@@ -224,7 +227,7 @@ type Move = (f64, usize, usize, usize, usize);
 
 /// Partitioning: one layer of a Sharded region from the most loaded rank's stage to each other
 /// rank's, the least loaded destinations first.
-fn partition_candidates(m: &Measured) -> Vec<Candidate<'_>> {
+fn partition_candidates(m: &Measured) -> Vec<Candidate> {
     let s = &m.scenario;
     let plan = &m.sim.derivation.plan;
     let Some(most) = m
@@ -237,7 +240,7 @@ fn partition_candidates(m: &Measured) -> Vec<Candidate<'_>> {
         return Vec::new();
     };
     let busy = |rank: usize| m.sim.ranks.get(rank).map_or(0.0, |r| r.busy_s);
-    let slabs = std::rc::Rc::new(slabs_of(s, plan));
+    let slabs = Arc::new(slabs_of(s, plan));
     // (busy of the destination, region, from, to): cheap to list and sort for any rank count.
     let mut moves: Vec<Move> = Vec::new();
     for (i, counts) in slabs.iter().enumerate() {
@@ -263,7 +266,7 @@ fn partition_candidates(m: &Measured) -> Vec<Candidate<'_>> {
     moves
         .into_iter()
         .map(|(order, (_, i, from, to, rank))| {
-            let slabs = slabs.clone();
+            let (slabs, s) = (slabs.clone(), s.clone());
             let build = Box::new(move || {
                 let mut all = (*slabs).clone();
                 let mut what = String::new();
@@ -283,7 +286,7 @@ fn partition_candidates(m: &Measured) -> Vec<Candidate<'_>> {
                         format!("now {} and {} layers", now[0], now[1])
                     };
                 }
-                let mut c = s.clone();
+                let mut c = Scenario::clone(&s);
                 c.slabs = Some(all);
                 (
                     format!(
@@ -293,7 +296,7 @@ fn partition_candidates(m: &Measured) -> Vec<Candidate<'_>> {
                     c,
                 )
             });
-            (order, build as Box<dyn Fn() -> (String, Scenario) + '_>)
+            (order, build as Box<dyn Fn() -> (String, Scenario) + Send>)
         })
         .collect()
 }
@@ -307,22 +310,23 @@ fn uniform_backbone(s: &Scenario) -> Option<Skeleton> {
 
 /// Placement: stage dispersion (the backbone cut into one more chunk of virtual stages, layers
 /// spread evenly) and layer exchange (a boundary between chunks moved by one layer).
-fn placement_candidates(m: &Measured) -> Vec<Candidate<'_>> {
+fn placement_candidates(m: &Measured) -> Vec<Candidate> {
     let s = &m.scenario;
     let Some(skeleton) = uniform_backbone(s) else {
         return Vec::new();
     };
     let layers = crate::scenario::edit::layer_count(s);
     let chunks = s.schedule.len();
-    let mut out: Vec<Candidate<'_>> = Vec::new();
+    let mut out: Vec<Candidate> = Vec::new();
     // Finer virtual stages: every chunk count up to one layer a stage (at most 8 a rank).
     let most = (layers / s.ranks.max(1)).min(8);
     if skeleton.schedule().interleaves() {
         for more in chunks + 1..=most {
+            let s = s.clone();
             out.push((
                 out.len(),
                 Box::new(move || {
-                    let mut c = s.clone();
+                    let mut c = Scenario::clone(&s);
                     c.cut = (1..more).map(|k| k * layers / more).collect();
                     c.schedule = vec![skeleton; more];
                     crate::scenario::edit::carry_widths(&mut c, &s.cut);
@@ -337,8 +341,9 @@ fn placement_candidates(m: &Measured) -> Vec<Candidate<'_>> {
             let Some(to) = s.cut.get(i).and_then(|at| at.checked_add_signed(delta)) else {
                 continue;
             };
+            let s = s.clone();
             out.push((out.len(), Box::new(move || {
-                let mut c = s.clone();
+                let mut c = Scenario::clone(&s);
                 if let Some(x) = c.cut.get_mut(i) {
                     *x = to;
                 }
@@ -368,22 +373,23 @@ fn placement_candidates(m: &Measured) -> Vec<Candidate<'_>> {
 /// delays `W` into the bubbles; then every other first-order Sharded schedule of the registry on
 /// the same cut (the zero-bubble family, the V and bidirectional schedules, the automatic
 /// scheduler: those whose rules the shape breaks fall out when measured).
-fn scheduling_candidates(m: &Measured, every_schedule: bool) -> Vec<Candidate<'_>> {
+fn scheduling_candidates(m: &Measured, every_schedule: bool) -> Vec<Candidate> {
     let s = &m.scenario;
     if s.explicit_orders().is_some() {
         return Vec::new();
     }
-    let mut out: Vec<Candidate<'_>> = Vec::new();
+    let mut out: Vec<Candidate> = Vec::new();
     // The first schedule of the scenario that has a split-backward sibling.
     let sibling = s
         .schedule
         .iter()
         .find_map(|&k| k.with_split_backward().map(|split| (k, split)));
     if let Some((from, to)) = sibling {
+        let s = s.clone();
         out.push((
             0,
             Box::new(move || {
-                let mut c = s.clone();
+                let mut c = Scenario::clone(&s);
                 for k in &mut c.schedule {
                     if *k == from {
                         *k = to;
@@ -421,11 +427,11 @@ fn scheduling_candidates(m: &Measured, every_schedule: bool) -> Vec<Candidate<'_
         {
             continue;
         }
-        let regions = sharded.clone();
+        let (regions, s) = (sharded.clone(), s.clone());
         out.push((
             out.len(),
             Box::new(move || {
-                let mut c = s.clone();
+                let mut c = Scenario::clone(&s);
                 crate::scenario::edit::Edit::Skeletons {
                     regions: regions.clone(),
                     skeleton: to,
@@ -460,70 +466,204 @@ pub fn tune_cancellable(
     progress: &mut dyn FnMut(&Iteration) -> bool,
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Result<Tuned, DeriveError> {
-    let start = simulate_scenario(scenario, options.sim)?;
-    let mut current = Measured {
-        scenario: scenario.clone(),
-        sim: start,
-    };
-    let cap = options.memory_cap;
-    let (start_makespan_s, start_peak_bytes, start_bubble_fraction) = (
-        current.sim.makespan_s,
-        current.sim.peak_memory_bytes(),
-        current.sim.bubble_fraction,
-    );
-    let mut spent: Vec<Phase> = Vec::new();
-    let mut iterations = Vec::new();
-    let mut stopped = false;
-    for index in 0..options.budget {
-        let b = bubbles(&current);
-        let Some(phase) = phases(&b).into_iter().find(|p| !spent.contains(p)) else {
-            break;
+    let mut steps = TuneSteps::new(scenario, options);
+    loop {
+        if let Some(tuned) = steps.step(progress, keep_going)? {
+            return Ok(tuned);
+        }
+    }
+}
+
+/// Algorithm 1 run a simulation a step (what [`tune_cancellable`] loops over): the start, then
+/// each candidate of each iteration, so a caller without threads (the web build) draws the
+/// iterations as they end and hears Stop between candidates.
+pub struct TuneSteps {
+    options: TuneOptions,
+    state: TuneState,
+}
+
+enum TuneState {
+    /// The scenario as given, simulated at the first step.
+    Start(Box<Scenario>),
+    Searching(Box<Search>),
+    /// The result was given.
+    Ended,
+}
+
+impl std::fmt::Debug for TuneSteps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match &self.state {
+            TuneState::Start(_) => "start",
+            TuneState::Searching(_) => "searching",
+            TuneState::Ended => "ended",
         };
-        let candidates = match phase {
-            Phase::Partitioning => partition_candidates(&current),
-            Phase::Placement => placement_candidates(&current),
-            Phase::Scheduling => scheduling_candidates(&current, options.every_schedule),
+        f.debug_struct("TuneSteps").field("state", &state).finish()
+    }
+}
+
+/// The search under way: the pipeline kept, the start's figures, the phases spent, the
+/// iterations recorded and the one under way.
+struct Search {
+    current: Measured,
+    start: (f64, f64, f64),
+    spent: Vec<Phase>,
+    iterations: Vec<Iteration>,
+    iteration: Option<Trying>,
+}
+
+/// One iteration's candidates being tried, the best so far.
+struct Trying {
+    phase: Phase,
+    bubbles: Bubbles,
+    candidates: Vec<Candidate>,
+    next: usize,
+    /// The events simulated so far this iteration; the next candidate is guessed as large as
+    /// the last one tried (the current pipeline, at first).
+    used: usize,
+    last: usize,
+    best: Option<(usize, String, Measured)>,
+    tried: usize,
+}
+
+impl TuneSteps {
+    /// Algorithm 1 from `scenario`; nothing simulated yet.
+    pub fn new(scenario: &Scenario, options: TuneOptions) -> TuneSteps {
+        TuneSteps {
+            options,
+            state: TuneState::Start(Box::new(scenario.clone())),
+        }
+    }
+
+    /// One simulation of the search — the start's, or one candidate's (`keep_going` asked
+    /// before it and between its passes) — or the end of an iteration (`progress` sees it);
+    /// the result (`Some`) once the search ends, stopped or not.
+    pub fn step(
+        &mut self,
+        progress: &mut dyn FnMut(&Iteration) -> bool,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<Option<Tuned>, DeriveError> {
+        let search = match std::mem::replace(&mut self.state, TuneState::Ended) {
+            TuneState::Ended => return Ok(None),
+            TuneState::Start(scenario) => {
+                let sim = simulate_scenario(&scenario, self.options.sim)?;
+                let current = Measured {
+                    scenario: Arc::new(*scenario),
+                    sim,
+                };
+                let start = (
+                    current.sim.makespan_s,
+                    current.sim.peak_memory_bytes(),
+                    current.sim.bubble_fraction,
+                );
+                self.state = TuneState::Searching(Box::new(Search {
+                    current,
+                    start,
+                    spent: Vec::new(),
+                    iterations: Vec::new(),
+                    iteration: None,
+                }));
+                return Ok(None);
+            }
+            TuneState::Searching(search) => search,
         };
-        // The events simulated so far this iteration; the next candidate is guessed as large
-        // as the last one tried (the current pipeline, at first).
-        let (mut used, mut last) = (0usize, current.sim.derivation.order.graph.node_count());
-        let mut best: Option<(usize, String, Measured)> = None;
-        let (mut tried, count) = (0, candidates.len());
-        for (order, candidate) in &candidates {
-            if !keep_going() {
-                stopped = true;
-                break;
+        Ok(self.search_step(search, progress, keep_going))
+    }
+
+    /// A step of the search proper: `Some` when it ends.
+    fn search_step(
+        &mut self,
+        mut search: Box<Search>,
+        progress: &mut dyn FnMut(&Iteration) -> bool,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Option<Tuned> {
+        let options = self.options;
+        let Some(mut trying) = search.iteration.take() else {
+            // A new iteration: the phase its bubbles pick, and its candidates.
+            if search.iterations.len() >= options.budget {
+                return Some(search.finish(false));
             }
-            if used > 0 && used.saturating_add(last) > options.work_budget {
-                break;
-            }
-            let (change, s) = candidate();
-            // A candidate that grows the pipeline (finer virtual stages) past what the tuner
-            // may hold is not tried.
-            if check_use(&s, Use::Tune, MEMORY_LIMIT_BYTES, 0.0).is_err() {
-                continue;
-            }
-            let Some(m) = measure(s, options.sim, &mut *keep_going) else {
-                continue;
+            let b = bubbles(&search.current);
+            let Some(phase) = phases(&b).into_iter().find(|p| !search.spent.contains(p)) else {
+                return Some(search.finish(false));
             };
-            tried += 1;
-            last = m.sim.derivation.order.graph.node_count();
-            used = used.saturating_add(last);
-            let better = best.as_ref().is_none_or(|(o, _, b)| {
-                let (ka, kb) = (m.key(cap), b.key(cap));
-                ka.0.total_cmp(&kb.0)
-                    .then(ka.1.total_cmp(&kb.1))
-                    .then(order.cmp(o))
-                    .is_lt()
+            let candidates = match phase {
+                Phase::Partitioning => partition_candidates(&search.current),
+                Phase::Placement => placement_candidates(&search.current),
+                Phase::Scheduling => scheduling_candidates(&search.current, options.every_schedule),
+            };
+            search.iteration = Some(Trying {
+                phase,
+                bubbles: b,
+                candidates,
+                next: 0,
+                used: 0,
+                last: search.current.sim.derivation.order.graph.node_count(),
+                best: None,
+                tried: 0,
             });
-            if better {
-                best = Some((*order, change, m));
+            self.state = TuneState::Searching(search);
+            return None;
+        };
+        // The next candidate, simulated while the iteration's work budget allows.
+        if let Some((order, candidate)) = trying.candidates.get(trying.next) {
+            if !keep_going() {
+                return Some(search.finish(true));
+            }
+            if trying.used == 0 || trying.used.saturating_add(trying.last) <= options.work_budget {
+                trying.next += 1;
+                let (change, s) = candidate();
+                // A candidate that grows the pipeline (finer virtual stages) past what the
+                // tuner may hold is not tried.
+                if check_use(&s, Use::Tune, MEMORY_LIMIT_BYTES, 0.0).is_ok()
+                    && let Some(m) = measure(s, options.sim, &mut *keep_going)
+                {
+                    trying.tried += 1;
+                    trying.last = m.sim.derivation.order.graph.node_count();
+                    trying.used = trying.used.saturating_add(trying.last);
+                    let cap = options.memory_cap;
+                    let better = trying.best.as_ref().is_none_or(|(o, _, b)| {
+                        let (ka, kb) = (m.key(cap), b.key(cap));
+                        ka.0.total_cmp(&kb.0)
+                            .then(ka.1.total_cmp(&kb.1))
+                            .then(order.cmp(o))
+                            .is_lt()
+                    });
+                    if better {
+                        trying.best = Some((*order, change, m));
+                    }
+                }
+                search.iteration = Some(trying);
+                self.state = TuneState::Searching(search);
+                return None;
             }
         }
-        if stopped {
-            break;
+        // The iteration ends: its best candidate taken when it shortens the step.
+        let it = search.conclude(trying, options.memory_cap);
+        let go_on = progress(&it);
+        search.iterations.push(it);
+        if !go_on {
+            return Some(search.finish(true));
         }
+        self.state = TuneState::Searching(search);
+        None
+    }
+}
+
+impl Search {
+    /// The iteration `trying` ends: its best candidate is kept when it is better than the
+    /// pipeline kept (then every phase may be tried again), else its phase is spent.
+    fn conclude(&mut self, trying: Trying, cap: Option<f64>) -> Iteration {
+        let Trying {
+            phase,
+            bubbles: b,
+            candidates,
+            best,
+            tried,
+            ..
+        } = trying;
+        let count = candidates.len();
         drop(candidates);
+        let current = &self.current;
         let eps = 1e-9 * current.sim.makespan_s.abs().max(f64::MIN_POSITIVE);
         let (change, taken) = match best {
             Some((_, change, m)) => {
@@ -540,45 +680,44 @@ pub fn tune_cancellable(
                     format!("{change}: no shorter ({})", secs(m.sim.makespan_s))
                 };
                 if better {
-                    current = m;
-                    spent.clear();
+                    self.current = m;
+                    self.spent.clear();
                 } else {
-                    spent.push(phase);
+                    self.spent.push(phase);
                 }
                 (change, better)
             }
             None => {
-                spent.push(phase);
+                self.spent.push(phase);
                 ("no candidate".to_string(), false)
             }
         };
-        let it = Iteration {
-            index: index + 1,
+        Iteration {
+            index: self.iterations.len() + 1,
             phase,
             change,
             taken,
-            makespan_s: current.sim.makespan_s,
-            peak_bytes: current.sim.peak_memory_bytes(),
+            makespan_s: self.current.sim.makespan_s,
+            peak_bytes: self.current.sim.peak_memory_bytes(),
             bubbles: b,
             tried,
             candidates: count,
-        };
-        let go_on = progress(&it);
-        iterations.push(it);
-        if !go_on {
-            stopped = true;
-            break;
         }
     }
-    Ok(Tuned {
-        makespan_s: current.sim.makespan_s,
-        peak_bytes: current.sim.peak_memory_bytes(),
-        bubble_fraction: current.sim.bubble_fraction,
-        scenario: current.scenario,
-        start_makespan_s,
-        start_peak_bytes,
-        start_bubble_fraction,
-        iterations,
-        stopped,
-    })
+
+    /// What the search found, `stopped` by its caller or not.
+    fn finish(self, stopped: bool) -> Tuned {
+        let (start_makespan_s, start_peak_bytes, start_bubble_fraction) = self.start;
+        Tuned {
+            makespan_s: self.current.sim.makespan_s,
+            peak_bytes: self.current.sim.peak_memory_bytes(),
+            bubble_fraction: self.current.sim.bubble_fraction,
+            scenario: Arc::unwrap_or_clone(self.current.scenario),
+            start_makespan_s,
+            start_peak_bytes,
+            start_bubble_fraction,
+            iterations: self.iterations,
+            stopped,
+        }
+    }
 }
