@@ -227,6 +227,8 @@ fn the_web_build_loads_in_chromium_and_behaves_as_the_desktop_app() {
         names,
         [
             "default",
+            "save",
+            "export-png",
             "sample",
             "bad-file",
             "link",
@@ -234,11 +236,34 @@ fn the_web_build_loads_in_chromium_and_behaves_as_the_desktop_app() {
             "reload"
         ]
     );
+    // The save and the PNG export were the first steps after the default sample: checked
+    // here, and left out of the steps below.
+    let (saved, exported) = (&steps[1], &steps[2]);
+    let steps: Vec<Value> = std::iter::once(steps[0].clone())
+        .chain(steps[3..].iter().cloned())
+        .collect();
     let page = |i: usize| &steps[i]["state"];
 
     // The default sample, drawn as the desktop app draws it.
     assert_eq!(default["source"], "mpipe-vit-llm.json");
     assert_same("default", page(0), &default);
+    // Saved, it is a download named after the sample, holding the same scenario; the chart
+    // exported as PNG is another, drawn in the sample's colours.
+    let kept = |step: &Value| PathBuf::from(step["download"]["path"].as_str().unwrap());
+    assert_eq!(saved["download"]["name"], "mpipe-vit-llm.json");
+    assert_eq!(saved["state"]["notice"], "saved mpipe-vit-llm.json");
+    let text = std::fs::read_to_string(kept(saved)).unwrap();
+    let sample_json = mpipe_studio::samples::SAMPLES
+        .iter()
+        .find(|s| s.file == "mpipe-vit-llm.json")
+        .unwrap()
+        .json;
+    assert_eq!(
+        mpipe::Scenario::from_json_str(&text, "saved").unwrap(),
+        mpipe::Scenario::from_json_str(sample_json, "sample").unwrap()
+    );
+    assert_eq!(exported["download"]["name"], "mpipe-vit-llm.png");
+    assert_eq!(exported["state"]["notice"], "exported mpipe-vit-llm.png");
     // A sample switch by link redraws: another schedule, another chart.
     assert_same("sample", page(1), &sample);
     assert_ne!(page(1)["title"], page(0)["title"]);
@@ -278,6 +303,12 @@ fn the_web_build_loads_in_chromium_and_behaves_as_the_desktop_app() {
     assert!(
         counts[0] > 2000 && counts[1] > 2000,
         "the default sample's encoder and LLM drawn: {counts:?}"
+    );
+    let png = kept(exported);
+    let in_png = [pixels_of(&png, encoder), pixels_of(&png, backbone)];
+    assert!(
+        in_png[0] > 2000 && in_png[1] > 2000,
+        "the exported PNG has the default sample's encoder and LLM: {in_png:?}"
     );
     assert!(
         counts[2] == 0 && counts[3] > 5000,
