@@ -549,3 +549,49 @@ fn a_switch_costs_the_action_after_another_stage_or_phase_exactly() {
     // B1 [6.75, 9]; r0 B0 [5.25, 7.5], B1 [9, 11.25].
     assert_eq!(simulate(&s), 11.25);
 }
+
+/// The identification a schedule a step — what the web build runs between frames after a
+/// calibration's fit: each step simulates one registered schedule (the progress the fraction of
+/// skeletons tried), the steps come to what `identify` gives (ZB-V's run named ZB-V), and a
+/// stop is heard at the next step.
+#[test]
+fn the_identification_runs_a_schedule_a_step() {
+    use mpipe::trace::whatif::{IdentifySteps, identify};
+    use mpipe::tune::Stepped;
+    let traces: Vec<_> = ["rank0.json.gz", "rank1.json.gz"]
+        .iter()
+        .map(|f| {
+            let path = seven("zbv", f);
+            mpipe::trace::chrome::import_bytes(&std::fs::read(&path).unwrap(), &path).unwrap()
+        })
+        .collect();
+    let rules = mpipe::trace::RuleSet::default().compile().unwrap();
+    let m = mpipe::trace::recover(&traces, &rules, &[None, None]);
+    let alignment = mpipe::trace::align(&m);
+    let text = std::fs::read_to_string(seven("zbv", "scenario.json")).unwrap();
+    let scenario = mpipe::Scenario::from_json_str(&text, "scenario.json").unwrap();
+    let sim = mpipe::simulate_scenario(&scenario, Default::default()).unwrap();
+    let whole = identify(&scenario, &sim, &m, &alignment, 0, Default::default());
+    assert_eq!(whole.ranked[0].schedule, "⟨zbv, zbv⟩");
+    assert_eq!(whole.ranked[0].order_agreement, 1.0);
+    let mut steps = IdentifySteps::new(&scenario, &sim, (&m, &alignment, 0), Default::default());
+    let (mut again, mut fractions) = (0, Vec::new());
+    let stepped = loop {
+        match steps.step((&m, &alignment), &mut |f| {
+            fractions.push(f);
+            true
+        }) {
+            Stepped::Again => again += 1,
+            Stepped::Done(id) => break id,
+            Stepped::Cancelled => panic!("not cancelled"),
+        }
+    };
+    assert_eq!(stepped, whole);
+    assert_eq!(again, whole.ranked.len());
+    let skeletons = mpipe::schedules::skeleton::Skeleton::all().len();
+    let expected: Vec<f32> = (0..skeletons).map(|i| i as f32 / skeletons as f32).collect();
+    assert_eq!(fractions, expected);
+    let mut steps = IdentifySteps::new(&scenario, &sim, (&m, &alignment, 0), Default::default());
+    assert_eq!(steps.step((&m, &alignment), &mut |_| true), Stepped::Again);
+    assert_eq!(steps.step((&m, &alignment), &mut |_| false), Stepped::Cancelled);
+}

@@ -13,8 +13,8 @@ use mpipe::trace::calibrate::{Calibration, Fit, calibrate_cancellable, check_ste
 use mpipe::trace::compare::{Comparison, compare};
 use mpipe::trace::report::CompareTraceReport;
 use mpipe::trace::whatif::{
-    Identification, MemoryBasis, Prediction, RunShape, WhatIfSteps, identify_until,
-    measured_chunks, measured_microbatches,
+    Identification, IdentifySteps, MemoryBasis, Prediction, RunShape, WhatIfSteps, measured_chunks,
+    measured_microbatches,
 };
 use mpipe::trace::{Measurement, RawTrace, RuleSet};
 use mpipe::tune::Stepped;
@@ -363,11 +363,11 @@ impl Traces {
         let (step, every_step) = (self.step, self.every_step);
         let check = check_step(step, self.steps()).unwrap_or(step);
         let (scenario, shown) = (scenario.clone(), shown.clone());
-        // Two steps (in the browser the page draws between them): the fit, then the
-        // identification of the trace's schedule among every registered one.
-        let mut fitted: Option<Calibration> = None;
+        // In steps (in the browser the page draws between them): the fit, then the
+        // identification of the trace's schedule, a registered schedule a step.
+        let mut fitted: Option<(Calibration, IdentifySteps)> = None;
         let job = Job::spawn_steps("mpipe calibration", move |control| {
-            let Some(c) = fitted.take() else {
+            let Some((_, identifying)) = fitted.as_mut() else {
                 let fit = Fit {
                     scenario: &scenario,
                     predicted: &shown.sim,
@@ -380,7 +380,9 @@ impl Traces {
                 };
                 return match calibrate_cancellable(&fit, &mut |f| control.keep_going(0.7 * f)) {
                     Ok(c) => {
-                        fitted = Some(c);
+                        let steps =
+                            IdentifySteps::new(&scenario, &shown.sim, (&m, &a, step), fit.options);
+                        fitted = Some((c, steps));
                         Step::Again
                     }
                     Err(SimulationError::Cancelled) => Step::Done(None),
@@ -390,16 +392,14 @@ impl Traces {
                     )))),
                 };
             };
-            Step::Done(
-                identify_until(
-                    &scenario,
-                    &shown.sim,
-                    (&m, &a, step),
-                    Default::default(),
-                    &mut |f| control.keep_going(0.7 + 0.3 * f),
-                )
-                .map(|id| Ok((c, id))),
-            )
+            match identifying.step((&m, &a), &mut |f| control.keep_going(0.7 + 0.3 * f)) {
+                Stepped::Again => Step::Again,
+                Stepped::Cancelled => Step::Done(None),
+                Stepped::Done(id) => match fitted.take() {
+                    Some((c, _)) => Step::Done(Some(Ok((c, id)))),
+                    None => Step::Done(None),
+                },
+            }
         })?;
         self.calibrating = Some(Calibrating { job, generation });
         Ok(())

@@ -17,17 +17,6 @@ use crate::tune::pipeline::simulate_scenario;
 use crate::vocab::layout::Layout;
 use serde::Serialize;
 
-/// One candidate: a schedule over `chunks` regions of the traced model.
-#[derive(Debug, Clone)]
-pub struct Candidate {
-    /// As `mpipe derive` writes it: `⟨zbv, zbv⟩`.
-    pub schedule: String,
-    /// Stages per rank (the regions the schedule runs over).
-    pub chunks: usize,
-    pub scenario: Scenario,
-    pub simulation: Simulation,
-}
-
 /// The layer cut of `chunks` regions: the scenario's own when it has that many regions, else
 /// equal regions (`None` when the layers do not divide evenly).
 fn cut_for(scenario: &Scenario, chunks: usize) -> Option<Vec<usize>> {
@@ -39,53 +28,6 @@ fn cut_for(scenario: &Scenario, chunks: usize) -> Option<Vec<usize>> {
         return None;
     }
     Some((1..chunks).map(|i| i * layers / chunks).collect())
-}
-
-/// Every registered schedule that fits `scenario`'s model over each of `chunks` regions per rank:
-/// Sharded and first-order skeletons, the same one in every region, kept when they derive and
-/// simulate (a schedule's own rules, such as a microbatch count it needs, leave it out).
-pub fn candidates(scenario: &Scenario, chunks: &[usize], options: SimOptions) -> Vec<Candidate> {
-    candidates_until(scenario, chunks, options, &mut |_| true).unwrap_or_default()
-}
-
-/// [`candidates`] that calls `keep_going` with the fraction of skeletons tried and stops
-/// (`None`) as soon as it returns false.
-fn candidates_until(
-    scenario: &Scenario,
-    chunks: &[usize],
-    options: SimOptions,
-    keep_going: &mut dyn FnMut(f32) -> bool,
-) -> Option<Vec<Candidate>> {
-    let total = (chunks.len() * Skeleton::all().len()).max(1) as f32;
-    let mut tried = 0usize;
-    let mut counts: Vec<usize> = chunks.to_vec();
-    counts.sort_unstable();
-    counts.dedup();
-    let mut out = Vec::new();
-    for &v in &counts {
-        let Some(cut) = cut_for(scenario, v) else {
-            continue;
-        };
-        for &skeleton in Skeleton::all() {
-            if !keep_going(tried as f32 / total) {
-                return None;
-            }
-            tried += 1;
-            let Some(candidate) = candidate_scenario(scenario, skeleton, v, &cut) else {
-                continue;
-            };
-            let Ok(simulation) = simulate_scenario(&candidate, options) else {
-                continue;
-            };
-            out.push(Candidate {
-                schedule: schedule_to_string(&candidate.schedule),
-                chunks: v,
-                scenario: candidate,
-                simulation,
-            });
-        }
-    }
-    Some(out)
 }
 
 /// `scenario` re-cut into `cut` (`chunks` regions) with `skeleton` in every region; `None` when
@@ -234,18 +176,100 @@ pub fn identify_until(
     options: SimOptions,
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Option<Identification> {
-    let chunks = measured_chunks(m);
-    let shaped = over_run_microbatches(scenario, measured_microbatches(m, step));
-    let mut ranked: Vec<OrderMatch> = candidates_until(&shaped, &[chunks], options, keep_going)?
-        .iter()
-        .map(|c| OrderMatch::of(&c.scenario, &c.simulation, (m, alignment, step)))
-        .collect();
-    ranked.sort_by(|a, b| b.order_agreement.total_cmp(&a.order_agreement));
-    Some(Identification {
-        step,
-        scenario: OrderMatch::of(scenario, predicted, (m, alignment, step)),
-        ranked,
-    })
+    let mut steps = IdentifySteps::new(scenario, predicted, (m, alignment, step), options);
+    loop {
+        match steps.step((m, alignment), keep_going) {
+            Stepped::Again => {}
+            Stepped::Done(id) => return Some(id),
+            Stepped::Cancelled => return None,
+        }
+    }
+}
+
+/// The identification run a candidate a step (what [`identify_until`] loops over): every
+/// registered schedule that fits the model over the run's stages per rank (Sharded and
+/// first-order skeletons, the same one in every region, kept when they derive and simulate: a
+/// schedule's own rules, such as a microbatch count it needs, leave it out), each compared with
+/// the measured orders.
+#[derive(Debug)]
+pub struct IdentifySteps {
+    /// The scenario over the run's microbatch count.
+    shaped: Scenario,
+    chunks: usize,
+    /// The layer cut of `chunks` regions (`None`: the layers do not divide, nothing fits).
+    cut: Option<Vec<usize>>,
+    step: usize,
+    options: SimOptions,
+    /// The scenario's own schedule against the measured orders.
+    scenario: OrderMatch,
+    /// The next skeleton of [`Skeleton::all`].
+    next: usize,
+    ranked: Vec<OrderMatch>,
+}
+
+impl IdentifySteps {
+    /// The identification of step `step` of the run against `scenario` (simulated as
+    /// `predicted`) and every candidate; no candidate simulated yet.
+    pub fn new(
+        scenario: &Scenario,
+        predicted: &Simulation,
+        (m, alignment, step): (&Measurement, &Alignment, usize),
+        options: SimOptions,
+    ) -> IdentifySteps {
+        let chunks = measured_chunks(m);
+        let shaped = over_run_microbatches(scenario, measured_microbatches(m, step));
+        IdentifySteps {
+            cut: cut_for(&shaped, chunks),
+            shaped,
+            chunks,
+            step,
+            options,
+            scenario: OrderMatch::of(scenario, predicted, (m, alignment, step)),
+            next: 0,
+            ranked: Vec::new(),
+        }
+    }
+
+    /// The next candidate that fits the model simulated and compared with the run `m` (the one
+    /// the steps were made for), `keep_going` asked with the fraction of skeletons tried; the
+    /// identification, best match first (ties keep the registry's order), once all are.
+    pub fn step(
+        &mut self,
+        (m, alignment): (&Measurement, &Alignment),
+        keep_going: &mut dyn FnMut(f32) -> bool,
+    ) -> Stepped<Identification> {
+        let skeletons = Skeleton::all();
+        let total = skeletons.len().max(1) as f32;
+        loop {
+            let i = self.next;
+            let (Some(cut), Some(&skeleton)) = (&self.cut, skeletons.get(i)) else {
+                let mut ranked = std::mem::take(&mut self.ranked);
+                ranked.sort_by(|a, b| b.order_agreement.total_cmp(&a.order_agreement));
+                return Stepped::Done(Identification {
+                    step: self.step,
+                    scenario: self.scenario.clone(),
+                    ranked,
+                });
+            };
+            if !keep_going(i as f32 / total) {
+                return Stepped::Cancelled;
+            }
+            self.next += 1;
+            let Some(candidate) = candidate_scenario(&self.shaped, skeleton, self.chunks, cut)
+            else {
+                continue;
+            };
+            let Ok(simulation) = simulate_scenario(&candidate, self.options) else {
+                continue;
+            };
+            self.ranked.push(OrderMatch::of(
+                &candidate,
+                &simulation,
+                (m, alignment, self.step),
+            ));
+            return Stepped::Again;
+        }
+    }
 }
 
 /// What predicted memory is compared on: the measured CPU allocator counts from the profiler's
