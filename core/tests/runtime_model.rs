@@ -589,9 +589,14 @@ fn the_identification_runs_a_schedule_a_step() {
     assert_eq!(stepped, whole);
     assert_eq!(again, whole.ranked.len());
     let skeletons = mpipe::schedules::skeleton::Skeleton::all().len();
-    let expected: Vec<f32> = (0..skeletons).map(|i| i as f32 / skeletons as f32).collect();
+    let expected: Vec<f32> = (0..skeletons)
+        .map(|i| i as f32 / skeletons as f32)
+        .collect();
     assert_eq!(fractions, expected);
     let mut steps = IdentifySteps::new(&scenario, &sim, (&m, &alignment, 0), Default::default());
     assert_eq!(steps.step((&m, &alignment), &mut |_| true), Stepped::Again);
-    assert_eq!(steps.step((&m, &alignment), &mut |_| false), Stepped::Cancelled);
+    assert_eq!(
+        steps.step((&m, &alignment), &mut |_| false),
+        Stepped::Cancelled
+    );
 }
