@@ -63,6 +63,8 @@ pub(super) struct Builder<'f> {
     /// The last `(pid, tid)` looked up and its thread: consecutive events mostly share one.
     last_thread: Option<(Key, Key, u32)>,
     event_count: usize,
+    /// The most [`Builder::held`] has been so far (checked after every event).
+    peak_held: u64,
     pub(super) distributed: Option<DistributedInfo>,
     pub(super) base_time_ns: i64,
     warnings: Warnings,
@@ -87,6 +89,7 @@ impl<'f> Builder<'f> {
             open_count: 0,
             last_thread: None,
             event_count: 0,
+            peak_held: 0,
             distributed: None,
             base_time_ns: 0,
             warnings: Warnings::default(),
@@ -150,6 +153,13 @@ impl<'f> Builder<'f> {
     /// What is held so far, counted as events: spans, flow points, memory samples, open `B`s,
     /// and every distinct name, process and thread (an event with a new name that is then
     /// skipped still leaves its name behind).
+    /// What it holds now, kept as the peak when it is the most so far.
+    pub(super) fn note_held(&mut self) -> u64 {
+        let held = self.held();
+        self.peak_held = self.peak_held.max(held);
+        held
+    }
+
     pub(super) fn held(&self) -> u64 {
         (self.spans.len()
             + self.flows.len()
@@ -401,6 +411,7 @@ impl<'f> Builder<'f> {
             flows: self.flows,
             memory: self.memory,
             event_count: self.event_count,
+            peak_held_events: self.peak_held,
             distributed: self.distributed,
             base_time_ns: base,
             warnings: self.warnings.into_vec(),

@@ -235,9 +235,9 @@ fn parse_value<'de, T: DeserializeSeed<'de>>(
 }
 
 /// An error at the stream's position once the import holds more events than its limit.
-fn held_within<R: Read>(stream: &mut JsonStream<R>, builder: &Builder) -> Result<(), Problem> {
+fn held_within<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<(), Problem> {
     let (limit, before) = stream.event_limit();
-    if builder.held().saturating_add(before) <= limit {
+    if builder.note_held().saturating_add(before) <= limit {
         return Ok(());
     }
     Err(Problem::At(

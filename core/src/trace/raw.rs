@@ -180,6 +180,10 @@ pub struct RawTrace {
     pub memory: Vec<MemorySample>,
     /// Entries in `traceEvents` (or the top-level array), of every phase.
     pub event_count: usize,
+    /// The most it held while it was read, counted as [`RawTrace::held_events`] counts (with
+    /// the `B`s still open then): what an import's event limit was checked against, after every
+    /// event.
+    pub peak_held_events: u64,
     pub distributed: Option<DistributedInfo>,
     /// `baseTimeNanoseconds`, already added to every timestamp.
     pub base_time_ns: i64,

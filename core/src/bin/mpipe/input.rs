@@ -132,25 +132,108 @@ pub fn load_traces(
             *slot = Some(rank);
         }
     }
+    let limits = mpipe::trace::Limits {
+        value_bytes: args.max_event_bytes,
+        file_bytes: args.max_trace_bytes,
+        events: args.max_trace_events,
+        held: 0,
+    };
+    let traces = match import_in_parallel(files, limits) {
+        Some(traces) => traces,
+        None => import_in_order(files, limits)?,
+    };
+    let measurement = mpipe::trace::recover(&traces, &compiled, &user_ranks);
+    let alignment = mpipe::trace::align(&measurement);
+    Ok((measurement, alignment))
+}
+
+/// Imports `files` one after the other, each within what the ones before it left of `limits`:
+/// the reading whose errors the CLI gives (the first file's in the given order).
+fn import_in_order(
+    files: &[PathBuf],
+    limits: mpipe::trace::Limits,
+) -> Result<Vec<mpipe::trace::RawTrace>, InputError> {
     let mut traces: Vec<mpipe::trace::RawTrace> = Vec::with_capacity(files.len());
     for path in files {
         let name = path.display().to_string();
         let file = open_regular(path)?;
         let held = traces.iter().map(|t| t.held_events()).sum();
-        let limits = mpipe::trace::Limits {
-            value_bytes: args.max_event_bytes,
-            file_bytes: args.max_trace_bytes,
-            events: args.max_trace_events,
-            held: 0,
-        }
-        .after(held);
-        let trace = mpipe::trace::import_with(file, &name, limits, &mut |_| true)
+        let trace = mpipe::trace::import_with(file, &name, limits.after(held), &mut |_| true)
             .map_err(|e| InputError(e.to_string()))?;
         traces.push(trace);
     }
-    let measurement = mpipe::trace::recover(&traces, &compiled, &user_ranks);
-    let alignment = mpipe::trace::align(&measurement);
-    Ok((measurement, alignment))
+    Ok(traces)
+}
+
+/// Imports `files` on the available cores, a file a thread at a time: the same traces as
+/// [`import_in_order`] when every file reads and the files in order stay within the event
+/// limit (each file's peak over what the ones before it hold, as that reading checks after
+/// every event). `None` otherwise — an error, or a limit the order would have met — and the
+/// caller reads them in order for that reading's error. While they run, a file is read within
+/// what the files already finished hold, so the threads together hold at most one limit per
+/// thread.
+fn import_in_parallel(
+    files: &[PathBuf],
+    limits: mpipe::trace::Limits,
+) -> Option<Vec<mpipe::trace::RawTrace>> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(files.len());
+    if threads < 2 {
+        return None;
+    }
+    let (next, held, failed) = (
+        AtomicUsize::new(0),
+        AtomicU64::new(0),
+        AtomicBool::new(false),
+    );
+    let slots: Vec<Mutex<Option<mpipe::trace::RawTrace>>> =
+        files.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                while !failed.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let (Some(path), Some(slot)) = (files.get(i), slots.get(i)) else {
+                        break;
+                    };
+                    let name = path.display().to_string();
+                    let limits = limits.after(held.load(Ordering::Relaxed));
+                    let trace = open_regular(path).ok().and_then(|file| {
+                        mpipe::trace::import_with(file, &name, limits, &mut |_| {
+                            !failed.load(Ordering::Relaxed)
+                        })
+                        .ok()
+                    });
+                    match (trace, slot.lock()) {
+                        (Some(t), Ok(mut slot)) => {
+                            held.fetch_add(t.held_events(), Ordering::Relaxed);
+                            *slot = Some(t);
+                        }
+                        _ => failed.store(true, Ordering::Relaxed),
+                    }
+                }
+            });
+        }
+    });
+    if failed.load(Ordering::Relaxed) {
+        return None;
+    }
+    let traces: Vec<mpipe::trace::RawTrace> = slots
+        .into_iter()
+        .map(|slot| slot.into_inner().ok().flatten())
+        .collect::<Option<_>>()?;
+    // The limit as the reading in order checks it: each file's peak over the files before it.
+    let mut before = 0u64;
+    for t in &traces {
+        if t.peak_held_events.saturating_add(before) > limits.events {
+            return None;
+        }
+        before = before.saturating_add(t.held_events());
+    }
+    Some(traces)
 }
 
 /// Refuses an output that is one of the inputs (`mpipe render x.json --svg x.json` would replace
