@@ -3,7 +3,7 @@
 #![allow(clippy::expect_used)] // a benchmark scenario that does not derive is a bug in the benchmark
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mpipe_studio::geometry::{Span, TimeView, render_items};
+use mpipe_studio::geometry::{Lane, Span, TimeView, render_items};
 use mpipe_studio::state::derived::Shown;
 use mpipe_studio::timeline::{ChartInput, chart_ui};
 use std::hint::black_box;
@@ -33,7 +33,8 @@ fn lanes() -> Vec<Vec<Span>> {
 }
 
 fn bench(c: &mut Criterion) {
-    let lanes = lanes();
+    let lists = lanes();
+    let lanes = Lane::of(&lists);
     let whole = TimeView::new(0.0, 16.384, 64.0, 1400.0);
     let zoomed = TimeView::new(8.0, 8.2, 64.0, 1400.0);
     eprintln!(

@@ -121,6 +121,94 @@ pub struct Span {
     pub pair: Option<PairHalf>,
 }
 
+/// What the chart's geometry reads of an event on a lane: when it runs, its colour (region and
+/// phase), its label's stage and microbatch, and which half of an overlapped pair it is. The
+/// scene's own events ([`mpipe::view::timings::EventTiming`]) are read as they are, so the chart
+/// keeps no copy of them; [`Span`] is the plain form (tests, benchmarks).
+pub trait Chip {
+    fn start(&self) -> f64;
+    fn end(&self) -> f64;
+    fn region(&self) -> usize;
+    fn phase(&self) -> Phase;
+    fn stage(&self) -> usize;
+    fn mb(&self) -> usize;
+    fn pair(&self) -> Option<PairHalf>;
+    /// Its index in the caller's event list, when it is the `position`-th of a lane whose
+    /// first event is the list's `first`-th.
+    fn index(&self, first: usize, position: usize) -> usize;
+}
+
+impl Chip for Span {
+    fn start(&self) -> f64 {
+        self.start
+    }
+    fn end(&self) -> f64 {
+        self.end
+    }
+    fn region(&self) -> usize {
+        self.region
+    }
+    fn phase(&self) -> Phase {
+        self.phase
+    }
+    fn stage(&self) -> usize {
+        self.stage
+    }
+    fn mb(&self) -> usize {
+        self.mb
+    }
+    fn pair(&self) -> Option<PairHalf> {
+        self.pair
+    }
+    /// Its own.
+    fn index(&self, _: usize, _: usize) -> usize {
+        self.index
+    }
+}
+
+impl Chip for mpipe::view::timings::EventTiming {
+    fn start(&self) -> f64 {
+        self.start_s
+    }
+    fn end(&self) -> f64 {
+        self.end_s
+    }
+    fn region(&self) -> usize {
+        self.region
+    }
+    fn phase(&self) -> Phase {
+        self.action.phase
+    }
+    fn stage(&self) -> usize {
+        self.action.stage.index()
+    }
+    fn mb(&self) -> usize {
+        self.mb
+    }
+    fn pair(&self) -> Option<PairHalf> {
+        self.pair
+    }
+    /// Where it sits in the scene: the lane's first event and its place after it.
+    fn index(&self, first: usize, position: usize) -> usize {
+        first + position
+    }
+}
+
+/// One lane's events for the chart: `spans` sorted by start, the first of them the caller's
+/// `first`-th event.
+#[derive(Debug, Clone, Copy)]
+pub struct Lane<'a, T> {
+    pub first: usize,
+    pub spans: &'a [T],
+}
+
+impl<'a, T> Lane<'a, T> {
+    /// The lanes of `lists` (each a lane's spans, their indices their own).
+    pub fn of(lists: &'a [Vec<T>]) -> Vec<Lane<'a, T>> {
+        lists.iter().map(|spans| Lane { first: 0, spans }).collect()
+    }
+}
+
 /// A drawable box: one event, or a run of sub-pixel events merged into one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Item {
@@ -165,7 +253,7 @@ pub const MIX_SAMPLE: usize = 48;
 
 /// The colours of `item`'s events among `lane`'s spans: every event when `exact` or when the run
 /// is no longer than `17 · MIX_SAMPLE`, else a strided sample of about [`MIX_SAMPLE`] of them.
-pub fn mix_of(lane: &[Span], item: &Item, exact: bool) -> Mix {
+pub fn mix_of<T: Chip>(lane: &[T], item: &Item, exact: bool) -> Mix {
     let run = lane
         .get(item.first..item.first.saturating_add(item.count))
         .unwrap_or_default();
@@ -194,16 +282,17 @@ fn prime_at_least(n: usize) -> usize {
 
 impl Mix {
     /// Adds `s`'s busy time to its colour.
-    pub fn add(&mut self, s: &Span) {
-        let d = (s.end - s.start).max(0.0);
+    pub fn add(&mut self, s: &impl Chip) {
+        let d = (s.end() - s.start()).max(0.0);
+        let (r, p) = (s.region(), s.phase());
         for part in &mut self.parts {
             match part {
-                Some((region, phase, secs)) if *region == s.region && *phase == s.phase => {
+                Some((region, phase, secs)) if *region == r && *phase == p => {
                     *secs += d;
                     return;
                 }
                 None => {
-                    *part = Some((s.region, s.phase, d));
+                    *part = Some((r, p, d));
                     return;
                 }
                 Some(_) => {}
@@ -246,27 +335,27 @@ pub use mpipe::view::scene::label_width;
 /// The label of a span `width` pixels wide ([`mpipe::view::scene::chip_text`]: `4F0`, else
 /// `F0`, else `F` over `0`, else `0`, else none; the chart draws the two-line one small, and
 /// only its microbatch on lanes too short for two lines).
-fn label(s: &Span, width: f64) -> Option<String> {
-    mpipe::view::scene::chip_text(s.stage, s.phase, s.mb, width, true)
+fn label(s: &impl Chip, width: f64) -> Option<String> {
+    mpipe::view::scene::chip_text(s.stage(), s.phase(), s.mb(), width, true)
 }
 
 /// Culls each lane to the view, merges runs of events narrower than a pixel (and touching within
 /// a pixel) into one item, clips boxes to the view (a span that starts left of it starts at its
 /// left edge, never over the rank labels), and labels boxes wide enough. Each lane's spans must
 /// be sorted by start; the cost is O(log n + visible) per lane.
-pub fn render_items(lanes: &[Vec<Span>], view: &TimeView) -> Vec<Item> {
+pub fn render_items<T: Chip>(lanes: &[Lane<'_, T>], view: &TimeView) -> Vec<Item> {
     let mut items = Vec::new();
-    for (lane, spans) in lanes.iter().enumerate() {
+    for (lane, &Lane { first: at, spans }) in lanes.iter().enumerate() {
         // First span that ends at or after the view's start.
-        let first = spans.partition_point(|s| s.end < view.t0);
+        let first = spans.partition_point(|s| s.end() < view.t0);
         let mut open: Option<Item> = None;
         for (offset, s) in spans.get(first..).unwrap_or_default().iter().enumerate() {
-            if s.start > view.t1 {
+            if s.start() > view.t1 {
                 break;
             }
             let (left, right) = (view.x0, view.x0 + view.width);
-            let x0 = view.x_from_time(s.start).max(left);
-            let x1 = view.x_from_time(s.end).min(right);
+            let x0 = view.x_from_time(s.start()).max(left);
+            let x1 = view.x_from_time(s.end()).min(right);
             let tiny = x1 - x0 < 1.0;
             if let Some(item) = open.as_mut()
                 && tiny
@@ -284,12 +373,12 @@ pub fn render_items(lanes: &[Vec<Span>], view: &TimeView) -> Vec<Item> {
                 lane,
                 x0,
                 x1,
-                region: s.region,
-                phase: s.phase,
-                index: s.index,
+                region: s.region(),
+                phase: s.phase(),
+                index: s.index(at, first + offset),
                 count: 1,
                 label: label(s, x1 - x0),
-                pair: s.pair,
+                pair: s.pair(),
                 first: first + offset,
             });
         }
@@ -501,7 +590,7 @@ mod tests {
             span(20.0, 32.0, 1),
             span(200.0, 210.0, 2),
         ]];
-        let items = render_items(&lanes, &unit_view(15.0, 100.0));
+        let items = render_items(&Lane::of(&lanes), &unit_view(15.0, 100.0));
         let indices: Vec<usize> = items.iter().map(|i| i.index).collect();
         assert_eq!(indices, [1]);
         assert_eq!((items[0].x0, items[0].x1), (5.0, 17.0));
@@ -513,7 +602,7 @@ mod tests {
         // Zoomed in to [15, 115] drawn at x = 64..164: the span 10..40 starts 5 s off screen.
         let lanes = vec![vec![span(10.0, 40.0, 0), span(100.0, 200.0, 1)]];
         let view = TimeView::new(15.0, 115.0, 64.0, 100.0);
-        let items = render_items(&lanes, &view);
+        let items = render_items(&Lane::of(&lanes), &view);
         assert_eq!((items[0].x0, items[0].x1), (64.0, 89.0));
         // … and one that ends right of it stops at its right edge.
         assert_eq!((items[1].x0, items[1].x1), (149.0, 164.0));
@@ -542,20 +631,20 @@ mod tests {
         let lane: Vec<Span> = (0..1000)
             .map(|i| span(i as f64 * 0.01, (i + 1) as f64 * 0.01, i))
             .collect();
-        let items = render_items(&[lane], &unit_view(0.0, 100.0));
+        let items = render_items(&Lane::of(&[lane]), &unit_view(0.0, 100.0));
         assert!(items.len() <= 10, "{}", items.len());
         assert_eq!(items.iter().map(|i| i.count).sum::<usize>(), 1000);
         assert!(items.iter().all(|i| i.label.is_none()));
         // One digit needs 7 + 4 = 11 px; the phase over it, in smaller text, 5.5 + 2 = 7.5 px;
         // the action `4F9` needs 25 px.
         let items = render_items(
-            &[vec![
+            &Lane::of(&[vec![
                 span(0.0, 10.0, 7),
                 span(20.0, 31.0, 8),
                 span(40.0, 65.0, 9),
                 span(70.0, 88.0, 6),
                 span(90.0, 97.0, 5),
-            ]],
+            ]]),
             &unit_view(0.0, 100.0),
         );
         assert_eq!(items[0].label.as_deref(), Some("F\n7"));
@@ -602,7 +691,7 @@ mod tests {
             .collect();
         // 900 s on 100 px: every box merges many events.
         let items = render_items(
-            std::slice::from_ref(&lane),
+            &Lane::of(std::slice::from_ref(&lane)),
             &TimeView::new(0.0, 900.0, 0.0, 100.0),
         );
         assert!(!items.is_empty());
@@ -713,7 +802,7 @@ mod tests {
     #[test]
     fn hit_testing_finds_the_box_under_the_pointer() {
         let lanes = vec![vec![span(0.0, 10.0, 0)], vec![span(5.0, 8.0, 1)]];
-        let items = render_items(&lanes, &unit_view(0.0, 100.0));
+        let items = render_items(&Lane::of(&lanes), &unit_view(0.0, 100.0));
         assert_eq!(hit_test(&items, 0, 4.0).map(|i| i.index), Some(0));
         assert_eq!(hit_test(&items, 1, 4.0).map(|i| i.index), None);
         assert_eq!(hit_test(&items, 1, 6.0).map(|i| i.index), Some(1));

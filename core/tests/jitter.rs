@@ -116,8 +116,8 @@ fn the_what_if_over_every_schedule_runs_a_candidate_a_step() {
             seen.push(f);
             true
         });
-        // Every fraction of a step within its last candidate's share (the skeletons that do
-        // not fit the model are passed over in the same step).
+        // A step's fractions rise (the skeletons that do not fit the model are passed over in
+        // the same step, then one candidate's draws), and each step's reach past the last's.
         if let Some(&last) = seen.last() {
             starts.push(seen.iter().copied().fold(f32::NAN, f32::max));
             assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");

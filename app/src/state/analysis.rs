@@ -220,7 +220,6 @@ impl Analyses {
             0.0,
         )
         .map_err(|e| format!("the tuner: field `{}`: {e}", e.field()))?;
-        let scenario = scenario.clone();
         let options = TuneOptions {
             memory_cap: scenario.hardware.as_ref().and_then(|h| h.memory_bytes),
             every_schedule: !self.tuner.own_moves_only,
@@ -231,7 +230,7 @@ impl Analyses {
         let sink = live.clone();
         // A candidate a step: the web build draws each iteration as it ends and hears Stop
         // between candidates.
-        let mut steps = TuneSteps::new(&scenario, options);
+        let mut steps = TuneSteps::new(scenario, options);
         let job = Job::spawn_steps("mpipe tune", move |control| {
             let heard = control.clone();
             let step = steps.step(

@@ -4,7 +4,7 @@
 //! that a newer edit or Cancel really stops.
 
 use super::jobs::{Job, Poll, Step};
-use crate::geometry::Span;
+use crate::geometry::Lane;
 use mpipe::Scenario;
 use mpipe::scenario::edit::Remedy;
 use mpipe::sim::engine::SimOptions;
@@ -12,6 +12,7 @@ use mpipe::sim::run::Simulation;
 use mpipe::sim::run::run_cancellable;
 use mpipe::tune::owners::derive_tuned;
 use mpipe::view::scene::Scene;
+use mpipe::view::timings::EventTiming;
 use std::sync::Arc;
 
 /// Scenarios with more than this many rank × microbatch pairs simulate on a worker thread, so
@@ -32,8 +33,6 @@ pub struct Shown {
     pub title: String,
     pub sim: Simulation,
     pub scene: Scene,
-    /// Each rank's events as the chart's geometry sees them (sorted by start).
-    pub lanes: Vec<Vec<Span>>,
     /// Whether each event (by index into the scene's events) is on the critical path.
     critical: Vec<bool>,
     /// How long each event (by node index) could start later without delaying the step.
@@ -51,32 +50,34 @@ pub struct Shown {
 pub const TABLE_ACTIONS: usize = 4_000;
 
 impl Shown {
+    /// Each rank's compute events as the chart's geometry reads them: the scene's own, by
+    /// start (nothing laid out a second time).
+    pub fn lanes(&self) -> Vec<Lane<'_, EventTiming>> {
+        self.scene
+            .lanes
+            .iter()
+            .map(|lane| Lane {
+                first: lane.events.start,
+                spans: self
+                    .scene
+                    .events
+                    .get(lane.events.clone())
+                    .unwrap_or_default(),
+            })
+            .collect()
+    }
+
+    /// The compute events of the scene's `index`-th lane (its rank's), by start.
+    pub fn lane(&self, index: usize) -> &[EventTiming] {
+        self.scene
+            .lanes
+            .get(index)
+            .and_then(|lane| self.scene.events.get(lane.events.clone()))
+            .unwrap_or_default()
+    }
     /// Lays out `sim` (this is the linear work a large simulation does on its worker too).
     pub fn new(generation: u64, title: &str, sim: Simulation) -> Shown {
         let scene = Scene::new(&sim);
-        let lanes = scene
-            .lanes
-            .iter()
-            .map(|lane| {
-                scene
-                    .events
-                    .get(lane.events.clone())
-                    .unwrap_or_default()
-                    .iter()
-                    .enumerate()
-                    .map(|(i, e)| Span {
-                        start: e.start_s,
-                        end: e.end_s,
-                        region: e.region,
-                        phase: e.action.phase,
-                        stage: e.action.stage.index(),
-                        mb: e.mb,
-                        index: lane.events.start + i,
-                        pair: e.pair,
-                    })
-                    .collect()
-            })
-            .collect();
         let mut critical = vec![false; scene.events.len()];
         for n in &sim.critical_path {
             if let Some(slot) = scene
@@ -98,7 +99,6 @@ impl Shown {
             title: title.to_string(),
             sim,
             scene,
-            lanes,
             critical,
             slack,
             formula,

@@ -457,11 +457,7 @@ impl Paint<'_> {
 
     /// The colours a box is drawn in (of a long merged run, a sample's).
     fn drawn_mix(&self, item: &Item) -> crate::geometry::Mix {
-        let lane = self
-            .shown
-            .lanes
-            .get(item.lane)
-            .map_or(&[][..], Vec::as_slice);
+        let lane = self.shown.lane(item.lane);
         mix_of(lane, item, false)
     }
 
@@ -673,11 +669,7 @@ impl Paint<'_> {
                     self.view.time_from_x(item.x0),
                     self.view.time_from_x(item.x1),
                 );
-                let lane = self
-                    .shown
-                    .lanes
-                    .get(item.lane)
-                    .map_or(&[][..], Vec::as_slice);
+                let lane = self.shown.lane(item.lane);
                 Some(merged_text(
                     scene,
                     item,
@@ -805,7 +797,7 @@ pub fn chart_ui(ui: &mut egui::Ui, input: ChartInput<'_>) -> ChartOutput {
         rows,
     };
     paint.lanes();
-    let items = render_items(&shown.lanes, &view);
+    let items = render_items(&shown.lanes(), &view);
     let dependencies = selected
         .map(|i| shown.scene.dependencies(&shown.sim, i))
         .unwrap_or_default();
@@ -849,7 +841,7 @@ fn reorder_gesture(
         && let Some((row, LaneRow::Compute)) = lanes.hit(p.y, rows.rows.len())
         && let Some(RowKind::Rank(lane)) = rows.rows.get(row).cloned()
     {
-        let items = render_items(&shown.lanes, view);
+        let items = render_items(&shown.lanes(), view);
         if let Some(item) = hit_test(&items, lane, f64::from(p.x)).filter(|i| i.count == 1) {
             let index = item.index;
             ui.data_mut(|d| d.insert_temp(id, Some(index)));

@@ -149,17 +149,16 @@ impl<'f> Builder<'f> {
         self.warnings.add(kind, self.file, Some(event), message);
     }
 
-    /// Takes one parsed event.
-    /// What is held so far, counted as events: spans, flow points, memory samples, open `B`s,
-    /// and every distinct name, process and thread (an event with a new name that is then
-    /// skipped still leaves its name behind).
-    /// What it holds now, kept as the peak when it is the most so far.
+    /// [`Builder::held`], kept as the peak when it is the most so far.
     pub(super) fn note_held(&mut self) -> u64 {
         let held = self.held();
         self.peak_held = self.peak_held.max(held);
         held
     }
 
+    /// What is held so far, counted as events: spans, flow points, memory samples, open `B`s,
+    /// and every distinct name, process and thread (an event with a new name that is then
+    /// skipped still leaves its name behind).
     pub(super) fn held(&self) -> u64 {
         (self.spans.len()
             + self.flows.len()
@@ -170,6 +169,7 @@ impl<'f> Builder<'f> {
             + self.threads.len()) as u64
     }
 
+    /// Takes one parsed event.
     pub(super) fn accept(&mut self, ev: EventRef) {
         let index = self.event_count;
         self.event_count += 1;

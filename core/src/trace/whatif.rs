@@ -177,13 +177,10 @@ pub fn identify_until(
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Option<Identification> {
     let mut steps = IdentifySteps::new(scenario, predicted, (m, alignment, step), options);
-    loop {
-        match steps.step((m, alignment), keep_going) {
-            Stepped::Again => {}
-            Stepped::Done(id) => return Some(id),
-            Stepped::Cancelled => return None,
-        }
-    }
+    Stepped::run_to_end(|| {
+        Ok::<_, std::convert::Infallible>(steps.step((m, alignment), keep_going))
+    })
+    .unwrap_or_else(|never| match never {})
 }
 
 /// The identification run a candidate a step (what [`identify_until`] loops over): every
@@ -399,13 +396,8 @@ pub fn what_if_all_until(
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Option<Vec<Prediction>> {
     let mut steps = WhatIfSteps::new(model, calibrated, run, options);
-    loop {
-        match steps.step(keep_going) {
-            Stepped::Again => {}
-            Stepped::Done(out) => return Some(out),
-            Stepped::Cancelled => return None,
-        }
-    }
+    Stepped::run_to_end(|| Ok::<_, std::convert::Infallible>(steps.step(keep_going)))
+        .unwrap_or_else(|never| match never {})
 }
 
 /// The what-if over every schedule run a candidate a step (what [`what_if_all_until`] loops

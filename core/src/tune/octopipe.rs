@@ -475,8 +475,10 @@ pub fn tune_cancellable(
 }
 
 /// Algorithm 1 run a simulation a step (what [`tune_cancellable`] loops over): the start, then
-/// each candidate of each iteration, so a caller without threads (the web build) draws the
-/// iterations as they end and hears Stop between candidates.
+/// each candidate of each iteration (the step after an iteration's last candidate ends it, or,
+/// when its work budget cuts it, the step that finds so), so a caller without threads (the web
+/// build) draws the iterations as they end and hears Stop between candidates. Its steps are not
+/// [`crate::tune::Stepped`]'s: the search is never cancelled, Stop ends it with the best so far.
 pub struct TuneSteps {
     options: TuneOptions,
     state: TuneState,
@@ -536,7 +538,8 @@ impl TuneSteps {
 
     /// One simulation of the search — the start's, or one candidate's (`keep_going` asked
     /// before it and between its passes) — or the end of an iteration (`progress` sees it);
-    /// the result (`Some`) once the search ends, stopped or not.
+    /// the result (`Some`) once, when the search ends, stopped or not; `None` while it runs (and
+    /// when asked again after the end).
     pub fn step(
         &mut self,
         progress: &mut dyn FnMut(&Iteration) -> bool,
