@@ -19,8 +19,9 @@ use std::sync::Arc;
 /// the window never waits on them (P ≤ 16, M ≤ 128 stay within a frame).
 pub const FOREGROUND_LIMIT: usize = 16 * 128;
 
-/// Bytes per event the app keeps beside the simulation: the scene (events, transfers, bubbles,
-/// the node-to-event map) and the chart's per-lane spans (measured about 130).
+/// Bytes per event the app keeps beside the simulation, an upper bound: the scene (events,
+/// transfers, bubbles, the node-to-event map) and each event's slack (about 130 were measured
+/// when the chart also kept a per-lane copy of the compute events, which it no longer does).
 pub const SCENE_BYTES_PER_EVENT: f64 = 200.0;
 
 /// A simulation with everything the views draw from it, and the generation it belongs to.
