@@ -4,8 +4,8 @@ annotations, float µs timestamps relative to `baseTimeNanoseconds` — the shap
 `trace_import` benchmark's file. The README's whole-process figures for reading several files
 at once use it:
 
-    python3 core/benches/kineto_files.py 8100000 /tmp/eight     # 62 MB in all
-    python3 core/benches/kineto_files.py 250000000 /tmp/big8    # 1.9 GB in all
+    python3 core/benches/kineto_files.py 8100000 /tmp/eight     # 64.8 MB in all
+    python3 core/benches/kineto_files.py 250000000 /tmp/big8    # 2.0 GB in all
     mpipe trace --json /tmp/eight/*.json > /dev/null
 """
 import os
