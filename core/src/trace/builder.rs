@@ -170,7 +170,7 @@ impl<'f> Builder<'f> {
     }
 
     /// Takes one parsed event.
-    pub(super) fn accept(&mut self, ev: EventRef) {
+    pub(super) fn accept(&mut self, ev: &EventRef) {
         let index = self.event_count;
         self.event_count += 1;
         let ph = match &ev.ph {
@@ -196,12 +196,12 @@ impl<'f> Builder<'f> {
             _ => 0,
         };
         match ph {
-            b'M' => self.metadata(name, pid, tid, ev.args),
+            b'M' => self.metadata(name, pid, tid, &ev.args),
             b'X' | b'B' | b'E' | b's' | b't' | b'f' => {
-                self.timed(&ev, ph, (name, cat), (pid, tid), index);
+                self.timed(ev, ph, (name, cat), (pid, tid), index);
             }
             b'i' | b'I' if self.strings.get(name) == "[memory]" => {
-                self.memory_sample(&ev, ph, index)
+                self.memory_sample(ev, ph, index)
             }
             b'i' | b'I' | b'C' | b'b' | b'e' | b'n' | b'N' | b'O' | b'D' | b'P' | b'R' | b'c'
             | b'S' | b'T' | b'F' | b'p' | b'v' | b'V' | b'(' | b')' => {}
@@ -212,8 +212,8 @@ impl<'f> Builder<'f> {
     }
 
     /// A metadata event: a process's name or labels, a thread's name.
-    fn metadata(&mut self, name: u32, pid: Key, tid: Key, args: Args) {
-        let args_name = args.name.map(|s| s.into_owned());
+    fn metadata(&mut self, name: u32, pid: Key, tid: Key, args: &Args) {
+        let args_name = args.name.as_deref().map(str::to_string);
         match self.strings.get(name) {
             "process_name" => {
                 let p = self.process(pid);
@@ -224,7 +224,7 @@ impl<'f> Builder<'f> {
             "process_labels" => {
                 let p = self.process(pid);
                 if let Some(process) = self.processes.get_mut(p as usize) {
-                    process.labels = args.labels.map(|s| s.into_owned());
+                    process.labels = args.labels.as_deref().map(str::to_string);
                 }
             }
             "thread_name" => {

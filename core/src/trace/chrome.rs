@@ -257,7 +257,7 @@ fn next_event<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Res
             if used as u64 > stream.value_limit() {
                 return Err(stream.value_too_large().into());
             }
-            builder.accept(event);
+            builder.accept(&event);
             stream.consume(used);
             return held_within(stream, builder);
         }
@@ -269,7 +269,7 @@ fn next_event<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Res
                 if used as u64 > stream.value_limit() {
                     return Err(stream.value_too_large().into());
                 }
-                builder.accept(event);
+                builder.accept(&event);
                 stream.consume(used);
                 return held_within(stream, builder);
             }
