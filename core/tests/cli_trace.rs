@@ -1119,3 +1119,49 @@ fn fitted_on_every_step_the_costs_pool_the_run_and_the_check_is_in_sample() {
         "{err}"
     );
 }
+
+/// A run's files are read in parallel on the available cores (issue 30), and must give exactly
+/// what reading them one after the other gives: the same output, and at an event limit the same
+/// first error, at the same file and position — whether the limit stops the first file, a later
+/// one over what the earlier ones hold, or none. `taskset -c 0` shows the process one core, so
+/// it reads them in order.
+#[test]
+fn files_read_in_parallel_give_what_reading_them_in_order_gives() {
+    let files = [
+        path("seven/zbv/rank0.json.gz"),
+        path("seven/zbv/rank1.json.gz"),
+        path("seven/gpipe/rank0.json.gz"),
+    ];
+    let run = |limit: &str, one_core: bool| {
+        let mut command = if one_core {
+            let mut c = std::process::Command::new("taskset");
+            c.args(["-c", "0", env!("CARGO_BIN_EXE_mpipe")]);
+            c
+        } else {
+            std::process::Command::new(env!("CARGO_BIN_EXE_mpipe"))
+        };
+        let out = command
+            .args(["trace", "--json", "--max-trace-events", limit])
+            .args(&files)
+            .output()
+            .expect("taskset (util-linux) runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let mut stopped_at = Vec::new();
+    for limit in ["1000", "50000", "60000", "64000000"] {
+        let (parallel, in_order) = (run(limit, false), run(limit, true));
+        assert_eq!(parallel, in_order, "--max-trace-events {limit}");
+        // Which file the error names.
+        stopped_at.push(
+            files
+                .iter()
+                .position(|f| parallel.2.starts_with(&format!("error: {f}:"))),
+        );
+    }
+    // The limits stop the first file, the second over the first, the third over both, none.
+    assert_eq!(stopped_at, [Some(0), Some(1), Some(2), None]);
+}
