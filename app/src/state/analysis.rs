@@ -130,6 +130,25 @@ fn as_step<T, E: std::fmt::Display>(
     }
 }
 
+/// A core search's steps as a stepped job's (`steps`: the search, or why it could not be set
+/// up, said at the first step): each call takes one of the search's steps, with the job's
+/// progress and Cancel.
+fn job_steps<S, T, E, F>(
+    mut steps: Result<S, E>,
+    mut step: impl FnMut(&mut S, &mut dyn FnMut(f32) -> bool) -> Result<Stepped<T>, F> + Send + 'static,
+) -> impl FnMut(&Control) -> Step<Option<Result<T, String>>> + Send + 'static
+where
+    S: Send + 'static,
+    T: 'static,
+    E: std::fmt::Display + Send + 'static,
+    F: std::fmt::Display + 'static,
+{
+    move |control| match &mut steps {
+        Ok(steps) => as_step(step(steps, &mut |f| control.keep_going(f))),
+        Err(e) => Step::Done(Some(Err(e.to_string()))),
+    }
+}
+
 /// The numbers of microbatches the app compares BigMac's designs at.
 pub const DESIGN_MICROBATCHES: [usize; 4] = [8, 16, 32, 64];
 
@@ -152,14 +171,11 @@ impl Analyses {
     /// Starts comparing BigMac's three designs of `scenario` (the document at `generation`), a
     /// design point a step.
     pub fn start_designs(&mut self, scenario: &Scenario, generation: u64) -> Result<(), String> {
-        let mut steps = DesignSteps::new(scenario, &DESIGN_MICROBATCHES, Default::default());
+        let steps = DesignSteps::new(scenario, &DESIGN_MICROBATCHES, Default::default());
         self.designs.start_steps(
             "mpipe designs",
             generation,
-            move |control| match &mut steps {
-                Ok(steps) => as_step(steps.step(&mut |f| control.keep_going(f))),
-                Err(e) => Step::Done(Some(Err(e.clone()))),
-            },
+            job_steps(steps, |s, keep_going| s.step(keep_going)),
         )
     }
 
@@ -167,25 +183,22 @@ impl Analyses {
     /// step.
     pub fn start_wave_sweep(&mut self, scenario: &Scenario, generation: u64) -> Result<(), String> {
         let last = scenario.microbatches.min(WAVE_SWEEP_MAX_K);
-        let mut steps = SweepSteps::new(scenario, 1..=last, Default::default());
-        self.wave_sweep
-            .start_steps("mpipe sweep", generation, move |control| match &mut steps {
-                Ok(steps) => as_step(steps.step(&mut |f| control.keep_going(f))),
-                Err(e) => Step::Done(Some(Err(e.to_string()))),
-            })
+        let steps = SweepSteps::new(scenario, 1..=last, Default::default());
+        self.wave_sweep.start_steps(
+            "mpipe sweep",
+            generation,
+            job_steps(steps, |s, keep_going| s.step(keep_going)),
+        )
     }
 
     /// Starts fitting `scenario` under its device's capacity (`hardware.memory_bytes`), a
     /// simulation a step.
     pub fn start_fit(&mut self, scenario: &Scenario, generation: u64) -> Result<(), String> {
-        let mut steps = FitSteps::new(scenario, None, Means::Both, Default::default());
+        let steps = FitSteps::new(scenario, None, Means::Both, Default::default());
         self.fit.start_steps(
             "mpipe fit-memory",
             generation,
-            move |control| match &mut steps {
-                Ok(steps) => as_step(steps.step(&mut |f| control.keep_going(f))),
-                Err(e) => Step::Done(Some(Err(e.to_string()))),
-            },
+            job_steps(steps, |s, keep_going| s.step(keep_going)),
         )
     }
 

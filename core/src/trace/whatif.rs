@@ -183,6 +183,64 @@ pub fn identify_until(
     .unwrap_or_else(|never| match never {})
 }
 
+/// The walk over every (stages per rank, registered skeleton) pair of a model that both the
+/// identification and the what-if take, a pair at a time: the next candidate that fits the model
+/// (Sharded and first-order, the same skeleton in every region), `keep_going` asked before each
+/// pair with the fraction of pairs walked.
+#[derive(Debug)]
+struct CandidateWalk {
+    /// Each count of stages per rank, with its layer cut.
+    cuts: Vec<(usize, Vec<usize>)>,
+    /// The next pair, counted over `cuts` × [`Skeleton::all`].
+    next: usize,
+}
+
+/// Where a [`CandidateWalk`] is.
+enum Walked {
+    /// The pair `at` of `of`: a candidate over `chunks` regions per rank.
+    Candidate {
+        at: usize,
+        of: usize,
+        chunks: usize,
+        scenario: Box<Scenario>,
+    },
+    End,
+    Cancelled,
+}
+
+impl CandidateWalk {
+    fn new(cuts: Vec<(usize, Vec<usize>)>) -> CandidateWalk {
+        CandidateWalk { cuts, next: 0 }
+    }
+
+    /// The next candidate of `model`, the pairs that do not fit it passed over.
+    fn next(&mut self, model: &Scenario, keep_going: &mut dyn FnMut(f32) -> bool) -> Walked {
+        let skeletons = Skeleton::all();
+        let per_cut = skeletons.len().max(1);
+        let of = (self.cuts.len() * skeletons.len()).max(1);
+        loop {
+            let at = self.next;
+            let (Some((chunks, cut)), Some(&skeleton)) =
+                (self.cuts.get(at / per_cut), skeletons.get(at % per_cut))
+            else {
+                return Walked::End;
+            };
+            if !keep_going(at as f32 / of as f32) {
+                return Walked::Cancelled;
+            }
+            self.next += 1;
+            if let Some(scenario) = candidate_scenario(model, skeleton, *chunks, cut) {
+                return Walked::Candidate {
+                    at,
+                    of,
+                    chunks: *chunks,
+                    scenario: Box::new(scenario),
+                };
+            }
+        }
+    }
+}
+
 /// The identification run a candidate a step (what [`identify_until`] loops over): every
 /// registered schedule that fits the model over the run's stages per rank (Sharded and
 /// first-order skeletons, the same one in every region, kept when they derive and simulate: a
@@ -192,15 +250,12 @@ pub fn identify_until(
 pub struct IdentifySteps {
     /// The scenario over the run's microbatch count.
     shaped: Scenario,
-    chunks: usize,
-    /// The layer cut of `chunks` regions (`None`: the layers do not divide, nothing fits).
-    cut: Option<Vec<usize>>,
     step: usize,
     options: SimOptions,
     /// The scenario's own schedule against the measured orders.
     scenario: OrderMatch,
-    /// The next skeleton of [`Skeleton::all`].
-    next: usize,
+    /// Over the run's stages per rank only (none when the layers do not divide into them).
+    walk: CandidateWalk,
     ranked: Vec<OrderMatch>,
 }
 
@@ -216,13 +271,16 @@ impl IdentifySteps {
         let chunks = measured_chunks(m);
         let shaped = over_run_microbatches(scenario, measured_microbatches(m, step));
         IdentifySteps {
-            cut: cut_for(&shaped, chunks),
+            walk: CandidateWalk::new(
+                cut_for(&shaped, chunks)
+                    .map(|cut| (chunks, cut))
+                    .into_iter()
+                    .collect(),
+            ),
             shaped,
-            chunks,
             step,
             options,
             scenario: OrderMatch::of(scenario, predicted, (m, alignment, step)),
-            next: 0,
             ranked: Vec::new(),
         }
     }
@@ -235,26 +293,19 @@ impl IdentifySteps {
         (m, alignment): (&Measurement, &Alignment),
         keep_going: &mut dyn FnMut(f32) -> bool,
     ) -> Stepped<Identification> {
-        let skeletons = Skeleton::all();
-        let total = skeletons.len().max(1) as f32;
         loop {
-            let i = self.next;
-            let (Some(cut), Some(&skeleton)) = (&self.cut, skeletons.get(i)) else {
-                let mut ranked = std::mem::take(&mut self.ranked);
-                ranked.sort_by(|a, b| b.order_agreement.total_cmp(&a.order_agreement));
-                return Stepped::Done(Identification {
-                    step: self.step,
-                    scenario: self.scenario.clone(),
-                    ranked,
-                });
-            };
-            if !keep_going(i as f32 / total) {
-                return Stepped::Cancelled;
-            }
-            self.next += 1;
-            let Some(candidate) = candidate_scenario(&self.shaped, skeleton, self.chunks, cut)
-            else {
-                continue;
+            let candidate = match self.walk.next(&self.shaped, keep_going) {
+                Walked::Candidate { scenario, .. } => scenario,
+                Walked::Cancelled => return Stepped::Cancelled,
+                Walked::End => {
+                    let mut ranked = std::mem::take(&mut self.ranked);
+                    ranked.sort_by(|a, b| b.order_agreement.total_cmp(&a.order_agreement));
+                    return Stepped::Done(Identification {
+                        step: self.step,
+                        scenario: self.scenario.clone(),
+                        ranked,
+                    });
+                }
             };
             let Ok(simulation) = simulate_scenario(&candidate, self.options) else {
                 continue;
@@ -413,10 +464,8 @@ pub struct WhatIfSteps {
     basis: MemoryBasis,
     jitter: Option<crate::sim::jitter::Jitter>,
     options: SimOptions,
-    /// Each count of stages per rank tried, with its layer cut.
-    cuts: Vec<(usize, Vec<usize>)>,
-    /// The next (count, skeleton) pair, counted over `cuts` × [`Skeleton::all`].
-    next: usize,
+    /// Over each count of stages per rank tried.
+    walk: CandidateWalk,
     out: Vec<Prediction>,
 }
 
@@ -442,8 +491,7 @@ impl WhatIfSteps {
             basis: run.basis,
             jitter: run.jitter.cloned(),
             options,
-            cuts,
-            next: 0,
+            walk: CandidateWalk::new(cuts),
             out: Vec::new(),
         }
     }
@@ -452,24 +500,20 @@ impl WhatIfSteps {
     /// expected step under the run's jitter), `keep_going` asked with the fraction of candidates
     /// tried; every prediction, fastest first, once all are.
     pub fn step(&mut self, keep_going: &mut dyn FnMut(f32) -> bool) -> Stepped<Vec<Prediction>> {
-        let skeletons = Skeleton::all();
-        let total = (self.cuts.len() * skeletons.len()).max(1) as f32;
         loop {
-            let i = self.next;
-            let (Some((v, cut)), Some(&skeleton)) = (
-                self.cuts.get(i / skeletons.len().max(1)),
-                skeletons.get(i % skeletons.len().max(1)),
-            ) else {
-                let mut out = std::mem::take(&mut self.out);
-                out.sort_by(|a, b| a.step_s.total_cmp(&b.step_s));
-                return Stepped::Done(out);
-            };
-            if !keep_going(i as f32 / total) {
-                return Stepped::Cancelled;
-            }
-            self.next += 1;
-            let Some(candidate) = candidate_scenario(&self.model, skeleton, *v, cut) else {
-                continue;
+            let (i, total, v, candidate) = match self.walk.next(&self.model, keep_going) {
+                Walked::Candidate {
+                    at,
+                    of,
+                    chunks,
+                    scenario,
+                } => (at, of as f32, chunks, scenario),
+                Walked::Cancelled => return Stepped::Cancelled,
+                Walked::End => {
+                    let mut out = std::mem::take(&mut self.out);
+                    out.sort_by(|a, b| a.step_s.total_cmp(&b.step_s));
+                    return Stepped::Done(out);
+                }
             };
             let Ok(fitted) = super::calibrate::with_fitted_costs(&candidate, &self.calibrated)
             else {
@@ -490,9 +534,9 @@ impl WhatIfSteps {
             }
             let schedule = schedule_to_string(&candidate.schedule);
             self.out.push(Prediction {
-                ran: self.ran.as_deref() == Some(schedule.as_str()) && *v == self.chunks,
+                ran: self.ran.as_deref() == Some(schedule.as_str()) && v == self.chunks,
                 schedule,
-                chunks: *v,
+                chunks: v,
                 step_s: expected.map_or(sim.makespan_s, |e| e.median_s),
                 simulated_s: sim.makespan_s,
                 expected,
