@@ -425,16 +425,58 @@ fn compute_of(plan: &Plan, event: &Event) -> Option<(Range<usize>, usize, Phase)
     Some((unit_layers(plan, region.into(), rank), mb, action.phase))
 }
 
+/// Every microbatch has the same workload factor (or none is given): a unit's figures are then
+/// the same for each of its microbatches, bit for bit.
+pub(crate) fn one_workload_factor(plan: &Plan) -> bool {
+    plan.workload
+        .windows(2)
+        .all(|w| matches!(w, [a, b] if a.to_bits() == b.to_bits()))
+}
+
+/// One figure of each unit (region, rank) for a microbatch, computed once per unit when every
+/// microbatch has one workload factor ([`one_workload_factor`]), else for each microbatch.
+pub(crate) struct PerUnit {
+    ranks: usize,
+    memo: Vec<Option<f64>>,
+}
+
+impl PerUnit {
+    pub(crate) fn new(plan: &Plan) -> Self {
+        PerUnit {
+            ranks: plan.ranks,
+            memo: if one_workload_factor(plan) {
+                vec![None; (plan.regions.len() + 1) * plan.ranks]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// `figure(plan, region, rank, mb)`, from the memo where the unit has one.
+    pub(crate) fn get(
+        &mut self,
+        plan: &Plan,
+        (region, rank, mb): (usize, usize, usize),
+        figure: fn(&Plan, usize, usize, usize) -> f64,
+    ) -> f64 {
+        let slot = (rank < self.ranks)
+            .then(|| self.memo.get_mut(region * self.ranks + rank))
+            .flatten();
+        match slot {
+            Some(Some(v)) => *v,
+            Some(free) => *free.insert(figure(plan, region, rank, mb)),
+            None => figure(plan, region, rank, mb),
+        }
+    }
+}
+
 /// Every node's [`duration`], a compute event's computed once per class: its time depends on
 /// its microbatch only through the microbatch's workload factor, so the nodes of one unit's
 /// layers, phase and factor (every microbatch of a stage and phase, without a workload) share
 /// one value, bit for bit the one each would compute. With one factor for every microbatch the
 /// classes are slots of a table by the unit's first layer and the phase; else hashed.
 fn durations_by_class(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<f64> {
-    let one_factor = plan
-        .workload
-        .windows(2)
-        .all(|w| matches!(w, [a, b] if a.to_bits() == b.to_bits()));
+    let one_factor = one_workload_factor(plan);
     // `Recompute` is the last phase: one slot per phase.
     const PHASES: usize = Phase::Recompute as usize + 1;
     // Per (first layer, phase): the unit's end, the phase and its time (what a slot was filled
@@ -446,11 +488,36 @@ fn durations_by_class(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<f64>
     };
     let mut hashed: rustc_hash::FxHashMap<(usize, usize, Phase, u64), f64> =
         rustc_hash::FxHashMap::default();
+    let mut outputs = PerUnit::new(plan);
     graph
         .node_indices()
         .map(|n| {
-            let Some((layers, mb, phase)) = graph.node_weight(n).and_then(|e| compute_of(plan, e))
-            else {
+            let event = graph.node_weight(n);
+            // A cross-rank transfer: its upstream unit's output, once per unit.
+            if let Some(&Event::Coll {
+                seam,
+                mb,
+                from_rank,
+                to_rank,
+                ..
+            }) = event
+            {
+                if from_rank == to_rank {
+                    return 0.0;
+                }
+                let upstream = if is_backward_coll(graph, n) {
+                    to_rank
+                } else {
+                    from_rank
+                };
+                let bytes = outputs.get(
+                    plan,
+                    (seam.from.into(), upstream.into(), mb.into()),
+                    output_bytes,
+                );
+                return transfer_time(&plan.hardware, bytes);
+            }
+            let Some((layers, mb, phase)) = event.and_then(|e| compute_of(plan, e)) else {
                 return duration(plan, graph, n);
             };
             let slot = layers
@@ -486,8 +553,14 @@ fn durations_by_class(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<f64>
 /// finds the stage's weights in cache), so it computes longer.
 pub fn switch_shares(plan: &Plan, order: &Order) -> Vec<f64> {
     let mut shares = vec![0.0; order.graph.node_count()];
+    add_switch_shares(plan, order, &mut shares);
+    shares
+}
+
+/// [`switch_shares`] added to `shares` (by node index); nothing to walk without a switch.
+fn add_switch_shares(plan: &Plan, order: &Order, shares: &mut [f64]) {
     let Some(switch) = plan.hardware.action_switch_s else {
-        return shares;
+        return;
     };
     for nodes in &order.nodes {
         let mut previous = None;
@@ -511,7 +584,6 @@ pub fn switch_shares(plan: &Plan, order: &Order) -> Vec<f64> {
             previous = Some(key);
         }
     }
-    shares
 }
 
 /// What point-to-point transfers cost their senders' own streams (DESIGN.md §3.1): a compute
@@ -588,8 +660,7 @@ pub struct Timed {
 pub fn timed(plan: &Plan, order: &Order) -> Timed {
     let graph = &order.graph;
     let compute = durations_by_class(plan, graph);
-    let mut out = compute.clone();
-    let mut runtime = vec![0.0; out.len()];
+    let mut runtime = vec![0.0; compute.len()];
     // Every compute action carries the runtime's per-action overhead (its phase's, where the
     // hardware gives one).
     if plan.hardware.action_overhead_s.unwrap_or(0.0) > 0.0
@@ -610,12 +681,9 @@ pub fn timed(plan: &Plan, order: &Order) -> Timed {
         }
     }
     p2p_on_ranks(plan, order, &mut runtime);
-    for (r, switch) in runtime.iter_mut().zip(switch_shares(plan, order)) {
-        *r += switch;
-    }
-    for (d, r) in out.iter_mut().zip(&runtime) {
-        *d += r;
-    }
+    add_switch_shares(plan, order, &mut runtime);
+    // Collectives inside a stage: none at all (every list empty, which reads as 0 for every
+    // node) when every stage is one group of one.
     let comms = stage_comm::per_node(plan, graph);
     let total_s: Vec<f64> = comms.iter().map(|c| c.total_s).collect();
     let (alone_s, exposed_s) = if total_s.iter().any(|&t| t > 0.0) {
@@ -631,8 +699,12 @@ pub fn timed(plan: &Plan, order: &Order) -> Timed {
             plan.hardware.fb_overlap.unwrap_or(0.0),
         )
     } else {
-        (vec![0.0; total_s.len()], vec![0.0; total_s.len()])
+        (Vec::new(), Vec::new())
     };
+    let mut out = compute;
+    for (d, r) in out.iter_mut().zip(&runtime) {
+        *d += r;
+    }
     let e = plan.hardware.fb_overlap.unwrap_or(0.0);
     if e > 0.0 {
         for &[f, b] in &order.pairs {
@@ -661,5 +733,46 @@ pub fn timed(plan: &Plan, order: &Order) -> Timed {
             exposed_s,
             alone_s,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    /// A unit's figure from [`PerUnit`] is the one each microbatch computes, bit for bit: kept
+    /// once per unit under one workload factor, computed per microbatch under several.
+    #[test]
+    fn per_unit_figures_are_each_microbatchs_own() {
+        for (scale, memo) in [
+            ("[1.5, 1.5, 1.5, 1.5]", true),
+            ("[1.0, 0.3, 2.5, 0.0]", false),
+        ] {
+            let text = format!(
+                r#"{{"format": "mpipe-scenario/1", "name": "t",
+                "model": {{"layers": [{{"name": "l", "count": 4, "fwd_s": 1.0,
+                    "output_bytes": 3e7, "activation_bytes": 1e9, "workload_varies": true}}]}},
+                "schedule": ["1f1b"], "ranks": 2, "microbatches": 4,
+                "workload": {{"encoder_scale": {scale}}}}}"#
+            );
+            let s = Scenario::from_json_str(&text, "t.json").unwrap();
+            let plan = crate::algebra::validity::plan(&s).unwrap();
+            let mut per_unit = PerUnit::new(&plan);
+            assert_eq!(!per_unit.memo.is_empty(), memo, "{scale}");
+            let mut seen = Vec::new();
+            for mb in 0..4 {
+                for rank in 0..2 {
+                    let own = activation_bytes(&plan, 1, rank, mb);
+                    let got = per_unit.get(&plan, (1, rank, mb), activation_bytes);
+                    assert_eq!(got.to_bits(), own.to_bits(), "{scale} rank {rank} mb {mb}");
+                    seen.push(got);
+                }
+            }
+            // Several factors give several figures; one factor one (the ranks hold equal slabs).
+            seen.sort_by(f64::total_cmp);
+            seen.dedup();
+            assert_eq!(seen.len(), if memo { 1 } else { 4 }, "{scale}: {seen:?}");
+        }
     }
 }

@@ -11,8 +11,8 @@ use crate::graph::event::{EdgeKind, Event};
 use crate::graph::order::Order;
 use crate::graph::time::Timeline;
 use crate::sim::cost::{
-    activation_bytes, activation_input_bytes, force_activation_bytes, output_bytes, param_bytes,
-    workspace_bytes,
+    PerUnit, activation_bytes, activation_input_bytes, force_activation_bytes, output_bytes,
+    param_bytes, workspace_bytes,
 };
 use crate::vocab::phase::Half;
 use petgraph::Direction;
@@ -244,7 +244,12 @@ fn curve(base: f64, list: Vec<(f64, f64)>) -> (Vec<[f64; 2]>, f64, f64) {
         .into_iter()
         .map(|(t, delta)| (total_order_key(t), total_order_key(delta)))
         .collect();
-    keyed.sort_unstable();
+    keyed.sort_unstable_by_key(|&(t, _)| t);
+    for group in keyed.chunk_by_mut(|a, b| a.0 == b.0) {
+        if group.len() > 1 {
+            group.sort_unstable();
+        }
+    }
     let mut points = vec![[0.0, base]];
     let (mut current, mut peak, mut peak_at) = (base, base, 0.0);
     for (t, delta) in keyed
@@ -373,6 +378,7 @@ fn activations(
         .layers
         .iter()
         .any(crate::algebra::model::Layer::offloads);
+    let (mut saved, mut input_part) = (PerUnit::new(plan), PerUnit::new(plan));
     for n in g.node_indices() {
         let Some(&Event::Fwd {
             region, rank, mb, ..
@@ -389,7 +395,8 @@ fn activations(
                 let Some(free_at) = timeline.end_of(b) else {
                     continue;
                 };
-                let bytes = activation_bytes(plan, region.into(), rank.into(), mb.into());
+                let unit = (region.into(), rank.into(), mb.into());
+                let bytes = saved.get(plan, unit, activation_bytes);
                 (bytes, free_at)
             }
             None => {
@@ -430,15 +437,10 @@ fn activations(
         let weight_end = weight.and_then(|w| timeline.end_of(w));
         let (region, rank, mb) = (region.into(), rank.into(), mb.into());
         // The input half's part is read only where there is a weight half to keep the rest.
-        let early = |part: fn(&Plan, usize, usize, usize) -> f64| {
-            weight_end.map_or(0.0, |_| part(plan, region, rank, mb))
-        };
-        hold(
-            list,
-            (start, free_at, weight_end),
-            bytes,
-            early(activation_input_bytes),
-        );
+        let early = weight_end.map_or(0.0, |_| {
+            input_part.get(plan, (region, rank, mb), activation_input_bytes)
+        });
+        hold(list, (start, free_at, weight_end), bytes, early);
         // Offloaded bytes leave the device when their copy out ends and are back from the start
         // of their copy back.
         if offloads

@@ -44,7 +44,8 @@ pub struct Comm {
     pub pair_overlap: bool,
 }
 
-/// Of every node (by index), its collectives' seconds and the part left exposed on its rank.
+/// Of every node (by index), its collectives' seconds and the part left exposed on its rank;
+/// the lists are empty (every node reads 0, [`StageComm::of`]) when no stage has collectives.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StageComm {
     pub total_s: Vec<f64>,
@@ -146,12 +147,12 @@ pub fn comm(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> Comm 
     out
 }
 
-/// The collectives of every compute node of `graph` (a default for the others); none at all,
+/// The collectives of every compute node of `graph` (a default for the others); an empty list,
 /// without a walk over the graph, when every stage is one group of one (the simulator's hot
 /// path for every scenario without a width).
 pub fn per_node(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<Comm> {
     if !plan.layers.iter().any(|l| l.width.groups_devices()) {
-        return vec![Comm::default(); graph.node_count()];
+        return Vec::new();
     }
     graph
         .node_weights()
