@@ -193,6 +193,73 @@ fn a_long_import_shows_progress_and_can_be_cancelled() {
     assert!(harness.state().traces.raw.is_empty());
 }
 
+/// Several files are read on the available cores at once, with the traces of reading them one
+/// after the other, and a broken file among them gives the error the reading in order gives
+/// (the first broken file's), the traces imported before staying.
+#[test]
+fn files_read_at_once_are_the_files_read_in_order() {
+    let harness = traced();
+    let dir = fixture("");
+    let in_order: Vec<mpipe::trace::RawTrace> = ["rank0.json.gz", "rank1.json.gz"]
+        .iter()
+        .map(|f| mpipe::trace::import_bytes(&std::fs::read(dir.join(f)).unwrap(), f).unwrap())
+        .collect();
+    assert_eq!(
+        format!("{:?}", harness.state().traces.raw),
+        format!("{in_order:?}")
+    );
+    let mut harness = harness;
+    let bytes = |f: &str| TraceSource::Bytes {
+        name: f.to_string(),
+        bytes: std::fs::read(dir.join(f)).unwrap().into(),
+    };
+    let broken = |name: &str, text: &str| TraceSource::Bytes {
+        name: name.into(),
+        bytes: text.as_bytes().to_vec().into(),
+    };
+    harness.state_mut().open_traces(vec![
+        bytes("rank0.json.gz"),
+        broken("second.json", "[{\"ph\": }]"),
+        bytes("rank1.json.gz"),
+        broken("fourth.json", "{"),
+    ]);
+    wait(&mut harness, |s| s.traces.import.is_none());
+    harness.get_by_label_contains("second.json:1:9:");
+    assert_eq!(
+        format!("{:?}", harness.state().traces.raw),
+        format!("{in_order:?}")
+    );
+}
+
+/// Cancel stops every file read at once; nothing is imported.
+#[test]
+fn an_import_of_several_files_can_be_cancelled() {
+    let mut text = String::from("[");
+    for i in 0..400_000 {
+        text.push_str(&format!(r#"{{"ph":"X","name":"aten::mm","pid":1,"tid":1,"ts":{i},"dur":1,"args":{{"a":"{}"}}}},"#, "x".repeat(40)));
+    }
+    text.push_str(r#"{"ph":"i","ts":0}]"#);
+    let bytes: std::sync::Arc<[u8]> = text.into_bytes().into();
+    let mut studio = Studio::default();
+    studio.open_traces(
+        (0..3)
+            .map(|i| TraceSource::Bytes {
+                name: format!("big{i}.json"),
+                bytes: bytes.clone(),
+            })
+            .collect(),
+    );
+    let mut harness = common::harness_on(studio);
+    harness.get_by_label_contains("importing 3 file(s)");
+    harness.get_by_label("Cancel import").click();
+    wait(&mut harness, |s| s.traces.import.is_none());
+    assert_eq!(
+        harness.state().notice.as_ref().map(|n| n.text.as_str()),
+        Some("big0.json: import cancelled")
+    );
+    assert!(harness.state().traces.raw.is_empty());
+}
+
 #[test]
 fn the_user_can_set_a_files_rank() {
     let mut harness = traced();

@@ -5,7 +5,7 @@
 
 use super::Studio;
 use super::derived::Shown;
-use super::jobs::{Job, Poll, Step};
+use super::jobs::{Control, Job, Poll, Step};
 use mpipe::Scenario;
 use mpipe::scenario::edit::Edit;
 use mpipe::trace::align::Alignment;
@@ -16,7 +16,7 @@ use mpipe::trace::whatif::{
     Identification, IdentifySteps, MemoryBasis, Prediction, RunShape, WhatIfSteps, measured_chunks,
     measured_microbatches,
 };
-use mpipe::trace::{Measurement, RawTrace, RuleSet};
+use mpipe::trace::{Limits, Measurement, RawTrace, RuleSet};
 use mpipe::tune::Stepped;
 use mpipe::tune::pipeline::SimulationError;
 use std::sync::Arc;
@@ -43,11 +43,13 @@ impl TraceSource {
         }
     }
 
-    /// Imports the file within the default limits, less the `held` events the import's
-    /// earlier files hold.
-    fn import(&self, held: u64, progress: &mut dyn FnMut(u64) -> bool) -> Result<RawTrace, String> {
+    /// Imports the file within `limits`.
+    fn import(
+        &self,
+        limits: Limits,
+        progress: &mut dyn FnMut(u64) -> bool,
+    ) -> Result<RawTrace, String> {
         let name = self.name();
-        let limits = mpipe::trace::Limits::default().after(held);
         let result = match self {
             TraceSource::Path(p) => {
                 let file =
@@ -69,20 +71,31 @@ pub struct Import {
     pub files: usize,
 }
 
-/// Reads `sources` in order on a background job, a file a step (in the browser, the page draws
-/// between files).
+/// Reads `sources` on a background job: on the available cores at once where there are
+/// several ([`mpipe::trace::parallel`]: the traces of reading them in order), else — and where
+/// that reading gives up, for the first error of the reading in order — in order, a file a step
+/// (in the browser, the page draws between files).
 fn start_import(sources: Vec<TraceSource>) -> Result<Import, String> {
     let files = sources.len();
-    let total: u64 = sources.iter().map(TraceSource::len).sum::<u64>().max(1);
+    let sizes: Vec<u64> = sources.iter().map(TraceSource::len).collect();
+    let total: u64 = sizes.iter().sum::<u64>().max(1);
     let mut traces: Vec<RawTrace> = Vec::with_capacity(files);
     let mut before = 0u64;
-    let mut next = sources.into_iter();
+    let mut tried_parallel = false;
+    let mut at = 0;
     let job = Job::spawn_steps("mpipe trace import", move |control| {
-        let Some(source) = next.next() else {
+        if !tried_parallel {
+            tried_parallel = true;
+            let threads = std::thread::available_parallelism().map_or(1, usize::from);
+            if let Some(all) = import_in_parallel(&sources, &sizes, total, threads, control) {
+                return Step::Done(Ok(all));
+            }
+        }
+        let Some(source) = sources.get(at) else {
             return Step::Done(Ok(std::mem::take(&mut traces)));
         };
         let held = traces.iter().map(RawTrace::held_events).sum();
-        let read = source.import(held, &mut |n| {
+        let read = source.import(Limits::default().after(held), &mut |n| {
             control.keep_going((before.saturating_add(n)) as f32 / total as f32)
         });
         match read {
@@ -90,9 +103,39 @@ fn start_import(sources: Vec<TraceSource>) -> Result<Import, String> {
             Err(e) => return Step::Done(Err(e)),
         }
         before = before.saturating_add(source.len());
+        at += 1;
         Step::Again
     })?;
     Ok(Import { job, files })
+}
+
+/// `sources` read on `threads` threads, the progress the bytes read of all of them (`sizes`:
+/// each file's, `total` their sum); `None` where the reading in order should run (one thread,
+/// an error, a limit, Cancel).
+fn import_in_parallel(
+    sources: &[TraceSource],
+    sizes: &[u64],
+    total: u64,
+    threads: usize,
+    control: &Control,
+) -> Option<Vec<RawTrace>> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let read: Vec<AtomicU64> = sources.iter().map(|_| AtomicU64::new(0)).collect();
+    mpipe::trace::parallel::import_in_parallel(
+        sources.len(),
+        Limits::default(),
+        threads,
+        |i, limits, others_ok| {
+            let (source, mine) = (sources.get(i)?, read.get(i)?);
+            let size = sizes.get(i).copied().unwrap_or(0);
+            let mut progress = |n: u64| {
+                mine.store(n.min(size), Ordering::Relaxed);
+                let done: u64 = read.iter().map(|r| r.load(Ordering::Relaxed)).sum();
+                others_ok() && control.keep_going(done as f32 / total as f32)
+            };
+            source.import(limits, &mut progress).ok()
+        },
+    )
 }
 
 /// What a calibration job finds: the fit, and the trace's schedule identified among every

@@ -12,6 +12,7 @@ pub mod export;
 mod fast_event;
 pub mod infer;
 pub mod json_stream;
+pub mod parallel;
 pub mod rank;
 pub mod raw;
 pub mod recover;

@@ -165,93 +165,24 @@ fn import_in_order(
     Ok(traces)
 }
 
-/// Imports `files` on the available cores, a file a thread at a time: the same traces as
-/// [`import_in_order`] when every file reads and the files in order stay within the event
-/// limit (each file's peak over what the ones before it hold, as that reading checks after
-/// every event). `None` otherwise — an error, a limit the order would have met, or a file
-/// beyond its share below — and the caller reads them in order for that reading's error.
-/// The limit bounds memory here too: a file starts with a share of what the finished files and
-/// the files in flight leave of it (an equal share for each thread not reading), so the traces
-/// held and being read never hold more than the limit together.
+/// Imports `files` on the available cores ([`mpipe::trace::parallel`]): the same traces as
+/// [`import_in_order`], or `None` where the caller reads them in order for its error.
 fn import_in_parallel(
     files: &[PathBuf],
     limits: mpipe::trace::Limits,
 ) -> Option<Vec<mpipe::trace::RawTrace>> {
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(files.len());
-    if threads < 2 {
-        return None;
-    }
-    let (next, failed) = (AtomicUsize::new(0), AtomicBool::new(false));
-    // Events held by the finished files, events promised to the files in flight, and how many
-    // are in flight.
-    let account: Mutex<(u64, u64, usize)> = Mutex::new((0, 0, 0));
-    let share = || {
-        let mut a = account.lock().ok()?;
-        let free = limits.events.saturating_sub(a.0.saturating_add(a.1));
-        let share = free / threads.saturating_sub(a.2).max(1) as u64;
-        a.1 = a.1.saturating_add(share);
-        a.2 += 1;
-        Some(share)
-    };
-    let finished = |share: u64, held: u64| {
-        if let Ok(mut a) = account.lock() {
-            a.0 = a.0.saturating_add(held);
-            a.1 = a.1.saturating_sub(share);
-            a.2 = a.2.saturating_sub(1);
-        }
-    };
-    let slots: Vec<Mutex<Option<mpipe::trace::RawTrace>>> =
-        files.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                while !failed.load(Ordering::Relaxed) {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let (Some(path), Some(slot)) = (files.get(i), slots.get(i)) else {
-                        break;
-                    };
-                    let name = path.display().to_string();
-                    let Some(share) = share() else {
-                        failed.store(true, Ordering::Relaxed);
-                        break;
-                    };
-                    // Within its share: what it may hold is the limit less everything else.
-                    let limits = limits.after(limits.events.saturating_sub(share));
-                    let trace = open_regular(path).ok().and_then(|file| {
-                        mpipe::trace::import_with(file, &name, limits, &mut |_| {
-                            !failed.load(Ordering::Relaxed)
-                        })
-                        .ok()
-                    });
-                    finished(share, trace.as_ref().map_or(0, |t| t.held_events()));
-                    match (trace, slot.lock()) {
-                        (Some(t), Ok(mut slot)) => *slot = Some(t),
-                        _ => failed.store(true, Ordering::Relaxed),
-                    }
-                }
-            });
-        }
-    });
-    if failed.load(Ordering::Relaxed) {
-        return None;
-    }
-    let traces: Vec<mpipe::trace::RawTrace> = slots
-        .into_iter()
-        .map(|slot| slot.into_inner().ok().flatten())
-        .collect::<Option<_>>()?;
-    // The limit as the reading in order checks it: each file's peak over the files before it.
-    let mut before = 0u64;
-    for t in &traces {
-        if t.peak_held_events.saturating_add(before) > limits.events {
-            return None;
-        }
-        before = before.saturating_add(t.held_events());
-    }
-    Some(traces)
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    mpipe::trace::parallel::import_in_parallel(
+        files.len(),
+        limits,
+        threads,
+        |i, limits, others_ok| {
+            let path = files.get(i)?;
+            let file = open_regular(path).ok()?;
+            let name = path.display().to_string();
+            mpipe::trace::import_with(file, &name, limits, &mut |_| others_ok()).ok()
+        },
+    )
 }
 
 /// Refuses an output that is one of the inputs (`mpipe render x.json --svg x.json` would replace
