@@ -276,7 +276,12 @@ pub(crate) fn with_loss_and_reduces(
     let mut out = Vec::with_capacity(compute.len() + reduces.len() + b.plan.microbatches);
     for (i, &n) in compute.iter().enumerate() {
         out.push(n);
-        if let Some(&loss) = b.loss_after.get(&n) {
+        // Only a forward (or a four-phase FF) hands on to a loss.
+        if matches!(
+            g.node_weight(n),
+            Some(Event::Fwd { .. } | Event::FourPhase { .. })
+        ) && let Some(&loss) = b.loss_after.get(&n)
+        {
             out.push(loss);
         }
         if let Some(region) = backward_region(n)

@@ -13,6 +13,7 @@ use crate::vocab::layout::Layout;
 use crate::vocab::phase::{Half, Phase};
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::FxHashMap;
+use std::rc::Rc;
 
 /// One placed piece of a microbatch's forward: region `region` on rank `rank`, the pipeline stage
 /// that places there.
@@ -50,6 +51,26 @@ pub(crate) struct Builder<'a> {
     pub(crate) barrier: NodeIndex,
     /// The wavefront runs a second-order (four-phase) schedule.
     pub(crate) four_phase: bool,
+    /// The last microbatch's route (each model region's routed region and, for a Replicated
+    /// one, its owner) and what it places: consecutive microbatches mostly share both.
+    last_route: Option<(RouteKey, Rc<Route>)>,
+}
+
+/// What a microbatch's route depends on: each model region's routed region and, for a
+/// Replicated one, its owner rank (0 for a Sharded one).
+type RouteKey = Vec<(usize, usize)>;
+
+/// A microbatch's placed units in model order, with what the graph joins them by: the seam
+/// collective into each unit from the one before it (forward) and back (backward), each unit's
+/// Lemma 1 gates and its reduce event.
+pub(crate) struct Route {
+    pub(crate) units: Vec<Unit>,
+    /// Of unit `i > 0`, the collective from unit `i − 1` (unused at 0).
+    forward: Vec<Comm>,
+    /// Of unit `i`, the collective bringing the gradient from unit `i + 1` (unused at the last).
+    backward: Vec<Comm>,
+    gates: Vec<Gates>,
+    reduce: Vec<Option<NodeIndex>>,
 }
 
 impl<'a> Builder<'a> {
@@ -100,6 +121,7 @@ impl<'a> Builder<'a> {
             loss_after: FxHashMap::default(),
             barrier,
             four_phase,
+            last_route: None,
             four: if four_phase {
                 vec![[None; 4]; size]
             } else {
@@ -129,6 +151,8 @@ impl<'a> Builder<'a> {
                 self.reduces.insert((region.index, rank), n);
             }
         }
+        // A route keeps its units' reduces: none kept from before these.
+        self.last_route = None;
     }
 }
 
@@ -183,14 +207,36 @@ impl Builder<'_> {
 
     /// The placed pieces of microbatch `mb`'s forward, in model order: through the model's
     /// regions, or their mirrors where `mb` runs a bidirectional schedule's second direction.
-    pub(crate) fn units(&self, mb: usize) -> Vec<Unit> {
+    pub(crate) fn units(&mut self, mb: usize) -> Vec<Unit> {
+        self.route(mb).units.clone()
+    }
+
+    /// Microbatch `mb`'s [`Route`], the last one's again when `mb` takes the same.
+    pub(crate) fn route(&mut self, mb: usize) -> Rc<Route> {
+        let key: RouteKey = self
+            .plan
+            .model_regions()
+            .map(|model| {
+                let routed = self.plan.routed(model.index, mb);
+                let owner = match self.plan.region(routed).map(|r| r.layout()) {
+                    Some(Layout::Replicated) => self.plan.owner_of(mb),
+                    _ => 0,
+                };
+                (routed, owner)
+            })
+            .collect();
+        if let Some((last, route)) = &self.last_route
+            && *last == key
+        {
+            return route.clone();
+        }
         let mut units = Vec::new();
-        for model in self.plan.model_regions() {
-            let Some(region) = self.plan.region(self.plan.routed(model.index, mb)) else {
+        for &(routed, owner) in &key {
+            let Some(region) = self.plan.region(routed) else {
                 continue;
             };
             match region.layout() {
-                Layout::Replicated => units.extend(self.unit(region.index, self.plan.owner_of(mb))),
+                Layout::Replicated => units.extend(self.unit(region.index, owner)),
                 Layout::Sharded => units.extend(
                     region
                         .sharded_ranks()
@@ -199,7 +245,37 @@ impl Builder<'_> {
                 ),
             }
         }
-        units
+        let seam = |a: &Unit, b: &Unit| self.collectives.on(a.region, b.region);
+        let forward = std::iter::once(Comm::Send)
+            .chain(units.windows(2).map(|w| match w {
+                [a, b] => seam(a, b).map_or(Comm::Send, |c| c.forward),
+                _ => Comm::Send,
+            }))
+            .collect();
+        let backward = units
+            .windows(2)
+            .map(|w| match w {
+                [a, b] => seam(a, b)
+                    .and_then(|c| c.backward)
+                    .unwrap_or(Comm::RecvGrad),
+                _ => Comm::RecvGrad,
+            })
+            .chain(std::iter::once(Comm::RecvGrad))
+            .collect();
+        let gates = units.iter().map(|u| self.gate(u.region)).collect();
+        let reduce = units
+            .iter()
+            .map(|u| self.reduces.get(&(u.region, u.rank)).copied())
+            .collect();
+        let route = Rc::new(Route {
+            units,
+            forward,
+            backward,
+            gates,
+            reduce,
+        });
+        self.last_route = Some((key, route.clone()));
+        route
     }
 
     /// Region `region` placed on `rank`, with its stage (`None`: no such region or rank).
@@ -365,10 +441,11 @@ impl Builder<'_> {
         if self.four_phase {
             return self.four_phase_microbatch(mb);
         }
-        let units = self.units(mb);
+        let route = self.route(mb);
+        let units = &route.units;
         let mut forwards = Vec::with_capacity(units.len());
         let mut prev: Option<(Unit, NodeIndex)> = None;
-        for &u in &units {
+        for (&u, &comm) in units.iter().zip(&route.forward) {
             let f = self.graph.add_node(Event::Fwd {
                 region: u.region.into(),
                 rank: u.rank.into(),
@@ -381,10 +458,6 @@ impl Builder<'_> {
             }
             if let Some((pu, pn)) = prev {
                 // Seam collectives as `derive` computed them (Table 2; slab to slab: Send).
-                let comm = self
-                    .collectives
-                    .on(pu.region, u.region)
-                    .map_or(Comm::Send, |c| c.forward);
                 let c = self.coll(comm, pu, u, mb, pu.region, u.region);
                 self.graph.add_edge(pn, c, EdgeKind::Activation);
                 self.graph.add_edge(c, f, EdgeKind::Activation);
@@ -402,17 +475,21 @@ impl Builder<'_> {
             self.loss_after.insert(last, loss);
         }
 
-        self.backwards(&units, &forwards, loss, mb);
+        self.backwards(&route, &forwards, loss, mb);
         loss
     }
 
     /// The backwards of microbatch `mb` from the last unit to the first, as far as Lemma 1 has
     /// them run: each after its forward and the gradient from downstream (the loss, for the
     /// last), a split one's weight half after its input half, each accumulated into its reduce.
-    fn backwards(&mut self, units: &[Unit], forwards: &[NodeIndex], loss: NodeIndex, mb: usize) {
+    fn backwards(&mut self, route: &Route, forwards: &[NodeIndex], loss: NodeIndex, mb: usize) {
         let mut downstream: Option<(Unit, NodeIndex)> = None;
-        for (&u, &f) in units.iter().zip(forwards).rev() {
-            let gate = self.gate(u.region);
+        let each = route
+            .units
+            .iter()
+            .zip(forwards)
+            .zip(route.backward.iter().zip(&route.gates).zip(&route.reduce));
+        for ((&u, &f), ((&comm, &gate), &reduce)) in each.rev() {
             if !gate.runs_backward {
                 break;
             }
@@ -436,11 +513,6 @@ impl Builder<'_> {
                 }
                 Some((du, dn)) => {
                     // Present whenever this backward runs: Lemma 1 gates both the same way.
-                    let comm = self
-                        .collectives
-                        .on(u.region, du.region)
-                        .and_then(|c| c.backward)
-                        .unwrap_or(Comm::RecvGrad);
                     let c = self.coll(comm, du, u, mb, u.region, du.region);
                     self.graph.add_edge(dn, c, EdgeKind::Gradient);
                     self.graph.add_edge(c, b, EdgeKind::Gradient);
@@ -465,7 +537,7 @@ impl Builder<'_> {
                 b
             };
             if gate.reduces
-                && let Some(&reduce) = self.reduces.get(&(u.region, u.rank))
+                && let Some(reduce) = reduce
             {
                 self.graph
                     .add_edge(accumulates, reduce, EdgeKind::Accumulate);

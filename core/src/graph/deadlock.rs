@@ -16,13 +16,9 @@ pub fn check_deadlock(order: &Order) -> Result<Vec<u32>, OrderError> {
     let mut stack: Vec<u32> = (0..n as u32)
         .filter(|&v| indegree.get(v as usize) == Some(&0))
         .collect();
-    let mut done = vec![false; n];
     let mut topological = Vec::with_capacity(n);
     while let Some(v) = stack.pop() {
         topological.push(v);
-        if let Some(d) = done.get_mut(v as usize) {
-            *d = true;
-        }
         for &s in adj.succs(v as usize) {
             if let Some(d) = indegree.get_mut(s as usize) {
                 *d -= 1;
@@ -34,6 +30,12 @@ pub fn check_deadlock(order: &Order) -> Result<Vec<u32>, OrderError> {
     }
     if topological.len() == n {
         return Ok(topological);
+    }
+    let mut done = vec![false; n];
+    for &v in &topological {
+        if let Some(d) = done.get_mut(v as usize) {
+            *d = true;
+        }
     }
     // Every unprocessed node has an unprocessed predecessor: walk back until a node repeats.
     let pending = |v: usize| !done.get(v).copied().unwrap_or(true);

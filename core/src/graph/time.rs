@@ -51,12 +51,21 @@ pub fn longest_path(order: &Order, durations: &[f64]) -> Timeline {
     let mut makespan = 0.0f64;
     for &v in &order.topological {
         let i = v as usize;
-        let (mut s, mut bound) = (0.0f64, None);
-        for &p in adj.preds(i) {
+        // The first predecessor to end last binds the start (the first one at all, when every
+        // predecessor ends at 0).
+        let preds = adj.preds(i);
+        let (mut s, mut bound) = match preds.first() {
+            Some(&p) => (
+                end.get(p as usize).copied().unwrap_or(0.0).max(0.0),
+                Some(p),
+            ),
+            None => (0.0, None),
+        };
+        for &p in preds.get(1..).unwrap_or_default() {
             let e = end.get(p as usize).copied().unwrap_or(0.0);
-            if bound.is_none() || e > s {
-                s = s.max(e);
-                bound = Some(NodeIndex::new(p as usize));
+            if e > s {
+                s = e;
+                bound = Some(p);
             }
         }
         let e = s + durations.get(i).copied().unwrap_or(0.0);
@@ -64,7 +73,7 @@ pub fn longest_path(order: &Order, durations: &[f64]) -> Timeline {
         {
             *ss = s;
             *ee = e;
-            *b = bound;
+            *b = bound.map(|p| NodeIndex::new(p as usize));
         }
         makespan = makespan.max(e);
     }

@@ -129,12 +129,18 @@ pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) ->
 /// The chain of events that bound the step's end, from the first to the last.
 pub fn critical_path(order: &Order, timeline: &Timeline) -> Vec<NodeIndex> {
     // The node that ends last (the lowest on a tie).
-    let last = order
-        .graph
-        .node_indices()
-        .filter_map(|n| Some((timeline.end_of(n)?, n)))
-        .max_by(|(ea, a), (eb, b)| ea.total_cmp(eb).then(b.index().cmp(&a.index())))
-        .map(|(_, n)| n);
+    let mut latest: Option<(f64, usize)> = None;
+    for (i, &end) in timeline
+        .end
+        .iter()
+        .enumerate()
+        .take(order.graph.node_count())
+    {
+        if latest.is_none_or(|(best, _)| end.total_cmp(&best) == Ordering::Greater) {
+            latest = Some((end, i));
+        }
+    }
+    let last = latest.map(|(_, i)| NodeIndex::new(i));
     let mut path = Vec::new();
     let mut at = last;
     let mut guard = order.graph.node_count() + 1;

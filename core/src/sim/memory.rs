@@ -194,7 +194,11 @@ fn four_phase_activations(
 
 /// Memory curves of every rank.
 pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurve> {
-    let mut deltas: Vec<Vec<(f64, f64)>> = vec![Vec::new(); plan.ranks];
+    // About two changes per compute event of a rank (a forward's hold and free, a backward's
+    // workspace): room for them at once rather than grown by copies.
+    let mut deltas: Vec<Vec<(f64, f64)>> = (0..plan.ranks)
+        .map(|r| Vec::with_capacity(2 * order.nodes.get(r).map_or(0, Vec::len)))
+        .collect();
     let mut parts = Parts {
         recomputed: vec![Vec::new(); plan.ranks],
         offloaded: vec![Vec::new(); plan.ranks],
@@ -250,7 +254,8 @@ fn curve(base: f64, list: Vec<(f64, f64)>) -> (Vec<[f64; 2]>, f64, f64) {
             group.sort_unstable();
         }
     }
-    let mut points = vec![[0.0, base]];
+    let mut points = Vec::with_capacity(keyed.len() + 1);
+    points.push([0.0, base]);
     let (mut current, mut peak, mut peak_at) = (base, base, 0.0);
     for (t, delta) in keyed
         .into_iter()
