@@ -423,7 +423,18 @@ fn activations(
         };
         // A split backward frees in two parts: what only its input half needs at that half's
         // end, the rest when its weight half ends (all at the input half's end without one).
-        let weight = backward.and_then(|b| {
+        // Only an input half has a weight half after it: a whole backward's edges are not
+        // walked.
+        let input_half = |b: &NodeIndex| {
+            matches!(
+                g.node_weight(*b),
+                Some(Event::Bwd {
+                    half: Half::Input,
+                    ..
+                })
+            )
+        };
+        let weight = backward.filter(input_half).and_then(|b| {
             g.edges_directed(b, Direction::Outgoing)
                 .map(|e| e.target())
                 .find(|&t| {
