@@ -194,10 +194,11 @@ fn four_phase_activations(
 
 /// Memory curves of every rank.
 pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurve> {
-    // About two changes per compute event of a rank (a forward's hold and free, a backward's
-    // workspace): room for them at once rather than grown by copies.
+    // A change per compute event of a rank (a forward's hold and its free, at a backward),
+    // room for them at once rather than grown by copies (a backward's workspace, where it has
+    // one, grows it once).
     let mut deltas: Vec<Vec<(f64, f64)>> = (0..plan.ranks)
-        .map(|r| Vec::with_capacity(2 * order.nodes.get(r).map_or(0, Vec::len)))
+        .map(|r| Vec::with_capacity(order.nodes.get(r).map_or(0, Vec::len)))
         .collect();
     let mut parts = Parts {
         recomputed: vec![Vec::new(); plan.ranks],
