@@ -651,6 +651,7 @@ pub fn durations_with_runtime(plan: &Plan, order: &Order) -> (Vec<f64>, Vec<f64>
 #[derive(Debug, Clone, Default)]
 pub struct Timed {
     pub durations: Vec<f64>,
+    /// Empty when no node has a share of the runtime's own (every node reads 0).
     pub runtime_s: Vec<f64>,
     pub comm: StageComm,
 }
@@ -682,6 +683,10 @@ pub fn timed(plan: &Plan, order: &Order) -> Timed {
     }
     p2p_on_ranks(plan, order, &mut runtime);
     add_switch_shares(plan, order, &mut runtime);
+    // Nothing of the runtime's own on any node: no list kept (every node reads 0).
+    if runtime.iter().all(|&r| r == 0.0) {
+        runtime = Vec::new();
+    }
     // Collectives inside a stage: none at all (every list empty, which reads as 0 for every
     // node) when every stage is one group of one.
     let comms = stage_comm::per_node(plan, graph);
