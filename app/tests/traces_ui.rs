@@ -217,13 +217,32 @@ fn files_read_at_once_are_the_files_read_in_order() {
         name: name.into(),
         bytes: text.as_bytes().to_vec().into(),
     };
-    harness.state_mut().open_traces(vec![
-        bytes("rank0.json.gz"),
-        broken("second.json", "[{\"ph\": }]"),
-        bytes("rank1.json.gz"),
-        broken("fourth.json", "{"),
-    ]);
-    wait(&mut harness, |s| s.traces.import.is_none());
+    // Four threads whatever the machine has: the reading at once is what is checked.
+    let at_once = |harness: &mut Harness<'static, Studio>, sources| {
+        harness
+            .state_mut()
+            .traces
+            .start_import_on(sources, Some(4))
+            .unwrap();
+        wait(harness, |s| s.traces.import.is_none());
+    };
+    at_once(
+        &mut harness,
+        vec![bytes("rank0.json.gz"), bytes("rank1.json.gz")],
+    );
+    assert_eq!(
+        format!("{:?}", harness.state().traces.raw),
+        format!("{in_order:?}")
+    );
+    at_once(
+        &mut harness,
+        vec![
+            bytes("rank0.json.gz"),
+            broken("second.json", "[{\"ph\": }]"),
+            bytes("rank1.json.gz"),
+            broken("fourth.json", "{"),
+        ],
+    );
     harness.get_by_label_contains("second.json:1:9:");
     assert_eq!(
         format!("{:?}", harness.state().traces.raw),
@@ -241,14 +260,19 @@ fn an_import_of_several_files_can_be_cancelled() {
     text.push_str(r#"{"ph":"i","ts":0}]"#);
     let bytes: std::sync::Arc<[u8]> = text.into_bytes().into();
     let mut studio = Studio::default();
-    studio.open_traces(
-        (0..3)
-            .map(|i| TraceSource::Bytes {
-                name: format!("big{i}.json"),
-                bytes: bytes.clone(),
-            })
-            .collect(),
-    );
+    // Three threads whatever the machine has: Cancel must stop the reading at once.
+    studio
+        .traces
+        .start_import_on(
+            (0..3)
+                .map(|i| TraceSource::Bytes {
+                    name: format!("big{i}.json"),
+                    bytes: bytes.clone(),
+                })
+                .collect(),
+            Some(3),
+        )
+        .unwrap();
     let mut harness = common::harness_on(studio);
     harness.get_by_label_contains("importing 3 file(s)");
     harness.get_by_label("Cancel import").click();

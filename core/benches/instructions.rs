@@ -110,7 +110,7 @@ fn main() {
         let out_file = dir.join(format!("{name}.out"));
         let status = Command::new("valgrind")
             .arg("--tool=callgrind")
-            .arg("--toggle-collect=*measured_*")
+            .arg("--toggle-collect=instructions::measured_*")
             .arg(format!("--callgrind-out-file={}", out_file.display()))
             .arg(&me)
             .args(["--case", name])

@@ -208,7 +208,7 @@ fn an_overlapped_pair_hides_each_halfs_collectives_under_the_others_compute() {
         assert_eq!(on.stage_comm.of(b.index()), (12.0, 6.0));
         assert_eq!(off.stage_comm.of(b.index()), (12.0, 12.0));
     }
-    for n in 0..on.stage_comm.total_s.len() {
+    for n in 0..on.derivation.order.graph.node_count() {
         let (all, exposed) = on.stage_comm.of(n);
         if !paired.contains(&n) {
             assert_eq!(all, exposed, "node {n} outside a pair hides nothing");

@@ -75,7 +75,7 @@ pub struct Import {
 /// several ([`mpipe::trace::parallel`]: the traces of reading them in order), else — and where
 /// that reading gives up, for the first error of the reading in order — in order, a file a step
 /// (in the browser, the page draws between files).
-fn start_import(sources: Vec<TraceSource>) -> Result<Import, String> {
+fn start_import(sources: Vec<TraceSource>, threads: Option<usize>) -> Result<Import, String> {
     let files = sources.len();
     let sizes: Vec<u64> = sources.iter().map(TraceSource::len).collect();
     let total: u64 = sizes.iter().sum::<u64>().max(1);
@@ -86,7 +86,8 @@ fn start_import(sources: Vec<TraceSource>) -> Result<Import, String> {
     let job = Job::spawn_steps("mpipe trace import", move |control| {
         if !tried_parallel {
             tried_parallel = true;
-            let threads = std::thread::available_parallelism().map_or(1, usize::from);
+            let threads = threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
             if let Some(all) = import_in_parallel(&sources, &sizes, total, threads, control) {
                 return Step::Done(Ok(all));
             }
@@ -120,7 +121,10 @@ fn import_in_parallel(
     control: &Control,
 ) -> Option<Vec<RawTrace>> {
     use std::sync::atomic::{AtomicU64, Ordering};
+    // Each file's bytes read so far, and their sum (which only grows, so the bar never steps
+    // back when threads report out of turn).
     let read: Vec<AtomicU64> = sources.iter().map(|_| AtomicU64::new(0)).collect();
+    let done = AtomicU64::new(0);
     mpipe::trace::parallel::import_in_parallel(
         sources.len(),
         Limits::default(),
@@ -129,9 +133,11 @@ fn import_in_parallel(
             let (source, mine) = (sources.get(i)?, read.get(i)?);
             let size = sizes.get(i).copied().unwrap_or(0);
             let mut progress = |n: u64| {
-                mine.store(n.min(size), Ordering::Relaxed);
-                let done: u64 = read.iter().map(|r| r.load(Ordering::Relaxed)).sum();
-                others_ok() && control.keep_going(done as f32 / total as f32)
+                let n = n.min(size);
+                let before = mine.swap(n, Ordering::Relaxed);
+                let now = done.fetch_add(n.saturating_sub(before), Ordering::Relaxed)
+                    + n.saturating_sub(before);
+                others_ok() && control.keep_going(now as f32 / total as f32)
             };
             source.import(limits, &mut progress).ok()
         },
@@ -296,11 +302,20 @@ impl Traces {
 
     /// Starts importing `sources` on a background job (a running import is cancelled).
     pub fn start_import(&mut self, sources: Vec<TraceSource>) -> Result<(), String> {
+        self.start_import_on(sources, None)
+    }
+
+    /// [`Traces::start_import`] on `threads` threads at once (`None`: the available cores).
+    pub fn start_import_on(
+        &mut self,
+        sources: Vec<TraceSource>,
+        threads: Option<usize>,
+    ) -> Result<(), String> {
         if sources.is_empty() {
             return Ok(());
         }
         self.cancel_import();
-        self.import = Some(start_import(sources)?);
+        self.import = Some(start_import(sources, threads)?);
         Ok(())
     }
 

@@ -1,5 +1,5 @@
-//! A Kineto-like trace file, `kineto_files.py`'s byte for byte (rank by rank): CPU ops with args, kernels on a
-//! GPU stream with `ac2g` flows, `PP:` annotations, float µs timestamps relative to
+//! A Kineto-like trace file, `kineto_files.py`'s byte for byte (rank by rank): CPU ops with
+//! args, kernels on a GPU stream with `ac2g` flows, `PP:` annotations, float µs timestamps relative to
 //! `baseTimeNanoseconds`.
 
 use std::fmt::Write;

@@ -213,7 +213,7 @@ impl Builder<'_> {
 
     /// Microbatch `mb`'s [`Route`], the last one's again when `mb` takes the same.
     pub(crate) fn route(&mut self, mb: usize) -> Rc<Route> {
-        let key: RouteKey = self
+        let route_key: RouteKey = self
             .plan
             .model_regions()
             .map(|model| {
@@ -226,12 +226,12 @@ impl Builder<'_> {
             })
             .collect();
         if let Some((last, route)) = &self.last_route
-            && *last == key
+            && *last == route_key
         {
             return route.clone();
         }
         let mut units = Vec::new();
-        for &(routed, owner) in &key {
+        for &(routed, owner) in &route_key {
             let Some(region) = self.plan.region(routed) else {
                 continue;
             };
@@ -274,7 +274,7 @@ impl Builder<'_> {
             gates,
             reduce,
         });
-        self.last_route = Some((key, route.clone()));
+        self.last_route = Some((route_key, route.clone()));
         route
     }
 

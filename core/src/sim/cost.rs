@@ -363,6 +363,17 @@ pub fn transfer_bytes(
     graph: &DiGraph<Event, EdgeKind>,
     node: NodeIndex,
 ) -> Option<f64> {
+    let (region, rank, mb) = transfer_unit(graph, node)?;
+    Some(output_bytes(plan, region, rank, mb))
+}
+
+/// The unit whose output a cross-rank collective carries, as `(region, rank, mb)`: the seam's
+/// upstream region on the sending rank (on the receiving one for a gradient, which flows back);
+/// `None` for anything else.
+fn transfer_unit(
+    graph: &DiGraph<Event, EdgeKind>,
+    node: NodeIndex,
+) -> Option<(usize, usize, usize)> {
     let &Event::Coll {
         seam,
         mb,
@@ -381,12 +392,7 @@ pub fn transfer_bytes(
     } else {
         from_rank
     };
-    Some(output_bytes(
-        plan,
-        seam.from.into(),
-        upstream_rank.into(),
-        mb.into(),
-    ))
+    Some((seam.from.into(), upstream_rank.into(), mb.into()))
 }
 
 /// The duration of one event.
@@ -433,16 +439,19 @@ pub(crate) fn one_workload_factor(plan: &Plan) -> bool {
         .all(|w| matches!(w, [a, b] if a.to_bits() == b.to_bits()))
 }
 
-/// One figure of each unit (region, rank) for a microbatch, computed once per unit when every
-/// microbatch has one workload factor ([`one_workload_factor`]), else for each microbatch.
+/// One figure of each unit (region, rank) for a microbatch (`figure(plan, region, rank, mb)`),
+/// computed once per unit when every microbatch has one workload factor
+/// ([`one_workload_factor`]), else for each microbatch.
 pub(crate) struct PerUnit {
+    figure: fn(&Plan, usize, usize, usize) -> f64,
     ranks: usize,
     memo: Vec<Option<f64>>,
 }
 
 impl PerUnit {
-    pub(crate) fn new(plan: &Plan) -> Self {
+    pub(crate) fn new(plan: &Plan, figure: fn(&Plan, usize, usize, usize) -> f64) -> Self {
         PerUnit {
+            figure,
             ranks: plan.ranks,
             memo: if one_workload_factor(plan) {
                 vec![None; (plan.regions.len() + 1) * plan.ranks]
@@ -452,20 +461,15 @@ impl PerUnit {
         }
     }
 
-    /// `figure(plan, region, rank, mb)`, from the memo where the unit has one.
-    pub(crate) fn get(
-        &mut self,
-        plan: &Plan,
-        (region, rank, mb): (usize, usize, usize),
-        figure: fn(&Plan, usize, usize, usize) -> f64,
-    ) -> f64 {
+    /// The figure of `(region, rank, mb)`, from the memo where the unit has one.
+    pub(crate) fn get(&mut self, plan: &Plan, (region, rank, mb): (usize, usize, usize)) -> f64 {
         let slot = (rank < self.ranks)
             .then(|| self.memo.get_mut(region * self.ranks + rank))
             .flatten();
         match slot {
             Some(Some(v)) => *v,
-            Some(free) => *free.insert(figure(plan, region, rank, mb)),
-            None => figure(plan, region, rank, mb),
+            Some(free) => *free.insert((self.figure)(plan, region, rank, mb)),
+            None => (self.figure)(plan, region, rank, mb),
         }
     }
 }
@@ -474,7 +478,8 @@ impl PerUnit {
 /// its microbatch only through the microbatch's workload factor, so the nodes of one unit's
 /// layers, phase and factor (every microbatch of a stage and phase, without a workload) share
 /// one value, bit for bit the one each would compute. With one factor for every microbatch the
-/// classes are slots of a table by the unit's first layer and the phase; else hashed.
+/// classes are slots of a table by the unit's first layer and the phase; else hashed. A
+/// cross-rank transfer's bytes (its upstream unit's output) are a [`PerUnit`] figure.
 fn durations_by_class(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<f64> {
     let one_factor = one_workload_factor(plan);
     // `Recompute` is the last phase: one slot per phase.
@@ -488,34 +493,16 @@ fn durations_by_class(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<f64>
     };
     let mut hashed: rustc_hash::FxHashMap<(usize, usize, Phase, u64), f64> =
         rustc_hash::FxHashMap::default();
-    let mut outputs = PerUnit::new(plan);
+    let mut outputs = PerUnit::new(plan, output_bytes);
     graph
         .node_indices()
         .map(|n| {
             let event = graph.node_weight(n);
-            // A cross-rank transfer: its upstream unit's output, once per unit.
-            if let Some(&Event::Coll {
-                seam,
-                mb,
-                from_rank,
-                to_rank,
-                ..
-            }) = event
-            {
-                if from_rank == to_rank {
-                    return 0.0;
-                }
-                let upstream = if is_backward_coll(graph, n) {
-                    to_rank
-                } else {
-                    from_rank
-                };
-                let bytes = outputs.get(
-                    plan,
-                    (seam.from.into(), upstream.into(), mb.into()),
-                    output_bytes,
-                );
-                return transfer_time(&plan.hardware, bytes);
+            // A collective: a cross-rank transfer's bytes once per upstream unit.
+            if let Some(&Event::Coll { .. }) = event {
+                return transfer_unit(graph, n).map_or(0.0, |unit| {
+                    transfer_time(&plan.hardware, outputs.get(plan, unit))
+                });
             }
             let Some((layers, mb, phase)) = event.and_then(|e| compute_of(plan, e)) else {
                 return duration(plan, graph, n);
@@ -557,8 +544,19 @@ pub fn switch_shares(plan: &Plan, order: &Order) -> Vec<f64> {
     shares
 }
 
-/// [`switch_shares`] added to `shares` (by node index); nothing to walk without a switch.
-fn add_switch_shares(plan: &Plan, order: &Order, shares: &mut [f64]) {
+/// Node `i`'s slot of a per-node list of the order's `n` nodes that stays empty until something
+/// is added to it (every node reads 0 then).
+fn added_to(list: &mut Vec<f64>, n: usize, i: usize) -> Option<&mut f64> {
+    if list.is_empty() {
+        *list = vec![0.0; n];
+    }
+    list.get_mut(i)
+}
+
+/// [`switch_shares`] added to `shares` (by node index, [`added_to`]); nothing to walk without a
+/// switch.
+fn add_switch_shares(plan: &Plan, order: &Order, shares: &mut Vec<f64>) {
+    let count = order.graph.node_count();
     let Some(switch) = plan.hardware.action_switch_s else {
         return;
     };
@@ -577,7 +575,7 @@ fn add_switch_shares(plan: &Plan, order: &Order, shares: &mut [f64]) {
             };
             let key = (action.stage, action.phase);
             if previous != Some(key)
-                && let Some(slot) = shares.get_mut(n.index())
+                && let Some(slot) = added_to(shares, count, n.index())
             {
                 *slot += switch.of(action.phase);
             }
@@ -591,7 +589,7 @@ fn add_switch_shares(plan: &Plan, order: &Order, shares: &mut [f64]) {
 /// ahead of the action that needs them, while its rank waits anyway), and, under
 /// `p2p: blocking`, each of its transfers' time too (the link still carries it to the
 /// receiver).
-fn p2p_on_ranks(plan: &Plan, order: &Order, runtime: &mut [f64]) {
+fn p2p_on_ranks(plan: &Plan, order: &Order, runtime: &mut Vec<f64>) {
     let hw = &plan.hardware;
     let post = hw.p2p_post_s.unwrap_or(0.0);
     let blocking = hw.p2p == Some(crate::scenario::hardware::P2p::Blocking);
@@ -615,7 +613,7 @@ fn p2p_on_ranks(plan: &Plan, order: &Order, runtime: &mut [f64]) {
             .neighbors_directed(n, Direction::Incoming)
             .filter(compute)
         {
-            if let Some(slot) = runtime.get_mut(m.index()) {
+            if let Some(slot) = added_to(runtime, graph.node_count(), m.index()) {
                 *slot += post + if blocking { transfer } else { 0.0 };
             }
         }
@@ -651,7 +649,8 @@ pub fn durations_with_runtime(plan: &Plan, order: &Order) -> (Vec<f64>, Vec<f64>
 #[derive(Debug, Clone, Default)]
 pub struct Timed {
     pub durations: Vec<f64>,
-    /// Empty when no node has a share of the runtime's own (every node reads 0).
+    /// Empty when the runtime adds to no node (no overhead, posting or switch; every node reads
+    /// 0).
     pub runtime_s: Vec<f64>,
     pub comm: StageComm,
 }
@@ -661,7 +660,8 @@ pub struct Timed {
 pub fn timed(plan: &Plan, order: &Order) -> Timed {
     let graph = &order.graph;
     let compute = durations_by_class(plan, graph);
-    let mut runtime = vec![0.0; compute.len()];
+    // Empty until the runtime adds to some node ([`added_to`]).
+    let mut runtime = Vec::new();
     // Every compute action carries the runtime's per-action overhead (its phase's, where the
     // hardware gives one).
     if plan.hardware.action_overhead_s.unwrap_or(0.0) > 0.0
@@ -676,17 +676,13 @@ pub fn timed(plan: &Plan, order: &Order) -> Timed {
             else {
                 continue;
             };
-            if let Some(slot) = runtime.get_mut(n.index()) {
+            if let Some(slot) = added_to(&mut runtime, compute.len(), n.index()) {
                 *slot += action_overhead(plan, action.phase);
             }
         }
     }
     p2p_on_ranks(plan, order, &mut runtime);
     add_switch_shares(plan, order, &mut runtime);
-    // Nothing of the runtime's own on any node: no list kept (every node reads 0).
-    if runtime.iter().all(|&r| r == 0.0) {
-        runtime = Vec::new();
-    }
     // Collectives inside a stage: none at all (every list empty, which reads as 0 for every
     // node) when every stage is one group of one.
     let comms = stage_comm::per_node(plan, graph);
@@ -763,13 +759,13 @@ mod tests {
             );
             let s = Scenario::from_json_str(&text, "t.json").unwrap();
             let plan = crate::algebra::validity::plan(&s).unwrap();
-            let mut per_unit = PerUnit::new(&plan);
+            let mut per_unit = PerUnit::new(&plan, activation_bytes);
             assert_eq!(!per_unit.memo.is_empty(), memo, "{scale}");
             let mut seen = Vec::new();
             for mb in 0..4 {
                 for rank in 0..2 {
                     let own = activation_bytes(&plan, 1, rank, mb);
-                    let got = per_unit.get(&plan, (1, rank, mb), activation_bytes);
+                    let got = per_unit.get(&plan, (1, rank, mb));
                     assert_eq!(got.to_bits(), own.to_bits(), "{scale} rank {rank} mb {mb}");
                     seen.push(got);
                 }

@@ -384,7 +384,8 @@ fn activations(
         .layers
         .iter()
         .any(crate::algebra::model::Layer::offloads);
-    let (mut saved, mut input_part) = (PerUnit::new(plan), PerUnit::new(plan));
+    let mut saved = PerUnit::new(plan, activation_bytes);
+    let mut input_part = PerUnit::new(plan, activation_input_bytes);
     for n in g.node_indices() {
         let Some(&Event::Fwd {
             region, rank, mb, ..
@@ -402,7 +403,7 @@ fn activations(
                     continue;
                 };
                 let unit = (region.into(), rank.into(), mb.into());
-                let bytes = saved.get(plan, unit, activation_bytes);
+                let bytes = saved.get(plan, unit);
                 (bytes, free_at)
             }
             None => {
@@ -454,9 +455,7 @@ fn activations(
         let weight_end = weight.and_then(|w| timeline.end_of(w));
         let (region, rank, mb) = (region.into(), rank.into(), mb.into());
         // The input half's part is read only where there is a weight half to keep the rest.
-        let early = weight_end.map_or(0.0, |_| {
-            input_part.get(plan, (region, rank, mb), activation_input_bytes)
-        });
+        let early = weight_end.map_or(0.0, |_| input_part.get(plan, (region, rank, mb)));
         hold(list, (start, free_at, weight_end), bytes, early);
         // Offloaded bytes leave the device when their copy out ends and are back from the start
         // of their copy back.

@@ -20,8 +20,8 @@ pub struct Simulation {
     /// Duration of every node, by node index.
     pub durations: Vec<f64>,
     /// Of each node's duration, the runtime's own share (per-action overhead, posting, a
-    /// switch): what a measured action's compute does not hold. Empty when no node has any
-    /// (every node reads 0).
+    /// switch): what a measured action's compute does not hold. Empty when the runtime adds to
+    /// no node (every node reads 0).
     pub runtime_s: Vec<f64>,
     /// Of each node, its stage's collectives (tensor-, expert-, context-parallel) and the part
     /// exposed, which its duration holds.

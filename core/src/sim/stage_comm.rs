@@ -44,8 +44,9 @@ pub struct Comm {
     pub pair_overlap: bool,
 }
 
-/// Of every node (by index), its collectives' seconds and the part left exposed on its rank;
-/// the lists are empty (every node reads 0, [`StageComm::of`]) when no stage has collectives.
+/// Of every node (by index), its collectives' seconds and the part left exposed on its rank. A
+/// list may be empty, and every node then reads 0 ([`StageComm::of`]): all three when no stage
+/// is wider than one device, `exposed_s` and `alone_s` when no node has collectives.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StageComm {
     pub total_s: Vec<f64>,

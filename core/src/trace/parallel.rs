@@ -43,7 +43,8 @@ impl Account {
 
 /// Reads `files` files on `threads` threads, file `i` by `read(i, its limits, others_ok)`
 /// (`others_ok()` turns false once another file failed: the read should stop then). The same
-/// traces as the files read in order within `limits` when every file reads and, in order, they
+/// traces as the files read in order within `limits` (`limits.held`: what earlier files of the
+/// import hold) when every file reads and, in order, they
 /// stay within the event limit; `None` otherwise — a file that did not read, a limit the order
 /// would have met, a file beyond its share, or fewer than two threads to read on. The limit
 /// bounds memory here too: a file starts with a share of what the finished files and the files
@@ -63,7 +64,8 @@ pub fn import_in_parallel(
     let account = Account {
         limit: limits.events,
         threads,
-        books: Mutex::new((0, 0, 0)),
+        // What the caller's earlier files hold counts as held from the start.
+        books: Mutex::new((limits.held, 0, 0)),
     };
     let others_ok = || !failed.load(Ordering::Relaxed);
     let slots: Vec<Mutex<Option<RawTrace>>> = (0..files).map(|_| Mutex::new(None)).collect();
@@ -102,7 +104,7 @@ pub fn import_in_parallel(
         .map(|slot| slot.into_inner().ok().flatten())
         .collect::<Option<_>>()?;
     // The limit as the reading in order checks it: each file's peak over the files before it.
-    let mut before = 0u64;
+    let mut before = limits.held;
     for t in &traces {
         if t.peak_held_events.saturating_add(before) > limits.events {
             return None;
@@ -127,7 +129,7 @@ mod tests {
     fn in_order(files: &[Vec<u8>], limits: Limits) -> Result<Vec<RawTrace>, String> {
         let mut out: Vec<RawTrace> = Vec::new();
         for (i, bytes) in files.iter().enumerate() {
-            let held = out.iter().map(RawTrace::held_events).sum();
+            let held = limits.held + out.iter().map(RawTrace::held_events).sum::<u64>();
             let name = format!("rank{i}.json.gz");
             out.push(
                 crate::trace::import_with(&bytes[..], &name, limits.after(held), &mut |_| true)
@@ -166,6 +168,45 @@ mod tests {
         };
         assert!(in_order(&files, tight).is_err());
         assert!(import_in_parallel(files.len(), tight, 2, read).is_none());
+        // What the import's earlier files hold counts against the limit as it does in order:
+        // where the reading in order fails the reading at once gives up, and what it gives is
+        // the reading in order's (it may also give up where a file outgrows its share).
+        for held in [0, 1, 1000, total / 2, total] {
+            let after = Limits {
+                events: total + 1000,
+                ..limits
+            }
+            .after(held);
+            match (
+                import_in_parallel(files.len(), after, 2, read),
+                in_order(&files, after),
+            ) {
+                (Some(at_once), Ok(ordered)) => {
+                    assert_eq!(
+                        format!("{at_once:?}"),
+                        format!("{ordered:?}"),
+                        "{held} held"
+                    )
+                }
+                (Some(_), Err(e)) => panic!("{held} held: read at once past {e}"),
+                (None, _) => {}
+            }
+        }
+        // Room for all: read at once, with what was held before counted.
+        let room = limits.after(1000);
+        let at_once = import_in_parallel(files.len(), room, 2, read).unwrap();
+        assert_eq!(
+            format!("{at_once:?}"),
+            format!("{:?}", in_order(&files, room).unwrap())
+        );
+        // No room left after what was held: the reading in order fails, and so this one.
+        let full = Limits {
+            events: total + 1000,
+            ..limits
+        }
+        .after(total);
+        assert!(in_order(&files, full).is_err());
+        assert!(import_in_parallel(files.len(), full, 2, read).is_none());
         // A file that does not read: None.
         let broken = |i: usize, limits: Limits, others_ok: &dyn Fn() -> bool| match i {
             2 => None,
