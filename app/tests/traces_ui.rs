@@ -169,28 +169,38 @@ fn a_broken_rule_is_reported_and_the_old_rules_stay() {
     );
 }
 
-#[test]
-fn a_long_import_shows_progress_and_can_be_cancelled() {
-    // 40 MB of events: long enough to still be running when Cancel is pressed.
+/// 40 MB of events: long enough to still be running when Cancel is pressed.
+fn long_trace() -> std::sync::Arc<[u8]> {
     let mut text = String::from("[");
     for i in 0..400_000 {
         text.push_str(&format!(r#"{{"ph":"X","name":"aten::mm","pid":1,"tid":1,"ts":{i},"dur":1,"args":{{"a":"{}"}}}},"#, "x".repeat(40)));
     }
     text.push_str(r#"{"ph":"i","ts":0}]"#);
-    let mut studio = Studio::default();
-    studio.open_traces(vec![TraceSource::Bytes {
-        name: "big.json".into(),
-        bytes: text.into_bytes().into(),
-    }]);
+    text.into_bytes().into()
+}
+
+/// With `studio`'s import of `files` files running, the progress line shows; Cancel ends it
+/// with `notice` and nothing imported.
+fn cancel_import(studio: Studio, files: usize, notice: &str) {
     let mut harness = common::harness_on(studio);
-    harness.get_by_label_contains("importing 1 file(s)");
+    harness.get_by_label_contains(&format!("importing {files} file(s)"));
     harness.get_by_label("Cancel import").click();
     wait(&mut harness, |s| s.traces.import.is_none());
     assert_eq!(
         harness.state().notice.as_ref().map(|n| n.text.as_str()),
-        Some("big.json: import cancelled")
+        Some(notice)
     );
     assert!(harness.state().traces.raw.is_empty());
+}
+
+#[test]
+fn a_long_import_shows_progress_and_can_be_cancelled() {
+    let mut studio = Studio::default();
+    studio.open_traces(vec![TraceSource::Bytes {
+        name: "big.json".into(),
+        bytes: long_trace(),
+    }]);
+    cancel_import(studio, 1, "big.json: import cancelled");
 }
 
 /// Several files are read on the available cores at once, with the traces of reading them one
@@ -253,35 +263,17 @@ fn files_read_at_once_are_the_files_read_in_order() {
 /// Cancel stops every file read at once; nothing is imported.
 #[test]
 fn an_import_of_several_files_can_be_cancelled() {
-    let mut text = String::from("[");
-    for i in 0..400_000 {
-        text.push_str(&format!(r#"{{"ph":"X","name":"aten::mm","pid":1,"tid":1,"ts":{i},"dur":1,"args":{{"a":"{}"}}}},"#, "x".repeat(40)));
-    }
-    text.push_str(r#"{"ph":"i","ts":0}]"#);
-    let bytes: std::sync::Arc<[u8]> = text.into_bytes().into();
+    let bytes = long_trace();
     let mut studio = Studio::default();
     // Three threads whatever the machine has: Cancel must stop the reading at once.
-    studio
-        .traces
-        .start_import_on(
-            (0..3)
-                .map(|i| TraceSource::Bytes {
-                    name: format!("big{i}.json"),
-                    bytes: bytes.clone(),
-                })
-                .collect(),
-            Some(3),
-        )
-        .unwrap();
-    let mut harness = common::harness_on(studio);
-    harness.get_by_label_contains("importing 3 file(s)");
-    harness.get_by_label("Cancel import").click();
-    wait(&mut harness, |s| s.traces.import.is_none());
-    assert_eq!(
-        harness.state().notice.as_ref().map(|n| n.text.as_str()),
-        Some("big0.json: import cancelled")
-    );
-    assert!(harness.state().traces.raw.is_empty());
+    let sources = (0..3)
+        .map(|i| TraceSource::Bytes {
+            name: format!("big{i}.json"),
+            bytes: bytes.clone(),
+        })
+        .collect();
+    studio.traces.start_import_on(sources, Some(3)).unwrap();
+    cancel_import(studio, 3, "big0.json: import cancelled");
 }
 
 #[test]
