@@ -431,12 +431,17 @@ fn compute_of(plan: &Plan, event: &Event) -> Option<(Range<usize>, usize, Phase)
     Some((unit_layers(plan, region.into(), rank), mb, action.phase))
 }
 
-/// Every microbatch has the same workload factor (or none is given): a unit's figures are then
-/// the same for each of its microbatches, bit for bit.
+/// Every microbatch has the same workload factor ([`Plan::workload_of`]: a microbatch past the
+/// list has 1): a unit's figures are then the same for each of its microbatches, bit for bit.
 pub(crate) fn one_workload_factor(plan: &Plan) -> bool {
-    plan.workload
+    let factors = &plan.workload;
+    factors
         .windows(2)
         .all(|w| matches!(w, [a, b] if a.to_bits() == b.to_bits()))
+        && (factors.len() >= plan.microbatches
+            || factors
+                .first()
+                .is_none_or(|f| f.to_bits() == 1.0f64.to_bits()))
 }
 
 /// One figure of each unit (region, rank) for a microbatch (`figure(plan, region, rank, mb)`),

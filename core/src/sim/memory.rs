@@ -245,6 +245,8 @@ fn curve(base: f64, list: Vec<(f64, f64)>) -> (Vec<[f64; 2]>, f64, f64) {
     // By time, frees before allocations at the same instant: `total_cmp`'s order of both, as
     // integers (in the list's own allocation), which sort several times faster than the floats
     // compared through a closure; equal keys are equal pairs, so the sort need not be stable.
+    // Sorted by time alone, then each group of one time by its changes: the same order, with
+    // one key compared where most times are distinct.
     let mut keyed: Vec<(u64, u64)> = list
         .into_iter()
         .map(|(t, delta)| (total_order_key(t), total_order_key(delta)))
