@@ -57,13 +57,10 @@ impl Shown {
         self.scene
             .lanes
             .iter()
-            .map(|lane| Lane {
+            .enumerate()
+            .map(|(index, lane)| Lane {
                 first: lane.events.start,
-                spans: self
-                    .scene
-                    .events
-                    .get(lane.events.clone())
-                    .unwrap_or_default(),
+                spans: self.lane(index),
             })
             .collect()
     }
@@ -76,6 +73,7 @@ impl Shown {
             .and_then(|lane| self.scene.events.get(lane.events.clone()))
             .unwrap_or_default()
     }
+
     /// Lays out `sim` (this is the linear work a large simulation does on its worker too).
     pub fn new(generation: u64, title: &str, sim: Simulation) -> Shown {
         let scene = Scene::new(&sim);
