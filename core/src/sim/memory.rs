@@ -113,7 +113,8 @@ fn four_phase_activations(
     plan: &Plan,
     order: &Order,
     timeline: &Timeline,
-    deltas: &mut [Vec<(f64, f64)>],
+    places: &Places,
+    deltas: &mut [Changes],
     parts: &mut Parts,
 ) {
     let g = &order.graph;
@@ -138,13 +139,18 @@ fn four_phase_activations(
         }
     }
     // `bytes` on `list` from `from`'s start until `until` ends (never before `from` does).
-    let hold = |list: &mut Vec<(f64, f64)>, from: NodeIndex, until: Option<NodeIndex>, bytes| {
+    let hold = |list: &mut Changes, from: NodeIndex, until: Option<NodeIndex>, bytes| {
         if let Some((start, from_end)) = timeline.span_of(from)
-            && let Some(until_end) = until.and_then(|u| timeline.end_of(u))
+            && let Some(until) = until
+            && let Some(until_end) = timeline.end_of(until)
             && bytes > 0.0
         {
-            list.push((start, bytes));
-            list.push((until_end.max(from_end), -bytes));
+            list.push(start, bytes, places.start(from));
+            let at = match until_end >= from_end {
+                true => places.end(until),
+                false => places.end(from),
+            };
+            list.push(until_end.max(from_end), -bytes, at);
         }
     };
     for ((region, rank, mb), [fe, ff, bf, be]) in phases {
@@ -197,28 +203,30 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
     // A change per compute event of a rank (a forward's hold and its free, at a backward),
     // room for them at once rather than grown by copies (a backward's workspace, where it has
     // one, grows it once).
-    let mut deltas: Vec<Vec<(f64, f64)>> = (0..plan.ranks)
-        .map(|r| Vec::with_capacity(order.nodes.get(r).map_or(0, Vec::len)))
+    let mut deltas: Vec<Changes> = (0..plan.ranks)
+        .map(|r| Changes::with_capacity(order.nodes.get(r).map_or(0, Vec::len)))
         .collect();
     let mut parts = Parts {
-        recomputed: vec![Vec::new(); plan.ranks],
-        offloaded: vec![Vec::new(); plan.ranks],
+        recomputed: (0..plan.ranks).map(|_| Changes::default()).collect(),
+        offloaded: (0..plan.ranks).map(|_| Changes::default()).collect(),
     };
-    workspaces(plan, order, timeline, &mut deltas);
-    step_gradients(plan, order, timeline, &mut deltas);
-    four_phase_activations(plan, order, timeline, &mut deltas, &mut parts);
-    activations(plan, order, timeline, &mut deltas, &mut parts);
+    let places = Places::new(order);
+    workspaces(plan, order, timeline, &places, &mut deltas);
+    step_gradients(plan, order, timeline, &places, &mut deltas);
+    four_phase_activations(plan, order, timeline, &places, &mut deltas, &mut parts);
+    activations(plan, order, timeline, &places, &mut deltas, &mut parts);
     let capacity = plan.hardware.memory_bytes;
+    let mut scratch = Scratch::default();
     deltas
         .into_iter()
         .zip(parts.recomputed.into_iter().zip(parts.offloaded))
         .enumerate()
         .map(|(rank, (list, (recomputed, offloaded)))| {
             let base = static_bytes(plan, rank);
-            let (points, peak, peak_at) = curve(base, list);
-            let part = |list: Vec<(f64, f64)>| match list.is_empty() {
+            let (points, peak, peak_at) = curve(base, &list, &mut scratch);
+            let mut part = |list: Changes| match list.is_empty() {
                 true => Vec::new(),
-                false => curve(0.0, list).0,
+                false => curve(0.0, &list, &mut scratch).0,
             };
             MemoryCurve {
                 rank,
@@ -234,36 +242,172 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
         .collect()
 }
 
-/// The parts of the activations drawn apart, per rank: `(t, delta)` lists like the curve's.
+/// The parts of the activations drawn apart, per rank: change lists like the curve's.
 struct Parts {
-    recomputed: Vec<Vec<(f64, f64)>>,
-    offloaded: Vec<Vec<(f64, f64)>>,
+    recomputed: Vec<Changes>,
+    offloaded: Vec<Changes>,
+}
+
+/// Where a change happens: nowhere on a rank's compute stream.
+const NOWHERE: u32 = u32::MAX;
+
+/// Where each node's start and end fall on its rank's compute stream: `2·i` for the start of
+/// the rank's `i`-th event, `2·i + 1` for its end. A rank's events run one after another (each
+/// waits for the one before it), so these places order the instants they name as time does,
+/// ties aside — the order a rank's changes are put in before they are sorted.
+struct Places {
+    /// Of each node (by index), the place of its start ([`NOWHERE`]: on no rank's stream).
+    start: Vec<u32>,
+    /// Of each rank, the place after its last event's end (where the step's end falls).
+    after: Vec<u32>,
+}
+
+impl Places {
+    fn new(order: &Order) -> Places {
+        let mut start = vec![NOWHERE; order.graph.node_count()];
+        for list in &order.nodes {
+            for (i, n) in list.iter().enumerate() {
+                if let Some(slot) = start.get_mut(n.index()) {
+                    *slot = u32::try_from(2 * i).unwrap_or(NOWHERE);
+                }
+            }
+        }
+        let after = order
+            .nodes
+            .iter()
+            .map(|list| u32::try_from(2 * list.len()).unwrap_or(NOWHERE))
+            .collect();
+        Places { start, after }
+    }
+
+    /// The place of `n`'s start.
+    fn start(&self, n: NodeIndex) -> u32 {
+        self.start.get(n.index()).copied().unwrap_or(NOWHERE)
+    }
+
+    /// The place of `n`'s end.
+    fn end(&self, n: NodeIndex) -> u32 {
+        match self.start(n) {
+            NOWHERE => NOWHERE,
+            at => at + 1,
+        }
+    }
+
+    /// The place after rank `rank`'s last event.
+    fn after(&self, rank: usize) -> u32 {
+        self.after.get(rank).copied().unwrap_or(NOWHERE)
+    }
+}
+
+/// One rank's changes of what it holds, `(t, delta)`, each with its place ([`Places`]).
+#[derive(Default)]
+struct Changes {
+    list: Vec<(f64, f64, u32)>,
+}
+
+impl Changes {
+    fn with_capacity(n: usize) -> Changes {
+        Changes {
+            list: Vec::with_capacity(n),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, t: f64, delta: f64, at: u32) {
+        self.list.push((t, delta, at));
+    }
+
+    fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+}
+
+/// What the curves of every rank reuse: the changes in order, each place's next slot.
+#[derive(Default)]
+struct Scratch {
+    ordered: Vec<(f64, f64)>,
+    next: Vec<u32>,
+}
+
+/// `changes` into `scratch.ordered`, by time (`total_cmp`'s order). Where every change has a
+/// place they are put in place order (a counting sort), which is time order when the rank's
+/// events run one after another: then nothing is left to sort.
+fn by_time(changes: &Changes, scratch: &mut Scratch) {
+    let list = &changes.list;
+    let ordered = &mut scratch.ordered;
+    let key = |t: f64| total_order_key(t);
+    let placed = list.iter().all(|&(_, _, at)| at != NOWHERE);
+    if placed {
+        let places = list
+            .iter()
+            .map(|&(_, _, at)| at)
+            .max()
+            .map_or(0, |m| m as usize + 1);
+        let next = &mut scratch.next;
+        next.clear();
+        next.resize(places + 1, 0);
+        for &(_, _, at) in list {
+            if let Some(c) = next.get_mut(at as usize + 1) {
+                *c += 1;
+            }
+        }
+        let mut sum = 0;
+        for c in next.iter_mut() {
+            sum += *c;
+            *c = sum;
+        }
+        // Every slot is written once (the places' counts add up to the list's length), so
+        // what a longer list left in them is never read.
+        if ordered.len() < list.len() {
+            ordered.resize(list.len(), (0.0, 0.0));
+        }
+        ordered.truncate(list.len());
+        for &(t, delta, at) in list {
+            if let Some(c) = next.get_mut(at as usize)
+                && let Some(slot) = ordered.get_mut(*c as usize)
+            {
+                *slot = (t, delta);
+                *c += 1;
+            }
+        }
+        if ordered.is_sorted_by_key(|&(t, _)| key(t)) {
+            return;
+        }
+    }
+    // As integers that order as `total_cmp` orders the floats, which sort several times faster
+    // than the floats compared through a closure.
+    let mut keyed: Vec<(u64, u64)> = list
+        .iter()
+        .map(|&(t, delta, _)| (key(t), key(delta)))
+        .collect();
+    keyed.sort_unstable_by_key(|&(t, _)| t);
+    ordered.clear();
+    ordered.extend(
+        keyed
+            .into_iter()
+            .map(|(t, delta)| (from_total_order_key(t), from_total_order_key(delta))),
+    );
 }
 
 /// The points of a curve from `base` and its changes, with its (first) peak and when.
-fn curve(base: f64, list: Vec<(f64, f64)>) -> (Vec<[f64; 2]>, f64, f64) {
-    // By time, frees before allocations at the same instant: `total_cmp`'s order of both, as
-    // integers (in the list's own allocation), which sort several times faster than the floats
-    // compared through a closure; equal keys are equal pairs, so the sort need not be stable.
-    // Sorted by time alone, then each group of one time by its changes: the same order, with
-    // one key compared where most times are distinct.
-    let mut keyed: Vec<(u64, u64)> = list
-        .into_iter()
-        .map(|(t, delta)| (total_order_key(t), total_order_key(delta)))
-        .collect();
-    keyed.sort_unstable_by_key(|&(t, _)| t);
-    for group in keyed.chunk_by_mut(|a, b| a.0 == b.0) {
+fn curve(base: f64, changes: &Changes, scratch: &mut Scratch) -> (Vec<[f64; 2]>, f64, f64) {
+    by_time(changes, scratch);
+    // Frees before allocations at one instant (bit for bit): `total_cmp`'s order of the
+    // changes, equal keys equal changes (the sort need not be stable). With the sort by time,
+    // the order one sort by (time, change) gives.
+    let key = |x: f64| total_order_key(x);
+    for group in scratch
+        .ordered
+        .chunk_by_mut(|a, b| a.0.to_bits() == b.0.to_bits())
+    {
         if group.len() > 1 {
-            group.sort_unstable();
+            group.sort_unstable_by_key(|&(_, delta)| key(delta));
         }
     }
-    let mut points = Vec::with_capacity(keyed.len() + 1);
+    let mut points = Vec::with_capacity(scratch.ordered.len() + 1);
     points.push([0.0, base]);
     let (mut current, mut peak, mut peak_at) = (base, base, 0.0);
-    for (t, delta) in keyed
-        .into_iter()
-        .map(|(t, delta)| (from_total_order_key(t), from_total_order_key(delta)))
-    {
+    for &(t, delta) in &scratch.ordered {
         current += delta;
         let points_len = points.len();
         match points.last_mut() {
@@ -301,13 +445,21 @@ fn from_total_order_key(key: u64) -> f64 {
 /// Gradient buffers of the step (`hardware.step_grad_bytes_per_param_byte`): each stage allocates
 /// its parameters' gradients when its first whole backward or weight half of the step starts
 /// (an input half computes no weight gradient), and holds them until the step ends.
-fn step_gradients(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut [Vec<(f64, f64)>]) {
+fn step_gradients(
+    plan: &Plan,
+    order: &Order,
+    timeline: &Timeline,
+    places: &Places,
+    deltas: &mut [Changes],
+) {
     let factor = plan.hardware.step_grad_bytes_per_param_byte.unwrap_or(0.0);
     if factor <= 0.0 {
         return;
     }
     let g = &order.graph;
-    let mut first: rustc_hash::FxHashMap<(usize, usize), f64> = rustc_hash::FxHashMap::default();
+    // The first such backward's start, and its place.
+    let mut first: rustc_hash::FxHashMap<(usize, usize), (f64, u32)> =
+        rustc_hash::FxHashMap::default();
     for n in g.node_indices() {
         if let Some(&Event::Bwd {
             region, rank, half, ..
@@ -315,18 +467,22 @@ fn step_gradients(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut 
             && half != crate::vocab::phase::Half::Input
             && let Some((start, _)) = timeline.span_of(n)
         {
-            let at = first.entry((region.into(), rank.index())).or_insert(start);
-            *at = at.min(start);
+            let at = first
+                .entry((region.into(), rank.index()))
+                .or_insert((start, places.start(n)));
+            if start < at.0 {
+                *at = (start, places.start(n));
+            }
         }
     }
     let end = timeline.makespan;
-    for ((region, rank), start) in first {
+    for ((region, rank), (start, at)) in first {
         let bytes = factor * crate::sim::cost::param_bytes(plan, region, rank);
         if bytes > 0.0
             && let Some(list) = deltas.get_mut(rank)
         {
-            list.push((start, bytes));
-            list.push((end.max(start), -bytes));
+            list.push(start, bytes, at);
+            list.push(end.max(start), -bytes, places.after(rank));
         }
     }
 }
@@ -334,7 +490,13 @@ fn step_gradients(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut 
 /// A backward (or either half of one) holds its transient workspace while it runs; a weight half
 /// the larger of that and its stage's weight gradients before they are accumulated
 /// (`hardware.weight_transient_bytes_per_param_byte`).
-fn workspaces(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut [Vec<(f64, f64)>]) {
+fn workspaces(
+    plan: &Plan,
+    order: &Order,
+    timeline: &Timeline,
+    places: &Places,
+    deltas: &mut [Changes],
+) {
     let g = &order.graph;
     let transient = plan
         .hardware
@@ -364,8 +526,8 @@ fn workspaces(plan: &Plan, order: &Order, timeline: &Timeline, deltas: &mut [Vec
                 && let Some(list) = deltas.get_mut(rank.index())
                 && let Some((start, end)) = timeline.span_of(n)
             {
-                list.push((start, bytes));
-                list.push((end, -bytes));
+                list.push(start, bytes, places.start(n));
+                list.push(end, -bytes, places.end(n));
             }
         }
     }
@@ -377,7 +539,8 @@ fn activations(
     plan: &Plan,
     order: &Order,
     timeline: &Timeline,
-    deltas: &mut [Vec<(f64, f64)>],
+    places: &Places,
+    deltas: &mut [Changes],
     parts: &mut Parts,
 ) {
     let g = &order.graph;
@@ -406,22 +569,23 @@ fn activations(
                 };
                 let unit = (region.into(), rank.into(), mb.into());
                 let bytes = saved.get(plan, unit);
-                (bytes, free_at)
+                (bytes, (free_at, places.end(b)))
             }
             None => {
                 // Held until what consumes the output ends (its own end without one).
-                let until = match consumer(order, n) {
+                let (until, at) = match consumer(order, n) {
                     Some(c) => {
                         let Some(until) = timeline.end_of(c) else {
                             continue;
                         };
-                        until
+                        (until, places.end(c))
                     }
-                    None => end,
+                    None => (end, places.end(n)),
                 };
+                let at = if until >= end { at } else { places.end(n) };
                 (
                     output_bytes(plan, region.into(), rank.into(), mb.into()),
-                    until.max(end),
+                    (until.max(end), at),
                 )
             }
         };
@@ -454,10 +618,11 @@ fn activations(
         let Some(list) = deltas.get_mut(rank.index()) else {
             continue;
         };
-        let weight_end = weight.and_then(|w| timeline.end_of(w));
+        let weight_end = weight.and_then(|w| Some((timeline.end_of(w)?, places.end(w))));
         let (region, rank, mb) = (region.into(), rank.into(), mb.into());
         // The input half's part is read only where there is a weight half to keep the rest.
         let early = weight_end.map_or(0.0, |_| input_part.get(plan, (region, rank, mb)));
+        let start = (start, places.start(n));
         hold(list, (start, free_at, weight_end), bytes, early);
         // Offloaded bytes leave the device when their copy out ends and are back from the start
         // of their copy back.
@@ -467,11 +632,12 @@ fn activations(
         {
             let bytes = crate::sim::cost::offloaded_bytes(plan, region, rank, mb);
             if bytes > 0.0 {
-                list.push((gone, -bytes));
-                list.push((again.max(gone), bytes));
+                // The copies run on the copy stream: no place on the compute stream.
+                list.push(gone, -bytes, NOWHERE);
+                list.push(again.max(gone), bytes, NOWHERE);
                 if let Some(host) = parts.offloaded.get_mut(rank) {
-                    host.push((gone, bytes));
-                    host.push((again.max(gone), -bytes));
+                    host.push(gone, bytes, NOWHERE);
+                    host.push(again.max(gone), -bytes, NOWHERE);
                 }
             }
         }
@@ -488,9 +654,11 @@ fn activations(
                 None => [(Some(b), None), (None, None)],
             };
             for (from, early) in runs {
-                let Some(again) = from.and_then(|n| timeline.start_of(n)) else {
+                let Some((again, from)) = from.and_then(|n| Some((timeline.start_of(n)?, n)))
+                else {
                     continue;
                 };
+                let again = (again, places.start(from));
                 let (bytes, input) = crate::sim::cost::recomputed_placed(plan, key, early, split);
                 hold(list, (again, free_at, weight_end), bytes, input);
                 if let Some(part) = parts.recomputed.get_mut(rank) {
@@ -503,29 +671,73 @@ fn activations(
 
 /// `bytes` held from `from` until `free_at` (a whole backward's or an input half's end), or, with
 /// a weight half, `early` of them until then and the rest until `weight_end`.
-fn hold(
-    list: &mut Vec<(f64, f64)>,
-    (from, free_at, weight_end): (f64, f64, Option<f64>),
-    bytes: f64,
-    early: f64,
-) {
+/// Each instant is a time with its place ([`Places`]).
+fn hold(list: &mut Changes, (from, free_at, weight_end): Held, bytes: f64, early: f64) {
     if bytes <= 0.0 {
         return;
     }
-    list.push((from, bytes));
+    list.push(from.0, bytes, from.1);
     match weight_end {
         Some(weight_end) => {
             let early = early.min(bytes);
-            list.push((free_at, -early));
-            list.push((weight_end, early - bytes));
+            list.push(free_at.0, -early, free_at.1);
+            list.push(weight_end.0, early - bytes, weight_end.1);
         }
-        None => list.push((free_at, -bytes)),
+        None => list.push(free_at.0, -bytes, free_at.1),
     }
 }
+
+/// When held bytes are taken, freed, and (with a weight half) freed last: each a time and its
+/// place.
+type Held = ((f64, u32), (f64, u32), Option<(f64, u32)>);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The changes `by_time` puts in order, as `(t, delta)` bits, with the curve's group sort.
+    fn ordered(list: &[(f64, f64, u32)]) -> Vec<(u64, u64)> {
+        let changes = Changes {
+            list: list.to_vec(),
+        };
+        let mut scratch = Scratch::default();
+        let (points, ..) = curve(0.0, &changes, &mut scratch);
+        assert_eq!(points.first(), Some(&[0.0, 0.0]));
+        scratch
+            .ordered
+            .iter()
+            .map(|&(t, d)| (t.to_bits(), d.to_bits()))
+            .collect()
+    }
+
+    #[test]
+    fn placed_changes_come_out_in_the_order_of_one_sort_by_time_and_change() {
+        // Two events one after another: the first runs 0–2, the second 2–5 (places 0, 1, 2, 3),
+        // their changes given out of order, two at the instant 2 (a free and an allocation).
+        let placed = [
+            (5.0, -3.0, 3),
+            (2.0, 3.0, 2),
+            (0.0, 1.0, 0),
+            (2.0, -1.0, 1),
+            (2.0, 0.5, 2),
+        ];
+        let mut want: Vec<(f64, f64)> = placed.iter().map(|&(t, d, _)| (t, d)).collect();
+        want.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        let want: Vec<(u64, u64)> = want
+            .iter()
+            .map(|&(t, d)| (t.to_bits(), d.to_bits()))
+            .collect();
+        assert_eq!(ordered(&placed), want);
+        // Without places (a change on the copy stream): the same order, sorted.
+        let mut unplaced = placed;
+        if let Some(first) = unplaced.first_mut() {
+            first.2 = NOWHERE;
+        }
+        assert_eq!(ordered(&unplaced), want);
+        // Places that do not order the times (events that overlap): sorted all the same.
+        let crossed = placed.map(|(t, d, at)| (t, d, 3 - at.min(3)));
+        assert_eq!(ordered(&crossed), want);
+    }
 
     #[test]
     fn total_order_keys_order_as_total_cmp_and_give_the_floats_back() {
