@@ -13,17 +13,17 @@ pub fn check_deadlock(order: &Order) -> Result<Vec<u32>, OrderError> {
     let adj = &order.adjacency;
     let n = adj.node_count();
     let mut indegree = adj.in_degrees();
-    let mut stack: Vec<u32> = (0..n as u32)
-        .filter(|&v| indegree.get(v as usize) == Some(&0))
-        .collect();
-    let mut topological = Vec::with_capacity(n);
-    while let Some(v) = stack.pop() {
-        topological.push(v);
+    // The order found so far is also the queue of what is ready: every node once.
+    let mut topological: Vec<u32> = Vec::with_capacity(n);
+    topological.extend((0..n as u32).filter(|&v| indegree.get(v as usize) == Some(&0)));
+    let mut next = 0;
+    while let Some(&v) = topological.get(next) {
+        next += 1;
         for &s in adj.succs(v as usize) {
             if let Some(d) = indegree.get_mut(s as usize) {
                 *d -= 1;
                 if *d == 0 {
-                    stack.push(s);
+                    topological.push(s);
                 }
             }
         }

@@ -12,8 +12,18 @@ pub struct Timeline {
     pub start: Vec<f64>,
     pub end: Vec<f64>,
     pub makespan: f64,
-    /// The event whose finish set each node's start (`None` when it starts at 0 unbound).
-    pub binder: Vec<Option<NodeIndex>>,
+    /// One more than the index of the event whose finish set each node's start ([`UNBOUND`]
+    /// when it starts at 0 unbound; so a fresh list is zeroed memory): read it through
+    /// [`Timeline::binder_of`].
+    pub binder: Vec<u32>,
+}
+
+/// A [`Timeline::binder`] entry of a node nothing binds.
+pub const UNBOUND: u32 = 0;
+
+/// The [`Timeline::binder`] entry of a node bound by node `index`.
+pub fn bound_by(index: usize) -> u32 {
+    u32::try_from(index + 1).unwrap_or(UNBOUND)
 }
 
 /// Lookups by node: `None` for a node that is not in the order the timeline was computed for
@@ -34,6 +44,14 @@ impl Timeline {
         Some((self.start_of(n)?, self.end_of(n)?))
     }
 
+    /// The event whose finish set node `n`'s start (`None` when it starts at 0 unbound).
+    pub fn binder_of(&self, n: NodeIndex) -> Option<NodeIndex> {
+        match self.binder.get(n.index()) {
+            Some(&b) if b != UNBOUND => Some(NodeIndex::new(b as usize - 1)),
+            _ => None,
+        }
+    }
+
     /// How long node `n` takes.
     pub fn duration_of(&self, n: NodeIndex) -> Option<f64> {
         self.span_of(n).map(|(s, e)| e - s)
@@ -47,7 +65,7 @@ pub fn longest_path(order: &Order, durations: &[f64]) -> Timeline {
     let n = adj.node_count();
     let mut start = vec![0.0f64; n];
     let mut end = vec![0.0f64; n];
-    let mut binder: Vec<Option<NodeIndex>> = vec![None; n];
+    let mut binder: Vec<u32> = vec![UNBOUND; n];
     let mut makespan = 0.0f64;
     for &v in &order.topological {
         let i = v as usize;
@@ -73,7 +91,7 @@ pub fn longest_path(order: &Order, durations: &[f64]) -> Timeline {
         {
             *ss = s;
             *ee = e;
-            *b = bound.map(|p| NodeIndex::new(p as usize));
+            *b = bound.map_or(UNBOUND, |p| bound_by(p as usize));
         }
         makespan = makespan.max(e);
     }

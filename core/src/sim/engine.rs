@@ -5,7 +5,7 @@
 
 use crate::graph::event::Event;
 use crate::graph::order::Order;
-use crate::graph::time::{Timeline, longest_path};
+use crate::graph::time::{Timeline, UNBOUND, bound_by, longest_path};
 use crate::vocab::ids::Rank;
 use petgraph::graph::NodeIndex;
 use std::cmp::Ordering;
@@ -53,7 +53,7 @@ pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) ->
     let n = adj.node_count();
     let mut remaining = adj.in_degrees();
     let mut ready = vec![0.0f64; n];
-    let mut binder: Vec<Option<NodeIndex>> = vec![None; n];
+    let mut binder: Vec<u32> = vec![UNBOUND; n];
     let mut start = vec![0.0f64; n];
     let mut end = vec![0.0f64; n];
     let mut link_free: HashMap<(Rank, Rank), (f64, NodeIndex)> = HashMap::new();
@@ -63,7 +63,7 @@ pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) ->
     // Starts node `i` once every input is in: at its ready time, or later on a busy link.
     let mut launch = |i: usize,
                       ready: &[f64],
-                      binder: &mut [Option<NodeIndex>],
+                      binder: &mut [u32],
                       start: &mut [f64],
                       end: &mut [f64],
                       heap: &mut BinaryHeap<Finish>| {
@@ -80,7 +80,7 @@ pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) ->
             {
                 s = free;
                 if let Some(b) = binder.get_mut(i) {
-                    *b = Some(last);
+                    *b = bound_by(last.index());
                 }
             }
             link_free.insert(key, (s + duration(i), NodeIndex::new(i)));
@@ -105,10 +105,10 @@ pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) ->
             let j = succ as usize;
             // The latest-finishing input binds the start (the first one on ties).
             if let (Some(r), Some(b)) = (ready.get_mut(j), binder.get_mut(j))
-                && (t > *r || b.is_none())
+                && (t > *r || *b == UNBOUND)
             {
                 *r = r.max(t);
-                *b = Some(NodeIndex::new(i));
+                *b = bound_by(i);
             }
             if let Some(left) = remaining.get_mut(j) {
                 *left = left.saturating_sub(1);
@@ -146,7 +146,7 @@ pub fn critical_path(order: &Order, timeline: &Timeline) -> Vec<NodeIndex> {
     let mut guard = order.graph.node_count() + 1;
     while let Some(v) = at {
         path.push(v);
-        at = timeline.binder.get(v.index()).copied().flatten();
+        at = timeline.binder_of(v);
         guard -= 1;
         if guard == 0 {
             break;
