@@ -912,7 +912,7 @@ fn transfer_at(shown: &Shown, lane: usize, t: f64, slop: f64) -> Option<String> 
         (Some(seam), Some(mb)) => {
             format!("{}({}→{}) of microbatch {mb}", c.comm, seam.from, seam.to)
         }
-        _ => c.comm.clone(),
+        _ => c.comm.to_string(),
     };
     Some(format!(
         "{what}\nrank {} → rank {}\n{}–{} ({})",

@@ -117,6 +117,14 @@ fn four_phase_activations(
     deltas: &mut [Changes],
     parts: &mut Parts,
 ) {
+    // Only a second-order wavefront has four-phase events.
+    if !plan
+        .wavefront
+        .as_ref()
+        .is_some_and(|w| w.skeleton.second_order())
+    {
+        return;
+    }
     let g = &order.graph;
     let recomputes = plan.layers.iter().any(|l| l.dropped_share > 0.0);
     let mut phases: rustc_hash::FxHashMap<(usize, usize, usize), [Option<NodeIndex>; 4]> =
@@ -502,6 +510,11 @@ fn workspaces(
         .hardware
         .weight_transient_bytes_per_param_byte
         .unwrap_or(0.0);
+    // No layer with a workspace and no weight gradients held apart: no backward holds anything.
+    let holds = |bytes: f64| bytes > 0.0;
+    if !holds(transient) && !plan.layers.iter().any(|l| holds(l.workspace_bytes)) {
+        return;
+    }
     for n in g.node_indices() {
         let backward = match g.node_weight(n) {
             Some(&Event::Bwd {

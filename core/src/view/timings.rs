@@ -5,7 +5,7 @@
 use crate::graph::event::Event;
 use crate::sim::run::Simulation;
 use crate::vocab::action::Action;
-use crate::vocab::comm::{Comm, Seam};
+use crate::vocab::comm::{Comm, Group, Seam};
 use crate::vocab::phase::Phase;
 use serde::Serialize;
 
@@ -46,7 +46,9 @@ pub enum PairHalf {
 /// A collective on the timeline (transfers and reduces).
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct CommTiming {
-    pub comm: String,
+    /// `Send`, `RecvGrad`, `Gather`, `Scatter`, `AllReduce(ReplicaGroup)`, … (a name, never
+    /// built per transfer).
+    pub comm: &'static str,
     pub seam: Option<Seam>,
     pub mb: Option<usize>,
     pub from_rank: usize,
@@ -132,7 +134,7 @@ pub fn comm_timings(sim: &Simulation) -> Vec<CommTiming> {
                     from_rank,
                     to_rank,
                 } => Some(CommTiming {
-                    comm: comm_name(comm).into(),
+                    comm: comm_name(comm),
                     seam: Some(seam),
                     mb: Some(mb.into()),
                     from_rank: from_rank.into(),
@@ -141,7 +143,10 @@ pub fn comm_timings(sim: &Simulation) -> Vec<CommTiming> {
                     end_s: t.1,
                 }),
                 Event::DpReduce { rank, group, .. } => Some(CommTiming {
-                    comm: format!("AllReduce({group:?})"),
+                    comm: match group {
+                        Group::ReplicaGroup => "AllReduce(ReplicaGroup)",
+                        Group::DataGroup => "AllReduce(DataGroup)",
+                    },
                     seam: None,
                     mb: None,
                     from_rank: rank.into(),
