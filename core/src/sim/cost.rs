@@ -483,58 +483,79 @@ impl PerUnit {
 /// its microbatch only through the microbatch's workload factor, so the nodes of one unit's
 /// layers, phase and factor (every microbatch of a stage and phase, without a workload) share
 /// one value, bit for bit the one each would compute. With one factor for every microbatch the
-/// classes are slots of a table by the unit's first layer and the phase; else hashed. A
-/// cross-rank transfer's bytes (its upstream unit's output) are a [`PerUnit`] figure.
+/// classes are slots of a table by unit (region and rank) and phase; else hashed by the unit's
+/// layers, phase and factor. A cross-rank transfer's bytes (its upstream unit's output) are a
+/// [`PerUnit`] figure.
 fn durations_by_class(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<f64> {
-    let one_factor = one_workload_factor(plan);
     // `Recompute` is the last phase: one slot per phase.
     const PHASES: usize = Phase::Recompute as usize + 1;
-    // Per (first layer, phase): the unit's end, the phase and its time (what a slot was filled
-    // with is checked on every use, so no two classes can share one).
-    let mut table: Vec<Option<(usize, Phase, f64)>> = if one_factor {
-        vec![None; (plan.layers.len() + 1) * PHASES]
+    let slots = (plan.regions.len() + 1) * plan.ranks * PHASES;
+    let mut table: Vec<Option<f64>> = if one_workload_factor(plan) {
+        vec![None; slots]
     } else {
         Vec::new()
     };
     let mut hashed: rustc_hash::FxHashMap<(usize, usize, Phase, u64), f64> =
         rustc_hash::FxHashMap::default();
     let mut outputs = PerUnit::new(plan, output_bytes);
-    graph
-        .node_indices()
-        .map(|n| {
-            let event = graph.node_weight(n);
-            // A collective: a cross-rank transfer's bytes once per upstream unit.
-            if let Some(&Event::Coll { .. }) = event {
-                return transfer_unit(graph, n).map_or(0.0, |unit| {
-                    transfer_time(&plan.hardware, outputs.get(plan, unit))
-                });
-            }
-            let Some((layers, mb, phase)) = event.and_then(|e| compute_of(plan, e)) else {
-                return duration(plan, graph, n);
-            };
-            let slot = layers
-                .start
-                .saturating_mul(PHASES)
-                .saturating_add(phase as usize);
-            match table.get_mut(slot) {
-                Some(Some((end, p, t))) if *end == layers.end && *p == phase => *t,
-                Some(free @ None) => {
-                    let (end, t) = (layers.end, compute_time(plan, layers, mb, phase));
-                    *free = Some((end, phase, t));
-                    t
-                }
-                // Another class at this slot (an empty unit at a layer where one starts):
-                // computed, not kept.
-                Some(Some(_)) => compute_time(plan, layers, mb, phase),
-                None => *hashed
+    let mut compute = |region: usize, rank: usize, mb: usize, phase: Phase| {
+        let slot = (rank < plan.ranks)
+            .then(|| (region * plan.ranks + rank) * PHASES + phase as usize)
+            .and_then(|slot| table.get_mut(slot));
+        match slot {
+            Some(Some(t)) => *t,
+            Some(free) => *free.insert(compute_time(
+                plan,
+                unit_layers(plan, region, rank),
+                mb,
+                phase,
+            )),
+            None => {
+                let layers = unit_layers(plan, region, rank);
+                *hashed
                     .entry((
                         layers.start,
                         layers.end,
                         phase,
                         plan.workload_of(mb).to_bits(),
                     ))
-                    .or_insert_with(|| compute_time(plan, layers, mb, phase)),
+                    .or_insert_with(|| compute_time(plan, layers, mb, phase))
             }
+        }
+    };
+    graph
+        .raw_nodes()
+        .iter()
+        .enumerate()
+        .map(|(i, node)| match node.weight {
+            // A collective: a cross-rank transfer's bytes once per upstream unit.
+            Event::Coll { .. } => transfer_unit(graph, NodeIndex::new(i)).map_or(0.0, |unit| {
+                transfer_time(&plan.hardware, outputs.get(plan, unit))
+            }),
+            Event::Fwd {
+                region, rank, mb, ..
+            } => compute(region.into(), rank.into(), mb.into(), Phase::Forward),
+            Event::Bwd {
+                region,
+                rank,
+                mb,
+                half,
+                ..
+            } => compute(region.into(), rank.into(), mb.into(), half.phase()),
+            Event::FourPhase {
+                region,
+                rank,
+                mb,
+                phase,
+                ..
+            } => compute(region.into(), rank.into(), mb.into(), phase),
+            Event::Recompute {
+                region, rank, mb, ..
+            } => compute(region.into(), rank.into(), mb.into(), Phase::Recompute),
+            Event::DpReduce { .. }
+            | Event::Copy { .. }
+            | Event::Loss { .. }
+            | Event::StepBarrier => duration(plan, graph, NodeIndex::new(i)),
         })
         .collect()
 }
