@@ -128,19 +128,23 @@ pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) ->
 
 /// The chain of events that bound the step's end, from the first to the last.
 pub fn critical_path(order: &Order, timeline: &Timeline) -> Vec<NodeIndex> {
-    // The node that ends last (the lowest on a tie).
-    let mut latest: Option<(f64, usize)> = None;
-    for (i, &end) in timeline
-        .end
-        .iter()
-        .enumerate()
-        .take(order.graph.node_count())
-    {
-        if latest.is_none_or(|(best, _)| end.total_cmp(&best) == Ordering::Greater) {
-            latest = Some((end, i));
+    // The node that ends last (the lowest on a tie), by `f64::total_cmp`'s order: its key, an
+    // integer compared as the floats are.
+    let key = |x: f64| {
+        let bits = x.to_bits() as i64;
+        bits ^ (((bits >> 63) as u64) >> 1) as i64
+    };
+    let mut ends = timeline.end.iter().take(order.graph.node_count());
+    let last = ends.next().map(|&first| {
+        let (mut latest, mut at) = (key(first), 0);
+        for (i, &end) in ends.enumerate() {
+            let k = key(end);
+            if k > latest {
+                (latest, at) = (k, i + 1);
+            }
         }
-    }
-    let last = latest.map(|(_, i)| NodeIndex::new(i));
+        NodeIndex::new(at)
+    });
     let mut path = Vec::new();
     let mut at = last;
     let mut guard = order.graph.node_count() + 1;
