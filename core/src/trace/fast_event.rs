@@ -9,6 +9,21 @@ use super::event_json::{Args, Atom, EventRef, TimeAtom, time_from_raw};
 use super::timestamp;
 use std::borrow::Cow;
 
+/// The bytes that end a run of a string's plain bytes: a quote, a backslash, a control byte
+/// (a table: one load a byte, where three compares cost half the import's string scanning).
+#[allow(clippy::indexing_slicing)] // a constant: an index out of bounds fails the build
+const STRING_STOPS: [bool; 256] = {
+    let mut stops = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        stops[b] = true;
+        b += 1;
+    }
+    stops[b'"' as usize] = true;
+    stops[b'\\' as usize] = true;
+    stops
+};
+
 /// serde_json's recursion limit is 128; deeper values go to serde, which reports it.
 const MAX_DEPTH: u32 = 100;
 
@@ -91,16 +106,25 @@ impl<'a> Cursor<'a> {
     fn plain_string(&mut self) -> Option<&'a [u8]> {
         self.eat(b'"')?;
         let start = self.i;
-        loop {
-            match self.peek()? {
-                b'"' => break,
-                b'\\' | 0..=0x1F => return None,
-                _ => self.i += 1,
+        self.plain_run();
+        match self.peek()? {
+            b'"' => {
+                let s = self.b.get(start..self.i)?;
+                self.i += 1;
+                Some(s)
             }
+            _ => None,
         }
-        let s = self.b.get(start..self.i)?;
-        self.i += 1;
-        Some(s)
+    }
+
+    /// Past the bytes a string holds as they are (up to a quote, a backslash, a control byte
+    /// or the end).
+    fn plain_run(&mut self) {
+        let rest = self.b.get(self.i..).unwrap_or_default();
+        self.i += rest
+            .iter()
+            .position(|&b| STRING_STOPS.get(usize::from(b)).copied().unwrap_or(true))
+            .unwrap_or(rest.len());
     }
 
     /// A pid, tid or flow id: an integer that fits `i64`, or a plain UTF-8 string.
@@ -112,18 +136,22 @@ impl<'a> Cursor<'a> {
                 Some(Atom::Str(Cow::Borrowed(s)))
             }
             _ => {
-                // An integer that fits i64 (a fraction, an exponent or overflow goes to serde).
-                let text = self.number()?;
-                let (negative, digits) = match text.split_first()? {
-                    (b'-', rest) => (true, rest),
-                    _ => (false, text),
-                };
+                // An integer that fits i64 (a fraction, an exponent or overflow goes to serde),
+                // read as it is checked against the grammar.
+                let negative = self.eat(b'-').is_some();
                 let mut n: i64 = 0;
-                for &d in digits {
-                    if !d.is_ascii_digit() {
-                        return None;
+                match self.peek()? {
+                    b'0' => self.i += 1,
+                    b'1'..=b'9' => {
+                        while let Some(d @ b'0'..=b'9') = self.peek() {
+                            n = n.checked_mul(10)?.checked_add(i64::from(d - b'0'))?;
+                            self.i += 1;
+                        }
                     }
-                    n = n.checked_mul(10)?.checked_add(i64::from(d - b'0'))?;
+                    _ => return None,
+                }
+                if let Some(b'.' | b'e' | b'E') = self.peek() {
+                    return None;
                 }
                 // serde reads `-0` as the float -0.0.
                 if negative && n == 0 {
@@ -144,14 +172,68 @@ impl<'a> Cursor<'a> {
                     std::str::from_utf8(self.b.get(start..self.i)?).ok()?,
                 ))
             }
-            _ => {
-                let text = self.number()?;
-                Some(
-                    timestamp::from_micros_bytes(text)
-                        .map_or(TimeAtom::Bad("out of range"), TimeAtom::Ns),
-                )
+            _ => self.time_number(),
+        }
+    }
+
+    /// A number read as a time: what [`timestamp::from_micros_bytes`] makes of the number
+    /// [`Cursor::number`] reads, in one pass (microseconds' digits and three of the fraction's
+    /// accumulated as nanoseconds, the fourth rounding, the rest checked); `None` where it is
+    /// no JSON number. One with an exponent, or with more than 18 digits accumulated (which
+    /// could overflow), is read by those two.
+    fn time_number(&mut self) -> Option<TimeAtom> {
+        let start = self.i;
+        let negative = self.eat(b'-').is_some();
+        // At most 18 digits: below 10^18, no overflow.
+        let (mut ns, mut digits) = (0u64, 0u32);
+        let mut push = |d: u8| {
+            ns = ns.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+            digits += 1;
+        };
+        match self.peek()? {
+            b'0' => {
+                push(b'0');
+                self.i += 1;
+            }
+            b'1'..=b'9' => {
+                while let Some(d @ b'0'..=b'9') = self.peek() {
+                    push(d);
+                    self.i += 1;
+                }
+            }
+            _ => return None,
+        }
+        let (mut places, mut round_up) = (0u32, false);
+        if self.eat(b'.').is_some() {
+            if !self.peek()?.is_ascii_digit() {
+                return None;
+            }
+            while let Some(d @ b'0'..=b'9') = self.peek() {
+                match places {
+                    0..=2 => {
+                        push(d);
+                        places += 1;
+                    }
+                    3 => {
+                        round_up = d >= b'5';
+                        places = 4;
+                    }
+                    _ => {}
+                }
+                self.i += 1;
             }
         }
+        let ns = if digits > 18 || matches!(self.peek(), Some(b'e' | b'E')) {
+            self.i = start;
+            timestamp::from_micros_bytes(self.number()?)
+        } else {
+            i64::try_from(ns)
+                .ok()
+                .and_then(|ns| ns.checked_mul(10i64.pow(3 - places.min(3))))
+                .and_then(|ns| ns.checked_add(i64::from(round_up)))
+                .map(|ns| if negative { -ns } else { ns })
+        };
+        Some(ns.map_or(TimeAtom::Bad("out of range"), TimeAtom::Ns))
     }
 
     /// A JSON number, checked against the grammar.
@@ -247,6 +329,7 @@ impl<'a> Cursor<'a> {
     fn skip_string(&mut self) -> Option<()> {
         self.eat(b'"')?;
         loop {
+            self.plain_run();
             match self.peek()? {
                 b'"' => {
                     self.i += 1;
@@ -299,6 +382,116 @@ mod tests {
 
     fn agree(text: &str) -> bool {
         check_agreement(text.as_bytes()).unwrap()
+    }
+
+    /// What the two-pass reading made of the number at the start of `text`: the grammar's
+    /// number, then its digits as a time or an id, and where it stopped.
+    fn two_pass(text: &[u8]) -> (Option<TimeAtom>, Option<i64>, usize) {
+        let mut c = Cursor { b: text, i: 0 };
+        let Some(number) = c.number() else {
+            return (None, None, 0);
+        };
+        let time = timestamp::from_micros_bytes(number)
+            .map_or(TimeAtom::Bad("out of range"), TimeAtom::Ns);
+        let id = match number.split_first() {
+            Some((b'-', rest)) => rest
+                .iter()
+                .try_fold(0i64, |n, &d| {
+                    d.is_ascii_digit()
+                        .then(|| n.checked_mul(10)?.checked_add(i64::from(d - b'0')))?
+                })
+                .filter(|&n| n != 0)
+                .map(|n| -n),
+            _ => number.iter().try_fold(0i64, |n, &d| {
+                d.is_ascii_digit()
+                    .then(|| n.checked_mul(10)?.checked_add(i64::from(d - b'0')))?
+            }),
+        };
+        (Some(time), id, c.i)
+    }
+
+    #[test]
+    fn numbers_read_in_one_pass_as_the_grammar_then_the_digits_read_them() {
+        let mut texts: Vec<String> = [
+            "0",
+            "-0",
+            "7",
+            "-7",
+            "01",
+            "0.5",
+            "-0.0",
+            "1.",
+            "1.e3",
+            ".5",
+            "-",
+            "",
+            "x",
+            "1e3",
+            "1.5e3",
+            "-2.5E-1",
+            "1e",
+            "1e+",
+            "12.3456",
+            "12.3455",
+            "12.34549",
+            "0.0004",
+            "0.0005",
+            "5114768343893.906",
+            "1704161511420306.491",
+            "9223372036854775",
+            "9223372036854775.807",
+            "9223372036854775.808",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "99999999999999999999",
+            "99999999999999999999.5x",
+            "1.2.3",
+            "1_000",
+            "3,",
+            "4}",
+            "1.25 ",
+        ]
+        .map(String::from)
+        .to_vec();
+        // Every short string over the bytes a number is made of.
+        let alphabet = ["0", "1", "5", "9", "-", ".", "e"];
+        let mut layer = vec![String::new()];
+        for _ in 0..5 {
+            layer = layer
+                .iter()
+                .flat_map(|t| alphabet.iter().map(move |a| format!("{t}{a}")))
+                .collect();
+            texts.extend(layer.iter().cloned());
+        }
+        for text in &texts {
+            let (time, id, end) = two_pass(text.as_bytes());
+            let mut c = Cursor {
+                b: text.as_bytes(),
+                i: 0,
+            };
+            let fused = c.time_number();
+            assert_eq!(fused, time, "time of {text:?}");
+            if fused.is_some() {
+                assert_eq!(c.i, end, "end of the time {text:?}");
+            }
+            let mut c = Cursor {
+                b: text.as_bytes(),
+                i: 0,
+            };
+            // An id is a number here (a string goes to `plain_string`).
+            if text.starts_with('"') {
+                continue;
+            }
+            let fused = c.id().and_then(|a| match a {
+                Atom::Int(n) => Some(n),
+                _ => None,
+            });
+            assert_eq!(fused, id, "id of {text:?}");
+            if fused.is_some() {
+                assert_eq!(c.i, end, "end of the id {text:?}");
+            }
+        }
     }
 
     #[test]
