@@ -487,6 +487,35 @@ fn recorded_runs_give_back_what_each_rank_executed_in_every_step() {
 }
 
 #[test]
+fn trace_text_lists_every_steps_actions_as_each_rank_executed_them() {
+    // The human report's `step k: …` lines, a rank's block after its `rank r:` line, against
+    // what the stages executed (recorded by wrapping PipelineStage).
+    for schedule in ["gpipe", "zbv"] {
+        let executed: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(diagnosis(schedule, "executed.json")).unwrap(),
+        )
+        .unwrap();
+        let (r0, r1) = rank_files(schedule);
+        let (code, out, err) = mpipe(&["trace", &r0, &r1]);
+        assert_eq!(code, 0, "{err}");
+        let blocks: Vec<&str> = out.split("\nrank ").skip(1).collect();
+        assert_eq!(blocks.len(), 2, "{out}");
+        for (rank, block) in blocks.iter().enumerate() {
+            assert!(block.starts_with(&format!("{rank}: ")), "{block}");
+            let want: Vec<String> = executed["per_rank"][format!("rank{rank}")]["executed"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .enumerate()
+                .map(|(k, step)| format!("  step {k}: {}", common::strings(step).join(" ")))
+                .collect();
+            let lines: Vec<&str> = block.lines().filter(|l| l.starts_with("  step ")).collect();
+            assert_eq!(lines, want, "{schedule} rank {rank}");
+        }
+    }
+}
+
+#[test]
 fn an_unannotated_run_is_read_from_its_structure_and_says_so() {
     // Schedule1F1B in torch 2.15 records no per-action span: its forwards and backwards are
     // inferred from the ops (the order they give is checked against what ran above).

@@ -156,13 +156,20 @@ impl TraceReport {
                 }
             );
             let steps = r.actions.iter().map(|a| a.step).max().map_or(0, |s| s + 1);
+            // Each step's actions in their order: sorted by step once (stably), not searched
+            // for each step (a run of thousands of steps read as many times).
+            let mut by_step: Vec<(usize, &str)> = r
+                .actions
+                .iter()
+                .map(|a| (a.step, a.action.as_str()))
+                .collect();
+            by_step.sort_by_key(|&(step, _)| step);
+            let mut rest = by_step.as_slice();
             for step in 0..steps {
-                let order: Vec<&str> = r
-                    .actions
-                    .iter()
-                    .filter(|a| a.step == step)
-                    .map(|a| a.action.as_str())
-                    .collect();
+                let count = rest.iter().take_while(|&&(s, _)| s == step).count();
+                let (now, later) = rest.split_at_checked(count).unwrap_or((rest, &[]));
+                rest = later;
+                let order: Vec<&str> = now.iter().map(|&(_, action)| action).collect();
                 let _ = writeln!(out, "  step {step}: {}", order.join(" "));
             }
         }
