@@ -21,16 +21,15 @@ impl Adjacency {
     pub fn new<N, E>(graph: &DiGraph<N, E>, sequences: &[Vec<NodeIndex>]) -> Self {
         let n = graph.node_count();
         let edges = graph.raw_edges();
-        let pairs = edges.len()
-            + sequences
-                .iter()
-                .map(|l| l.len().saturating_sub(1))
-                .sum::<usize>();
         // `count[v]` of every node, then (summed) its list's end; the extra last is the total.
         let mut out_start = vec![0u32; n + 1];
         let mut in_start = vec![0u32; n + 1];
+        // A pair naming no node of the graph is left out (never counted into the last entry).
         let mut count = |a: usize, b: usize| {
-            if let (Some(x), Some(y)) = (out_start.get_mut(a), in_start.get_mut(b)) {
+            if a < n
+                && b < n
+                && let (Some(x), Some(y)) = (out_start.get_mut(a), in_start.get_mut(b))
+            {
                 *x += 1;
                 *y += 1;
             }
@@ -52,11 +51,15 @@ impl Adjacency {
             *o = out_sum;
             *i = in_sum;
         }
+        let pairs = out_start.get(n).copied().unwrap_or(0) as usize;
         let mut out = vec![0u32; pairs];
         let mut inn = vec![0u32; pairs];
         // Backwards through the pairs, each one's slot just before its node's filled ones.
         let mut place = |a: usize, b: usize| {
-            if let (Some(fo), Some(fi)) = (out_start.get_mut(a), in_start.get_mut(b)) {
+            if a < n
+                && b < n
+                && let (Some(fo), Some(fi)) = (out_start.get_mut(a), in_start.get_mut(b))
+            {
                 *fo -= 1;
                 *fi -= 1;
                 if let Some(slot) = out.get_mut(*fo as usize) {
@@ -130,7 +133,17 @@ mod tests {
         for (a, b) in [(0, 2), (1, 2), (0, 1), (2, 3)] {
             g.add_edge(n[a], n[b], ());
         }
-        let adj = Adjacency::new(&g, &[vec![n[3], n[0], n[2]], vec![n[1], n[3]], vec![n[4]]]);
+        // A pair naming no node of the graph (9) is left out.
+        let stray = NodeIndex::new(9);
+        let adj = Adjacency::new(
+            &g,
+            &[
+                vec![n[3], n[0], n[2]],
+                vec![n[1], n[3]],
+                vec![n[4]],
+                vec![n[4], stray, n[4]],
+            ],
+        );
         assert_eq!(adj.node_count(), 5);
         let succs: Vec<&[u32]> = (0..5).map(|v| adj.succs(v)).collect();
         let preds: Vec<&[u32]> = (0..5).map(|v| adj.preds(v)).collect();

@@ -6,7 +6,9 @@ use crate::graph::order::{Fix, Order, OrderError};
 use petgraph::graph::NodeIndex;
 use std::collections::HashMap;
 
-/// Kahn's algorithm over data edges plus each rank's sequence, returning a topological order; on
+/// Kahn's algorithm over data edges plus each rank's sequence, returning a topological order
+/// (first in, first out: which of the orders is no promise, and nothing read off it depends on
+/// it — a longest path or a slack is the same along any); on
 /// failure, walks back through the unprocessed events to a repeated one and reports that cycle.
 pub fn check_deadlock(order: &Order) -> Result<Vec<u32>, OrderError> {
     let g = &order.graph;

@@ -23,7 +23,10 @@ pub const UNBOUND: u32 = 0;
 
 /// The [`Timeline::binder`] entry of a node bound by node `index`.
 pub fn bound_by(index: usize) -> u32 {
-    u32::try_from(index + 1).unwrap_or(UNBOUND)
+    u32::try_from(index)
+        .ok()
+        .and_then(|i| i.checked_add(1))
+        .unwrap_or(UNBOUND)
 }
 
 /// Lookups by node: `None` for a node that is not in the order the timeline was computed for

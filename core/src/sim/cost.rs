@@ -489,7 +489,9 @@ impl PerUnit {
 fn durations_by_class(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<f64> {
     // `Recompute` is the last phase: one slot per phase.
     const PHASES: usize = Phase::Recompute as usize + 1;
-    let slots = (plan.regions.len() + 1) * plan.ranks * PHASES;
+    let slots = (plan.regions.len() + 1)
+        .saturating_mul(plan.ranks)
+        .saturating_mul(PHASES);
     let mut table: Vec<Option<f64>> = if one_workload_factor(plan) {
         vec![None; slots]
     } else {
@@ -500,7 +502,13 @@ fn durations_by_class(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<f64>
     let mut outputs = PerUnit::new(plan, output_bytes);
     let mut compute = |region: usize, rank: usize, mb: usize, phase: Phase| {
         let slot = (rank < plan.ranks)
-            .then(|| (region * plan.ranks + rank) * PHASES + phase as usize)
+            .then(|| {
+                region
+                    .saturating_mul(plan.ranks)
+                    .saturating_add(rank)
+                    .saturating_mul(PHASES)
+                    .saturating_add(phase as usize)
+            })
             .and_then(|slot| table.get_mut(slot));
         match slot {
             Some(Some(t)) => *t,

@@ -130,10 +130,7 @@ pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) ->
 pub fn critical_path(order: &Order, timeline: &Timeline) -> Vec<NodeIndex> {
     // The node that ends last (the lowest on a tie), by `f64::total_cmp`'s order: its key, an
     // integer compared as the floats are.
-    let key = |x: f64| {
-        let bits = x.to_bits() as i64;
-        bits ^ (((bits >> 63) as u64) >> 1) as i64
-    };
+    let key = crate::sim::memory::total_order_key;
     let mut ends = timeline.end.iter().take(order.graph.node_count());
     let last = ends.next().map(|&first| {
         let (mut latest, mut at) = (key(first), 0);

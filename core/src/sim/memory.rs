@@ -433,7 +433,7 @@ fn curve(base: f64, changes: &Changes, scratch: &mut Scratch) -> (Vec<[f64; 2]>,
 
 /// `x` as an integer that orders as [`f64::total_cmp`] orders the floats: the sign bit set for
 /// the positives, every bit flipped for the negatives.
-fn total_order_key(x: f64) -> u64 {
+pub(crate) fn total_order_key(x: f64) -> u64 {
     let bits = x.to_bits();
     if bits >> 63 == 1 {
         !bits
@@ -479,8 +479,10 @@ fn step_gradients(
             let at = first
                 .entry((region.into(), rank.index()))
                 .or_insert((start, places.start(n)));
-            if start < at.0 {
-                *at = (start, places.start(n));
+            // `min`'s choice, bit for bit (a NaN start is replaced, as `min` replaces it).
+            let earliest = at.0.min(start);
+            if earliest.to_bits() != at.0.to_bits() {
+                *at = (earliest, places.start(n));
             }
         }
     }

@@ -451,6 +451,17 @@ mod tests {
             "3,",
             "4}",
             "1.25 ",
+            // Out of range on the one-pass path (at most 18 digits, overflowing once scaled),
+            // at its edge, and past it (the two-pass path); exponents as serde writes them.
+            "9999999999999999",
+            "-9999999999999999",
+            "99999999999999999.9",
+            "999999999999999999",
+            "9999999999999999999",
+            "9223372036854775.81",
+            "1E5",
+            "1e+5",
+            "-1E-5",
         ]
         .map(String::from)
         .to_vec();
@@ -464,6 +475,12 @@ mod tests {
                 .collect();
             texts.extend(layer.iter().cloned());
         }
+        // Sixteen digits overflow once scaled to nanoseconds, read in one pass.
+        let mut c = Cursor {
+            b: b"9999999999999999",
+            i: 0,
+        };
+        assert_eq!(c.time_number(), Some(TimeAtom::Bad("out of range")));
         for text in &texts {
             let (time, id, end) = two_pass(text.as_bytes());
             let mut c = Cursor {

@@ -155,21 +155,7 @@ impl TraceReport {
                     ""
                 }
             );
-            let steps = r.actions.iter().map(|a| a.step).max().map_or(0, |s| s + 1);
-            // Each step's actions in their order: sorted by step once (stably), not searched
-            // for each step (a run of thousands of steps read as many times).
-            let mut by_step: Vec<(usize, &str)> = r
-                .actions
-                .iter()
-                .map(|a| (a.step, a.action.as_str()))
-                .collect();
-            by_step.sort_by_key(|&(step, _)| step);
-            let mut rest = by_step.as_slice();
-            for step in 0..steps {
-                let count = rest.iter().take_while(|&&(s, _)| s == step).count();
-                let (now, later) = rest.split_at_checked(count).unwrap_or((rest, &[]));
-                rest = later;
-                let order: Vec<&str> = now.iter().map(|&(_, action)| action).collect();
+            for (step, order) in by_step(&r.actions) {
                 let _ = writeln!(out, "  step {step}: {}", order.join(" "));
             }
         }
@@ -181,6 +167,28 @@ impl TraceReport {
         }
         out
     }
+}
+
+/// Every step from 0 to the last with its actions, each step's in their order (a step without
+/// any, empty): sorted by step once (stably), not searched for each step (a run of thousands of
+/// steps read as many times).
+fn by_step(actions: &[EventReport]) -> Vec<(usize, Vec<&str>)> {
+    let mut sorted: Vec<(usize, &str)> = actions
+        .iter()
+        .map(|a| (a.step, a.action.as_str()))
+        .collect();
+    sorted.sort_by_key(|&(step, _)| step);
+    let mut out: Vec<(usize, Vec<&str>)> = Vec::new();
+    for (step, action) in sorted {
+        // The steps between the last one listed and this one have no action.
+        let next = out.last().map_or(0, |&(last, _)| last + 1);
+        out.extend((next..step).map(|empty| (empty, Vec::new())));
+        match out.last_mut() {
+            Some((last, list)) if *last == step => list.push(action),
+            _ => out.push((step, vec![action])),
+        }
+    }
+    out
 }
 
 /// What `mpipe compare-trace` prints.
@@ -884,5 +892,45 @@ fn signed_error(value: f64, reference: f64) -> f64 {
         (value - reference) / reference * 100.0
     } else {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn action(action: &str, step: usize) -> EventReport {
+        EventReport {
+            action: action.to_string(),
+            step,
+            start_ns: 0,
+            end_ns: 0,
+            compute_ns: 0,
+            wait_ns: 0,
+            compute_start_ns: 0,
+            compute_end_ns: 0,
+        }
+    }
+
+    #[test]
+    fn each_step_lists_its_actions_in_their_order_and_a_step_without_any_is_empty() {
+        let actions = [
+            action("0F0", 1),
+            action("0F1", 0),
+            action("0B0", 1),
+            action("0B1", 0),
+            action("0F0", 3),
+            action("0W0", 1),
+        ];
+        assert_eq!(
+            by_step(&actions),
+            [
+                (0, vec!["0F1", "0B1"]),
+                (1, vec!["0F0", "0B0", "0W0"]),
+                (2, vec![]),
+                (3, vec!["0F0"]),
+            ]
+        );
+        assert!(by_step(&[]).is_empty());
     }
 }
