@@ -188,7 +188,7 @@ impl<'a> Cursor<'a> {
         let (mut ns, mut digits) = (0u64, 0u32);
         let mut push = |d: u8| {
             ns = ns.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
-            digits += 1;
+            digits = digits.saturating_add(1);
         };
         match self.peek()? {
             b'0' => {
