@@ -600,3 +600,42 @@ fn the_identification_runs_a_schedule_a_step() {
         Stepped::Cancelled
     );
 }
+
+/// Steps read from actions grouped once (`Steps`, what a calibration reads every step with)
+/// are each step as `measured_step` searches it out — on every recorded run, every step and
+/// one past the last, and with each rank's actions reversed, so that steps interleave.
+#[test]
+fn steps_grouped_once_read_as_each_step_searched_for() {
+    use mpipe::trace::compare::{Steps, measured_step};
+    for (run, _, _) in RUNS {
+        let traces: Vec<_> = ["rank0.json.gz", "rank1.json.gz"]
+            .iter()
+            .map(|f| {
+                let path = seven(run, f);
+                mpipe::trace::chrome::import_bytes(&std::fs::read(&path).unwrap(), &path).unwrap()
+            })
+            .collect();
+        let rules = mpipe::trace::RuleSet::default().compile().unwrap();
+        let mut m = mpipe::trace::recover(&traces, &rules, &[None, None]);
+        let alignment = mpipe::trace::align(&m);
+        for reversed in [false, true] {
+            if reversed {
+                for r in &mut m.ranks {
+                    r.actions.reverse();
+                }
+            }
+            let steps = Steps::new(&m);
+            let count = m.common_steps();
+            assert!(count >= 10, "{run}");
+            for k in 0..=count {
+                let want = measured_step(&m, &alignment, k);
+                assert_eq!(steps.step(&alignment, k), want, "{run} step {k}");
+                assert_eq!(
+                    want.2.iter().all(|(_, a)| a.is_empty()),
+                    k == count,
+                    "{run} {k}"
+                );
+            }
+        }
+    }
+}

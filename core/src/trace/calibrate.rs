@@ -15,7 +15,7 @@
 //! every other step of the run.
 
 use super::align::Alignment;
-use super::compare::{Comparison, StepAction, compare, measured_step, predicted_compute};
+use super::compare::{Comparison, StepAction, Steps, compare, measured_step, predicted_compute};
 use super::recover::Measurement;
 use super::rules::ActionKind;
 use crate::algebra::plan::{Plan, RegionOwner};
@@ -814,9 +814,10 @@ fn step_checks<E>(
 ) -> Result<Vec<StepCheck>, E> {
     let count = m.common_steps();
     let mut steps = Vec::with_capacity(count);
+    let by_step = Steps::new(m);
     for step in 0..count {
         pass(0.5 + 0.5 * step as f32 / count.max(1) as f32)?;
-        let (t0, t1, _) = measured_step(m, alignment, step);
+        let (t0, t1, _) = by_step.step(alignment, step);
         let measured_s = t1.saturating_sub(t0) as f64 * 1e-9;
         steps.push(StepCheck {
             step,
@@ -855,8 +856,9 @@ fn calibrate_with<E: From<DeriveError>>(
     // run reads each of them).
     let count = fit_steps.len().max(1) as f32;
     let mut steps: Vec<Vec<(usize, Vec<StepAction>)>> = Vec::with_capacity(fit_steps.len());
+    let by_step = Steps::new(m);
     for (i, k) in fit_steps.clone().enumerate() {
-        steps.push(measured_step(m, alignment, k).2);
+        steps.push(by_step.step(alignment, k).2);
         pass(0.1 * (i + 1) as f32 / count)?;
     }
     let (by_stage, by_region, switch, multipliers) = compute_ratios(sim, &steps);

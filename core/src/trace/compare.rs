@@ -4,7 +4,7 @@
 //! predicted one (longest common subsequence over the longer of the two).
 
 use super::align::Alignment;
-use super::recover::Measurement;
+use super::recover::{MeasuredEvent, MeasuredRank, Measurement};
 use crate::sim::memory::MemoryCurve;
 use crate::sim::run::Simulation;
 use crate::vocab::action::Action;
@@ -280,17 +280,67 @@ pub fn measured_step(
     alignment: &Alignment,
     step: usize,
 ) -> (i64, i64, Vec<(usize, Vec<StepAction>)>) {
+    step_of(m, alignment, |_, r| {
+        r.actions.iter().filter(|a| a.step == step).collect()
+    })
+}
+
+/// Each rank's actions grouped by step once, for reading many steps: a step's actions are
+/// looked up, not searched for among all of them (a run of thousands of steps, each read).
+#[derive(Debug)]
+pub struct Steps<'a> {
+    m: &'a Measurement,
+    /// Of each rank (as `m.ranks`), its actions sorted by step (stably: each step's in their
+    /// order).
+    by_rank: Vec<Vec<&'a MeasuredEvent>>,
+}
+
+impl<'a> Steps<'a> {
+    pub fn new(m: &'a Measurement) -> Steps<'a> {
+        let by_rank = m
+            .ranks
+            .iter()
+            .map(|r| {
+                let mut actions: Vec<&MeasuredEvent> = r.actions.iter().collect();
+                actions.sort_by_key(|a| a.step);
+                actions
+            })
+            .collect();
+        Steps { m, by_rank }
+    }
+
+    /// [`measured_step`] of step `step`.
+    pub fn step(
+        &self,
+        alignment: &Alignment,
+        step: usize,
+    ) -> (i64, i64, Vec<(usize, Vec<StepAction>)>) {
+        step_of(self.m, alignment, |i, _| {
+            let sorted = self.by_rank.get(i).map_or(&[][..], Vec::as_slice);
+            let from = sorted.partition_point(|a| a.step < step);
+            let to = sorted.partition_point(|a| a.step <= step);
+            sorted.get(from..to).unwrap_or_default().to_vec()
+        })
+    }
+}
+
+/// [`measured_step`] of the actions `actions_of` gives of each rank (by its position in
+/// `m.ranks`).
+fn step_of<'a>(
+    m: &'a Measurement,
+    alignment: &Alignment,
+    actions_of: impl Fn(usize, &'a MeasuredRank) -> Vec<&'a MeasuredEvent>,
+) -> (i64, i64, Vec<(usize, Vec<StepAction>)>) {
     let mut first = i64::MAX;
     let mut last = i64::MIN;
     let ranks = m
         .ranks
         .iter()
-        .map(|r| {
+        .enumerate()
+        .map(|(i, r)| {
             let offset = alignment.offset(r.rank);
-            let actions: Vec<_> = r
-                .actions
-                .iter()
-                .filter(|a| a.step == step)
+            let actions: Vec<_> = actions_of(i, r)
+                .into_iter()
                 .map(|a| {
                     let (s, e) = (
                         a.start_ns.saturating_add(offset),
