@@ -154,11 +154,8 @@ fn four_phase_activations(
             && bytes > 0.0
         {
             list.push(start, bytes, places.start(from));
-            let at = match until_end >= from_end {
-                true => places.end(until),
-                false => places.end(from),
-            };
-            list.push(until_end.max(from_end), -bytes, at);
+            let (free_at, at) = later((until_end, places.end(until)), (from_end, places.end(from)));
+            list.push(free_at, -bytes, at);
         }
     };
     for ((region, rank, mb), [fe, ff, bf, be]) in phases {
@@ -348,7 +345,7 @@ struct Scratch {
 fn by_time(changes: &Changes, scratch: &mut Scratch) {
     let (list, at) = (&changes.list, &changes.at);
     let ordered = &mut scratch.ordered;
-    let key = |t: f64| total_order_key(t);
+    let key = total_order_key;
     let placed = at.len() == list.len() && !at.contains(&NOWHERE);
     if placed {
         let places = at.iter().max().map_or(0, |&m| m as usize + 1);
@@ -404,7 +401,7 @@ fn curve(base: f64, changes: &Changes, scratch: &mut Scratch) -> (Vec<[f64; 2]>,
     // Frees before allocations at one instant (bit for bit): `total_cmp`'s order of the
     // changes, equal keys equal changes (the sort need not be stable). With the sort by time,
     // the order one sort by (time, change) gives.
-    let key = |x: f64| total_order_key(x);
+    let key = total_order_key;
     for group in scratch
         .ordered
         .chunk_by_mut(|a, b| a.0.to_bits() == b.0.to_bits())
@@ -589,7 +586,7 @@ fn activations(
             }
             None => {
                 // Held until what consumes the output ends (its own end without one).
-                let (until, at) = match consumer(order, n) {
+                let until = match consumer(order, n) {
                     Some(c) => {
                         let Some(until) = timeline.end_of(c) else {
                             continue;
@@ -598,10 +595,9 @@ fn activations(
                     }
                     None => (end, places.end(n)),
                 };
-                let at = if until >= end { at } else { places.end(n) };
                 (
                     output_bytes(plan, region.into(), rank.into(), mb.into()),
-                    (until.max(end), at),
+                    later(until, (end, places.end(n))),
                 )
             }
         };
@@ -706,6 +702,12 @@ fn hold(list: &mut Changes, (from, free_at, weight_end): Held, bytes: f64, early
 /// When held bytes are taken, freed, and (with a weight half) freed last: each a time and its
 /// place.
 type Held = ((f64, u32), (f64, u32), Option<(f64, u32)>);
+
+/// The later of two instants (time, place): `a`'s time `max` `b`'s, with the place of the one
+/// chosen (`a`'s on a tie).
+fn later(a: (f64, u32), b: (f64, u32)) -> (f64, u32) {
+    (a.0.max(b.0), if a.0 >= b.0 { a.1 } else { b.1 })
+}
 
 #[cfg(test)]
 mod tests {

@@ -140,16 +140,10 @@ impl<'a> Cursor<'a> {
                 // read as it is checked against the grammar.
                 let negative = self.eat(b'-').is_some();
                 let mut n: i64 = 0;
-                match self.peek()? {
-                    b'0' => self.i += 1,
-                    b'1'..=b'9' => {
-                        while let Some(d @ b'0'..=b'9') = self.peek() {
-                            n = n.checked_mul(10)?.checked_add(i64::from(d - b'0'))?;
-                            self.i += 1;
-                        }
-                    }
-                    _ => return None,
-                }
+                self.integer(|d| {
+                    n = n.checked_mul(10)?.checked_add(i64::from(d - b'0'))?;
+                    Some(())
+                })?;
                 if let Some(b'.' | b'e' | b'E') = self.peek() {
                     return None;
                 }
@@ -189,20 +183,9 @@ impl<'a> Cursor<'a> {
         let mut push = |d: u8| {
             ns = ns.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
             digits = digits.saturating_add(1);
+            Some(())
         };
-        match self.peek()? {
-            b'0' => {
-                push(b'0');
-                self.i += 1;
-            }
-            b'1'..=b'9' => {
-                while let Some(d @ b'0'..=b'9') = self.peek() {
-                    push(d);
-                    self.i += 1;
-                }
-            }
-            _ => return None,
-        }
+        self.integer(&mut push)?;
         let (mut places, mut round_up) = (0u32, false);
         if self.eat(b'.').is_some() {
             if !self.peek()?.is_ascii_digit() {
@@ -236,17 +219,32 @@ impl<'a> Cursor<'a> {
         Some(ns.map_or(TimeAtom::Bad("out of range"), TimeAtom::Ns))
     }
 
+    /// A JSON number's integer part (`0`, or a digit 1–9 and any digits), each digit given to
+    /// `digit` as it is passed (`None` from it stops the reading); `None` where there is none.
+    fn integer(&mut self, mut digit: impl FnMut(u8) -> Option<()>) -> Option<()> {
+        match self.peek()? {
+            b'0' => {
+                digit(b'0')?;
+                self.i += 1;
+            }
+            b'1'..=b'9' => {
+                while let Some(d @ b'0'..=b'9') = self.peek() {
+                    digit(d)?;
+                    self.i += 1;
+                }
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+
     /// A JSON number, checked against the grammar.
     fn number(&mut self) -> Option<&'a [u8]> {
         let start = self.i;
         if self.peek() == Some(b'-') {
             self.i += 1;
         }
-        match self.peek()? {
-            b'0' => self.i += 1,
-            b'1'..=b'9' => self.digits(),
-            _ => return None,
-        }
+        self.integer(|_| Some(()))?;
         if self.peek() == Some(b'.') {
             self.i += 1;
             if !self.peek()?.is_ascii_digit() {
