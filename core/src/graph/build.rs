@@ -5,13 +5,13 @@
 
 use crate::algebra::collectives::Collectives;
 use crate::algebra::plan::{Plan, Wavefront};
-use crate::graph::adjacency::Adjacency;
 use crate::graph::builder::{Builder, key};
 use crate::graph::compose::transpose::merged_orders;
 use crate::graph::deadlock::check_deadlock;
 use crate::graph::event::{EdgeKind, Event};
 use crate::graph::explicit::explicit_orders;
 use crate::graph::order::{Order, OrderError};
+use crate::vocab::layout::Layout;
 
 use crate::schedules::slot::Slot;
 use crate::vocab::action::{Step, StepParseError};
@@ -57,10 +57,21 @@ pub fn build_with(
     for mb in 0..plan.microbatches {
         b.microbatch(mb);
     }
+    // Laid out flat for the questions the compositions of Replicated work ask of the graph.
+    if plan
+        .regions
+        .iter()
+        .any(|r| r.layout() == Layout::Replicated)
+    {
+        b.graph.freeze(&[]);
+    }
     let (compute, pairs) = match &parsed {
         Some(lists) => explicit_orders(&b, lists)?,
         None => (merged_orders(&b), slot_pairs(&b)),
     };
+    if !pairs.is_empty() {
+        b.graph.freeze(&[]);
+    }
     // An overlapped pair starts as one slot: its forward also waits for the backward's inputs.
     for &[first, second] in &pairs {
         let inputs: Vec<NodeIndex> = b
@@ -77,13 +88,13 @@ pub fn build_with(
         .enumerate()
         .map(|(rank, order)| with_loss_and_reduces(&b, rank, order))
         .collect();
-    let adjacency = Adjacency::new(&b.graph, &nodes);
+    // The overlap's edges and each rank's stream laid out flat, for the passes.
+    b.graph.freeze(&nodes);
     let mut order = Order {
         barrier: b.barrier,
         graph: b.graph,
         nodes,
         pairs,
-        adjacency,
         topological: Vec::new(),
     };
     order.topological = check_deadlock(&order)?;
@@ -92,10 +103,16 @@ pub fn build_with(
     // in it), and add no cycle to it.
     let early =
         crate::graph::recompute::add_early(plan, &mut order.graph, &mut order.nodes, &order.pairs);
+    if early {
+        // The copies ask for the recomputations' edges.
+        order.graph.freeze(&order.nodes);
+    }
     let copies =
         crate::graph::offload::add_copies(plan, &mut order.graph, &order.nodes, &order.pairs);
+    if copies {
+        order.graph.freeze(&order.nodes);
+    }
     if early || copies {
-        order.adjacency = Adjacency::new(&order.graph, &order.nodes);
         order.topological = check_deadlock(&order)?;
     }
     Ok(order)

@@ -6,12 +6,13 @@ use crate::algebra::collectives::Collectives;
 use crate::algebra::gates::Gates;
 use crate::algebra::plan::{Plan, Wavefront};
 use crate::graph::event::{EdgeKind, Event};
+use crate::graph::order_graph::OrderGraph;
 use crate::schedules::slot::Slot;
 use crate::vocab::comm::{Comm, Seam};
 use crate::vocab::ids::Stage;
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::{Half, Phase};
-use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::graph::NodeIndex;
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
@@ -32,7 +33,7 @@ pub(crate) fn key(plan: &Plan, region: usize, rank: usize, mb: usize) -> usize {
 pub(crate) struct Builder<'a> {
     pub(crate) plan: &'a Plan,
     pub(crate) collectives: &'a Collectives,
-    pub(crate) graph: DiGraph<Event, EdgeKind>,
+    pub(crate) graph: OrderGraph,
     pub(crate) fwd: Vec<Option<NodeIndex>>,
     /// The whole backward, or its input half (`I`) where the region's schedule splits it.
     pub(crate) bwd: Vec<Option<NodeIndex>>,
@@ -98,7 +99,7 @@ impl<'a> Builder<'a> {
         // Per unit and microbatch: two compute events and two transfers (eight for four phases).
         let per_unit = if four_phase { 8 } else { 4 };
         let per_mb = per_unit * units + 1;
-        let mut graph = DiGraph::with_capacity(
+        let mut graph = OrderGraph::with_capacity(
             per_mb * plan.microbatches + 1,
             (3 * per_unit / 2 * units + 2) * plan.microbatches,
         );

@@ -12,16 +12,15 @@ use std::collections::HashMap;
 /// failure, walks back through the unprocessed events to a repeated one and reports that cycle.
 pub fn check_deadlock(order: &Order) -> Result<Vec<u32>, OrderError> {
     let g = &order.graph;
-    let adj = &order.adjacency;
-    let n = adj.node_count();
-    let mut indegree = adj.in_degrees();
+    let n = g.node_count();
+    let mut indegree = g.in_degrees();
     // The order found so far is also the queue of what is ready: every node once.
     let mut topological: Vec<u32> = Vec::with_capacity(n);
     topological.extend((0..n as u32).filter(|&v| indegree.get(v as usize) == Some(&0)));
     let mut next = 0;
     while let Some(&v) = topological.get(next) {
         next += 1;
-        for &s in adj.succs(v as usize) {
+        for &s in g.succs(v as usize) {
             if let Some(d) = indegree.get_mut(s as usize) {
                 *d -= 1;
                 if *d == 0 {
@@ -52,7 +51,7 @@ pub fn check_deadlock(order: &Order) -> Result<Vec<u32>, OrderError> {
     let mut path = vec![start];
     let mut position: HashMap<usize, usize> = HashMap::from([(start, 0)]);
     let mut current = start;
-    while let Some(pred) = adj
+    while let Some(pred) = g
         .preds(current)
         .iter()
         .map(|&p| p as usize)
@@ -159,7 +158,7 @@ pub fn repair(order: &Order) -> Fix {
 /// The state of [`repair`]'s run: which events are done, which compute steps have their inputs
 /// in (by rank and queue position), and which have been placed.
 struct Repair<'a> {
-    g: &'a petgraph::graph::DiGraph<Event, crate::graph::event::EdgeKind>,
+    g: &'a crate::graph::order_graph::OrderGraph,
     /// Each overlapped pair's second half by its first.
     pair_of: HashMap<NodeIndex, NodeIndex>,
     /// The second halves, which run with their first.

@@ -178,37 +178,6 @@ impl Event {
     }
 }
 
-/// The backward that reads a forward's activations (its whole backward, or its input half), along
-/// their `Activation` edge.
-pub fn backward_of(
-    graph: &petgraph::graph::DiGraph<Event, EdgeKind>,
-    forward: petgraph::graph::NodeIndex,
-) -> Option<petgraph::graph::NodeIndex> {
-    use petgraph::visit::EdgeRef;
-    graph
-        .edges_directed(forward, petgraph::Direction::Outgoing)
-        .find(|e| {
-            *e.weight() == EdgeKind::Activation
-                && matches!(graph.node_weight(e.target()), Some(Event::Bwd { .. }))
-        })
-        .map(|e| e.target())
-}
-
-/// The forward whose activations a backward reads ([`backward_of`]'s inverse).
-pub fn forward_of(
-    graph: &petgraph::graph::DiGraph<Event, EdgeKind>,
-    backward: petgraph::graph::NodeIndex,
-) -> Option<petgraph::graph::NodeIndex> {
-    use petgraph::visit::EdgeRef;
-    graph
-        .edges_directed(backward, petgraph::Direction::Incoming)
-        .find(|e| {
-            *e.weight() == EdgeKind::Activation
-                && matches!(graph.node_weight(e.source()), Some(Event::Fwd { .. }))
-        })
-        .map(|e| e.source())
-}
-
 /// The typed arcs of the order graph.
 #[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EdgeKind {

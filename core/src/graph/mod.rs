@@ -1,9 +1,9 @@
-//! The order graph: typed events and edges, built microbatch by microbatch, each rank's execution
-//! order (the wavefront's slots, Replicated work joined by its composition policy, or hand-written
-//! orders), early recomputation (Mario), activation offload's copies, the deadlock check and its repair, logical time, a flat copy of the adjacency for the
-//! passes that walk a million events, and `derive`, which puts it all together.
+//! The order graph: typed events and edges stored flat, built microbatch by microbatch, each
+//! rank's execution order (the wavefront's slots, Replicated work joined by its composition
+//! policy, or hand-written orders) and its streams' links, early recomputation (Mario), activation
+//! offload's copies, the deadlock check and its repair, logical time, and `derive`, which puts it
+//! all together.
 
-pub mod adjacency;
 pub mod any_placement;
 pub mod build;
 pub mod builder;
@@ -14,5 +14,6 @@ pub mod event;
 pub mod explicit;
 pub mod offload;
 pub mod order;
+pub mod order_graph;
 pub mod recompute;
 pub mod time;

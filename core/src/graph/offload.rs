@@ -12,15 +12,15 @@
 use crate::algebra::model::Layer;
 use crate::algebra::plan::Plan;
 use crate::graph::event::{EdgeKind, Event};
+use crate::graph::order_graph::OrderGraph;
 use petgraph::Direction;
-use petgraph::graph::{DiGraph, NodeIndex};
-use petgraph::visit::EdgeRef;
+use petgraph::graph::NodeIndex;
 
 /// Adds the copies of every offloading forward to `graph`, given each rank's order (`nodes`,
 /// free of deadlock) and the overlapped pairs; whether it added any.
 pub fn add_copies(
     plan: &Plan,
-    graph: &mut DiGraph<Event, EdgeKind>,
+    graph: &mut OrderGraph,
     nodes: &[Vec<NodeIndex>],
     pairs: &[[NodeIndex; 2]],
 ) -> bool {
@@ -29,6 +29,25 @@ pub fn add_copies(
     }
     let mut added = false;
     let pair_first = crate::graph::order::pair_forwards(pairs);
+    // Every offloading forward's backward, and the node the backward's slot starts with: its
+    // early recomputation (which reads the activations too), else its overlapped pair's
+    // forward (`None`: itself). Asked before any copy is added.
+    let feeds: rustc_hash::FxHashMap<NodeIndex, (NodeIndex, Option<NodeIndex>)> = nodes
+        .iter()
+        .flatten()
+        .filter_map(|&forward| {
+            let &Event::Fwd { region, rank, .. } = graph.node_weight(forward)? else {
+                return None;
+            };
+            if !plan.offloads(region.into(), rank.into()) {
+                return None;
+            }
+            let backward = graph.backward_of(forward)?;
+            let first = crate::graph::recompute::early_of(graph, backward)
+                .or_else(|| pair_first.get(&backward).copied());
+            Some((forward, (backward, first)))
+        })
+        .collect();
     for order in nodes {
         let compute: Vec<NodeIndex> = order
             .iter()
@@ -69,16 +88,9 @@ pub fn add_copies(
             else {
                 continue;
             };
-            if !plan.offloads(region.into(), rank.into()) {
-                continue;
-            }
-            let Some(backward) = crate::graph::event::backward_of(graph, forward) else {
+            let Some(&(backward, first)) = feeds.get(&forward) else {
                 continue;
             };
-            // The backward's slot starts with its early recomputation (which reads the
-            // activations too), else with its overlapped pair's forward, else with itself.
-            let first = crate::graph::recompute::early_of(graph, backward)
-                .or_else(|| pair_first.get(&backward).copied());
             let Some(slot) = position.get(&first.unwrap_or(backward)).copied() else {
                 continue;
             };
@@ -121,7 +133,7 @@ pub fn add_copies(
 }
 
 /// The copies of a forward: its copy to the host and back, where it offloads.
-pub fn copies_of(graph: &DiGraph<Event, EdgeKind>, forward: NodeIndex) -> Option<[NodeIndex; 2]> {
+pub fn copies_of(graph: &OrderGraph, forward: NodeIndex) -> Option<[NodeIndex; 2]> {
     let out = graph
         .edges_directed(forward, Direction::Outgoing)
         .filter(|e| *e.weight() == EdgeKind::Offload)

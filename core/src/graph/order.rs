@@ -1,11 +1,10 @@
-//! The order graph: typed events joined by typed edges (a `petgraph` DAG), and `nodes(r)`, each
-//! rank's events in execution order. [`crate::graph::build`] makes it; [`crate::graph::deadlock`]
-//! checks it.
+//! The order graph: typed events joined by typed edges (a DAG stored flat, [`OrderGraph`]), and
+//! `nodes(r)`, each rank's events in execution order. [`crate::graph::build`] makes it;
+//! [`crate::graph::deadlock`] checks it.
 
-use crate::graph::adjacency::Adjacency;
-use crate::graph::event::{EdgeKind, Event};
+use crate::graph::order_graph::OrderGraph;
 use crate::vocab::action::{Action, Step};
-use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::graph::NodeIndex;
 
 /// Why an order cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -102,16 +101,15 @@ impl Fix {
 #[derive(Debug, Clone)]
 pub struct Order {
     /// Data dependencies only: Activation, Gradient, Turnaround, Accumulate and Sequence edges.
-    pub graph: DiGraph<Event, EdgeKind>,
+    pub graph: OrderGraph,
     /// `nodes(r)`: the compute-stream events of rank `r` (Fwd, Bwd, Loss, DpReduce) in execution
     /// order.
     pub nodes: Vec<Vec<NodeIndex>>,
     /// The overlapped pairs (forward, backward), each run as one compute slot of its rank.
     pub pairs: Vec<[NodeIndex; 2]>,
     pub barrier: NodeIndex,
-    /// Data edges plus each rank's sequence, flat, for the passes over large graphs.
-    pub adjacency: Adjacency,
-    /// A topological order of `adjacency` (filled by the deadlock check).
+    /// A topological order of the data edges and the streams' links (filled by the deadlock
+    /// check).
     pub topological: Vec<u32>,
 }
 

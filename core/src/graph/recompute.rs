@@ -8,9 +8,9 @@
 
 use crate::algebra::plan::Plan;
 use crate::graph::event::{EdgeKind, Event};
+use crate::graph::order_graph::OrderGraph;
 use petgraph::Direction;
-use petgraph::graph::{DiGraph, NodeIndex};
-use petgraph::visit::EdgeRef;
+use petgraph::graph::NodeIndex;
 
 /// Whether some layer a rank runs for a region recomputes early (the plan keeps
 /// `recompute_early` only where it applies: Sharded regions of first-order schedules).
@@ -26,13 +26,32 @@ fn recomputes_early(plan: &Plan, region: usize, rank: usize) -> bool {
 /// nested in real time) reruns in its backward.
 pub fn add_early(
     plan: &Plan,
-    graph: &mut DiGraph<Event, EdgeKind>,
+    graph: &mut OrderGraph,
     nodes: &mut [Vec<NodeIndex>],
     pairs: &[[NodeIndex; 2]],
 ) -> bool {
     if !plan.layers.iter().any(|l| l.recompute_early) {
         return false;
     }
+    // The forward of every backward that recomputes early, asked before any edge is added.
+    let forwards: rustc_hash::FxHashMap<NodeIndex, NodeIndex> = nodes
+        .iter()
+        .flatten()
+        .filter_map(|&n| {
+            let &Event::Bwd {
+                region, rank, half, ..
+            } = graph.node_weight(n)?
+            else {
+                return None;
+            };
+            if half == crate::vocab::phase::Half::Weight
+                || !recomputes_early(plan, region.into(), rank.into())
+            {
+                return None;
+            }
+            Some((n, graph.forward_of(n)?))
+        })
+        .collect();
     let mut added = false;
     let pair_first = crate::graph::order::pair_forwards(pairs);
     for list in nodes.iter_mut() {
@@ -41,22 +60,17 @@ pub fn add_early(
         let mut before: rustc_hash::FxHashMap<NodeIndex, NodeIndex> =
             rustc_hash::FxHashMap::default();
         for &n in list.iter() {
-            let Some(&Event::Bwd {
-                region,
-                rank,
-                mb,
-                stage,
-                half,
-            }) = graph.node_weight(n)
+            let (
+                Some(&forward),
+                Some(&Event::Bwd {
+                    region,
+                    rank,
+                    mb,
+                    stage,
+                    ..
+                }),
+            ) = (forwards.get(&n), graph.node_weight(n))
             else {
-                continue;
-            };
-            if half == crate::vocab::phase::Half::Weight
-                || !recomputes_early(plan, region.into(), rank.into())
-            {
-                continue;
-            }
-            let Some(forward) = crate::graph::event::forward_of(graph, n) else {
                 continue;
             };
             added = true;
@@ -89,7 +103,7 @@ pub fn add_early(
 }
 
 /// The early recomputation of a backward, where it has one.
-pub fn early_of(graph: &DiGraph<Event, EdgeKind>, backward: NodeIndex) -> Option<NodeIndex> {
+pub fn early_of(graph: &OrderGraph, backward: NodeIndex) -> Option<NodeIndex> {
     graph
         .edges_directed(backward, Direction::Incoming)
         .filter(|e| *e.weight() == EdgeKind::Recompute)

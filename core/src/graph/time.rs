@@ -64,8 +64,7 @@ impl Timeline {
 /// The timeline of `order` with the given durations (indexed by node index) when nothing but
 /// its edges holds an event back: the longest path, one pass in topological order.
 pub fn longest_path(order: &Order, durations: &[f64]) -> Timeline {
-    let adj = &order.adjacency;
-    let n = adj.node_count();
+    let n = order.graph.node_count();
     let mut start = vec![0.0f64; n];
     let mut end = vec![0.0f64; n];
     let mut binder: Vec<u32> = vec![UNBOUND; n];
@@ -74,7 +73,7 @@ pub fn longest_path(order: &Order, durations: &[f64]) -> Timeline {
         let i = v as usize;
         // The first predecessor to end last binds the start (the first one at all, when every
         // predecessor ends at 0).
-        let preds = adj.preds(i);
+        let preds = order.graph.preds(i);
         let (mut s, mut bound) = match preds.first() {
             Some(&p) => (
                 end.get(p as usize).copied().unwrap_or(0.0).max(0.0),

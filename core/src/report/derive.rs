@@ -9,7 +9,6 @@ use crate::graph::event::{EdgeKind, Event};
 use crate::schedules::skeleton::{Skeleton, schedule_to_string};
 use crate::vocab::action::{Action, Step};
 use crate::vocab::layout::Layout;
-use petgraph::visit::EdgeRef;
 use serde::Serialize;
 use std::fmt::Write as _;
 

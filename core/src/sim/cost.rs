@@ -15,7 +15,7 @@ use crate::scenario::layer::Cost;
 use crate::sim::stage_comm::{self, StageComm};
 use crate::vocab::phase::Phase;
 use petgraph::Direction;
-use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::graph::NodeIndex;
 use std::ops::Range;
 
 /// The layers a rank runs for a region: its slab (Sharded) or the whole region (Replicated).
@@ -350,17 +350,17 @@ pub fn reduce_time(plan: &Plan, region: usize, rank: usize) -> f64 {
 }
 
 /// Whether a collective carries a gradient (it is on the backward chain).
-pub fn is_backward_coll(graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) -> bool {
+pub fn is_backward_coll(graph: &crate::graph::order_graph::OrderGraph, node: NodeIndex) -> bool {
     graph
-        .edges_directed(node, Direction::Incoming)
-        .any(|e| *e.weight() == EdgeKind::Gradient)
+        .find_neighbour(node, Direction::Incoming, EdgeKind::Gradient, |_| true)
+        .is_some()
 }
 
 /// The bytes a cross-rank collective moves: the upstream unit's output (or the gradient of it,
 /// the same size); `None` for anything else (a collective within one rank moves nothing).
 pub fn transfer_bytes(
     plan: &Plan,
-    graph: &DiGraph<Event, EdgeKind>,
+    graph: &crate::graph::order_graph::OrderGraph,
     node: NodeIndex,
 ) -> Option<f64> {
     let (region, rank, mb) = transfer_unit(graph, node)?;
@@ -371,7 +371,7 @@ pub fn transfer_bytes(
 /// upstream region on the sending rank (on the receiving one for a gradient, which flows back);
 /// `None` for anything else.
 fn transfer_unit(
-    graph: &DiGraph<Event, EdgeKind>,
+    graph: &crate::graph::order_graph::OrderGraph,
     node: NodeIndex,
 ) -> Option<(usize, usize, usize)> {
     let &Event::Coll {
@@ -396,7 +396,11 @@ fn transfer_unit(
 }
 
 /// The duration of one event.
-pub fn duration(plan: &Plan, graph: &DiGraph<Event, EdgeKind>, node: NodeIndex) -> f64 {
+pub fn duration(
+    plan: &Plan,
+    graph: &crate::graph::order_graph::OrderGraph,
+    node: NodeIndex,
+) -> f64 {
     let Some(event) = graph.node_weight(node) else {
         return 0.0;
     };
@@ -486,7 +490,7 @@ impl PerUnit {
 /// classes are slots of a table by unit (region and rank) and phase; else hashed by the unit's
 /// layers, phase and factor. A cross-rank transfer's bytes (its upstream unit's output) are a
 /// [`PerUnit`] figure.
-fn durations_by_class(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<f64> {
+fn durations_by_class(plan: &Plan, graph: &crate::graph::order_graph::OrderGraph) -> Vec<f64> {
     // `Recompute` is the last phase: one slot per phase.
     const PHASES: usize = Phase::Recompute as usize + 1;
     let slots = (plan.regions.len() + 1)
@@ -532,10 +536,9 @@ fn durations_by_class(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<f64>
         }
     };
     graph
-        .raw_nodes()
-        .iter()
+        .node_weights()
         .enumerate()
-        .map(|(i, node)| match node.weight {
+        .map(|(i, event)| match *event {
             // A collective: a cross-rank transfer's bytes once per upstream unit.
             Event::Coll { .. } => transfer_unit(graph, NodeIndex::new(i)).map_or(0.0, |unit| {
                 transfer_time(&plan.hardware, outputs.get(plan, unit))

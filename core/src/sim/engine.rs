@@ -38,7 +38,7 @@ impl PartialOrd for Finish {
 
 /// Runs the order with the given durations (indexed by node index).
 pub fn simulate(order: &Order, durations: &[f64], options: SimOptions) -> Timeline {
-    if options.serialize_links || order.topological.len() != order.adjacency.node_count() {
+    if options.serialize_links || order.topological.len() != order.graph.node_count() {
         return simulate_events(order, durations, options);
     }
     // Without link contention the timeline is the longest path.
@@ -49,9 +49,8 @@ pub fn simulate(order: &Order, durations: &[f64], options: SimOptions) -> Timeli
 /// without link contention it gives the same timeline as [`simulate`].
 pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) -> Timeline {
     let g = &order.graph;
-    let adj = &order.adjacency;
-    let n = adj.node_count();
-    let mut remaining = adj.in_degrees();
+    let n = g.node_count();
+    let mut remaining = g.in_degrees();
     let mut ready = vec![0.0f64; n];
     let mut binder: Vec<u32> = vec![UNBOUND; n];
     let mut start = vec![0.0f64; n];
@@ -101,7 +100,7 @@ pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) ->
     let mut makespan = 0.0f64;
     while let Some(Finish(t, i)) = heap.pop() {
         makespan = makespan.max(t);
-        for &succ in adj.succs(i) {
+        for &succ in g.succs(i) {
             let j = succ as usize;
             // The latest-finishing input binds the start (the first one on ties).
             if let (Some(r), Some(b)) = (ready.get_mut(j), binder.get_mut(j))
@@ -160,8 +159,7 @@ pub fn critical_path(order: &Order, timeline: &Timeline) -> Vec<NodeIndex> {
 /// How long each event could start later without delaying the step: latest start minus start,
 /// from a backward pass over the topological order (0 on the critical path).
 pub fn slack(order: &Order, timeline: &Timeline) -> Vec<f64> {
-    let adj = &order.adjacency;
-    let n = adj.node_count();
+    let n = order.graph.node_count();
     let mut latest_end = vec![timeline.makespan; n];
     let mut slack = vec![0.0; n];
     for &v in order.topological.iter().rev() {
@@ -172,7 +170,7 @@ pub fn slack(order: &Order, timeline: &Timeline) -> Vec<f64> {
         if let Some(s) = slack.get_mut(i) {
             *s = (latest_start - timeline.start.get(i).copied().unwrap_or(0.0)).max(0.0);
         }
-        for &p in adj.preds(i) {
+        for &p in order.graph.preds(i) {
             if let Some(le) = latest_end.get_mut(p as usize) {
                 *le = le.min(latest_start);
             }

@@ -17,7 +17,6 @@ use crate::sim::cost::{
 use crate::vocab::phase::Half;
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;
-use petgraph::visit::EdgeRef;
 use serde::Serialize;
 
 /// One rank's memory curve.
@@ -571,7 +570,7 @@ fn activations(
         else {
             continue;
         };
-        let backward = crate::graph::event::backward_of(g, n);
+        let backward = g.backward_of(n);
         let Some((start, end)) = timeline.span_of(n) else {
             continue;
         };

@@ -28,10 +28,8 @@
 
 use crate::algebra::model::Layer;
 use crate::algebra::plan::Plan;
-use crate::graph::event::{EdgeKind, Event};
 use crate::scenario::layer::FOUR_PHASE_SHARES;
 use crate::vocab::phase::Phase;
-use petgraph::graph::DiGraph;
 use std::ops::Range;
 
 /// An action's collectives: their seconds, and how many of them its own compute may hide.
@@ -151,7 +149,7 @@ pub fn comm(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> Comm 
 /// The collectives of every compute node of `graph` (a default for the others); an empty list,
 /// without a walk over the graph, when every stage is one group of one (the simulator's hot
 /// path for every scenario without a width).
-pub fn per_node(plan: &Plan, graph: &DiGraph<Event, EdgeKind>) -> Vec<Comm> {
+pub fn per_node(plan: &Plan, graph: &crate::graph::order_graph::OrderGraph) -> Vec<Comm> {
     if !plan.layers.iter().any(|l| l.width.groups_devices()) {
         return Vec::new();
     }

@@ -11,7 +11,6 @@ use super::rules::ActionKind;
 use crate::graph::event::{EdgeKind, Event};
 use crate::sim::run::Simulation;
 use crate::vocab::action::Step;
-use petgraph::visit::EdgeRef;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use serde_json::json;

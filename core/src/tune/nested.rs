@@ -28,7 +28,6 @@
 //! No backbone action changes its place in its rank's order.
 
 use crate::algebra::plan::Plan;
-use crate::graph::adjacency::Adjacency;
 use crate::graph::deadlock::check_deadlock;
 use crate::graph::event::Event;
 use crate::graph::order::Order;
@@ -58,7 +57,7 @@ impl Kind {
 
 /// What node `n` is to the nested regions `encoder` and `generator`, if it is theirs.
 fn kind_of(
-    g: &petgraph::graph::DiGraph<Event, crate::graph::event::EdgeKind>,
+    g: &crate::graph::order_graph::OrderGraph,
     n: NodeIndex,
     encoder: Option<usize>,
     generator: Option<usize>,
@@ -306,7 +305,7 @@ fn split(
             // A generator's forward carries the loss that follows it.
             if let Some(&next) = list.get(i + 1)
                 && matches!(g.node_weight(next), Some(Event::Loss { .. }))
-                && g.find_edge(n, next).is_some()
+                && g.contains_edge(n, next)
             {
                 nodes.push(next);
             }
@@ -369,7 +368,7 @@ fn set(durations: &mut [f64], nodes: &[NodeIndex], value: impl Fn(NodeIndex) -> 
 /// Rebuilds `order`'s adjacency and topological order from its streams; `None` when they
 /// deadlock.
 fn with_order(order: &mut Order) -> Option<()> {
-    order.adjacency = Adjacency::new(&order.graph, &order.nodes);
+    order.graph.freeze(&order.nodes);
     order.topological = check_deadlock(order).ok()?;
     Some(())
 }

@@ -14,7 +14,6 @@ use crate::vocab::phase::Phase;
 use crate::vocab::role::Role;
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;
-use petgraph::visit::EdgeRef;
 use serde::Serialize;
 use std::ops::Range;
 

@@ -195,7 +195,7 @@ pub(crate) fn list_schedule(
 /// The list schedule under way: what each event still waits for, when each became ready, and
 /// each rank's cursor.
 struct ListRun<'a> {
-    g: &'a petgraph::graph::DiGraph<Event, crate::graph::event::EdgeKind>,
+    g: &'a crate::graph::order_graph::OrderGraph,
     floating: &'a [bool],
     remaining: Vec<usize>,
     ready_at: Vec<Option<u64>>,
