@@ -8,8 +8,8 @@ use crate::vocab::layout::Layout;
 use crate::vocab::phase::OpSet;
 use crate::vocab::units::gib;
 
-/// Heap bytes per event of the order graph for derive + simulate: the graph and its flat
-/// adjacency, the per-rank orders, durations, the timeline (and the encoder-free one), slack,
+/// Heap bytes per event of the order graph for derive + simulate: the graph (events and flat
+/// lists of its edges and streams), the per-rank orders, durations, the timeline (and the encoder-free one), slack,
 /// the critical path, memory curves and metrics. Measured: 160–200 bytes per event.
 pub const BYTES_PER_EVENT: f64 = 260.0;
 

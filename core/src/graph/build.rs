@@ -57,11 +57,14 @@ pub fn build_with(
     for mb in 0..plan.microbatches {
         b.microbatch(mb);
     }
-    // Laid out flat for the questions the compositions of Replicated work ask of the graph.
-    if plan
-        .regions
-        .iter()
-        .any(|r| r.layout() == Layout::Replicated)
+    // Laid out flat for the questions the list schedule asks of the graph: it places Replicated
+    // work after the first region (the first one's is a prologue and epilogue, asked nothing).
+    if parsed.is_none()
+        && plan
+            .regions
+            .iter()
+            .skip(1)
+            .any(|r| r.layout() == Layout::Replicated)
     {
         b.graph.freeze(&[]);
     }
@@ -69,19 +72,23 @@ pub fn build_with(
         Some(lists) => explicit_orders(&b, lists)?,
         None => (merged_orders(&b), slot_pairs(&b)),
     };
-    if !pairs.is_empty() {
+    if !pairs.is_empty() && !b.graph.is_frozen() {
         b.graph.freeze(&[]);
     }
     // An overlapped pair starts as one slot: its forward also waits for the backward's inputs.
-    for &[first, second] in &pairs {
-        let inputs: Vec<NodeIndex> = b
-            .graph
-            .neighbors_directed(second, petgraph::Direction::Incoming)
-            .filter(|&p| p != first)
-            .collect();
-        for p in inputs {
-            b.graph.add_edge(p, first, EdgeKind::Overlap);
-        }
+    // Every pair's inputs are read before any edge is added (the edges go into forwards, the
+    // questions are of backwards), so no question scans the pending edges.
+    let overlap: Vec<(NodeIndex, NodeIndex)> = pairs
+        .iter()
+        .flat_map(|&[first, second]| {
+            b.graph
+                .neighbors_directed(second, petgraph::Direction::Incoming)
+                .filter(move |&p| p != first)
+                .map(move |p| (p, first))
+        })
+        .collect();
+    for (p, first) in overlap {
+        b.graph.add_edge(p, first, EdgeKind::Overlap);
     }
     let nodes: Vec<Vec<NodeIndex>> = compute
         .into_iter()

@@ -100,7 +100,9 @@ impl Fix {
 /// The `order` output of `derive`.
 #[derive(Debug, Clone)]
 pub struct Order {
-    /// Data dependencies only: Activation, Gradient, Turnaround, Accumulate and Sequence edges.
+    /// Data dependencies: Activation, Gradient, Turnaround, Accumulate, Sequence, Overlap,
+    /// Recompute, Offload and CopyStream edges; once laid out, its flat lists also link each
+    /// rank's stream (`nodes`).
     pub graph: OrderGraph,
     /// `nodes(r)`: the compute-stream events of rank `r` (Fwd, Bwd, Loss, DpReduce) in execution
     /// order.

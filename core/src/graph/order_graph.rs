@@ -1,10 +1,11 @@
 //! The order graph's own storage: its events, and its typed edges plus each rank's stream as
-//! flat successor and predecessor lists (CSR), in place of a linked-list graph plus a second,
-//! flat copy of it for the passes that walk a million events.
+//! flat successor and predecessor lists (CSR), one structure for the graph's questions and for
+//! the passes that walk a million events (in place of a linked-list graph and a flat copy).
 //!
 //! Edges are added to a pending list and laid out flat, with the streams' links, by
-//! [`OrderGraph::freeze`]; every query sees the pending ones too (scanned, so a builder freezes
-//! before it asks much). A node's neighbours come newest edge first, as the linked-list graph
+//! [`OrderGraph::freeze`]; the graph's questions see the pending ones too (scanned, so a builder
+//! freezes before it asks much), the flat lists ([`OrderGraph::succs`], [`OrderGraph::preds`],
+//! [`OrderGraph::in_degrees`]) only what the last freeze laid out. A node's neighbours come newest edge first, as the linked-list graph
 //! this replaces gave them (its order is what the passes that walk neighbours were written and
 //! tested against); the streams' links are no edges of the graph and show only in
 //! [`OrderGraph::succs`] and [`OrderGraph::preds`].
@@ -260,6 +261,11 @@ impl OrderGraph {
         let mut pending = std::mem::take(&mut self.pending);
         pending.retain(|&(a, b, _)| (a as usize) < n && (b as usize) < n);
         (self.out, self.into) = rebuilt((&self.out, &self.into), n, &pending, streams);
+    }
+
+    /// Whether every edge is laid out (none pending, every node covered).
+    pub fn is_frozen(&self) -> bool {
+        self.pending.is_empty() && self.out.start.len() == self.nodes.len() + 1
     }
 
     pub fn node_count(&self) -> usize {

@@ -4,7 +4,8 @@
 //! rank's state (the per-rank sequence edges that cross regions) through the composition and
 //! iterating to the least fixed point — gives the same completion times as the operational
 //! longest path of [`crate::sim::engine`]. Kept as an independent check of the simulator: it reads
-//! the petgraph edges and `nodes(r)` directly, not the simulator's flat adjacency.
+//! the graph's edges (its questions, newest first) and `nodes(r)` directly, not the flat lists
+//! the simulator walks.
 
 use crate::graph::event::Event;
 use crate::graph::order::Order;

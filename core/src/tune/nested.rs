@@ -89,8 +89,8 @@ struct Item {
 /// actions left when it is spent keep their logical places.
 pub const WORK_BUDGET: usize = 60_000_000;
 
-/// Event visits per action placed: adjacency, topological order, simulation and slack without
-/// it; adjacency, deadlock check and simulation with it.
+/// Event visits per action placed: the graph laid out, topological order, simulation and slack
+/// without it; the graph laid out, deadlock check and simulation with it.
 const PASSES: usize = 7;
 
 /// Whether `plan` has a nested region, which [`place`] moves.
@@ -365,7 +365,7 @@ fn set(durations: &mut [f64], nodes: &[NodeIndex], value: impl Fn(NodeIndex) -> 
     }
 }
 
-/// Rebuilds `order`'s adjacency and topological order from its streams; `None` when they
+/// Lays `order`'s graph out again with its streams, and its topological order; `None` when they
 /// deadlock.
 fn with_order(order: &mut Order) -> Option<()> {
     order.graph.freeze(&order.nodes);
