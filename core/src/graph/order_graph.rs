@@ -247,19 +247,22 @@ impl OrderGraph {
         NodeIndex::new(self.nodes.len() - 1)
     }
 
-    /// Adds the edge `from → to` of `kind` (pending until the next [`OrderGraph::freeze`]).
+    /// Adds the edge `from → to` of `kind` (pending until the next [`OrderGraph::freeze`]); an
+    /// edge naming no node of the graph is left out.
     pub fn add_edge(&mut self, from: NodeIndex, to: NodeIndex, kind: EdgeKind) {
-        self.pending
-            .push((from.index() as u32, to.index() as u32, kind));
+        let n = self.nodes.len();
+        if from.index() < n && to.index() < n {
+            self.pending
+                .push((from.index() as u32, to.index() as u32, kind));
+        }
     }
 
     /// Lays the pending edges out flat, after each node's frozen ones, and the links of
-    /// `streams` (each rank's events in order) after them, in place of the last ones. An edge
-    /// or link naming no node of the graph is left out.
+    /// `streams` (each rank's events in order) after them, in place of the last ones. A link
+    /// naming no node of the graph is left out.
     pub fn freeze(&mut self, streams: &[Vec<NodeIndex>]) {
         let n = self.nodes.len();
-        let mut pending = std::mem::take(&mut self.pending);
-        pending.retain(|&(a, b, _)| (a as usize) < n && (b as usize) < n);
+        let pending = std::mem::take(&mut self.pending);
         (self.out, self.into) = rebuilt((&self.out, &self.into), n, &pending, streams);
     }
 
@@ -417,6 +420,17 @@ impl OrderGraph {
         })
     }
 
+    /// Whether some edge of `kind` ends at node `n`: [`OrderGraph::find_neighbour`] without a
+    /// question about the events, for the transfers' direction the costs ask of each.
+    pub fn has_edge_into(&self, n: NodeIndex, kind: EdgeKind) -> bool {
+        let v = n.index() as u32;
+        self.into
+            .kind
+            .get(self.into.range(n.index()))
+            .is_some_and(|ks| ks.contains(&Some(kind)))
+            || self.pending.iter().any(|&(_, b, k)| b == v && k == kind)
+    }
+
     /// Whether some edge runs `from → to`.
     pub fn contains_edge(&self, from: NodeIndex, to: NodeIndex) -> bool {
         self.neighbors_directed(from, Direction::Outgoing)
@@ -481,13 +495,15 @@ mod tests {
         ] {
             g.add_edge(n[a], n[b], k);
         }
-        // A stray edge naming no node is left out when frozen.
+        // A stray edge naming no node is left out.
         g.add_edge(n[0], NodeIndex::new(9), EdgeKind::Overlap);
+        assert!(g.has_edge_into(n[2], EdgeKind::Gradient));
+        assert!(!g.has_edge_into(n[2], EdgeKind::Turnaround));
         let before = (
             listed(g.neighbors_directed(n[0], Outgoing)),
             listed(g.neighbors_directed(n[2], Incoming)),
         );
-        assert_eq!(before, (vec![9, 1, 2], vec![1, 0]));
+        assert_eq!(before, (vec![1, 2], vec![1, 0]));
         // Streams 3, 0, 2 and 1, 3; 4 alone; a link naming no node (9) is left out.
         let stray = NodeIndex::new(9);
         let streams = [
@@ -498,6 +514,8 @@ mod tests {
         ];
         g.freeze(&streams);
         assert_eq!(g.edge_count(), 4);
+        assert!(g.has_edge_into(n[2], EdgeKind::Gradient));
+        assert!(!g.has_edge_into(n[3], EdgeKind::Gradient));
         // The graph's questions see its edges only.
         assert_eq!(listed(g.neighbors_directed(n[0], Outgoing)), [1, 2]);
         assert_eq!(listed(g.neighbors_directed(n[2], Incoming)), [1, 0]);

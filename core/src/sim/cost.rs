@@ -351,9 +351,7 @@ pub fn reduce_time(plan: &Plan, region: usize, rank: usize) -> f64 {
 
 /// Whether a collective carries a gradient (it is on the backward chain).
 pub fn is_backward_coll(graph: &crate::graph::order_graph::OrderGraph, node: NodeIndex) -> bool {
-    graph
-        .find_neighbour(node, Direction::Incoming, EdgeKind::Gradient, |_| true)
-        .is_some()
+    graph.has_edge_into(node, EdgeKind::Gradient)
 }
 
 /// The bytes a cross-rank collective moves: the upstream unit's output (or the gradient of it,

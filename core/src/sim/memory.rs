@@ -683,6 +683,7 @@ fn activations(
 /// `bytes` held from `from` until `free_at` (a whole backward's or an input half's end), or, with
 /// a weight half, `early` of them until then and the rest until `weight_end`.
 /// Each instant is a time with its place ([`Places`]).
+#[inline]
 fn hold(list: &mut Changes, (from, free_at, weight_end): Held, bytes: f64, early: f64) {
     if bytes <= 0.0 {
         return;
