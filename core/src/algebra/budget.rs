@@ -9,8 +9,9 @@ use crate::vocab::phase::OpSet;
 use crate::vocab::units::gib;
 
 /// Heap bytes per event of the order graph for derive + simulate: the graph (events and flat
-/// lists of its edges and streams), the per-rank orders, durations, the timeline (and the encoder-free one), slack,
-/// the critical path, memory curves and metrics. Measured: 160–200 bytes per event.
+/// lists of its edges and streams), the per-rank orders, durations, the timeline (and the
+/// encoder-free one), slack, the critical path, memory curves and metrics. Measured: 160–200
+/// bytes per event.
 pub const BYTES_PER_EVENT: f64 = 260.0;
 
 /// With a cost-based owner map (`greedy_slack`, `optimized`) the search holds a second order graph

@@ -5,10 +5,10 @@
 //! Edges are added to a pending list and laid out flat, with the streams' links, by
 //! [`OrderGraph::freeze`]; the graph's questions see the pending ones too (scanned, so a builder
 //! freezes before it asks much), the flat lists ([`OrderGraph::succs`], [`OrderGraph::preds`],
-//! [`OrderGraph::in_degrees`]) only what the last freeze laid out. A node's neighbours come newest edge first, as the linked-list graph
-//! this replaces gave them (its order is what the passes that walk neighbours were written and
-//! tested against); the streams' links are no edges of the graph and show only in
-//! [`OrderGraph::succs`] and [`OrderGraph::preds`].
+//! [`OrderGraph::in_degrees`]) only what the last freeze laid out. A node's neighbours come
+//! newest edge first, as the linked-list graph this replaces gave them (its order is what the
+//! passes that walk neighbours were written and tested against); the streams' links are no edges
+//! of the graph and show only in the flat lists.
 
 use crate::graph::event::{EdgeKind, Event};
 use petgraph::Direction;
@@ -222,7 +222,7 @@ impl Edge {
     }
 }
 
-/// Events joined by typed edges, stored flat ([`Incidence`]) once frozen.
+/// Events joined by typed edges, stored flat (CSR lists, with the streams' links) once frozen.
 #[derive(Debug, Clone, Default)]
 pub struct OrderGraph {
     nodes: Vec<Event>,
