@@ -40,11 +40,18 @@ impl Incidence {
         self.list.get(self.range(v)).unwrap_or_default()
     }
 
+    /// Node `v`'s entries: its neighbours and, beside them, the kinds of the edges to them.
+    fn entries(&self, v: usize) -> (&[u32], &[Option<EdgeKind>]) {
+        let range = self.range(v);
+        (
+            self.list.get(range.clone()).unwrap_or_default(),
+            self.kind.get(range).unwrap_or_default(),
+        )
+    }
+
     /// Node `v`'s edges (no stream's link) as (neighbour, kind), oldest first.
     fn edges(&self, v: usize) -> impl DoubleEndedIterator<Item = (u32, EdgeKind)> + '_ {
-        let range = self.range(v);
-        let ws = self.list.get(range.clone()).unwrap_or_default();
-        let ks = self.kind.get(range).unwrap_or_default();
+        let (ws, ks) = self.entries(v);
         ws.iter().zip(ks).filter_map(|(&w, &k)| Some((w, k?)))
     }
 
@@ -53,12 +60,7 @@ impl Incidence {
         if !self.links {
             return self.range(v).len();
         }
-        self.kind
-            .get(self.range(v))
-            .unwrap_or_default()
-            .iter()
-            .take_while(|k| k.is_some())
-            .count()
+        self.entries(v).1.iter().take_while(|k| k.is_some()).count()
     }
 
     /// Each node's count summed into its list's end; the lists' total.
@@ -82,9 +84,8 @@ impl Incidence {
             if count == 0 {
                 continue;
             }
-            let first = self.range(v).start;
-            let old = first..first + count;
-            let (Some(ws), Some(ks)) = (self.list.get(old.clone()), self.kind.get(old)) else {
+            let (ws, ks) = self.entries(v);
+            let (Some(ws), Some(ks)) = (ws.get(..count), ks.get(..count)) else {
                 continue;
             };
             let from = (*end as usize).saturating_sub(count);
@@ -172,14 +173,14 @@ fn rebuilt(
     for &(a, b, k) in added.iter().rev() {
         place(a as usize, b as usize, Some(k));
     }
-    let (n_out, n_in) = (out_start.len() - 1, in_start.len() - 1);
+    // Every node's entry but the last (the total, which stays).
     out.copy_old_edges(
-        out_start.get_mut(..n_out).unwrap_or_default(),
+        out_start.get_mut(..n).unwrap_or_default(),
         &mut out_list,
         &mut out_kind,
     );
     into.copy_old_edges(
-        in_start.get_mut(..n_in).unwrap_or_default(),
+        in_start.get_mut(..n).unwrap_or_default(),
         &mut in_list,
         &mut in_kind,
     );
@@ -320,20 +321,37 @@ impl OrderGraph {
         counts
     }
 
+    /// Node `n`'s pending edges in `direction` as (neighbour, kind), newest first.
+    fn pending_edges(
+        &self,
+        n: NodeIndex,
+        direction: Direction,
+    ) -> impl Iterator<Item = (u32, EdgeKind)> + '_ {
+        let v = n.index() as u32;
+        let incoming = direction == Direction::Incoming;
+        self.pending.iter().rev().filter_map(move |&(a, b, kind)| {
+            let (at, other) = if incoming { (b, a) } else { (a, b) };
+            (at == v).then_some((other, kind))
+        })
+    }
+
+    /// The flat lists of `direction`.
+    fn side(&self, direction: Direction) -> &Incidence {
+        match direction {
+            Direction::Incoming => &self.into,
+            Direction::Outgoing => &self.out,
+        }
+    }
+
     /// Node `n`'s edges in `direction`, newest first: the pending ones, then the frozen ones.
     pub fn edges_directed(
         &self,
         n: NodeIndex,
         direction: Direction,
     ) -> impl Iterator<Item = Edge> + '_ {
-        let v = n.index() as u32;
         let incoming = direction == Direction::Incoming;
-        let pending = self.pending.iter().rev().filter_map(move |&(a, b, kind)| {
-            let (at, other) = if incoming { (b, a) } else { (a, b) };
-            (at == v).then_some((other, kind))
-        });
-        let side = if incoming { &self.into } else { &self.out };
-        let frozen = side.edges(n.index()).rev();
+        let pending = self.pending_edges(n, direction);
+        let frozen = self.side(direction).edges(n.index()).rev();
         pending.chain(frozen).map(move |(other, kind)| {
             let other = NodeIndex::new(other as usize);
             let (source, target) = if incoming { (other, n) } else { (n, other) };
@@ -371,30 +389,23 @@ impl OrderGraph {
         kind: EdgeKind,
         accept: impl Fn(&Event) -> bool,
     ) -> Option<NodeIndex> {
-        let v = n.index() as u32;
-        let incoming = direction == Direction::Incoming;
         let takes = |other: u32| {
             self.nodes
                 .get(other as usize)
                 .is_some_and(&accept)
                 .then(|| NodeIndex::new(other as usize))
         };
+        // (Asked of every event of a million: no iterator built when nothing is pending.)
         if !self.pending.is_empty() {
-            for &(a, b, k) in self.pending.iter().rev() {
-                let (at, other) = if incoming { (b, a) } else { (a, b) };
-                if at == v
-                    && k == kind
+            for (other, k) in self.pending_edges(n, direction) {
+                if k == kind
                     && let Some(found) = takes(other)
                 {
                     return Some(found);
                 }
             }
         }
-        let side = if incoming { &self.into } else { &self.out };
-        let range = side.range(n.index());
-        let (Some(ws), Some(ks)) = (side.list.get(range.clone()), side.kind.get(range)) else {
-            return None;
-        };
+        let (ws, ks) = self.side(direction).entries(n.index());
         for (&w, &k) in ws.iter().zip(ks).rev() {
             if k == Some(kind)
                 && let Some(found) = takes(w)
@@ -423,12 +434,13 @@ impl OrderGraph {
     /// Whether some edge of `kind` ends at node `n`: [`OrderGraph::find_neighbour`] without a
     /// question about the events, for the transfers' direction the costs ask of each.
     pub fn has_edge_into(&self, n: NodeIndex, kind: EdgeKind) -> bool {
-        let v = n.index() as u32;
-        self.into
-            .kind
-            .get(self.into.range(n.index()))
-            .is_some_and(|ks| ks.contains(&Some(kind)))
-            || self.pending.iter().any(|&(_, b, k)| b == v && k == kind)
+        // The kinds alone (not `entries`): asked of every transfer of a million.
+        let kinds = self.into.kind.get(self.into.range(n.index()));
+        kinds.is_some_and(|ks| ks.contains(&Some(kind)))
+            || (!self.pending.is_empty()
+                && self
+                    .pending_edges(n, Direction::Incoming)
+                    .any(|(_, k)| k == kind))
     }
 
     /// Whether some edge runs `from → to`.
