@@ -10,9 +10,10 @@ use crate::vocab::units::{bytes, bytes_in, bytes_unit, secs, secs_in, secs_unit}
 use serde::Serialize;
 use std::fmt::Write as _;
 
-/// The `--json` output of `mpipe simulate`.
+/// The `--json` output of `mpipe simulate` (the memory curves read from the simulation, not
+/// copied).
 #[derive(Serialize, Debug)]
-pub struct SimulateReport {
+pub struct SimulateReport<'a> {
     pub name: String,
     pub schedule: Vec<Skeleton>,
     pub num_ranks: usize,
@@ -29,7 +30,7 @@ pub struct SimulateReport {
     pub events: Option<Vec<EventTiming>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comms: Option<Vec<CommTiming>>,
-    pub memory: Vec<MemoryCurve>,
+    pub memory: &'a [MemoryCurve],
     pub critical_path: Vec<String>,
     /// Every rank's idle stretches (the bubbles the timeline labels), with the events.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -57,8 +58,8 @@ pub struct AtReport {
     pub ranks: Vec<crate::view::explain::RankAt>,
 }
 
-impl SimulateReport {
-    pub fn new(name: &str, sim: &Simulation, with_events: bool) -> Self {
+impl<'a> SimulateReport<'a> {
+    pub fn new(name: &str, sim: &'a Simulation, with_events: bool) -> Self {
         let d = &sim.derivation;
         let ranks = d.plan.ranks;
         SimulateReport {
@@ -85,7 +86,7 @@ impl SimulateReport {
             }),
             at: None,
             packing: None,
-            memory: sim.memory.clone(),
+            memory: &sim.memory,
             critical_path: sim
                 .critical_path
                 .iter()

@@ -331,11 +331,13 @@ impl Changes {
     }
 }
 
-/// What the curves of every rank reuse: the changes in order, each place's next slot.
+/// What the curves of every rank reuse: the changes in order, each place's next slot, the
+/// points.
 #[derive(Default)]
 struct Scratch {
     ordered: Vec<(f64, f64)>,
     next: Vec<u32>,
+    points: Vec<[f64; 2]>,
 }
 
 /// `changes` into `scratch.ordered`, by time (`total_cmp`'s order). Where every change has a
@@ -409,7 +411,10 @@ fn curve(base: f64, changes: &Changes, scratch: &mut Scratch) -> (Vec<[f64; 2]>,
             group.sort_unstable_by_key(|&(_, delta)| key(delta));
         }
     }
-    let mut points = Vec::with_capacity(scratch.ordered.len() + 1);
+    // Built in the scratch list and copied out at its length: changes at one instant make one
+    // point, so a curve holds fewer points than changes.
+    let points = &mut scratch.points;
+    points.clear();
     points.push([0.0, base]);
     let (mut current, mut peak, mut peak_at) = (base, base, 0.0);
     for &(t, delta) in &scratch.ordered {
@@ -424,7 +429,7 @@ fn curve(base: f64, changes: &Changes, scratch: &mut Scratch) -> (Vec<[f64; 2]>,
             peak_at = t;
         }
     }
-    (points, peak, peak_at)
+    (points.clone(), peak, peak_at)
 }
 
 /// `x` as an integer that orders as [`f64::total_cmp`] orders the floats: the sign bit set for
