@@ -174,7 +174,7 @@ impl Chip for mpipe::view::timings::EventTiming {
         self.end_s
     }
     fn region(&self) -> usize {
-        self.region
+        self.region.index()
     }
     fn phase(&self) -> Phase {
         self.action.phase
@@ -183,7 +183,7 @@ impl Chip for mpipe::view::timings::EventTiming {
         self.action.stage.index()
     }
     fn mb(&self) -> usize {
-        self.mb
+        self.mb.index()
     }
     fn pair(&self) -> Option<PairHalf> {
         self.pair

@@ -128,7 +128,12 @@ fn search_finds_actions_microbatches_and_stages() {
     harness.get_by_label("Next").click();
     harness.run();
     let first = harness.state().selected().unwrap();
-    assert_eq!(harness.state().shown().unwrap().scene.events[first].mb, 7);
+    assert_eq!(
+        harness.state().shown().unwrap().scene.events[first]
+            .mb
+            .index(),
+        7
+    );
     assert!(
         harness.state().view.range.is_some(),
         "the match is brought into view"
@@ -162,7 +167,7 @@ fn transfers_name_themselves_on_hover() {
     let send = scene
         .transfers
         .iter()
-        .filter(|c| c.to_rank == 1 && c.comm == "Send")
+        .filter(|c| c.to_rank.index() == 1 && c.comm == "Send")
         .max_by(|a, b| (a.end_s - a.start_s).total_cmp(&(b.end_s - b.start_s)))
         .unwrap()
         .clone();
@@ -478,7 +483,7 @@ fn middle_of(harness: &Harness<'static, Studio>, rank: usize, action: &str) -> e
         .scene
         .events
         .iter()
-        .find(|e| e.rank == rank && e.action.to_string() == action)
+        .find(|e| e.rank.index() == rank && e.action.to_string() == action)
         .unwrap()
         .clone();
     timeline_point(harness, rank, (e.start_s + e.end_s) / 2.0)

@@ -197,7 +197,7 @@ fn serialised_links_queue_transfers() {
     let rank1 = |sim: &mpipe::sim::run::Simulation| -> Vec<f64> {
         mpipe::view::timings::event_timings(sim)
             .iter()
-            .filter(|e| e.rank == 1)
+            .filter(|e| e.rank.index() == 1)
             .map(|e| e.start_s)
             .collect()
     };

@@ -114,11 +114,11 @@ impl Shown {
         // A slack the simulation did not give is shown as unknown, not as none.
         let slack = self
             .slack
-            .get(e.node)
+            .get(e.node as usize)
             .map_or_else(|| "–".to_string(), |s| secs(*s));
         let region = self
             .scene
-            .region(e.region)
+            .region(e.region.index())
             .map_or(String::new(), |r| r.label());
         Some([
             format!(

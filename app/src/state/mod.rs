@@ -367,7 +367,7 @@ impl Studio {
             return;
         };
         let d = &shown.sim.derivation;
-        let steps = d.order.steps(moved.rank);
+        let steps = d.order.steps(moved.rank.index());
         let Some(from) = steps
             .iter()
             .position(|s| s.actions().any(|a| a == moved.action))
@@ -400,7 +400,7 @@ impl Studio {
             orders: (0..d.plan.ranks)
                 .map(|r| d.order.steps(r).iter().map(Step::to_string).collect())
                 .collect(),
-            rank: moved.rank,
+            rank: moved.rank.index(),
             from,
             to,
             owner: d.plan.owner.clone(),

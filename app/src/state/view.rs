@@ -25,7 +25,7 @@ impl Selection {
         Some(Selection {
             generation: shown.generation,
             event,
-            rank: e.rank,
+            rank: e.rank.index(),
             action: e.action,
         })
     }

@@ -150,7 +150,7 @@ pub fn legend_ui(ui: &mut Ui, scene: &Scene) {
         {
             entry_ui(
                 ui,
-                Swatch::Chips(vec![rgb(scene.colour(e.region, Phase::Recompute))]),
+                Swatch::Chips(vec![rgb(scene.colour(e.region.index(), Phase::Recompute))]),
                 "R: recomputation placed early (the forward run again before its backward)",
             );
         }

@@ -177,11 +177,11 @@ impl Paint<'_> {
             .iter()
             .filter(|e| self.visible(e.start_s, e.end_s))
         {
-            let top = self.top_of(e.rank);
+            let top = self.top_of(e.rank.index());
             self.clipped.rect_filled(
                 self.chip(e.start_s, e.end_s, top),
                 1.0,
-                rgb(scene.colour(e.region, e.action.phase)),
+                rgb(scene.colour(e.region.index(), e.action.phase)),
             );
         }
     }

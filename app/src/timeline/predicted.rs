@@ -202,7 +202,7 @@ impl Paint<'_> {
         if let Some(index) = reordering
             && let (Some(p), Some(e)) = (pointer, self.shown.scene.events.get(index))
         {
-            let row = self.row(e.rank);
+            let row = self.row(e.rank.index());
             self.clipped.line_segment(
                 [
                     Pos2::new(p.x, row.top() - 2.0),
@@ -573,8 +573,8 @@ impl Paint<'_> {
             };
             arrow(
                 &self.clipped,
-                Pos2::new(self.x(from.end_s), self.row(from.rank).center().y),
-                Pos2::new(self.x(to.start_s), self.row(to.rank).center().y),
+                Pos2::new(self.x(from.end_s), self.row(from.rank.index()).center().y),
+                Pos2::new(self.x(to.start_s), self.row(to.rank.index()).center().y),
                 Stroke::new(1.5, self.fade(SELECTED)),
             );
         }
@@ -597,7 +597,10 @@ impl Paint<'_> {
                 cycle.iter().enumerate().map(|(i, &k)| (k, i)).collect();
             let mut at: Vec<Option<usize>> = vec![None; cycle.len()];
             for (index, e) in scene.events.iter().enumerate() {
-                if let Some(slot) = wanted.get(&(e.rank, e.action)).and_then(|&i| at.get_mut(i)) {
+                if let Some(slot) = wanted
+                    .get(&(e.rank.index(), e.action))
+                    .and_then(|&i| at.get_mut(i))
+                {
                     *slot = Some(index);
                 }
             }
@@ -612,7 +615,7 @@ impl Paint<'_> {
             .collect();
         let stroke = Stroke::new(2.5, DEADLOCK);
         for e in &events {
-            let row = self.row(e.rank);
+            let row = self.row(e.rank.index());
             let r = Rect::from_x_y_ranges(self.x(e.start_s)..=self.x(e.end_s), row.y_range());
             self.clipped
                 .rect_stroke(r, 0.0, stroke, StrokeKind::Outside);
@@ -624,8 +627,8 @@ impl Paint<'_> {
             // `from` waits for `to`: the arrow runs from what is waited for to the waiter.
             arrow(
                 &self.clipped,
-                Pos2::new(self.x(to.end_s), self.row(to.rank).center().y),
-                Pos2::new(self.x(from.start_s), self.row(from.rank).center().y),
+                Pos2::new(self.x(to.end_s), self.row(to.rank.index()).center().y),
+                Pos2::new(self.x(from.start_s), self.row(from.rank.index()).center().y),
                 stroke,
             );
         }

@@ -263,10 +263,10 @@ impl Svg<'_> {
     /// Every compute event, coloured by region and phase, with its label where it fits.
     fn events(&mut self) {
         for e in &self.scene.events {
-            let y = Self::lane_y(e.rank);
+            let y = Self::lane_y(e.rank.index());
             let (x0, x1) = (self.x(e.start_s), self.x(e.end_s));
             let w = (x1 - x0).max(0.5);
-            let fill = hex(self.scene.colour(e.region, e.action.phase));
+            let fill = hex(self.scene.colour(e.region.index(), e.action.phase));
             let exposed_from = self.x(e.end_s - e.exposed_comm_s).clamp(x0, x1);
             let s = &mut self.out;
             let _ = writeln!(
@@ -313,7 +313,7 @@ impl Svg<'_> {
                 let _ = writeln!(
                     self.out,
                     r#"<rect x="{x0:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="none" stroke="{}" stroke-width="1.5"><title>({};{})OVERLAP_F_B</title></rect>"#,
-                    Self::lane_y(f.rank) - 1.0,
+                    Self::lane_y(f.rank.index()) - 1.0,
                     (x1 - x0).max(0.5),
                     LANE + 2.0,
                     hex(palette::PAIR),
@@ -327,7 +327,7 @@ impl Svg<'_> {
     /// The transfers arriving at each rank, in the thin lane under it.
     fn transfers(&mut self) {
         for c in &self.scene.transfers {
-            let y = Self::lane_y(c.to_rank) + LANE + 1.0;
+            let y = Self::lane_y(c.to_rank.index()) + LANE + 1.0;
             let (x0, x1) = (self.x(c.start_s), self.x(c.end_s));
             let _ = writeln!(
                 self.out,

@@ -59,7 +59,11 @@ impl RankAt {
     /// is idle.
     pub fn sentence(&self) -> String {
         let doing = if let Some(e) = &self.running {
-            format!("{} ({})", e.action, phase_words(e.action.phase, e.mb))
+            format!(
+                "{} ({})",
+                e.action,
+                phase_words(e.action.phase, e.mb.index())
+            )
         } else if let Some(r) = &self.reducing {
             format!("reducing weight gradients ({r})")
         } else {

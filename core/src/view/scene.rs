@@ -144,7 +144,7 @@ pub fn chip_label(e: &EventTiming, width_px: f64) -> Option<String> {
     chip_text(
         e.action.stage.index(),
         e.action.phase,
-        e.mb,
+        e.mb.index(),
         width_px,
         false,
     )
@@ -254,22 +254,22 @@ impl Scene {
         let transfers = comm_timings(sim);
         let mut event_of_node = vec![u32::MAX; d.order.graph.node_count()];
         for (i, e) in events.iter().enumerate() {
-            if let Some(slot) = event_of_node.get_mut(e.node) {
+            if let Some(slot) = event_of_node.get_mut(e.node as usize) {
                 *slot = u32::try_from(i).unwrap_or(u32::MAX);
             }
         }
         let mut arriving: Vec<Vec<usize>> = vec![Vec::new(); plan.ranks];
         for (i, c) in transfers.iter().enumerate() {
-            if let Some(list) = arriving.get_mut(c.to_rank) {
+            if let Some(list) = arriving.get_mut(c.to_rank.index()) {
                 list.push(i);
             }
         }
         let mut lanes = Vec::with_capacity(plan.ranks);
         let mut at = 0;
         for (rank, mut arriving) in arriving.into_iter().enumerate() {
-            let count = events
-                .get(at..)
-                .map_or(0, |rest| rest.iter().take_while(|e| e.rank == rank).count());
+            let count = events.get(at..).map_or(0, |rest| {
+                rest.iter().take_while(|e| e.rank.index() == rank).count()
+            });
             arriving.sort_by(|&a, &b| {
                 let start = |i: usize| transfers.get(i).map_or(0.0, |c| c.start_s);
                 start(a).total_cmp(&start(b))
@@ -414,7 +414,7 @@ impl Scene {
         for dir in [Direction::Incoming, Direction::Outgoing] {
             // (node, kind of the first edge) frontier, through at most two collectives.
             let mut frontier: Vec<(NodeIndex, Option<EdgeKind>)> =
-                vec![(NodeIndex::new(e.node), None)];
+                vec![(NodeIndex::new(e.node as usize), None)];
             for _ in 0..3 {
                 let mut next = Vec::new();
                 for (n, kind) in frontier {

@@ -6,16 +6,18 @@ use crate::graph::event::Event;
 use crate::sim::run::Simulation;
 use crate::vocab::action::Action;
 use crate::vocab::comm::{Comm, Group, Seam};
+use crate::vocab::ids::{Mb, Rank, RegionId};
 use crate::vocab::phase::Phase;
 use serde::Serialize;
 
-/// A compute event on the timeline.
+/// A compute event on the timeline (56 bytes: a scene holds one per compute event, so its ids
+/// are the 32-bit ones).
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct EventTiming {
-    pub rank: usize,
+    pub rank: Rank,
     pub action: Action,
-    pub region: usize,
-    pub mb: usize,
+    pub region: RegionId,
+    pub mb: Mb,
     pub backward: bool,
     pub start_s: f64,
     pub end_s: f64,
@@ -24,7 +26,7 @@ pub struct EventTiming {
     pub pair: Option<PairHalf>,
     /// The event's node in the order graph.
     #[serde(skip)]
-    pub node: usize,
+    pub node: u32,
     /// Seconds at its end its stage's collectives keep the rank waiting (exposed tensor-,
     /// expert- or context-parallel communication; 0 when hidden or none).
     #[serde(skip_serializing_if = "is_zero")]
@@ -46,13 +48,13 @@ pub enum PairHalf {
 /// A collective on the timeline (transfers and reduces).
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct CommTiming {
-    /// `Send`, `RecvGrad`, `Gather`, `Scatter`, `AllReduce(ReplicaGroup)`, … (a name, never
-    /// built per transfer).
-    pub comm: &'static str,
+    /// `Send`, `RecvGrad`, `Gather`, `Scatter`, `AllReduce(ReplicaGroup)`, … (written as its
+    /// name).
+    pub comm: CommName,
     pub seam: Option<Seam>,
-    pub mb: Option<usize>,
-    pub from_rank: usize,
-    pub to_rank: usize,
+    pub mb: Option<Mb>,
+    pub from_rank: Rank,
+    pub to_rank: Rank,
     pub start_s: f64,
     pub end_s: f64,
 }
@@ -104,15 +106,15 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
                 continue;
             };
             out.push(EventTiming {
-                rank: rank.into(),
+                rank,
                 action,
-                region: region.into(),
-                mb: mb.into(),
+                region,
+                mb,
                 backward: phase.is_backward(),
                 start_s,
                 end_s,
                 pair: halves.get(&n.index()).copied(),
-                node: n.index(),
+                node: u32::try_from(n.index()).unwrap_or(u32::MAX),
                 exposed_comm_s: sim.stage_comm.of(n.index()).1,
             });
         }
@@ -134,23 +136,20 @@ pub fn comm_timings(sim: &Simulation) -> Vec<CommTiming> {
                     from_rank,
                     to_rank,
                 } => Some(CommTiming {
-                    comm: comm_name(comm),
+                    comm: CommName::Transfer(comm),
                     seam: Some(seam),
-                    mb: Some(mb.into()),
-                    from_rank: from_rank.into(),
-                    to_rank: to_rank.into(),
+                    mb: Some(mb),
+                    from_rank,
+                    to_rank,
                     start_s: t.0,
                     end_s: t.1,
                 }),
                 Event::DpReduce { rank, group, .. } => Some(CommTiming {
-                    comm: match group {
-                        Group::ReplicaGroup => "AllReduce(ReplicaGroup)",
-                        Group::DataGroup => "AllReduce(DataGroup)",
-                    },
+                    comm: CommName::AllReduce(group),
                     seam: None,
                     mb: None,
-                    from_rank: rank.into(),
-                    to_rank: rank.into(),
+                    from_rank: rank,
+                    to_rank: rank,
                     start_s: t.0,
                     end_s: t.1,
                 }),
@@ -160,11 +159,43 @@ pub fn comm_timings(sim: &Simulation) -> Vec<CommTiming> {
         .collect()
 }
 
-fn comm_name(c: Comm) -> &'static str {
-    match c {
-        Comm::Gather => "Gather",
-        Comm::Scatter => "Scatter",
-        Comm::Send => "Send",
-        Comm::RecvGrad => "RecvGrad",
+/// What a [`CommTiming`] does: a transfer of a seam's collective, or a weight-gradient reduce of
+/// a group (two bytes, written as its name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommName {
+    Transfer(Comm),
+    AllReduce(Group),
+}
+
+impl CommName {
+    /// `Send`, `RecvGrad`, `Gather`, `Scatter`, `AllReduce(ReplicaGroup)`, `AllReduce(DataGroup)`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommName::Transfer(Comm::Gather) => "Gather",
+            CommName::Transfer(Comm::Scatter) => "Scatter",
+            CommName::Transfer(Comm::Send) => "Send",
+            CommName::Transfer(Comm::RecvGrad) => "RecvGrad",
+            CommName::AllReduce(Group::ReplicaGroup) => "AllReduce(ReplicaGroup)",
+            CommName::AllReduce(Group::DataGroup) => "AllReduce(DataGroup)",
+        }
+    }
+}
+
+impl std::fmt::Display for CommName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A name compared with its text (`c.comm == "Send"`).
+impl PartialEq<&str> for CommName {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl Serialize for CommName {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
