@@ -1,26 +1,30 @@
 //! Typed ids of the algebra's vocabulary: a region, a rank, a microbatch, a pipeline stage, a
-//! chunk (a rank's `c`-th Sharded region). Each is a 32-bit index, so an order graph's events
-//! stay small (a million-event graph is memory-bound), and one kind of index cannot be passed
-//! where another is meant. Validity bounds every count far below `u32::MAX` (rule `memory`); an
-//! index that does not fit saturates instead of wrapping.
+//! chunk (a rank's `c`-th Sharded region). Each is a 32-bit index — a rank a 16-bit one, as
+//! validity allows at most `MAX_RANKS` = 2^16 of them (rule `sizes`) — so an order graph's events
+//! stay small (a million-event graph is memory-bound: an event is 20 bytes), and one kind of
+//! index cannot be passed where another is meant. Validity bounds every other count far below
+//! `u32::MAX` (rule `memory`); an index that does not fit saturates instead of wrapping.
 
 use serde::Serialize;
 use std::fmt;
 
 macro_rules! id {
     ($(#[$doc:meta])* $name:ident) => {
+        id!($(#[$doc])* $name: u32);
+    };
+    ($(#[$doc:meta])* $name:ident: $repr:ty) => {
         $(#[$doc])*
         #[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
         #[serde(transparent)]
-        pub struct $name(u32);
+        pub struct $name($repr);
 
         impl $name {
-            /// The id of index `i` (saturating at `u32::MAX`).
+            /// The id of index `i` (saturating at the largest the id holds).
             pub const fn new(i: usize) -> Self {
-                if i > u32::MAX as usize {
-                    $name(u32::MAX)
+                if i > <$repr>::MAX as usize {
+                    $name(<$repr>::MAX)
                 } else {
-                    $name(i as u32)
+                    $name(i as $repr)
                 }
             }
 
@@ -55,8 +59,8 @@ id!(
     RegionId
 );
 id!(
-    /// A rank (a device of the pipeline), 0-based.
-    Rank
+    /// A rank (a device of the pipeline), 0-based: at most `MAX_RANKS` = 2^16 of them, so 16 bits.
+    Rank: u16
 );
 id!(
     /// A microbatch, 0-based.
@@ -83,5 +87,9 @@ mod tests {
         assert_eq!(Chunk::new(1).to_string(), "1");
         assert_eq!(serde_json::to_string(&RegionId::new(4)).unwrap(), "4");
         assert_eq!(Mb::new(usize::MAX).index(), u32::MAX as usize);
+        // Every rank validity allows has its own id.
+        let last = crate::vocab::limits::MAX_RANKS - 1;
+        assert_eq!(Rank::new(last).index(), last);
+        assert_eq!(Rank::new(usize::MAX).index(), u16::MAX as usize);
     }
 }
