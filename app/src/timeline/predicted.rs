@@ -540,7 +540,7 @@ impl Paint<'_> {
             for c in lane
                 .transfers
                 .iter()
-                .filter_map(|&i| scene.transfers.get(i))
+                .filter_map(|&i| scene.transfers.get(i as usize))
             {
                 if !self.visible(c.start_s, c.end_s) {
                     continue;
@@ -901,7 +901,12 @@ fn group_label_at(paint: &Paint<'_>, p: Pos2) -> Option<usize> {
 fn transfer_at(shown: &Shown, lane: usize, t: f64, slop: f64) -> Option<String> {
     let scene = &shown.scene;
     let list = &scene.lanes.get(lane)?.transfers;
-    let start = |i: &usize| scene.transfers.get(*i).map_or(f64::MAX, |c| c.start_s);
+    let start = |i: &u32| {
+        scene
+            .transfers
+            .get(*i as usize)
+            .map_or(f64::MAX, |c| c.start_s)
+    };
     let upto = list.partition_point(|i| start(i) <= t + slop);
     // Transfers may overlap: look back over the few that started before `t`.
     let c = list
@@ -909,7 +914,7 @@ fn transfer_at(shown: &Shown, lane: usize, t: f64, slop: f64) -> Option<String> 
         .iter()
         .rev()
         .take(256)
-        .filter_map(|&i| scene.transfers.get(i))
+        .filter_map(|&i| scene.transfers.get(i as usize))
         .find(|c| c.end_s + slop >= t)?;
     let what = match (c.seam, c.mb) {
         (Some(seam), Some(mb)) => {

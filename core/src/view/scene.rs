@@ -90,7 +90,7 @@ pub struct Lane {
     /// Its compute events: a range of [`Scene::events`], in time order.
     pub events: Range<usize>,
     /// Indices into [`Scene::transfers`] of the transfers arriving on this rank, by start.
-    pub transfers: Vec<usize>,
+    pub transfers: Vec<u32>,
     /// The warmup window: `w_r` with a transposed encoder, else the idle time before the rank's
     /// first backbone (wavefront) forward.
     pub warmup: Option<Interval>,
@@ -258,9 +258,16 @@ impl Scene {
                 *slot = u32::try_from(i).unwrap_or(u32::MAX);
             }
         }
-        let mut arriving: Vec<Vec<usize>> = vec![Vec::new(); plan.ranks];
+        // Each rank's list at its length (counted first).
+        let mut counts = vec![0usize; plan.ranks];
+        for c in &transfers {
+            if let Some(count) = counts.get_mut(c.to_rank.index()) {
+                *count += 1;
+            }
+        }
+        let mut arriving: Vec<Vec<u32>> = counts.into_iter().map(Vec::with_capacity).collect();
         for (i, c) in transfers.iter().enumerate() {
-            if let Some(list) = arriving.get_mut(c.to_rank.index()) {
+            if let (Some(list), Ok(i)) = (arriving.get_mut(c.to_rank.index()), u32::try_from(i)) {
                 list.push(i);
             }
         }
@@ -271,7 +278,7 @@ impl Scene {
                 rest.iter().take_while(|e| e.rank.index() == rank).count()
             });
             arriving.sort_by(|&a, &b| {
-                let start = |i: usize| transfers.get(i).map_or(0.0, |c| c.start_s);
+                let start = |i: u32| transfers.get(i as usize).map_or(0.0, |c| c.start_s);
                 start(a).total_cmp(&start(b))
             });
             let metrics = sim.ranks.get(rank);

@@ -8,6 +8,7 @@ use crate::vocab::action::Action;
 use crate::vocab::comm::{Comm, Group, Seam};
 use crate::vocab::ids::{Mb, Rank, RegionId};
 use crate::vocab::phase::Phase;
+use petgraph::graph::NodeIndex;
 use serde::Serialize;
 
 /// A compute event on the timeline (56 bytes: a scene holds one per compute event, so its ids
@@ -74,7 +75,9 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
             ]
         })
         .collect();
-    let mut out = Vec::new();
+    // Room for every event of the streams at once (a few are losses and reduces), not grown by
+    // copies: a scene of a million events would leave its outgrown lists behind.
+    let mut out = Vec::with_capacity(d.order.nodes.iter().map(Vec::len).sum());
     for nodes in &d.order.nodes {
         for &n in nodes {
             let Some(e) = g.node_weight(n) else { continue };
@@ -122,13 +125,21 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
     out
 }
 
-/// Transfers and reduces that take time.
+/// Transfers and reduces that take time, in a list of their number (counted first).
 pub fn comm_timings(sim: &Simulation) -> Vec<CommTiming> {
     let g = &sim.derivation.order.graph;
-    g.node_indices()
-        .filter_map(|n| {
-            let t = sim.timeline.span_of(n).filter(|(s, e)| e > s)?;
-            match *g.node_weight(n)? {
+    let timed = |n: NodeIndex| {
+        let t = sim.timeline.span_of(n).filter(|(s, e)| e > s)?;
+        let event = g
+            .node_weight(n)
+            .filter(|e| matches!(e, Event::Coll { .. } | Event::DpReduce { .. }))?;
+        Some((t, *event))
+    };
+    let mut out = Vec::with_capacity(g.node_indices().filter_map(timed).count());
+    out.extend(
+        g.node_indices()
+            .filter_map(timed)
+            .filter_map(|(t, event)| match event {
                 Event::Coll {
                     comm,
                     seam,
@@ -154,9 +165,9 @@ pub fn comm_timings(sim: &Simulation) -> Vec<CommTiming> {
                     end_s: t.1,
                 }),
                 _ => None,
-            }
-        })
-        .collect()
+            }),
+    );
+    out
 }
 
 /// What a [`CommTiming`] does: a transfer of a seam's collective, or a weight-gradient reduce of
