@@ -253,7 +253,8 @@ fn held_within<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Re
 /// ends); an event cut by the buffer's end is parsed again after a refill.
 fn next_event<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<(), Problem> {
     loop {
-        if let Some((event, used)) = fast_event::parse(stream.rest()) {
+        let mut event = EventRef::default();
+        if let Some(used) = fast_event::parse_into(stream.rest(), &mut event) {
             if used as u64 > stream.value_limit() {
                 return Err(stream.value_too_large().into());
             }

@@ -29,8 +29,16 @@ const MAX_DEPTH: u32 = 100;
 
 /// The event at the start of `bytes` and the number of bytes it takes, when it has the plain shape.
 pub fn parse(bytes: &[u8]) -> Option<(EventRef<'_>, usize)> {
-    let mut c = Cursor { b: bytes, i: 0 };
     let mut ev = EventRef::default();
+    parse_into(bytes, &mut ev).map(|used| (ev, used))
+}
+
+/// [`parse`] into `ev` (a fresh [`EventRef::default`]), returning the bytes the event takes:
+/// the caller's event is filled where it stands rather than moved out (an event is some 350
+/// bytes, read a million times). On `None`, `ev` holds what was read before the event left the
+/// plain shape.
+pub fn parse_into<'a>(bytes: &'a [u8], ev: &mut EventRef<'a>) -> Option<usize> {
+    let mut c = Cursor { b: bytes, i: 0 };
     c.eat(b'{')?;
     c.ws();
     if c.peek()? == b'}' {
@@ -79,7 +87,7 @@ pub fn parse(bytes: &[u8]) -> Option<(EventRef<'_>, usize)> {
         Some(_) => return None,
     }
     ev.args = Args::default();
-    Some((ev, c.i))
+    Some(c.i)
 }
 
 struct Cursor<'a> {
