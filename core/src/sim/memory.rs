@@ -412,7 +412,7 @@ fn curve(base: f64, changes: &Changes, scratch: &mut Scratch) -> (Vec<[f64; 2]>,
         }
     }
     // Built in the scratch list and copied out at its length: changes at one instant make one
-    // point, so a curve holds fewer points than changes.
+    // point, so a curve holds at most one point more than its changes, often far fewer.
     let points = &mut scratch.points;
     points.clear();
     points.push([0.0, base]);

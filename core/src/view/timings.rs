@@ -12,7 +12,7 @@ use petgraph::graph::NodeIndex;
 use serde::Serialize;
 
 /// A compute event on the timeline (56 bytes: a scene holds one per compute event, so its ids
-/// are the 32-bit ones).
+/// are the typed 32- and 16-bit ones).
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct EventTiming {
     pub rank: Rank,
@@ -75,9 +75,12 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
             ]
         })
         .collect();
-    // Room for every event of the streams at once (a few are losses and reduces), not grown by
-    // copies: a scene of a million events would leave its outgrown lists behind.
-    let mut out = Vec::with_capacity(d.order.nodes.iter().map(Vec::len).sum());
+    // Room for exactly the events kept (counted first), not grown by copies: a scene of a million
+    // events would leave its outgrown lists behind.
+    let kept = |n: &&NodeIndex| {
+        g.node_weight(**n).is_some_and(Event::is_compute) && sim.timeline.span_of(**n).is_some()
+    };
+    let mut out = Vec::with_capacity(d.order.nodes.iter().flatten().filter(kept).count());
     for nodes in &d.order.nodes {
         for &n in nodes {
             let Some(e) = g.node_weight(n) else { continue };

@@ -62,6 +62,10 @@ id!(
     /// A rank (a device of the pipeline), 0-based: at most `MAX_RANKS` = 2^16 of them, so 16 bits.
     Rank: u16
 );
+
+// Raising the limit past what a rank id holds fails to build, rather than merging ranks into
+// the last one.
+const _: () = assert!(crate::vocab::limits::MAX_RANKS <= u16::MAX as usize + 1);
 id!(
     /// A microbatch, 0-based.
     Mb
