@@ -130,7 +130,7 @@ fn search_finds_actions_microbatches_and_stages() {
     let first = harness.state().selected().unwrap();
     assert_eq!(
         harness.state().shown().unwrap().scene.events[first]
-            .mb
+            .mb()
             .index(),
         7
     );

@@ -125,7 +125,7 @@ impl Shown {
                 "{} {} of microbatch {}",
                 e.action,
                 e.action.phase.describe(),
-                e.mb
+                e.mb()
             ),
             format!("rank {} · {region}", e.rank),
             format!(

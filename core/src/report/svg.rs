@@ -274,7 +274,7 @@ impl Svg<'_> {
                 r#"<rect x="{x0:.2}" y="{y:.1}" width="{w:.2}" height="{LANE}" fill="{fill}" stroke="white" stroke-width="0.6"><title>{} rank {} mb {}: {}–{}</title></rect>"#,
                 e.action,
                 e.rank,
-                e.mb,
+                e.mb(),
                 secs(e.start_s),
                 secs(e.end_s)
             );

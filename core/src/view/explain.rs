@@ -62,7 +62,7 @@ impl RankAt {
             format!(
                 "{} ({})",
                 e.action,
-                phase_words(e.action.phase, e.mb.index())
+                phase_words(e.action.phase, e.mb().index())
             )
         } else if let Some(r) = &self.reducing {
             format!("reducing weight gradients ({r})")

@@ -144,7 +144,7 @@ pub fn chip_label(e: &EventTiming, width_px: f64) -> Option<String> {
     chip_text(
         e.action.stage.index(),
         e.action.phase,
-        e.mb.index(),
+        e.mb().index(),
         width_px,
         false,
     )

@@ -89,7 +89,7 @@ impl Query {
     pub fn matches(&self, e: &EventTiming) -> bool {
         self.terms.iter().all(|t| match *t {
             Term::Action(a) => e.action == a,
-            Term::Microbatch(m) => e.mb.index() == m,
+            Term::Microbatch(m) => e.mb().index() == m,
             Term::Stage(s) => e.action.stage == s.into(),
             Term::Rank(r) => e.rank.index() == r,
             Term::Region(r) => e.region.index() == r,

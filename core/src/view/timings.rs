@@ -7,31 +7,64 @@ use crate::sim::run::Simulation;
 use crate::vocab::action::Action;
 use crate::vocab::comm::{Comm, Group, Seam};
 use crate::vocab::ids::{Mb, Rank, RegionId};
-use crate::vocab::phase::Phase;
 use petgraph::graph::NodeIndex;
 use serde::Serialize;
 
-/// A compute event on the timeline (56 bytes: a scene holds one per compute event, so its ids
-/// are the typed 32- and 16-bit ones).
-#[derive(Serialize, Debug, Clone, PartialEq)]
+/// A compute event on the timeline (48 bytes: a scene holds one per compute event, so its ids
+/// are the typed 32- and 16-bit ones, and its microbatch and direction are read off its action).
+/// Written as JSON with `mb` and `backward` beside the action, as they always were.
+#[derive(Debug, Clone, PartialEq)]
 pub struct EventTiming {
     pub rank: Rank,
     pub action: Action,
     pub region: RegionId,
-    pub mb: Mb,
-    pub backward: bool,
     pub start_s: f64,
     pub end_s: f64,
     /// Which half of an overlapped pair `(F;B)OVERLAP_F_B` the event is, if it is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pair: Option<PairHalf>,
-    /// The event's node in the order graph.
-    #[serde(skip)]
+    /// The event's node in the order graph (not written).
     pub node: u32,
     /// Seconds at its end its stage's collectives keep the rank waiting (exposed tensor-,
     /// expert- or context-parallel communication; 0 when hidden or none).
-    #[serde(skip_serializing_if = "is_zero")]
     pub exposed_comm_s: f64,
+}
+
+impl EventTiming {
+    /// The microbatch (its action's).
+    pub fn mb(&self) -> Mb {
+        self.action.mb
+    }
+
+    /// Whether the event is a backward (or one of its halves, or a four-phase backward).
+    pub fn backward(&self) -> bool {
+        self.action.phase.is_backward()
+    }
+}
+
+impl Serialize for EventTiming {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let written =
+            7 + usize::from(self.pair.is_some()) + usize::from(!is_zero(&self.exposed_comm_s));
+        let mut out = s.serialize_struct("EventTiming", written)?;
+        out.serialize_field("rank", &self.rank)?;
+        out.serialize_field("action", &self.action)?;
+        out.serialize_field("region", &self.region)?;
+        out.serialize_field("mb", &self.mb())?;
+        out.serialize_field("backward", &self.backward())?;
+        out.serialize_field("start_s", &self.start_s)?;
+        out.serialize_field("end_s", &self.end_s)?;
+        match &self.pair {
+            Some(pair) => out.serialize_field("pair", pair)?,
+            None => out.skip_field("pair")?,
+        }
+        if is_zero(&self.exposed_comm_s) {
+            out.skip_field("exposed_comm_s")?;
+        } else {
+            out.serialize_field("exposed_comm_s", &self.exposed_comm_s)?;
+        }
+        out.end()
+    }
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -84,27 +117,11 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
     for nodes in &d.order.nodes {
         for &n in nodes {
             let Some(e) = g.node_weight(n) else { continue };
-            let (region, rank, mb, phase) = match *e {
-                Event::Fwd {
-                    region, rank, mb, ..
-                } => (region, rank, mb, Phase::Forward),
-                Event::Bwd {
-                    region,
-                    rank,
-                    mb,
-                    half,
-                    ..
-                } => (region, rank, mb, half.phase()),
-                Event::FourPhase {
-                    region,
-                    rank,
-                    mb,
-                    phase,
-                    ..
-                } => (region, rank, mb, phase),
-                Event::Recompute {
-                    region, rank, mb, ..
-                } => (region, rank, mb, Phase::Recompute),
+            let (region, rank) = match *e {
+                Event::Fwd { region, rank, .. }
+                | Event::Bwd { region, rank, .. }
+                | Event::FourPhase { region, rank, .. }
+                | Event::Recompute { region, rank, .. } => (region, rank),
                 _ => continue,
             };
             let (Some(action), Some((start_s, end_s))) = (e.action(), sim.timeline.span_of(n))
@@ -115,8 +132,6 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
                 rank,
                 action,
                 region,
-                mb,
-                backward: phase.is_backward(),
                 start_s,
                 end_s,
                 pair: halves.get(&n.index()).copied(),
@@ -211,5 +226,51 @@ impl PartialEq<&str> for CommName {
 impl Serialize for CommName {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scene_holds_its_timings_in_48_bytes_each() {
+        // A million-event scene holds one of each per compute event and per transfer.
+        assert_eq!(std::mem::size_of::<EventTiming>(), 48);
+        assert_eq!(std::mem::size_of::<CommTiming>(), 48);
+    }
+
+    #[test]
+    fn an_event_timing_is_written_with_its_microbatch_and_direction() {
+        use crate::vocab::ids::Stage;
+        use crate::vocab::phase::Phase;
+        let mut e = EventTiming {
+            rank: Rank::new(1),
+            action: Action {
+                stage: Stage::new(5),
+                phase: Phase::Input,
+                mb: Mb::new(3),
+            },
+            region: RegionId::new(2),
+            start_s: 0.5,
+            end_s: 1.0,
+            pair: None,
+            node: 9,
+            exposed_comm_s: 0.0,
+        };
+        let written = |e: &EventTiming| serde_json::to_value(e).unwrap();
+        let text = serde_json::to_string(&e).unwrap();
+        assert!(
+            text.starts_with(r#"{"rank":1,"action":"#)
+                && text
+                    .ends_with(r#","region":2,"mb":3,"backward":true,"start_s":0.5,"end_s":1.0}"#),
+            "{text}"
+        );
+        e.pair = Some(PairHalf::Backward);
+        e.exposed_comm_s = 0.25;
+        let v = written(&e);
+        assert_eq!(v["pair"], "backward");
+        assert_eq!(v["exposed_comm_s"], 0.25);
+        assert!(v.get("node").is_none());
     }
 }
