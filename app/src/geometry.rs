@@ -183,7 +183,7 @@ impl Chip for mpipe::view::timings::EventTiming {
         self.action.stage.index()
     }
     fn mb(&self) -> usize {
-        self.mb().index()
+        self.action.mb.index()
     }
     fn pair(&self) -> Option<PairHalf> {
         self.pair

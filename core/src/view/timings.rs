@@ -114,31 +114,23 @@ pub fn event_timings(sim: &Simulation) -> Vec<EventTiming> {
         g.node_weight(**n).is_some_and(Event::is_compute) && sim.timeline.span_of(**n).is_some()
     };
     let mut out = Vec::with_capacity(d.order.nodes.iter().flatten().filter(kept).count());
-    for nodes in &d.order.nodes {
-        for &n in nodes {
-            let Some(e) = g.node_weight(n) else { continue };
-            let (region, rank) = match *e {
-                Event::Fwd { region, rank, .. }
-                | Event::Bwd { region, rank, .. }
-                | Event::FourPhase { region, rank, .. }
-                | Event::Recompute { region, rank, .. } => (region, rank),
-                _ => continue,
-            };
-            let (Some(action), Some((start_s, end_s))) = (e.action(), sim.timeline.span_of(n))
-            else {
-                continue;
-            };
-            out.push(EventTiming {
-                rank,
-                action,
-                region,
-                start_s,
-                end_s,
-                pair: halves.get(&n.index()).copied(),
-                node: u32::try_from(n.index()).unwrap_or(u32::MAX),
-                exposed_comm_s: sim.stage_comm.of(n.index()).1,
-            });
-        }
+    for &n in d.order.nodes.iter().flatten().filter(kept) {
+        let Some(e) = g.node_weight(n) else { continue };
+        let (Some(region), Some(rank), Some(action), Some((start_s, end_s))) =
+            (e.region(), e.rank(), e.action(), sim.timeline.span_of(n))
+        else {
+            continue;
+        };
+        out.push(EventTiming {
+            rank: Rank::new(rank),
+            action,
+            region,
+            start_s,
+            end_s,
+            pair: halves.get(&n.index()).copied(),
+            node: u32::try_from(n.index()).unwrap_or(u32::MAX),
+            exposed_comm_s: sim.stage_comm.of(n.index()).1,
+        });
     }
     out
 }
