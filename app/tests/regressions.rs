@@ -639,7 +639,7 @@ mod hostile {
     #[test]
     fn a_scenario_too_large_for_memory_is_refused_before_anything_runs() {
         let mut harness = harness();
-        // 25.5 million events: within the CLI's limit (6.2 GiB), not with the app's timeline.
+        // 25.5 million events: within the CLI's limit (4.7 GiB), not with the app's timeline.
         let text = r#"{"format": "mpipe-scenario/1", "model": {"layers": [{"name": "l", "count": 64, "fwd_s": 1}]}, "schedule": ["1f1b"], "ranks": 64, "microbatches": 100000}"#;
         assert!(harness.state_mut().open_text(text, "big.json", None));
         assert!(
@@ -648,7 +648,7 @@ mod hostile {
         );
         harness.run();
         harness.get_by_label_contains(
-            "big.json: field `microbatches`: rule `memory`: simulating it needs about 10.9 GiB",
+            "big.json: field `microbatches`: rule `memory`: simulating it needs about 9.5 GiB",
         );
         harness.get_by_label_contains("(with the app's timeline)");
         // Edited up to it from a small version, the small version's schedule stays.

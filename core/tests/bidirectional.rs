@@ -189,7 +189,7 @@ fn the_mirror_reduces_in_the_simulation_and_reads_as_a_mirror_in_the_derive_json
                 Some(mpipe::graph::event::Event::DpReduce { .. })
             )
         })
-        .map(|n| sim.durations[n.index()])
+        .map(|n| sim.durations()[n.index()])
         .collect();
     assert_eq!(reduces.len(), 8);
     assert!(reduces.iter().all(|&t| t > 0.0), "{reduces:?}");
@@ -248,10 +248,10 @@ proptest::proptest! {
             .map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{e}")))?;
         let d = &sim.derivation;
         proptest::prop_assert!(common::executes(d));
-        let composed = mpipe::sim::maxplus::composed_completion(&d.order, &sim.durations, d.plan.regions.len());
-        proptest::prop_assert_eq!(&composed, &sim.timeline.end);
-        let events = mpipe::sim::engine::simulate_events(&d.order, &sim.durations, Default::default());
-        proptest::prop_assert_eq!(&events.end, &sim.timeline.end);
+        let composed = mpipe::sim::maxplus::composed_completion(&d.order, sim.durations(), d.plan.regions.len());
+        proptest::prop_assert_eq!(&composed, &sim.timeline.ends().collect::<Vec<_>>());
+        let events = mpipe::sim::engine::simulate_events(&d.order, sim.durations().to_vec(), Default::default());
+        proptest::prop_assert_eq!(&events.ends().collect::<Vec<_>>(), &sim.timeline.ends().collect::<Vec<_>>());
         // Each direction's microbatches run on its own stages: the first half on 0..P, the
         // second on the mirror's P..2P.
         for rank in 0..p {

@@ -186,8 +186,8 @@ fn with_idle_time_to_fill_nested_costs_only_the_first_encode_and_the_last_encode
     // without the encoder (the others have slack to absorb an encode: they may move more
     // without lengthening the step).
     let order = &best.derivation.order;
-    let without = mpipe::sim::encoder_free::without_source(order, &best.durations, 1);
-    let encoder_free = mpipe::sim::engine::simulate(order, &without, Default::default());
+    let without = mpipe::sim::encoder_free::without_source(order, best.durations(), 1);
+    let encoder_free = mpipe::sim::engine::simulate(order, without, Default::default());
     let mut checked = 0;
     for &n in &order.nodes[P - 1] {
         if let Some(a) = order.graph[n].action()

@@ -268,14 +268,15 @@ fn slack_is_zero_on_the_critical_path_and_positive_off_it() {
         .enumerate()
         .max_by(|a, b| a.1.total_cmp(b.1))
         .unwrap();
-    let mut durations = sim.durations.clone();
+    let mut durations = sim.durations().to_vec();
     durations[i] += most;
     let delayed =
-        mpipe::sim::engine::simulate(&sim.derivation.order, &durations, SimOptions::default());
+        mpipe::sim::engine::simulate(&sim.derivation.order, durations, SimOptions::default());
     assert_eq!(delayed.makespan, sim.makespan_s);
+    let mut durations = delayed.durations;
     durations[i] += 0.5;
     let late =
-        mpipe::sim::engine::simulate(&sim.derivation.order, &durations, SimOptions::default());
+        mpipe::sim::engine::simulate(&sim.derivation.order, durations, SimOptions::default());
     assert!(late.makespan > sim.makespan_s);
 }
 

@@ -168,13 +168,30 @@ proptest! {
         let sim = mpipe::tune::pipeline::simulate_scenario(&s, mpipe::sim::engine::SimOptions::default())
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let d = &sim.derivation;
-        let composed = mpipe::sim::maxplus::composed_completion(&d.order, &sim.durations, d.plan.regions.len());
-        prop_assert_eq!(&composed, &sim.timeline.end, "{}", s.to_json_string());
+        let composed = mpipe::sim::maxplus::composed_completion(&d.order, sim.durations(), d.plan.regions.len());
+        prop_assert_eq!(&composed, &sim.timeline.ends().collect::<Vec<_>>(), "{}", s.to_json_string());
         let makespan = composed.iter().copied().fold(0.0, f64::max);
         prop_assert_eq!(makespan, sim.makespan_s);
         // The event-driven simulation (a different algorithm) agrees event by event.
-        let events = mpipe::sim::engine::simulate_events(&d.order, &sim.durations, mpipe::sim::engine::SimOptions::default());
-        prop_assert_eq!(&events.end, &sim.timeline.end);
+        let events = mpipe::sim::engine::simulate_events(&d.order, sim.durations().to_vec(), mpipe::sim::engine::SimOptions::default());
+        prop_assert_eq!(&events.ends().collect::<Vec<_>>(), &sim.timeline.ends().collect::<Vec<_>>());
+        // A longest path records no binders and reads each off the node's predecessors; the
+        // event-driven one records them. Either way a node's binder is one of its predecessors
+        // and ends when the node starts, and a node without one starts at 0.
+        prop_assert!(sim.timeline.binder.is_empty());
+        prop_assert_eq!(events.binder.len(), d.order.graph.node_count());
+        for timeline in [&sim.timeline, &events] {
+            for n in d.order.graph.node_indices() {
+                let start = timeline.start_of(n).unwrap();
+                match timeline.binder_of(&d.order, n) {
+                    Some(b) => {
+                        prop_assert!(d.order.graph.preds(n.index()).contains(&(b.index() as u32)));
+                        prop_assert_eq!(timeline.end_of(b), Some(start));
+                    }
+                    None => prop_assert_eq!(start, 0.0),
+                }
+            }
+        }
     }
 
     #[test]
@@ -260,8 +277,8 @@ proptest! {
             .map_err(|e| TestCaseError::fail(format!("{e}\n{}", s.to_json_string())))?;
         prop_assert!(common::executes(&sim.derivation));
         let d = &sim.derivation;
-        let composed = mpipe::sim::maxplus::composed_completion(&d.order, &sim.durations, d.plan.regions.len());
-        prop_assert_eq!(&composed, &sim.timeline.end);
+        let composed = mpipe::sim::maxplus::composed_completion(&d.order, sim.durations(), d.plan.regions.len());
+        prop_assert_eq!(&composed, &sim.timeline.ends().collect::<Vec<_>>());
     }
 
     #[test]
@@ -338,10 +355,10 @@ proptest! {
             .map_err(|e| TestCaseError::fail(format!("{e}\n{}", s.to_json_string())))?;
         let d = &sim.derivation;
         prop_assert!(common::executes(d), "{}", s.to_json_string());
-        let composed = mpipe::sim::maxplus::composed_completion(&d.order, &sim.durations, d.plan.regions.len());
-        prop_assert_eq!(&composed, &sim.timeline.end);
-        let events = mpipe::sim::engine::simulate_events(&d.order, &sim.durations, mpipe::sim::engine::SimOptions::default());
-        prop_assert_eq!(&events.end, &sim.timeline.end);
+        let composed = mpipe::sim::maxplus::composed_completion(&d.order, sim.durations(), d.plan.regions.len());
+        prop_assert_eq!(&composed, &sim.timeline.ends().collect::<Vec<_>>());
+        let events = mpipe::sim::engine::simulate_events(&d.order, sim.durations().to_vec(), mpipe::sim::engine::SimOptions::default());
+        prop_assert_eq!(&events.ends().collect::<Vec<_>>(), &sim.timeline.ends().collect::<Vec<_>>());
         // An overlapped pair runs as one slot: it starts once both halves' inputs are in, the
         // backward right after the forward, and lasts t_F + t_B − e·min(t_F, t_B).
         for &[f, b] in &d.order.pairs {

@@ -267,10 +267,14 @@ fn the_max_plus_composition_equals_the_longest_path_with_collectives_inside_stag
         );
         let composed = mpipe::sim::maxplus::composed_completion(
             &d.order,
-            &sim.durations,
+            sim.durations(),
             d.plan.regions.len(),
         );
-        assert_eq!(composed, sim.timeline.end, "{schedule:?}");
+        assert_eq!(
+            composed,
+            sim.timeline.ends().collect::<Vec<_>>(),
+            "{schedule:?}"
+        );
     }
 }
 
@@ -319,7 +323,7 @@ fn an_encoder_on_a_wider_rank_runs_data_parallel_over_its_devices() {
         .filter(|&n| {
             matches!(d.order.graph[n], mpipe::graph::event::Event::Fwd { region, .. } if usize::from(region) == 1)
         })
-        .map(|n| sim.durations[n.index()])
+        .map(|n| sim.durations()[n.index()])
         .collect();
     assert_eq!(encodes, [1.0, 1.0]);
 }

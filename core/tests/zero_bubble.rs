@@ -68,7 +68,7 @@ fn zb_h1_orders_by_hand() {
                 Half::Weight => 0.5,
                 Half::Whole => panic!("zb1p runs no whole backward"),
             };
-            assert_eq!(sim.durations[n.index()], want);
+            assert_eq!(sim.durations()[n.index()], want);
         }
     }
 }

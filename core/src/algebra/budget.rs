@@ -10,12 +10,13 @@ use crate::vocab::units::gib;
 
 /// Heap bytes per event of the order graph for derive + simulate: the graph (events and flat
 /// lists of its edges and streams), the per-rank orders, durations, the timeline (and the
-/// encoder-free one), slack, the critical path, memory curves and metrics. Measured: 160–200
-/// bytes per event.
-pub const BYTES_PER_EVENT: f64 = 260.0;
+/// encoder-free one), slack, the critical path, memory curves and metrics. Measured: 77–87
+/// bytes per event of peak heap (`core/tests/memory_estimate.rs`), about 110 of resident size;
+/// the rest is margin.
+pub const BYTES_PER_EVENT: f64 = 200.0;
 
 /// With a cost-based owner map (`greedy_slack`, `optimized`) the search holds a second order graph
-/// while it simulates candidates: measured up to 300 bytes per event.
+/// while it simulates candidates: measured up to 162 bytes per event.
 pub const OWNER_SEARCH_FACTOR: f64 = 1.6;
 
 /// With `workload.graphs`, `simulate` holds the scenario's simulation and one packing's at once.

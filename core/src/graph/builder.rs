@@ -30,17 +30,37 @@ pub(crate) fn key(plan: &Plan, region: usize, rank: usize, mb: usize) -> usize {
     ((region - 1) * plan.ranks + rank) * plan.microbatches + mb
 }
 
+/// A node or none in four bytes (an `Option<NodeIndex>` takes eight): the builder's tables
+/// hold one per region, rank and microbatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct MaybeNode(u32);
+
+impl MaybeNode {
+    /// No node (an index no node has: a graph's indices are below `u32::MAX`).
+    pub(crate) const NONE: MaybeNode = MaybeNode(u32::MAX);
+
+    pub(crate) fn get(self) -> Option<NodeIndex> {
+        (self != MaybeNode::NONE).then(|| NodeIndex::new(self.0 as usize))
+    }
+}
+
+impl From<NodeIndex> for MaybeNode {
+    fn from(n: NodeIndex) -> MaybeNode {
+        u32::try_from(n.index()).map_or(MaybeNode::NONE, MaybeNode)
+    }
+}
+
 pub(crate) struct Builder<'a> {
     pub(crate) plan: &'a Plan,
     pub(crate) collectives: &'a Collectives,
     pub(crate) graph: OrderGraph,
-    pub(crate) fwd: Vec<Option<NodeIndex>>,
+    pub(crate) fwd: Vec<MaybeNode>,
     /// The whole backward, or its input half (`I`) where the region's schedule splits it.
-    pub(crate) bwd: Vec<Option<NodeIndex>>,
+    pub(crate) bwd: Vec<MaybeNode>,
     /// The weight half (`W`) of a split backward, where the region reduces weight gradients.
-    pub(crate) weight: Vec<Option<NodeIndex>>,
+    pub(crate) weight: Vec<MaybeNode>,
     /// The four phases (FE, FF, BF, BE) of a second-order schedule's (region, rank, microbatch).
-    pub(crate) four: Vec<[Option<NodeIndex>; 4]>,
+    pub(crate) four: Vec<[MaybeNode; 4]>,
     /// Whether the backward of each (region, rank, microbatch) is split into `I` and `W` (by
     /// [`Builder::key`]): the region's op set, or what the slots (or the hand-written order) say.
     pub(crate) split: Vec<bool>,
@@ -108,11 +128,11 @@ impl<'a> Builder<'a> {
             plan,
             collectives,
             graph,
-            fwd: vec![None; size],
-            bwd: vec![None; size],
+            fwd: vec![MaybeNode::NONE; size],
+            bwd: vec![MaybeNode::NONE; size],
             // Only split backwards have weight halves to find.
             weight: if split.contains(&true) {
-                vec![None; size]
+                vec![MaybeNode::NONE; size]
             } else {
                 Vec::new()
             },
@@ -124,7 +144,7 @@ impl<'a> Builder<'a> {
             four_phase,
             last_route: None,
             four: if four_phase {
-                vec![[None; 4]; size]
+                vec![[MaybeNode::NONE; 4]; size]
             } else {
                 Vec::new()
             },
@@ -187,10 +207,10 @@ impl Builder<'_> {
         let key = self.key(region, rank, mb);
         let split = self.split.get(key).copied().unwrap_or(false);
         match phase {
-            Phase::Forward => self.fwd.get(key).copied().flatten(),
-            Phase::Backward if !split => self.bwd.get(key).copied().flatten(),
-            Phase::Input if split => self.bwd.get(key).copied().flatten(),
-            Phase::Weight if split => self.weight.get(key).copied().flatten(),
+            Phase::Forward => self.fwd.get(key).and_then(|n| n.get()),
+            Phase::Backward if !split => self.bwd.get(key).and_then(|n| n.get()),
+            Phase::Input if split => self.bwd.get(key).and_then(|n| n.get()),
+            Phase::Weight if split => self.weight.get(key).and_then(|n| n.get()),
             Phase::Backward | Phase::Input | Phase::Weight | Phase::Recompute => None,
             Phase::EnergyForward
             | Phase::ForceForward
@@ -198,7 +218,7 @@ impl Builder<'_> {
             | Phase::EnergyBackward => self
                 .four
                 .get(key)
-                .and_then(|nodes| nodes.get(phase.four_index()?).copied().flatten()),
+                .and_then(|nodes| nodes.get(phase.four_index()?)?.get()),
         }
     }
 
@@ -322,7 +342,7 @@ impl Builder<'_> {
         if let (Some(nodes), Some(i)) = (self.four.get_mut(key), phase.four_index())
             && let Some(slot) = nodes.get_mut(i)
         {
-            *slot = Some(n);
+            *slot = n.into();
         }
         n
     }
@@ -455,7 +475,7 @@ impl Builder<'_> {
             });
             let key = self.key(u.region, u.rank, mb);
             if let Some(slot) = self.fwd.get_mut(key) {
-                *slot = Some(f);
+                *slot = f.into();
             }
             if let Some((pu, pn)) = prev {
                 // Seam collectives as `derive` computed them (Table 2; slab to slab: Send).
@@ -505,7 +525,7 @@ impl Builder<'_> {
                 half: if split { Half::Input } else { Half::Whole },
             });
             if let Some(slot) = self.bwd.get_mut(key) {
-                *slot = Some(b);
+                *slot = b.into();
             }
             self.graph.add_edge(f, b, EdgeKind::Activation);
             match downstream {
@@ -530,7 +550,7 @@ impl Builder<'_> {
                     half: Half::Weight,
                 });
                 if let Some(slot) = self.weight.get_mut(key) {
-                    *slot = Some(w);
+                    *slot = w.into();
                 }
                 self.graph.add_edge(b, w, EdgeKind::Gradient);
                 w

@@ -6,15 +6,18 @@
 use crate::graph::order::Order;
 use petgraph::graph::NodeIndex;
 
-/// Start and end time of every node (indexed by node index), seconds from the step's start.
+/// Start time and duration of every node (indexed by node index), seconds from the step's
+/// start; a node ends at its start plus its duration (read through [`Timeline::end_of`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timeline {
     pub start: Vec<f64>,
-    pub end: Vec<f64>,
+    /// The durations the timeline was computed with (indexed by node index).
+    pub durations: Vec<f64>,
     pub makespan: f64,
     /// One more than the index of the event whose finish set each node's start ([`UNBOUND`]
-    /// when it starts at 0 unbound; so a fresh list is zeroed memory): read it through
-    /// [`Timeline::binder_of`].
+    /// when it starts at 0 unbound; so a fresh list is zeroed memory), where something but the
+    /// order's edges can bind a start (a busy link); empty for a longest path, whose binder is
+    /// read off the order's edges when asked. Read it through [`Timeline::binder_of`].
     pub binder: Vec<u32>,
 }
 
@@ -39,7 +42,13 @@ impl Timeline {
 
     /// When node `n` ends.
     pub fn end_of(&self, n: NodeIndex) -> Option<f64> {
-        self.end.get(n.index()).copied()
+        let i = n.index();
+        Some(self.start.get(i)? + self.durations.get(i)?)
+    }
+
+    /// When each node ends, by node index.
+    pub fn ends(&self) -> impl ExactSizeIterator<Item = f64> + '_ {
+        self.start.iter().zip(&self.durations).map(|(s, d)| s + d)
     }
 
     /// When node `n` starts and ends.
@@ -47,8 +56,14 @@ impl Timeline {
         Some((self.start_of(n)?, self.end_of(n)?))
     }
 
-    /// The event whose finish set node `n`'s start (`None` when it starts at 0 unbound).
-    pub fn binder_of(&self, n: NodeIndex) -> Option<NodeIndex> {
+    /// The event whose finish set node `n`'s start in `order` (the order the timeline was
+    /// computed for; `None` when it starts at 0 unbound): the recorded one, or, with none
+    /// recorded (a longest path), the first of its predecessors to end last.
+    pub fn binder_of(&self, order: &Order, n: NodeIndex) -> Option<NodeIndex> {
+        if self.binder.is_empty() {
+            return latest_pred(order, |p| self.end_of(NodeIndex::new(p)), n.index())
+                .map(|(p, _)| NodeIndex::new(p));
+        }
         match self.binder.get(n.index()) {
             Some(&b) if b != UNBOUND => Some(NodeIndex::new(b as usize - 1)),
             _ => None,
@@ -61,47 +76,55 @@ impl Timeline {
     }
 }
 
+/// Node `i`'s predecessor in `order` that binds its start on a longest path with these ends,
+/// and the start: the first predecessor to end last (the first one at all, when every
+/// predecessor ends at 0); `None` and 0 without one.
+fn latest_pred(
+    order: &Order,
+    end: impl Fn(usize) -> Option<f64>,
+    i: usize,
+) -> Option<(usize, f64)> {
+    let preds = order.graph.preds(i);
+    let (&first, rest) = preds.split_first()?;
+    let mut bound = (first as usize, end(first as usize).unwrap_or(0.0).max(0.0));
+    for &p in rest {
+        let e = end(p as usize).unwrap_or(0.0);
+        if e > bound.1 {
+            bound = (p as usize, e);
+        }
+    }
+    Some(bound)
+}
+
 /// The timeline of `order` with the given durations (indexed by node index) when nothing but
-/// its edges holds an event back: the longest path, one pass in topological order.
-pub fn longest_path(order: &Order, durations: &[f64]) -> Timeline {
+/// its edges holds an event back: the longest path, one pass in topological order. It records
+/// no binders: [`Timeline::binder_of`] reads them off the edges.
+pub fn longest_path(order: &Order, mut durations: Vec<f64>) -> Timeline {
     let n = order.graph.node_count();
+    // A node the durations miss takes none.
+    durations.resize(n, 0.0);
     let mut start = vec![0.0f64; n];
-    let mut end = vec![0.0f64; n];
-    let mut binder: Vec<u32> = vec![UNBOUND; n];
     let mut makespan = 0.0f64;
     for &v in &order.topological {
         let i = v as usize;
-        // The first predecessor to end last binds the start (the first one at all, when every
-        // predecessor ends at 0).
-        let preds = order.graph.preds(i);
-        let (mut s, mut bound) = match preds.first() {
-            Some(&p) => (
-                end.get(p as usize).copied().unwrap_or(0.0).max(0.0),
-                Some(p),
-            ),
-            None => (0.0, None),
-        };
-        for &p in preds.get(1..).unwrap_or_default() {
-            let e = end.get(p as usize).copied().unwrap_or(0.0);
-            if e > s {
-                s = e;
-                bound = Some(p);
+        // The latest predecessor's end, never below 0 (the start of a node that has none).
+        let mut s = 0.0f64;
+        for &p in order.graph.preds(i) {
+            let p = p as usize;
+            if let (Some(ps), Some(pd)) = (start.get(p), durations.get(p)) {
+                s = s.max(ps + pd);
             }
         }
-        let e = s + durations.get(i).copied().unwrap_or(0.0);
-        if let (Some(ss), Some(ee), Some(b)) = (start.get_mut(i), end.get_mut(i), binder.get_mut(i))
-        {
+        if let (Some(ss), Some(d)) = (start.get_mut(i), durations.get(i)) {
             *ss = s;
-            *ee = e;
-            *b = bound.map_or(UNBOUND, |p| bound_by(p as usize));
+            makespan = makespan.max(s + d);
         }
-        makespan = makespan.max(e);
     }
     Timeline {
         start,
-        end,
+        durations,
         makespan,
-        binder,
+        binder: Vec::new(),
     }
 }
 
@@ -119,5 +142,5 @@ pub fn logical_time(order: &Order) -> Timeline {
             _ => 0.0,
         })
         .collect();
-    longest_path(order, &unit)
+    longest_path(order, unit)
 }

@@ -284,7 +284,7 @@ impl Costs {
                         .copied()
                         .unwrap_or(0.0)
             } else {
-                sim.durations.get(n.index()).copied().unwrap_or(0.0)
+                sim.durations().get(n.index()).copied().unwrap_or(0.0)
             };
             match graph.node_weight(n) {
                 Some(Event::Fwd { .. } | Event::FourPhase { .. }) => costs.forward.add(d),

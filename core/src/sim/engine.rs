@@ -36,8 +36,8 @@ impl PartialOrd for Finish {
     }
 }
 
-/// Runs the order with the given durations (indexed by node index).
-pub fn simulate(order: &Order, durations: &[f64], options: SimOptions) -> Timeline {
+/// Runs the order with the given durations (indexed by node index), which the timeline keeps.
+pub fn simulate(order: &Order, durations: Vec<f64>, options: SimOptions) -> Timeline {
     if options.serialize_links || order.topological.len() != order.graph.node_count() {
         return simulate_events(order, durations, options);
     }
@@ -47,14 +47,15 @@ pub fn simulate(order: &Order, durations: &[f64], options: SimOptions) -> Timeli
 
 /// The event-driven simulation (a heap of finish times), needed when transfers queue on links;
 /// without link contention it gives the same timeline as [`simulate`].
-pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) -> Timeline {
+pub fn simulate_events(order: &Order, mut durations: Vec<f64>, options: SimOptions) -> Timeline {
     let g = &order.graph;
     let n = g.node_count();
+    // A node the durations miss takes none.
+    durations.resize(n, 0.0);
     let mut remaining = g.in_degrees();
     let mut ready = vec![0.0f64; n];
     let mut binder: Vec<u32> = vec![UNBOUND; n];
     let mut start = vec![0.0f64; n];
-    let mut end = vec![0.0f64; n];
     let mut link_free: HashMap<(Rank, Rank), (f64, NodeIndex)> = HashMap::new();
     let mut heap = BinaryHeap::with_capacity(1024);
     let duration = |i: usize| durations.get(i).copied().unwrap_or(0.0);
@@ -64,7 +65,6 @@ pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) ->
                       ready: &[f64],
                       binder: &mut [u32],
                       start: &mut [f64],
-                      end: &mut [f64],
                       heap: &mut BinaryHeap<Finish>| {
         let mut s = ready.get(i).copied().unwrap_or(0.0);
         if options.serialize_links
@@ -84,17 +84,15 @@ pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) ->
             }
             link_free.insert(key, (s + duration(i), NodeIndex::new(i)));
         }
-        let e = s + duration(i);
-        if let (Some(ss), Some(ee)) = (start.get_mut(i), end.get_mut(i)) {
+        if let Some(ss) = start.get_mut(i) {
             *ss = s;
-            *ee = e;
         }
-        heap.push(Finish(e, i));
+        heap.push(Finish(s + duration(i), i));
     };
 
     for i in 0..n {
         if remaining.get(i) == Some(&0) {
-            launch(i, &ready, &mut binder, &mut start, &mut end, &mut heap);
+            launch(i, &ready, &mut binder, &mut start, &mut heap);
         }
     }
     let mut makespan = 0.0f64;
@@ -112,14 +110,14 @@ pub fn simulate_events(order: &Order, durations: &[f64], options: SimOptions) ->
             if let Some(left) = remaining.get_mut(j) {
                 *left = left.saturating_sub(1);
                 if *left == 0 {
-                    launch(j, &ready, &mut binder, &mut start, &mut end, &mut heap);
+                    launch(j, &ready, &mut binder, &mut start, &mut heap);
                 }
             }
         }
     }
     Timeline {
         start,
-        end,
+        durations,
         makespan,
         binder,
     }
@@ -130,10 +128,10 @@ pub fn critical_path(order: &Order, timeline: &Timeline) -> Vec<NodeIndex> {
     // The node that ends last (the lowest on a tie), by `f64::total_cmp`'s order: its key, an
     // integer compared as the floats are.
     let key = crate::sim::memory::total_order_key;
-    let mut ends = timeline.end.iter().take(order.graph.node_count());
-    let last = ends.next().map(|&first| {
+    let mut ends = timeline.ends().take(order.graph.node_count());
+    let last = ends.next().map(|first| {
         let (mut latest, mut at) = (key(first), 0);
-        for (i, &end) in ends.enumerate() {
+        for (i, end) in ends.enumerate() {
             let k = key(end);
             if k > latest {
                 (latest, at) = (k, i + 1);
@@ -146,7 +144,7 @@ pub fn critical_path(order: &Order, timeline: &Timeline) -> Vec<NodeIndex> {
     let mut guard = order.graph.node_count() + 1;
     while let Some(v) = at {
         path.push(v);
-        at = timeline.binder_of(v);
+        at = timeline.binder_of(order, v);
         guard -= 1;
         if guard == 0 {
             break;
@@ -164,8 +162,7 @@ pub fn slack(order: &Order, timeline: &Timeline) -> Vec<f64> {
     let mut slack = vec![0.0; n];
     for &v in order.topological.iter().rev() {
         let i = v as usize;
-        let duration = timeline.end.get(i).copied().unwrap_or(0.0)
-            - timeline.start.get(i).copied().unwrap_or(0.0);
+        let duration = timeline.duration_of(NodeIndex::new(i)).unwrap_or(0.0);
         let latest_start = latest_end.get(i).copied().unwrap_or(timeline.makespan) - duration;
         if let Some(s) = slack.get_mut(i) {
             *s = (latest_start - timeline.start.get(i).copied().unwrap_or(0.0)).max(0.0);

@@ -198,7 +198,10 @@ pub fn expected(
                 Kind::Fixed => mean,
             };
         }
-        steps.push(simulate(order, &durations, options).makespan);
+        // The draw's timeline hands its durations back for the next draw.
+        let timeline = simulate(order, durations, options);
+        steps.push(timeline.makespan);
+        durations = timeline.durations;
     }
     steps.sort_by(f64::total_cmp);
     Some(Expected {

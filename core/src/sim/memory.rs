@@ -113,8 +113,8 @@ fn four_phase_activations(
     order: &Order,
     timeline: &Timeline,
     places: &Places,
-    deltas: &mut [Changes],
-    parts: &mut Parts,
+    nodes: &[NodeIndex],
+    lists: &mut Lists,
 ) {
     // Only a second-order wavefront has four-phase events.
     if !plan
@@ -128,7 +128,7 @@ fn four_phase_activations(
     let recomputes = plan.layers.iter().any(|l| l.dropped_share > 0.0);
     let mut phases: rustc_hash::FxHashMap<(usize, usize, usize), [Option<NodeIndex>; 4]> =
         rustc_hash::FxHashMap::default();
-    for n in g.node_indices() {
+    for &n in nodes {
         if let Some(&Event::FourPhase {
             region,
             rank,
@@ -157,11 +157,12 @@ fn four_phase_activations(
             list.push(free_at, -bytes, at);
         }
     };
+    let Lists {
+        held: list,
+        recomputed: part,
+        ..
+    } = lists;
     for ((region, rank, mb), [fe, ff, bf, be]) in phases {
-        let (Some(list), Some(part)) = (deltas.get_mut(rank), parts.recomputed.get_mut(rank))
-        else {
-            continue;
-        };
         let key = (region, rank, mb);
         if let Some(fe) = fe {
             hold(
@@ -202,36 +203,26 @@ fn four_phase_activations(
     }
 }
 
-/// Memory curves of every rank.
+/// Memory curves of every rank, one rank at a time (its changes gathered from its stream's
+/// events, then put in order): the lists are one rank's long, reused.
 pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurve> {
-    // A change per compute event of a rank (a forward's hold and its free, at a backward),
-    // room for them at once rather than grown by copies (a backward's workspace, where it has
-    // one, grows it once).
-    let mut deltas: Vec<Changes> = (0..plan.ranks)
-        .map(|r| Changes::with_capacity(order.nodes.get(r).map_or(0, Vec::len)))
-        .collect();
-    let mut parts = Parts {
-        recomputed: (0..plan.ranks).map(|_| Changes::default()).collect(),
-        offloaded: (0..plan.ranks).map(|_| Changes::default()).collect(),
-    };
     let places = Places::new(order);
-    workspaces(plan, order, timeline, &places, &mut deltas);
-    step_gradients(plan, order, timeline, &places, &mut deltas);
-    four_phase_activations(plan, order, timeline, &places, &mut deltas, &mut parts);
-    activations(plan, order, timeline, &places, &mut deltas, &mut parts);
-    drop(places);
     let capacity = plan.hardware.memory_bytes;
     let mut scratch = Scratch::default();
-    deltas
-        .into_iter()
-        .zip(parts.recomputed.into_iter().zip(parts.offloaded))
-        .enumerate()
-        .map(|(rank, (list, (recomputed, offloaded)))| {
+    let mut lists = Lists::default();
+    (0..plan.ranks)
+        .map(|rank| {
+            let nodes = order.nodes.get(rank).map_or(&[][..], Vec::as_slice);
+            lists.clear();
+            workspaces(plan, order, timeline, &places, nodes, &mut lists.held);
+            step_gradients(plan, order, timeline, &places, rank, nodes, &mut lists.held);
+            four_phase_activations(plan, order, timeline, &places, nodes, &mut lists);
+            activations(plan, order, timeline, &places, nodes, &mut lists);
             let base = static_bytes(plan, rank);
-            let (points, peak, peak_at) = curve(base, &list, &mut scratch);
-            let mut part = |list: Changes| match list.is_empty() {
+            let (points, peak, peak_at) = curve(base, &lists.held, &mut scratch);
+            let mut part = |list: &Changes| match list.is_empty() {
                 true => Vec::new(),
-                false => curve(0.0, &list, &mut scratch).0,
+                false => curve(0.0, list, &mut scratch).0,
             };
             MemoryCurve {
                 rank,
@@ -240,17 +231,27 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
                 peak_bytes: peak,
                 peak_at_s: peak_at,
                 over_capacity: capacity.is_some_and(|c| peak > c),
-                recomputed_points: part(recomputed),
-                offloaded_points: part(offloaded),
+                recomputed_points: part(&lists.recomputed),
+                offloaded_points: part(&lists.offloaded),
             }
         })
         .collect()
 }
 
-/// The parts of the activations drawn apart, per rank: change lists like the curve's.
-struct Parts {
-    recomputed: Vec<Changes>,
-    offloaded: Vec<Changes>,
+/// One rank's change lists: what it holds, and the parts of its activations drawn apart.
+#[derive(Default)]
+struct Lists {
+    held: Changes,
+    recomputed: Changes,
+    offloaded: Changes,
+}
+
+impl Lists {
+    fn clear(&mut self) {
+        for list in [&mut self.held, &mut self.recomputed, &mut self.offloaded] {
+            list.clear();
+        }
+    }
 }
 
 /// Where a change happens: nowhere on a rank's compute stream.
@@ -313,11 +314,9 @@ struct Changes {
 }
 
 impl Changes {
-    fn with_capacity(n: usize) -> Changes {
-        Changes {
-            list: Vec::with_capacity(n),
-            at: Vec::with_capacity(n),
-        }
+    fn clear(&mut self) {
+        self.list.clear();
+        self.at.clear();
     }
 
     #[inline]
@@ -460,25 +459,24 @@ fn step_gradients(
     order: &Order,
     timeline: &Timeline,
     places: &Places,
-    deltas: &mut [Changes],
+    rank: usize,
+    nodes: &[NodeIndex],
+    list: &mut Changes,
 ) {
     let factor = plan.hardware.step_grad_bytes_per_param_byte.unwrap_or(0.0);
     if factor <= 0.0 {
         return;
     }
     let g = &order.graph;
-    // The first such backward's start, and its place.
-    let mut first: rustc_hash::FxHashMap<(usize, usize), (f64, u32)> =
-        rustc_hash::FxHashMap::default();
-    for n in g.node_indices() {
-        if let Some(&Event::Bwd {
-            region, rank, half, ..
-        }) = g.node_weight(n)
+    // The first such backward's start, and its place, per region.
+    let mut first: rustc_hash::FxHashMap<usize, (f64, u32)> = rustc_hash::FxHashMap::default();
+    for &n in nodes {
+        if let Some(&Event::Bwd { region, half, .. }) = g.node_weight(n)
             && half != crate::vocab::phase::Half::Input
             && let Some((start, _)) = timeline.span_of(n)
         {
             let at = first
-                .entry((region.into(), rank.index()))
+                .entry(region.into())
                 .or_insert((start, places.start(n)));
             // `min`'s choice, bit for bit (a NaN start is replaced, as `min` replaces it).
             let earliest = at.0.min(start);
@@ -488,11 +486,9 @@ fn step_gradients(
         }
     }
     let end = timeline.makespan;
-    for ((region, rank), (start, at)) in first {
+    for (region, (start, at)) in first {
         let bytes = factor * crate::sim::cost::param_bytes(plan, region, rank);
-        if bytes > 0.0
-            && let Some(list) = deltas.get_mut(rank)
-        {
+        if bytes > 0.0 {
             list.push(start, bytes, at);
             list.push(end.max(start), -bytes, places.after(rank));
         }
@@ -507,7 +503,8 @@ fn workspaces(
     order: &Order,
     timeline: &Timeline,
     places: &Places,
-    deltas: &mut [Changes],
+    nodes: &[NodeIndex],
+    list: &mut Changes,
 ) {
     let g = &order.graph;
     let transient = plan
@@ -519,7 +516,7 @@ fn workspaces(
     if !holds(transient) && !plan.layers.iter().any(|l| holds(l.workspace_bytes)) {
         return;
     }
-    for n in g.node_indices() {
+    for &n in nodes {
         let backward = match g.node_weight(n) {
             Some(&Event::Bwd {
                 region, rank, half, ..
@@ -540,7 +537,6 @@ fn workspaces(
                 );
             }
             if bytes > 0.0
-                && let Some(list) = deltas.get_mut(rank.index())
                 && let Some((start, end)) = timeline.span_of(n)
             {
                 list.push(start, bytes, places.start(n));
@@ -557,8 +553,8 @@ fn activations(
     order: &Order,
     timeline: &Timeline,
     places: &Places,
-    deltas: &mut [Changes],
-    parts: &mut Parts,
+    nodes: &[NodeIndex],
+    lists: &mut Lists,
 ) {
     let g = &order.graph;
     let recomputes = plan.layers.iter().any(|l| l.dropped_share > 0.0);
@@ -568,7 +564,12 @@ fn activations(
         .any(crate::algebra::model::Layer::offloads);
     let mut saved = PerUnit::new(plan, activation_bytes);
     let mut input_part = PerUnit::new(plan, activation_input_bytes);
-    for n in g.node_indices() {
+    let Lists {
+        held: list,
+        recomputed,
+        offloaded,
+    } = lists;
+    for &n in nodes {
         let Some(&Event::Fwd {
             region, rank, mb, ..
         }) = g.node_weight(n)
@@ -631,9 +632,6 @@ fn activations(
                     )
                 })
         });
-        let Some(list) = deltas.get_mut(rank.index()) else {
-            continue;
-        };
         let weight_end = weight.and_then(|w| Some((timeline.end_of(w)?, places.end(w))));
         let (region, rank, mb) = (region.into(), rank.into(), mb.into());
         // The input half's part is read only where there is a weight half to keep the rest.
@@ -651,10 +649,8 @@ fn activations(
                 // The copies run on the copy stream: no place on the compute stream.
                 list.push(gone, -bytes, NOWHERE);
                 list.push(again.max(gone), bytes, NOWHERE);
-                if let Some(host) = parts.offloaded.get_mut(rank) {
-                    host.push(gone, bytes, NOWHERE);
-                    host.push(again.max(gone), -bytes, NOWHERE);
-                }
+                offloaded.push(gone, bytes, NOWHERE);
+                offloaded.push(again.max(gone), -bytes, NOWHERE);
             }
         }
         // Recomputed layers make their activations again when the backward starts (its input
@@ -677,9 +673,7 @@ fn activations(
                 let again = (again, places.start(from));
                 let (bytes, input) = crate::sim::cost::recomputed_placed(plan, key, early, split);
                 hold(list, (again, free_at, weight_end), bytes, input);
-                if let Some(part) = parts.recomputed.get_mut(rank) {
-                    hold(part, (again, free_at, weight_end), bytes, input);
-                }
+                hold(recomputed, (again, free_at, weight_end), bytes, input);
             }
         }
     }

@@ -172,7 +172,7 @@ fn walk(
         if start > prev_end {
             // The part of the wait during which a transfer into this event was in flight.
             let mut comm = 0.0;
-            if let Some(b) = timeline.binder_of(n)
+            if let Some(b) = timeline.binder_of(order, n)
                 && matches!(
                     g.node_weight(b),
                     Some(Event::Coll { .. } | Event::Copy { .. })

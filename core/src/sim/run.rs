@@ -17,8 +17,6 @@ use std::convert::Infallible;
 #[derive(Debug, Clone)]
 pub struct Simulation {
     pub derivation: Derivation,
-    /// Duration of every node, by node index.
-    pub durations: Vec<f64>,
     /// Of each node's duration, the runtime's own share (per-action overhead, posting, a
     /// switch): what a measured action's compute does not hold. Empty when the runtime adds to
     /// no node (every node reads 0).
@@ -40,6 +38,11 @@ pub struct Simulation {
 }
 
 impl Simulation {
+    /// Duration of every node, by node index (the timeline's).
+    pub fn durations(&self) -> &[f64] {
+        &self.timeline.durations
+    }
+
     /// How long each event (by node index) could start later without delaying the step (0 on
     /// the critical path): a backward pass over the order, computed when a view asks for it.
     pub fn slack(&self) -> Vec<f64> {
@@ -85,17 +88,19 @@ fn run_passes<E>(
         runtime_s,
         comm: stage_comm,
     } = cost::timed(plan, order);
-    let timeline = simulate(order, &durations, options);
+    let source = source_region(plan);
+    let free = source.map(|s| without_source(order, &durations, s));
+    let timeline = simulate(order, durations, options);
+    let durations = &timeline.durations;
     let makespan = timeline.makespan;
     pass(0.5)?;
     let memory = memory::memory(plan, order, &timeline);
     pass(0.6)?;
 
-    let source = source_region(plan);
     let spills = spills(plan);
-    let (windows, encoder_free_makespan_s) = match source {
-        Some(s) => {
-            let free = simulate(order, &without_source(order, &durations, s), options);
+    let (windows, encoder_free_makespan_s) = match free {
+        Some(free) => {
+            let free = simulate(order, free, options);
             (
                 Some(warmup_windows(plan, order, &free)),
                 Some(free.makespan),
@@ -159,7 +164,6 @@ fn run_passes<E>(
     let critical_path = critical_path(order, &timeline);
     pass(1.0)?;
     Ok(Simulation {
-        durations,
         runtime_s,
         stage_comm,
         makespan_s: makespan,

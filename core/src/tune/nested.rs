@@ -132,7 +132,7 @@ pub fn place(
         return order;
     }
     let original = order.nodes.clone();
-    let logical = simulate(&order, durations, options);
+    let logical = simulate(&order, durations.to_vec(), options);
     let (mut items, streams) = split(&order, encoder, generator);
     let anchors = anchors(&order, &items);
     let pairs: FxHashMap<NodeIndex, NodeIndex> = order.pairs.iter().map(|&[a, b]| (a, b)).collect();
@@ -157,7 +157,7 @@ pub fn place(
     });
     order.nodes.clone_from(&streams);
     let Some(current) = with_order(&mut order)
-        .map(|()| Measure::of(&simulate(&order, durations, options), &backbone))
+        .map(|()| Measure::of(&simulate(&order, durations.to_vec(), options), &backbone))
     else {
         return restored(order, original);
     };
@@ -190,8 +190,9 @@ pub fn place(
     order.nodes = streams;
     // Each move is checked, but the reduces moved to the ends first: the whole is kept only if
     // it is no slower than the logical placement.
-    let kept = with_order(&mut order)
-        .is_some_and(|()| simulate(&order, durations, options).makespan <= logical.makespan);
+    let kept = with_order(&mut order).is_some_and(|()| {
+        simulate(&order, durations.to_vec(), options).makespan <= logical.makespan
+    });
     if kept {
         order
     } else {
@@ -255,7 +256,7 @@ impl Search<'_> {
             .and_then(|()| with_order(&mut self.order))
             .map(|()| {
                 Measure::of(
-                    &simulate(&self.order, durations, self.options),
+                    &simulate(&self.order, durations.to_vec(), self.options),
                     &self.backbone,
                 )
             })
@@ -337,7 +338,7 @@ impl Measure {
             makespan: timeline.makespan,
             backbone: backbone
                 .iter()
-                .map(|&i| timeline.end.get(i).copied().unwrap_or(0.0))
+                .map(|&i| timeline.end_of(NodeIndex::new(i)).unwrap_or(0.0))
                 .sum(),
         }
     }
@@ -380,7 +381,7 @@ fn with_timing(
     options: SimOptions,
 ) -> Option<(Timeline, Vec<f64>)> {
     with_order(order)?;
-    let timeline = simulate(order, durations, options);
+    let timeline = simulate(order, durations.to_vec(), options);
     let slack = slack(order, &timeline);
     Some((timeline, slack))
 }

@@ -67,7 +67,7 @@ fn makespan(
         derivation = placed(derivation, options, &mut work, &mut |_| true);
     }
     let durations = cost::durations(plan, &derivation.order);
-    Ok(simulate(&derivation.order, &durations, options).makespan)
+    Ok(simulate(&derivation.order, durations, options).makespan)
 }
 
 /// How many candidate owner maps `optimized` simulates by default (`owner_budget` sets it).
@@ -196,19 +196,13 @@ fn choose(
     };
     let durations = cost::durations(plan, order);
     let free = without_source(order, &durations, source);
-    let encoder_free = simulate(order, &free, options);
+    let encoder_free = simulate(order, free, options);
+    let free = &encoder_free.durations;
     let is_nested = plan
         .region(source)
         .is_some_and(|r| r.skeleton.composition() == Some(Composition::Nested));
     let (windows, encode) = if is_nested {
-        nested_windows(
-            plan,
-            order,
-            &durations,
-            &free,
-            encoder_free.makespan,
-            source,
-        )
+        nested_windows(plan, order, &durations, free, encoder_free.makespan, source)
     } else {
         let encode = (0..plan.microbatches)
             .map(|m| compute_time(plan, unit_layers(plan, source, 0), m, Phase::Forward))

@@ -215,12 +215,12 @@ fn why_idle(sim: &Simulation, scene: &Scene, rank: usize, t: f64) -> Option<Idle
     let mut at = next;
     let mut waited = None;
     for _ in 0..8 {
-        let Some(b) = timeline.binder_of(at) else {
+        let Some(b) = timeline.binder_of(&d.order, at) else {
             break;
         };
         match g.node_weight(b) {
             Some(Event::Coll { comm, mb, .. }) => {
-                let producer = timeline.binder_of(b);
+                let producer = timeline.binder_of(&d.order, b);
                 let (start, end) = timeline.span_of(b)?;
                 if start <= t
                     && let Some(p) = producer

@@ -57,7 +57,7 @@ pub(crate) fn orders(plan: &Plan, order: &Order) -> Vec<Vec<String>> {
         .map(|n| if nesting.backbone(n) { 1.0 } else { 0.0 })
         .collect();
     let clock = Clock {
-        timeline: longest_path(order, &unit),
+        timeline: longest_path(order, unit),
         nesting,
     };
     let actions = order.nodes_by_action();
