@@ -57,7 +57,7 @@ impl TraceSource {
                 mpipe::trace::import_with(file, &name, limits, progress)
             }
             TraceSource::Bytes { bytes, .. } => {
-                mpipe::trace::import_with(&bytes[..], &name, limits, progress)
+                mpipe::trace::import_slice_with(bytes, &name, limits, progress)
             }
         };
         result.map_err(|e| e.to_string())

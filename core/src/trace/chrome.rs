@@ -120,7 +120,50 @@ pub fn import_with(
             &mut builder,
         )
     };
-    if cancelled.get() {
+    finished(result, builder, cancelled.get(), file, gzip)
+}
+
+/// [`import_with`] of bytes already in memory: plain JSON is read where it is, not copied into
+/// a buffer first (gzip goes through its decoder). The same trace, errors and progress reports
+/// as the bytes read through a reader.
+pub fn import_slice_with(
+    bytes: &[u8],
+    file: &str,
+    limits: Limits,
+    progress: &mut dyn FnMut(u64) -> bool,
+) -> Result<RawTrace, TraceError> {
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        return import_with(bytes, file, limits, progress);
+    }
+    let text = text_start(bytes, file, false)?;
+    // Progress counts the file's bytes, the byte-order mark among them.
+    let mark = bytes.len() - text.len();
+    let cancelled = Cell::new(false);
+    let mut report = |reach: u64| {
+        let go = progress(reach + mark as u64);
+        if !go {
+            cancelled.set(true);
+        }
+        go
+    };
+    let mut builder = Builder::new(file);
+    let result = walk(
+        &mut JsonStream::over_slice(text, limits, &mut report),
+        &mut builder,
+    );
+    finished(result, builder, cancelled.get(), file, false)
+}
+
+/// The trace the walk gave `builder`, or the error it stopped at, as the import reports it
+/// (`cancelled`: progress said stop; `gzip`: whether the text came from a gzip stream).
+fn finished(
+    result: Result<bool, Problem>,
+    builder: Builder,
+    cancelled: bool,
+    file: &str,
+    gzip: bool,
+) -> Result<RawTrace, TraceError> {
+    if cancelled {
         return Err(TraceError::Cancelled {
             file: file.to_string(),
         });
@@ -171,9 +214,9 @@ pub fn import_with(
     }
 }
 
-/// Imports a trace held in memory.
+/// Imports a trace held in memory ([`import_slice_with`] within the default limits).
 pub fn import_bytes(bytes: &[u8], file: &str) -> Result<RawTrace, TraceError> {
-    import(bytes, file, &mut |_| true)
+    import_slice_with(bytes, file, Limits::default(), &mut |_| true)
 }
 
 /// Whether dropped or chosen bytes are a trace rather than a scenario: gzip, a bare array, or an
@@ -235,7 +278,10 @@ fn parse_value<'de, T: DeserializeSeed<'de>>(
 }
 
 /// An error at the stream's position once the import holds more events than its limit.
-fn held_within<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<(), Problem> {
+fn held_within<R: Read>(
+    stream: &mut JsonStream<'_, R>,
+    builder: &mut Builder,
+) -> Result<(), Problem> {
     let (limit, before) = stream.event_limit();
     if builder.note_held().saturating_add(before) <= limit {
         return Ok(());
@@ -251,7 +297,10 @@ fn held_within<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Re
 
 /// Parses the event at the stream's position straight from its buffer (serde finds where it
 /// ends); an event cut by the buffer's end is parsed again after a refill.
-fn next_event<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<(), Problem> {
+fn next_event<R: Read>(
+    stream: &mut JsonStream<'_, R>,
+    builder: &mut Builder,
+) -> Result<(), Problem> {
     loop {
         let mut event = EventRef::default();
         if let Some(used) = fast_event::parse_into(stream.rest(), &mut event) {
@@ -311,11 +360,11 @@ fn near_end(bytes: &[u8], e: &serde_json::Error) -> bool {
 }
 
 /// The stream ended where more was needed.
-fn truncated<R: Read>(stream: &mut JsonStream<R>) -> Problem {
+fn truncated<R: Read>(stream: &mut JsonStream<'_, R>) -> Problem {
     StreamError::Eof(stream.position()).into()
 }
 
-fn expected<R: Read>(stream: &mut JsonStream<R>, what: &str) -> Problem {
+fn expected<R: Read>(stream: &mut JsonStream<'_, R>, what: &str) -> Problem {
     Problem::At(
         stream.position(),
         format!("not valid JSON: expected {what}"),
@@ -324,7 +373,7 @@ fn expected<R: Read>(stream: &mut JsonStream<R>, what: &str) -> Problem {
 
 /// The top level: an object (with `traceEvents`) or a bare array of events. Returns whether
 /// events were found.
-fn walk<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<bool, Problem> {
+fn walk<R: Read>(stream: &mut JsonStream<'_, R>, builder: &mut Builder) -> Result<bool, Problem> {
     let found = match stream.peek()? {
         None => return Err(Problem::Empty),
         Some(b'[') => {
@@ -351,7 +400,7 @@ fn walk<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<bo
     Ok(found)
 }
 
-fn object<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<bool, Problem> {
+fn object<R: Read>(stream: &mut JsonStream<'_, R>, builder: &mut Builder) -> Result<bool, Problem> {
     let mut found = false;
     if stream.peek()? == Some(b'}') {
         stream.bump();
@@ -405,7 +454,7 @@ fn object<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<
 }
 
 /// The elements of the `traceEvents` array (its `[` already consumed).
-fn events<R: Read>(stream: &mut JsonStream<R>, builder: &mut Builder) -> Result<(), Problem> {
+fn events<R: Read>(stream: &mut JsonStream<'_, R>, builder: &mut Builder) -> Result<(), Problem> {
     if stream.peek()? == Some(b']') {
         stream.bump();
         return Ok(());
@@ -675,21 +724,139 @@ mod tests {
             ));
         }
         text.push_str(r#"{"ph":"i","ts":0}]"#);
-        let mut seen = Vec::new();
-        let t = import(text.as_bytes(), "big.json", &mut |n| {
-            seen.push(n);
-            true
-        })
-        .unwrap();
-        assert_eq!(t.spans.len(), 40_000);
-        assert!(!seen.is_empty() && seen.windows(2).all(|w| w[0] < w[1]));
-        let err = import(text.as_bytes(), "big.json", &mut |_| false).unwrap_err();
-        assert_eq!(
-            err,
-            TraceError::Cancelled {
-                file: "big.json".to_string()
+        type Import = fn(&[u8], &str, &mut dyn FnMut(u64) -> bool) -> Result<RawTrace, TraceError>;
+        let through_a_reader: Import = |bytes, file, progress| import(bytes, file, progress);
+        let in_place: Import =
+            |bytes, file, progress| import_slice_with(bytes, file, Limits::default(), progress);
+        for read in [through_a_reader, in_place] {
+            let mut seen = Vec::new();
+            let t = read(text.as_bytes(), "big.json", &mut |n| {
+                seen.push(n);
+                true
+            })
+            .unwrap();
+            assert_eq!(t.spans.len(), 40_000);
+            assert!(seen.len() > 1 && seen.windows(2).all(|w| w[0] < w[1]));
+            assert!(seen.iter().all(|&n| n <= text.len() as u64), "{seen:?}");
+            let err = read(text.as_bytes(), "big.json", &mut |_| false).unwrap_err();
+            assert_eq!(
+                err,
+                TraceError::Cancelled {
+                    file: "big.json".to_string()
+                }
+            );
+        }
+    }
+
+    /// Every way the two readings could part: each fixture, the text cut short at many places,
+    /// broken, past each limit, behind a byte-order mark, and one value larger than the first
+    /// window (which grows for it, as the buffer does).
+    #[test]
+    fn bytes_read_in_place_read_as_through_a_reader() {
+        let mut cases: Vec<(String, Vec<u8>, Limits)> = Vec::new();
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/traces");
+        let mut dirs = vec![std::path::PathBuf::from(root)];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                let name = path.display().to_string();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if name.ends_with(".json.gz") {
+                    // Its text (a broken stream as it is: both readings decompress it).
+                    let bytes = std::fs::read(&path).unwrap();
+                    let mut text = Vec::new();
+                    let read = MultiGzDecoder::new(&bytes[..]).read_to_end(&mut text);
+                    cases.push((
+                        name,
+                        if read.is_ok() { text } else { bytes },
+                        Limits::default(),
+                    ));
+                } else if name.ends_with(".json") {
+                    cases.push((name, std::fs::read(&path).unwrap(), Limits::default()));
+                }
             }
+        }
+        assert!(cases.len() > 50, "{} fixtures", cases.len());
+        let mut big = String::from("{\"traceEvents\": [\n");
+        for i in 0..30_000 {
+            big.push_str(&format!(
+                "{{\"ph\":\"X\",\"name\":\"op{}\",\"pid\":0,\"tid\":{},\"ts\":{i}.5,\"dur\":2}},\n",
+                i % 11,
+                i % 3
+            ));
+        }
+        let long = format!(
+            "{{\"ph\":\"X\",\"name\":\"{}\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":1}}",
+            "x".repeat(3 << 20)
         );
+        let whole = format!("{big}{long}]}}");
+        let limited = |value_bytes: u64, file_bytes: u64| Limits {
+            value_bytes,
+            file_bytes,
+            ..Limits::default()
+        };
+        cases.push((
+            "whole".into(),
+            whole.clone().into_bytes(),
+            Limits::default(),
+        ));
+        cases.push((
+            "long value, limit below it".into(),
+            whole.clone().into_bytes(),
+            limited(2 << 20, 16 << 30),
+        ));
+        cases.push((
+            "small values limit".into(),
+            whole.clone().into_bytes(),
+            limited(40, 16 << 30),
+        ));
+        cases.push((
+            "file limit".into(),
+            whole.clone().into_bytes(),
+            limited(64 << 20, 1 << 20),
+        ));
+        cases.push((
+            "events limit".into(),
+            whole.clone().into_bytes(),
+            Limits {
+                events: 1000,
+                ..Limits::default()
+            },
+        ));
+        let mut marked = vec![0xEF, 0xBB, 0xBF];
+        marked.extend_from_slice(whole.as_bytes());
+        cases.push(("byte-order mark".into(), marked, Limits::default()));
+        cases.push((
+            "utf-16".into(),
+            vec![0xFF, 0xFE, b'[', 0, b']', 0],
+            Limits::default(),
+        ));
+        cases.push(("empty".into(), Vec::new(), Limits::default()));
+        cases.push((
+            "broken".into(),
+            whole
+                .replace("\"ts\":20000.5", "\"ts\":20000.5.")
+                .into_bytes(),
+            Limits::default(),
+        ));
+        for cut in [
+            1,
+            17,
+            1000,
+            (1 << 20) - 3,
+            (1 << 20) + 5,
+            1_500_000,
+            whole.len() - 40,
+        ] {
+            let text = whole.get(..cut).unwrap().as_bytes().to_vec();
+            cases.push((format!("cut at {cut}"), text, Limits::default()));
+        }
+        for (name, bytes, limits) in &cases {
+            let through = import_with(&bytes[..], name, *limits, &mut |_| true);
+            let in_place = import_slice_with(bytes, name, *limits, &mut |_| true);
+            assert_eq!(format!("{in_place:?}"), format!("{through:?}"), "{name}");
+        }
     }
 
     #[test]

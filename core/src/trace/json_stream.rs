@@ -1,8 +1,10 @@
 //! A JSON byte stream read through one refilled buffer (1 MiB, grown only for a value larger than
-//! that), with line and column kept: the trace reader walks the top level itself, parses each
-//! event straight from [`JsonStream::rest`], and takes other top-level values whole with
-//! [`JsonStream::value`] (a bracket-and-string scanner finds where one ends; serde parses it and
-//! reports any error inside it, which [`Position::within`] places in the whole file).
+//! that) — or, for bytes already in memory, read in place through a window over them that moves
+//! on as that buffer would be refilled —, with line and column kept: the trace reader walks the
+//! top level itself, parses each event straight from [`JsonStream::rest`], and takes other
+//! top-level values whole with [`JsonStream::value`] (a bracket-and-string scanner finds where
+//! one ends; serde parses it and reports any error inside it, which [`Position::within`] places
+//! in the whole file).
 
 use std::io::Read;
 
@@ -82,11 +84,36 @@ impl Default for Limits {
 
 const CHUNK: usize = 1 << 20;
 
+/// Where a stream's bytes come from.
+enum Source<'a, R> {
+    /// A reader, read into the stream's own buffer.
+    Reader { reader: R, buf: Vec<u8> },
+    /// Bytes already in memory, read where they are: the window `pos..end` over them is what a
+    /// buffer of `window` bytes would hold (grown as it would be, for a value larger than it),
+    /// and `progress` hears how far it reaches each time it moves on (about every MiB); its
+    /// `false` stops the stream with an error.
+    Slice {
+        bytes: &'a [u8],
+        window: usize,
+        progress: &'a mut dyn FnMut(u64) -> bool,
+    },
+}
+
+impl<R> std::fmt::Debug for Source<'_, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Reader { buf, .. } => write!(f, "Reader({} bytes of buffer)", buf.len()),
+            Source::Slice { bytes, window, .. } => {
+                write!(f, "Slice({} bytes, window {window})", bytes.len())
+            }
+        }
+    }
+}
+
 #[derive(Debug)]
-pub struct JsonStream<R> {
-    reader: R,
-    buf: Vec<u8>,
-    /// Next unread byte.
+pub struct JsonStream<'a, R> {
+    source: Source<'a, R>,
+    /// Next unread byte (of the buffer, or of the bytes in memory).
     pos: usize,
     /// End of the valid bytes.
     end: usize,
@@ -96,12 +123,39 @@ pub struct JsonStream<R> {
     counted: usize,
     line: usize,
     line_start: u64,
-    /// Absolute offset of `buf[0]`.
+    /// Absolute offset of the buffer's first byte (0 for bytes read in place).
     base: u64,
     limits: Limits,
 }
 
-impl<R: Read> JsonStream<R> {
+impl<'a> JsonStream<'a, std::io::Empty> {
+    /// A stream over bytes in memory, read where they are, that stops with an error at `limits`
+    /// or when `progress` (told how many bytes the stream has reached, about every MiB) says
+    /// `false`: the same values, positions and errors as the bytes read through a reader.
+    pub fn over_slice(
+        bytes: &'a [u8],
+        limits: Limits,
+        progress: &'a mut dyn FnMut(u64) -> bool,
+    ) -> Self {
+        JsonStream {
+            limits,
+            source: Source::Slice {
+                bytes,
+                window: CHUNK,
+                progress,
+            },
+            pos: 0,
+            end: 0,
+            eof: false,
+            counted: 0,
+            line: 1,
+            line_start: 0,
+            base: 0,
+        }
+    }
+}
+
+impl<R: Read> JsonStream<'_, R> {
     pub fn new(reader: R) -> Self {
         Self::with_limits(reader, Limits::default())
     }
@@ -110,8 +164,10 @@ impl<R: Read> JsonStream<R> {
     pub fn with_limits(reader: R, limits: Limits) -> Self {
         JsonStream {
             limits,
-            reader,
-            buf: vec![0; CHUNK],
+            source: Source::Reader {
+                reader,
+                buf: vec![0; CHUNK],
+            },
             pos: 0,
             end: 0,
             eof: false,
@@ -132,12 +188,20 @@ impl<R: Read> JsonStream<R> {
         }
     }
 
-    /// Counts the newlines in `buf[counted..upto]`.
+    /// The buffer, or the bytes in memory: what `pos` and `end` index.
+    fn bytes(&self) -> &[u8] {
+        match &self.source {
+            Source::Reader { buf, .. } => buf,
+            Source::Slice { bytes, .. } => bytes,
+        }
+    }
+
+    /// Counts the newlines in `bytes()[counted..upto]`.
     fn count_lines(&mut self, upto: usize) {
         if upto <= self.counted {
             return;
         }
-        if let Some(bytes) = self.buf.get(self.counted..upto)
+        if let Some(bytes) = self.bytes().get(self.counted..upto)
             && let Some(last) = memchr::memrchr(b'\n', bytes)
         {
             self.line += memchr::memchr_iter(b'\n', bytes).count();
@@ -152,36 +216,33 @@ impl<R: Read> JsonStream<R> {
         if self.eof {
             return Ok(false);
         }
+        if matches!(self.source, Source::Slice { .. }) {
+            return self.move_window();
+        }
         if self.pos > 0 {
             self.count_lines(self.pos);
             self.counted = 0;
-            self.buf.copy_within(self.pos..self.end, 0);
+            if let Source::Reader { buf, .. } = &mut self.source {
+                buf.copy_within(self.pos..self.end, 0);
+            }
             self.base += self.pos as u64;
             self.end -= self.pos;
             self.pos = 0;
         }
-        if self.end == self.buf.len() {
+        if self.end == self.bytes().len() {
             // One value fills the buffer: grow it, up to the limit for one value.
-            if self.buf.len() as u64 >= self.limits.value_bytes {
-                return Err(StreamError::ValueTooLarge(
-                    self.position(),
-                    self.limits.value_bytes,
-                ));
-            }
-            let grown = (self.buf.len() * 2).min(self.limits.value_bytes.max(1) as usize);
-            self.buf.resize(grown.max(self.buf.len() + 1), 0);
+            self.grown(self.bytes().len())?;
         }
-        if self.base + self.end as u64 > self.limits.file_bytes {
-            return Err(StreamError::FileTooLarge(
-                self.position(),
-                self.limits.file_bytes,
-            ));
-        }
+        let left = self.within_file()?;
         loop {
-            let Some(space) = self.buf.get_mut(self.end..) else {
+            let Source::Reader { reader, buf } = &mut self.source else {
                 return Ok(false);
             };
-            match self.reader.read(space) {
+            let to = self.end.saturating_add(left).min(buf.len());
+            let Some(space) = buf.get_mut(self.end..to) else {
+                return Ok(false);
+            };
+            match reader.read(space) {
                 Ok(0) => {
                     self.eof = true;
                     return Ok(false);
@@ -196,6 +257,73 @@ impl<R: Read> JsonStream<R> {
         }
     }
 
+    /// [`refill`](Self::refill) for bytes read in place: the window moves on to hold what the
+    /// buffer would after a refill, growing as the buffer would; reports how far it reaches.
+    fn move_window(&mut self) -> Result<bool, StreamError> {
+        let Source::Slice { window, .. } = self.source else {
+            return Ok(false);
+        };
+        if self.end - self.pos >= window {
+            self.grown(window)?;
+        }
+        let left = self.within_file()?;
+        let Source::Slice {
+            bytes,
+            window,
+            progress,
+        } = &mut self.source
+        else {
+            return Ok(false);
+        };
+        let reach = (self.pos + *window)
+            .min(bytes.len())
+            .min(self.end.saturating_add(left));
+        if reach <= self.end {
+            self.eof = true;
+            return Ok(false);
+        }
+        self.end = reach;
+        if !progress(reach as u64) {
+            let error = std::io::Error::other("cancelled");
+            return Err(StreamError::Io(error, self.position()));
+        }
+        Ok(true)
+    }
+
+    /// The buffer (or window) of `size` bytes, full with one value, grown for it: doubled, up
+    /// to the limit for one value, which is an error once reached.
+    fn grown(&mut self, size: usize) -> Result<(), StreamError> {
+        if size as u64 >= self.limits.value_bytes {
+            return Err(StreamError::ValueTooLarge(
+                self.position(),
+                self.limits.value_bytes,
+            ));
+        }
+        let grown = (size * 2)
+            .min(self.limits.value_bytes.max(1) as usize)
+            .max(size + 1);
+        match &mut self.source {
+            Source::Reader { buf, .. } => buf.resize(grown, 0),
+            Source::Slice { window, .. } => *window = grown,
+        }
+        Ok(())
+    }
+
+    /// An error once the stream has gone past the limit for one file; else how many more bytes
+    /// it may take in: up to one past the limit, so that it stops at the same byte however it
+    /// was read (and the error is at the same place).
+    fn within_file(&mut self) -> Result<usize, StreamError> {
+        let taken = self.base + self.end as u64;
+        if taken > self.limits.file_bytes {
+            return Err(StreamError::FileTooLarge(
+                self.position(),
+                self.limits.file_bytes,
+            ));
+        }
+        let left = (self.limits.file_bytes - taken).saturating_add(1);
+        Ok(usize::try_from(left).unwrap_or(usize::MAX))
+    }
+
     /// Consumes `len` bytes of [`rest`](Self::rest).
     pub fn consume(&mut self, len: usize) {
         self.pos = (self.pos + len).min(self.end);
@@ -205,7 +333,7 @@ impl<R: Read> JsonStream<R> {
     pub fn peek(&mut self) -> Result<Option<u8>, StreamError> {
         loop {
             let skip = self
-                .buf
+                .bytes()
                 .get(self.pos..self.end)
                 .unwrap_or_default()
                 .iter()
@@ -213,7 +341,7 @@ impl<R: Read> JsonStream<R> {
             match skip {
                 Some(n) => {
                     self.consume(n);
-                    return Ok(self.buf.get(self.pos).copied());
+                    return Ok(self.bytes().get(self.pos).copied());
                 }
                 None => {
                     self.consume(self.end - self.pos);
@@ -227,7 +355,7 @@ impl<R: Read> JsonStream<R> {
 
     /// The unread bytes in the buffer.
     pub fn rest(&self) -> &[u8] {
-        self.buf.get(self.pos..self.end).unwrap_or_default()
+        self.bytes().get(self.pos..self.end).unwrap_or_default()
     }
 
     /// Whether the reader has no more bytes to give.
@@ -244,7 +372,7 @@ impl<R: Read> JsonStream<R> {
     /// where it starts. The value is consumed.
     pub fn value(&mut self) -> Result<(&[u8], Position), StreamError> {
         let len = loop {
-            let rest = self.buf.get(self.pos..self.end).unwrap_or_default();
+            let rest = self.bytes().get(self.pos..self.end).unwrap_or_default();
             match value_len(rest, self.eof) {
                 Some(len) => break len,
                 None if self.eof => {
@@ -263,7 +391,10 @@ impl<R: Read> JsonStream<R> {
         let start = self.position();
         let from = self.pos;
         self.consume(len);
-        Ok((self.buf.get(from..from + len).unwrap_or_default(), start))
+        Ok((
+            self.bytes().get(from..from + len).unwrap_or_default(),
+            start,
+        ))
     }
 
     /// The most bytes one value may take (`Limits::value_bytes`): the buffer only grows past its

@@ -23,7 +23,9 @@ pub mod timestamp;
 pub mod whatif;
 
 pub use align::{Alignment, align};
-pub use chrome::{TraceError, import, import_bytes, import_with, looks_like_trace};
+pub use chrome::{
+    TraceError, import, import_bytes, import_slice_with, import_with, looks_like_trace,
+};
 pub use fast_event::check_agreement as fast_path_agrees_with_serde;
 pub use json_stream::Limits;
 pub use raw::{RawTrace, Span, Warning};
