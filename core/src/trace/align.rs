@@ -14,7 +14,7 @@
 //! solved from the constraints, with ranks that share a file tied to one offset.
 
 use super::raw::ClockBase;
-use super::recover::{MeasuredEvent, Measurement};
+use super::recover::Measurement;
 use super::rules::ActionKind;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -253,15 +253,28 @@ fn offsets(
 /// The tightest constraint per ordered pair of ranks.
 fn constraints(m: &Measurement, index: &FxHashMap<usize, usize>) -> Vec<Edge> {
     type Key = (usize, ActionKind, usize, usize);
-    let mut at: FxHashMap<Key, (usize, MeasuredEvent)> = FxHashMap::default();
+    // Each action's (stage, kind, microbatch, step), its rank's index and its end — what the
+    // join reads, not the whole event —, in the ranks' and actions' order (`seq`), sorted by
+    // key and then that order, the first of each key kept: a list at its length rather than a
+    // table grown by doubling (a million actions held 150 MB of table).
+    let total = m.ranks.iter().map(|r| r.actions.len()).sum();
+    let mut at: Vec<(Key, usize, usize, i64)> = Vec::with_capacity(total);
     for r in &m.ranks {
         let Some(&i) = index.get(&r.rank) else {
             continue;
         };
         for e in &r.actions {
-            at.entry((e.stage, e.kind, e.mb, e.step)).or_insert((i, *e));
+            at.push(((e.stage, e.kind, e.mb, e.step), at.len(), i, e.end_ns));
         }
     }
+    at.sort_unstable_by_key(|&(key, seq, _, _)| (key, seq));
+    at.dedup_by_key(|&mut (key, _, _, _)| key);
+    let find = |key: Key| {
+        at.binary_search_by_key(&key, |&(k, _, _, _)| k)
+            .ok()
+            .and_then(|i| at.get(i))
+            .map(|&(_, _, rank, end)| (rank, end))
+    };
     let mut tightest: FxHashMap<(usize, usize), i64> = FxHashMap::default();
     let mut add = |earlier: (usize, i64), later: (usize, i64)| {
         // later_time + x_later ≥ earlier_time + x_earlier  ⇔  x_earlier ≤ x_later + (later − earlier)
@@ -272,22 +285,22 @@ fn constraints(m: &Measurement, index: &FxHashMap<usize, usize>) -> Vec<Edge> {
             *slot = (*slot).min(c);
         }
     };
-    for (&(stage, kind, mb, step), &(rank, e)) in &at {
-        let find = |stage: usize, kind| at.get(&(stage, kind, mb, step));
+    for &((stage, kind, mb, step), _, rank, end) in &at {
+        let find = |stage: usize| find((stage, kind, mb, step));
         // What the action hands on flows to the next stage (a forward, an energy forward, a
         // force backward) or to the previous one (a backward or its input half, a force forward,
         // an energy backward); a weight half hands on nothing.
         match kind.phase() {
             Some(p) if p.flows_down() => {
-                if let Some(&(next, f)) = find(stage + 1, kind) {
-                    add((rank, e.end_ns), (next, f.end_ns));
+                if let Some(next) = find(stage + 1) {
+                    add((rank, end), next);
                 }
             }
             Some(p) if p != crate::vocab::phase::Phase::Weight => {
                 if let Some(prev) = stage.checked_sub(1)
-                    && let Some(&(r, b)) = find(prev, kind)
+                    && let Some(previous) = find(prev)
                 {
-                    add((rank, e.end_ns), (r, b.end_ns));
+                    add((rank, end), previous);
                 }
             }
             _ => {}
@@ -382,6 +395,7 @@ fn shortest(n: usize, edges: &[Edge], reverse: bool) -> Option<Vec<Option<i64>>>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::recover::MeasuredEvent;
 
     #[test]
     fn shortest_paths_on_a_long_chain_and_a_negative_cycle() {

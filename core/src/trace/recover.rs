@@ -228,15 +228,61 @@ struct Source {
 /// Recovers the schedule from `traces` (one or several files of one run). `user_ranks[i]`, when
 /// given, is the rank of file `i`.
 pub fn recover(traces: &[RawTrace], rules: &Compiled, user_ranks: &[Option<usize>]) -> Measurement {
+    recover_from(Held::Borrowed(traces), rules, user_ranks)
+}
+
+/// [`recover`] of traces the caller no longer needs: each file's events (spans, flows, memory
+/// samples) are dropped as soon as the last rank that reads them is built, so the measurement
+/// grows as the traces shrink (a run's files are held whole only at the start).
+pub fn recover_owned(
+    traces: Vec<RawTrace>,
+    rules: &Compiled,
+    user_ranks: &[Option<usize>],
+) -> Measurement {
+    recover_from(Held::Owned(traces), rules, user_ranks)
+}
+
+/// The traces [`recover`] reads: borrowed, or its own to drop a file's events once read.
+enum Held<'a> {
+    Borrowed(&'a [RawTrace]),
+    Owned(Vec<RawTrace>),
+}
+
+impl Held<'_> {
+    fn all(&self) -> &[RawTrace] {
+        match self {
+            Held::Borrowed(traces) => traces,
+            Held::Owned(traces) => traces,
+        }
+    }
+
+    /// File `file`'s events dropped, where the traces are recover's own (its name and
+    /// warnings stay: the measurement reports them).
+    fn release(&mut self, file: usize) {
+        if let Held::Owned(traces) = self
+            && let Some(t) = traces.get_mut(file)
+        {
+            t.spans = Vec::new();
+            t.flows = Vec::new();
+            t.memory = Vec::new();
+        }
+    }
+}
+
+fn recover_from(mut held: Held, rules: &Compiled, user_ranks: &[Option<usize>]) -> Measurement {
     let mut warnings = Warnings::default();
-    let ops: Vec<ComputeOps> = traces.iter().map(|t| ComputeOps::new(t, rules)).collect();
+    let mut ops = FileOps::new(held.all().len(), rules);
     let mut sources: Vec<Source> = Vec::new();
+    let traces = held.all();
     for (file, trace) in traces.iter().enumerate() {
         sources.extend(file_sources(
             file,
             trace,
             rules,
-            ops.get(file).is_some_and(ComputeOps::launches_kernels),
+            &mut || {
+                ops.made(traces, file)
+                    .is_some_and(ComputeOps::launches_kernels)
+            },
             user_ranks.get(file).copied().flatten(),
             &mut warnings,
         ));
@@ -259,10 +305,23 @@ pub fn recover(traces: &[RawTrace], rules: &Compiled, user_ranks: &[Option<usize
         let rank = source.rank.map_or(0, |r| r.0);
         by_rank.entry(rank).or_default().push(source);
     }
-    let mut ranks: Vec<MeasuredRank> = by_rank
-        .into_iter()
-        .map(|(rank, sources)| build_rank(rank, sources, traces, &ops, &mut warnings))
-        .collect();
+    for sources in by_rank.values() {
+        ops.read_by(sources);
+    }
+    let mut ranks: Vec<MeasuredRank> = Vec::with_capacity(by_rank.len());
+    for (rank, sources) in by_rank {
+        for s in &sources {
+            ops.made(held.all(), s.file);
+        }
+        let files: FxHashSet<usize> = sources.iter().map(|s| s.file).collect();
+        ranks.push(build_rank(rank, sources, held.all(), &ops, &mut warnings));
+        for file in files {
+            if ops.done_with(file) {
+                held.release(file);
+            }
+        }
+    }
+    let traces = held.all();
     common_structure_steps(&mut ranks, &mut warnings);
     warn_repeated_actions(&ranks, traces, &mut warnings);
     Measurement {
@@ -273,6 +332,64 @@ pub fn recover(traces: &[RawTrace], rules: &Compiled, user_ranks: &[Option<usize
             .flat_map(|t| t.warnings.iter().cloned())
             .chain(warnings.into_vec())
             .collect(),
+    }
+}
+
+/// Each file's compute ops ([`ComputeOps`]), made when first asked for and dropped once the
+/// last rank that reads them is built: a run's files held them all at once (24 bytes an op, a
+/// file of a million ops 25 MB), now about one file's at a time.
+struct FileOps<'a> {
+    rules: &'a Compiled,
+    ops: Vec<Option<ComputeOps>>,
+    /// Of each file, how many ranks still to be built read its ops.
+    readers: Vec<usize>,
+}
+
+impl<'a> FileOps<'a> {
+    fn new(files: usize, rules: &'a Compiled) -> Self {
+        FileOps {
+            rules,
+            ops: (0..files).map(|_| None).collect(),
+            readers: vec![0; files],
+        }
+    }
+
+    /// File `file`'s ops (of `traces`), made if they are not held.
+    fn made(&mut self, traces: &[RawTrace], file: usize) -> Option<&ComputeOps> {
+        let (trace, rules) = (traces.get(file)?, self.rules);
+        let slot = self.ops.get_mut(file)?;
+        Some(slot.get_or_insert_with(|| ComputeOps::new(trace, rules)))
+    }
+
+    /// File `file`'s ops, when held.
+    fn get(&self, file: usize) -> Option<&ComputeOps> {
+        self.ops.get(file)?.as_ref()
+    }
+
+    /// One more rank to be built reads the files of `sources`.
+    fn read_by(&mut self, sources: &[Source]) {
+        let files: FxHashSet<usize> = sources.iter().map(|s| s.file).collect();
+        for file in files {
+            if let Some(n) = self.readers.get_mut(file) {
+                *n += 1;
+            }
+        }
+    }
+
+    /// A rank that read file `file`'s ops is built: they are dropped after the last one
+    /// (`true` then: nothing more reads the file).
+    fn done_with(&mut self, file: usize) -> bool {
+        let Some(n) = self.readers.get_mut(file) else {
+            return false;
+        };
+        *n = n.saturating_sub(1);
+        if *n > 0 {
+            return false;
+        }
+        if let Some(slot) = self.ops.get_mut(file) {
+            *slot = None;
+        }
+        true
     }
 }
 
@@ -309,7 +426,7 @@ fn file_sources(
     file: usize,
     trace: &RawTrace,
     rules: &Compiled,
-    launches_kernels: bool,
+    launches_kernels: &mut dyn FnMut() -> bool,
     user_rank: Option<usize>,
     warnings: &mut Warnings,
 ) -> Vec<Source> {
@@ -327,10 +444,11 @@ fn file_sources(
     // a CUDA backward's (the autograd engine launches those from its device thread), while a CPU
     // span timed by the kernels its launches ran ([`ComputeOps::device_compute`]) holds both.
     let on_gpu = matched.iter().filter(|&&(i, _)| is_gpu(i)).count();
+    // Whether the file links launches to kernels is asked last (it reads the file's ops).
     let device_side = rules.prefer_gpu_annotations
-        && !launches_kernels
         && on_gpu > 0
-        && on_gpu * 2 >= matched.len();
+        && on_gpu * 2 >= matched.len()
+        && !launches_kernels();
     matched.retain(|&(i, _)| is_gpu(i) == device_side);
     let gpu_steps = step_spans.iter().any(|&(i, _)| is_gpu(i));
     step_spans.retain(|&(i, _)| is_gpu(i) == (device_side && gpu_steps));
@@ -612,7 +730,7 @@ fn build_rank(
     rank: usize,
     sources: Vec<Source>,
     traces: &[RawTrace],
-    ops: &[ComputeOps],
+    ops: &FileOps,
     warnings: &mut Warnings,
 ) -> MeasuredRank {
     let files = rank_files(rank, &sources, traces, warnings);
@@ -732,7 +850,7 @@ fn annotated_events(
     rank: usize,
     sources: &[Source],
     traces: &[RawTrace],
-    ops: &[ComputeOps],
+    ops: &FileOps,
 ) -> Vec<Pending> {
     sources
         .iter()
@@ -908,7 +1026,7 @@ fn annotated_events(
 fn inferred_events<'a>(
     rank: usize,
     sources: &'a [Source],
-    ops: &'a [ComputeOps],
+    ops: &'a FileOps,
 ) -> impl Iterator<Item = Pending> + 'a {
     sources.iter().flat_map(move |s| {
         s.inferred.iter().map(move |a| {
@@ -1261,6 +1379,56 @@ mod tests {
         let trace = crate::trace::import_bytes(text.as_bytes(), "rank0.json").unwrap();
         let rules = crate::trace::rules::RuleSet::default().compile().unwrap();
         recover(&[trace], &rules, &[Some(0)])
+    }
+
+    /// Recovering traces it owns (dropping each file's events once its last rank is built)
+    /// gives the measurement of recovering borrowed ones: every recorded run's folder read as
+    /// one run, every file alone, and the same file given twice (two ranks from one file's
+    /// name, and a rank read from two files).
+    #[test]
+    fn owned_traces_recover_as_borrowed_ones() {
+        let rules = crate::trace::rules::RuleSet::default().compile().unwrap();
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/traces");
+        let mut runs: Vec<Vec<std::path::PathBuf>> = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(root)];
+        while let Some(dir) = dirs.pop() {
+            let mut files = Vec::new();
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                let name = path.display().to_string();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if name.ends_with(".json.gz") || name.ends_with(".json") {
+                    files.push(path);
+                }
+            }
+            files.sort();
+            runs.extend(files.iter().map(|f| vec![f.clone()]));
+            if let Some(first) = files.first() {
+                runs.push(vec![first.clone(), first.clone()]);
+            }
+            runs.push(files);
+        }
+        let mut compared = 0;
+        for run in runs {
+            let traces: Option<Vec<RawTrace>> = run
+                .iter()
+                .map(|path| {
+                    let bytes = std::fs::read(path).unwrap();
+                    crate::trace::import_bytes(&bytes, &path.display().to_string()).ok()
+                })
+                .collect();
+            let Some(traces) = traces.filter(|t| !t.is_empty()) else {
+                continue;
+            };
+            for users in [vec![None; traces.len()], (0..traces.len()).map(|_| Some(0)).collect()] {
+                let borrowed = recover(&traces, &rules, &users);
+                let owned = recover_owned(traces.clone(), &rules, &users);
+                assert_eq!(format!("{owned:?}"), format!("{borrowed:?}"), "{run:?}");
+                compared += 1;
+            }
+        }
+        assert!(compared > 100, "{compared} runs");
     }
 
     #[test]

@@ -142,7 +142,7 @@ pub fn load_traces(
         Some(traces) => traces,
         None => import_in_order(files, limits)?,
     };
-    let measurement = mpipe::trace::recover(&traces, &compiled, &user_ranks);
+    let measurement = mpipe::trace::recover_owned(traces, &compiled, &user_ranks);
     let alignment = mpipe::trace::align(&measurement);
     Ok((measurement, alignment))
 }
