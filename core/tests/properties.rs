@@ -192,6 +192,36 @@ proptest! {
                 }
             }
         }
+        // The longest path's rule, ties and all: the first predecessor to end at the start (the
+        // first one at all when the node starts at 0).
+        for n in d.order.graph.node_indices() {
+            let start = sim.timeline.start_of(n).unwrap();
+            let preds = d.order.graph.preds(n.index());
+            let first = preds.iter().find(|&&p| start == 0.0 || sim.timeline.end_of(petgraph::graph::NodeIndex::new(p as usize)) == Some(start));
+            prop_assert_eq!(sim.timeline.binder_of(&d.order, n).map(|b| b.index() as u32), first.copied());
+        }
+    }
+
+    /// The memory curves are built from each rank's stream: every compute event stands on the
+    /// stream of its own rank, once.
+    #[test]
+    fn every_compute_event_is_once_on_its_own_ranks_stream(s in valid_scenario()) {
+        let sim = mpipe::tune::pipeline::simulate_scenario(&s, mpipe::sim::engine::SimOptions::default())
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let order = &sim.derivation.order;
+        let compute = |n| matches!(order.graph.node_weight(n), Some(Event::Fwd { .. } | Event::Bwd { .. } | Event::FourPhase { .. }));
+        let mut seen = vec![0u32; order.graph.node_count()];
+        for (rank, nodes) in order.nodes.iter().enumerate() {
+            for &n in nodes {
+                seen[n.index()] += 1;
+                if compute(n) {
+                    prop_assert_eq!(order.graph.node_weight(n).and_then(Event::rank), Some(rank));
+                }
+            }
+        }
+        for n in order.graph.node_indices().filter(|&n| compute(n)) {
+            prop_assert_eq!(seen[n.index()], 1, "{}", s.to_json_string());
+        }
     }
 
     #[test]

@@ -97,8 +97,10 @@ fn latest_pred(
 }
 
 /// The timeline of `order` with the given durations (indexed by node index) when nothing but
-/// its edges holds an event back: the longest path, one pass in topological order. It records
-/// no binders: [`Timeline::binder_of`] reads them off the edges.
+/// its edges holds an event back: the longest path, one pass in topological order (of a
+/// deadlock-free order, whose topological order holds every node; [`crate::sim::engine`]
+/// simulates any other event by event). It records no binders: [`Timeline::binder_of`] reads
+/// them off the edges.
 pub fn longest_path(order: &Order, mut durations: Vec<f64>) -> Timeline {
     let n = order.graph.node_count();
     // A node the durations miss takes none.

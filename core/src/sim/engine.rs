@@ -115,6 +115,13 @@ pub fn simulate_events(order: &Order, mut durations: Vec<f64>, options: SimOptio
             }
         }
     }
+    // A node that never started (an order that deadlocks) takes no time: it starts and ends
+    // at 0.
+    for (d, &left) in durations.iter_mut().zip(&remaining) {
+        if left > 0 {
+            *d = 0.0;
+        }
+    }
     Timeline {
         start,
         durations,

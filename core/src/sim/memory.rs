@@ -210,6 +210,11 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
     let capacity = plan.hardware.memory_bytes;
     let mut scratch = Scratch::default();
     let mut lists = Lists::default();
+    // What each forward saves, and its input half's part, per (region, rank): made once.
+    let mut saved = Saved {
+        saved: PerUnit::new(plan, activation_bytes),
+        input_part: PerUnit::new(plan, activation_input_bytes),
+    };
     (0..plan.ranks)
         .map(|rank| {
             let nodes = order.nodes.get(rank).map_or(&[][..], Vec::as_slice);
@@ -217,7 +222,14 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
             workspaces(plan, order, timeline, &places, nodes, &mut lists.held);
             step_gradients(plan, order, timeline, &places, rank, nodes, &mut lists.held);
             four_phase_activations(plan, order, timeline, &places, nodes, &mut lists);
-            activations(plan, order, timeline, &places, nodes, &mut lists);
+            activations(
+                plan,
+                (order, timeline),
+                &places,
+                nodes,
+                &mut lists,
+                &mut saved,
+            );
             let base = static_bytes(plan, rank);
             let (points, peak, peak_at) = curve(base, &lists.held, &mut scratch);
             let mut part = |list: &Changes| match list.is_empty() {
@@ -236,6 +248,13 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
             }
         })
         .collect()
+}
+
+/// What each forward saves and its input half's part of it ([`PerUnit`] memos, kept across the
+/// ranks: made per rank they would cost each rank a table of every rank's).
+struct Saved {
+    saved: PerUnit,
+    input_part: PerUnit,
 }
 
 /// One rank's change lists: what it holds, and the parts of its activations drawn apart.
@@ -550,11 +569,11 @@ fn workspaces(
 /// in two parts); a forward without a backward holds its output until what consumes it ends.
 fn activations(
     plan: &Plan,
-    order: &Order,
-    timeline: &Timeline,
+    (order, timeline): (&Order, &Timeline),
     places: &Places,
     nodes: &[NodeIndex],
     lists: &mut Lists,
+    Saved { saved, input_part }: &mut Saved,
 ) {
     let g = &order.graph;
     let recomputes = plan.layers.iter().any(|l| l.dropped_share > 0.0);
@@ -562,8 +581,6 @@ fn activations(
         .layers
         .iter()
         .any(crate::algebra::model::Layer::offloads);
-    let mut saved = PerUnit::new(plan, activation_bytes);
-    let mut input_part = PerUnit::new(plan, activation_input_bytes);
     let Lists {
         held: list,
         recomputed,

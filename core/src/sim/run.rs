@@ -89,7 +89,6 @@ fn run_passes<E>(
         comm: stage_comm,
     } = cost::timed(plan, order);
     let source = source_region(plan);
-    let free = source.map(|s| without_source(order, &durations, s));
     let timeline = simulate(order, durations, options);
     let durations = &timeline.durations;
     let makespan = timeline.makespan;
@@ -98,6 +97,7 @@ fn run_passes<E>(
     pass(0.6)?;
 
     let spills = spills(plan);
+    let free = source.map(|s| without_source(order, durations, s));
     let (windows, encoder_free_makespan_s) = match free {
         Some(free) => {
             let free = simulate(order, free, options);

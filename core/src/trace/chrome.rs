@@ -136,11 +136,18 @@ pub fn import_slice_with(
         return import_with(bytes, file, limits, progress);
     }
     let text = text_start(bytes, file, false)?;
-    // Progress counts the file's bytes, the byte-order mark among them.
+    // Progress counts the file's bytes, the byte-order mark among them, and is reported as a
+    // reader reports it: once past each MiB.
     let mark = bytes.len() - text.len();
     let cancelled = Cell::new(false);
+    let mut next_report = PROGRESS_EVERY;
     let mut report = |reach: u64| {
-        let go = progress(reach + mark as u64);
+        let read = reach + mark as u64;
+        if read < next_report {
+            return true;
+        }
+        next_report = read + PROGRESS_EVERY;
+        let go = progress(read);
         if !go {
             cancelled.set(true);
         }
@@ -745,6 +752,14 @@ mod tests {
                     file: "big.json".to_string()
                 }
             );
+            // Under a MiB nothing is reported, so nothing can cancel it.
+            let small = &text.as_bytes()[..100_000];
+            let mut calls = 0;
+            let err = read(small, "small.json", &mut |_| {
+                calls += 1;
+                false
+            });
+            assert_eq!(calls, 0, "{err:?}");
         }
     }
 

@@ -279,10 +279,7 @@ fn recover_from(mut held: Held, rules: &Compiled, user_ranks: &[Option<usize>]) 
             file,
             trace,
             rules,
-            &mut || {
-                ops.made(traces, file)
-                    .is_some_and(ComputeOps::launches_kernels)
-            },
+            &mut || ops.launches_kernels(traces, file),
             user_ranks.get(file).copied().flatten(),
             &mut warnings,
         ));
@@ -335,12 +332,14 @@ fn recover_from(mut held: Held, rules: &Compiled, user_ranks: &[Option<usize>]) 
     }
 }
 
-/// Each file's compute ops ([`ComputeOps`]), made when first asked for and dropped once the
-/// last rank that reads them is built: a run's files held them all at once (24 bytes an op, a
-/// file of a million ops 25 MB), now about one file's at a time.
+/// Each file's compute ops ([`ComputeOps`]), made when a rank reading them is built and
+/// dropped once the last one is: a run's files held them all at once (24 bytes an op, a file
+/// of a million ops 25 MB), now one file's at a time where each rank reads its own file.
 struct FileOps<'a> {
     rules: &'a Compiled,
     ops: Vec<Option<ComputeOps>>,
+    /// Of each file, whether its launches are linked to kernels, once asked.
+    launches: Vec<Option<bool>>,
     /// Of each file, how many ranks still to be built read its ops.
     readers: Vec<usize>,
 }
@@ -350,6 +349,7 @@ impl<'a> FileOps<'a> {
         FileOps {
             rules,
             ops: (0..files).map(|_| None).collect(),
+            launches: vec![None; files],
             readers: vec![0; files],
         }
     }
@@ -361,7 +361,26 @@ impl<'a> FileOps<'a> {
         Some(slot.get_or_insert_with(|| ComputeOps::new(trace, rules)))
     }
 
-    /// File `file`'s ops, when held.
+    /// Whether file `file` links its launches to their kernels: read off its ops, which are
+    /// made for it and not kept (the ranks' building makes them again, one file at a time,
+    /// rather than every file's being held from the first pass on).
+    fn launches_kernels(&mut self, traces: &[RawTrace], file: usize) -> bool {
+        if let Some(&Some(known)) = self.launches.get(file) {
+            return known;
+        }
+        let known = match self.get(file) {
+            Some(ops) => ops.launches_kernels(),
+            None => traces
+                .get(file)
+                .is_some_and(|t| ComputeOps::new(t, self.rules).launches_kernels()),
+        };
+        if let Some(slot) = self.launches.get_mut(file) {
+            *slot = Some(known);
+        }
+        known
+    }
+
+    /// File `file`'s ops, when held (a rank's building makes every file it reads first).
     fn get(&self, file: usize) -> Option<&ComputeOps> {
         self.ops.get(file)?.as_ref()
     }
@@ -1421,7 +1440,10 @@ mod tests {
             let Some(traces) = traces.filter(|t| !t.is_empty()) else {
                 continue;
             };
-            for users in [vec![None; traces.len()], (0..traces.len()).map(|_| Some(0)).collect()] {
+            for users in [
+                vec![None; traces.len()],
+                (0..traces.len()).map(|_| Some(0)).collect(),
+            ] {
                 let borrowed = recover(&traces, &rules, &users);
                 let owned = recover_owned(traces.clone(), &rules, &users);
                 assert_eq!(format!("{owned:?}"), format!("{borrowed:?}"), "{run:?}");
