@@ -811,34 +811,19 @@ mod tests {
             file_bytes,
             ..Limits::default()
         };
-        cases.push((
-            "whole".into(),
-            whole.clone().into_bytes(),
-            Limits::default(),
-        ));
-        cases.push((
-            "long value, limit below it".into(),
-            whole.clone().into_bytes(),
-            limited(2 << 20, 16 << 30),
-        ));
-        cases.push((
-            "small values limit".into(),
-            whole.clone().into_bytes(),
-            limited(40, 16 << 30),
-        ));
-        cases.push((
-            "file limit".into(),
-            whole.clone().into_bytes(),
-            limited(64 << 20, 1 << 20),
-        ));
-        cases.push((
-            "events limit".into(),
-            whole.clone().into_bytes(),
-            Limits {
-                events: 1000,
-                ..Limits::default()
-            },
-        ));
+        let events_limit = Limits {
+            events: 1000,
+            ..Limits::default()
+        };
+        for (name, limits) in [
+            ("whole", Limits::default()),
+            ("long value, limit below it", limited(2 << 20, 16 << 30)),
+            ("small values limit", limited(40, 16 << 30)),
+            ("file limit", limited(64 << 20, 1 << 20)),
+            ("events limit", events_limit),
+        ] {
+            cases.push((name.into(), whole.clone().into_bytes(), limits));
+        }
         let mut marked = vec![0xEF, 0xBB, 0xBF];
         marked.extend_from_slice(whole.as_bytes());
         cases.push(("byte-order mark".into(), marked, Limits::default()));

@@ -128,22 +128,12 @@ pub struct JsonStream<'a, R> {
     limits: Limits,
 }
 
-impl<'a> JsonStream<'a, std::io::Empty> {
-    /// A stream over bytes in memory, read where they are, that stops with an error at `limits`
-    /// or when `progress` (told how many bytes the stream has reached, about every MiB) says
-    /// `false`: the same values, positions and errors as the bytes read through a reader.
-    pub fn over_slice(
-        bytes: &'a [u8],
-        limits: Limits,
-        progress: &'a mut dyn FnMut(u64) -> bool,
-    ) -> Self {
+impl<'a, R> JsonStream<'a, R> {
+    /// A stream at the start of `source`, within `limits`.
+    fn starting(source: Source<'a, R>, limits: Limits) -> Self {
         JsonStream {
             limits,
-            source: Source::Slice {
-                bytes,
-                window: CHUNK,
-                progress,
-            },
+            source,
             pos: 0,
             end: 0,
             eof: false,
@@ -155,6 +145,24 @@ impl<'a> JsonStream<'a, std::io::Empty> {
     }
 }
 
+impl<'a> JsonStream<'a, std::io::Empty> {
+    /// A stream over bytes in memory, read where they are, that stops with an error at `limits`
+    /// or when `progress` (told how many bytes the stream has reached, about every MiB) says
+    /// `false`: the same values, positions and errors as the bytes read through a reader.
+    pub fn over_slice(
+        bytes: &'a [u8],
+        limits: Limits,
+        progress: &'a mut dyn FnMut(u64) -> bool,
+    ) -> Self {
+        let source = Source::Slice {
+            bytes,
+            window: CHUNK,
+            progress,
+        };
+        Self::starting(source, limits)
+    }
+}
+
 impl<R: Read> JsonStream<'_, R> {
     pub fn new(reader: R) -> Self {
         Self::with_limits(reader, Limits::default())
@@ -162,20 +170,11 @@ impl<R: Read> JsonStream<'_, R> {
 
     /// A stream that stops with an error at `limits`.
     pub fn with_limits(reader: R, limits: Limits) -> Self {
-        JsonStream {
-            limits,
-            source: Source::Reader {
-                reader,
-                buf: vec![0; CHUNK],
-            },
-            pos: 0,
-            end: 0,
-            eof: false,
-            counted: 0,
-            line: 1,
-            line_start: 0,
-            base: 0,
-        }
+        let source = Source::Reader {
+            reader,
+            buf: vec![0; CHUNK],
+        };
+        Self::starting(source, limits)
     }
 
     /// Where the next unread byte is.
