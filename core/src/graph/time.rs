@@ -109,14 +109,9 @@ pub fn longest_path(order: &Order, mut durations: Vec<f64>) -> Timeline {
     let mut makespan = 0.0f64;
     for &v in &order.topological {
         let i = v as usize;
-        // The latest predecessor's end, never below 0 (the start of a node that has none).
-        let mut s = 0.0f64;
-        for &p in order.graph.preds(i) {
-            let p = p as usize;
-            if let (Some(ps), Some(pd)) = (start.get(p), durations.get(p)) {
-                s = s.max(ps + pd);
-            }
-        }
+        // The binding predecessor's end (0 for a node that has none).
+        let end = |p: usize| Some(start.get(p)? + durations.get(p)?);
+        let s = latest_pred(order, end, i).map_or(0.0, |(_, e)| e);
         if let (Some(ss), Some(d)) = (start.get_mut(i), durations.get(i)) {
             *ss = s;
             makespan = makespan.max(s + d);

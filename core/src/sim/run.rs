@@ -97,10 +97,9 @@ fn run_passes<E>(
     pass(0.6)?;
 
     let spills = spills(plan);
-    let free = source.map(|s| without_source(order, durations, s));
-    let (windows, encoder_free_makespan_s) = match free {
-        Some(free) => {
-            let free = simulate(order, free, options);
+    let (windows, encoder_free_makespan_s) = match source {
+        Some(s) => {
+            let free = simulate(order, without_source(order, durations, s), options);
             (
                 Some(warmup_windows(plan, order, &free)),
                 Some(free.makespan),

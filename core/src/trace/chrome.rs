@@ -96,9 +96,7 @@ pub fn import_with(
     let counting = CountingReader {
         inner: reader,
         read: 0,
-        next_report: PROGRESS_EVERY,
-        progress,
-        cancelled: &cancelled,
+        reports: Reports::new(progress, &cancelled),
     };
     let mut buffered = BufReader::with_capacity(1 << 16, counting);
     let gzip = match buffered.fill_buf() {
@@ -136,23 +134,11 @@ pub fn import_slice_with(
         return import_with(bytes, file, limits, progress);
     }
     let text = text_start(bytes, file, false)?;
-    // Progress counts the file's bytes, the byte-order mark among them, and is reported as a
-    // reader reports it: once past each MiB.
+    // Progress counts the file's bytes, the byte-order mark among them, as a reader's does.
     let mark = bytes.len() - text.len();
     let cancelled = Cell::new(false);
-    let mut next_report = PROGRESS_EVERY;
-    let mut report = |reach: u64| {
-        let read = reach + mark as u64;
-        if read < next_report {
-            return true;
-        }
-        next_report = read + PROGRESS_EVERY;
-        let go = progress(read);
-        if !go {
-            cancelled.set(true);
-        }
-        go
-    };
+    let mut reports = Reports::new(progress, &cancelled);
+    let mut report = |reach: u64| reports.reached(reach + mark as u64);
     let mut builder = Builder::new(file);
     let result = walk(
         &mut JsonStream::over_slice(text, limits, &mut report),
@@ -490,24 +476,49 @@ fn events<R: Read>(stream: &mut JsonStream<'_, R>, builder: &mut Builder) -> Res
     }
 }
 
+/// A file's progress, reported about every MiB of its bytes ([`PROGRESS_EVERY`]), and whether
+/// it said stop (`cancelled`, which the import reads when the walk ends).
+struct Reports<'a> {
+    next: u64,
+    progress: &'a mut dyn FnMut(u64) -> bool,
+    cancelled: &'a Cell<bool>,
+}
+
+impl<'a> Reports<'a> {
+    fn new(progress: &'a mut dyn FnMut(u64) -> bool, cancelled: &'a Cell<bool>) -> Self {
+        Reports {
+            next: PROGRESS_EVERY,
+            progress,
+            cancelled,
+        }
+    }
+
+    /// `read` bytes are in: reported once past the next MiB; `false` once progress says stop.
+    fn reached(&mut self, read: u64) -> bool {
+        if read < self.next {
+            return true;
+        }
+        self.next = read + PROGRESS_EVERY;
+        let go = (self.progress)(read);
+        if !go {
+            self.cancelled.set(true);
+        }
+        go
+    }
+}
+
 struct CountingReader<'a, R> {
     inner: R,
     read: u64,
-    next_report: u64,
-    progress: &'a mut dyn FnMut(u64) -> bool,
-    cancelled: &'a Cell<bool>,
+    reports: Reports<'a>,
 }
 
 impl<R: Read> Read for CountingReader<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.read += n as u64;
-        if self.read >= self.next_report {
-            self.next_report = self.read + PROGRESS_EVERY;
-            if !(self.progress)(self.read) {
-                self.cancelled.set(true);
-                return Err(std::io::Error::other("cancelled"));
-            }
+        if !self.reports.reached(self.read) {
+            return Err(std::io::Error::other("cancelled"));
         }
         Ok(n)
     }
@@ -769,28 +780,17 @@ mod tests {
     #[test]
     fn bytes_read_in_place_read_as_through_a_reader() {
         let mut cases: Vec<(String, Vec<u8>, Limits)> = Vec::new();
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/traces");
-        let mut dirs = vec![std::path::PathBuf::from(root)];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(dir).unwrap() {
-                let path = entry.unwrap().path();
-                let name = path.display().to_string();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if name.ends_with(".json.gz") {
-                    // Its text (a broken stream as it is: both readings decompress it).
-                    let bytes = std::fs::read(&path).unwrap();
-                    let mut text = Vec::new();
-                    let read = MultiGzDecoder::new(&bytes[..]).read_to_end(&mut text);
-                    cases.push((
-                        name,
-                        if read.is_ok() { text } else { bytes },
-                        Limits::default(),
-                    ));
-                } else if name.ends_with(".json") {
-                    cases.push((name, std::fs::read(&path).unwrap(), Limits::default()));
-                }
-            }
+        for path in crate::trace::fixture_folders().into_iter().flatten() {
+            // Its text (a broken gzip stream as it is: both readings decompress it).
+            let bytes = std::fs::read(&path).unwrap();
+            let mut text = Vec::new();
+            let gzip = path.display().to_string().ends_with(".gz");
+            let read = gzip
+                && MultiGzDecoder::new(&bytes[..])
+                    .read_to_end(&mut text)
+                    .is_ok();
+            let name = path.display().to_string();
+            cases.push((name, if read { text } else { bytes }, Limits::default()));
         }
         assert!(cases.len() > 50, "{} fixtures", cases.len());
         let mut big = String::from("{\"traceEvents\": [\n");

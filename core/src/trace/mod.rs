@@ -23,6 +23,30 @@ pub mod timestamp;
 pub mod whatif;
 
 pub use align::{Alignment, align};
+
+/// Every recorded trace file under `tests/fixtures/traces` (`.json` or `.json.gz`), one sorted
+/// list per folder: what the tests that read every fixture walk.
+#[cfg(test)]
+pub(crate) fn fixture_folders() -> Vec<Vec<std::path::PathBuf>> {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/traces");
+    let mut folders = Vec::new();
+    let mut dirs = vec![std::path::PathBuf::from(root)];
+    while let Some(dir) = dirs.pop() {
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.display().to_string();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if name.ends_with(".json.gz") || name.ends_with(".json") {
+                files.push(path);
+            }
+        }
+        files.sort();
+        folders.push(files);
+    }
+    folders
+}
 pub use chrome::{
     TraceError, import, import_bytes, import_slice_with, import_with, looks_like_trace,
 };

@@ -307,10 +307,10 @@ fn recover_from(mut held: Held, rules: &Compiled, user_ranks: &[Option<usize>]) 
     }
     let mut ranks: Vec<MeasuredRank> = Vec::with_capacity(by_rank.len());
     for (rank, sources) in by_rank {
-        for s in &sources {
-            ops.made(held.all(), s.file);
-        }
         let files: FxHashSet<usize> = sources.iter().map(|s| s.file).collect();
+        for &file in &files {
+            ops.made(held.all(), file);
+        }
         ranks.push(build_rank(rank, sources, held.all(), &ops, &mut warnings));
         for file in files {
             if ops.done_with(file) {
@@ -1407,21 +1407,8 @@ mod tests {
     #[test]
     fn owned_traces_recover_as_borrowed_ones() {
         let rules = crate::trace::rules::RuleSet::default().compile().unwrap();
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/traces");
         let mut runs: Vec<Vec<std::path::PathBuf>> = Vec::new();
-        let mut dirs = vec![std::path::PathBuf::from(root)];
-        while let Some(dir) = dirs.pop() {
-            let mut files = Vec::new();
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                let name = path.display().to_string();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if name.ends_with(".json.gz") || name.ends_with(".json") {
-                    files.push(path);
-                }
-            }
-            files.sort();
+        for files in crate::trace::fixture_folders() {
             runs.extend(files.iter().map(|f| vec![f.clone()]));
             if let Some(first) = files.first() {
                 runs.push(vec![first.clone(), first.clone()]);
