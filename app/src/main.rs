@@ -8,8 +8,10 @@
 
 use mpipe_studio::StudioApp;
 
-/// mimalloc keeps freed memory for reuse: re-deriving a million-event schedule after each edit
-/// does not page-fault its graph in again.
+/// mimalloc keeps freed memory for reuse: a derivation frees and allocates blocks of the same
+/// sizes without page-faulting each in again; its v2 line (the workspace's choice) gives what
+/// stays free back to the kernel after 10 ms, so the memory of an edit's last schedule, or of an
+/// import's growing lists, is not held while the app waits.
 #[cfg(not(target_arch = "wasm32"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

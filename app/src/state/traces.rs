@@ -54,7 +54,8 @@ impl TraceSource {
             TraceSource::Path(p) => {
                 let file =
                     std::fs::File::open(p).map_err(|e| format!("{name}: cannot read: {e}"))?;
-                mpipe::trace::import_with(file, &name, limits, progress)
+                let length = file.metadata().map_or(0, |m| m.len());
+                mpipe::trace::import_with(file, &name, limits.of_length(length), progress)
             }
             TraceSource::Bytes { bytes, .. } => {
                 mpipe::trace::import_slice_with(bytes, &name, limits, progress)

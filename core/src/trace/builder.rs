@@ -2,6 +2,7 @@
 //! pairing `B`/`E`, keeping flow points, and turning unusable events into counted warnings.
 
 use super::event_json::{Args, Atom, EventRef, TimeAtom};
+use super::json_stream::Limits;
 use super::raw::{
     DistributedInfo, FlowPoint, MemorySample, Process, RawTrace, Span, Thread, TrackKey, Warnings,
 };
@@ -13,6 +14,14 @@ enum Key {
     Num(i64),
     Str(u32),
 }
+
+/// The bytes of text a span is taken to need at the least, to size the span list by
+/// ([`Builder::presize`]): about half the densest trace measured (240–640 bytes a span, its
+/// share of the file's other events included, over the fixtures and public traces).
+const BYTES_PER_SPAN: u64 = 128;
+
+/// The same for a flow point (540–620 bytes a flow point measured).
+const BYTES_PER_FLOW: u64 = 256;
 
 /// Every distinct string once, looked up by its bytes (so a repeated name is neither copied
 /// nor checked for UTF-8 again).
@@ -93,6 +102,26 @@ impl<'f> Builder<'f> {
             distributed: None,
             base_time_ns: 0,
             warnings: Warnings::default(),
+        }
+    }
+
+    /// Room for the spans and flow points a text of `bytes` holds at most as densely as real
+    /// traces do (no fewer than [`BYTES_PER_SPAN`] and [`BYTES_PER_FLOW`] bytes each), within
+    /// the events `limits` leave: lists grown by doubling hold each old copy until it is
+    /// freed (a file's spans touched twice, its peak half again), where room asked for once and
+    /// never filled costs address space only (its pages are never touched). On a 64-bit target
+    /// only: a 32-bit one (the browser's) has no address space to spare. Room that cannot be
+    /// had is not asked for (the lists grow as before).
+    pub(super) fn presize(&mut self, bytes: u64, limits: Limits) {
+        if cfg!(not(target_pointer_width = "64")) {
+            return;
+        }
+        let bytes = bytes.min(limits.file_bytes);
+        let room = limits.events.saturating_sub(limits.held);
+        let spans = usize::try_from((bytes / BYTES_PER_SPAN).min(room)).unwrap_or(0);
+        let flows = usize::try_from((bytes / BYTES_PER_FLOW).min(room)).unwrap_or(0);
+        if self.spans.try_reserve_exact(spans).is_ok() {
+            let _ = self.flows.try_reserve_exact(flows);
         }
     }
 

@@ -110,9 +110,11 @@ pub fn import_with(
     };
     let mut builder = Builder::new(file);
     let result = if gzip {
+        // A gzip file's length says little of its text's.
         let text = text_start(BufReader::new(MultiGzDecoder::new(buffered)), file, true)?;
         walk(&mut JsonStream::with_limits(text, limits), &mut builder)
     } else {
+        builder.presize(limits.length, limits);
         walk(
             &mut JsonStream::with_limits(text_start(buffered, file, false)?, limits),
             &mut builder,
@@ -140,6 +142,7 @@ pub fn import_slice_with(
     let mut reports = Reports::new(progress, &cancelled);
     let mut report = |reach: u64| reports.reached(reach + mark as u64);
     let mut builder = Builder::new(file);
+    builder.presize(text.len() as u64, limits);
     let result = walk(
         &mut JsonStream::over_slice(text, limits, &mut report),
         &mut builder,
@@ -856,7 +859,76 @@ mod tests {
             let through = import_with(&bytes[..], name, *limits, &mut |_| true);
             let in_place = import_slice_with(bytes, name, *limits, &mut |_| true);
             assert_eq!(format!("{in_place:?}"), format!("{through:?}"), "{name}");
+            // A length given (the right one, none, one far too small or too large) sizes the
+            // lists and changes nothing read.
+            let length = bytes.len() as u64;
+            for hint in [length, 1, length * 1000, u64::MAX] {
+                let sized = import_with(&bytes[..], name, limits.of_length(hint), &mut |_| true);
+                assert_eq!(
+                    format!("{sized:?}"),
+                    format!("{through:?}"),
+                    "{name}, {hint}"
+                );
+            }
         }
+    }
+
+    /// A file read with its length has its span list made once, at the size its bytes could
+    /// hold, within the events the import has room for; a gzip file's length says nothing of
+    /// its text, and sizes nothing.
+    #[test]
+    fn a_file_read_with_its_length_sizes_its_lists_once() {
+        // Spans of 200-odd bytes (as profilers write them, arguments and all), a flow point
+        // for every fourth.
+        let mut text = String::from("{\"traceEvents\": [\n");
+        for i in 0..20_000 {
+            text.push_str(&format!(
+                "{{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":0,\"tid\":0,\"ts\":{i},\"dur\":1,\"args\":{{\"External id\":{i},\"Input Dims\":[[64,64],[64,64]],\"Input type\":[\"float\",\"float\"]}}}},\n",
+            ));
+            if i % 4 == 0 {
+                text.push_str(&format!(
+                    "{{\"ph\":\"s\",\"id\":{i},\"cat\":\"ac2g\",\"name\":\"l\",\"pid\":0,\"tid\":0,\"ts\":{i}}},\n",
+                ));
+            }
+        }
+        text.push_str("{\"ph\":\"i\",\"name\":\"end\",\"pid\":0,\"tid\":0,\"ts\":0}]}");
+        let length = text.len() as u64;
+        let (spans, flows) = (length / 128, length / 256);
+        assert!(spans > 20_000 && flows > 5_000, "{length} bytes");
+        let read = |limits: Limits| import_with(text.as_bytes(), "t.json", limits, &mut |_| true);
+        let t = read(Limits::default().of_length(length)).unwrap();
+        assert_eq!((t.spans.len(), t.flows.len()), (20_000, 5_000));
+        assert_eq!(
+            (t.spans.capacity() as u64, t.flows.capacity() as u64),
+            (spans, flows)
+        );
+        let in_place = import_bytes(text.as_bytes(), "t.json").unwrap();
+        assert_eq!(in_place.spans.capacity() as u64, spans);
+        // Room for fewer events than the bytes could hold: sized for the room.
+        let room = Limits {
+            events: 100_000,
+            ..Limits::default()
+        };
+        let t = read(room.after(74_000).of_length(length)).unwrap();
+        assert!(spans > 26_000);
+        assert_eq!(
+            (t.spans.capacity(), t.flows.capacity() as u64),
+            (26_000, flows)
+        );
+        // A length shorter than the text: the lists grow past it as they would.
+        let t = read(Limits::default().of_length(1000)).unwrap();
+        assert_eq!(t.spans.len(), 20_000);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, text.as_bytes()).unwrap();
+        let gz = gz.finish().unwrap();
+        let t = import_with(
+            &gz[..],
+            "t.json.gz",
+            Limits::default().of_length(length),
+            &mut |_| true,
+        )
+        .unwrap();
+        assert_ne!(t.spans.capacity() as u64, spans);
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! it waits inside the action's span: the engine's launches during the span are the span's too.
 //! The rest of the span is its wait.
 
-use super::raw::RawTrace;
+use super::raw::{RawTrace, Span};
 use super::rules::Compiled;
 use rustc_hash::FxHashMap;
 
@@ -95,7 +95,29 @@ impl ComputeOps {
     pub fn new(trace: &RawTrace, rules: &Compiled) -> ComputeOps {
         // Per distinct (name, category): `None` not an op, else whether it is glue.
         let mut is_op: FxHashMap<(u32, u32), Option<bool>> = FxHashMap::default();
-        let mut by_thread: FxHashMap<u32, Vec<(i64, i64, bool)>> = FxHashMap::default();
+        let mut op_of = |span: &Span| {
+            let op = *is_op.entry((span.name, span.cat)).or_insert_with(|| {
+                let name = trace.string(span.name);
+                (rules.classify(name).is_none()
+                    && rules.step(name).is_none()
+                    && !not_compute(name, trace.string(span.cat)))
+                .then(|| is_glue(name))
+            });
+            op.filter(|_| span.dur_ns > 0)
+        };
+        // Each thread's ops counted first, so its list is made once at its size: grown by
+        // doubling, a file's million ops were copied three times over and held one and a half
+        // times at the peak, on top of every file of the run.
+        let mut counts: FxHashMap<u32, usize> = FxHashMap::default();
+        for span in &trace.spans {
+            if op_of(span).is_some() {
+                *counts.entry(span.thread).or_default() += 1;
+            }
+        }
+        let mut by_thread: FxHashMap<u32, Vec<(i64, i64, bool)>> = counts
+            .into_iter()
+            .map(|(thread, n)| (thread, Vec::with_capacity(n)))
+            .collect();
         let mut autograd: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
         let mut is_autograd: FxHashMap<u32, bool> = FxHashMap::default();
         // Whether a span (by name) is an action the rules read; the threads that hold one.
@@ -117,16 +139,7 @@ impl ComputeOps {
                     .or_default()
                     .push((span.start_ns, span.end_ns()));
             }
-            let op = *is_op.entry((span.name, span.cat)).or_insert_with(|| {
-                let name = trace.string(span.name);
-                (rules.classify(name).is_none()
-                    && rules.step(name).is_none()
-                    && !not_compute(name, trace.string(span.cat)))
-                .then(|| is_glue(name))
-            });
-            if let Some(glue) = op
-                && span.dur_ns > 0
-            {
+            if let Some(glue) = op_of(span) {
                 by_thread.entry(span.thread).or_default().push((
                     span.start_ns,
                     span.end_ns(),
@@ -343,23 +356,36 @@ fn launched_kernels(
     trace: &RawTrace,
     cpu: &FxHashMap<u32, Vec<(i64, i64, bool)>>,
 ) -> FxHashMap<u32, Vec<(i64, i64, i64)>> {
-    let mut starts: FxHashMap<u32, (u32, i64)> = FxHashMap::default();
-    let mut ends: Vec<(u32, u32, i64)> = Vec::new();
     let mut launch_cat: FxHashMap<u32, bool> = FxHashMap::default();
-    for f in trace.flows.iter().filter(|f| {
+    let launches = trace.flows.iter().filter(|f| {
         *launch_cat
             .entry(f.cat)
             .or_insert_with(|| !NOT_LAUNCHES.contains(&trace.string(f.cat)))
-    }) {
+    });
+    // Each flow's start, by its id: the import numbers a file's flows from 0 on, so a list
+    // indexed by id holds them (a quarter of a table's bytes); an id past the flow points'
+    // count (no import's) has no start.
+    let ids = trace
+        .flows
+        .iter()
+        .map(|f| f.id as usize + 1)
+        .max()
+        .unwrap_or(0)
+        .min(trace.flows.len());
+    let mut starts: Vec<Option<(u32, i64)>> = vec![None; ids];
+    let mut ends: Vec<(u32, u32, i64)> = Vec::new();
+    for f in launches {
         match f.phase {
             b's' => {
-                starts.entry(f.id).or_insert((f.thread, f.ts_ns));
+                if let Some(slot @ None) = starts.get_mut(f.id as usize) {
+                    *slot = Some((f.thread, f.ts_ns));
+                }
             }
             b'f' | b't' => ends.push((f.id, f.thread, f.ts_ns)),
             _ => {}
         }
     }
-    if starts.is_empty() || ends.is_empty() {
+    if starts.iter().all(Option::is_none) || ends.is_empty() {
         return FxHashMap::default();
     }
     // The spans of each thread that flows end on, sorted by start, to find the kernel at a time.
@@ -381,7 +407,7 @@ fn launched_kernels(
     }
     let mut out: FxHashMap<u32, Vec<(i64, i64, i64)>> = FxHashMap::default();
     for (id, thread, ts) in ends {
-        let Some(&(from, launch)) = starts.get(&id) else {
+        let Some(&Some((from, launch))) = starts.get(id as usize) else {
             continue;
         };
         if from == thread || !cpu.contains_key(&from) {

@@ -56,6 +56,10 @@ pub struct Limits {
     pub events: u64,
     /// The events the import's earlier files hold ([`Limits::after`]).
     pub held: u64,
+    /// The file's length, when the caller knows it (a plain file's size; 0: not known): its
+    /// lists are sized for it at the start rather than grown by copying (a hint, never a limit;
+    /// [`Limits::of_length`]).
+    pub length: u64,
 }
 
 /// The most events an import holds by default: at the ~100 bytes each one costs at its peak
@@ -69,6 +73,11 @@ impl Limits {
     pub fn after(self, held: u64) -> Limits {
         Limits { held, ..self }
     }
+
+    /// The limits for a file of `length` bytes (its lists sized for it).
+    pub fn of_length(self, length: u64) -> Limits {
+        Limits { length, ..self }
+    }
 }
 
 impl Default for Limits {
@@ -78,6 +87,7 @@ impl Default for Limits {
             file_bytes: 16 << 30,
             events: MAX_EVENTS,
             held: 0,
+            length: 0,
         }
     }
 }

@@ -11,6 +11,7 @@ use super::rules::{ActionKind, Classified, Compiled, Direction};
 use super::step::{StepSource, StepWindow};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// The category Kineto gives device-side copies of `record_function` ranges.
 pub const GPU_ANNOTATION: &str = "gpu_user_annotation";
@@ -213,7 +214,7 @@ impl Measurement {
 struct Source {
     file: usize,
     rank: Option<(usize, RankSource)>,
-    events: Vec<(usize, Classified)>,
+    events: Vec<Matched>,
     /// Compute actions inferred from the structure, when the file annotates none.
     inferred: Vec<InferredAction>,
     steps: Vec<StepWindow>,
@@ -435,11 +436,7 @@ fn warn_repeated_actions(ranks: &[MeasuredRank], traces: &[RawTrace], warnings: 
 }
 
 /// A group of matched events, its label for messages, and its rank when known.
-type SourceEvents = (
-    String,
-    Option<(usize, RankSource)>,
-    Vec<(usize, Classified)>,
-);
+type SourceEvents = (String, Option<(usize, RankSource)>, Vec<Matched>);
 
 fn file_sources(
     file: usize,
@@ -506,6 +503,10 @@ fn file_sources(
         .collect()
 }
 
+/// A span a rule matched, and its class: shared by every span of its name (a class is a
+/// hundred bytes; a run's files match a few hundred thousand spans, held until ranks are known).
+type Matched = (usize, Rc<Classified>);
+
 /// A step marker: its span, and the step number it carries.
 type StepSpan = (usize, Option<i64>);
 
@@ -516,17 +517,17 @@ fn classify_spans(
     trace: &RawTrace,
     rules: &Compiled,
     warnings: &mut Warnings,
-) -> (Vec<(usize, Classified)>, Vec<StepSpan>, Vec<i64>) {
-    let mut classes: FxHashMap<u32, Option<Classified>> = FxHashMap::default();
+) -> (Vec<Matched>, Vec<StepSpan>, Vec<i64>) {
+    let mut classes: FxHashMap<u32, Option<Rc<Classified>>> = FxHashMap::default();
     let mut step_names: FxHashMap<u32, Option<Option<i64>>> = FxHashMap::default();
     let mut end_names: FxHashMap<u32, bool> = FxHashMap::default();
-    let mut matched: Vec<(usize, Classified)> = Vec::new();
+    let mut matched: Vec<Matched> = Vec::new();
     let mut step_spans: Vec<StepSpan> = Vec::new();
     let mut step_ends: Vec<i64> = Vec::new();
     for (i, span) in trace.spans.iter().enumerate() {
-        let class = *classes
+        let class = classes
             .entry(span.name)
-            .or_insert_with(|| rules.classify(trace.string(span.name)));
+            .or_insert_with(|| rules.classify(trace.string(span.name)).map(Rc::new));
         if let Some(c) = class {
             if let Some(group) = c.unreadable {
                 let name = trace.string(span.name);
@@ -538,7 +539,7 @@ fn classify_spans(
                     )
                 });
             } else {
-                matched.push((i, c));
+                matched.push((i, Rc::clone(c)));
             }
             continue;
         }
@@ -564,7 +565,7 @@ fn classify_spans(
 fn inferred_actions(
     trace: &RawTrace,
     rules: &Compiled,
-    matched: &[(usize, Classified)],
+    matched: &[Matched],
     steps: &[StepWindow],
     warnings: &mut Warnings,
 ) -> Vec<InferredAction> {
@@ -606,7 +607,7 @@ fn inferred_actions(
 /// A file without a rank of its own: each process with schedule events is a source (its rank
 /// from its name, when it gives one), else each thread (its rank from its name or number, else
 /// its position), else the file is one source.
-fn split_by_track(trace: &RawTrace, matched: Vec<(usize, Classified)>) -> Vec<SourceEvents> {
+fn split_by_track(trace: &RawTrace, matched: Vec<Matched>) -> Vec<SourceEvents> {
     let process_of = |i: usize| {
         trace
             .spans
@@ -663,7 +664,7 @@ fn split_by_track(trace: &RawTrace, matched: Vec<(usize, Classified)>) -> Vec<So
 
 /// A match inside another match of the same class on one thread (gloo's `c10d::send` inside
 /// `PP:0SEND_F0`, a `Forward 0` inside `PP:0F0`) is the same event seen twice: keep the outer one.
-fn drop_nested(trace: &RawTrace, matched: &mut Vec<(usize, Classified)>) {
+fn drop_nested(trace: &RawTrace, matched: &mut Vec<Matched>) {
     let span = |i: usize| trace.spans.get(i).copied().unwrap_or_default();
     let mut order: Vec<usize> = (0..matched.len()).collect();
     order.sort_by_key(|&k| {
@@ -674,7 +675,7 @@ fn drop_nested(trace: &RawTrace, matched: &mut Vec<(usize, Classified)>) {
     // Per thread and class: the end of the latest kept span.
     let mut open: FxHashMap<(u32, bool), i64> = FxHashMap::default();
     for k in order {
-        let Some(&(i, c)) = matched.get(k) else {
+        let Some(&(i, ref c)) = matched.get(k) else {
             continue;
         };
         let s = span(i);
@@ -694,10 +695,10 @@ fn drop_nested(trace: &RawTrace, matched: &mut Vec<(usize, Classified)>) {
 }
 
 fn group_by<K: Ord + Copy>(
-    items: Vec<(usize, Classified)>,
+    items: Vec<Matched>,
     key: impl Fn(usize) -> K,
-) -> BTreeMap<K, Vec<(usize, Classified)>> {
-    let mut groups: BTreeMap<K, Vec<(usize, Classified)>> = BTreeMap::new();
+) -> BTreeMap<K, Vec<Matched>> {
+    let mut groups: BTreeMap<K, Vec<Matched>> = BTreeMap::new();
     for item in items {
         groups.entry(key(item.0)).or_default().push(item);
     }
@@ -874,7 +875,7 @@ fn annotated_events(
     sources
         .iter()
         .flat_map(|s| {
-            s.events.iter().flat_map(move |&(span, c)| {
+            s.events.iter().flat_map(move |&(span, ref c)| {
                 let Some(sp) = traces.get(s.file).and_then(|t| t.spans.get(span)) else {
                     return Vec::new();
                 };
