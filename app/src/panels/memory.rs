@@ -17,6 +17,25 @@ use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoints, PlotUi, Points, VLine}
 use mpipe::sim::memory::MemoryCurve;
 use mpipe::vocab::units::bytes_unit;
 
+/// The most buckets a curve is thinned to ([`step_points`]): a pixel or two apiece across the plot.
+const MAX_BUCKETS: usize = 600;
+
+/// The buckets the curves on one plot share, when more than 16 of them are drawn.
+const ALL_BUCKETS: usize = 16 * MAX_BUCKETS;
+
+/// The fewest buckets a curve is thinned to.
+const MIN_BUCKETS: usize = 100;
+
+/// The buckets each curve is thinned to when `lines` curves share the plot: [`MAX_BUCKETS`] each
+/// for up to 16, then an equal share of [`ALL_BUCKETS`] (no fewer than [`MIN_BUCKETS`]). What is
+/// drawn — and what the renderer holds for it: a software renderer (Mesa's, on a machine without a
+/// GPU) keeps a few hundred bytes a triangle, and 64 ranks' curves at 600 buckets each held
+/// 135 MB — stays bounded however many ranks there are; every bucket keeps its lowest and highest
+/// point, so every peak is still drawn, and zooming in brings the steps back.
+pub fn buckets_per_line(lines: usize) -> usize {
+    (ALL_BUCKETS / lines.max(1)).clamp(MIN_BUCKETS, MAX_BUCKETS)
+}
+
 /// The memory step curve in `unit`s (bytes per unit) as plot points, limited to about `buckets`
 /// buckets over the visible range: a curve with more changes than that keeps, per bucket, its
 /// first, lowest, highest and last value, so peaks survive and a million-event step still draws in
@@ -158,6 +177,18 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
         _ => hi,
     };
     let capacity_drawn = capacity_in_units.is_some_and(|c| c <= hi);
+    // Every line the plot draws: each curve, and the current schedule's offload and
+    // recomputation parts beside its own.
+    let parts: usize = current
+        .sim
+        .memory
+        .iter()
+        .map(|c| {
+            usize::from(!c.offloaded_points.is_empty())
+                + usize::from(!c.recomputed_points.is_empty())
+        })
+        .sum();
+    let buckets = buckets_per_line(curves().count() + parts);
     legend_ui(
         ui,
         current,
@@ -184,6 +215,7 @@ pub fn memory_ui(ui: &mut Ui, input: MemoryInput<'_>) -> (Option<(f64, f64)>, Pl
             let curves = Curves {
                 range: (t0, t1),
                 unit,
+                buckets,
             };
             curves.predicted(plot, &current.sim.memory, "", current.sim.makespan_s, false);
             for b in baselines {
@@ -297,10 +329,12 @@ fn moved_range<R>(
     (interacted && (a, b) != range && b > a).then_some((a, b))
 }
 
-/// How curves are drawn on the plot: the visible range, the unit of bytes.
+/// How curves are drawn on the plot: the visible range, the unit of bytes, the buckets each
+/// curve is thinned to ([`buckets_per_line`]).
 struct Curves {
     range: (f64, f64),
     unit: f64,
+    buckets: usize,
 }
 
 impl Curves {
@@ -317,7 +351,7 @@ impl Curves {
         for curve in curves {
             let colour = rgb(mpipe::view::palette::hue(curve.rank));
             let name = format!("{prefix}rank {}", curve.rank);
-            let pts = step_points(&curve.points, end, self.range, 600, self.unit);
+            let pts = step_points(&curve.points, end, self.range, self.buckets, self.unit);
             let mut line = Line::new(name.clone(), PlotPoints::from(pts))
                 .color(colour)
                 .allow_band(false);
@@ -347,7 +381,7 @@ impl Curves {
                     &curve.with_part(part, sign),
                     end,
                     self.range,
-                    600,
+                    self.buckets,
                     self.unit,
                 );
                 let style = if sign > 0.0 {
@@ -371,7 +405,7 @@ impl Curves {
         for curve in curves {
             let colour = rgb(mpipe::view::palette::hue(curve.rank));
             let end = curve.points.last().map_or(0.0, |p| p[0]);
-            let pts = step_points(&curve.points, end, self.range, 600, self.unit);
+            let pts = step_points(&curve.points, end, self.range, self.buckets, self.unit);
             plot.line(
                 Line::new(
                     format!("measured rank {}", curve.rank),
@@ -404,6 +438,40 @@ mod tests {
         // Few points: drawn as exact steps.
         let exact = step_points(&[[0.0, 1e9], [2.0, 3e9]], 5.0, (0.0, 5.0), 100, 1e9);
         assert_eq!(exact, vec![[0.0, 1.0], [2.0, 1.0], [2.0, 3.0], [5.0, 3.0]]);
+    }
+
+    #[test]
+    fn many_curves_share_the_points_a_plot_draws() {
+        assert_eq!(buckets_per_line(0), 600);
+        assert_eq!(buckets_per_line(1), 600);
+        assert_eq!(buckets_per_line(16), 600);
+        assert_eq!(buckets_per_line(17), 564);
+        assert_eq!(buckets_per_line(64), 150);
+        assert_eq!(buckets_per_line(128), 100);
+        assert_eq!(buckets_per_line(10_000), 100);
+        // 64 saw-teeth of 10,000 changes, one peak each: a quarter of the points of 600 buckets
+        // a curve, every peak drawn.
+        let drawn: Vec<Vec<[f64; 2]>> = (0..64)
+            .map(|rank| {
+                let mut points: Vec<[f64; 2]> = (0..10_000)
+                    .map(|i| [i as f64, if i % 2 == 0 { 1e9 } else { 2e9 }])
+                    .collect();
+                points[100 * rank + 7][1] = 3e9 + rank as f64 * 1e6;
+                step_points(
+                    &points,
+                    10_000.0,
+                    (0.0, 10_000.0),
+                    buckets_per_line(64),
+                    1e9,
+                )
+            })
+            .collect();
+        let total: usize = drawn.iter().map(Vec::len).sum();
+        assert!(total <= 64 * (4 * 150 + 8), "{total}");
+        for (rank, pts) in drawn.iter().enumerate() {
+            let peak = pts.iter().map(|p| p[1]).fold(0.0, f64::max);
+            assert_eq!(peak, 3.0 + rank as f64 * 1e-3, "rank {rank}");
+        }
     }
 
     #[test]
