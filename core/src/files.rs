@@ -1,9 +1,16 @@
 //! The path-based edges both binaries share: writing a file atomically (a temporary file beside
-//! the target, then a rename), so a crash or a full disk never leaves a half-written scenario; and
-//! resolving the pipeline CSV a scenario names, which must stay beside or below the scenario.
+//! the target, then a rename), so a crash or a full disk never leaves a half-written scenario;
+//! resolving the pipeline CSV a scenario names, which must stay beside or below the scenario; and
+//! an opened trace's length, which its import sizes its lists by.
 
 use std::io::Write;
 use std::path::Path;
+
+/// The limits to import the opened `file` within: `limits`, with its length (0 where it cannot
+/// be read) for the import to size its lists by ([`crate::trace::Limits::of_length`]).
+pub fn trace_limits(file: &std::fs::File, limits: crate::trace::Limits) -> crate::trace::Limits {
+    limits.of_length(file.metadata().map_or(0, |m| m.len()))
+}
 
 /// The temporary file a write of `name` uses, for process `pid`.
 fn temporary(dir: &Path, name: &str, pid: u32) -> std::path::PathBuf {

@@ -54,8 +54,8 @@ impl TraceSource {
             TraceSource::Path(p) => {
                 let file =
                     std::fs::File::open(p).map_err(|e| format!("{name}: cannot read: {e}"))?;
-                let length = file.metadata().map_or(0, |m| m.len());
-                mpipe::trace::import_with(file, &name, limits.of_length(length), progress)
+                let limits = file_limits(&file, limits);
+                mpipe::trace::import_with(file, &name, limits, progress)
             }
             TraceSource::Bytes { bytes, .. } => {
                 mpipe::trace::import_slice_with(bytes, &name, limits, progress)
@@ -63,6 +63,20 @@ impl TraceSource {
         };
         result.map_err(|e| e.to_string())
     }
+}
+
+/// The limits to import the opened trace `file` within: `limits`, with the file's length for the
+/// import to size its lists by.
+#[cfg(not(target_arch = "wasm32"))]
+fn file_limits(file: &std::fs::File, limits: Limits) -> Limits {
+    mpipe::files::trace_limits(file, limits)
+}
+
+/// In the browser no file is opened by its path (and a 32-bit target sizes nothing): the limits
+/// as they are.
+#[cfg(target_arch = "wasm32")]
+fn file_limits(_file: &std::fs::File, limits: Limits) -> Limits {
+    limits
 }
 
 /// An import of one or more files.

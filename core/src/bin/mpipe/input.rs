@@ -158,7 +158,7 @@ fn import_in_order(
         let name = path.display().to_string();
         let file = open_regular(path)?;
         let held = traces.iter().map(|t| t.held_events()).sum();
-        let limits = limits.after(held).of_length(length_of(&file));
+        let limits = mpipe::files::trace_limits(&file, limits.after(held));
         let trace = mpipe::trace::import_with(file, &name, limits, &mut |_| true)
             .map_err(|e| InputError(e.to_string()))?;
         traces.push(trace);
@@ -181,15 +181,10 @@ fn import_in_parallel(
             let path = files.get(i)?;
             let file = open_regular(path).ok()?;
             let name = path.display().to_string();
-            let limits = limits.of_length(length_of(&file));
+            let limits = mpipe::files::trace_limits(&file, limits);
             mpipe::trace::import_with(file, &name, limits, &mut |_| others_ok()).ok()
         },
     )
-}
-
-/// An opened file's length, for the import to size its lists by (0 where it cannot be read).
-fn length_of(file: &std::fs::File) -> u64 {
-    file.metadata().map_or(0, |m| m.len())
 }
 
 /// Refuses an output that is one of the inputs (`mpipe render x.json --svg x.json` would replace
