@@ -23,22 +23,69 @@ const BYTES_PER_SPAN: u64 = 128;
 /// The same for a flow point (540–620 bytes a flow point measured).
 const BYTES_PER_FLOW: u64 = 256;
 
+/// How many recently interned strings [`Interner`] finds without hashing them.
+const RECENT: usize = 256;
+
 /// Every distinct string once, looked up by its bytes (so a repeated name is neither copied
 /// nor checked for UTF-8 again).
-#[derive(Default)]
 struct Interner {
     ids: FxHashMap<Box<[u8]>, u32>,
     strings: Vec<Box<str>>,
+    /// Of each string, whether it is its bytes unchanged (valid UTF-8).
+    as_read: Vec<bool>,
+    /// Recently interned ids, each in the slot of a cheap hash of its bytes ([`recent_slot`];
+    /// `u32::MAX`: none): a trace repeats a few names and categories event after event, and
+    /// comparing the bytes with the string in the slot costs a fraction of hashing them all.
+    recent: [u32; RECENT],
+}
+
+impl Default for Interner {
+    fn default() -> Self {
+        Interner {
+            ids: FxHashMap::default(),
+            strings: Vec::new(),
+            as_read: Vec::new(),
+            recent: [u32::MAX; RECENT],
+        }
+    }
+}
+
+/// The slot of `s` among [`Interner::recent`]: its length, first, middle and last bytes mixed.
+fn recent_slot(s: &[u8]) -> usize {
+    let byte = |i: usize| s.get(i).map_or(0, |&b| usize::from(b));
+    let n = s.len();
+    (n ^ (byte(0) << 1) ^ (byte(n / 2) << 3) ^ (byte(n.wrapping_sub(1)) << 5)) % RECENT
 }
 
 impl Interner {
     fn intern(&mut self, s: &[u8]) -> u32 {
-        if let Some(&id) = self.ids.get(s) {
+        let slot = recent_slot(s);
+        // A string read as its bytes, and equal to them: the same string (one changed in the
+        // reading, invalid UTF-8, is found by its bytes).
+        if let Some(&id) = self.recent.get(slot)
+            && self.as_read.get(id as usize) == Some(&true)
+            && self
+                .strings
+                .get(id as usize)
+                .is_some_and(|t| t.as_bytes() == s)
+        {
             return id;
         }
-        let id = self.strings.len() as u32;
-        self.strings.push(String::from_utf8_lossy(s).into());
-        self.ids.insert(s.into(), id);
+        let id = match self.ids.get(s) {
+            Some(&id) => id,
+            None => {
+                let id = self.strings.len() as u32;
+                let text = String::from_utf8_lossy(s);
+                self.as_read
+                    .push(matches!(text, std::borrow::Cow::Borrowed(_)));
+                self.strings.push(text.into());
+                self.ids.insert(s.into(), id);
+                id
+            }
+        };
+        if let Some(r) = self.recent.get_mut(slot) {
+            *r = id;
+        }
         id
     }
 
@@ -69,8 +116,11 @@ pub(super) struct Builder<'f> {
     open: FxHashMap<u32, Vec<Open>>,
     /// The `B`s waiting in `open`.
     open_count: usize,
-    /// The last `(pid, tid)` looked up and its thread: consecutive events mostly share one.
-    last_thread: Option<(Key, Key, u32)>,
+    /// The last `(pid, tid)`s looked up and their threads (replaced in turn, the next at
+    /// `next_recent`): consecutive events mostly share one, or alternate between a few (a CPU
+    /// thread and its stream).
+    recent_threads: [Option<(Key, Key, u32)>; 4],
+    next_recent: usize,
     event_count: usize,
     /// The most [`Builder::held`] has been so far (checked after every event).
     peak_held: u64,
@@ -96,7 +146,8 @@ impl<'f> Builder<'f> {
             flow_ids: FxHashMap::default(),
             open: FxHashMap::default(),
             open_count: 0,
-            last_thread: None,
+            recent_threads: [None; 4],
+            next_recent: 0,
             event_count: 0,
             peak_held: 0,
             distributed: None,
@@ -109,9 +160,10 @@ impl<'f> Builder<'f> {
     /// traces do (no fewer than [`BYTES_PER_SPAN`] and [`BYTES_PER_FLOW`] bytes each), within
     /// the events `limits` leave: lists grown by doubling hold each old copy until it is
     /// freed (a file's spans touched twice, its peak half again), where room asked for once and
-    /// never filled costs address space only (its pages are never touched). On a 64-bit target
-    /// only: a 32-bit one (the browser's) has no address space to spare. Room that cannot be
-    /// had is not asked for (the lists grow as before).
+    /// never filled costs address space, not resident memory (its pages are never touched; under
+    /// a strict commit limit it counts against that, about a third of the file). On a 64-bit
+    /// target only: a 32-bit one (the browser's) has no address space to spare. Room that
+    /// cannot be had is not asked for (the lists grow as before).
     pub(super) fn presize(&mut self, bytes: u64, limits: Limits) {
         if cfg!(not(target_pointer_width = "64")) {
             return;
@@ -148,13 +200,17 @@ impl<'f> Builder<'f> {
     }
 
     fn thread(&mut self, pid: Key, tid: Key) -> u32 {
-        if let Some((p, t, id)) = self.last_thread
-            && (p, t) == (pid, tid)
-        {
-            return id;
+        for &(p, t, id) in self.recent_threads.iter().flatten() {
+            if (p, t) == (pid, tid) {
+                return id;
+            }
         }
         let id = self.find_thread(pid, tid);
-        self.last_thread = Some((pid, tid, id));
+        let next = self.next_recent % self.recent_threads.len();
+        if let Some(slot) = self.recent_threads.get_mut(next) {
+            *slot = Some((pid, tid, id));
+        }
+        self.next_recent = next + 1;
         id
     }
 
