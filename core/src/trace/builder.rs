@@ -210,7 +210,7 @@ impl<'f> Builder<'f> {
         if let Some(slot) = self.recent_threads.get_mut(next) {
             *slot = Some((pid, tid, id));
         }
-        self.next_recent = next + 1;
+        self.next_recent = (next + 1) % self.recent_threads.len();
         id
     }
 

@@ -552,6 +552,9 @@ mod tests {
                 "}",
                 "x1234567",
                 " 12345678",
+                ":1234567",
+                "/1234567",
+                "é1234567",
             ] {
                 texts.push(format!("{}{after}", &long[..k]));
                 texts.push(format!("1{}{after}", "0".repeat(k - 1)));
@@ -594,6 +597,38 @@ mod tests {
             assert_eq!(fused, id, "id of {text:?}");
             if fused.is_some() {
                 assert_eq!(c.i, end, "end of the id {text:?}");
+            }
+        }
+    }
+
+    /// Eight bytes read at once give the digits they start with, whatever byte ends them (one
+    /// a digit less or more than `0`–`9`, one with its high bit) and whatever follows it.
+    #[test]
+    fn eight_digits_read_at_once_are_the_digits_read_one_by_one() {
+        let naive = |bytes: &[u8]| {
+            let n = bytes
+                .iter()
+                .take(8)
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            let value = bytes[..n]
+                .iter()
+                .fold(0u64, |v, &d| v * 10 + u64::from(d - b'0'));
+            (n, value)
+        };
+        assert_eq!(eight_digits(b"1234567"), None);
+        for n in 0..=8 {
+            for end in 0..=255u8 {
+                for tail in [b'0', b'9', b':', b'/', 0x80, 0xFF] {
+                    let mut bytes: Vec<u8> = b"98765432".iter().take(n).copied().collect();
+                    bytes.push(end);
+                    bytes.resize(9, tail);
+                    assert_eq!(
+                        eight_digits(&bytes),
+                        Some(naive(&bytes)),
+                        "{n} digits, then {end:#x}, then {tail:#x}"
+                    );
+                }
             }
         }
     }
