@@ -303,12 +303,19 @@ fn recover_from(mut held: Held, rules: &Compiled, user_ranks: &[Option<usize>]) 
         let rank = source.rank.map_or(0, |r| r.0);
         by_rank.entry(rank).or_default().push(source);
     }
-    for sources in by_rank.values() {
-        ops.read_by(sources);
+    // Each rank's files, once: every rank's are counted as readers before any rank is built.
+    let by_rank: Vec<(usize, Vec<Source>, FxHashSet<usize>)> = by_rank
+        .into_iter()
+        .map(|(rank, sources)| {
+            let files = sources.iter().map(|s| s.file).collect();
+            (rank, sources, files)
+        })
+        .collect();
+    for (_, _, files) in &by_rank {
+        ops.read_by(files);
     }
     let mut ranks: Vec<MeasuredRank> = Vec::with_capacity(by_rank.len());
-    for (rank, sources) in by_rank {
-        let files: FxHashSet<usize> = sources.iter().map(|s| s.file).collect();
+    for (rank, sources, files) in by_rank {
         for &file in &files {
             ops.made(held.all(), file);
         }
@@ -386,10 +393,9 @@ impl<'a> FileOps<'a> {
         self.ops.get(file)?.as_ref()
     }
 
-    /// One more rank to be built reads the files of `sources`.
-    fn read_by(&mut self, sources: &[Source]) {
-        let files: FxHashSet<usize> = sources.iter().map(|s| s.file).collect();
-        for file in files {
+    /// One more rank to be built reads `files`.
+    fn read_by(&mut self, files: &FxHashSet<usize>) {
+        for &file in files {
             if let Some(n) = self.readers.get_mut(file) {
                 *n += 1;
             }
