@@ -489,7 +489,10 @@ fn compute_split_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
         "measured compute, wait and idle",
         &[
             ("rank", ""),
-            ("compute", "the compute ops inside the rank's action spans"),
+            (
+                "compute",
+                "each action span's first compute op to its last, on the rank",
+            ),
             ("wait", "the rest of those spans: waiting for inputs"),
             ("idle", "the step's time outside any action span"),
         ],

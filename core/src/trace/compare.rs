@@ -31,8 +31,9 @@ pub struct RankComparison {
     pub rank: usize,
     /// `LCS(measured, predicted) / max(len)`: 1 when the rank ran exactly the predicted order.
     pub order_agreement: f64,
-    /// Measured: the compute ops inside the rank's action spans, the rest of those spans
-    /// (waiting for inputs), and the step's time outside any span (idle). Compute + wait +
+    /// Measured: the compute of the rank's action spans (each from its first compute op to its
+    /// last), the rest of those spans (waiting for inputs), and the step's time outside any
+    /// span (idle). Compute + wait +
     /// idle = the measured step; wait + idle = the measured bubble.
     pub measured_compute_s: f64,
     pub measured_wait_s: f64,

@@ -1,6 +1,8 @@
 //! What an action span spent computing. An annotated span (`PP:0F3`, `Forward 3`, an NVTX range)
-//! holds the action's compute *and* its wait for inputs; its compute is the union of the compute
-//! ops inside it on the same thread — every span there other than communication (`c10d::…`,
+//! holds the action's compute *and* its wait for inputs; its compute runs from the first compute op
+//! inside it on the same thread to the last one's end, the thread's time between them included
+//! (the runtime's own work for the action: the autograd engine, Python; its inputs were in when
+//! its first op began) — a compute op being every span there other than communication (`c10d::…`,
 //! `gloo:…`, `nccl:…`, `record_param_comms`), profiler bookkeeping (step markers, user
 //! annotations) and schedule annotations themselves. On a device stream (the GPU copies of the
 //! annotations) the ops inside are the kernels. A CPU span whose ops launched GPU kernels (a
@@ -202,8 +204,9 @@ impl ComputeOps {
         }
     }
 
-    /// [`ComputeOps::compute`] of the ops of one phase only: what an overlapped pair's forward
-    /// (or backward) computed inside the pair's span, each op given to the one it is part of.
+    /// What an overlapped pair's forward (or backward) computed inside the pair's span: the
+    /// union of the ops of its phase, each op given to the one it is part of, and their extent.
+    /// The two halves' ops interleave, so the gaps between them are neither's.
     pub fn compute_of(
         &self,
         phase: OpPhase,
@@ -211,7 +214,13 @@ impl ComputeOps {
         start: i64,
         end: i64,
     ) -> (i64, Option<(i64, i64)>) {
-        self.compute_where(thread, start, end, |s| self.phase_of(thread, s) == phase)
+        self.compute_where(
+            thread,
+            start,
+            end,
+            |s| self.phase_of(thread, s) == phase,
+            None,
+        )
     }
 
     /// Whether the file has no compute op at all (annotations only).
@@ -281,23 +290,30 @@ impl ComputeOps {
             .collect();
         runs.sort_unstable();
         let (first, last) = (runs.first()?.0, runs.iter().map(|r| r.1).max()?);
-        Some((union_ns(runs), (first, last)))
+        Some((union_ns(runs, None), (first, last)))
     }
 
-    /// Nanoseconds of `[start, end)` on `thread` covered by compute ops that lie inside it, and
-    /// when the first of them starts and the last ends (`None` when there is none). Glue (the
-    /// receive buffer allocated before a wait) counts as compute but does not start or end it.
+    /// The compute of `[start, end)` on `thread`: the time from the first compute op that lies
+    /// inside it to the last one's end (the thread's time between two of an action's ops is the
+    /// action's own: the runtime's work between its kernels — the autograd engine, Python —
+    /// which is no wait, as its inputs were in when its first op began), with glue before or
+    /// after them (the receive buffer allocated before a wait) counted but not starting or
+    /// ending it; and when the first starts and the last ends (`None` when there is none).
     pub fn compute(&self, thread: u32, start: i64, end: i64) -> (i64, Option<(i64, i64)>) {
-        self.compute_where(thread, start, end, |_| true)
+        let (_, extent) = self.compute_where(thread, start, end, |_| true, None);
+        self.compute_where(thread, start, end, |_| true, extent)
     }
 
-    /// [`ComputeOps::compute`] of the ops whose start `keep` accepts.
+    /// Nanoseconds of `[start, end)` on `thread` covered by the compute ops that lie inside it
+    /// and whose start `keep` accepts, with every gap between them inside `fill` counted too;
+    /// and when the first of them (glue aside) starts and the last ends.
     fn compute_where(
         &self,
         thread: u32,
         start: i64,
         end: i64,
         keep: impl Fn(i64) -> bool,
+        fill: Option<(i64, i64)>,
     ) -> (i64, Option<(i64, i64)>) {
         let Some(ops) = self.by_thread.get(&thread) else {
             return (0, None);
@@ -318,7 +334,7 @@ impl ComputeOps {
                 }
             })
             .map(|&(s, e, _)| (s, e));
-        let total = union_ns(inside);
+        let total = union_ns(inside, fill);
         (
             total.min(end.saturating_sub(start)).max(0),
             first_start.map(|s| (s, last_end)),
@@ -326,14 +342,18 @@ impl ComputeOps {
     }
 }
 
-/// The time a union of intervals covers; they come sorted by start.
-fn union_ns(intervals: impl IntoIterator<Item = (i64, i64)>) -> i64 {
+/// The time a union of intervals covers (they come sorted by start), each gap between them
+/// that lies inside `fill` covered too.
+fn union_ns(intervals: impl IntoIterator<Item = (i64, i64)>, fill: Option<(i64, i64)>) -> i64 {
     let (mut total, mut open): (i64, Option<(i64, i64)>) = (0, None);
     for (s, e) in intervals {
         open = match open {
             Some((os, oe)) if s <= oe => Some((os, oe.max(e))),
             Some((os, oe)) => {
                 total = total.saturating_add(oe - os);
+                if let Some((from, to)) = fill {
+                    total = total.saturating_add((s.min(to) - oe.max(from)).max(0));
+                }
                 Some((s, e))
             }
             None => Some((s, e)),
@@ -466,23 +486,35 @@ mod tests {
     }
 
     #[test]
-    fn compute_is_the_union_of_the_ops_inside() {
+    fn compute_runs_from_the_first_op_inside_to_the_last() {
         let mut by_thread = FxHashMap::default();
         // Nested (10..40 holds 15..20), overlapping (50..70, 60..80), one sticking out (95..120).
         let ops = [(10, 40), (15, 20), (50, 70), (60, 80), (95, 120)];
         by_thread.insert(1, ops.map(|(s, e)| (s, e, false)).to_vec());
-        // A glue op (an allocation) before the rest: compute, but not where compute starts.
-        by_thread.insert(3, vec![(0, 2, true), (5, 9, false)]);
+        // Glue (an allocation) before and after the rest: compute, but not where compute starts
+        // or ends, nor what fills the gaps around it.
+        by_thread.insert(3, vec![(0, 2, true), (5, 9, false), (12, 14, true)]);
         let ops = ComputeOps {
             by_thread,
             ..ComputeOps::default()
         };
-        assert_eq!(ops.compute(1, 0, 100).0, 30 + 30);
-        assert_eq!(ops.compute(1, 45, 100).0, 30);
-        assert_eq!(ops.compute(2, 0, 100).0, 0);
+        // 10..80: the gap 40..50 between two ops is the action's too.
+        assert_eq!(ops.compute(1, 0, 100), (70, Some((10, 80))));
         assert_eq!(ops.compute(1, 45, 100), (30, Some((50, 80))));
+        assert_eq!(ops.compute(2, 0, 100).0, 0);
         assert_eq!(ops.compute(1, 85, 100), (0, None));
         assert_eq!(ops.compute(3, 0, 10), (6, Some((5, 9))));
+        assert_eq!(ops.compute(3, 0, 20), (2 + 4 + 2, Some((5, 9))));
+        // A gap counts as far as it lies inside the range filled.
+        assert_eq!(union_ns([(0, 2), (10, 12)], Some((1, 11))), 2 + 8 + 2);
+        assert_eq!(union_ns([(0, 2), (10, 12)], Some((5, 6))), 2 + 1 + 2);
+        assert_eq!(union_ns([], Some((0, 9))), 0);
+        // An overlapped pair's halves keep the union of their own ops: theirs interleave.
+        assert_eq!(ops.compute_where(1, 0, 100, |_| true, None).0, 30 + 30);
+        assert_eq!(
+            ops.compute_where(1, 0, 100, |s| s >= 50, None),
+            (30, Some((50, 80)))
+        );
         assert!(!not_compute("aten::addmm", "cpu_op"));
         assert!(not_compute("c10d::recv_", "cpu_op"));
         assert!(not_compute("gloo:send", "user_annotation"));

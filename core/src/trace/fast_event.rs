@@ -634,6 +634,55 @@ mod tests {
     }
 
     #[test]
+    fn skipped_values_agree_with_serde_at_every_length_and_depth() {
+        // Strings and digit runs across the eight-byte steps, escapes at each offset.
+        let control = '\u{1}';
+        for len in 0..20 {
+            let run = "x".repeat(len);
+            let digits = "7".repeat(len + 1);
+            for text in [
+                format!(r#"{{"ph":"X","args":{{"s":"{run}","n":{digits}}}}}"#),
+                format!(
+                    r#"{{"ph":"X","args":{{"s":"{run}\n{run}","n":-{digits}.{digits}e+{digits}}}}}"#
+                ),
+                format!(
+                    r#"{{"ph":"X","args":["{run}\u00e9",{digits},[{{}}],{{"{run}":[]}},true,false,null]}}"#
+                ),
+            ] {
+                assert!(agree(&text), "{text}");
+            }
+            for text in [
+                format!(r#"{{"ph":"X","args":{{"s":"{run}\x"}}}}"#),
+                format!(r#"{{"ph":"X","args":{{"s":"{run}{control}"}}}}"#),
+                format!(r#"{{"ph":"X","args":{{"n":0{digits}}}}}"#),
+                format!(r#"{{"ph":"X","args":{{"n":{digits}.}}}}"#),
+                format!(r#"{{"ph":"X","args":{{"s":"{run}""#),
+                format!(r#"{{"ph":"X","args":{{"a":[1,"{run}"}}}}"#),
+                format!(r#"{{"ph":"X","args":{{"a{run}":1,}}}}"#),
+                format!(r#"{{"ph":"X","args":{{"a{run}" 1}}}}"#),
+                format!(r#"{{"ph":"X","args":{{{digits}:1}}}}"#),
+            ] {
+                assert!(!agree(&text), "{text}");
+            }
+        }
+        // A value inside MAX_DEPTH containers is read here; one deeper goes to serde.
+        let nested = |depth: usize, open: &str, close: &str| {
+            format!(
+                r#"{{"ph":"X","args":{}1{}}}"#,
+                open.repeat(depth),
+                close.repeat(depth)
+            )
+        };
+        let depth = MAX_DEPTH as usize;
+        assert!(agree(&nested(depth, "[", "]")));
+        assert!(!agree(&nested(depth + 1, "[", "]")));
+        assert!(agree(&nested(depth, r#"{"k": "#, "}")));
+        assert!(!agree(&nested(depth + 1, r#"{"k": "#, "}")));
+        assert!(agree(&nested(depth / 3, r#"[{"k":[0, "#, "]}]")));
+        assert!(!agree(&nested(depth / 3 + 1, r#"[{"k":[0, "#, "]}]")));
+    }
+
+    #[test]
     fn plain_events_take_the_fast_path_and_agree_with_serde() {
         assert!(agree(
             r#"{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":42,"tid":-7,"ts":5114768343893.906,"dur":3.125,"args":{"a":[1,2.5e3,{"b":null}],"c":"\u00e9\n"}}"#

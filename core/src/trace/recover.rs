@@ -37,8 +37,10 @@ pub struct MeasuredEvent {
     /// Index into the rank's [`MeasuredRank::steps`].
     pub step: usize,
     pub source: SpanRef,
-    /// Of the span, the time covered by compute ops inside it ([`crate::trace::compute`]); the
-    /// rest is waiting. A transfer's is its whole span.
+    /// Of the span, its compute: from the first compute op inside it to the last one's end, and
+    /// any glue outside those ([`crate::trace::compute`]); an overlapped pair's half, or an
+    /// action timed by its kernels, the union of its own ops or kernels. The rest is waiting. A
+    /// transfer's is its whole span.
     pub compute_ns: i64,
     /// When the first compute op inside the span starts (the span's start for a transfer or
     /// a span with no op inside): a step begins at its first compute, not at a wait.
@@ -885,8 +887,9 @@ fn annotated_events(
                 let Some(sp) = traces.get(s.file).and_then(|t| t.spans.get(span)) else {
                     return Vec::new();
                 };
-                // A compute action's compute is the ops inside its (half-)span; a transfer is
-                // all transfer.
+                // A compute action's compute runs from the first op inside its span to the last
+                // (an overlapped pair's halves: the union of each one's ops); a transfer is all
+                // transfer.
                 let compute = |start: i64, end: i64| {
                     if c.kind.is_compute() {
                         span_compute(ops.get(s.file), sp.thread, start, end)
