@@ -2,7 +2,8 @@
 //! holds the action's compute *and* its wait for inputs; its compute runs from the first compute op
 //! inside it on the same thread to the last one's end, the thread's time between them included
 //! (the runtime's own work for the action: the autograd engine, Python; its inputs were in when
-//! its first op began) — a compute op being every span there other than communication (`c10d::…`,
+//! its first op began) but a communication call's (`c10d::recv_`) — a compute op being every
+//! span there other than communication (`c10d::…`,
 //! `gloo:…`, `nccl:…`, `record_param_comms`), profiler bookkeeping (step markers, user
 //! annotations) and schedule annotations themselves. On a device stream (the GPU copies of the
 //! annotations) the ops inside are the kernels. A CPU span whose ops launched GPU kernels (a
@@ -75,6 +76,10 @@ pub struct ComputeOps {
     /// The autograd engine's ops (`autograd::…`) of each thread, merged into disjoint intervals
     /// sorted by start: an op inside one is backward work, any other is forward work.
     autograd: FxHashMap<u32, Vec<(i64, i64)>>,
+    /// Each thread's communication calls (`c10d::send`, `c10d::recv_`, …; not the annotations
+    /// of a transfer's whole time), merged into disjoint intervals sorted by start: time between
+    /// two of an action's ops that is not its compute.
+    communication: FxHashMap<u32, Vec<(i64, i64)>>,
     /// Per process, the threads that launch kernels for the actions of another thread: threads
     /// with launches and no action of their own (PyTorch's autograd engine runs a CUDA backward
     /// on a device thread of its own). Their launches inside the engine's ops belong to the
@@ -122,6 +127,8 @@ impl ComputeOps {
             .collect();
         let mut autograd: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
         let mut is_autograd: FxHashMap<u32, bool> = FxHashMap::default();
+        let mut communication: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
+        let mut is_communication_op: FxHashMap<(u32, u32), bool> = FxHashMap::default();
         // Whether a span (by name) is an action the rules read; the threads that hold one.
         let mut is_action: FxHashMap<u32, bool> = FxHashMap::default();
         let mut action_threads: rustc_hash::FxHashSet<u32> = rustc_hash::FxHashSet::default();
@@ -141,6 +148,24 @@ impl ComputeOps {
                     .or_default()
                     .push((span.start_ns, span.end_ns()));
             }
+            // A communication call the thread made (`c10d::recv_`), not the annotation of the
+            // transfer's whole time (`gloo:recv`, `nccl:…` user annotations), which runs on
+            // beside the thread's own work.
+            if *is_communication_op
+                .entry((span.name, span.cat))
+                .or_insert_with(|| {
+                    is_communication(trace.string(span.name))
+                        && !matches!(
+                            trace.string(span.cat),
+                            "user_annotation" | "gpu_user_annotation"
+                        )
+                })
+            {
+                communication
+                    .entry(span.thread)
+                    .or_default()
+                    .push((span.start_ns, span.end_ns()));
+            }
             if let Some(glue) = op_of(span) {
                 by_thread.entry(span.thread).or_default().push((
                     span.start_ns,
@@ -152,7 +177,7 @@ impl ComputeOps {
         for ops in by_thread.values_mut() {
             ops.sort_unstable();
         }
-        for list in autograd.values_mut() {
+        for list in autograd.values_mut().chain(communication.values_mut()) {
             list.sort_unstable();
             let mut merged: Vec<(i64, i64)> = Vec::with_capacity(list.len());
             for &(s, e) in list.iter() {
@@ -178,6 +203,7 @@ impl ComputeOps {
             kernels,
             by_thread,
             autograd,
+            communication,
             helpers,
             process_of,
         }
@@ -219,7 +245,7 @@ impl ComputeOps {
             start,
             end,
             |s| self.phase_of(thread, s) == phase,
-            None,
+            |_, _| 0,
         )
     }
 
@@ -290,7 +316,7 @@ impl ComputeOps {
             .collect();
         runs.sort_unstable();
         let (first, last) = (runs.first()?.0, runs.iter().map(|r| r.1).max()?);
-        Some((union_ns(runs, None), (first, last)))
+        Some((union_ns(runs, |_, _| 0), (first, last)))
     }
 
     /// The compute of `[start, end)` on `thread`: the time from the first compute op that lies
@@ -298,22 +324,34 @@ impl ComputeOps {
     /// action's own: the runtime's work between its kernels — the autograd engine, Python —
     /// which is no wait, as its inputs were in when its first op began), with glue before or
     /// after them (the receive buffer allocated before a wait) counted but not starting or
-    /// ending it; and when the first starts and the last ends (`None` when there is none).
+    /// ending it, and communication between them (a wait) left out; and when the first starts
+    /// and the last ends (`None` when there is none).
     pub fn compute(&self, thread: u32, start: i64, end: i64) -> (i64, Option<(i64, i64)>) {
-        let (_, extent) = self.compute_where(thread, start, end, |_| true, None);
-        self.compute_where(thread, start, end, |_| true, extent)
+        let (union, extent) = self.compute_where(thread, start, end, |_| true, |_, _| 0);
+        let Some((first, last)) = extent else {
+            return (union, extent);
+        };
+        let waits = self
+            .communication
+            .get(&thread)
+            .map_or(&[][..], Vec::as_slice);
+        let gap = |from: i64, to: i64| {
+            let (from, to) = (from.max(first), to.min(last));
+            (to - from - covered(waits, from, to)).max(0)
+        };
+        self.compute_where(thread, start, end, |_| true, gap)
     }
 
     /// Nanoseconds of `[start, end)` on `thread` covered by the compute ops that lie inside it
-    /// and whose start `keep` accepts, with every gap between them inside `fill` counted too;
-    /// and when the first of them (glue aside) starts and the last ends.
+    /// and whose start `keep` accepts, with what `gap` counts of each gap between them; and when
+    /// the first of them (glue aside) starts and the last ends.
     fn compute_where(
         &self,
         thread: u32,
         start: i64,
         end: i64,
         keep: impl Fn(i64) -> bool,
-        fill: Option<(i64, i64)>,
+        gap: impl Fn(i64, i64) -> i64,
     ) -> (i64, Option<(i64, i64)>) {
         let Some(ops) = self.by_thread.get(&thread) else {
             return (0, None);
@@ -334,7 +372,7 @@ impl ComputeOps {
                 }
             })
             .map(|&(s, e, _)| (s, e));
-        let total = union_ns(inside, fill);
+        let total = union_ns(inside, gap);
         (
             total.min(end.saturating_sub(start)).max(0),
             first_start.map(|s| (s, last_end)),
@@ -342,18 +380,15 @@ impl ComputeOps {
     }
 }
 
-/// The time a union of intervals covers (they come sorted by start), each gap between them
-/// that lies inside `fill` covered too.
-fn union_ns(intervals: impl IntoIterator<Item = (i64, i64)>, fill: Option<(i64, i64)>) -> i64 {
+/// The time a union of intervals covers (they come sorted by start), with what `gap` counts of
+/// each gap between them (`gap(from, to)`, a part of `to − from`).
+fn union_ns(intervals: impl IntoIterator<Item = (i64, i64)>, gap: impl Fn(i64, i64) -> i64) -> i64 {
     let (mut total, mut open): (i64, Option<(i64, i64)>) = (0, None);
     for (s, e) in intervals {
         open = match open {
             Some((os, oe)) if s <= oe => Some((os, oe.max(e))),
             Some((os, oe)) => {
-                total = total.saturating_add(oe - os);
-                if let Some((from, to)) = fill {
-                    total = total.saturating_add((s.min(to) - oe.max(from)).max(0));
-                }
+                total = total.saturating_add(oe - os).saturating_add(gap(oe, s));
                 Some((s, e))
             }
             None => Some((s, e)),
@@ -363,6 +398,17 @@ fn union_ns(intervals: impl IntoIterator<Item = (i64, i64)>, fill: Option<(i64, 
         total = total.saturating_add(oe - os);
     }
     total
+}
+
+/// How much of `[from, to)` the disjoint intervals of `list` (sorted by start) cover.
+fn covered(list: &[(i64, i64)], from: i64, to: i64) -> i64 {
+    let first = list.partition_point(|&(_, e)| e <= from);
+    list.get(first..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|&&(s, _)| s < to)
+        .map(|&(s, e)| (e.min(to) - s.max(from)).max(0))
+        .sum()
 }
 
 /// Flow categories that link two CPU ops, not a launch to its kernel: Kineto's `fwdbwd` joins a
@@ -494,8 +540,12 @@ mod tests {
         // Glue (an allocation) before and after the rest: compute, but not where compute starts
         // or ends, nor what fills the gaps around it.
         by_thread.insert(3, vec![(0, 2, true), (5, 9, false), (12, 14, true)]);
+        // A wait between two ops (a receive, 12..20): no compute.
+        by_thread.insert(4, vec![(0, 10, false), (25, 30, false)]);
+        let communication = FxHashMap::from_iter([(4, vec![(12, 20)])]);
         let ops = ComputeOps {
             by_thread,
+            communication,
             ..ComputeOps::default()
         };
         // 10..80: the gap 40..50 between two ops is the action's too.
@@ -505,14 +555,18 @@ mod tests {
         assert_eq!(ops.compute(1, 85, 100), (0, None));
         assert_eq!(ops.compute(3, 0, 10), (6, Some((5, 9))));
         assert_eq!(ops.compute(3, 0, 20), (2 + 4 + 2, Some((5, 9))));
-        // A gap counts as far as it lies inside the range filled.
-        assert_eq!(union_ns([(0, 2), (10, 12)], Some((1, 11))), 2 + 8 + 2);
-        assert_eq!(union_ns([(0, 2), (10, 12)], Some((5, 6))), 2 + 1 + 2);
-        assert_eq!(union_ns([], Some((0, 9))), 0);
+        assert_eq!(ops.compute(4, 0, 40), (10 + 2 + 5 + 5, Some((0, 30))));
+        // A gap counts as far as `gap` says.
+        let inside = |from: i64, to: i64| (to.min(11) - from.max(1)).max(0);
+        assert_eq!(union_ns([(0, 2), (10, 12)], inside), 2 + 8 + 2);
+        assert_eq!(union_ns([(0, 2), (10, 12)], |_, _| 0), 2 + 2);
+        assert_eq!(union_ns([], inside), 0);
+        assert_eq!(covered(&[(0, 4), (6, 8), (20, 30)], 2, 7), 2 + 1);
+        assert_eq!(covered(&[(0, 4)], 4, 9), 0);
         // An overlapped pair's halves keep the union of their own ops: theirs interleave.
-        assert_eq!(ops.compute_where(1, 0, 100, |_| true, None).0, 30 + 30);
+        assert_eq!(ops.compute_where(1, 0, 100, |_| true, |_, _| 0).0, 30 + 30);
         assert_eq!(
-            ops.compute_where(1, 0, 100, |s| s >= 50, None),
+            ops.compute_where(1, 0, 100, |s| s >= 50, |_, _| 0),
             (30, Some((50, 80)))
         );
         assert!(!not_compute("aten::addmm", "cpu_op"));
