@@ -38,14 +38,17 @@ fn traced_from(dir: &std::path::Path) -> Harness<'static, Studio> {
 fn traced_with(scenario: &std::path::Path, dir: &std::path::Path) -> Harness<'static, Studio> {
     let mut studio = Studio::default();
     studio.open_path(scenario);
+    let mut harness = sized(studio, egui::vec2(1500.0, 1400.0), 0.25);
+    // The scenario first, then the traces: each says what it did when it is done, and the
+    // traces' notice is the one the tests read (opened together, the later one wins).
+    wait(&mut harness, |s| s.io.opening.is_none());
     let sources = ["rank0.json.gz", "rank1.json.gz"]
         .map(|f| TraceSource::Bytes {
             name: f.to_string(),
             bytes: std::fs::read(dir.join(f)).unwrap().into(),
         })
         .to_vec();
-    studio.open_traces(sources);
-    let mut harness = sized(studio, egui::vec2(1500.0, 1400.0), 0.25);
+    harness.state_mut().open_traces(sources);
     wait(&mut harness, |s| {
         s.traces.import.is_none() && s.io.opening.is_none()
     });
