@@ -360,12 +360,13 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
         m.spearman
     );
     let (mem_median, mem_worst) = m.memory();
-    // (70 of 98 within 10 %, median 5.9 %, worst 21.2 %: DualPipeV's rank 0 from the
-    // interleaved zero-bubble run's weight transient.)
-    assert!(mem_median <= 0.07, "{:?}", m.memory_errors);
+    // (84 of 98 within 10 %, median 3.9 %, worst 21.2 %: DualPipeV's rank 0 from the
+    // interleaved zero-bubble run's weight transient; 70, 5.9 % before a run that never splits
+    // its backward gave the split schedules PyTorch's weight-half transient.)
+    assert!(mem_median <= 0.05, "{:?}", m.memory_errors);
     assert!(mem_worst <= 0.22, "{:?}", m.memory_errors);
     let within = m.memory_errors.iter().filter(|e| e.abs() <= 0.10).count();
-    assert!(within >= 70, "{within} of 98 within 10 %");
+    assert!(within >= 84, "{within} of 98 within 10 %");
     // The calibrated memory curves against the measured ones over the whole step (the mean
     // distance over the measured peak: 13.2 % median, 31.4 % worst now: ZB-V rank 1, its weight
     // halves' transient drawn as one block per half).
@@ -406,7 +407,7 @@ fn calibrated_on_every_step_the_schedules_are_predicted_within_the_targets() {
     );
     let (mem_median, mem_worst) = m.memory();
     assert!(
-        mem_median <= 0.07 && mem_worst <= 0.22,
+        mem_median <= 0.05 && mem_worst <= 0.22,
         "{:?}",
         m.memory_errors
     );
@@ -639,4 +640,57 @@ fn steps_grouped_once_read_as_each_step_searched_for() {
             }
         }
     }
+}
+
+#[test]
+fn a_run_that_never_splits_its_backward_gives_the_weight_half_pytorchs_transient() {
+    // GPipe never splits its backward: no weight half measures what one holds, so the
+    // calibrated scenario takes PyTorch's (its stage's weight gradients, returned all at once
+    // before they are accumulated: 1 byte per parameter byte), and the split schedules'
+    // what-ifs hold it; ZB-V's weight halves measure their own; a scenario's own is kept.
+    let dir = std::env::temp_dir().join(format!("mpipe-transient-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("calibrated.json").display().to_string();
+    let transient = |scenario: &str, run: &str| {
+        let (r0, r1) = (seven(run, "rank0.json.gz"), seven(run, "rank1.json.gz"));
+        let (code, _, err) = mpipe(&["compare-trace", scenario, &r0, &r1, "--calibrated", &out]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        v["hardware"]["weight_transient_bytes_per_param_byte"].as_f64()
+    };
+    assert_eq!(
+        transient(&seven("gpipe", "scenario.json"), "gpipe"),
+        Some(1.0)
+    );
+    let measured = transient(&seven("zbv", "scenario.json"), "zbv").unwrap();
+    assert!(
+        measured != 1.0 && (0.9..1.1).contains(&measured),
+        "{measured}"
+    );
+    let mut own: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(seven("gpipe", "scenario.json")).unwrap())
+            .unwrap();
+    own["hardware"]["weight_transient_bytes_per_param_byte"] = serde_json::json!(0.5);
+    let given = dir.join("given.json").display().to_string();
+    std::fs::write(&given, own.to_string()).unwrap();
+    assert_eq!(transient(&given, "gpipe"), Some(0.5));
+    // From the GPipe run, ZB-V's predicted peaks now hold its weight halves' transients: within
+    // 10 % of the ZB-V run's measured peaks (they were 15–16 % low).
+    let from_gpipe = compare("gpipe", "gpipe", &["--what-if-all"]);
+    let zbv = from_gpipe["what_if_all"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["schedule"] == "⟨zbv, zbv⟩" && p["chunks"] == 2)
+        .unwrap();
+    let measured = compare("zbv", "zbv", &[]);
+    for rank in 0..2 {
+        let m = measured["ranks"][rank]["measured_peak_bytes"]
+            .as_f64()
+            .unwrap();
+        let p = zbv["peak_bytes"][rank].as_f64().unwrap();
+        assert!(((p - m) / m).abs() <= 0.10, "rank {rank}: {p} vs {m}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

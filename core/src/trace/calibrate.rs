@@ -513,6 +513,14 @@ pub const MIN_APPLIED_SWITCH_SAMPLES: usize = 16;
 /// or two are what happened to those actions, not a cost.
 pub const MIN_PHASE_SAMPLES: usize = 4;
 
+/// What PyTorch's weight half holds while it runs, per parameter byte of its stage
+/// (`hardware.weight_transient_bytes_per_param_byte`) — its stage's weight gradients, which
+/// `torch.autograd.grad` returns all at once before they are accumulated (measured 0.98 on the
+/// seven-schedule runs). A calibration from a run with no weight half (one that never splits its
+/// backward) takes it, so the split schedules' what-ifs hold what they will; a run with weight
+/// halves measures its own, and a scenario that gives one keeps it.
+pub const PYTORCH_WEIGHT_HALF_TRANSIENT: f64 = 1.0;
+
 /// The median of `values` when there are at least [`MIN_PHASE_SAMPLES`] of them.
 fn phase_median(values: Vec<f64>) -> Option<f64> {
     (values.len() >= MIN_PHASE_SAMPLES)
@@ -906,14 +914,19 @@ fn calibrate_with<E: From<DeriveError>>(
     // carried by the senders it moved the step's time between schedules the wrong way (their
     // ranking against the measured one fell; README "Diagnosis"), so where the runtime spends
     // it is not yet modelled right. `hardware.p2p_post_s` stays the user's.
-    if let Some(k) = median(
+    // What a weight half holds: measured where weight halves ran; where none did, PyTorch's
+    // (the runtime that recorded the trace), unless the scenario says.
+    let measured_transient = median(
         memory
             .iter()
             .filter_map(|f| f.weight_transient_per_param_byte)
             .collect(),
-    ) {
-        let hw = calibrated.hardware.get_or_insert_with(Default::default);
+    );
+    let hw = calibrated.hardware.get_or_insert_with(Default::default);
+    if let Some(k) = measured_transient {
         hw.weight_transient_bytes_per_param_byte = Some(k);
+    } else if hw.weight_transient_bytes_per_param_byte.is_none() {
+        hw.weight_transient_bytes_per_param_byte = Some(PYTORCH_WEIGHT_HALF_TRANSIENT);
     }
     if let Some(factor) = step_grad_factor(plan, &memory) {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
