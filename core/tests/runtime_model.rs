@@ -411,6 +411,8 @@ fn calibrated_on_every_step_the_schedules_are_predicted_within_the_targets() {
         "{:?}",
         m.memory_errors
     );
+    let within = m.memory_errors.iter().filter(|e| e.abs() <= 0.10).count();
+    assert!(within >= 84, "{within} of 98 within 10 %");
 }
 
 #[test]

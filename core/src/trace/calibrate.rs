@@ -516,9 +516,10 @@ pub const MIN_PHASE_SAMPLES: usize = 4;
 /// What PyTorch's weight half holds while it runs, per parameter byte of its stage
 /// (`hardware.weight_transient_bytes_per_param_byte`) — its stage's weight gradients, which
 /// `torch.autograd.grad` returns all at once before they are accumulated (measured 0.98 on the
-/// seven-schedule runs). A calibration from a run with no weight half (one that never splits its
-/// backward) takes it, so the split schedules' what-ifs hold what they will; a run with weight
-/// halves measures its own, and a scenario that gives one keeps it.
+/// seven-schedule runs). A calibration from a run whose memory was measured and that ran no
+/// weight half (one that never splits its backward) takes it, so the split schedules' what-ifs
+/// hold what they will; a run with weight halves measures its own (and keeps the scenario's
+/// where it cannot), and a scenario that gives one keeps it.
 pub const PYTORCH_WEIGHT_HALF_TRANSIENT: f64 = 1.0;
 
 /// The median of `values` when there are at least [`MIN_PHASE_SAMPLES`] of them.
@@ -914,19 +915,30 @@ fn calibrate_with<E: From<DeriveError>>(
     // carried by the senders it moved the step's time between schedules the wrong way (their
     // ranking against the measured one fell; README "Diagnosis"), so where the runtime spends
     // it is not yet modelled right. `hardware.p2p_post_s` stays the user's.
-    // What a weight half holds: measured where weight halves ran; where none did, PyTorch's
-    // (the runtime that recorded the trace), unless the scenario says.
+    // What a weight half holds: measured where weight halves ran; where memory was measured
+    // and none ran, PyTorch's (the runtime that recorded the trace), unless the scenario says.
     let measured_transient = median(
         memory
             .iter()
             .filter_map(|f| f.weight_transient_per_param_byte)
             .collect(),
     );
-    let hw = calibrated.hardware.get_or_insert_with(Default::default);
-    if let Some(k) = measured_transient {
+    let weight_half_ran = steps.iter().flatten().any(|(_, actions)| {
+        actions
+            .iter()
+            .any(|a| a.action.is_some_and(|x| x.phase == Phase::Weight))
+    });
+    let given = calibrated
+        .hardware
+        .as_ref()
+        .and_then(|h| h.weight_transient_bytes_per_param_byte);
+    let transient = measured_transient.or_else(|| {
+        (!memory.is_empty() && !weight_half_ran && given.is_none())
+            .then_some(PYTORCH_WEIGHT_HALF_TRANSIENT)
+    });
+    if let Some(k) = transient {
+        let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.weight_transient_bytes_per_param_byte = Some(k);
-    } else if hw.weight_transient_bytes_per_param_byte.is_none() {
-        hw.weight_transient_bytes_per_param_byte = Some(PYTORCH_WEIGHT_HALF_TRANSIENT);
     }
     if let Some(factor) = step_grad_factor(plan, &memory) {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);

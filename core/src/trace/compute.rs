@@ -532,6 +532,26 @@ mod tests {
     }
 
     #[test]
+    fn a_communication_call_between_two_ops_is_no_compute_nor_a_transfers_annotation_a_call() {
+        // A receive called between two ops (12..20 µs) is a wait; the annotation of the
+        // transfer's whole time (`gloo:recv`, 5..28, beside the thread's work) is no call.
+        let text = r#"{"traceEvents":[
+          {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":10},
+          {"ph":"X","cat":"cpu_op","name":"c10d::recv_","pid":1,"tid":1,"ts":12,"dur":8},
+          {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":25,"dur":5},
+          {"ph":"X","cat":"user_annotation","name":"gloo:recv","pid":1,"tid":1,"ts":5,"dur":23}
+        ]}"#;
+        let trace = crate::trace::import_bytes(text.as_bytes(), "t.json").unwrap();
+        let rules = crate::trace::RuleSet::default().compile().unwrap();
+        let ops = ComputeOps::new(&trace, &rules);
+        let thread = trace.spans[0].thread;
+        assert_eq!(
+            ops.compute(thread, 0, 40_000),
+            (10_000 + 2_000 + 5_000 + 5_000, Some((0, 30_000)))
+        );
+    }
+
+    #[test]
     fn compute_runs_from_the_first_op_inside_to_the_last() {
         let mut by_thread = FxHashMap::default();
         // Nested (10..40 holds 15..20), overlapping (50..70, 60..80), one sticking out (95..120).
