@@ -62,7 +62,7 @@ pub fn traces_ui(ui: &mut egui::Ui, studio: &Studio, shown: &Shown) -> Vec<Comma
         }
         ui.label(
             RichText::new(
-                "Measured start vs predicted: green within 2% of the step, amber within 10%, red beyond; grey: not predicted. The dark slate head of a block is its wait for inputs (the span minus its compute ops).",
+                "Measured start vs predicted: green within 2% of the step, amber within 10%, red beyond; grey: not predicted. The dark slate head of a block is its wait for inputs (the span minus its compute).",
             )
             .small(),
         );
