@@ -1,8 +1,8 @@
 //! Fitting the cost model to a measurement, from what was measured and nothing else (DESIGN.md
 //! §5). Compute: for every stage and phase (`F`, `B`, `I`, `W`) the factor is the fit step's
 //! matched actions' measured compute (from the first op inside the span to the last, not its
-//! wait), summed, over their predicted compute, summed (a sum, not a median of ratios: what the step spends, skew and
-//! all); the calibrated scenario scales the stage's layers by it (layer
+//! wait), summed, over their predicted compute, summed (a sum, not a median of ratios: what the
+//! step spends, skew and all); the calibrated scenario scales the stage's layers by it (layer
 //! groups that straddle a stage are split), and a layer no measured stage covers takes its
 //! region's pooled factor. Links: every cross-rank transfer of the derived order whose consumer
 //! was waiting for it (its rank had nothing else to do since the producer finished) gives one

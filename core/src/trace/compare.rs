@@ -33,8 +33,8 @@ pub struct RankComparison {
     pub order_agreement: f64,
     /// Measured: the compute of the rank's action spans (each from its first compute op to its
     /// last), the rest of those spans (waiting for inputs), and the step's time outside any
-    /// span (idle). Compute + wait +
-    /// idle = the measured step; wait + idle = the measured bubble.
+    /// span (idle). Compute + wait + idle = the measured step; wait + idle = the measured
+    /// bubble.
     pub measured_compute_s: f64,
     pub measured_wait_s: f64,
     pub measured_idle_s: f64,

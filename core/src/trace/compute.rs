@@ -1,11 +1,11 @@
 //! What an action span spent computing. An annotated span (`PP:0F3`, `Forward 3`, an NVTX range)
-//! holds the action's compute *and* its wait for inputs; its compute runs from the first compute op
-//! inside it on the same thread to the last one's end, the thread's time between them included
-//! (the runtime's own work for the action: the autograd engine, Python; its inputs were in when
-//! its first op began) but a communication call's (`c10d::recv_`) — a compute op being every
-//! span there other than communication (`c10d::…`,
-//! `gloo:…`, `nccl:…`, `record_param_comms`), profiler bookkeeping (step markers, user
-//! annotations) and schedule annotations themselves. On a device stream (the GPU copies of the
+//! holds the action's compute *and* its wait for inputs; its compute runs from the first compute
+//! op inside it on the same thread to the last one's end, the thread's time between them
+//! included (the runtime's own work for the action: the autograd engine, Python; its inputs were
+//! in when its first op began) but a communication call's (`c10d::recv_`) — a compute op being
+//! every span there other than communication (`c10d::…`, `gloo:…`, `nccl:…`,
+//! `record_param_comms`), profiler bookkeeping (step markers, user annotations) and schedule
+//! annotations themselves. On a device stream (the GPU copies of the
 //! annotations) the ops inside are the kernels. A CPU span whose ops launched GPU kernels (a
 //! flow from the launch on its thread to the kernel on a stream, Kineto's `ac2g`) computes on the
 //! device: its compute is the union of those kernels, where and when they ran. A CUDA backward
