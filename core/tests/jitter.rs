@@ -35,6 +35,7 @@ fn a_jitter_that_does_not_vary_gives_the_simulated_step() {
         gap_s: constant(0.25),
         transfer_s: constant(0.5),
         stall_s: constant(0.0),
+        pace: Vec::new(),
     };
     let e = expected(&sim, &flat, Default::default(), &mut |_| true).unwrap();
     assert_eq!(e.draws, 200);
@@ -80,6 +81,34 @@ fn costs_that_vary_around_their_means_lengthen_the_step_and_draw_the_same_every_
         asked < 3
     });
     assert_eq!((stopped, asked), (None, 3));
+}
+
+/// A rank's pace moves all its compute together: one measured step at twice every rank's
+/// pace doubles the 1F1B step exactly, `(M + P − 1)·2·(F + B)`; two steps in which rank 0 and
+/// rank 3 in turn run a fifth slow and rank 3 and rank 0 a fifth fast (each rank's mean pace 1)
+/// lengthen every draw, the step waiting for its slow rank, though no rank's mean moved.
+#[test]
+fn a_ranks_pace_moves_its_whole_step_and_the_step_waits_for_the_slow_rank() {
+    let sim = sample(serde_json::json!({}));
+    // 4 ranks, 8 microbatches, 2 s forward and 4 s backward per stage, free links.
+    assert_eq!(sim.makespan_s, 66.0);
+    let doubled = Jitter {
+        compute: constant(1.0),
+        pace: vec![vec![2.0; 4]],
+        ..Jitter::default()
+    };
+    let e = expected(&sim, &doubled, Default::default(), &mut |_| true).unwrap();
+    assert_eq!((e.low_s, e.median_s, e.high_s), (132.0, 132.0, 132.0));
+    let turns = Jitter {
+        compute: constant(1.0),
+        pace: vec![vec![1.2, 1.0, 1.0, 0.8], vec![0.8, 1.0, 1.0, 1.2]],
+        ..Jitter::default()
+    };
+    let e = expected(&sim, &turns, Default::default(), &mut |_| true).unwrap();
+    // Each draw is one step or the other: rank 0 slow, 69.6 s; rank 3 slow, 74.4 s (its fill
+    // 1.6 + 2 + 2, its eight microbatches at 2.4 + 4.8, the drain 4 + 4 + 3.2).
+    assert!((e.low_s - 69.6).abs() < 1e-9, "{e:?}");
+    assert!((e.high_s - 74.4).abs() < 1e-9, "{e:?}");
 }
 
 /// The what-if over every schedule ranks by the expected step, a candidate a step — what the

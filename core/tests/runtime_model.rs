@@ -389,8 +389,9 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
 /// Calibrated on every step of each run (`--fit-step all`): a step's noise averages out, the
 /// switch is fitted from enough actions to be applied (40–190 per phase against 4–15 on one
 /// step), and the measured jitter from enough samples to be drawn (every distribution from at
-/// least 32). The step-time targets hold (median |error| 5.3 %, none beyond 20 %: worst
-/// 18.3 %; mean signed −1.9 %); its ranking target does not (Spearman 0.34–0.79, mean 0.57).
+/// least 32), each rank's pace too. The step-time targets hold (median |error| 5.1 %,
+/// none beyond 20 %: worst 17.7 %; mean signed −1.2 %); its ranking target does not (Spearman
+/// 0.51–0.88, mean 0.61; 0.57 before the ranks' paces were drawn).
 #[test]
 fn calibrated_on_every_step_the_schedules_are_predicted_within_the_targets() {
     let m = matrix(&["--fit-step", "all"]);
@@ -401,7 +402,7 @@ fn calibrated_on_every_step_the_schedules_are_predicted_within_the_targets() {
     let signed = m.time_errors.iter().sum::<f64>() / m.time_errors.len() as f64;
     assert!((-0.04..=0.02).contains(&signed), "mean signed {signed}");
     assert!(
-        m.spearman.iter().all(|&r| r >= 0.3) && m.mean_spearman() >= 0.55,
+        m.spearman.iter().all(|&r| r >= 0.45) && m.mean_spearman() >= 0.6,
         "{:?}",
         m.spearman
     );
@@ -695,4 +696,63 @@ fn a_run_that_never_splits_its_backward_gives_the_weight_half_pytorchs_transient
         assert!(((p - m) / m).abs() <= 0.10, "rank {rank}: {p} vs {m}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A rank's pace, fitted on every step: each step's compute on the rank over what the fitted
+/// costs make of it, the rank's mean across the steps 1. On the ZB-V run it follows the rank's
+/// measured compute that step over its mean (within 0.05: the switch the fit charges apart and
+/// the actions it matches) and spans what the run did — rank 1 from about 0.8 to 1.2 of its
+/// mean, rank 0 less. One step fitted has no pace (its factors are fitted to it).
+#[test]
+fn a_ranks_pace_is_fitted_per_step_from_its_measured_compute() {
+    let all = compare("zbv", "zbv", &["--fit-step", "all"]);
+    let pace: Vec<Vec<f64>> = all["jitter"]["pace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            row.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(pace.len(), 10);
+    assert!(pace.iter().all(|row| row.len() == 2), "{pace:?}");
+    for rank in 0..2 {
+        let mean = pace.iter().map(|row| row[rank]).sum::<f64>() / 10.0;
+        assert!((mean - 1.0).abs() < 1e-9, "rank {rank}: {mean}");
+    }
+    // Each step's measured compute per rank, from the calibration checked on it.
+    let measured: Vec<(usize, Vec<f64>)> = (0..9)
+        .map(|k| {
+            let v = compare("zbv", "zbv", &["--fit-step", &k.to_string()]);
+            let ranks = v["ranks"].as_array().unwrap();
+            (
+                v["check_step"].as_u64().unwrap() as usize,
+                ranks
+                    .iter()
+                    .map(|r| r["measured_compute_s"].as_f64().unwrap())
+                    .collect(),
+            )
+        })
+        .collect();
+    for rank in 0..2 {
+        let mean = measured.iter().map(|(_, c)| c[rank]).sum::<f64>() / measured.len() as f64;
+        for (step, compute) in &measured {
+            let (fitted, seen) = (pace[*step][rank], compute[rank] / mean);
+            assert!(
+                (fitted - seen).abs() <= 0.05,
+                "step {step} rank {rank}: pace {fitted}, measured {seen}"
+            );
+        }
+    }
+    let spread = |rank: usize| {
+        let v: Vec<f64> = pace.iter().map(|row| row[rank]).collect();
+        v.iter().copied().fold(f64::MIN, f64::max) - v.iter().copied().fold(f64::MAX, f64::min)
+    };
+    assert!(spread(1) >= 0.35 && spread(0) < spread(1), "{pace:?}");
+    let one = compare("zbv", "zbv", &[]);
+    assert_eq!(one["jitter"]["pace"], serde_json::json!([]));
 }

@@ -103,6 +103,13 @@ pub struct Jitter {
     /// A send's or receive's thread time beyond the median one (a stall in the call, whose mean
     /// the calibrated `α` holds once per end): its deviation is added to a transfer once per end.
     pub stall_s: Quantiles,
+    /// Per measured step, each rank's pace: its compute that step over what its stages' fitted
+    /// costs make of it, over the rank's mean across the steps (around 1). The machine's state
+    /// moves a rank's actions together — one rank a tenth slow for a whole step while the other
+    /// is not — and a step waits for its slower rank, which independent per-action deviations
+    /// average away. A draw takes one measured step's paces, every rank's together, and scales
+    /// each rank's compute by its own (a rank beyond the list, or an empty list: 1).
+    pub pace: Vec<Vec<f64>>,
 }
 
 /// The expected step under a [`Jitter`].
@@ -157,7 +164,7 @@ pub fn expected(
     // What each node draws: a compute action its compute (the rest of its duration stays); a
     // cross-rank transfer its deviations.
     enum Kind {
-        Compute { compute: f64 },
+        Compute { compute: f64, rank: usize },
         Transfer,
         Fixed,
     }
@@ -170,6 +177,7 @@ pub fn expected(
                     compute: (base.get(i).copied().unwrap_or(0.0)
                         - runtime.get(i).copied().unwrap_or(0.0))
                     .max(0.0),
+                    rank: e.rank().unwrap_or(usize::MAX),
                 },
                 Some(_) if transfer_bytes(plan, graph, n).is_some() => Kind::Transfer,
                 _ => Kind::Fixed,
@@ -183,11 +191,19 @@ pub fn expected(
         if !keep_going(k as f32 / draws as f32) {
             return None;
         }
+        let paces: &[f64] = match jitter.pace.len() {
+            0 => &[],
+            n => jitter
+                .pace
+                .get(rng.random_range(0..n))
+                .map_or(&[], Vec::as_slice),
+        };
         let mut deviation = |q: &Quantiles| q.deviation(rng.random::<f64>()).unwrap_or(0.0);
         for ((slot, kind), &mean) in durations.iter_mut().zip(&kinds).zip(&base) {
             *slot = match *kind {
-                Kind::Compute { compute } => {
-                    let factor = (1.0 + deviation(&jitter.compute)).max(0.0);
+                Kind::Compute { compute, rank } => {
+                    let pace = paces.get(rank).copied().unwrap_or(1.0);
+                    let factor = (pace * (1.0 + deviation(&jitter.compute))).max(0.0);
                     (mean + compute * (factor - 1.0) + deviation(&jitter.gap_s)).max(0.0)
                 }
                 Kind::Transfer => (mean

@@ -531,6 +531,9 @@ fn phase_median(values: Vec<f64>) -> Option<f64> {
 
 /// One matched action of a fitted step, for the compute fit.
 struct ComputeSample {
+    /// The fitted step (its index among them) and the rank that ran it.
+    step: usize,
+    rank: usize,
     stage: usize,
     region: usize,
     phase: &'static str,
@@ -547,7 +550,7 @@ struct ComputeSample {
 fn compute_samples(
     sim: &Simulation,
     predicted: &FxHashMap<(usize, Action), (f64, f64, f64)>,
-    measured: &[(usize, Vec<StepAction>)],
+    (step, measured): (usize, &Vec<(usize, Vec<StepAction>)>),
 ) -> Vec<ComputeSample> {
     let plan = &sim.derivation.plan;
     let mut samples = Vec::new();
@@ -576,6 +579,8 @@ fn compute_samples(
             };
             if predicted_s > 0.0 {
                 samples.push(ComputeSample {
+                    step,
+                    rank: *rank,
                     stage: action.stage.into(),
                     region,
                     phase: action.phase.code(),
@@ -595,13 +600,11 @@ fn compute_samples(
 /// summed by (stage, phase) and by (region, phase). And the switch cost ([`SwitchFit`]):
 /// what the actions that followed another stage or phase on their rank computed beyond the
 /// factors of those that followed their own.
-fn compute_ratios(
-    sim: &Simulation,
-    steps: &[Vec<(usize, Vec<StepAction>)>],
-) -> (Ratios, Ratios, SwitchFit, Vec<f64>) {
+fn compute_ratios(sim: &Simulation, steps: &[Vec<(usize, Vec<StepAction>)>]) -> ComputeFit {
     let predicted = predicted_compute(sim);
     let samples: Vec<ComputeSample> = steps
         .iter()
+        .enumerate()
         .flat_map(|measured| compute_samples(sim, &predicted, measured))
         .collect();
     let mut warm: FxHashMap<(usize, &'static str), Vec<f64>> = FxHashMap::default();
@@ -686,16 +689,84 @@ fn compute_ratios(
             .collect()
     };
     let (by_stage, by_region) = (factors(by_stage), factors(by_region));
-    // Each action's compute over what its stage and phase's factor makes of it: how much one
-    // action varies around the mean (the jitter's compute).
+    // Each action's compute over what its stage and phase's factor makes of it; on every
+    // fitted step, each rank's summed (its pace that step), and each action's over its rank's
+    // pace (how much one action varies around the mean its step ran at: the jitter's compute).
+    let expected_s = |s: &ComputeSample| {
+        let factor = by_stage.get(&(s.stage, s.phase)).map_or(0.0, |f| f.1);
+        ((s.measured_s - charged(s)).max(0.0), factor * s.predicted_s)
+    };
+    let mut paces: FxHashMap<(usize, usize), (f64, f64)> = FxHashMap::default();
+    for s in &samples {
+        let (measured, expected) = expected_s(s);
+        if expected > 0.0 {
+            let entry = paces.entry((s.step, s.rank)).or_default();
+            *entry = (entry.0 + measured, entry.1 + expected);
+        }
+    }
+    let pace_of = |step: usize, rank: usize| {
+        paces
+            .get(&(step, rank))
+            .filter(|(_, expected)| *expected > 0.0)
+            .map_or(1.0, |(measured, expected)| measured / expected)
+    };
     let multipliers = samples
         .iter()
         .filter_map(|s| {
-            let factor = by_stage.get(&(s.stage, s.phase))?.1;
-            (factor > 0.0).then(|| (s.measured_s - charged(s)).max(0.0) / (factor * s.predicted_s))
+            let (measured, expected) = expected_s(s);
+            let pace = pace_of(s.step, s.rank);
+            (expected > 0.0 && pace > 0.0).then(|| measured / (expected * pace))
         })
         .collect();
-    (by_stage, by_region, switch, multipliers)
+    let pace = rank_paces(steps.len(), &pace_of, samples.iter().map(|s| s.rank).max());
+    ComputeFit {
+        by_stage,
+        by_region,
+        switch,
+        multipliers,
+        pace,
+    }
+}
+
+/// What [`compute_ratios`] fits.
+struct ComputeFit {
+    by_stage: Ratios,
+    by_region: Ratios,
+    switch: SwitchFit,
+    /// Each action's compute over its stage and phase's mean at its rank's pace that step.
+    multipliers: Vec<f64>,
+    /// Per fitted step, each rank's pace ([`Jitter::pace`]); empty from one step.
+    pace: Vec<Vec<f64>>,
+}
+
+/// Per fitted step, each rank's (0 to `last_rank`) pace over its mean pace across the steps
+/// (`pace_of(step, rank)`: its compute that step over what the fitted factors make of it); empty
+/// from fewer than two steps (one step's pace is what its factors were fitted to).
+fn rank_paces(
+    steps: usize,
+    pace_of: &dyn Fn(usize, usize) -> f64,
+    last_rank: Option<usize>,
+) -> Vec<Vec<f64>> {
+    let Some(last_rank) = last_rank.filter(|_| steps >= 2) else {
+        return Vec::new();
+    };
+    let mean: Vec<f64> = (0..=last_rank)
+        .map(|rank| (0..steps).map(|step| pace_of(step, rank)).sum::<f64>() / steps as f64)
+        .collect();
+    (0..steps)
+        .map(|step| {
+            (0..=last_rank)
+                .zip(&mean)
+                .map(|(rank, &m)| {
+                    if m > 0.0 {
+                        pace_of(step, rank) / m
+                    } else {
+                        1.0
+                    }
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The factor table: every stage of a `ByLayer` region, in stage order, then every Replicated
@@ -870,7 +941,13 @@ fn calibrate_with<E: From<DeriveError>>(
         steps.push(by_step.step(alignment, k).2);
         pass(0.1 * (i + 1) as f32 / count)?;
     }
-    let (by_stage, by_region, switch, multipliers) = compute_ratios(sim, &steps);
+    let ComputeFit {
+        by_stage,
+        by_region,
+        switch,
+        multipliers,
+        pace,
+    } = compute_ratios(sim, &steps);
     let factors = factor_table(plan, &by_stage, &by_region);
     let memory = fit_memory(plan, m, alignment, &measured);
     let stages = stage_of_layers(plan);
@@ -959,6 +1036,7 @@ fn calibrate_with<E: From<DeriveError>>(
         gap_s: Quantiles::of(gaps),
         transfer_s: Quantiles::of(transfer_times),
         stall_s: Quantiles::of(spans.iter().map(|s| s - typical_span).collect()),
+        pace,
     };
     if link.alpha_s.is_some() {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
