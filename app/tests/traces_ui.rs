@@ -590,4 +590,12 @@ fn every_step_calibrates_on_the_whole_run_as_the_cli_does() {
         "{}",
         report.makespan_calibrated_s
     );
+    // The calibrated scenario carries the run's jitter: once simulated, the summary above the
+    // chart gives the expected step beside the simulated one, as `mpipe simulate` does.
+    wait(&mut harness, |s| s.derived.running().is_none());
+    harness.run();
+    harness.get_by_label_contains(
+        "makespan 125.543 ms · bubble 6.3 % · utilisation 93.7 % · expected 136.184 ms under the \
+         traced run's jitter (10–90 %: 113.331 ms to 151.782 ms)",
+    );
 }

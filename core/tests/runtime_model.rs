@@ -756,3 +756,40 @@ fn a_ranks_pace_is_fitted_per_step_from_its_measured_compute() {
     let one = compare("zbv", "zbv", &[]);
     assert_eq!(one["jitter"]["pace"], serde_json::json!([]));
 }
+
+/// A calibrated scenario carries how its run varied (`jitter`: the distributions and the ranks'
+/// paces): `mpipe simulate` of what `--calibrated` wrote gives the expected step the calibration
+/// gave, the same draws to the bit, beside the simulated one; the scenario as the user wrote it
+/// (no jitter) gives none.
+#[test]
+fn a_calibrated_scenario_carries_its_runs_jitter_to_simulate() {
+    let dir = std::env::temp_dir().join(format!("mpipe-jitter-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("zbv-calibrated.json");
+    let path = path.to_str().unwrap();
+    let v = compare("zbv", "zbv", &["--fit-step", "all", "--calibrated", path]);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(written["jitter"], v["jitter"]);
+    let simulated = json(&["simulate", "--json", "--no-events", path]);
+    assert_eq!(simulated["expected"], v["expected"]);
+    assert_eq!(simulated["makespan_s"], v["makespan_calibrated_s"]);
+    let (code, text, err) = mpipe(&["simulate", path]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.lines().nth(2)
+            == Some(
+                "expected under the run's measured jitter: 136.184 ms (the median of 200 draws; \
+                 10–90%: 113.331 ms to 151.782 ms), +8.5% against the simulated step"
+            ),
+        "{text}"
+    );
+    let plain = json(&[
+        "simulate",
+        "--json",
+        "--no-events",
+        &seven("zbv", "scenario.json"),
+    ]);
+    assert!(plain.get("expected").is_none());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

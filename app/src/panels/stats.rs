@@ -4,13 +4,15 @@
 
 use egui::{RichText, Ui};
 use mpipe::report::simulate::rank_table;
+use mpipe::sim::jitter::Expected;
 use mpipe::sim::run::Simulation;
 use mpipe::vocab::units::secs;
 
-/// The one-line summary above the timeline.
-pub fn summary(sim: &Simulation) -> String {
+/// The one-line summary above the timeline; with the expected step under the scenario's jitter
+/// (a calibrated scenario carries its run's), that too.
+pub fn summary(sim: &Simulation, expected: Option<&Expected>) -> String {
     format!(
-        "makespan {} · bubble {:.1} % · utilisation {:.1} %{}",
+        "makespan {} · bubble {:.1} % · utilisation {:.1} %{}{}",
         secs(sim.makespan_s),
         100.0 * sim.bubble_fraction,
         100.0 * sim.utilisation,
@@ -18,7 +20,13 @@ pub fn summary(sim: &Simulation) -> String {
             .map_or(String::new(), |f| format!(
                 " · without the encoder {}",
                 secs(f)
-            ))
+            )),
+        expected.map_or(String::new(), |e| format!(
+            " · expected {} under the traced run's jitter (10–90 %: {} to {})",
+            secs(e.median_s),
+            secs(e.low_s),
+            secs(e.high_s)
+        ))
     )
 }
 

@@ -179,7 +179,7 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
     let title = ui.label(RichText::new(&shown.title).strong());
     ui.label(RichText::new(format!(
         "{}{}",
-        stats::summary(&shown.sim),
+        stats::summary(&shown.sim, shown.expected.as_ref()),
         if computing {
             " (the previous scenario, until the background run ends)"
         } else {

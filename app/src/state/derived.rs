@@ -44,6 +44,9 @@ pub struct Shown {
     /// The global operator table (time slot × rank), for schedules of at most
     /// [`TABLE_ACTIONS`] compute actions.
     pub table: Option<mpipe::report::table::OperatorTable>,
+    /// The expected step under the scenario's `jitter` (a calibrated scenario carries the run's),
+    /// as `mpipe simulate` gives it.
+    pub expected: Option<mpipe::sim::jitter::Expected>,
 }
 
 /// The most compute actions the app lays out as an operator table (`mpipe derive --table`
@@ -102,6 +105,7 @@ impl Shown {
             slack,
             formula,
             table,
+            expected: None,
         }
     }
 
@@ -175,6 +179,8 @@ enum Stage {
     Start,
     Derived(Box<mpipe::Derivation>),
     Simulated(Box<Simulation>),
+    /// The expected step's draws, under the scenario's jitter, a share of them a step.
+    Expecting(Box<Simulation>, Box<mpipe::sim::jitter::Draws>),
     Finished,
 }
 
@@ -207,20 +213,65 @@ impl Simulating {
                     Err(e) => return Step::Done(Some(Err(self.failed(e)))),
                 }
             }
-            Stage::Derived(derivation) => match run_cancellable(*derivation, options, keep_going) {
-                Some(sim) => self.stage = Stage::Simulated(Box::new(sim)),
-                None => return Step::Done(None),
-            },
-            Stage::Simulated(sim) => {
-                if !keep_going(1.0) {
-                    return Step::Done(None);
+            Stage::Derived(derivation) => {
+                // The run reports from 30 % to 100 %; with a jitter it ends at 70 % and the
+                // draws take the rest.
+                let end = if self.draws_expected() { 0.7 } else { 1.0 };
+                let mut scaled = |f: f32| keep_going(0.3 + (f - 0.3).max(0.0) * (end - 0.3) / 0.7);
+                match run_cancellable(*derivation, options, &mut scaled) {
+                    Some(sim) => self.stage = Stage::Simulated(Box::new(sim)),
+                    None => return Step::Done(None),
                 }
-                let title = self.scenario.chart_title();
-                return Step::Done(Some(Ok(Shown::new(self.generation, &title, *sim))));
+            }
+            Stage::Simulated(sim) => {
+                let draws = self
+                    .scenario
+                    .jitter
+                    .clone()
+                    .and_then(|j| mpipe::sim::jitter::Draws::new(&sim, j, options));
+                match draws {
+                    Some(draws) => self.stage = Stage::Expecting(sim, Box::new(draws)),
+                    None => return self.shown(*sim, None, keep_going),
+                }
+            }
+            Stage::Expecting(sim, mut draws) => {
+                // At most about a million events simulated a step: a frame's worth in the
+                // browser, a Cancel heard between draws on a thread.
+                let per_step = (1_000_000 / draws.events_per_draw().max(1)).max(1);
+                for _ in 0..per_step {
+                    if !keep_going(0.7 + 0.3 * draws.fraction()) {
+                        return Step::Done(None);
+                    }
+                    if !draws.draw(&sim) {
+                        return self.shown(*sim, draws.finish(), keep_going);
+                    }
+                }
+                self.stage = Stage::Expecting(sim, draws);
             }
             Stage::Finished => return Step::Done(None),
         }
         Step::Again
+    }
+
+    /// Whether the scenario's jitter gives the expected step draws to make.
+    fn draws_expected(&self) -> bool {
+        self.scenario.jitter.as_ref().is_some_and(|j| !j.is_empty())
+    }
+
+    /// The last step: what the views draw.
+    fn shown(
+        &self,
+        sim: Simulation,
+        expected: Option<mpipe::sim::jitter::Expected>,
+        keep_going: &mut dyn FnMut(f32) -> bool,
+    ) -> Step<Option<Result<Shown, Failed>>> {
+        if !keep_going(1.0) {
+            return Step::Done(None);
+        }
+        let title = self.scenario.chart_title();
+        let mut shown = Shown::new(self.generation, &title, sim);
+        shown.expected = expected;
+        Step::Done(Some(Ok(shown)))
     }
 
     /// Every step, here (a scenario small enough for the frame).

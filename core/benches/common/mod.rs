@@ -59,6 +59,7 @@ pub fn scenario(p: usize, m: usize, v: usize, transpose: bool) -> Scenario {
         wave_k: None,
         activation_limit: None,
         width: None,
+        jitter: None,
     }
 }
 

@@ -20,6 +20,8 @@ pub enum FiniteError {
     Overlap { value: f64 },
     #[error("rule `hardware`: `hardware.node_devices` must be at least 1")]
     NodeDevices,
+    #[error("rule `jitter`: `{field}` {problem}")]
+    Jitter { field: String, problem: String },
     #[error(
         "rule `finite`: {what} overflows to ∞; every time, size and total a scenario derives must stay finite"
     )]
@@ -37,6 +39,7 @@ impl FiniteError {
             FiniteError::Hardware { .. }
             | FiniteError::Overlap { .. }
             | FiniteError::NodeDevices => "hardware",
+            FiniteError::Jitter { .. } => "jitter",
             FiniteError::Overflow { .. } => "finite",
         }
     }
@@ -47,7 +50,9 @@ impl FiniteError {
             FiniteError::Hardware { field, .. } => field.clone(),
             FiniteError::Overlap { .. } => "hardware.fb_overlap".into(),
             FiniteError::NodeDevices => "hardware.node_devices".into(),
-            FiniteError::Overflow { field, .. } => field.clone(),
+            FiniteError::Jitter { field, .. } | FiniteError::Overflow { field, .. } => {
+                field.clone()
+            }
         }
     }
 }
@@ -74,6 +79,14 @@ pub fn check_hardware(hardware: Option<&Hardware>) -> Result<(), FiniteError> {
         return Err(FiniteError::NodeDevices);
     }
     Ok(())
+}
+
+/// Checks a scenario's `jitter` figure by figure ([`crate::scenario::jitter::Jitter::problem`]).
+pub fn check_jitter(jitter: Option<&crate::scenario::jitter::Jitter>) -> Result<(), FiniteError> {
+    match jitter.and_then(|j| j.problem()) {
+        Some((field, problem)) => Err(FiniteError::Jitter { field, problem }),
+        None => Ok(()),
+    }
 }
 
 /// The largest multiple of a figure a layer gives that a default derived from it can take:
@@ -247,6 +260,19 @@ pub fn check_totals(
             "hardware".into(),
             "the step's total time (compute plus communication)".into(),
         ));
+    }
+    // The expected step draws every cost at most at the jitter's extremes: compute scaled, and
+    // seconds added to each event (at most four a microbatch, layer and rank hop).
+    if let Some(jitter) = scenario.jitter.as_ref() {
+        let (scale, seconds) = jitter.extremes();
+        let events = 4.0 * m * (layers_f64(scenario) + p + 1.0) * p.max(1.0);
+        let drawn = (compute + comm + overhead + copies + stage) * scale + seconds * events;
+        if !drawn.is_finite() {
+            return Err(overflow(
+                "jitter".into(),
+                "the step's total time with every cost drawn at the jitter's extremes".into(),
+            ));
+        }
     }
     let step_grads = hw.step_grad_bytes_per_param_byte.unwrap_or(0.0);
     if !(params * step_grads).is_finite() {

@@ -628,6 +628,7 @@ fn check_sizes(scenario: &Scenario) -> Result<(), ValidityError> {
     check_limits(scenario)?;
     crate::algebra::budget::check(scenario, crate::algebra::budget::MEMORY_LIMIT_BYTES, 0.0)?;
     crate::algebra::finite::check_hardware(scenario.hardware.as_ref())?;
+    crate::algebra::finite::check_jitter(scenario.jitter.as_ref())?;
     Ok(())
 }
 

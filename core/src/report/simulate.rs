@@ -41,6 +41,9 @@ pub struct SimulateReport<'a> {
     /// With `workload.graphs`: the batch packed sequentially and by GARS, both simulated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub packing: Option<crate::tune::packing::PackingComparison>,
+    /// With a `jitter` (a calibrated scenario): the expected step under it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<crate::sim::jitter::Expected>,
 }
 
 /// One idle stretch of a rank.
@@ -86,6 +89,7 @@ impl<'a> SimulateReport<'a> {
             }),
             at: None,
             packing: None,
+            expected: None,
             memory: &sim.memory,
             critical_path: sim
                 .critical_path

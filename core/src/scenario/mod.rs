@@ -4,6 +4,7 @@
 
 pub mod edit;
 pub mod hardware;
+pub mod jitter;
 pub mod layer;
 pub mod locate;
 pub mod orders_csv;
@@ -104,6 +105,11 @@ pub struct Scenario {
     /// degrees and devices ([`width::WidthSpec`]; absent: every stage one device).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub width: Option<Vec<width::WidthSpec>>,
+    /// How a traced run's costs varied ([`jitter::Jitter`]), as `compare-trace --calibrated`
+    /// writes it: with one, `simulate` gives the expected step under it beside the simulated
+    /// one (absent: nothing is drawn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<jitter::Jitter>,
 }
 
 /// `model`: the ordered layers.
@@ -359,7 +365,7 @@ mod tests {
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `static_memory_factor`, `owner_budget`, `orders`, `orders_csv`, `placement`, `wave_k`, `activation_limit`, `width`"
+            "m.json:5:9: field `rankz`: unknown field `rankz`, expected one of `format`, `name`, `description`, `model`, `cut`, `schedule`, `ranks`, `microbatches`, `data_parallel`, `slabs`, `hardware`, `workload`, `owner`, `static_memory_factor`, `owner_budget`, `orders`, `orders_csv`, `placement`, `wave_k`, `activation_limit`, `width`, `jitter`"
         );
         let text = MINIMAL.replace("\"count\": 8", "\"cnt\": 8");
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();

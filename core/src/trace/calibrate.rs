@@ -1062,6 +1062,10 @@ fn calibrate_with<E: From<DeriveError>>(
         }
         hw.action_switch_s = Some(given);
     }
+    // The calibrated scenario carries how the run varied, so that it predicts the expected
+    // step wherever it goes (a file, the app, a what-if); a jitter of an earlier calibration is
+    // replaced, and dropped where nothing varied.
+    calibrated.jitter = (!jitter.is_empty()).then(|| jitter.clone());
     pass(0.3)?;
     let simulation = simulate_scenario(&calibrated, options)?;
     let mut stopped = None;
@@ -1406,7 +1410,7 @@ fn step_grad_factor(plan: &Plan, memory: &[MemoryFit]) -> Option<f64> {
 const MIN_GRADIENT_SHARE: f64 = 0.25;
 
 /// What-if on another schedule: `target` (another schedule of the same model) with the costs and
-/// memory a calibration fitted — `calibrated`'s layers and hardware, `target`'s cut, schedule,
+/// memory a calibration fitted — `calibrated`'s layers, hardware and jitter, `target`'s cut, schedule,
 /// placement, ranks and microbatches. Refused when the two models differ in their layer count.
 pub fn with_fitted_costs(target: &Scenario, calibrated: &Scenario) -> Result<Scenario, String> {
     let count = |s: &Scenario| s.model.layers.iter().map(|l| l.count).sum::<usize>();
@@ -1420,6 +1424,7 @@ pub fn with_fitted_costs(target: &Scenario, calibrated: &Scenario) -> Result<Sce
     let mut out = target.clone();
     out.model = calibrated.model.clone();
     out.hardware = calibrated.hardware.clone();
+    out.jitter = calibrated.jitter.clone();
     if !out.name.is_empty() && !out.name.ends_with(" (calibrated)") {
         out.name.push_str(" (calibrated)");
     }
@@ -1600,6 +1605,7 @@ mod tests {
             wave_k: None,
             activation_limit: None,
             width: None,
+            jitter: None,
         };
         // Layer 0 (region 1): forward ×2; layers 1 to 3 (region 2): backward ×0.5.
         let factors = |layer: usize| LayerFit {

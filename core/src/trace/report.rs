@@ -531,15 +531,7 @@ impl CompareTraceReport {
             self.order_agreement * 100.0
         );
         if let Some(e) = &self.expected {
-            let _ = writeln!(
-                out,
-                "  expected under the run's measured jitter: {} (the median of {} draws; 10–90%: {} to {}), {:+.1}% against the simulated step",
-                ms(e.median_s),
-                e.draws,
-                ms(e.low_s),
-                ms(e.high_s),
-                signed_error(e.median_s, self.makespan_calibrated_s),
-            );
+            let _ = writeln!(out, "  {}", e.sentence(self.makespan_calibrated_s, ms));
         }
         if !self.every_step {
             let _ = writeln!(

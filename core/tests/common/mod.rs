@@ -43,6 +43,7 @@ pub fn scenario(
         activation_limit: None,
         static_memory_factor: None,
         width: None,
+        jitter: None,
     }
 }
 

@@ -37,6 +37,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // With a batch of graphs: both packings, before (sequential) and after (GARS).
     let packing = mpipe::tune::packing::compare_packings(&scenario, options)
         .map_err(|e| InputError(format!("{}: {e}", file.display())))?;
+    // A calibrated scenario carries how its run varied: the expected step under it.
+    let expected = scenario
+        .jitter
+        .as_ref()
+        .filter(|j| !j.is_empty())
+        .and_then(|j| mpipe::sim::jitter::expected(&simulation, j, options, &mut |_| true));
     let scene = at.map(|_| mpipe::view::scene::Scene::new(&simulation));
     let states = at
         .zip(scene.as_ref())
@@ -45,9 +51,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let mut report = SimulateReport::new(&scenario.name, &simulation, !no_events);
         report.at = states.map(|(t_s, ranks)| sim_report::AtReport { t_s, ranks });
         report.packing = packing;
+        report.expected = expected;
         emit_json(&report)?;
     } else {
         let mut text = sim_report::text(&scenario.name, &simulation);
+        if let Some(e) = &expected {
+            // Beside the makespan (the text's second line).
+            let at = text
+                .match_indices('\n')
+                .nth(1)
+                .map_or(text.len(), |(i, _)| i + 1);
+            let line = format!(
+                "{}\n",
+                e.sentence(simulation.makespan_s, mpipe::vocab::units::secs)
+            );
+            text.insert_str(at, &line);
+        }
         if let Some(p) = &packing {
             text.push_str(&p.text());
         }
