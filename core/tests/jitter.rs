@@ -111,6 +111,31 @@ fn a_ranks_pace_moves_its_whole_step_and_the_step_waits_for_the_slow_rank() {
     assert!((e.high_s - 74.4).abs() < 1e-9, "{e:?}");
 }
 
+/// A draw is a point of the stored curve less the curve's own mean: the samples' mean a file
+/// states never enters it, so a hostile one (the largest float) draws what a true one does.
+#[test]
+fn a_stated_mean_never_enters_a_draw() {
+    let sim = sample(serde_json::json!({"action_overhead_s": 0.25}));
+    let with_mean = |mean: f64| Jitter {
+        gap_s: Quantiles {
+            points: (0..=32).map(|i| f64::from(i) / 32.0).collect(),
+            mean,
+        },
+        ..Jitter::default()
+    };
+    let honest = expected(&sim, &with_mean(0.5), Default::default(), &mut |_| true).unwrap();
+    assert!(
+        honest.median_s.is_finite() && honest.high_s > honest.low_s,
+        "{honest:?}"
+    );
+    assert_eq!(
+        expected(&sim, &with_mean(f64::MAX), Default::default(), &mut |_| {
+            true
+        }),
+        Some(honest)
+    );
+}
+
 /// The what-if over every schedule ranks by the expected step, a candidate a step — what the
 /// web build runs between frames: each step simulates one schedule (its progress within that
 /// candidate's share), the steps come to what the whole what-if gives, and a stop is heard at

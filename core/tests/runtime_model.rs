@@ -700,8 +700,9 @@ fn a_run_that_never_splits_its_backward_gives_the_weight_half_pytorchs_transient
 
 /// A rank's pace, fitted on every step: each step's compute on the rank over what the fitted
 /// costs make of it, the rank's mean across the steps 1. On the ZB-V run it follows the rank's
-/// measured compute that step over its mean (within 0.05: the switch the fit charges apart and
-/// the actions it matches) and spans what the run did — rank 1 from about 0.8 to 1.2 of its
+/// measured compute that step over its mean (within 0.05: the switch the fit charges apart, the
+/// actions it matches, and the mean taken here over the nine steps a calibration is checked on,
+/// 1–9, where the pace's is over all ten) and spans what the run did — rank 1 from about 0.8 to 1.2 of its
 /// mean, rank 0 less. One step fitted has no pace (its factors are fitted to it).
 #[test]
 fn a_ranks_pace_is_fitted_per_step_from_its_measured_compute() {

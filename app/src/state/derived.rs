@@ -16,7 +16,8 @@ use mpipe::view::timings::EventTiming;
 use std::sync::Arc;
 
 /// Scenarios with more than this many rank × microbatch pairs simulate on a worker thread, so
-/// the window never waits on them (P ≤ 16, M ≤ 128 stay within a frame).
+/// the window never waits on them (P ≤ 16, M ≤ 128 stay within a frame); so does every scenario
+/// with a `jitter`, whose expected step is some 200 simulations.
 pub const FOREGROUND_LIMIT: usize = 16 * 128;
 
 /// Bytes per event the app keeps beside the simulation, an upper bound: the scene (events,
@@ -235,16 +236,18 @@ impl Simulating {
                 }
             }
             Stage::Expecting(sim, mut draws) => {
-                // At most about a million events simulated a step: a frame's worth in the
-                // browser, a Cancel heard between draws on a thread.
+                // About a million events simulated a step (one draw at least, of at most
+                // `EVENT_BUDGET / MIN_DRAWS` events): a frame's worth in the browser, a Cancel
+                // heard between draws on a thread.
                 let per_step = (1_000_000 / draws.events_per_draw().max(1)).max(1);
                 for _ in 0..per_step {
+                    if draws.is_done() {
+                        return self.shown(*sim, draws.finish(), keep_going);
+                    }
                     if !keep_going(0.7 + 0.3 * draws.fraction()) {
                         return Step::Done(None);
                     }
-                    if !draws.draw(&sim) {
-                        return self.shown(*sim, draws.finish(), keep_going);
-                    }
+                    draws.draw(&sim);
                 }
                 self.stage = Stage::Expecting(sim, draws);
             }
@@ -423,7 +426,10 @@ impl Derived {
             self.finish(Err(Invalid::new(generation, message.into())), committed);
             return;
         }
-        if scenario.ranks.saturating_mul(scenario.microbatches) > FOREGROUND_LIMIT {
+        // A scenario with a jitter (a calibrated one) draws its expected step, some 200
+        // simulations: always on the worker, with its progress and Cancel.
+        let draws = scenario.jitter.as_ref().is_some_and(|j| !j.is_empty());
+        if draws || scenario.ranks.saturating_mul(scenario.microbatches) > FOREGROUND_LIMIT {
             let mut simulating = Simulating::new(scenario.clone(), generation, source, text);
             let spawned = Job::spawn_steps("mpipe simulation", move |control| {
                 simulating.step(&mut |f| control.keep_going(f))

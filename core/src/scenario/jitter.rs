@@ -49,7 +49,7 @@ impl Quantiles {
     }
 
     /// The mean of the stored curve (the mean of a draw before its shift): the trapezoids'.
-    fn curve_mean(&self) -> f64 {
+    pub(crate) fn curve_mean(&self) -> f64 {
         let n = self.points.len();
         if n < 2 {
             return self.points.first().copied().unwrap_or(0.0);
@@ -71,9 +71,10 @@ impl Quantiles {
         Some(quantile(&self.points, u)? + self.mean - self.curve_mean())
     }
 
-    /// A draw less the mean: how far a cost is from the mean the simulation charges.
+    /// A draw less the mean: how far a cost is from the mean the simulation charges (the
+    /// stored curve less its own mean, so that no figure as large as the mean is subtracted).
     pub fn deviation(&self, u: f64) -> Option<f64> {
-        Some(self.at(u)? - self.mean)
+        Some(quantile(&self.points, u)? - self.curve_mean())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -110,9 +111,11 @@ pub struct Jitter {
 /// The most points one distribution of a scenario's `jitter` holds (a calibration writes
 /// [`QUANTILE_POINTS`]).
 pub const MAX_POINTS: usize = 1024;
-/// The most measured steps a `jitter.pace` gives, and the most ranks one step gives.
+/// The most measured steps a `jitter.pace` gives, the most ranks one step gives, and the most
+/// paces it gives in all (32 MB of them).
 pub const MAX_PACE_STEPS: usize = 65_536;
 pub const MAX_PACE_RANKS: usize = 65_536;
+pub const MAX_PACE_ENTRIES: usize = 1 << 22;
 
 impl Jitter {
     /// Nothing to draw: every distribution empty and no pace.
@@ -136,7 +139,8 @@ impl Jitter {
     /// The first figure a draw cannot be made from, as (field, what is wrong with it): a
     /// distribution of more than [`MAX_POINTS`] points, a figure that is not a finite number,
     /// points that do not ascend, a compute multiplier or a pace below 0, a pace of more than
-    /// [`MAX_PACE_STEPS`] steps or a step of more than [`MAX_PACE_RANKS`] ranks.
+    /// [`MAX_PACE_STEPS`] steps, a step of more than [`MAX_PACE_RANKS`] ranks, or more than
+    /// [`MAX_PACE_ENTRIES`] paces in all.
     pub fn problem(&self) -> Option<(String, String)> {
         for (name, q) in self.distributions() {
             if q.points.len() > MAX_POINTS {
@@ -180,6 +184,13 @@ impl Jitter {
             return Some((
                 "jitter.pace".into(),
                 format!("gives {} steps; at most {MAX_PACE_STEPS}", self.pace.len()),
+            ));
+        }
+        let entries: usize = self.pace.iter().map(Vec::len).sum();
+        if entries > MAX_PACE_ENTRIES {
+            return Some((
+                "jitter.pace".into(),
+                format!("gives {entries} paces in all; at most {MAX_PACE_ENTRIES}"),
             ));
         }
         for (k, step) in self.pace.iter().enumerate() {
@@ -242,6 +253,72 @@ mod tests {
         assert_eq!(Quantiles::of(vec![3.0; 32]).at(0.7), Some(3.0));
         // From fewer than 32 samples, nothing.
         assert!(Quantiles::of(vec![3.0; 31]).is_empty());
+    }
+
+    #[test]
+    fn a_jitter_that_cannot_be_drawn_from_names_its_figure() {
+        let q = |points: Vec<f64>| Quantiles { points, mean: 1.0 };
+        let problem = |j: Jitter| j.problem().map(|(field, what)| format!("{field} {what}"));
+        assert_eq!(problem(Jitter::default()), None);
+        assert_eq!(
+            problem(Jitter {
+                stall_s: q(vec![-0.5, f64::INFINITY]),
+                ..Jitter::default()
+            }),
+            Some("jitter.stall_s.points[1] = inf must be a finite number".into())
+        );
+        assert_eq!(
+            problem(Jitter {
+                compute: q(vec![-0.1, 1.0]),
+                ..Jitter::default()
+            }),
+            Some(
+                "jitter.compute.points[0] = -0.1 must be ≥ 0 (a multiplier of an action's compute)"
+                    .into()
+            )
+        );
+        assert_eq!(
+            problem(Jitter {
+                transfer_s: q(vec![0.0; MAX_POINTS + 1]),
+                ..Jitter::default()
+            }),
+            Some("jitter.transfer_s.points holds 1025 points; at most 1024".into())
+        );
+        assert_eq!(
+            problem(Jitter {
+                gap_s: Quantiles {
+                    points: vec![0.1],
+                    mean: f64::NAN
+                },
+                ..Jitter::default()
+            }),
+            Some("jitter.gap_s.mean = NaN must be a finite number".into())
+        );
+        // Paces: too many in all, then one step too wide, then one below 0.
+        assert_eq!(
+            problem(Jitter {
+                pace: vec![vec![1.0; 2048]; 2049],
+                ..Jitter::default()
+            }),
+            Some("jitter.pace gives 4196352 paces in all; at most 4194304".into())
+        );
+        assert_eq!(
+            problem(Jitter {
+                pace: vec![vec![1.0; 2], vec![1.0; MAX_PACE_RANKS + 1]],
+                ..Jitter::default()
+            }),
+            Some("jitter.pace[1] gives 65537 ranks; at most 65536".into())
+        );
+        // The extremes: the largest pace times one plus twice the largest compute point, and
+        // twice the gap's and transfer's largest and four times the stall's, in seconds.
+        let j = Jitter {
+            compute: q(vec![0.5, 1.5]),
+            gap_s: q(vec![0.0, 0.25]),
+            stall_s: q(vec![-1.0, 0.5]),
+            pace: vec![vec![0.9, 1.2], vec![1.1, 0.8]],
+            ..Jitter::default()
+        };
+        assert_eq!(j.extremes(), (1.2 * 4.0, 0.5 + 4.0));
     }
 
     #[test]

@@ -75,14 +75,13 @@ pub fn expected(
     keep_going: &mut dyn FnMut(f32) -> bool,
 ) -> Option<Expected> {
     let mut draws = Draws::new(sim, jitter.clone(), options)?;
-    loop {
+    while !draws.is_done() {
         if !keep_going(draws.fraction()) {
             return None;
         }
-        if !draws.draw(sim) {
-            return draws.finish();
-        }
+        draws.draw(sim);
     }
+    draws.finish()
 }
 
 /// What one draw varies each node by: a compute action its compute (the rest of its duration
@@ -109,6 +108,9 @@ pub struct Draws {
     total: usize,
     /// The last draw's durations, handed on to the next (no list made a draw).
     durations: Vec<f64>,
+    /// Each distribution's stored curve's mean (compute, gap, transfer, stall), read once: a
+    /// draw is a point less it.
+    shifts: [f64; 4],
 }
 
 impl Draws {
@@ -142,7 +144,14 @@ impl Draws {
                 }
             })
             .collect();
+        let shifts = [
+            jitter.compute.curve_mean(),
+            jitter.gap_s.curve_mean(),
+            jitter.transfer_s.curve_mean(),
+            jitter.stall_s.curve_mean(),
+        ];
         Some(Draws {
+            shifts,
             jitter,
             options,
             durations: base.clone(),
@@ -157,6 +166,11 @@ impl Draws {
     /// The share of the draws made (0 to 1).
     pub fn fraction(&self) -> f32 {
         self.steps.len() as f32 / self.total.max(1) as f32
+    }
+
+    /// Whether every draw is made.
+    pub fn is_done(&self) -> bool {
+        self.steps.len() >= self.total
     }
 
     /// Events one draw simulates (the order's nodes).
@@ -179,19 +193,25 @@ impl Draws {
                 .get(rng.random_range(0..n))
                 .map_or(&[], Vec::as_slice),
         };
-        let mut deviation = |q: &Quantiles| q.deviation(rng.random::<f64>()).unwrap_or(0.0);
+        // A point of the distribution at a uniform probability, less its curve's mean: O(1)
+        // whatever the number of points.
+        let [compute_shift, gap_shift, transfer_shift, stall_shift] = self.shifts;
+        let mut deviation = |q: &Quantiles, shift: f64| {
+            quantile(&q.points, rng.random::<f64>()).map_or(0.0, |x| x - shift)
+        };
         let mut durations = std::mem::take(&mut self.durations);
         for ((slot, kind), &mean) in durations.iter_mut().zip(&self.kinds).zip(&self.base) {
             *slot = match *kind {
                 Kind::Compute { compute, rank } => {
                     let pace = paces.get(rank).copied().unwrap_or(1.0);
-                    let factor = (pace * (1.0 + deviation(&jitter.compute))).max(0.0);
-                    (mean + compute * (factor - 1.0) + deviation(&jitter.gap_s)).max(0.0)
+                    let factor =
+                        (pace * (1.0 + deviation(&jitter.compute, compute_shift))).max(0.0);
+                    (mean + compute * (factor - 1.0) + deviation(&jitter.gap_s, gap_shift)).max(0.0)
                 }
                 Kind::Transfer => (mean
-                    + deviation(&jitter.transfer_s)
-                    + deviation(&jitter.stall_s)
-                    + deviation(&jitter.stall_s))
+                    + deviation(&jitter.transfer_s, transfer_shift)
+                    + deviation(&jitter.stall_s, stall_shift)
+                    + deviation(&jitter.stall_s, stall_shift))
                 .max(0.0),
                 Kind::Fixed => mean,
             };

@@ -21,6 +21,7 @@ use super::rules::ActionKind;
 use crate::algebra::plan::{Plan, RegionOwner};
 use crate::graph::derive::DeriveError;
 use crate::scenario::Scenario;
+use crate::scenario::jitter::{MAX_PACE_ENTRIES, MAX_PACE_STEPS};
 use crate::scenario::layer::LayerSpec;
 use crate::sim::engine::SimOptions;
 use crate::sim::jitter::{Expected, Jitter, Quantiles};
@@ -718,7 +719,11 @@ fn compute_ratios(sim: &Simulation, steps: &[Vec<(usize, Vec<StepAction>)>]) -> 
             (expected > 0.0 && pace > 0.0).then(|| measured / (expected * pace))
         })
         .collect();
-    let pace = rank_paces(steps.len(), &pace_of, samples.iter().map(|s| s.rank).max());
+    // One pace for each traced rank of the plan's (a trace's rank beyond them is none of the
+    // run's).
+    let ranks = sim.derivation.plan.ranks;
+    let last_rank = samples.iter().map(|s| s.rank).filter(|&r| r < ranks).max();
+    let pace = rank_paces(steps.len(), &pace_of, last_rank);
     ComputeFit {
         by_stage,
         by_region,
@@ -741,13 +746,18 @@ struct ComputeFit {
 
 /// Per fitted step, each rank's (0 to `last_rank`) pace over its mean pace across the steps
 /// (`pace_of(step, rank)`: its compute that step over what the fitted factors make of it); empty
-/// from fewer than two steps (one step's pace is what its factors were fitted to).
+/// from fewer than two steps (one step's pace is what its factors were fitted to), and beyond
+/// what a scenario's `jitter.pace` may give ([`MAX_PACE_STEPS`] steps, [`MAX_PACE_ENTRIES`] in
+/// all): the run's variation is then drawn per action alone.
 fn rank_paces(
     steps: usize,
     pace_of: &dyn Fn(usize, usize) -> f64,
     last_rank: Option<usize>,
 ) -> Vec<Vec<f64>> {
-    let Some(last_rank) = last_rank.filter(|_| steps >= 2) else {
+    let Some(last_rank) = last_rank.filter(|&r| {
+        (2..=MAX_PACE_STEPS).contains(&steps)
+            && steps.saturating_mul(r.saturating_add(1)) <= MAX_PACE_ENTRIES
+    }) else {
         return Vec::new();
     };
     let mean: Vec<f64> = (0..=last_rank)
