@@ -711,19 +711,25 @@ fn compute_ratios(sim: &Simulation, steps: &[Vec<(usize, Vec<StepAction>)>]) -> 
             .filter(|(_, expected)| *expected > 0.0)
             .map_or(1.0, |(measured, expected)| measured / expected)
     };
-    let multipliers = samples
-        .iter()
-        .filter_map(|s| {
-            let (measured, expected) = expected_s(s);
-            let pace = pace_of(s.step, s.rank);
-            (expected > 0.0 && pace > 0.0).then(|| measured / (expected * pace))
-        })
-        .collect();
     // One pace for each traced rank of the plan's (a trace's rank beyond them is none of the
     // run's).
     let ranks = sim.derivation.plan.ranks;
     let last_rank = samples.iter().map(|s| s.rank).filter(|&r| r < ranks).max();
     let pace = rank_paces(steps.len(), &pace_of, last_rank);
+    // The actions' own variation, around their rank's pace where the paces are kept (else
+    // around the mean: the step's variation stays in the actions').
+    let multipliers = samples
+        .iter()
+        .filter_map(|s| {
+            let (measured, expected) = expected_s(s);
+            let pace = if pace.is_empty() {
+                1.0
+            } else {
+                pace_of(s.step, s.rank)
+            };
+            (expected > 0.0 && pace > 0.0).then(|| measured / (expected * pace))
+        })
+        .collect();
     ComputeFit {
         by_stage,
         by_region,
@@ -1577,6 +1583,30 @@ fn scale_four_phases(piece: &mut LayerSpec, f: &LayerFit) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_ranks_paces_are_over_its_mean_and_kept_only_within_a_files_bounds() {
+        // Rank 0 at 0.9, 1.2, 0.9 of its costs over three steps (mean 1), rank 1 at 2 throughout.
+        let raw = |step: usize, rank: usize| match (step, rank) {
+            (1, 0) => 1.2,
+            (_, 0) => 0.9,
+            _ => 2.0,
+        };
+        let pace = rank_paces(3, &raw, Some(1));
+        assert_eq!(pace.len(), 3);
+        for (row, expected) in pace.iter().zip([[0.9, 1.0], [1.2, 1.0], [0.9, 1.0]]) {
+            for (got, want) in row.iter().zip(expected) {
+                assert!((got - want).abs() < 1e-12, "{pace:?}");
+            }
+        }
+        // One step: its costs were fitted to it. No rank traced, or more than a file may hold:
+        // none.
+        assert!(rank_paces(1, &raw, Some(1)).is_empty());
+        assert!(rank_paces(3, &raw, None).is_empty());
+        assert!(rank_paces(MAX_PACE_STEPS + 1, &raw, Some(0)).is_empty());
+        assert!(rank_paces(4, &raw, Some(MAX_PACE_ENTRIES / 4)).is_empty());
+        assert_eq!(rank_paces(4, &raw, Some(MAX_PACE_ENTRIES / 4 - 1)).len(), 4);
+    }
 
     #[test]
     fn a_calibration_is_never_checked_on_its_fit_step() {
