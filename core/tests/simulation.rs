@@ -203,7 +203,7 @@ fn a_rank_that_owns_no_encodes_has_zero_encoder_work_not_minus_zero() {
     let work = s.ranks[0].encoder_work_s.unwrap();
     assert_eq!(work, 0.0);
     assert!(work.is_sign_positive(), "{work}");
-    let text = mpipe::report::simulate::text("own", &s);
+    let text = mpipe::report::simulate::text("own", &s, None);
     assert!(!text.contains("-0.000"), "{text}");
 }
 

@@ -426,11 +426,12 @@ impl Derived {
             self.finish(Err(Invalid::new(generation, message.into())), committed);
             return;
         }
+        let mut simulating = Simulating::new(scenario.clone(), generation, source, text);
         // A scenario with a jitter (a calibrated one) draws its expected step, some 200
         // simulations: always on the worker, with its progress and Cancel.
-        let draws = scenario.jitter.as_ref().is_some_and(|j| !j.is_empty());
-        if draws || scenario.ranks.saturating_mul(scenario.microbatches) > FOREGROUND_LIMIT {
-            let mut simulating = Simulating::new(scenario.clone(), generation, source, text);
+        if simulating.draws_expected()
+            || scenario.ranks.saturating_mul(scenario.microbatches) > FOREGROUND_LIMIT
+        {
             let spawned = Job::spawn_steps("mpipe simulation", move |control| {
                 simulating.step(&mut |f| control.keep_going(f))
             });
@@ -440,9 +441,7 @@ impl Derived {
                     self.finish(Err(Invalid::new(generation, message.into())), committed)
                 }
             }
-        } else if let Some(result) =
-            Simulating::new(scenario.clone(), generation, source, text).run_to_end()
-        {
+        } else if let Some(result) = simulating.run_to_end() {
             self.finish(
                 result
                     .map(Arc::new)

@@ -2,6 +2,7 @@
 //! readable tables.
 
 use crate::schedules::skeleton::{Skeleton, schedule_to_string};
+use crate::sim::jitter::Expected;
 use crate::sim::memory::MemoryCurve;
 use crate::sim::metrics::RankMetrics;
 use crate::sim::run::Simulation;
@@ -43,7 +44,7 @@ pub struct SimulateReport<'a> {
     pub packing: Option<crate::tune::packing::PackingComparison>,
     /// With a `jitter` (a calibrated scenario): the expected step under it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub expected: Option<crate::sim::jitter::Expected>,
+    pub expected: Option<Expected>,
 }
 
 /// One idle stretch of a rank.
@@ -261,8 +262,9 @@ fn rank_cells(ranks: &[RankMetrics], with_units: bool) -> (Vec<&'static str>, Ve
     (names, rows)
 }
 
-/// The readable form of `mpipe simulate`.
-pub fn text(name: &str, sim: &Simulation) -> String {
+/// The readable form of `mpipe simulate`; with the expected step under the scenario's jitter, a
+/// line for it beside the makespan.
+pub fn text(name: &str, sim: &Simulation, expected: Option<&Expected>) -> String {
     let d = &sim.derivation;
     let schedule: Vec<Skeleton> = d.plan.schedule();
     let mut out = String::new();
@@ -289,6 +291,10 @@ pub fn text(name: &str, sim: &Simulation) -> String {
                 secs(f)
             ))
     );
+    // A calibrated scenario's expected step under its run's jitter, beside the makespan.
+    if let Some(e) = expected {
+        let _ = writeln!(out, "{}", e.sentence(sim.makespan_s, secs));
+    }
     if let Some(note) = &d.order_note {
         let _ = writeln!(out, "order: {note}");
     }

@@ -74,7 +74,13 @@ impl Quantiles {
     /// A draw less the mean: how far a cost is from the mean the simulation charges (the
     /// stored curve less its own mean, so that no figure as large as the mean is subtracted).
     pub fn deviation(&self, u: f64) -> Option<f64> {
-        Some(quantile(&self.points, u)? - self.curve_mean())
+        self.deviation_from(u, self.curve_mean())
+    }
+
+    /// [`Quantiles::deviation`] with the curve's mean read once beforehand (a draw of every
+    /// node of an order reads it once, not per node).
+    pub(crate) fn deviation_from(&self, u: f64, curve_mean: f64) -> Option<f64> {
+        Some(quantile(&self.points, u)? - curve_mean)
     }
 
     pub fn is_empty(&self) -> bool {

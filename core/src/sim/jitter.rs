@@ -178,11 +178,11 @@ impl Draws {
         self.base.len()
     }
 
-    /// Makes the next draw (on `sim`, the simulation the draws were made for); `false` when
-    /// every draw is made.
-    pub fn draw(&mut self, sim: &Simulation) -> bool {
-        if self.steps.len() >= self.total {
-            return false;
+    /// Makes the next draw (on `sim`, the simulation the draws were made for); nothing once
+    /// every draw is made ([`Draws::is_done`]).
+    pub fn draw(&mut self, sim: &Simulation) {
+        if self.is_done() {
+            return;
         }
         let jitter = &self.jitter;
         let rng = &mut self.rng;
@@ -193,12 +193,10 @@ impl Draws {
                 .get(rng.random_range(0..n))
                 .map_or(&[], Vec::as_slice),
         };
-        // A point of the distribution at a uniform probability, less its curve's mean: O(1)
-        // whatever the number of points.
+        // Each curve's mean read once: a deviation is O(1) whatever the number of points.
         let [compute_shift, gap_shift, transfer_shift, stall_shift] = self.shifts;
-        let mut deviation = |q: &Quantiles, shift: f64| {
-            quantile(&q.points, rng.random::<f64>()).map_or(0.0, |x| x - shift)
-        };
+        let mut deviation =
+            |q: &Quantiles, shift: f64| q.deviation_from(rng.random::<f64>(), shift).unwrap_or(0.0);
         let mut durations = std::mem::take(&mut self.durations);
         for ((slot, kind), &mean) in durations.iter_mut().zip(&self.kinds).zip(&self.base) {
             *slot = match *kind {
@@ -220,10 +218,9 @@ impl Draws {
         let timeline = simulate(&sim.derivation.order, durations, self.options);
         self.steps.push(timeline.makespan);
         self.durations = timeline.durations;
-        true
     }
 
-    /// The expected step from the draws made (every one, when [`Draws::draw`] has said `false`).
+    /// The expected step from the draws made (every one, once [`Draws::is_done`]).
     pub fn finish(mut self) -> Option<Expected> {
         let draws = self.steps.len();
         self.steps.sort_by(f64::total_cmp);

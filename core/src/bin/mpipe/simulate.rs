@@ -41,7 +41,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let expected = scenario
         .jitter
         .as_ref()
-        .filter(|j| !j.is_empty())
         .and_then(|j| mpipe::sim::jitter::expected(&simulation, j, options, &mut |_| true));
     let scene = at.map(|_| mpipe::view::scene::Scene::new(&simulation));
     let states = at
@@ -54,19 +53,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         report.expected = expected;
         emit_json(&report)?;
     } else {
-        let mut text = sim_report::text(&scenario.name, &simulation);
-        if let Some(e) = &expected {
-            // Beside the makespan (the text's second line).
-            let at = text
-                .match_indices('\n')
-                .nth(1)
-                .map_or(text.len(), |(i, _)| i + 1);
-            let line = format!(
-                "{}\n",
-                e.sentence(simulation.makespan_s, mpipe::vocab::units::secs)
-            );
-            text.insert_str(at, &line);
-        }
+        let mut text = sim_report::text(&scenario.name, &simulation, expected.as_ref());
         if let Some(p) = &packing {
             text.push_str(&p.text());
         }
