@@ -281,15 +281,15 @@ pub(crate) fn with_loss_and_reduces(
     let g = &b.graph;
     let regions = b.plan.regions.len();
     // A backward: any Bwd, or a four-phase BF or BE.
-    let backward_region = |n: NodeIndex| match g.node_weight(n) {
-        Some(Event::Bwd { region, .. }) => Some(*region),
-        Some(Event::FourPhase { region, phase, .. }) if phase.is_backward() => Some(*region),
+    let backward_region = |e: Option<&Event>| match e {
+        Some(Event::Bwd { region, .. }) => Some(region.index()),
+        Some(Event::FourPhase { region, phase, .. }) if phase.is_backward() => Some(region.index()),
         _ => None,
     };
     let mut last_bwd: Vec<Option<usize>> = vec![None; regions + 1];
     for (i, &n) in compute.iter().enumerate() {
-        if let Some(region) = backward_region(n)
-            && let Some(slot) = last_bwd.get_mut(region.index())
+        if let Some(region) = backward_region(g.node_weight(n))
+            && let Some(slot) = last_bwd.get_mut(region)
         {
             *slot = Some(i);
         }
@@ -300,21 +300,22 @@ pub(crate) fn with_loss_and_reduces(
     let mut out = Vec::with_capacity(compute.len() + reduces.len() + b.plan.microbatches);
     for (i, &n) in compute.iter().enumerate() {
         out.push(n);
-        // Only a forward (or a four-phase FF) hands on to a loss.
-        if matches!(
-            g.node_weight(n),
-            Some(Event::Fwd { .. } | Event::FourPhase { .. })
-        ) && let Some(&loss) = b.loss_after.get(&n)
+        let event = g.node_weight(n);
+        // Only a forward (or a four-phase FF) hands on to a loss: its microbatch's last one.
+        if let Some(Event::Fwd { mb, .. } | Event::FourPhase { mb, .. }) = event
+            && let Some(&[last, loss]) = b.loss_after.get(mb.index())
+            && last.get() == Some(n)
+            && let Some(loss) = loss.get()
         {
             out.push(loss);
         }
-        if let Some(region) = backward_region(n)
-            && last_bwd.get(region.index()).copied().flatten() == Some(i)
+        if let Some(region) = backward_region(event)
+            && last_bwd.get(region).copied().flatten() == Some(i)
         {
             out.extend(
                 reduces
                     .iter()
-                    .filter(|(r, _)| *r == region.index())
+                    .filter(|(r, _)| *r == region)
                     .map(|&(_, n)| n),
             );
         }

@@ -67,8 +67,9 @@ pub(crate) struct Builder<'a> {
     /// The wavefront's slots of every rank (empty without a wavefront or with hand orders).
     pub(crate) slots: Vec<Vec<Slot>>,
     pub(crate) reduces: FxHashMap<(usize, usize), NodeIndex>,
-    /// The Loss that follows each microbatch's last forward.
-    pub(crate) loss_after: FxHashMap<NodeIndex, NodeIndex>,
+    /// Of each microbatch, its last forward and the Loss that follows it (a table by
+    /// microbatch: the orders ask it of every forward).
+    pub(crate) loss_after: Vec<[MaybeNode; 2]>,
     pub(crate) barrier: NodeIndex,
     /// The wavefront runs a second-order (four-phase) schedule.
     pub(crate) four_phase: bool,
@@ -139,7 +140,7 @@ impl<'a> Builder<'a> {
             split,
             slots,
             reduces: FxHashMap::default(),
-            loss_after: FxHashMap::default(),
+            loss_after: vec![[MaybeNode::NONE; 2]; plan.microbatches],
             barrier,
             four_phase,
             last_route: None,
@@ -422,7 +423,9 @@ impl Builder<'_> {
         });
         if let Some(&last) = ff.last() {
             self.graph.add_edge(last, loss, EdgeKind::Activation);
-            self.loss_after.insert(last, loss);
+            if let Some(slot) = self.loss_after.get_mut(mb) {
+                *slot = [last.into(), loss.into()];
+            }
         }
         let trains = down
             .first()
@@ -493,7 +496,9 @@ impl Builder<'_> {
         });
         if let Some((_, last)) = prev {
             self.graph.add_edge(last, loss, EdgeKind::Activation);
-            self.loss_after.insert(last, loss);
+            if let Some(slot) = self.loss_after.get_mut(mb) {
+                *slot = [last.into(), loss.into()];
+            }
         }
 
         self.backwards(&route, &forwards, loss, mb);
@@ -577,13 +582,11 @@ pub(crate) fn wavefront_sequence(
     wavefront: &Wavefront,
     rank: usize,
 ) -> Vec<NodeIndex> {
-    b.slots
-        .get(rank)
-        .map(|slots| {
-            slots
-                .iter()
-                .filter_map(|s| b.slot_node(wavefront, rank, s))
-                .collect()
-        })
-        .unwrap_or_default()
+    let Some(slots) = b.slots.get(rank) else {
+        return Vec::new();
+    };
+    // Sized for every slot (a filter's collect would grow it from nothing).
+    let mut sequence = Vec::with_capacity(slots.len());
+    sequence.extend(slots.iter().filter_map(|s| b.slot_node(wavefront, rank, s)));
+    sequence
 }

@@ -14,13 +14,26 @@ pub fn check_deadlock(order: &Order) -> Result<Vec<u32>, OrderError> {
     let g = &order.graph;
     let n = g.node_count();
     let mut indegree = g.in_degrees();
+    let (ends, succs) = g.successor_lists();
     // The order found so far is also the queue of what is ready: every node once.
     let mut topological: Vec<u32> = Vec::with_capacity(n);
-    topological.extend((0..n as u32).filter(|&v| indegree.get(v as usize) == Some(&0)));
+    topological.extend(
+        (0u32..)
+            .zip(&indegree)
+            .filter(|&(_, &d)| d == 0)
+            .map(|(v, _)| v),
+    );
     let mut next = 0;
     while let Some(&v) = topological.get(next) {
         next += 1;
-        for &s in g.succs(v as usize) {
+        let v = v as usize;
+        let (Some(&a), Some(&b)) = (ends.get(v), ends.get(v + 1)) else {
+            continue;
+        };
+        let Some(list) = succs.get(a as usize..b as usize) else {
+            continue;
+        };
+        for &s in list {
             if let Some(d) = indegree.get_mut(s as usize) {
                 *d -= 1;
                 if *d == 0 {

@@ -306,6 +306,13 @@ impl OrderGraph {
         self.into.ids(v)
     }
 
+    /// The flat successor lists: node `v`'s [`OrderGraph::succs`] are
+    /// `list[ends[v]..ends[v + 1]]` (a node added since the last freeze has none), for the passes
+    /// that read every node's.
+    pub fn successor_lists(&self) -> (&[u32], &[u32]) {
+        (&self.out.start, &self.out.list)
+    }
+
     /// How many [`OrderGraph::preds`] each node has.
     pub fn in_degrees(&self) -> Vec<u32> {
         let mut counts: Vec<u32> = self

@@ -114,7 +114,12 @@ pub fn longest_path(order: &Order, mut durations: Vec<f64>) -> Timeline {
         let s = latest_pred(order, end, i).map_or(0.0, |(_, e)| e);
         if let (Some(ss), Some(d)) = (start.get_mut(i), durations.get(i)) {
             *ss = s;
-            makespan = makespan.max(s + d);
+            // `f64::max`'s result without its NaN handling: a NaN end is passed over by both, and
+            // no end is −0 (a start is at least +0).
+            let end = s + d;
+            if end > makespan {
+                makespan = end;
+            }
         }
     }
     Timeline {
