@@ -11,7 +11,7 @@
     clippy::indexing_slicing
 )] // tests fail by panicking
 
-use mpipe::scenario::hardware::{Hardware, P2p, PhaseSeconds};
+use mpipe::scenario::hardware::{FirstStageBackward, Hardware, P2p, PhaseSeconds};
 use mpipe::scenario::layer::LayerSpec;
 use mpipe::vocab::role::Role;
 use std::collections::BTreeSet;
@@ -80,6 +80,7 @@ fn every_hardware_field() -> Hardware {
         step_grad_bytes_per_param_byte: some(),
         weight_transient_bytes_per_param_byte: some(),
         p2p: Some(P2p::Blocking),
+        first_stage_backward: Some(FirstStageBackward::InWeight),
         p2p_post_s: some(),
         host_bytes_per_s: some(),
         action_switch_s: Some(phases),

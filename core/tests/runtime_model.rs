@@ -360,15 +360,15 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
         m.spearman
     );
     let (mem_median, mem_worst) = m.memory();
-    // (84 of 98 within 10 %, median 3.9 %, worst 21.2 %: DualPipeV's rank 0 from the
-    // interleaved zero-bubble run's weight transient; 70, 5.9 % before a run that never splits
-    // its backward gave the split schedules PyTorch's weight-half transient.)
-    assert!(mem_median <= 0.05, "{:?}", m.memory_errors);
-    assert!(mem_worst <= 0.22, "{:?}", m.memory_errors);
-    let within = m.memory_errors.iter().filter(|e| e.abs() <= 0.10).count();
-    assert!(within >= 84, "{within} of 98 within 10 %");
+    // The memory target: every rank's peak within 10 % (98 of 98, median 1.7 %, worst
+    // 8.6 %; 84 of 98, 3.9 %, 21.2 % before the first stage's split backward ran whole in its
+    // weight half and the gradient buffers were read once the last backward had returned —
+    // DualPipeV's rank 0 was 11–21 % high from every source; 70, 5.9 % before a run that never
+    // splits its backward gave the split schedules PyTorch's weight-half transient).
+    assert!(mem_median <= 0.025, "{:?}", m.memory_errors);
+    assert!(mem_worst <= 0.10, "{:?}", m.memory_errors);
     // The calibrated memory curves against the measured ones over the whole step (the mean
-    // distance over the measured peak: 13.2 % median, 31.4 % worst now: ZB-V rank 1, its weight
+    // distance over the measured peak: 11.8 % median, 27.3 % worst now: ZB-V rank 1, its weight
     // halves' transient drawn as one block per half).
     let shapes: Vec<f64> = m
         .own
@@ -390,8 +390,9 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
 /// switch is fitted from enough actions to be applied (40–190 per phase against 4–15 on one
 /// step), and the measured jitter from enough samples to be drawn (every distribution from at
 /// least 32), each rank's pace too. The step-time targets hold (median |error| 5.1 %,
-/// none beyond 20 %: worst 17.7 %; mean signed −1.2 %); its ranking target does not (Spearman
-/// 0.51–0.88, mean 0.61; 0.57 before the ranks' paces were drawn).
+/// none beyond 20 %: worst 17.7 %; mean signed −1.2 %), and its memory target (every peak within
+/// 10 %); its ranking target does not (Spearman 0.51–0.88, mean 0.63; 0.57 before the ranks'
+/// paces were drawn).
 #[test]
 fn calibrated_on_every_step_the_schedules_are_predicted_within_the_targets() {
     let m = matrix(&["--fit-step", "all"]);
@@ -408,12 +409,49 @@ fn calibrated_on_every_step_the_schedules_are_predicted_within_the_targets() {
     );
     let (mem_median, mem_worst) = m.memory();
     assert!(
-        mem_median <= 0.05 && mem_worst <= 0.22,
+        mem_median <= 0.025 && mem_worst <= 0.10,
         "{:?}",
         m.memory_errors
     );
-    let within = m.memory_errors.iter().filter(|e| e.abs() <= 0.10).count();
-    assert!(within >= 84, "{within} of 98 within 10 %");
+}
+
+/// DualPipeV's rank 0 holds the model's first stage and its last. PyTorch runs the first
+/// stage's split backward whole in its weight half (its input halves take some 46 µs and
+/// allocate nothing: the model's input needs no gradient), and a weight half holds the
+/// gradients `autograd.grad` returned until it returns. Read so, the calibration sets
+/// `first_stage_backward` to `in_weight` (ZB-V's too: its first stage runs the same way), reads
+/// the gradient buffers once the last backward has returned (about one byte per parameter byte,
+/// not the 1.28 its last op's end showed on rank 1), and both ranks' peaks come within 1.5 %
+/// (rank 0 was 12.8 % high).
+#[test]
+fn the_first_stages_split_backward_is_read_as_pytorch_runs_it() {
+    let dir = std::env::temp_dir().join(format!("mpipe-first-stage-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for run in ["dualpipev", "zbv"] {
+        let out = dir.join(format!("{run}.json"));
+        let out = out.to_str().unwrap();
+        let v = compare(run, run, &["--calibrated", out]);
+        let calibrated: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+        assert_eq!(
+            calibrated["hardware"]["first_stage_backward"], "in_weight",
+            "{run}"
+        );
+        // Every rank holds two blocks of 8,398,848 parameter bytes.
+        let params = 2.0 * 8_398_848.0;
+        for m in v["memory"].as_array().unwrap() {
+            let held = m["step_held_bytes"].as_f64().unwrap() / params;
+            assert!((1.0..1.07).contains(&held), "{run}: {m}");
+        }
+        if run == "dualpipev" {
+            for r in v["ranks"].as_array().unwrap() {
+                let measured = r["measured_peak_bytes"].as_f64().unwrap();
+                let calibrated = r["calibrated_peak_bytes"].as_f64().unwrap();
+                assert!((calibrated - measured).abs() <= 0.015 * measured, "{r}");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

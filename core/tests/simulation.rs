@@ -434,6 +434,66 @@ fn a_weight_half_holds_its_stages_weight_gradients_while_it_runs() {
     }
 }
 
+/// The first stage's split backward run whole in its weight half (`hardware.first_stage_backward`:
+/// `in_weight`, PyTorch's pipelining, whose first stage has no input gradient to compute): under
+/// ZB1P its input halves take no time and hold nothing, its weight halves take the whole
+/// backward's time and hold its workspace rather than the weight halves' transient. The other
+/// stages' halves are as before (each half of the backward, the transient held by the weight
+/// half), and so is every half with the field at its default (`split`).
+#[test]
+fn the_first_stages_split_backward_runs_whole_in_its_weight_half_under_in_weight() {
+    use mpipe::graph::event::Event;
+    use mpipe::scenario::hardware::{FirstStageBackward, Hardware};
+    use mpipe::vocab::phase::Half;
+    let p = 3;
+    let run = |first_stage: Option<FirstStageBackward>| {
+        let mut l = layer("l", Role::Backbone, p, TF, TB);
+        l.activation_bytes = Some(1.0);
+        l.param_bytes = Some(1e6);
+        l.workspace_bytes = Some(4e5);
+        let mut s = scenario(vec![l], &[], &[mpipe::schedules::ZB1P], p, 6);
+        s.static_memory_factor = Some(0.0);
+        s.hardware = Some(Hardware {
+            weight_transient_bytes_per_param_byte: Some(1.0),
+            first_stage_backward: first_stage,
+            ..Default::default()
+        });
+        sim(&s)
+    };
+    for first_stage in [
+        None,
+        Some(FirstStageBackward::Split),
+        Some(FirstStageBackward::InWeight),
+    ] {
+        let in_weight = first_stage == Some(FirstStageBackward::InWeight);
+        let s = run(first_stage);
+        let mut halves = 0;
+        for (i, e) in s.derivation.order.graph.node_weights().enumerate() {
+            if let Event::Bwd { stage, half, .. } = *e {
+                let want = match (in_weight && stage.index() == 0, half) {
+                    (_, Half::Whole) => TB,
+                    (true, Half::Input) => 0.0,
+                    (true, Half::Weight) => TB,
+                    (false, _) => TB / 2.0,
+                };
+                assert_eq!(s.durations()[i], want, "{first_stage:?} {e:?}");
+                halves += 1;
+            }
+        }
+        assert_eq!(halves, 2 * p * 6);
+        // Rank 0's peak: the workspace of its whole-in-weight halves (a few activation bytes
+        // beside it), else the weight halves' transient, as every other rank's.
+        let peaks: Vec<f64> = s.memory.iter().map(|c| c.peak_bytes).collect();
+        for (rank, peak) in peaks.iter().enumerate() {
+            let held = if in_weight && rank == 0 { 4e5 } else { 1e6 };
+            assert!(
+                (held..=held + p as f64).contains(peak),
+                "{first_stage:?} {peaks:?}"
+            );
+        }
+    }
+}
+
 /// Full recomputation (`"recompute": "full"`): 1F1B of uniform one-layer stages runs
 /// `(M + P − 1)(2t_f + t_b)` — each backward runs its forward again first — and holds, instead
 /// of `min(P − r, M)` microbatches' activations, that many stage inputs (the previous stage's

@@ -41,6 +41,15 @@ pub struct Hardware {
     /// the weight halves' measured transients.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight_transient_bytes_per_param_byte: Option<f64>,
+    /// Where the pipeline's first stage runs a split backward (DESIGN.md §3.1): `split` (the
+    /// default: its input and weight halves as the schedule writes them) or `in_weight`
+    /// (PyTorch's pipelining: the model's input needs no gradient, so the first stage's input
+    /// half computes nothing, and its weight half runs the whole backward — its time, a whole
+    /// backward's workspace, every activation freed at its end). The first stage is the unit
+    /// that holds the model's first layer. `compare-trace` sets `in_weight` where the run's
+    /// first-stage input halves took under a tenth of its weight halves, or where none ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_stage_backward: Option<FirstStageBackward>,
     /// Bytes per second between the device and the host, for activation offload (DESIGN.md
     /// §3.1): each rank copies on one copy stream beside its compute, one copy at a time
     /// (absent: copies are free).
@@ -180,6 +189,23 @@ pub enum P2p {
     Async,
     /// The sender's stream is busy for the transfer (gloo on CPU).
     Blocking,
+}
+
+/// Where the first stage runs a split backward ([`Hardware::first_stage_backward`]).
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FirstStageBackward {
+    /// Its input and weight halves as the schedule writes them.
+    Split,
+    /// Its input half runs nothing; its weight half runs the whole backward (PyTorch).
+    InWeight,
+}
+
+impl Hardware {
+    /// Whether the first stage's split backward runs whole in its weight half.
+    pub fn first_stage_in_weight(&self) -> bool {
+        self.first_stage_backward == Some(FirstStageBackward::InWeight)
+    }
 }
 
 /// `max(W/F, D/B)`; zero work costs nothing.

@@ -539,21 +539,27 @@ fn workspaces(
         let backward = match g.node_weight(n) {
             Some(&Event::Bwd {
                 region, rank, half, ..
-            }) => Some((region, rank, half == Half::Weight)),
+            }) => Some((region, rank, half)),
             Some(&Event::FourPhase {
                 region,
                 rank,
                 phase,
                 ..
-            }) if phase.is_backward() => Some((region, rank, false)),
+            }) if phase.is_backward() => Some((region, rank, Half::Whole)),
             _ => None,
         };
-        if let Some((region, rank, weight)) = backward {
-            let mut bytes = workspace_bytes(plan, region.into(), rank.into());
-            if weight && transient > 0.0 {
-                bytes = bytes.max(
-                    transient * crate::sim::cost::param_bytes(plan, region.into(), rank.into()),
-                );
+        if let Some((region, rank, half)) = backward {
+            let (region, rank) = (region.into(), rank.into());
+            // The first stage's halves run whole in the weight half (`in_weight`): its input
+            // half holds nothing, its weight half a whole backward's workspace.
+            let whole_in_weight =
+                half != Half::Whole && crate::sim::cost::unit_whole_in_weight(plan, region, rank);
+            if whole_in_weight && half == Half::Input {
+                continue;
+            }
+            let mut bytes = workspace_bytes(plan, region, rank);
+            if half == Half::Weight && !whole_in_weight && transient > 0.0 {
+                bytes = bytes.max(transient * crate::sim::cost::param_bytes(plan, region, rank));
             }
             if bytes > 0.0
                 && let Some((start, end)) = timeline.span_of(n)
@@ -651,8 +657,14 @@ fn activations(
         });
         let weight_end = weight.and_then(|w| Some((timeline.end_of(w)?, places.end(w))));
         let (region, rank, mb) = (region.into(), rank.into(), mb.into());
-        // The input half's part is read only where there is a weight half to keep the rest.
-        let early = weight_end.map_or(0.0, |_| input_part.get(plan, (region, rank, mb)));
+        // The input half's part is read only where there is a weight half to keep the rest,
+        // and freed early only where the input half runs (not the first stage's `in_weight`).
+        let early = match weight_end {
+            Some(_) if !crate::sim::cost::unit_whole_in_weight(plan, region, rank) => {
+                input_part.get(plan, (region, rank, mb))
+            }
+            _ => 0.0,
+        };
         let start = (start, places.start(n));
         hold(list, (start, free_at, weight_end), bytes, early);
         // Offloaded bytes leave the device when their copy out ends and are back from the start

@@ -21,6 +21,7 @@ use super::rules::ActionKind;
 use crate::algebra::plan::{Plan, RegionOwner};
 use crate::graph::derive::DeriveError;
 use crate::scenario::Scenario;
+use crate::scenario::hardware::FirstStageBackward;
 use crate::scenario::jitter::{MAX_PACE_ENTRIES, MAX_PACE_STEPS};
 use crate::scenario::layer::LayerSpec;
 use crate::sim::engine::SimOptions;
@@ -965,7 +966,22 @@ fn calibrate_with<E: From<DeriveError>>(
         pace,
     } = compute_ratios(sim, &steps);
     let factors = factor_table(plan, &by_stage, &by_region);
-    let memory = fit_memory(plan, m, alignment, &measured);
+    // Where the first stage's split backward runs (PyTorch: whole in its weight half): as the
+    // run's first-stage halves show, else as the scenario says, else PyTorch's.
+    let first_stage = first_stage_backward(plan, &steps).or_else(|| {
+        scenario
+            .hardware
+            .as_ref()
+            .and_then(|h| h.first_stage_backward)
+    });
+    let first_stage = first_stage.unwrap_or(FirstStageBackward::InWeight);
+    let memory = fit_memory(
+        plan,
+        m,
+        alignment,
+        &measured,
+        first_stage == FirstStageBackward::InWeight,
+    );
     let stages = stage_of_layers(plan);
     let mut stage_layers: FxHashMap<Stage, usize> = FxHashMap::default();
     for stage in stages.iter().flatten() {
@@ -1033,6 +1049,10 @@ fn calibrate_with<E: From<DeriveError>>(
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.weight_transient_bytes_per_param_byte = Some(k);
     }
+    calibrated
+        .hardware
+        .get_or_insert_with(Default::default)
+        .first_stage_backward = Some(first_stage);
     if let Some(factor) = step_grad_factor(plan, &memory) {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.step_grad_bytes_per_param_byte = Some(factor);
@@ -1323,6 +1343,45 @@ pub struct MemoryFit {
     pub backwards: usize,
 }
 
+/// Whether the first stage (the unit holding the model's first layer) of `plan` runs stage
+/// `stage`.
+fn first_stage(plan: &Plan, stage: Stage) -> bool {
+    plan.stage_to_region_rank(stage)
+        .is_some_and(|(region, rank)| {
+            let layers = crate::sim::cost::unit_layers(plan, region, rank);
+            layers.start == 0 && !layers.is_empty()
+        })
+}
+
+/// Where the run's first stage ran its split backward: whole in its weight half when its input
+/// halves' median compute took under a tenth of its weight halves' (PyTorch's pipelining: the
+/// model's input needs no gradient, so the input half finds nothing to do), else split; `None`
+/// where it ran no halves.
+fn first_stage_backward(
+    plan: &Plan,
+    steps: &[Vec<(usize, Vec<StepAction>)>],
+) -> Option<FirstStageBackward> {
+    let halves = |phase: Phase| {
+        let compute: Vec<f64> = steps
+            .iter()
+            .flatten()
+            .flat_map(|(_, actions)| actions)
+            .filter(|a| {
+                a.action
+                    .is_some_and(|x| x.phase == phase && first_stage(plan, x.stage))
+            })
+            .map(|a| a.compute_ns as f64)
+            .collect();
+        median(compute)
+    };
+    let (input, weight) = (halves(Phase::Input)?, halves(Phase::Weight)?);
+    Some(if input < 0.1 * weight {
+        FirstStageBackward::InWeight
+    } else {
+        FirstStageBackward::Split
+    })
+}
+
 /// The memory of each rank with `[memory]` events on the fit step (see [`MemoryFit`]), read
 /// against when each action ran on the host: the allocator's samples are the CPU's, and on a GPU
 /// run the CPU allocates as it launches, ahead of the kernels.
@@ -1331,8 +1390,9 @@ fn fit_memory(
     m: &Measurement,
     alignment: &Alignment,
     measured: &[(usize, Vec<StepAction>)],
+    in_weight: bool,
 ) -> Vec<MemoryFit> {
-    let mut out = Vec::new();
+    let mut out: Vec<(MemoryFit, Vec<f64>)> = Vec::new();
     for (rank, actions) in measured {
         let Some(memory) = m.rank(*rank).and_then(|r| r.memory.as_ref()) else {
             continue;
@@ -1363,10 +1423,28 @@ fn fit_memory(
             let (s, e) = (own(a.host_start_ns), own(a.host_end_ns));
             (memory.peak(s, e) - memory.at(s)).max(0.0)
         };
-        let is_weight = |a: &StepAction| a.action.is_some_and(|x| x.phase == Phase::Weight);
-        let workspaces: Vec<f64> = actions
+        // The first stage's halves under `in_weight`: its input half runs nothing (no
+        // sample), its weight half the whole backward (a workspace sample, not a transient).
+        let first_half = |a: &StepAction| {
+            in_weight
+                && a.action.is_some_and(|x| {
+                    matches!(x.phase, Phase::Input | Phase::Weight) && first_stage(plan, x.stage)
+                })
+        };
+        let is_weight =
+            |a: &StepAction| a.action.is_some_and(|x| x.phase == Phase::Weight) && !first_half(a);
+        let whole = |a: &StepAction| {
+            a.action.is_some_and(|x| {
+                x.phase == Phase::Backward || (x.phase == Phase::Weight && first_half(a))
+            })
+        };
+        // A whole backward's workspace (an input half's is a fraction of it: the weight
+        // gradients it leaves to its weight half), else the input halves'.
+        let whole_workspaces: Vec<f64> =
+            actions.iter().filter(|a| whole(a)).map(transient).collect();
+        let input_workspaces: Vec<f64> = actions
             .iter()
-            .filter(|a| is_backward(a) && !is_weight(a))
+            .filter(|a| a.action.is_some_and(|x| x.phase == Phase::Input) && !first_half(a))
             .map(transient)
             .collect();
         // A weight half's transient over its stage's parameter bytes.
@@ -1379,24 +1457,63 @@ fn fit_memory(
                 (params > 0.0).then(|| transient(a) / params)
             })
             .collect();
-        let last_backward_end = actions
+        // Read once the last backward has returned. On the CPU its last op's end is too early
+        // where the function still holds what it computed (PyTorch's weight half keeps the
+        // gradients `autograd.grad` returned until it returns): the lowest level from that op's
+        // end to its span's end (or the rank's next action, if sooner). An accelerator's
+        // action is read on the host at its CPU span's end already (its span's end is its
+        // kernels', when the host has long gone on).
+        let last_backward = actions
             .iter()
             .filter(|a| is_backward(a))
-            .map(|a| a.host_end_ns)
-            .max();
-        let step_held_bytes =
-            last_backward_end.map(|end| (memory.at(own(end)) - memory.at(own(start))).max(0.0));
-        out.push(MemoryFit {
-            rank: *rank,
-            activation_bytes,
-            step_held_bytes,
-            backwards: workspaces.len(),
-            workspace_bytes: median(workspaces),
-            weight_transient_per_param_byte: median(weight_transients),
-            forwards,
+            .max_by_key(|a| a.host_end_ns);
+        let step_held_bytes = last_backward.map(|b| {
+            let from = b.host_end_ns;
+            let next = actions
+                .iter()
+                .map(|a| a.host_start_ns)
+                .filter(|&t| t > from)
+                .min();
+            let until = match memory.relative() {
+                true => next.map_or(b.end_ns, |t| t.min(b.end_ns)).max(from),
+                false => from,
+            };
+            (memory.low(own(from), own(until)) - memory.at(own(start))).max(0.0)
         });
+        let whole_ran = !whole_workspaces.is_empty();
+        out.push((
+            MemoryFit {
+                rank: *rank,
+                activation_bytes,
+                step_held_bytes,
+                backwards: if whole_ran {
+                    whole_workspaces.len()
+                } else {
+                    input_workspaces.len()
+                },
+                workspace_bytes: median(if whole_ran {
+                    whole_workspaces.clone()
+                } else {
+                    input_workspaces
+                }),
+                weight_transient_per_param_byte: median(weight_transients),
+                forwards,
+            },
+            whole_workspaces,
+        ));
     }
-    out
+    // A rank that ran no whole backward (a zero-bubble schedule's middle ranks run input halves
+    // only) takes the other ranks' whole backwards' workspace where they ran any: what a
+    // schedule that runs its backwards whole will hold.
+    let every_whole = median(out.iter().flat_map(|(_, w)| w.iter().copied()).collect());
+    out.into_iter()
+        .map(|(mut fit, whole)| {
+            if whole.is_empty() && every_whole.is_some() {
+                fit.workspace_bytes = every_whole;
+            }
+            fit
+        })
+        .collect()
 }
 
 /// The gradient buffers of the step per parameter byte (`hardware.step_grad_bytes_per_param_byte`):

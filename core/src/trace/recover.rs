@@ -122,16 +122,25 @@ impl MeasuredMemory {
             .map_or(0.0, |s| s.1)
     }
 
-    /// The highest total in `[start, end]` (the level at `start` included).
-    pub fn peak(&self, start: i64, end: i64) -> f64 {
+    /// The lowest total in `[start, end]` (the level at `start` included).
+    pub fn low(&self, start: i64, end: i64) -> f64 {
+        self.levels(start, end).fold(self.at(start), f64::min)
+    }
+
+    /// The totals sampled in `[start, end]`.
+    fn levels(&self, start: i64, end: i64) -> impl Iterator<Item = f64> + '_ {
         let from = self.samples.partition_point(|&(ts, _)| ts < start);
         self.samples
             .get(from..)
             .unwrap_or_default()
             .iter()
-            .take_while(|&&(ts, _)| ts <= end)
+            .take_while(move |&&(ts, _)| ts <= end)
             .map(|s| s.1)
-            .fold(self.at(start), f64::max)
+    }
+
+    /// The highest total in `[start, end]` (the level at `start` included).
+    pub fn peak(&self, start: i64, end: i64) -> f64 {
+        self.levels(start, end).fold(self.at(start), f64::max)
     }
 }
 
