@@ -443,6 +443,48 @@ fn the_first_stages_split_backward_is_read_as_pytorch_runs_it() {
             let held = m["step_held_bytes"].as_f64().unwrap() / params;
             assert!((1.0..1.07).contains(&held), "{run}: {m}");
         }
+        // The calibrated scenario calibrated again on the same run is where it was: the first
+        // stage's weight halves fitted as its whole backward (factor 1), none of its halves
+        // left unfitted, the same step and peaks.
+        let again = json(&[
+            "compare-trace",
+            "--json",
+            out,
+            &seven(run, "rank0.json.gz"),
+            &seven(run, "rank1.json.gz"),
+        ]);
+        let first = |v: &serde_json::Value| {
+            v["factors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["stage"] == 0)
+                .map(|f| {
+                    (
+                        f["phase"].as_str().unwrap().to_string(),
+                        f["factor"].as_f64().unwrap(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let phases: Vec<String> = first(&again).into_iter().map(|(p, _)| p).collect();
+        assert_eq!(phases, ["F", "B"], "{run}");
+        for (phase, factor) in first(&again) {
+            assert!((factor - 1.0).abs() < 1e-9, "{run}: {phase} ×{factor}");
+        }
+        let step = |v: &serde_json::Value| v["makespan_calibrated_s"].as_f64().unwrap();
+        assert!((step(&again) - step(&v)).abs() < 1e-9 * step(&v), "{run}");
+        for (a, b) in again["ranks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(v["ranks"].as_array().unwrap())
+        {
+            assert_eq!(
+                a["calibrated_peak_bytes"], b["calibrated_peak_bytes"],
+                "{run}"
+            );
+        }
         if run == "dualpipev" {
             for r in v["ranks"].as_array().unwrap() {
                 let measured = r["measured_peak_bytes"].as_f64().unwrap();
@@ -499,15 +541,15 @@ fn whole_backwards_measured_beside_halves_set_the_backward_and_the_halves_only_p
     );
     let calibrated: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let factor = |stage: u64, phase: &str| {
+    let fitted = |stage: u64, phase: &str| {
         v["factors"]
             .as_array()
             .unwrap()
             .iter()
             .find(|f| f["stage"] == stage && f["phase"] == phase)
             .map(|f| f["factor"].as_f64().unwrap())
-            .unwrap()
     };
+    let factor = |stage: u64, phase: &str| fitted(stage, phase).unwrap();
     // One block per stage, in stage order (stage s holds layer s: the V puts stages 0 and 3
     // on rank 0, but the layers run in stage order).
     let layers = calibrated["model"]["layers"].as_array().unwrap();
@@ -521,6 +563,12 @@ fn whole_backwards_measured_beside_halves_set_the_backward_and_the_halves_only_p
             layer["bwd_weight_s"].as_f64().unwrap(),
         );
         assert!((i + w - bwd).abs() < 1e-12, "{layer}");
+        // The first stage runs its split backward whole in its weight half (PyTorch): its weight
+        // halves are fitted as its whole backward, and no half of it on its own.
+        if stage == 0 {
+            assert_eq!((fitted(0, "I"), fitted(0, "W")), (None, None));
+            continue;
+        }
         let share = factor(stage, "I") / (factor(stage, "I") + factor(stage, "W"));
         assert!((i / bwd - share).abs() < 1e-9, "{layer}");
     }

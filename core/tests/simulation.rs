@@ -494,6 +494,57 @@ fn the_first_stages_split_backward_runs_whole_in_its_weight_half_under_in_weight
     }
 }
 
+/// The same on one rank, one microbatch (`F`, `I`, `W`), bytes read off the curve: the forward
+/// saves `a`, half of it only the input half needs. Split, the input half frees that half at its
+/// end and the step holds `a/2` until the weight half ends; under `in_weight` the input half frees
+/// nothing and the step holds `a` until then. With full recomputation the activations are made
+/// again by the backward's first phase: the input half split, the weight half under `in_weight`,
+/// which then holds them (and its time the forward's rerun: `t_f + t_b`).
+#[test]
+fn under_in_weight_the_first_stages_weight_half_frees_and_recomputes_what_its_input_half_did() {
+    use mpipe::scenario::hardware::{FirstStageBackward, Hardware};
+    let a = 1e5;
+    let run = |in_weight: bool, recompute: bool| {
+        let mut l = layer("l", Role::Backbone, 1, TF, TB);
+        l.activation_bytes = Some(a);
+        l.activation_input_share = Some(0.5);
+        if recompute {
+            l.recompute = Some(mpipe::scenario::layer::Recompute::Full);
+        }
+        let mut s = scenario(vec![l], &[], &[mpipe::schedules::ZB1P], 1, 1);
+        s.static_memory_factor = Some(0.0);
+        s.hardware = Some(Hardware {
+            first_stage_backward: in_weight.then_some(FirstStageBackward::InWeight),
+            ..Default::default()
+        });
+        let sim = sim(&s);
+        let half = |code: &str| {
+            let i = common::first_of_phase(&sim, code);
+            (sim.timeline.start[i], sim.durations()[i])
+        };
+        let (input, weight) = (half("I"), half("W"));
+        // The level the curve holds once the input half has ended.
+        let at = input.0 + input.1;
+        let level = sim.memory[0]
+            .points
+            .iter()
+            .rev()
+            .find(|p| p[0] <= at)
+            .unwrap()[1];
+        (input.1, weight.1, level, sim.memory[0].peak_bytes)
+    };
+    assert_eq!(run(false, false), (TB / 2.0, TB / 2.0, a / 2.0, a));
+    assert_eq!(run(true, false), (0.0, TB, a, a));
+    // Recomputed: the forward keeps nothing on the first stage (its input is the model's), the
+    // backward's first phase reruns the forward and makes `a` again — the weight half under
+    // `in_weight` — and the peak is that one microbatch's `a` either way.
+    let (i, w, _, peak) = run(true, true);
+    assert_eq!((i, w), (0.0, TF + TB));
+    let (si, sw, _, split_peak) = run(false, true);
+    assert_eq!((si, sw), (TF + TB / 2.0, TB / 2.0));
+    assert_eq!((peak, split_peak), (a, a));
+}
+
 /// Full recomputation (`"recompute": "full"`): 1F1B of uniform one-layer stages runs
 /// `(M + P − 1)(2t_f + t_b)` — each backward runs its forward again first — and holds, instead
 /// of `min(P − r, M)` microbatches' activations, that many stage inputs (the previous stage's

@@ -13,6 +13,8 @@
     clippy::indexing_slicing
 )] // tests fail by panicking
 
+mod common;
+
 use mpipe::sim::run::Simulation;
 use serde_json::{Value, json};
 
@@ -70,6 +72,33 @@ fn a_tensor_parallel_layer_all_reduces_its_output_twice_each_way() {
     assert_eq!(sim.makespan_s, (1.0 + 12.0) + (2.0 + 12.0));
     assert_eq!(sim.ranks[0].stage_comm_s, 24.0);
     assert_eq!(sim.ranks[0].overlap_rate, Some(0.0));
+}
+
+#[test]
+fn under_in_weight_the_first_stages_collectives_run_in_its_weight_half() {
+    // Zero bubble on one rank (its only stage the first): split, the input half computes half the
+    // backward, 1 s, and runs both backward all-reduces, 12 s; the weight half computes 1 s.
+    // Under `in_weight` the input half runs nothing and the weight half all of it, 2 + 12 s.
+    let layer = json!({"name": "l", "fwd_s": 4.0, "bwd_s": 8.0, "output_bytes": 8.0});
+    for (first_stage, want) in [("split", [13.0, 1.0]), ("in_weight", [0.0, 14.0])] {
+        let mut hardware = intra();
+        hardware["first_stage_backward"] = json!(first_stage);
+        let text = scenario(
+            json!([layer]),
+            &["zb1p"],
+            1,
+            1,
+            json!({"width": [{"tp": 4}], "hardware": hardware}),
+        );
+        let sim = simulate(&text);
+        let halves: Vec<f64> = ["I", "W"]
+            .iter()
+            .map(|code| sim.durations()[common::first_of_phase(&sim, code)])
+            .collect();
+        assert_eq!(halves, want, "{first_stage}");
+        assert_eq!(sim.makespan_s, 13.0 + 14.0, "{first_stage}");
+        assert_eq!(sim.ranks[0].stage_comm_s, 24.0, "{first_stage}");
+    }
 }
 
 #[test]

@@ -195,6 +195,20 @@ impl Plan {
     }
 
     /// The layers a rank runs for a region: its slab (Sharded) or the whole region (Replicated).
+    /// Whether a split backward of the unit holding `layers` runs whole in its weight half: the
+    /// hardware says the first stage's does (`hardware.first_stage_backward`: `in_weight`) and
+    /// the unit holds the model's first layer, whose input needs no gradient.
+    pub fn whole_in_weight(&self, layers: &Range<usize>) -> bool {
+        self.hardware.first_stage_in_weight() && layers.start == 0 && !layers.is_empty()
+    }
+
+    /// [`Plan::whole_in_weight`] of unit (region, rank) (its layers looked up only under
+    /// `in_weight`).
+    pub fn unit_whole_in_weight(&self, region: usize, rank: usize) -> bool {
+        self.hardware.first_stage_in_weight()
+            && self.whole_in_weight(&self.unit_layers(region, rank))
+    }
+
     pub fn unit_layers(&self, region: usize, rank: usize) -> Range<usize> {
         match self.region(region) {
             Some(r) => match &r.owner {

@@ -47,7 +47,8 @@ pub struct Hardware {
     /// half computes nothing, and its weight half runs the whole backward — its time, a whole
     /// backward's workspace, every activation freed at its end). The first stage is the unit
     /// that holds the model's first layer. `compare-trace` sets `in_weight` where the run's
-    /// first-stage input halves took under a tenth of its weight halves, or where none ran.
+    /// first-stage input halves took under a tenth of its weight halves and `split` where they
+    /// took more; where none ran it keeps the scenario's, else `in_weight`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_stage_backward: Option<FirstStageBackward>,
     /// Bytes per second between the device and the host, for activation offload (DESIGN.md

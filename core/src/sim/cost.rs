@@ -33,7 +33,7 @@ pub use crate::scenario::layer::FOUR_PHASE_SHARES;
 /// nothing else), not in a first-order backward.
 pub fn compute_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> f64 {
     // The first stage's split backward, run whole in its weight half (PyTorch's pipelining).
-    if matches!(phase, Phase::Input | Phase::Weight) && whole_in_weight(plan, &layers) {
+    if matches!(phase, Phase::Input | Phase::Weight) && plan.whole_in_weight(&layers) {
         return match phase {
             Phase::Input => 0.0,
             _ => compute_time(plan, layers, mb, Phase::Backward),
@@ -69,18 +69,6 @@ pub fn compute_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) 
         _ => 0.0,
     };
     recomputed + layer_time(plan, layers, mb, phase)
-}
-
-/// Whether a split backward of the unit holding `layers` runs whole in its weight half: the
-/// hardware says the first stage's does (`hardware.first_stage_backward`: `in_weight`) and the
-/// unit holds the model's first layer, whose input needs no gradient.
-pub fn whole_in_weight(plan: &Plan, layers: &Range<usize>) -> bool {
-    plan.hardware.first_stage_in_weight() && layers.start == 0 && !layers.is_empty()
-}
-
-/// [`whole_in_weight`] of unit (region, rank) (its layers looked up only under `in_weight`).
-pub fn unit_whole_in_weight(plan: &Plan, region: usize, rank: usize) -> bool {
-    plan.hardware.first_stage_in_weight() && whole_in_weight(plan, &unit_layers(plan, region, rank))
 }
 
 /// Seconds to run `layers` in `phase` for microbatch `mb`, recomputation left out.

@@ -552,8 +552,7 @@ fn workspaces(
             let (region, rank) = (region.into(), rank.into());
             // The first stage's halves run whole in the weight half (`in_weight`): its input
             // half holds nothing, its weight half a whole backward's workspace.
-            let whole_in_weight =
-                half != Half::Whole && crate::sim::cost::unit_whole_in_weight(plan, region, rank);
+            let whole_in_weight = half != Half::Whole && plan.unit_whole_in_weight(region, rank);
             if whole_in_weight && half == Half::Input {
                 continue;
             }
@@ -659,10 +658,9 @@ fn activations(
         let (region, rank, mb) = (region.into(), rank.into(), mb.into());
         // The input half's part is read only where there is a weight half to keep the rest,
         // and freed early only where the input half runs (not the first stage's `in_weight`).
+        let whole_in_weight = weight_end.is_some() && plan.unit_whole_in_weight(region, rank);
         let early = match weight_end {
-            Some(_) if !crate::sim::cost::unit_whole_in_weight(plan, region, rank) => {
-                input_part.get(plan, (region, rank, mb))
-            }
+            Some(_) if !whole_in_weight => input_part.get(plan, (region, rank, mb)),
             _ => 0.0,
         };
         let start = (start, places.start(n));
@@ -686,7 +684,20 @@ fn activations(
         // half) — those that recompute early when their `R` starts — and free them as a kept
         // layer's.
         if recomputes && let Some(b) = backward {
-            let split = weight_end.is_some();
+            // The first stage's split backward run whole in its weight half (`in_weight`): the
+            // weight half makes them again, and frees them all at its end.
+            let in_weight = weight.is_some() && whole_in_weight;
+            let split = weight_end.is_some() && !in_weight;
+            let (b, weight_end) = match (in_weight, weight) {
+                (true, Some(w)) => (w, None),
+                _ => (b, weight_end),
+            };
+            let free_at = match in_weight {
+                true => timeline
+                    .end_of(b)
+                    .map_or(free_at, |end| (end, places.end(b))),
+                false => free_at,
+            };
             let key = (region, rank, mb);
             // With an early `R`: its layers from its start, the others from the backward's;
             // without, all of them from the backward's.

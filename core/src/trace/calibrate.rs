@@ -538,7 +538,11 @@ struct ComputeSample {
     rank: usize,
     stage: usize,
     region: usize,
+    /// The phase it is fitted as: its own, or a whole backward for the first stage's weight half
+    /// under `in_weight`.
     phase: &'static str,
+    /// Its own phase, which a switch is charged by.
+    own_phase: &'static str,
     measured_s: f64,
     predicted_s: f64,
     /// Its rank ran another stage or phase just before it.
@@ -553,6 +557,7 @@ fn compute_samples(
     sim: &Simulation,
     predicted: &FxHashMap<(usize, Action), (f64, f64, f64)>,
     (step, measured): (usize, &Vec<(usize, Vec<StepAction>)>),
+    in_weight: bool,
 ) -> Vec<ComputeSample> {
     let plan = &sim.derivation.plan;
     let mut samples = Vec::new();
@@ -573,11 +578,34 @@ fn compute_samples(
                 && weights_touched.insert(action.stage);
             let first = previous.is_none() || first_weights;
             previous = Some(key);
-            let Some(&(_, _, predicted_s)) = predicted.get(&(*rank, action)) else {
+            // The first stage's split backward run whole in its weight half (`in_weight`): its
+            // input half is no sample, its weight half one of its whole backward, against the
+            // two halves' predictions together (whichever way the scenario splits them).
+            let whole_in_weight = in_weight
+                && matches!(action.phase, Phase::Input | Phase::Weight)
+                && first_stage(plan, action.stage);
+            if whole_in_weight && action.phase == Phase::Input {
+                continue;
+            }
+            let predicted_of = |phase: Phase| {
+                predicted
+                    .get(&(*rank, Action { phase, ..action }))
+                    .map(|&(_, _, p)| p)
+            };
+            let predicted_s = match whole_in_weight {
+                true => predicted_of(Phase::Weight)
+                    .map(|w| w + predicted_of(Phase::Input).unwrap_or(0.0)),
+                false => predicted_of(action.phase),
+            };
+            let Some(predicted_s) = predicted_s else {
                 continue;
             };
             let Some((region, _)) = plan.stage_to_region_rank(action.stage) else {
                 continue;
+            };
+            let phase = match whole_in_weight {
+                true => Phase::Backward,
+                false => action.phase,
             };
             if predicted_s > 0.0 {
                 samples.push(ComputeSample {
@@ -585,7 +613,8 @@ fn compute_samples(
                     rank: *rank,
                     stage: action.stage.into(),
                     region,
-                    phase: action.phase.code(),
+                    phase: phase.code(),
+                    own_phase: action.phase.code(),
                     measured_s: a.compute_ns as f64 * 1e-9,
                     predicted_s,
                     cold,
@@ -602,16 +631,21 @@ fn compute_samples(
 /// summed by (stage, phase) and by (region, phase). And the switch cost ([`SwitchFit`]):
 /// what the actions that followed another stage or phase on their rank computed beyond the
 /// factors of those that followed their own.
-fn compute_ratios(sim: &Simulation, steps: &[Vec<(usize, Vec<StepAction>)>]) -> ComputeFit {
+fn compute_ratios(
+    sim: &Simulation,
+    steps: &[Vec<(usize, Vec<StepAction>)>],
+    in_weight: bool,
+) -> ComputeFit {
     let predicted = predicted_compute(sim);
     let samples: Vec<ComputeSample> = steps
         .iter()
         .enumerate()
-        .flat_map(|measured| compute_samples(sim, &predicted, measured))
+        .flat_map(|measured| compute_samples(sim, &predicted, measured, in_weight))
         .collect();
     let mut warm: FxHashMap<(usize, &'static str), Vec<f64>> = FxHashMap::default();
+    // The switch is fitted and charged by each action's own phase, as the simulator charges it.
     for s in samples.iter().filter(|s| !s.cold) {
-        warm.entry((s.stage, s.phase))
+        warm.entry((s.stage, s.own_phase))
             .or_default()
             .push(s.measured_s / s.predicted_s);
     }
@@ -625,8 +659,10 @@ fn compute_ratios(sim: &Simulation, steps: &[Vec<(usize, Vec<StepAction>)>]) -> 
             let code = phase.code();
             let extra: Vec<f64> = samples
                 .iter()
-                .filter(|s| s.phase == code && s.cold && !s.first)
-                .filter_map(|s| Some(s.measured_s - warm.get(&(s.stage, s.phase))? * s.predicted_s))
+                .filter(|s| s.own_phase == code && s.cold && !s.first)
+                .filter_map(|s| {
+                    Some(s.measured_s - warm.get(&(s.stage, s.own_phase))? * s.predicted_s)
+                })
                 .collect();
             let cold = extra.len();
             let switch_s = phase_median(extra).map(|x| x.max(0.0));
@@ -635,7 +671,7 @@ fn compute_ratios(sim: &Simulation, steps: &[Vec<(usize, Vec<StepAction>)>]) -> 
                 cold,
                 warm: samples
                     .iter()
-                    .filter(|s| s.phase == code && !s.cold)
+                    .filter(|s| s.own_phase == code && !s.cold)
                     .count(),
                 applied: switch_s.is_some() && cold >= MIN_APPLIED_SWITCH_SAMPLES,
                 switch_s,
@@ -658,10 +694,10 @@ fn compute_ratios(sim: &Simulation, steps: &[Vec<(usize, Vec<StepAction>)>]) -> 
         if !s.cold {
             return 0.0;
         }
-        switch.applied(s.phase).unwrap_or_else(|| {
+        switch.applied(s.own_phase).unwrap_or_else(|| {
             PHASES
                 .iter()
-                .find(|p| p.code() == s.phase)
+                .find(|p| p.code() == s.own_phase)
                 .map_or(0.0, |&p| given.of(p))
         })
     };
@@ -672,10 +708,10 @@ fn compute_ratios(sim: &Simulation, steps: &[Vec<(usize, Vec<StepAction>)>]) -> 
     let mut by_stage: FxHashMap<(usize, &'static str), (usize, f64, f64)> = FxHashMap::default();
     let mut by_region: FxHashMap<(usize, &'static str), (usize, f64, f64)> = FxHashMap::default();
     for s in &samples {
-        for (map, key) in [
-            (&mut by_stage, (s.stage, s.phase)),
-            (&mut by_region, (s.region, s.phase)),
-        ] {
+        // A first stage's whole backward run in its weight half is its stage's own: pooled
+        // into its region's backward it would set the other stages' whole backwards.
+        let pooled = (s.phase == s.own_phase).then_some((&mut by_region, (s.region, s.phase)));
+        for (map, key) in std::iter::once((&mut by_stage, (s.stage, s.phase))).chain(pooled) {
             let entry = map.entry(key).or_default();
             *entry = (
                 entry.0 + 1,
@@ -789,7 +825,12 @@ fn rank_paces(
 /// The factor table: every stage of a `ByLayer` region, in stage order, then every Replicated
 /// region (its pooled factors), each with the phases its schedule has (whole backwards where it
 /// does not always split them, halves where it may split) or that were measured.
-fn factor_table(plan: &Plan, by_stage: &Ratios, by_region: &Ratios) -> Vec<Factor> {
+fn factor_table(
+    plan: &Plan,
+    by_stage: &Ratios,
+    by_region: &Ratios,
+    in_weight: bool,
+) -> Vec<Factor> {
     let mut units: Vec<(usize, Option<Stage>)> = plan
         .regions
         .iter()
@@ -830,7 +871,11 @@ fn factor_table(plan: &Plan, by_stage: &Ratios, by_region: &Ratios) -> Vec<Facto
                 Some(s) => by_stage.get(&(s.into(), phase.code())),
                 None => by_region.get(&(region, phase.code())),
             };
-            if !relevant(region, phase, fit.is_some()) {
+            // The first stage's halves under `in_weight` are fitted as its whole backward.
+            let halves_whole = in_weight
+                && matches!(phase, Phase::Input | Phase::Weight)
+                && stage.is_some_and(|s| first_stage(plan, s));
+            if halves_whole || !relevant(region, phase, fit.is_some()) {
                 continue;
             }
             let &(samples, factor) = fit.unwrap_or(&(0, 1.0));
@@ -958,14 +1003,6 @@ fn calibrate_with<E: From<DeriveError>>(
         steps.push(by_step.step(alignment, k).2);
         pass(0.1 * (i + 1) as f32 / count)?;
     }
-    let ComputeFit {
-        by_stage,
-        by_region,
-        switch,
-        multipliers,
-        pace,
-    } = compute_ratios(sim, &steps);
-    let factors = factor_table(plan, &by_stage, &by_region);
     // Where the first stage's split backward runs (PyTorch: whole in its weight half): as the
     // run's first-stage halves show, else as the scenario says, else PyTorch's.
     let first_stage = first_stage_backward(plan, &steps).or_else(|| {
@@ -975,13 +1012,16 @@ fn calibrate_with<E: From<DeriveError>>(
             .and_then(|h| h.first_stage_backward)
     });
     let first_stage = first_stage.unwrap_or(FirstStageBackward::InWeight);
-    let memory = fit_memory(
-        plan,
-        m,
-        alignment,
-        &measured,
-        first_stage == FirstStageBackward::InWeight,
-    );
+    let in_weight = first_stage == FirstStageBackward::InWeight;
+    let ComputeFit {
+        by_stage,
+        by_region,
+        switch,
+        multipliers,
+        pace,
+    } = compute_ratios(sim, &steps, in_weight);
+    let factors = factor_table(plan, &by_stage, &by_region, in_weight);
+    let memory = fit_memory(plan, m, alignment, &measured, in_weight);
     let stages = stage_of_layers(plan);
     let mut stage_layers: FxHashMap<Stage, usize> = FxHashMap::default();
     for stage in stages.iter().flatten() {
@@ -1474,11 +1514,14 @@ fn fit_memory(
                 .map(|a| a.host_start_ns)
                 .filter(|&t| t > from)
                 .min();
-            let until = match memory.relative() {
-                true => next.map_or(b.end_ns, |t| t.min(b.end_ns)).max(from),
-                false => from,
+            let held = match memory.relative() {
+                true => {
+                    let until = next.map_or(b.end_ns, |t| t.min(b.end_ns)).max(from);
+                    memory.low(own(from), own(until))
+                }
+                false => memory.at(own(from)),
             };
-            (memory.low(own(from), own(until)) - memory.at(own(start))).max(0.0)
+            (held - memory.at(own(start))).max(0.0)
         });
         let whole_ran = !whole_workspaces.is_empty();
         out.push((

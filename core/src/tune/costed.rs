@@ -29,11 +29,17 @@ pub fn stage_costs(plan: &Plan) -> Option<StageCosts> {
         costs.input_s.push(time(Phase::Input));
         costs.weight_s.push(time(Phase::Weight));
         let held = activation_bytes(plan, *region, rank, 0);
-        costs.input_share.push(if held > 0.0 {
-            activation_input_bytes(plan, *region, rank, 0) / held
-        } else {
-            0.5
-        });
+        // The first stage's input half frees nothing under `in_weight` (its weight half runs
+        // the whole backward).
+        costs
+            .input_share
+            .push(if plan.unit_whole_in_weight(*region, rank) {
+                0.0
+            } else if held > 0.0 {
+                activation_input_bytes(plan, *region, rank, 0) / held
+            } else {
+                0.5
+            });
         if i + 1 < ranks.len() {
             transfers.push(transfer_time(
                 &plan.hardware,

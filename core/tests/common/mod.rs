@@ -198,3 +198,14 @@ pub fn compare_fixture(
     }
     (cases, refused)
 }
+
+/// The index of the first event of `sim`'s order whose action runs phase `code` (`F`, `B`, `I`,
+/// `W`, …).
+pub fn first_of_phase(sim: &mpipe::sim::run::Simulation, code: &str) -> usize {
+    sim.derivation
+        .order
+        .graph
+        .node_weights()
+        .position(|e| e.action().is_some_and(|a| a.phase.code() == code))
+        .unwrap()
+}
