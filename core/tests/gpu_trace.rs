@@ -186,3 +186,124 @@ fn a_gpu_run_compares_with_its_scenario_and_reads_the_devices_memory() {
         assert_eq!(held, 4.0 * 268_476_416.0 + 128.0 * 1024.0 * 1024.0, "{run}");
     }
 }
+
+/// A host-bound run told apart from device-bound ones: per stage and phase, the CPU span that
+/// launched an action's kernels against their busy time on the device, the medians over the fit
+/// step (0) as the independent reading finds them (overlapped pairs left out: one CPU span
+/// launches both halves, on two threads; an action that launches nothing is not timed by
+/// kernels). ZB-V's second stage launches its work slower than the device runs it — `I` ×2.0, `W`
+/// ×2.5: the device waits inside them — while the interleaved and DualPipeV runs' devices bound
+/// every action. A CPU run has no action timed by its kernels, and says nothing.
+#[test]
+fn a_host_bound_run_is_told_by_its_launches() {
+    use std::collections::BTreeMap;
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            0.5 * (v[n / 2 - 1] + v[n / 2])
+        }
+    };
+    for run in RUNS {
+        let (scenario, rank0) = (gpu(run, "scenario.json"), gpu(run, "rank0.json.gz"));
+        let v = json(&["compare-trace", "--json", &scenario, &rank0]);
+        let reference = read_json(run, "reference.json");
+        let mut want: BTreeMap<(u64, String), (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+        for a in reference["actions"].as_array().unwrap() {
+            if a["step"] != 0 || a["kernels"] == 0 || a.get("pair").is_some() {
+                continue;
+            }
+            let label = a["label"].as_str().unwrap();
+            let at = label.find(|c: char| c.is_ascii_alphabetic()).unwrap();
+            let key = (label[..at].parse().unwrap(), label[at..at + 1].to_string());
+            let cpu = a["cpu_end_ns"].as_i64().unwrap() - a["cpu_start_ns"].as_i64().unwrap();
+            let entry = want.entry(key).or_default();
+            entry.0.push(cpu as f64 * 1e-9);
+            entry.1.push(a["device_busy_ns"].as_f64().unwrap() * 1e-9);
+        }
+        let got: BTreeMap<(u64, String), &serde_json::Value> = v["host_launch"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                let key = (
+                    h["stage"].as_u64().unwrap(),
+                    h["phase"].as_str().unwrap().to_string(),
+                );
+                (key, h)
+            })
+            .collect();
+        assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>(),
+            "{run}"
+        );
+        let mut ratios = BTreeMap::new();
+        for (key, (cpu, device)) in want {
+            let h = got[&key];
+            assert_eq!(
+                h["actions"].as_u64().unwrap() as usize,
+                cpu.len(),
+                "{run} {key:?}"
+            );
+            let (host_s, device_s) = (median(cpu), median(device));
+            assert!(
+                (h["host_s"].as_f64().unwrap() - host_s).abs() < 1e-12,
+                "{run} {key:?}"
+            );
+            assert!(
+                (h["device_s"].as_f64().unwrap() - device_s).abs() < 1e-12,
+                "{run} {key:?}"
+            );
+            ratios.insert(key, host_s / device_s);
+        }
+        // Host-bound where the host takes a quarter more than the device, in stage and phase
+        // order.
+        let mut bound: Vec<(u64, usize)> = ratios
+            .iter()
+            .filter(|(_, r)| **r > 1.25)
+            .map(|((stage, phase), _)| (*stage, "FBIW".find(phase.as_str()).unwrap()))
+            .collect();
+        bound.sort_unstable();
+        let bound: Vec<String> = bound
+            .iter()
+            .map(|&(stage, phase)| format!("stage {stage} {}", &"FBIW"[phase..phase + 1]))
+            .collect();
+        let (_, text, _) = mpipe(&["compare-trace", &scenario, &rank0]);
+        let line = text.lines().find(|l| l.contains("host launch:")).unwrap();
+        if bound.is_empty() {
+            assert!(
+                line.contains("the device bound every action"),
+                "{run}: {line}"
+            );
+        } else {
+            assert!(
+                line.contains(&format!("host-bound: {} (", bound.join(", "))),
+                "{line}"
+            );
+        }
+        match run {
+            "zbv" => {
+                assert!(ratios[&(1, "I".to_string())] > 1.8, "{ratios:?}");
+                assert!(ratios[&(1, "W".to_string())] > 2.2, "{ratios:?}");
+            }
+            // (DualPipeV's step 0 launches its first forwards slowly: stage 0's plain forwards
+            // are host-bound there, ×2.5, and not over its six steps, ×0.7.)
+            "interleaved" => assert!(bound.is_empty(), "{ratios:?}"),
+            _ => {}
+        }
+    }
+    let seven =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/traces/seven/zbv");
+    let file = |f: &str| seven.join(f).display().to_string();
+    let v = json(&[
+        "compare-trace",
+        "--json",
+        &file("scenario.json"),
+        &file("rank0.json.gz"),
+        &file("rank1.json.gz"),
+    ]);
+    assert_eq!(v["host_launch"], serde_json::json!([]));
+}

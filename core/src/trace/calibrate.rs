@@ -206,6 +206,84 @@ pub struct P2pFit {
     pub samples: usize,
 }
 
+/// Where launching an action's work takes the host longer than the device takes to run it (a
+/// host-bound runtime: the device idles inside the action, waiting for its kernels): of the
+/// actions timed by their kernels (an accelerator's run), per stage and phase, the median CPU span
+/// that launched them against the median of their kernels' busy time, on the fitted steps.
+/// Measured and reported, not modelled (README "Known gaps").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostLaunch {
+    pub stage: usize,
+    pub phase: &'static str,
+    pub actions: usize,
+    pub host_s: f64,
+    pub device_s: f64,
+}
+
+impl HostLaunch {
+    /// The host's time over the device's (above 1: host-bound).
+    pub fn ratio(&self) -> f64 {
+        if self.device_s > 0.0 {
+            self.host_s / self.device_s
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// [`HostLaunch`] of every stage and phase of the fitted steps' actions timed by their kernels
+/// (their CPU span is not their compute's extent), in stage and phase order. The halves of an
+/// overlapped pair are left out: one CPU span launches both, on two threads.
+fn fit_host_launch(sim: &Simulation, steps: &[Vec<(usize, Vec<StepAction>)>]) -> Vec<HostLaunch> {
+    let graph = &sim.derivation.order.graph;
+    let paired: FxHashSet<(usize, Action)> = sim
+        .derivation
+        .order
+        .pairs
+        .iter()
+        .flatten()
+        .filter_map(|&n| {
+            let event = graph.node_weight(n)?;
+            Some((event.rank()?, event.action()?))
+        })
+        .collect();
+    // By (stage, phase): the phase's code and each action's host and device seconds.
+    type Launches = (&'static str, Vec<f64>, Vec<f64>);
+    let mut by: std::collections::BTreeMap<(usize, usize), Launches> =
+        std::collections::BTreeMap::new();
+    for (rank, a) in steps
+        .iter()
+        .flatten()
+        .flat_map(|(rank, actions)| actions.iter().map(move |a| (*rank, a)))
+    {
+        let Some(action) = a.action.filter(|&x| !paired.contains(&(rank, x))) else {
+            continue;
+        };
+        let on_device = a.host_start_ns != a.compute_start_ns || a.host_end_ns != a.compute_end_ns;
+        if !on_device {
+            continue;
+        }
+        let host = a.host_end_ns.saturating_sub(a.host_start_ns).max(0) as f64 * 1e-9;
+        let device = a.compute_ns.max(0) as f64 * 1e-9;
+        let entry = by
+            .entry((action.stage.into(), action.phase as usize))
+            .or_insert_with(|| (action.phase.code(), Vec::new(), Vec::new()));
+        entry.1.push(host);
+        entry.2.push(device);
+    }
+    by.into_iter()
+        .filter_map(|((stage, _), (phase, host, device))| {
+            Some(HostLaunch {
+                stage,
+                phase,
+                actions: host.len(),
+                host_s: median(host)?,
+                device_s: median(device)?,
+            })
+        })
+        .collect()
+}
+
 /// Each rank's transfer spans of the steps `steps` whose kind `keep` accepts, on the aligned
 /// clock, in time order.
 fn transfer_spans(
@@ -310,6 +388,8 @@ pub struct Calibration {
     pub link: LinkFit,
     pub overhead: OverheadFit,
     pub p2p: P2pFit,
+    /// Where launching an action took the host longer than the device ran it (measured).
+    pub host_launch: Vec<HostLaunch>,
     pub switch: SwitchFit,
     /// Per rank, the memory measured on the fit step (ranks with `[memory]` events).
     pub memory: Vec<MemoryFit>,
@@ -1042,6 +1122,7 @@ fn calibrate_with<E: From<DeriveError>>(
     let kept = kept_shares(sim);
     let (overhead, gaps) = fit_overhead(sim, &kept, &steps);
     let p2p = fit_p2p(&transfers);
+    let host_launch = fit_host_launch(sim, &steps);
     // Between a producer's last op and its consumer's first: the link (with what posting the
     // send costs, since that is not applied apart) and the receiver's per-action overhead.
     let (link, transfer_times) = fit_link(
@@ -1170,6 +1251,7 @@ fn calibrate_with<E: From<DeriveError>>(
         link,
         overhead,
         p2p,
+        host_launch,
         switch,
         memory,
         before: compare(sim, m, alignment, check_step),

@@ -225,6 +225,9 @@ pub struct CompareTraceReport {
     pub overhead: super::calibrate::OverheadFit,
     /// What posting a send costs its rank, measured from the send spans (reported, not applied).
     pub p2p: super::calibrate::P2pFit,
+    /// Of an accelerator's run, per stage and phase, the host's time launching an action against
+    /// the device's running it (measured, not modelled; empty on a CPU run).
+    pub host_launch: Vec<super::calibrate::HostLaunch>,
     /// What an action costs after another stage or phase on its rank.
     pub switch: super::calibrate::SwitchFit,
     /// `(calibrated − measured) / measured` on the fit step: what the fit leaves unexplained.
@@ -420,6 +423,7 @@ impl CompareTraceReport {
             link: c.link.clone(),
             overhead: c.overhead.clone(),
             p2p: c.p2p.clone(),
+            host_launch: c.host_launch.clone(),
             switch: c.switch.clone(),
             fit_residual: c.fit_residual(),
             validation: c.validation(),
@@ -580,6 +584,9 @@ impl CompareTraceReport {
             p2p_text(&self.p2p)
         );
         let _ = writeln!(out, "  fitted switch: {}", switch_text(&self.switch));
+        if let Some(text) = host_launch_text(&self.host_launch) {
+            let _ = writeln!(out, "  host launch: {text}");
+        }
         self.rank_tables(&mut out);
         out
     }
@@ -811,6 +818,45 @@ pub fn p2p_text(p: &super::calibrate::P2pFit) -> String {
         ),
         None => "not fitted (no transfer span; the scenario's kept)".to_string(),
     }
+}
+
+/// The host's time over the device's beyond which an action is called host-bound: a quarter
+/// more (a balanced run's actions measure 0.7–1.1 from one step to the next).
+const HOST_BOUND: f64 = 1.25;
+
+/// Of an accelerator's run, the host's time launching each stage and phase's actions against the
+/// device's running them, in words (`None` on a run with no action timed by its kernels).
+pub fn host_launch_text(launch: &[super::calibrate::HostLaunch]) -> Option<String> {
+    if launch.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = launch
+        .iter()
+        .map(|h| {
+            format!(
+                "stage {} {} ×{:.2} ({} of CPU for {} on the device, {} action(s))",
+                h.stage,
+                h.phase,
+                h.ratio(),
+                ms(h.host_s),
+                ms(h.device_s),
+                h.actions
+            )
+        })
+        .collect();
+    let bound: Vec<String> = launch
+        .iter()
+        .filter(|h| h.ratio() > HOST_BOUND)
+        .map(|h| format!("stage {} {}", h.stage, h.phase))
+        .collect();
+    let verdict = match bound.is_empty() {
+        true => "the device bound every action (its host launched ahead of it)".to_string(),
+        false => format!(
+            "host-bound: {} (the device waits inside them for their kernels to be launched; measured, not modelled: see the README's Known gaps)",
+            bound.join(", ")
+        ),
+    };
+    Some(format!("{}; {verdict}", each.join(", ")))
 }
 
 /// What the switch fit found, in words: per phase measured.
