@@ -14,7 +14,7 @@
 
 use std::path::PathBuf;
 mod common;
-use common::mpipe;
+use common::{median, mpipe};
 
 const RUNS: [&str; 3] = ["interleaved", "zbv", "dualpipev"];
 
@@ -197,15 +197,6 @@ fn a_gpu_run_compares_with_its_scenario_and_reads_the_devices_memory() {
 #[test]
 fn a_host_bound_run_is_told_by_its_launches() {
     use std::collections::BTreeMap;
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            0.5 * (v[n / 2 - 1] + v[n / 2])
-        }
-    };
     for run in RUNS {
         let (scenario, rank0) = (gpu(run, "scenario.json"), gpu(run, "rank0.json.gz"));
         let v = json(&["compare-trace", "--json", &scenario, &rank0]);

@@ -14,7 +14,7 @@
 
 use std::path::PathBuf;
 mod common;
-use common::mpipe;
+use common::{median, mpipe};
 
 /// The runs, with the schedule each is (as `mpipe derive` writes it) and how its steps are told.
 const RUNS: [(&str, &str, &str); 7] = [
@@ -49,16 +49,6 @@ fn compare(scenario_of: &str, run: &str, extra: &[&str]) -> serde_json::Value {
     let mut args = vec!["compare-trace", "--json", &scenario, &r0, &r1];
     args.extend(extra);
     json(&args)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
 }
 
 #[test]

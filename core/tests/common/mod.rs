@@ -209,3 +209,14 @@ pub fn first_of_phase(sim: &mpipe::sim::run::Simulation, code: &str) -> usize {
         .position(|e| e.action().is_some_and(|a| a.phase.code() == code))
         .unwrap()
 }
+
+/// The median of `v` (the mean of the middle two of an even count).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
