@@ -9,6 +9,7 @@ use crate::schedules::RunCtx;
 use crate::schedules::skeleton::Skeleton;
 use crate::vocab::ids::Stage;
 use crate::vocab::layout::Layout;
+use crate::vocab::phase::Phase;
 use std::ops::Range;
 
 /// One region `Π_j` (numbered from 1).
@@ -194,12 +195,29 @@ impl Plan {
         index.checked_sub(1).and_then(|i| self.regions.get(i))
     }
 
-    /// The layers a rank runs for a region: its slab (Sharded) or the whole region (Replicated).
+    /// Whether the unit holding `layers` is the pipeline's first stage: it holds the model's
+    /// first layer, whose input needs no gradient.
+    pub fn holds_first_layer(layers: &Range<usize>) -> bool {
+        layers.start == 0 && !layers.is_empty()
+    }
+
     /// Whether a split backward of the unit holding `layers` runs whole in its weight half: the
     /// hardware says the first stage's does (`hardware.first_stage_backward`: `in_weight`) and
-    /// the unit holds the model's first layer, whose input needs no gradient.
+    /// the unit is the first stage.
     pub fn whole_in_weight(&self, layers: &Range<usize>) -> bool {
-        self.hardware.first_stage_in_weight() && layers.start == 0 && !layers.is_empty()
+        self.hardware.first_stage_in_weight() && Plan::holds_first_layer(layers)
+    }
+
+    /// The phase the unit holding `layers` runs where its order says `phase`: the phase itself,
+    /// but for the first stage's split backward run whole in its weight half — its input half
+    /// runs nothing (`None`), its weight half the whole backward.
+    pub fn runs_as(&self, layers: &Range<usize>, phase: Phase) -> Option<Phase> {
+        match phase {
+            Phase::Input | Phase::Weight if self.whole_in_weight(layers) => {
+                (phase == Phase::Weight).then_some(Phase::Backward)
+            }
+            _ => Some(phase),
+        }
     }
 
     /// [`Plan::whole_in_weight`] of unit (region, rank) (its layers looked up only under
@@ -209,6 +227,7 @@ impl Plan {
             && self.whole_in_weight(&self.unit_layers(region, rank))
     }
 
+    /// The layers a rank runs for a region: its slab (Sharded) or the whole region (Replicated).
     pub fn unit_layers(&self, region: usize, rank: usize) -> Range<usize> {
         match self.region(region) {
             Some(r) => match &r.owner {

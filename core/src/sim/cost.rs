@@ -33,12 +33,9 @@ pub use crate::scenario::layer::FOUR_PHASE_SHARES;
 /// nothing else), not in a first-order backward.
 pub fn compute_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> f64 {
     // The first stage's split backward, run whole in its weight half (PyTorch's pipelining).
-    if matches!(phase, Phase::Input | Phase::Weight) && plan.whole_in_weight(&layers) {
-        return match phase {
-            Phase::Input => 0.0,
-            _ => compute_time(plan, layers, mb, Phase::Backward),
-        };
-    }
+    let Some(phase) = plan.runs_as(&layers, phase) else {
+        return 0.0;
+    };
     let rerun = |early: Option<bool>| {
         layers.clone().filter_map(move |i| {
             let l = plan.layers.get(i)?;

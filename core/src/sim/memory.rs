@@ -686,18 +686,18 @@ fn activations(
         if recomputes && let Some(b) = backward {
             // The first stage's split backward run whole in its weight half (`in_weight`): the
             // weight half makes them again, and frees them all at its end.
-            let in_weight = weight.is_some() && whole_in_weight;
-            let split = weight_end.is_some() && !in_weight;
-            let (b, weight_end) = match (in_weight, weight) {
-                (true, Some(w)) => (w, None),
-                _ => (b, weight_end),
+            // (`whole_in_weight` holds only where there is a weight half.)
+            let (b, free_at, weight_end) = match weight.filter(|_| whole_in_weight) {
+                Some(w) => (
+                    w,
+                    timeline
+                        .end_of(w)
+                        .map_or(free_at, |end| (end, places.end(w))),
+                    None,
+                ),
+                None => (b, free_at, weight_end),
             };
-            let free_at = match in_weight {
-                true => timeline
-                    .end_of(b)
-                    .map_or(free_at, |end| (end, places.end(b))),
-                false => free_at,
-            };
+            let split = weight_end.is_some();
             let key = (region, rank, mb);
             // With an early `R`: its layers from its start, the others from the backward's;
             // without, all of them from the backward's.

@@ -101,15 +101,12 @@ fn layer_comm(plan: &Plan, layer: &Layer, factor: f64) -> ([f64; 3], [f64; 3]) {
 pub fn comm(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> Comm {
     // The first stage's split backward, run whole in its weight half (`in_weight`): its input
     // half runs nothing, its weight half the whole backward's collectives.
-    if matches!(phase, Phase::Input | Phase::Weight) && plan.whole_in_weight(&layers) {
-        return match phase {
-            Phase::Input => Comm {
-                pair_overlap: true,
-                ..Comm::default()
-            },
-            _ => comm(plan, layers, mb, Phase::Backward),
+    let Some(phase) = plan.runs_as(&layers, phase) else {
+        return Comm {
+            pair_overlap: true,
+            ..Comm::default()
         };
-    }
+    };
     let factor = plan.workload_of(mb);
     let mut out = Comm {
         pair_overlap: true,

@@ -1469,10 +1469,7 @@ pub struct MemoryFit {
 /// `stage`.
 fn first_stage(plan: &Plan, stage: Stage) -> bool {
     plan.stage_to_region_rank(stage)
-        .is_some_and(|(region, rank)| {
-            let layers = crate::sim::cost::unit_layers(plan, region, rank);
-            layers.start == 0 && !layers.is_empty()
-        })
+        .is_some_and(|(region, rank)| Plan::holds_first_layer(&plan.unit_layers(region, rank)))
 }
 
 /// Where the run's first stage ran its split backward: whole in its weight half when its input
