@@ -85,6 +85,7 @@ fn every_hardware_field() -> Hardware {
         host_bytes_per_s: some(),
         action_switch_s: Some(phases),
         action_overhead_by_phase_s: Some(phases),
+        host_launch_per_layer_s: Some(phases),
         intra_link_alpha_s: some(),
         intra_link_bytes_per_s: some(),
         node_devices: Some(8),

@@ -202,6 +202,52 @@ proptest! {
         }
     }
 
+    /// With a host that launches each rank's work (`hardware.host_launch_per_layer_s`), the
+    /// longest path, the event-driven simulation and the (max,+) composition still give one
+    /// timeline, and it holds every event to its launch: it starts no earlier than its launch
+    /// starts and ends no earlier than its launch ends, and each rank's host launches its
+    /// actions back to back from 0, in the rank's order.
+    #[test]
+    fn a_host_model_keeps_every_engine_in_agreement(
+        s in valid_scenario(),
+        forward in 0.0f64..3.0,
+        backward in 0.0f64..3.0,
+    ) {
+        let mut s = s;
+        s.hardware.get_or_insert_with(Default::default).host_launch_per_layer_s =
+            Some(mpipe::scenario::hardware::PhaseSeconds {
+                forward: Some(forward),
+                backward: Some(backward),
+                ..Default::default()
+            });
+        let sim = mpipe::tune::pipeline::simulate_scenario(&s, mpipe::sim::engine::SimOptions::default())
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let d = &sim.derivation;
+        let launches = &sim.launches;
+        let ends: Vec<f64> = sim.timeline.ends().collect();
+        let composed = mpipe::sim::maxplus::composed_completion_launched(&d.order, sim.durations(), d.plan.regions.len(), launches);
+        prop_assert_eq!(&composed, &ends, "{}", s.to_json_string());
+        let work = mpipe::sim::cost::durations(&d.plan, &d.order);
+        let events = mpipe::sim::engine::simulate_events_launched(&d.order, work.clone(), launches, mpipe::sim::engine::SimOptions::default());
+        prop_assert_eq!(&events.ends().collect::<Vec<_>>(), &ends);
+        for nodes in &d.order.nodes {
+            let mut host = 0.0;
+            for &n in nodes {
+                let i = n.index();
+                prop_assert!(sim.timeline.start[i] >= launches.start[i]);
+                prop_assert!(ends[i] >= launches.end[i]);
+                // What the timeline adds to the work is the wait for the launch, and nothing
+                // else.
+                let wait = sim.host_wait_s.get(i).copied().unwrap_or(0.0);
+                prop_assert!((sim.durations()[i] - work[i] - wait).abs() < 1e-12);
+                if d.order.graph[n].is_compute() {
+                    prop_assert_eq!(launches.start[i], host);
+                    host = launches.end[i];
+                }
+            }
+        }
+    }
+
     /// The memory curves are built from each rank's stream: every compute event stands on the
     /// stream of its own rank, once.
     #[test]

@@ -21,6 +21,41 @@ pub struct Timeline {
     pub binder: Vec<u32>,
 }
 
+/// When each rank's host launches each event's device work (DESIGN.md §3.1, a host-bound
+/// runtime), by node index: an event starts no earlier than its launch starts and ends no
+/// earlier than its launch ends (the device waits inside it for work not yet launched). Empty
+/// lists: the host binds nothing (a node they miss is launched at 0).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Launches {
+    pub start: Vec<f64>,
+    pub end: Vec<f64>,
+}
+
+impl Launches {
+    /// Whether the host binds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.start.is_empty() && self.end.is_empty()
+    }
+
+    /// Node `i`'s start and duration when its inputs are in at `ready` and its work takes
+    /// `duration`, and whether its launch (not an input) set its start.
+    pub fn bind(&self, i: usize, ready: f64, duration: f64) -> (f64, f64, bool) {
+        let from = self.start.get(i).copied().unwrap_or(0.0);
+        let until = self.end.get(i).copied().unwrap_or(0.0);
+        let start = if from > ready { from } else { ready };
+        let stretched = until - start;
+        (
+            start,
+            if stretched > duration {
+                stretched
+            } else {
+                duration
+            },
+            from > ready,
+        )
+    }
+}
+
 /// A [`Timeline::binder`] entry of a node nothing binds.
 pub const UNBOUND: u32 = 0;
 
@@ -127,6 +162,50 @@ pub fn longest_path(order: &Order, mut durations: Vec<f64>) -> Timeline {
         durations,
         makespan,
         binder: Vec::new(),
+    }
+}
+
+/// [`longest_path`] with each event held to its host's launch ([`Launches::bind`]): an event
+/// the host binds may start after its inputs and last longer than its work. It records every
+/// binder (none for an event its launch started: the host, not an event, bound it).
+pub fn longest_path_launched(
+    order: &Order,
+    mut durations: Vec<f64>,
+    launches: &Launches,
+) -> Timeline {
+    if launches.is_empty() {
+        return longest_path(order, durations);
+    }
+    let n = order.graph.node_count();
+    durations.resize(n, 0.0);
+    let mut start = vec![0.0f64; n];
+    let mut binder = vec![UNBOUND; n];
+    let mut makespan = 0.0f64;
+    for &v in &order.topological {
+        let i = v as usize;
+        let end = |p: usize| Some(start.get(p)? + durations.get(p)?);
+        let bound = latest_pred(order, end, i);
+        let ready = bound.map_or(0.0, |(_, e)| e);
+        let (Some(ss), Some(d), Some(b)) =
+            (start.get_mut(i), durations.get_mut(i), binder.get_mut(i))
+        else {
+            continue;
+        };
+        let (s, stretched, hosted) = launches.bind(i, ready, *d);
+        (*ss, *d) = (s, stretched);
+        *b = match bound {
+            Some((p, _)) if !hosted => bound_by(p),
+            _ => UNBOUND,
+        };
+        if s + stretched > makespan {
+            makespan = s + stretched;
+        }
+    }
+    Timeline {
+        start,
+        durations,
+        makespan,
+        binder,
     }
 }
 

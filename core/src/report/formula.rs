@@ -145,6 +145,13 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
             secs(exposed)
         ));
     }
+    let host_wait = sim.host_wait_s.iter().copied().fold(0.0, f64::max);
+    if host_wait > 0.0 {
+        departures.push(format!(
+            "the host launches some actions slower than the device runs them (the device waits up to {} inside one)",
+            secs(host_wait)
+        ));
+    }
     let overhead = sim.runtime_s.iter().copied().fold(0.0, f64::max);
     if overhead > 0.0 {
         departures.push(format!(

@@ -79,6 +79,19 @@ pub struct Hardware {
     /// phase it saw often enough and reports it; it does not set it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action_overhead_by_phase_s: Option<PhaseSeconds>,
+    /// The host that launches each rank's work (DESIGN.md §3.1, a host-bound runtime): seconds
+    /// of the host's time to launch one layer's work of each phase (`{"F": …, "B": …, "I": …,
+    /// "W": …}`; an input or weight half not given takes the whole backward's, a second-order
+    /// phase its first-order kind's, a recomputed layer adds its forward's to its first backward
+    /// phase). Given, each rank has one host thread that launches its compute actions in the
+    /// rank's order, back to back from the step's start, each taking its layers' launch; an
+    /// action's device work starts no earlier than its launch starts and ends no earlier than
+    /// its launch ends (on an accelerator the host runs ahead of the device unless it launches
+    /// slower than the device runs). Absent: the host is never the bound (a CPU run, where host
+    /// and device are one). `compare-trace` fits it from an accelerator run's action spans
+    /// (per phase, the mean host time per layer from one launch to the next).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_launch_per_layer_s: Option<PhaseSeconds>,
     /// `α` of the links inside a node, for the collectives inside a stage whose group fits in
     /// one node (absent: `link_alpha_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -128,6 +141,7 @@ impl Hardware {
                 "action_overhead_by_phase_s",
                 self.action_overhead_by_phase_s,
             ),
+            ("host_launch_per_layer_s", self.host_launch_per_layer_s),
         ] {
             if let Some(phases) = given {
                 for (phase, v) in phases.entries() {
@@ -206,6 +220,32 @@ impl Hardware {
     /// Whether the first stage's split backward runs whole in its weight half.
     pub fn first_stage_in_weight(&self) -> bool {
         self.first_stage_backward == Some(FirstStageBackward::InWeight)
+    }
+}
+
+impl Hardware {
+    /// Seconds the host takes to launch one layer's work of `phase`
+    /// ([`Hardware::host_launch_per_layer_s`]; 0 without a host model): an input or weight half
+    /// not given takes the whole backward's, a second-order phase its first-order kind's, an
+    /// early recomputation the forward's.
+    pub fn host_launch_per_layer(&self, phase: crate::vocab::phase::Phase) -> f64 {
+        use crate::vocab::phase::Phase;
+        let Some(host) = self.host_launch_per_layer_s else {
+            return 0.0;
+        };
+        let kind = match phase {
+            Phase::Forward | Phase::EnergyForward | Phase::ForceForward | Phase::Recompute => {
+                Phase::Forward
+            }
+            Phase::Backward | Phase::ForceBackward | Phase::EnergyBackward => Phase::Backward,
+            Phase::Input | Phase::Weight => phase,
+        };
+        host.given(kind)
+            .or_else(|| {
+                host.given(Phase::Backward)
+                    .filter(|_| kind != Phase::Forward)
+            })
+            .unwrap_or(0.0)
     }
 }
 

@@ -10,6 +10,7 @@
 use crate::algebra::plan::Plan;
 use crate::graph::event::{EdgeKind, Event};
 use crate::graph::order::Order;
+use crate::graph::time::Launches;
 use crate::scenario::hardware::{allreduce_time, host_copy_time, roofline, transfer_time};
 use crate::scenario::layer::Cost;
 use crate::sim::stage_comm::{self, StageComm};
@@ -32,6 +33,34 @@ pub use crate::scenario::layer::FOUR_PHASE_SHARES;
 /// (Mario) rerun in their own `R` action instead ([`Phase::Recompute`]: their forwards, and
 /// nothing else), not in a first-order backward.
 pub fn compute_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> f64 {
+    with_recomputation(plan, layers, phase, |layers, phase| {
+        layer_time(plan, layers, mb, phase)
+    })
+}
+
+/// Seconds the host takes to launch `layers`' work in `phase` ([`Hardware::host_launch_per_layer`]
+/// per layer), recomputation included as [`compute_time`] includes it; 0 without a host model.
+///
+/// [`Hardware::host_launch_per_layer`]: crate::scenario::hardware::Hardware::host_launch_per_layer
+pub fn host_launch_time(plan: &Plan, layers: Range<usize>, phase: Phase) -> f64 {
+    let hw = &plan.hardware;
+    if hw.host_launch_per_layer_s.is_none() {
+        return 0.0;
+    }
+    with_recomputation(plan, layers, phase, |layers, phase| {
+        layers.len() as f64 * hw.host_launch_per_layer(phase)
+    })
+}
+
+/// `time` of `layers` in `phase` as the unit runs it ([`Plan::runs_as`]), with the rerun of its
+/// recomputed layers' forwards where [`compute_time`] says they rerun (`time` of each such
+/// layer alone, in the forward phase, times its rerun share).
+fn with_recomputation(
+    plan: &Plan,
+    layers: Range<usize>,
+    phase: Phase,
+    time: impl Fn(Range<usize>, Phase) -> f64,
+) -> f64 {
     // The first stage's split backward, run whole in its weight half (PyTorch's pipelining).
     let Some(phase) = plan.runs_as(&layers, phase) else {
         return 0.0;
@@ -45,7 +74,7 @@ pub fn compute_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) 
     };
     if phase == Phase::Recompute {
         return rerun(Some(true))
-            .map(|(i, share)| share * layer_time(plan, i..i + 1, mb, Phase::Forward))
+            .map(|(i, share)| share * time(i..i + 1, Phase::Forward))
             .sum();
     }
     let recomputed: f64 = match phase {
@@ -55,17 +84,17 @@ pub fn compute_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) 
                     share
                         * match phase {
                             Phase::ForceBackward => {
-                                layer_time(plan, i..i + 1, mb, Phase::EnergyForward)
-                                    + layer_time(plan, i..i + 1, mb, Phase::ForceForward)
+                                time(i..i + 1, Phase::EnergyForward)
+                                    + time(i..i + 1, Phase::ForceForward)
                             }
-                            _ => layer_time(plan, i..i + 1, mb, Phase::Forward),
+                            _ => time(i..i + 1, Phase::Forward),
                         }
                 })
                 .sum()
         }
         _ => 0.0,
     };
-    recomputed + layer_time(plan, layers, mb, phase)
+    recomputed + time(layers, phase)
 }
 
 /// Seconds to run `layers` in `phase` for microbatch `mb`, recomputation left out.
@@ -692,6 +721,39 @@ pub struct Timed {
     /// 0).
     pub runtime_s: Vec<f64>,
     pub comm: StageComm,
+    /// When each rank's host launches each action ([`launches`]; empty without a host model).
+    pub launches: Launches,
+}
+
+/// When each rank's host launches each compute action (DESIGN.md §3.1, [`Launches`]): with a
+/// host model (`hardware.host_launch_per_layer_s`) one host thread per rank launches the rank's
+/// actions in its order, back to back from the step's start, each taking its layers' launch
+/// ([`host_launch_time`]); empty without one.
+pub fn launches(plan: &Plan, order: &Order) -> Launches {
+    if plan.hardware.host_launch_per_layer_s.is_none() {
+        return Launches::default();
+    }
+    let graph = &order.graph;
+    let n = graph.node_count();
+    let (mut start, mut end) = (vec![0.0; n], vec![0.0; n]);
+    for nodes in &order.nodes {
+        let mut host = 0.0;
+        for &node in nodes {
+            let Some((layers, _, phase)) = graph
+                .node_weight(node)
+                .filter(|e| e.is_compute())
+                .and_then(|e| compute_of(plan, e))
+            else {
+                continue;
+            };
+            if let (Some(s), Some(e)) = (start.get_mut(node.index()), end.get_mut(node.index())) {
+                *s = host;
+                host += host_launch_time(plan, layers, phase);
+                *e = host;
+            }
+        }
+    }
+    Launches { start, end }
 }
 
 /// [`durations_with_runtime`], and the collectives inside each stage: all of them and the part
@@ -766,6 +828,7 @@ pub fn timed(plan: &Plan, order: &Order) -> Timed {
         *d += x;
     }
     Timed {
+        launches: launches(plan, order),
         durations: out,
         runtime_s: runtime,
         comm: StageComm {

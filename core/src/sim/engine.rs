@@ -5,7 +5,7 @@
 
 use crate::graph::event::Event;
 use crate::graph::order::Order;
-use crate::graph::time::{Timeline, UNBOUND, bound_by, longest_path};
+use crate::graph::time::{Launches, Timeline, UNBOUND, bound_by, longest_path_launched};
 use crate::vocab::ids::Rank;
 use petgraph::graph::NodeIndex;
 use std::cmp::Ordering;
@@ -38,16 +38,38 @@ impl PartialOrd for Finish {
 
 /// Runs the order with the given durations (indexed by node index), which the timeline keeps.
 pub fn simulate(order: &Order, durations: Vec<f64>, options: SimOptions) -> Timeline {
+    simulate_launched(order, durations, &Launches::default(), options)
+}
+
+/// [`simulate`] with each event held to its host's launch ([`Launches::bind`]); the timeline
+/// keeps the durations as they ran (an event the host binds lasts until its launch ends).
+pub fn simulate_launched(
+    order: &Order,
+    durations: Vec<f64>,
+    launches: &Launches,
+    options: SimOptions,
+) -> Timeline {
     if options.serialize_links || order.topological.len() != order.graph.node_count() {
-        return simulate_events(order, durations, options);
+        return simulate_events_launched(order, durations, launches, options);
     }
     // Without link contention the timeline is the longest path.
-    longest_path(order, durations)
+    longest_path_launched(order, durations, launches)
 }
 
 /// The event-driven simulation (a heap of finish times), needed when transfers queue on links;
 /// without link contention it gives the same timeline as [`simulate`].
-pub fn simulate_events(order: &Order, mut durations: Vec<f64>, options: SimOptions) -> Timeline {
+pub fn simulate_events(order: &Order, durations: Vec<f64>, options: SimOptions) -> Timeline {
+    simulate_events_launched(order, durations, &Launches::default(), options)
+}
+
+/// [`simulate_events`] with each event held to its host's launch ([`Launches::bind`]); it gives
+/// the same timeline as [`simulate_launched`] without link contention.
+pub fn simulate_events_launched(
+    order: &Order,
+    mut durations: Vec<f64>,
+    launches: &Launches,
+    options: SimOptions,
+) -> Timeline {
     let g = &order.graph;
     let n = g.node_count();
     // A node the durations miss takes none.
@@ -58,15 +80,25 @@ pub fn simulate_events(order: &Order, mut durations: Vec<f64>, options: SimOptio
     let mut start = vec![0.0f64; n];
     let mut link_free: HashMap<(Rank, Rank), (f64, NodeIndex)> = HashMap::new();
     let mut heap = BinaryHeap::with_capacity(1024);
-    let duration = |i: usize| durations.get(i).copied().unwrap_or(0.0);
+    let hosted = !launches.is_empty();
 
-    // Starts node `i` once every input is in: at its ready time, or later on a busy link.
+    // Starts node `i` once every input is in: at its ready time, or later on a busy link or
+    // held to its host's launch.
     let mut launch = |i: usize,
                       ready: &[f64],
                       binder: &mut [u32],
                       start: &mut [f64],
+                      durations: &mut [f64],
                       heap: &mut BinaryHeap<Finish>| {
         let mut s = ready.get(i).copied().unwrap_or(0.0);
+        if hosted && let Some(d) = durations.get_mut(i) {
+            let (held, stretched, by_host) = launches.bind(i, s, *d);
+            (s, *d) = (held, stretched);
+            if by_host && let Some(b) = binder.get_mut(i) {
+                *b = UNBOUND;
+            }
+        }
+        let duration = |i: usize| durations.get(i).copied().unwrap_or(0.0);
         if options.serialize_links
             && let Some(Event::Coll {
                 from_rank, to_rank, ..
@@ -92,7 +124,14 @@ pub fn simulate_events(order: &Order, mut durations: Vec<f64>, options: SimOptio
 
     for i in 0..n {
         if remaining.get(i) == Some(&0) {
-            launch(i, &ready, &mut binder, &mut start, &mut heap);
+            launch(
+                i,
+                &ready,
+                &mut binder,
+                &mut start,
+                &mut durations,
+                &mut heap,
+            );
         }
     }
     let mut makespan = 0.0f64;
@@ -110,7 +149,14 @@ pub fn simulate_events(order: &Order, mut durations: Vec<f64>, options: SimOptio
             if let Some(left) = remaining.get_mut(j) {
                 *left = left.saturating_sub(1);
                 if *left == 0 {
-                    launch(j, &ready, &mut binder, &mut start, &mut heap);
+                    launch(
+                        j,
+                        &ready,
+                        &mut binder,
+                        &mut start,
+                        &mut durations,
+                        &mut heap,
+                    );
                 }
             }
         }

@@ -8,10 +8,11 @@
 //! 90 % points of the steps. The draws come from a seeded generator: the same scenario and
 //! jitter give the same figures.
 
+use crate::graph::time::Launches;
 use crate::scenario::jitter::quantile;
 pub use crate::scenario::jitter::{Jitter, MIN_SAMPLES, QUANTILE_POINTS, Quantiles};
-use crate::sim::cost::{durations_with_runtime, transfer_bytes};
-use crate::sim::engine::{SimOptions, simulate};
+use crate::sim::cost::{Timed, timed, transfer_bytes};
+use crate::sim::engine::{SimOptions, simulate_launched};
 use crate::sim::run::Simulation;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -101,6 +102,8 @@ pub struct Draws {
     options: SimOptions,
     /// Each node's duration as the simulation charges it, and what each draw varies.
     base: Vec<f64>,
+    /// When the host launches each node (the draws vary the device's work, not the host's).
+    launches: Launches,
     kinds: Vec<Kind>,
     rng: ChaCha8Rng,
     /// The draws' steps so far, and how many there will be.
@@ -127,7 +130,12 @@ impl Draws {
         if total < MIN_DRAWS {
             return None;
         }
-        let (base, runtime) = durations_with_runtime(plan, order);
+        let Timed {
+            durations: base,
+            runtime_s: runtime,
+            launches,
+            ..
+        } = timed(plan, order);
         let kinds: Vec<Kind> = graph
             .node_indices()
             .map(|n| {
@@ -156,6 +164,7 @@ impl Draws {
             options,
             durations: base.clone(),
             base,
+            launches,
             kinds,
             rng: ChaCha8Rng::seed_from_u64(SEED),
             steps: Vec::with_capacity(total),
@@ -215,7 +224,12 @@ impl Draws {
             };
         }
         // The draw's timeline hands its durations back for the next draw.
-        let timeline = simulate(&sim.derivation.order, durations, self.options);
+        let timeline = simulate_launched(
+            &sim.derivation.order,
+            durations,
+            &self.launches,
+            self.options,
+        );
         self.steps.push(timeline.makespan);
         self.durations = timeline.durations;
     }

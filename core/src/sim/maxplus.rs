@@ -9,6 +9,7 @@
 
 use crate::graph::event::Event;
 use crate::graph::order::Order;
+use crate::graph::time::Launches;
 use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 
@@ -40,6 +41,18 @@ fn block_of(event: &Event, last_region: usize) -> Block {
 
 /// Completion time of every node by composing per-region denotations through the seams.
 pub fn composed_completion(order: &Order, durations: &[f64], regions: usize) -> Vec<f64> {
+    composed_completion_launched(order, durations, regions, &Launches::default())
+}
+
+/// [`composed_completion`] with each event held to its host's launch: in the (max,+) reading
+/// a launch is one more term of an event's start (`max(inputs, launch start)`) and of its end
+/// (`max(start + work, launch end)`).
+pub fn composed_completion_launched(
+    order: &Order,
+    durations: &[f64],
+    regions: usize,
+    launches: &Launches,
+) -> Vec<f64> {
     let g = &order.graph;
     let n = g.node_count();
     let mut prev_on_rank: Vec<Option<NodeIndex>> = vec![None; n];
@@ -81,10 +94,13 @@ pub fn composed_completion(order: &Order, durations: &[f64], regions: usize) -> 
                 let inputs = g
                     .neighbors_directed(v, Direction::Incoming)
                     .chain(prev_on_rank.get(v.index()).copied().flatten());
+                let i = v.index();
                 let start = inputs
                     .map(|p| end.get(p.index()).copied().unwrap_or(0.0))
-                    .fold(0.0, f64::max);
-                let e = start + durations.get(v.index()).copied().unwrap_or(0.0);
+                    .fold(0.0, f64::max)
+                    .max(launches.start.get(i).copied().unwrap_or(0.0));
+                let e = (start + durations.get(i).copied().unwrap_or(0.0))
+                    .max(launches.end.get(i).copied().unwrap_or(0.0));
                 if let Some(slot) = end.get_mut(v.index())
                     && e > *slot
                 {

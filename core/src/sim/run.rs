@@ -4,10 +4,11 @@
 
 use crate::graph::derive::Derivation;
 use crate::graph::event::Event;
+use crate::graph::time::Launches;
 use crate::graph::time::Timeline;
 use crate::sim::cost;
 use crate::sim::encoder_free::{source_region, spills, warmup_windows, without_source};
-use crate::sim::engine::{SimOptions, critical_path, simulate};
+use crate::sim::engine::{SimOptions, critical_path, simulate_launched};
 use crate::sim::memory::{self, MemoryCurve};
 use crate::sim::metrics::{self, RankMetrics};
 use petgraph::graph::NodeIndex;
@@ -21,6 +22,12 @@ pub struct Simulation {
     /// switch): what a measured action's compute does not hold. Empty when the runtime adds to
     /// no node (every node reads 0).
     pub runtime_s: Vec<f64>,
+    /// When each rank's host launched each action ([`cost::launches`]; empty without a host
+    /// model), and of each node's duration the time its device waited inside it for the launch
+    /// to end (empty when the host held no node back): the host's share, which a measured
+    /// action's compute does not hold either.
+    pub launches: Launches,
+    pub host_wait_s: Vec<f64>,
     /// Of each node, its stage's collectives (tensor-, expert-, context-parallel) and the part
     /// exposed, which its duration holds.
     pub stage_comm: crate::sim::stage_comm::StageComm,
@@ -47,6 +54,14 @@ impl Simulation {
     /// the critical path): a backward pass over the order, computed when a view asks for it.
     pub fn slack(&self) -> Vec<f64> {
         crate::sim::engine::slack(&self.derivation.order, &self.timeline)
+    }
+
+    /// Of node `n`'s duration (by node index), what is not its work: the runtime's own share
+    /// ([`Simulation::runtime_s`]) and its wait for its host's launch
+    /// ([`Simulation::host_wait_s`]).
+    pub fn not_work_s(&self, n: usize) -> f64 {
+        self.runtime_s.get(n).copied().unwrap_or(0.0)
+            + self.host_wait_s.get(n).copied().unwrap_or(0.0)
     }
 
     /// The highest rank's peak memory.
@@ -87,9 +102,21 @@ fn run_passes<E>(
         durations,
         runtime_s,
         comm: stage_comm,
+        launches,
     } = cost::timed(plan, order);
     let source = source_region(plan);
-    let timeline = simulate(order, durations, options);
+    // The durations as the cost model gives them, kept only where the host may stretch some.
+    let work = (!launches.is_empty()).then(|| durations.clone());
+    let timeline = simulate_launched(order, durations, &launches, options);
+    let host_wait_s: Vec<f64> = match &work {
+        Some(work) if timeline.durations.iter().zip(work).any(|(d, w)| d > w) => timeline
+            .durations
+            .iter()
+            .zip(work)
+            .map(|(d, w)| (d - w).max(0.0))
+            .collect(),
+        _ => Vec::new(),
+    };
     let durations = &timeline.durations;
     let makespan = timeline.makespan;
     pass(0.5)?;
@@ -99,7 +126,12 @@ fn run_passes<E>(
     let spills = spills(plan);
     let (windows, encoder_free_makespan_s) = match source {
         Some(s) => {
-            let free = simulate(order, without_source(order, durations, s), options);
+            let free = simulate_launched(
+                order,
+                without_source(order, work.as_deref().unwrap_or(durations), s),
+                &launches,
+                options,
+            );
             (
                 Some(warmup_windows(plan, order, &free)),
                 Some(free.makespan),
@@ -164,6 +196,8 @@ fn run_passes<E>(
     pass(1.0)?;
     Ok(Simulation {
         runtime_s,
+        launches,
+        host_wait_s,
         stage_comm,
         makespan_s: makespan,
         bubble_fraction,

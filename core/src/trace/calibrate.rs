@@ -108,6 +108,7 @@ fn fit_overhead(
     sim: &Simulation,
     kept: &[f64],
     steps: &[Vec<(usize, Vec<StepAction>)>],
+    hosted: bool,
 ) -> (OverheadFit, Vec<f64>) {
     let graph = &sim.derivation.order.graph;
     let plan = &sim.derivation.plan;
@@ -131,6 +132,11 @@ fn fit_overhead(
             let Some(&node) = nodes.get(&(*rank, action)) else {
                 continue;
             };
+            // With a host model, a gap the host had not yet launched the next action in is the
+            // host's (the launches model it), not the runtime's on the device.
+            if hosted && next.host_start_ns > prev.compute_end_ns {
+                continue;
+            }
             if fed.contains(&node) {
                 continue;
             }
@@ -235,18 +241,7 @@ impl HostLaunch {
 /// (their CPU span is not their compute's extent), in stage and phase order. The halves of an
 /// overlapped pair are left out: one CPU span launches both, on two threads.
 fn fit_host_launch(sim: &Simulation, steps: &[Vec<(usize, Vec<StepAction>)>]) -> Vec<HostLaunch> {
-    let graph = &sim.derivation.order.graph;
-    let paired: FxHashSet<(usize, Action)> = sim
-        .derivation
-        .order
-        .pairs
-        .iter()
-        .flatten()
-        .filter_map(|&n| {
-            let event = graph.node_weight(n)?;
-            Some((event.rank()?, event.action()?))
-        })
-        .collect();
+    let paired = paired_actions(sim);
     // By (stage, phase): the phase's code and each action's host and device seconds.
     type Launches = (&'static str, Vec<f64>, Vec<f64>);
     let mut by: std::collections::BTreeMap<(usize, usize), Launches> =
@@ -259,8 +254,7 @@ fn fit_host_launch(sim: &Simulation, steps: &[Vec<(usize, Vec<StepAction>)>]) ->
         let Some(action) = a.action.filter(|&x| !paired.contains(&(rank, x))) else {
             continue;
         };
-        let on_device = a.host_start_ns != a.compute_start_ns || a.host_end_ns != a.compute_end_ns;
-        if !on_device {
+        if !timed_by_kernels(a) {
             continue;
         }
         let host = a.host_end_ns.saturating_sub(a.host_start_ns).max(0) as f64 * 1e-9;
@@ -282,6 +276,123 @@ fn fit_host_launch(sim: &Simulation, steps: &[Vec<(usize, Vec<StepAction>)>]) ->
             })
         })
         .collect()
+}
+
+/// The host that launched an accelerator's run ([`Hardware::host_launch_per_layer_s`]): per
+/// phase, the CPU time of its actions timed by their kernels over their units' layers — the
+/// mean (the sum of their spans over the sum of their layers), not the median: a host-bound
+/// step is the sum of its launches, and the mean is what adds up to it. The first stage's weight
+/// halves under `in_weight` are samples of its whole backward and its input halves none (they
+/// launch nothing); an overlapped pair's halves are left out (one span launches both).
+///
+/// [`Hardware::host_launch_per_layer_s`]: crate::scenario::hardware::Hardware::host_launch_per_layer_s
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostFit {
+    pub per_layer_s: crate::scenario::hardware::PhaseSeconds,
+    /// Per phase (`F`, `B`, `I`, `W`): how many actions were fitted.
+    pub actions: Vec<(&'static str, usize)>,
+}
+
+/// [`HostFit`] of the fitted steps; `None` where no action was timed by its kernels (a CPU run:
+/// its host is its device).
+fn fit_host(
+    sim: &Simulation,
+    steps: &[Vec<(usize, Vec<StepAction>)>],
+    in_weight: bool,
+) -> Option<HostFit> {
+    let plan = &sim.derivation.plan;
+    let paired = paired_actions(sim);
+    // By phase: seconds of CPU, layers launched and actions.
+    let mut by: [(f64, usize, usize); 4] = [(0.0, 0, 0); 4];
+    let mut launched: Vec<(&StepAction, Action)> = Vec::new();
+    for (rank, actions) in steps.iter().flatten() {
+        launched.clear();
+        launched.extend(actions.iter().filter_map(|a| Some((a, a.action?))));
+        launched.sort_by_key(|(a, _)| a.host_start_ns);
+        // What no layer's launch explains (as the switch fit leaves it out): a rank's first
+        // action of the step (the host's time before its first kernel is not the step's as
+        // measured) and a stage's first weight gradient (the allocator's first allocations).
+        let mut weights_touched: FxHashSet<Stage> = FxHashSet::default();
+        for (i, &(a, action)) in launched.iter().enumerate() {
+            let first_weights = matches!(action.phase, Phase::Backward | Phase::Weight)
+                && weights_touched.insert(action.stage);
+            if i == 0 || first_weights || paired.contains(&(*rank, action)) || !timed_by_kernels(a)
+            {
+                continue;
+            }
+            // The host's time for it: from its launch to the next one's (its own gap after it
+            // included), the last one's span.
+            let until = launched
+                .get(i + 1)
+                .map_or(a.host_end_ns, |(next, _)| next.host_start_ns);
+            let Some((region, unit)) = plan.stage_to_region_rank(action.stage) else {
+                continue;
+            };
+            let layers = plan.unit_layers(region, unit);
+            let phase = match action.phase {
+                Phase::Input | Phase::Weight if in_weight && Plan::holds_first_layer(&layers) => {
+                    match action.phase {
+                        Phase::Weight => Phase::Backward,
+                        _ => continue,
+                    }
+                }
+                p => p,
+            };
+            let Some(slot) = PHASES
+                .iter()
+                .position(|&p| p == phase)
+                .and_then(|i| by.get_mut(i))
+            else {
+                continue;
+            };
+            slot.0 += until.saturating_sub(a.host_start_ns).max(0) as f64 * 1e-9;
+            slot.1 += layers.len();
+            slot.2 += 1;
+        }
+    }
+    if by.iter().all(|&(_, _, n)| n == 0) {
+        return None;
+    }
+    let per = |i: usize| {
+        by.get(i)
+            .filter(|&&(_, layers, _)| layers > 0)
+            .map(|&(s, layers, _)| s / layers as f64)
+    };
+    Some(HostFit {
+        per_layer_s: crate::scenario::hardware::PhaseSeconds {
+            forward: per(0),
+            backward: per(1),
+            input: per(2),
+            weight: per(3),
+        },
+        actions: PHASES
+            .iter()
+            .zip(&by)
+            .filter(|(_, (_, _, n))| *n > 0)
+            .map(|(p, (_, _, n))| (p.code(), *n))
+            .collect(),
+    })
+}
+
+/// The halves of the order's overlapped pairs, by rank and action.
+fn paired_actions(sim: &Simulation) -> FxHashSet<(usize, Action)> {
+    let graph = &sim.derivation.order.graph;
+    sim.derivation
+        .order
+        .pairs
+        .iter()
+        .flatten()
+        .filter_map(|&n| {
+            let event = graph.node_weight(n)?;
+            Some((event.rank()?, event.action()?))
+        })
+        .collect()
+}
+
+/// Whether an action was timed by its kernels (an accelerator's): its CPU span is not its
+/// compute's extent.
+fn timed_by_kernels(a: &StepAction) -> bool {
+    a.host_start_ns != a.compute_start_ns || a.host_end_ns != a.compute_end_ns
 }
 
 /// Each rank's transfer spans of the steps `steps` whose kind `keep` accepts, on the aligned
@@ -390,6 +501,8 @@ pub struct Calibration {
     pub p2p: P2pFit,
     /// Where launching an action took the host longer than the device ran it (measured).
     pub host_launch: Vec<HostLaunch>,
+    /// The host model fitted from an accelerator's run and applied (`None` on a CPU run).
+    pub host: Option<HostFit>,
     pub switch: SwitchFit,
     /// Per rank, the memory measured on the fit step (ranks with `[memory]` events).
     pub memory: Vec<MemoryFit>,
@@ -1120,9 +1233,16 @@ fn calibrate_with<E: From<DeriveError>>(
     let transfers = transfer_spans(m, alignment, &fit_steps, |k| k == ActionKind::Send);
     // What the scenario models apart in the gaps and transfers, kept from it ([`kept_shares`]).
     let kept = kept_shares(sim);
-    let (overhead, gaps) = fit_overhead(sim, &kept, &steps);
+    let host = fit_host(sim, &steps, in_weight);
+    // With a host model the runtime's per-action work is the host's: the gaps between its
+    // launches.
+    let (overhead, gaps) = fit_overhead(sim, &kept, &steps, host.is_some());
     let p2p = fit_p2p(&transfers);
     let host_launch = fit_host_launch(sim, &steps);
+    if let Some(fit) = &host {
+        let hw = calibrated.hardware.get_or_insert_with(Default::default);
+        hw.host_launch_per_layer_s = Some(fit.per_layer_s);
+    }
     // Between a producer's last op and its consumer's first: the link (with what posting the
     // send costs, since that is not applied apart) and the receiver's per-action overhead.
     let (link, transfer_times) = fit_link(
@@ -1252,6 +1372,7 @@ fn calibrate_with<E: From<DeriveError>>(
         overhead,
         p2p,
         host_launch,
+        host,
         switch,
         memory,
         before: compare(sim, m, alignment, check_step),

@@ -215,8 +215,8 @@ pub fn predicted_actions(sim: &Simulation) -> FxHashMap<(usize, Action), (f64, f
 }
 
 /// Every predicted action's start and end, and its compute: its duration less the runtime's own
-/// share ([`Simulation::runtime_s`]: per-action overhead, posting, a switch), which a measured
-/// action's compute ops do not hold.
+/// share ([`Simulation::runtime_s`]: per-action overhead, posting, a switch) and its wait for its
+/// host's launch ([`Simulation::host_wait_s`]), which a measured action's compute ops do not hold.
 pub fn predicted_compute(sim: &Simulation) -> FxHashMap<(usize, Action), (f64, f64, f64)> {
     let graph = &sim.derivation.order.graph;
     graph
@@ -227,7 +227,7 @@ pub fn predicted_compute(sim: &Simulation) -> FxHashMap<(usize, Action), (f64, f
             let rank = event.rank()?;
             let (mut start, end) = sim.timeline.span_of(n)?;
             let own = |n: petgraph::graph::NodeIndex, (s, e): (f64, f64)| {
-                (e - s - sim.runtime_s.get(n.index()).copied().unwrap_or(0.0)).max(0.0)
+                (e - s - sim.not_work_s(n.index())).max(0.0)
             };
             let mut compute = own(n, (start, end));
             // A trace's backward holds its recomputation (PyTorch has no action of its own

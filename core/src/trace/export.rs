@@ -228,7 +228,7 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
 }
 
 /// The compute of a predicted action as one op inside its span, after the runtime's own share
-/// ([`Simulation::runtime_s`]: overhead, posting) and holding its switch (cold reads are slower
+/// ([`Simulation::runtime_s`]: overhead, posting; and its wait for its host's launch) and holding its switch (cold reads are slower
 /// compute), so that the file reads again as it was predicted: compute as compute, the runtime's
 /// share as the gap before it, and each half of an overlapped pair by what it is (a backward's
 /// op is the autograd engine's, as PyTorch records it).
@@ -243,8 +243,7 @@ fn compute_op<W: Write>(
     let Some((start, end)) = sim.timeline.span_of(n) else {
         return Ok(());
     };
-    let runtime = sim.runtime_s.get(n.index()).copied().unwrap_or(0.0)
-        - switch.get(n.index()).copied().unwrap_or(0.0);
+    let runtime = sim.not_work_s(n.index()) - switch.get(n.index()).copied().unwrap_or(0.0);
     let from = (start + runtime).min(end);
     w.event(&Slice {
         ph: "X",

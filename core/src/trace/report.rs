@@ -226,8 +226,11 @@ pub struct CompareTraceReport {
     /// What posting a send costs its rank, measured from the send spans (reported, not applied).
     pub p2p: super::calibrate::P2pFit,
     /// Of an accelerator's run, per stage and phase, the host's time launching an action against
-    /// the device's running it (measured, not modelled; empty on a CPU run).
+    /// the device's running it (empty on a CPU run).
     pub host_launch: Vec<super::calibrate::HostLaunch>,
+    /// The host model fitted from an accelerator's run and applied
+    /// (`hardware.host_launch_per_layer_s`; `null` on a CPU run).
+    pub host: Option<super::calibrate::HostFit>,
     /// What an action costs after another stage or phase on its rank.
     pub switch: super::calibrate::SwitchFit,
     /// `(calibrated − measured) / measured` on the fit step: what the fit leaves unexplained.
@@ -424,6 +427,7 @@ impl CompareTraceReport {
             overhead: c.overhead.clone(),
             p2p: c.p2p.clone(),
             host_launch: c.host_launch.clone(),
+            host: c.host.clone(),
             switch: c.switch.clone(),
             fit_residual: c.fit_residual(),
             validation: c.validation(),
@@ -586,6 +590,9 @@ impl CompareTraceReport {
         let _ = writeln!(out, "  fitted switch: {}", switch_text(&self.switch));
         if let Some(text) = host_launch_text(&self.host_launch) {
             let _ = writeln!(out, "  host launch: {text}");
+        }
+        if let Some(host) = &self.host {
+            let _ = writeln!(out, "  fitted host: {}", host_text(host));
         }
         self.rank_tables(&mut out);
         out
@@ -820,6 +827,23 @@ pub fn p2p_text(p: &super::calibrate::P2pFit) -> String {
     }
 }
 
+/// The host model fitted, in words: each phase's launch per layer and from how many actions.
+pub fn host_text(host: &super::calibrate::HostFit) -> String {
+    let each: Vec<String> = host
+        .per_layer_s
+        .entries()
+        .iter()
+        .filter_map(|&(code, s)| {
+            let n = host.actions.iter().find(|(c, _)| *c == code)?.1;
+            Some(format!("{code} {} ({n} action(s))", ms(s?)))
+        })
+        .collect();
+    format!(
+        "launching a layer's work takes {} (the mean host time per layer from one launch to the next, a rank's first action and a stage's first weight gradient left out; a half not measured takes the whole backward's); applied: the device starts an action no earlier than its host starts launching it and ends it no earlier than its host has launched it all",
+        each.join(", ")
+    )
+}
+
 /// The host's time over the device's beyond which an action is called host-bound: a quarter
 /// more (a balanced run's actions measure 0.7–1.1 from one step to the next).
 const HOST_BOUND: f64 = 1.25;
@@ -852,7 +876,7 @@ pub fn host_launch_text(launch: &[super::calibrate::HostLaunch]) -> Option<Strin
     let verdict = match bound.is_empty() {
         true => "the device bound every action (its host launched ahead of it)".to_string(),
         false => format!(
-            "host-bound: {} (the device waits inside them for their kernels to be launched; measured, not modelled: see the README's Known gaps)",
+            "host-bound: {} (the device waits inside them for their kernels to be launched; modelled by the host fitted below)",
             bound.join(", ")
         ),
     };
