@@ -599,3 +599,36 @@ fn every_step_calibrates_on_the_whole_run_as_the_cli_does() {
          traced run's jitter (10–90 %: 113.331 ms to 151.782 ms)",
     );
 }
+
+#[test]
+fn a_gpu_run_shows_its_hosts_launches_and_the_host_model_it_fitted() {
+    // The ZB-V run on one GPU (one rank): calibrated, the app says which actions the host bound
+    // and what the fitted host launches a layer in, and the calibrated scenario carries it.
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/traces/gpu/zbv");
+    let mut studio = Studio::default();
+    studio.open_path(&dir.join("scenario.json"));
+    let mut harness = sized(studio, egui::vec2(1500.0, 1400.0), 0.25);
+    wait(&mut harness, |s| s.io.opening.is_none());
+    harness.state_mut().open_traces(vec![TraceSource::Bytes {
+        name: "rank0.json.gz".to_string(),
+        bytes: std::fs::read(dir.join("rank0.json.gz")).unwrap().into(),
+    }]);
+    wait(&mut harness, |s| {
+        s.traces.import.is_none() && s.io.opening.is_none()
+    });
+    press(&mut harness, "Calibrate");
+    wait(&mut harness, |s| s.traces.calibrating.is_none());
+    harness.run();
+    harness.get_by_label_contains("host-bound: stage 1 F, stage 1 I, stage 1 W (");
+    harness.get_by_label_contains("fitted host: launching a layer's work takes F 0.472 ms");
+    let calibrated = harness.state().scenario().cloned().unwrap();
+    let host = calibrated
+        .hardware
+        .unwrap()
+        .host_launch_per_layer_s
+        .unwrap();
+    assert!(
+        (host.forward.unwrap() - 0.000_471_8).abs() < 1e-7,
+        "{host:?}"
+    );
+}

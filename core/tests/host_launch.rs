@@ -149,6 +149,17 @@ fn a_half_the_host_was_not_given_launches_as_long_as_a_whole_backward() {
     }
     let sim = simulate(&s);
     let d = &sim.derivation;
+    // What calibration takes off a measured launch: the forwards the half reruns.
+    let rerun = |phase| mpipe::sim::cost::rerun_forwards(&d.plan, 0..2, phase);
+    use mpipe::vocab::phase::Phase;
+    assert_eq!(
+        [
+            rerun(Phase::Forward),
+            rerun(Phase::Input),
+            rerun(Phase::Weight)
+        ],
+        [0.0, 2.0, 0.0]
+    );
     for nodes in &d.order.nodes {
         for &n in nodes {
             let Some(a) = d.order.graph[n].action() else {
@@ -160,4 +171,42 @@ fn a_half_the_host_was_not_given_launches_as_long_as_a_whole_backward() {
             }
         }
     }
+}
+
+#[test]
+fn a_cpu_run_calibrates_a_host_model_away() {
+    // A CPU run's host is its device: calibrated on one, a scenario's host model is dropped (and
+    // an accelerator's run fits one: core/tests/gpu_trace.rs).
+    let seven = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/traces/seven/gpipe");
+    let mut s = mpipe::Scenario::from_json_str(
+        &std::fs::read_to_string(seven.join("scenario.json")).unwrap(),
+        "scenario.json",
+    )
+    .unwrap();
+    s.hardware
+        .get_or_insert_with(Default::default)
+        .host_launch_per_layer_s = Some(PhaseSeconds {
+        forward: Some(0.001),
+        ..PhaseSeconds::default()
+    });
+    let dir = std::env::temp_dir().join(format!("mpipe-host-cpu-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (given, out) = (dir.join("given.json"), dir.join("calibrated.json"));
+    std::fs::write(&given, s.to_json_string()).unwrap();
+    let (code, text, err) = common::mpipe(&[
+        "compare-trace",
+        "--calibrated",
+        out.to_str().unwrap(),
+        given.to_str().unwrap(),
+        seven.join("rank0.json.gz").to_str().unwrap(),
+        seven.join("rank1.json.gz").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!text.contains("fitted host:"), "{text}");
+    let calibrated =
+        mpipe::Scenario::from_json_str(&std::fs::read_to_string(&out).unwrap(), "calibrated.json")
+            .unwrap();
+    assert_eq!(calibrated.hardware.unwrap().host_launch_per_layer_s, None);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -336,7 +336,8 @@ fn calibration_summary_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
     }
 }
 
-/// The fitted compute factors, then the fitted links, per-action overhead, posting and switch.
+/// The fitted compute factors, then the fitted links, per-action overhead, posting and switch,
+/// and on an accelerator's run its host's launches and the host model fitted from them.
 fn factors_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
     let factors: Vec<Vec<String>> = report
         .factors
@@ -412,6 +413,19 @@ fn factors_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
         ))
         .small(),
     );
+    // An accelerator's run: how fast its host launched, and the host model fitted from it.
+    if let Some(text) = mpipe::trace::report::host_launch_text(&report.host_launch) {
+        ui.label(RichText::new(format!("host launch: {text}")).small());
+    }
+    if let Some(host) = &report.host {
+        ui.label(
+            RichText::new(format!(
+                "fitted host: {}",
+                mpipe::trace::report::host_text(host)
+            ))
+            .small(),
+        );
+    }
 }
 
 /// Each rank's memory peak measured, predicted and calibrated, with what was fitted.

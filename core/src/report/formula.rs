@@ -291,7 +291,9 @@ impl Costs {
                         .copied()
                         .unwrap_or(0.0)
             } else {
+                // Its work: what the device waited for its host is no cost of the schedule's.
                 sim.durations().get(n.index()).copied().unwrap_or(0.0)
+                    - sim.host_wait_s.get(n.index()).copied().unwrap_or(0.0)
             };
             match graph.node_weight(n) {
                 Some(Event::Fwd { .. } | Event::FourPhase { .. }) => costs.forward.add(d),

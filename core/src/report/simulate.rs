@@ -298,6 +298,20 @@ pub fn text(name: &str, sim: &Simulation, expected: Option<&Expected>) -> String
     if let Some(note) = &d.order_note {
         let _ = writeln!(out, "order: {note}");
     }
+    // A host that launches slower than its device runs: where the device waited for it.
+    let held: Vec<String> = sim
+        .ranks
+        .iter()
+        .filter(|r| r.bubble.host_s > 0.0)
+        .map(|r| format!("rank {} {}", r.rank, secs(r.bubble.host_s)))
+        .collect();
+    if !held.is_empty() {
+        let _ = writeln!(
+            out,
+            "host-bound: the device waited inside its actions for its host's launches ({}; in the bubble, not busy)",
+            held.join(", ")
+        );
+    }
     // The schedule's textbook formula beside the simulated figures, or why there is none.
     match crate::report::formula::read(sim) {
         Ok(reading) => {

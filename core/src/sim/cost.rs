@@ -52,6 +52,19 @@ pub fn host_launch_time(plan: &Plan, layers: Range<usize>, phase: Phase) -> f64 
     })
 }
 
+/// How many layers' forwards the unit holding `layers` runs again in `phase` (each recomputed
+/// layer's rerun share, where [`compute_time`] reruns it).
+pub fn rerun_forwards(plan: &Plan, layers: Range<usize>, phase: Phase) -> f64 {
+    // A forward reruns nothing (its own layers are no rerun).
+    if plan.runs_as(&layers, phase) == Some(Phase::Forward) {
+        return 0.0;
+    }
+    with_recomputation(plan, layers, phase, |layers, phase| match phase {
+        Phase::Forward => layers.len() as f64,
+        _ => 0.0,
+    })
+}
+
 /// `time` of `layers` in `phase` as the unit runs it ([`Plan::runs_as`]), with the rerun of its
 /// recomputed layers' forwards where [`compute_time`] says they rerun (`time` of each such
 /// layer alone, in the forward phase, times its rerun share).
@@ -730,6 +743,12 @@ pub struct Timed {
 /// actions in its order, back to back from the step's start, each taking its layers' launch
 /// ([`host_launch_time`]); empty without one.
 pub fn launches(plan: &Plan, order: &Order) -> Launches {
+    launches_without(plan, order, None)
+}
+
+/// [`launches`] with region `removed`'s actions launching nothing (the schedule with a
+/// transposed encoder removed, [`crate::sim::encoder_free`]).
+pub fn launches_without(plan: &Plan, order: &Order, removed: Option<usize>) -> Launches {
     if plan.hardware.host_launch_per_layer_s.is_none() {
         return Launches::default();
     }
@@ -742,6 +761,7 @@ pub fn launches(plan: &Plan, order: &Order) -> Launches {
             let Some((layers, _, phase)) = graph
                 .node_weight(node)
                 .filter(|e| e.is_compute())
+                .filter(|e| removed.is_none() || e.region().map(usize::from) != removed)
                 .and_then(|e| compute_of(plan, e))
             else {
                 continue;

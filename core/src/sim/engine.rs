@@ -210,12 +210,20 @@ pub fn critical_path(order: &Order, timeline: &Timeline) -> Vec<NodeIndex> {
 /// How long each event could start later without delaying the step: latest start minus start,
 /// from a backward pass over the topological order (0 on the critical path).
 pub fn slack(order: &Order, timeline: &Timeline) -> Vec<f64> {
+    slack_held(order, timeline, &[])
+}
+
+/// [`slack`] where the device waited `host_wait` (by node index) inside events for their host's
+/// launch: such an event could start that much later and still end where it does, so its latest
+/// start is its latest end less its work.
+pub fn slack_held(order: &Order, timeline: &Timeline, host_wait: &[f64]) -> Vec<f64> {
     let n = order.graph.node_count();
     let mut latest_end = vec![timeline.makespan; n];
     let mut slack = vec![0.0; n];
     for &v in order.topological.iter().rev() {
         let i = v as usize;
-        let duration = timeline.duration_of(NodeIndex::new(i)).unwrap_or(0.0);
+        let duration = timeline.duration_of(NodeIndex::new(i)).unwrap_or(0.0)
+            - host_wait.get(i).copied().unwrap_or(0.0);
         let latest_start = latest_end.get(i).copied().unwrap_or(timeline.makespan) - duration;
         if let Some(s) = slack.get_mut(i) {
             *s = (latest_start - timeline.start.get(i).copied().unwrap_or(0.0)).max(0.0);

@@ -22,6 +22,14 @@ pub struct BubbleSplit {
     pub cooldown_s: f64,
     /// Time spent waiting on a transfer that is still in flight, plus the rank's own reduces.
     pub comm_s: f64,
+    /// Time the device waited inside its actions for its host to launch their work
+    /// ([`crate::sim::run::Simulation::host_wait_s`]; written only where there is some).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub host_s: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// Metrics of one rank.
@@ -213,11 +221,13 @@ pub fn idle_gaps(plan: &Plan, order: &Order, timeline: &Timeline, rank: usize) -
     gaps
 }
 
-/// Busy time and the bubble split of one rank.
+/// Busy time and the bubble split of one rank; of each compute event's span, what the device
+/// waited for its host (`host_wait`, by node index; empty: none) is not busy but the host's.
 pub fn rank_time(
     plan: &Plan,
     order: &Order,
     timeline: &Timeline,
+    host_wait: &[f64],
     rank: usize,
 ) -> (f64, BubbleSplit) {
     let g = &order.graph;
@@ -231,7 +241,11 @@ pub fn rank_time(
             GapKind::Transfer => split.comm_s += length,
         },
         Stretch::Event(n, start, end) => match g.node_weight(n) {
-            Some(e) if e.is_compute() => busy += end - start,
+            Some(e) if e.is_compute() => {
+                let wait = host_wait.get(n.index()).copied().unwrap_or(0.0);
+                busy += end - start - wait;
+                split.host_s += wait;
+            }
             Some(Event::DpReduce { .. }) => split.comm_s += end - start,
             _ => {}
         },

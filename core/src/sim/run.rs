@@ -53,7 +53,7 @@ impl Simulation {
     /// How long each event (by node index) could start later without delaying the step (0 on
     /// the critical path): a backward pass over the order, computed when a view asks for it.
     pub fn slack(&self) -> Vec<f64> {
-        crate::sim::engine::slack(&self.derivation.order, &self.timeline)
+        crate::sim::engine::slack_held(&self.derivation.order, &self.timeline, &self.host_wait_s)
     }
 
     /// Of node `n`'s duration (by node index), what is not its work: the runtime's own share
@@ -129,7 +129,7 @@ fn run_passes<E>(
             let free = simulate_launched(
                 order,
                 without_source(order, work.as_deref().unwrap_or(durations), s),
-                &launches,
+                &cost::launches_without(plan, order, Some(s)),
                 options,
             );
             (
@@ -143,7 +143,7 @@ fn run_passes<E>(
     pass(0.75)?;
     let ranks: Vec<RankMetrics> = (0..plan.ranks)
         .map(|rank| {
-            let (busy, bubble) = metrics::rank_time(plan, order, &timeline, rank);
+            let (busy, bubble) = metrics::rank_time(plan, order, &timeline, &host_wait_s, rank);
             let idle = makespan - busy;
             let window = windows.as_ref().and_then(|w| w.get(rank).copied());
             let encoder_work = source.map(|s| {

@@ -216,7 +216,7 @@ pub struct P2pFit {
 /// host-bound runtime: the device idles inside the action, waiting for its kernels): of the
 /// actions timed by their kernels (an accelerator's run), per stage and phase, the median CPU span
 /// that launched them against the median of their kernels' busy time, on the fitted steps.
-/// Measured and reported, not modelled (README "Known gaps").
+/// Reported; the host model applied is [`HostFit`]'s.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HostLaunch {
     pub stage: usize,
@@ -283,7 +283,9 @@ fn fit_host_launch(sim: &Simulation, steps: &[Vec<(usize, Vec<StepAction>)>]) ->
 /// mean (the sum of their spans over the sum of their layers), not the median: a host-bound
 /// step is the sum of its launches, and the mean is what adds up to it. The first stage's weight
 /// halves under `in_weight` are samples of its whole backward and its input halves none (they
-/// launch nothing); an overlapped pair's halves are left out (one span launches both).
+/// launch nothing); an overlapped pair's halves are left out (one span launches both). A
+/// backward that reruns recomputed forwards launched them too: the forwards' launch per layer
+/// is taken off it first, as the model adds it apart.
 ///
 /// [`Hardware::host_launch_per_layer_s`]: crate::scenario::hardware::Hardware::host_launch_per_layer_s
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -302,8 +304,9 @@ fn fit_host(
 ) -> Option<HostFit> {
     let plan = &sim.derivation.plan;
     let paired = paired_actions(sim);
-    // By phase: seconds of CPU, layers launched and actions.
-    let mut by: [(f64, usize, usize); 4] = [(0.0, 0, 0); 4];
+    // By phase: seconds of CPU, layers launched, actions, and forwards launched again (the
+    // recomputed layers' reruns, in layers).
+    let mut by: [(f64, usize, usize, f64); 4] = [(0.0, 0, 0, 0.0); 4];
     let mut launched: Vec<(&StepAction, Action)> = Vec::new();
     for (rank, actions) in steps.iter().flatten() {
         launched.clear();
@@ -346,17 +349,23 @@ fn fit_host(
                 continue;
             };
             slot.0 += until.saturating_sub(a.host_start_ns).max(0) as f64 * 1e-9;
+            slot.3 += crate::sim::cost::rerun_forwards(plan, layers.clone(), action.phase);
             slot.1 += layers.len();
             slot.2 += 1;
         }
     }
-    if by.iter().all(|&(_, _, n)| n == 0) {
+    if by.iter().all(|&(_, _, n, _)| n == 0) {
         return None;
     }
+    // A forward's launch first: a backward that reruns recomputed forwards launched them too,
+    // which the model adds apart.
+    let forward = by.first().filter(|f| f.1 > 0).map(|f| f.0 / f.1 as f64);
     let per = |i: usize| {
         by.get(i)
-            .filter(|&&(_, layers, _)| layers > 0)
-            .map(|&(s, layers, _)| s / layers as f64)
+            .filter(|&&(_, layers, _, _)| layers > 0)
+            .map(|&(s, layers, _, rerun)| {
+                ((s - rerun * forward.unwrap_or(0.0)) / layers as f64).max(0.0)
+            })
     };
     Some(HostFit {
         per_layer_s: crate::scenario::hardware::PhaseSeconds {
@@ -368,8 +377,8 @@ fn fit_host(
         actions: PHASES
             .iter()
             .zip(&by)
-            .filter(|(_, (_, _, n))| *n > 0)
-            .map(|(p, (_, _, n))| (p.code(), *n))
+            .filter(|(_, (_, _, n, _))| *n > 0)
+            .map(|(p, (_, _, n, _))| (p.code(), *n))
             .collect(),
     })
 }
@@ -1239,9 +1248,25 @@ fn calibrate_with<E: From<DeriveError>>(
     let (overhead, gaps) = fit_overhead(sim, &kept, &steps, host.is_some());
     let p2p = fit_p2p(&transfers);
     let host_launch = fit_host_launch(sim, &steps);
-    if let Some(fit) = &host {
-        let hw = calibrated.hardware.get_or_insert_with(Default::default);
-        hw.host_launch_per_layer_s = Some(fit.per_layer_s);
+    match &host {
+        Some(fit) => {
+            let hw = calibrated.hardware.get_or_insert_with(Default::default);
+            hw.host_launch_per_layer_s = Some(fit.per_layer_s);
+        }
+        // A run whose every action is timed by its own span (a CPU's): its host is its device,
+        // and a host model the scenario had is dropped. (An accelerator's run with no action to
+        // fit one from keeps the scenario's.)
+        None if !steps
+            .iter()
+            .flatten()
+            .flat_map(|(_, actions)| actions)
+            .any(timed_by_kernels) =>
+        {
+            if let Some(hw) = calibrated.hardware.as_mut() {
+                hw.host_launch_per_layer_s = None;
+            }
+        }
+        None => {}
     }
     // Between a producer's last op and its consumer's first: the link (with what posting the
     // send costs, since that is not applied apart) and the receiver's per-action overhead.
@@ -1250,6 +1275,7 @@ fn calibrate_with<E: From<DeriveError>>(
         &kept,
         &steps,
         overhead.action_overhead_s.unwrap_or(0.0),
+        host.is_some(),
     );
     if overhead.action_overhead_s.is_some() {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
@@ -1393,11 +1419,12 @@ fn fit_link(
     kept: &[f64],
     steps: &[Vec<(usize, Vec<StepAction>)>],
     rank_side_s: f64,
+    hosted: bool,
 ) -> (LinkFit, Vec<f64>) {
     let hw = &sim.derivation.plan.hardware;
     let samples: Vec<(f64, f64)> = steps
         .iter()
-        .flat_map(|measured| transfer_samples(sim, kept, measured, rank_side_s))
+        .flat_map(|measured| transfer_samples(sim, kept, measured, rank_side_s, hosted))
         .collect();
     let mut sizes: Vec<f64> = samples.iter().map(|s| s.0).collect();
     sizes.sort_by(f64::total_cmp);
@@ -1471,6 +1498,7 @@ fn transfer_samples(
     kept: &[f64],
     measured: &[(usize, Vec<StepAction>)],
     rank_side_s: f64,
+    hosted: bool,
 ) -> Vec<(f64, f64)> {
     let plan = &sim.derivation.plan;
     let graph = &sim.derivation.order.graph;
@@ -1524,6 +1552,11 @@ fn transfer_samples(
         let Some((n, producer)) = last else {
             continue;
         };
+        // With a host model, a consumer its host had not yet launched when its input arrived
+        // waited for its host, which the launches model: no transfer's time.
+        if hosted && c.host_start_ns > producer.compute_end_ns {
+            continue;
+        }
         let gap = c.compute_start_ns.saturating_sub(producer.compute_end_ns);
         // Its rank ran nothing between the producer's compute and its own: it was waiting. (An
         // action of its rank that started before the consumer and ended after the producer

@@ -10,7 +10,7 @@ use crate::scenario::Scenario;
 use crate::scenario::owner::OwnerSpec;
 use crate::sim::cost::{self, compute_time, unit_layers};
 use crate::sim::encoder_free::{source_region, warmup_windows, without_source};
-use crate::sim::engine::{SimOptions, simulate};
+use crate::sim::engine::{SimOptions, simulate_launched};
 use crate::tune::nested;
 use crate::vocab::layout::Composition;
 use crate::vocab::phase::Phase;
@@ -66,8 +66,8 @@ fn makespan(
         let mut work = nested::WORK_BUDGET;
         derivation = placed(derivation, options, &mut work, &mut |_| true);
     }
-    let durations = cost::durations(plan, &derivation.order);
-    Ok(simulate(&derivation.order, durations, options).makespan)
+    let timed = cost::timed(plan, &derivation.order);
+    Ok(simulate_launched(&derivation.order, timed.durations, &timed.launches, options).makespan)
 }
 
 /// How many candidate owner maps `optimized` simulates by default (`owner_budget` sets it).
@@ -196,7 +196,12 @@ fn choose(
     };
     let durations = cost::durations(plan, order);
     let free = without_source(order, &durations, source);
-    let encoder_free = simulate(order, free, options);
+    let encoder_free = simulate_launched(
+        order,
+        free,
+        &cost::launches_without(plan, order, Some(source)),
+        options,
+    );
     let free = &encoder_free.durations;
     let is_nested = plan
         .region(source)
