@@ -86,6 +86,7 @@ fn every_hardware_field() -> Hardware {
         action_switch_s: Some(phases),
         action_overhead_by_phase_s: Some(phases),
         host_launch_per_layer_s: Some(phases),
+        resident_bytes: Some(vec![1.0, 2.0]),
         intra_link_alpha_s: some(),
         intra_link_bytes_per_s: some(),
         node_devices: Some(8),
@@ -97,6 +98,11 @@ fn numeric_paths(value: &serde_json::Value, prefix: &str, out: &mut BTreeSet<Str
     match value {
         serde_json::Value::Number(_) => {
             out.insert(prefix.to_string());
+        }
+        serde_json::Value::Array(list) => {
+            for (i, v) in list.iter().enumerate() {
+                numeric_paths(v, &format!("{prefix}.{i}"), out);
+            }
         }
         serde_json::Value::Object(map) => {
             for (k, v) in map {
@@ -148,7 +154,8 @@ fn scenario(layer: serde_json::Value, hardware: serde_json::Value, second_order:
 
 /// Each numeric field at 1e308 (every other one as a valid scenario gives it) is refused by
 /// validation with an error that names it — or, for a rate or a capacity (larger only makes the
-/// step faster or roomier), accepted with every figure of the simulation finite.
+/// step faster or roomier) and a rank's resident bytes (added once), accepted with every figure
+/// of the simulation finite.
 #[test]
 fn every_numeric_field_at_1e308_is_refused_at_its_field_or_stays_finite() {
     let explicit = serde_json::json!({"name": "l", "count": 2, "fwd_s": 1.0, "param_bytes": 1e3});
@@ -179,6 +186,13 @@ fn every_numeric_field_at_1e308_is_refused_at_its_field_or_stays_finite() {
         let segs: Vec<&str> = path.split('.').skip(1).collect();
         match segs.as_slice() {
             [field] => hw[*field] = serde_json::json!(1e308),
+            // A list's entry (`resident_bytes.1`): the list up to it.
+            [field, index] if index.parse::<usize>().is_ok() => {
+                let at: usize = index.parse().unwrap();
+                let mut list = vec![serde_json::json!(0.0); at];
+                list.push(serde_json::json!(1e308));
+                hw[*field] = serde_json::Value::Array(list);
+            }
             [field, phase] => hw[*field] = serde_json::json!({ *phase: 1e308 }),
             _ => unreachable!("{path}"),
         }
@@ -196,7 +210,10 @@ fn every_numeric_field_at_1e308_is_refused_at_its_field_or_stays_finite() {
             "hardware.link_bytes_per_s",
             "hardware.memory_bytes",
             "hardware.host_bytes_per_s",
-            "hardware.intra_link_bytes_per_s"
+            "hardware.intra_link_bytes_per_s",
+            // A rank's resident bytes are added once to its static bytes: a peak of 1e308, finite.
+            "hardware.resident_bytes.0",
+            "hardware.resident_bytes.1"
         ]
     );
 }

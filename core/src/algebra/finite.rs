@@ -289,7 +289,15 @@ pub fn check_totals(
             "a weight half's transient (its bytes per parameter byte × the parameter bytes)".into(),
         ));
     }
-    let memory = params * (static_memory_factor + step_grads + transient) * replicas + saved;
+    let resident: f64 = hw.resident_bytes.iter().flatten().sum();
+    if !resident.is_finite() {
+        return Err(overflow(
+            "hardware.resident_bytes".into(),
+            "the bytes the ranks hold through the step (their sum)".into(),
+        ));
+    }
+    let memory =
+        params * (static_memory_factor + step_grads + transient) * replicas + saved + resident;
     if !memory.is_finite() {
         return Err(overflow(
             "model.layers".into(),

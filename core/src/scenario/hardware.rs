@@ -92,6 +92,14 @@ pub struct Hardware {
     /// (per phase, the mean host time per layer from one launch to the next).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_launch_per_layer_s: Option<PhaseSeconds>,
+    /// Bytes each rank holds through the whole step beyond its parameters × `static_memory_factor`
+    /// (DESIGN.md §3.1, "the memory the runtime holds"): the trainer's batch, the runtime's
+    /// receive buffers kept from one step to the next, libraries' workspaces — static bytes, by
+    /// rank (a rank past the list holds the last entry's; absent: none). `compare-trace` fits it
+    /// from an accelerator's run (whose allocator counts from the device's start): the level at
+    /// the fit step's start less the rank's parameters × `static_memory_factor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resident_bytes: Option<Vec<f64>>,
     /// `α` of the links inside a node, for the collectives inside a stage whose group fits in
     /// one node (absent: `link_alpha_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -135,6 +143,9 @@ impl Hardware {
         .into_iter()
         .map(|(name, v)| (format!("hardware.{name}"), v))
         .collect();
+        for (i, bytes) in self.resident_bytes.iter().flatten().enumerate() {
+            out.push((format!("hardware.resident_bytes.{i}"), Some(*bytes)));
+        }
         for (name, given) in [
             ("action_switch_s", self.action_switch_s),
             (
@@ -224,6 +235,17 @@ impl Hardware {
 }
 
 impl Hardware {
+    /// The bytes rank `rank` holds through the step beyond its parameters
+    /// ([`Hardware::resident_bytes`]: its entry, else the last one, else 0).
+    pub fn resident_of(&self, rank: usize) -> f64 {
+        self.resident_bytes.as_ref().map_or(0.0, |list| {
+            list.get(rank)
+                .or_else(|| list.last())
+                .copied()
+                .unwrap_or(0.0)
+        })
+    }
+
     /// Seconds the host takes to launch one layer's work of `phase`
     /// ([`Hardware::host_launch_per_layer_s`]; 0 without a host model): an input or weight half
     /// not given takes the whole backward's, a second-order phase its first-order kind's, an

@@ -77,13 +77,18 @@ impl MemoryCurve {
     }
 }
 
-/// Static bytes of rank `r`.
+/// Static bytes of rank `r`: its parameters × `static_memory_factor`, and what it holds
+/// through the step beyond them (`hardware.resident_bytes`).
 pub fn static_bytes(plan: &Plan, rank: usize) -> f64 {
+    parameter_bytes(plan, rank) * plan.static_memory_factor + plan.hardware.resident_of(rank)
+}
+
+/// The parameter bytes of every slab and replica placed on rank `rank`.
+pub fn parameter_bytes(plan: &Plan, rank: usize) -> f64 {
     plan.regions
         .iter()
         .map(|r| param_bytes(plan, r.index, rank))
         .sum::<f64>()
-        * plan.static_memory_factor
 }
 
 /// The first non-collective event downstream of `n` along Activation edges.

@@ -1329,6 +1329,10 @@ fn calibrate_with<E: From<DeriveError>>(
             calibrated.static_memory_factor = Some((f - factor).max(1.0));
         }
     }
+    if let Some(resident) = resident_bytes(plan, &calibrated, &memory) {
+        let hw = calibrated.hardware.get_or_insert_with(Default::default);
+        hw.resident_bytes = Some(resident);
+    }
     let mut link = link;
     let every_span = transfer_spans(m, alignment, &fit_steps, |_| true);
     link.stall_s = fit_stall(&every_span);
@@ -1615,6 +1619,11 @@ pub struct MemoryFit {
     /// freed by then, so this is what the step allocated for good — its gradient buffers (freed
     /// at the step's end when the trainer zeroes them to `None`).
     pub step_held_bytes: Option<f64>,
+    /// On an allocator that counts from the device's start (an accelerator's), the level at the
+    /// step's first action: what the rank held before the step did anything (`None` on a
+    /// relative one, a CPU's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_bytes: Option<f64>,
     pub forwards: usize,
     pub backwards: usize,
 }
@@ -1762,6 +1771,7 @@ fn fit_memory(
                 rank: *rank,
                 activation_bytes,
                 step_held_bytes,
+                start_bytes: (!memory.relative()).then(|| memory.at(own(start))),
                 backwards: if whole_ran {
                     whole_workspaces.len()
                 } else {
@@ -1790,6 +1800,23 @@ fn fit_memory(
             fit
         })
         .collect()
+}
+
+/// What each rank holds through the step beyond its parameters (`hardware.resident_bytes`), on
+/// a run whose allocator counts from the device's start: the level at the fit step's start less
+/// the rank's parameter bytes × the calibrated `static_memory_factor` (what the scenario held
+/// resident before is not taken off: calibrating again gives the same); a rank without such a
+/// reading takes the others' median. `None` where no rank has one (a CPU's run).
+fn resident_bytes(plan: &Plan, calibrated: &Scenario, memory: &[MemoryFit]) -> Option<Vec<f64>> {
+    let factor = calibrated.static_memory_factor.unwrap_or(1.0);
+    let own = |rank: usize| {
+        let fit = memory.iter().find(|f| f.rank == rank)?;
+        let start = fit.start_bytes?;
+        Some((start - crate::sim::memory::parameter_bytes(plan, rank) * factor).max(0.0))
+    };
+    let fitted: Vec<f64> = (0..plan.ranks).filter_map(own).collect();
+    let others = median(fitted)?;
+    Some((0..plan.ranks).map(|r| own(r).unwrap_or(others)).collect())
 }
 
 /// The gradient buffers of the step per parameter byte (`hardware.step_grad_bytes_per_param_byte`):
