@@ -621,6 +621,18 @@ fn a_gpu_run_shows_its_hosts_launches_and_the_host_model_it_fitted() {
     harness.run();
     harness.get_by_label_contains("host-bound: stage 1 F, stage 1 I, stage 1 W (");
     harness.get_by_label_contains("fitted host: launching a layer's work takes F 0.472 ms");
+    // The calibrated chart shows where the device waits for its host, and says so.
+    harness.get_by_label("waiting for its host to launch the work (host-bound)");
+    let shown = harness.state().shown().unwrap().clone();
+    let waited: Vec<usize> = (0..shown.scene.events.len())
+        .filter(|&i| shown.host_wait(i) > 0.0)
+        .collect();
+    assert!(!waited.is_empty());
+    let lines = shown.describe(waited[0]).unwrap();
+    assert!(
+        lines[2].contains("waiting for its host's launch"),
+        "{lines:?}"
+    );
     let calibrated = harness.state().scenario().cloned().unwrap();
     let host = calibrated
         .hardware

@@ -88,6 +88,17 @@ fn a_host_that_launches_slower_than_the_device_runs_sets_the_pace_exactly() {
     // What the device waited inside r0's forwards (2 each) is the host's, not the work's.
     let waits: f64 = sim.host_wait_s.iter().sum();
     assert_eq!(waits, 4.0);
+    // Busy time leaves it out (rank 0 works 1 + 1 + 2 + 2 = 6 of 11), the bubble holds it, and
+    // the chart draws it at the end of those two boxes, with a legend entry.
+    let r0 = &sim.ranks[0];
+    assert_eq!((r0.busy_s, r0.bubble.host_s), (6.0, 4.0));
+    let svg = mpipe::report::svg::render("host", &sim);
+    assert_eq!(
+        svg.matches("<title>waiting for its host to launch the work: ")
+            .count(),
+        2
+    );
+    assert!(svg.contains(">waiting for its host to launch the work</text>"));
     // The longest path, the event engine and the (max,+) composition agree.
     let d = &sim.derivation;
     let work = mpipe::sim::cost::durations(&d.plan, &d.order);

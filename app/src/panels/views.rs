@@ -195,7 +195,7 @@ pub fn views_ui(ui: &mut Ui, studio: &Studio, drawn: &mut Drawn) -> Vec<Command>
     }
     chart_header_ui(ui, studio, &mut out);
     if studio.view.show_legend {
-        legend::legend_ui(ui, &shown.scene);
+        legend::legend_ui(ui, &shown.scene, &shown.sim.host_wait_s);
     }
     if studio.view.search.open {
         search_ui(ui, studio, studio.view.search.cached(shown).len(), &mut out);

@@ -134,10 +134,14 @@ impl Shown {
             ),
             format!("rank {} · {region}", e.rank),
             format!(
-                "{} → {} ({}) · slack {}{}",
+                "{} → {} ({}{}) · slack {}{}",
                 secs(e.start_s),
                 secs(e.end_s),
                 secs(e.end_s - e.start_s),
+                match self.host_wait(index) {
+                    w if w > 0.0 => format!(", of which {} waiting for its host's launch", secs(w)),
+                    _ => String::new(),
+                },
                 slack,
                 if self.on_critical_path(index) {
                     " · on the critical path"
@@ -146,6 +150,18 @@ impl Shown {
                 }
             ),
         ])
+    }
+
+    /// Of event `index`'s span, the seconds its device waited for its host to launch the work
+    /// (0 without a host model).
+    pub fn host_wait(&self, index: usize) -> f64 {
+        self.scene.events.get(index).map_or(0.0, |e| {
+            self.sim
+                .host_wait_s
+                .get(e.node as usize)
+                .copied()
+                .unwrap_or(0.0)
+        })
     }
 
     /// Whether event `index` is on the critical path.

@@ -114,8 +114,9 @@ pub const MEASURED_WAIT: Color32 = Color32::from_rgb(0x4A, 0x4A, 0x58);
 /// The frame around an overlapped pair's two halves (lighter than the SVG's, on a dark chart).
 pub const PAIR: Color32 = Color32::from_rgb(0xE0, 0x70, 0xFF);
 
-/// Draws the legend for `scene` in a wrapped row.
-pub fn legend_ui(ui: &mut Ui, scene: &Scene) {
+/// Draws the legend for `scene` in a wrapped row; `host_wait` (by node index, the simulation's
+/// [`mpipe::sim::run::Simulation::host_wait_s`]) says whether a device waited for its host.
+pub fn legend_ui(ui: &mut Ui, scene: &Scene, host_wait: &[f64]) {
     ui.horizontal_wrapped(|ui| {
         ui.spacing_mut().item_spacing.x = 0.0;
         for r in &scene.regions {
@@ -175,6 +176,13 @@ pub fn legend_ui(ui: &mut Ui, scene: &Scene) {
                 ui,
                 Swatch::Fill(rgb(palette::EXPOSED_COMM)),
                 "collectives inside the stage, exposed (TP / EP / CP)",
+            );
+        }
+        if host_wait.iter().any(|&w| w > 0.0) {
+            entry_ui(
+                ui,
+                Swatch::Fill(rgb(palette::HOST_WAIT)),
+                "waiting for its host to launch the work (host-bound)",
             );
         }
         entry_ui(ui, Swatch::Thin(rgb(palette::COMM)), "transfer arriving");

@@ -413,6 +413,7 @@ impl Paint<'_> {
             }
             if item.count == 1 {
                 self.exposed_comm(r, item.index);
+                self.host_wait(r, item.index);
             }
             if item.count == 1
                 && let Some(half) = item.pair
@@ -485,18 +486,36 @@ impl Paint<'_> {
         let Some(e) = self.shown.scene.events.get(index) else {
             return;
         };
-        if e.exposed_comm_s <= 0.0 {
+        // Before the host's wait at the box's end, when there is one.
+        let end = e.end_s - self.shown.host_wait(index);
+        self.end_band(r, (end - e.exposed_comm_s, end), palette::EXPOSED_COMM);
+    }
+
+    /// The end of event `index`'s box its device spent waiting for its host to launch the
+    /// work (a host-bound runtime: its work done, the rest not yet launched), slate and hatched.
+    fn host_wait(&self, r: Rect, index: usize) {
+        let Some(e) = self.shown.scene.events.get(index) else {
+            return;
+        };
+        let wait = self.shown.host_wait(index);
+        self.end_band(r, (e.end_s - wait, e.end_s), palette::HOST_WAIT);
+    }
+
+    /// A dark, hatched band of box `r` over `[from, to]` seconds, with an edge where it starts
+    /// (none where it is under a pixel wide).
+    fn end_band(&self, r: Rect, (from, to): (f64, f64), colour: palette::Rgb) {
+        if to <= from {
             return;
         }
-        let from = self
-            .x(e.end_s - e.exposed_comm_s)
-            .clamp(r.left(), r.right());
-        if r.right() - from < 1.0 {
+        let (from, to) = (
+            self.x(from).clamp(r.left(), r.right()),
+            self.x(to).clamp(r.left(), r.right()),
+        );
+        if to - from < 1.0 {
             return;
         }
-        let band = Rect::from_x_y_ranges(from..=r.right(), r.y_range());
-        self.clipped
-            .rect_filled(band, 0.0, self.fade(rgb(palette::EXPOSED_COMM)));
+        let band = Rect::from_x_y_ranges(from..=to, r.y_range());
+        self.clipped.rect_filled(band, 0.0, self.fade(rgb(colour)));
         hatch(
             &self
                 .clipped

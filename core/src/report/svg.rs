@@ -46,13 +46,22 @@ pub fn tick_step(span: f64, target: f64) -> f64 {
     nice * magnitude
 }
 
-/// A tick label with just the digits the step needs.
+/// A tick label with just the digits the step needs, and more where the tick itself needs them
+/// (a tick at 2.5 on a coarse grid of step 2.5 reads `2.5`, not `2`).
 pub fn tick_label(t: f64, step: f64) -> String {
-    let decimals = if step >= 1.0 {
+    let mut decimals = if step >= 1.0 {
         0
     } else {
         (-step.log10()).ceil().max(0.0) as usize
     };
+    let close = step.abs() * 1e-6;
+    while decimals < 9 {
+        let shown: f64 = format!("{t:.decimals$}").parse().unwrap_or(t);
+        if (shown - t).abs() <= close {
+            break;
+        }
+        decimals += 1;
+    }
     format!("{t:.decimals$}")
 }
 
@@ -204,6 +213,15 @@ impl Svg<'_> {
                 r#"<rect x="{px}" y="32" width="24" height="12" fill="url(#exposed)"/><text x="{}" y="42" font-size="11">collectives inside the stage, exposed</text>"#,
                 px + 30.0
             );
+            px += 250.0;
+        }
+        if self.sim.host_wait_s.iter().any(|&w| w > 0.0) {
+            let _ = writeln!(
+                s,
+                r#"<rect x="{px}" y="32" width="24" height="12" fill="{}"/><text x="{}" y="42" font-size="11">waiting for its host to launch the work</text>"#,
+                hex(palette::HOST_WAIT),
+                px + 30.0
+            );
         }
     }
 
@@ -267,7 +285,16 @@ impl Svg<'_> {
             let (x0, x1) = (self.x(e.start_s), self.x(e.end_s));
             let w = (x1 - x0).max(0.5);
             let fill = hex(self.scene.colour(e.region.index(), e.action.phase));
-            let exposed_from = self.x(e.end_s - e.exposed_comm_s).clamp(x0, x1);
+            // The device's wait for its host's launch at the box's end, its exposed collectives
+            // before it.
+            let wait = self
+                .sim
+                .host_wait_s
+                .get(e.node as usize)
+                .copied()
+                .unwrap_or(0.0);
+            let wait_from = self.x(e.end_s - wait).clamp(x0, x1);
+            let exposed_from = self.x(e.end_s - wait - e.exposed_comm_s).clamp(x0, x1);
             let s = &mut self.out;
             let _ = writeln!(
                 s,
@@ -281,14 +308,23 @@ impl Svg<'_> {
             // The end its stage's exposed collectives take.
             if e.exposed_comm_s > 0.0 {
                 let from = exposed_from;
-                if x1 - from >= 0.5 {
+                if wait_from - from >= 0.5 {
                     let _ = writeln!(
                         s,
                         r#"<rect x="{from:.2}" y="{y:.1}" width="{:.2}" height="{LANE}" fill="url(#exposed)"><title>collectives inside the stage, exposed: {}</title></rect>"#,
-                        x1 - from,
+                        wait_from - from,
                         secs(e.exposed_comm_s)
                     );
                 }
+            }
+            if wait > 0.0 && x1 - wait_from >= 0.5 {
+                let _ = writeln!(
+                    s,
+                    r#"<rect x="{wait_from:.2}" y="{y:.1}" width="{:.2}" height="{LANE}" fill="{}"><title>waiting for its host to launch the work: {}</title></rect>"#,
+                    x1 - wait_from,
+                    hex(palette::HOST_WAIT),
+                    secs(wait)
+                );
             }
             if let Some(label) = crate::view::scene::chip_label(e, w) {
                 let _ = writeln!(
@@ -389,6 +425,9 @@ mod tests {
         assert_eq!(tick_step(0.0, 10.0), 1.0);
         assert_eq!(tick_label(0.30000000000000004, 0.1), "0.3");
         assert_eq!(tick_label(15.0, 5.0), "15");
+        // A coarse grid's tick between whole numbers keeps its digit.
+        assert_eq!(tick_label(2.5, 2.5), "2.5");
+        assert_eq!(tick_label(2.0, 2.5), "2");
         assert_eq!(escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
     }
 }

@@ -47,6 +47,9 @@ pub const PAIR: Rgb = (0xB0, 0x40, 0xE0);
 /// The end of an action its stage's exposed collectives take (tensor-, expert-,
 /// context-parallel), drawn hatched over it: a dark red no region and no idle time has.
 pub const EXPOSED_COMM: Rgb = (0x6B, 0x2D, 0x33);
+/// The end of a box its device spent waiting for its host to launch the work (a host-bound
+/// runtime), hatched over a slate grey.
+pub const HOST_WAIT: Rgb = (0x4A, 0x55, 0x68);
 
 /// The hue of rank `i` (0-based): [`RANK_HUES`] for the first six, then hues a golden angle
 /// (137.5°) apart at three alternating lightnesses, so that no two of a P = 64 run's curves share
