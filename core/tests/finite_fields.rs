@@ -15,6 +15,7 @@ use mpipe::scenario::hardware::{FirstStageBackward, Hardware, P2p, PhaseSeconds}
 use mpipe::scenario::layer::LayerSpec;
 use mpipe::vocab::role::Role;
 use std::collections::BTreeSet;
+mod common;
 
 fn some() -> Option<f64> {
     Some(1.0)
@@ -101,7 +102,7 @@ fn numeric_paths(value: &serde_json::Value, prefix: &str, out: &mut BTreeSet<Str
         }
         serde_json::Value::Array(list) => {
             for (i, v) in list.iter().enumerate() {
-                numeric_paths(v, &format!("{prefix}.{i}"), out);
+                numeric_paths(v, &format!("{prefix}[{i}]"), out);
             }
         }
         serde_json::Value::Object(map) => {
@@ -185,14 +186,15 @@ fn every_numeric_field_at_1e308_is_refused_at_its_field_or_stays_finite() {
         let mut hw = hardware.clone();
         let segs: Vec<&str> = path.split('.').skip(1).collect();
         match segs.as_slice() {
-            [field] => hw[*field] = serde_json::json!(1e308),
-            // A list's entry (`resident_bytes.1`): the list up to it.
-            [field, index] if index.parse::<usize>().is_ok() => {
+            // A list's entry (`resident_bytes[1]`): the list up to it.
+            [entry] if entry.ends_with(']') => {
+                let (field, index) = entry.trim_end_matches(']').split_once('[').unwrap();
                 let at: usize = index.parse().unwrap();
                 let mut list = vec![serde_json::json!(0.0); at];
                 list.push(serde_json::json!(1e308));
-                hw[*field] = serde_json::Value::Array(list);
+                hw[field] = serde_json::Value::Array(list);
             }
+            [field] => hw[*field] = serde_json::json!(1e308),
             [field, phase] => hw[*field] = serde_json::json!({ *phase: 1e308 }),
             _ => unreachable!("{path}"),
         }
@@ -212,8 +214,8 @@ fn every_numeric_field_at_1e308_is_refused_at_its_field_or_stays_finite() {
             "hardware.host_bytes_per_s",
             "hardware.intra_link_bytes_per_s",
             // A rank's resident bytes are added once to its static bytes: a peak of 1e308, finite.
-            "hardware.resident_bytes.0",
-            "hardware.resident_bytes.1"
+            "hardware.resident_bytes[0]",
+            "hardware.resident_bytes[1]"
         ]
     );
 }
@@ -233,4 +235,24 @@ fn refused(text: &str) -> Option<String> {
     assert!(sim.peak_memory_bytes().is_finite(), "{text}");
     assert!(sim.bubble_fraction.is_finite(), "{text}");
     None
+}
+
+#[test]
+fn a_bad_resident_entry_is_named_where_it_stands() {
+    // A list's entry is found in the file by its index: the line and column of the entry itself.
+    let text = "{\"format\":\"mpipe-scenario/1\",\"model\":{\"layers\":[{\"name\":\"l\",\"count\":2,\"fwd_s\":1}]},\n\"schedule\":[\"1f1b\"],\"ranks\":2,\"microbatches\":2,\n\"hardware\":{\"resident_bytes\":[1,\n -2]}}\n";
+    let dir = std::env::temp_dir().join(format!("mpipe-resident-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("x.json");
+    std::fs::write(&file, text).unwrap();
+    let (code, _, err) = common::mpipe(&["validate", file.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, 2);
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "error: {}:4:2: field `hardware.resident_bytes[1]`: rule `hardware`: `hardware.resident_bytes[1]` = -2 must be a finite number ≥ 0",
+            file.display()
+        )
+    );
 }

@@ -477,3 +477,45 @@ fn a_host_bound_run_is_predicted_from_its_launches() {
         );
     }
 }
+
+/// Calibrating a calibrated scenario again changes none of what the memory fit set: the static
+/// factor (a scenario whose gradients are the step's gave them up once), the gradient buffers and
+/// the resident bytes — also from a scenario whose static factor held gradients and optimizer
+/// state (3).
+#[test]
+fn calibrating_again_keeps_the_memory_it_fitted() {
+    let dir = std::env::temp_dir().join(format!("mpipe-recalibrate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut given: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(gpu("zbv", "scenario.json")).unwrap())
+            .unwrap();
+    given["static_memory_factor"] = serde_json::json!(3.0);
+    let mut from = dir.join("given.json");
+    std::fs::write(&from, given.to_string()).unwrap();
+    let mut fitted = Vec::new();
+    for round in 0..3 {
+        let out = dir.join(format!("calibrated-{round}.json"));
+        let (code, _, err) = mpipe(&[
+            "compare-trace",
+            "--calibrated",
+            out.to_str().unwrap(),
+            from.to_str().unwrap(),
+            &gpu("zbv", "rank0.json.gz"),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        fitted.push((
+            s["static_memory_factor"].clone(),
+            s["hardware"]["step_grad_bytes_per_param_byte"].clone(),
+            s["hardware"]["resident_bytes"].clone(),
+        ));
+        from = out;
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    // 3 − 1.125 (the step's gradients and what the step keeps, per parameter byte).
+    let factor = fitted[0].0.as_f64().unwrap();
+    assert!((factor - (3.0 - fitted[0].1.as_f64().unwrap())).abs() < 1e-12);
+    assert_eq!(fitted[1], fitted[0]);
+    assert_eq!(fitted[2], fitted[0]);
+}

@@ -301,7 +301,7 @@ pub fn check_totals(
     if !memory.is_finite() {
         return Err(overflow(
             "model.layers".into(),
-            "the bytes the ranks hold (parameters × static_memory_factor, and saved activations)"
+            "the bytes the ranks hold (parameters × static_memory_factor, saved activations and resident bytes)"
                 .into(),
         ));
     }

@@ -144,7 +144,7 @@ impl Hardware {
         .map(|(name, v)| (format!("hardware.{name}"), v))
         .collect();
         for (i, bytes) in self.resident_bytes.iter().flatten().enumerate() {
-            out.push((format!("hardware.resident_bytes.{i}"), Some(*bytes)));
+            out.push((format!("hardware.resident_bytes[{i}]"), Some(*bytes)));
         }
         for (name, given) in [
             ("action_switch_s", self.action_switch_s),

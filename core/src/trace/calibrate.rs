@@ -1324,8 +1324,17 @@ fn calibrate_with<E: From<DeriveError>>(
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.step_grad_bytes_per_param_byte = Some(factor);
         // The gradients are the step's now: a static factor that held them (above the
-        // parameters' own 1) gives them up, so they are not counted twice.
-        if let Some(f) = calibrated.static_memory_factor.filter(|&f| f > 1.0) {
+        // parameters' own 1) gives them up, so they are not counted twice — once: a scenario
+        // whose gradients were the step's already gave them up before (calibrating again
+        // keeps its factor).
+        let had_step_grads = scenario
+            .hardware
+            .as_ref()
+            .is_some_and(|h| h.step_grad_bytes_per_param_byte.is_some());
+        if let Some(f) = calibrated
+            .static_memory_factor
+            .filter(|&f| f > 1.0 && !had_step_grads)
+        {
             calibrated.static_memory_factor = Some((f - factor).max(1.0));
         }
     }
@@ -1806,7 +1815,8 @@ fn fit_memory(
 /// a run whose allocator counts from the device's start: the level at the fit step's start less
 /// the rank's parameter bytes × the calibrated `static_memory_factor` (what the scenario held
 /// resident before is not taken off: calibrating again gives the same); a rank without such a
-/// reading takes the others' median. `None` where no rank has one (a CPU's run).
+/// reading keeps the scenario's, else takes the others' median. `None` where no rank has one (a
+/// CPU's run).
 fn resident_bytes(plan: &Plan, calibrated: &Scenario, memory: &[MemoryFit]) -> Option<Vec<f64>> {
     let factor = calibrated.static_memory_factor.unwrap_or(1.0);
     let own = |rank: usize| {
@@ -1816,7 +1826,19 @@ fn resident_bytes(plan: &Plan, calibrated: &Scenario, memory: &[MemoryFit]) -> O
     };
     let fitted: Vec<f64> = (0..plan.ranks).filter_map(own).collect();
     let others = median(fitted)?;
-    Some((0..plan.ranks).map(|r| own(r).unwrap_or(others)).collect())
+    let given = calibrated
+        .hardware
+        .as_ref()
+        .and_then(|h| h.resident_bytes.as_ref());
+    Some(
+        (0..plan.ranks)
+            .map(|r| {
+                own(r)
+                    .or_else(|| given.and_then(|g| g.get(r).copied()))
+                    .unwrap_or(others)
+            })
+            .collect(),
+    )
 }
 
 /// The gradient buffers of the step per parameter byte (`hardware.step_grad_bytes_per_param_byte`):
@@ -1860,6 +1882,9 @@ pub fn with_fitted_costs(target: &Scenario, calibrated: &Scenario) -> Result<Sce
     let mut out = target.clone();
     out.model = calibrated.model.clone();
     out.hardware = calibrated.hardware.clone();
+    // The static factor the calibration left beside the step's gradients and resident bytes
+    // (they were fitted against it).
+    out.static_memory_factor = calibrated.static_memory_factor;
     out.jitter = calibrated.jitter.clone();
     if !out.name.is_empty() && !out.name.ends_with(" (calibrated)") {
         out.name.push_str(" (calibrated)");
