@@ -83,6 +83,7 @@ fn every_hardware_field() -> Hardware {
         p2p: Some(P2p::Blocking),
         first_stage_backward: Some(FirstStageBackward::InWeight),
         p2p_post_s: some(),
+        input_half_held_share: some(),
         host_bytes_per_s: some(),
         action_switch_s: Some(phases),
         action_overhead_by_phase_s: Some(phases),
@@ -211,6 +212,8 @@ fn every_numeric_field_at_1e308_is_refused_at_its_field_or_stays_finite() {
             "hardware.hbm_bytes_per_s",
             "hardware.link_bytes_per_s",
             "hardware.memory_bytes",
+            // A share of the saved activations, which this layer has none of: nothing held.
+            "hardware.input_half_held_share",
             "hardware.host_bytes_per_s",
             "hardware.intra_link_bytes_per_s",
             // A rank's resident bytes are added once to its static bytes: a peak of 1e308, finite.
@@ -255,4 +258,13 @@ fn a_bad_resident_entry_is_named_where_it_stands() {
             file.display()
         )
     );
+}
+
+#[test]
+fn a_held_share_that_overflows_the_saved_activations_is_named() {
+    let layer =
+        serde_json::json!({"name": "l", "count": 2, "fwd_s": 1.0, "activation_bytes": 1e10});
+    let hw = serde_json::json!({"input_half_held_share": 1e308});
+    let error = refused(&scenario(layer, hw, false)).unwrap();
+    assert!(error.contains("hardware.input_half_held_share"), "{error}");
 }

@@ -918,3 +918,33 @@ fn every_first_order(derives: impl Fn(Scenario) -> bool) -> Vec<(String, Scenari
     scenarios.push(("transpose".into(), mpipe(4, 8, 0.5, Default::default())));
     scenarios
 }
+
+#[test]
+fn an_input_half_holds_what_it_keeps_for_its_weight_half() {
+    // ZB-H1 on one rank, one microbatch, one layer saving 100 bytes: F0 [0, 1], I0 [1, 2],
+    // W0 [2, 3]. PyTorch's input half frees nothing (`activation_input_share` 0) and holds half
+    // as much again for its weight half (`input_half_held_share` 0.5): 100 from the forward's
+    // start, 150 from the input half's end, nothing after the weight half.
+    let text = r#"{"format": "mpipe-scenario/1",
+        "model": {"layers": [{"name": "l", "count": 1, "fwd_s": 1, "bwd_s": 2,
+            "activation_bytes": 100, "activation_input_share": 0}]},
+        "schedule": ["zb1p"], "ranks": 1, "microbatches": 1,
+        "hardware": {"input_half_held_share": 0.5}}"#;
+    let s = mpipe::Scenario::from_json_str(text, "held.json").unwrap();
+    let curve = &simulate_scenario(&s, SimOptions::default()).unwrap().memory[0];
+    assert_eq!(curve.peak_bytes, 150.0);
+    assert_eq!(
+        curve.points,
+        vec![[0.0, 0.0], [0.0, 100.0], [2.0, 150.0], [3.0, 0.0]]
+    );
+    // The textbook split (absent: none held; half freed at the input half's end).
+    let text = text
+        .replace(r#", "activation_input_share": 0"#, "")
+        .replace(r#""input_half_held_share": 0.5"#, "");
+    let s = mpipe::Scenario::from_json_str(&text, "split.json").unwrap();
+    let curve = &simulate_scenario(&s, SimOptions::default()).unwrap().memory[0];
+    assert_eq!(
+        curve.points,
+        vec![[0.0, 0.0], [0.0, 100.0], [2.0, 50.0], [3.0, 0.0]]
+    );
+}

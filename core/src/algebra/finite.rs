@@ -296,8 +296,17 @@ pub fn check_totals(
             "the bytes the ranks hold through the step (their sum)".into(),
         ));
     }
-    let memory =
-        params * (static_memory_factor + step_grads + transient) * replicas + saved + resident;
+    let held = hw.input_half_held_share.unwrap_or(0.0);
+    if !(saved * held).is_finite() {
+        return Err(overflow(
+            "hardware.input_half_held_share".into(),
+            "what the input halves hold for their weight halves (its share × the saved activations)"
+                .into(),
+        ));
+    }
+    let memory = params * (static_memory_factor + step_grads + transient) * replicas
+        + saved * (1.0 + held)
+        + resident;
     if !memory.is_finite() {
         return Err(overflow(
             "model.layers".into(),

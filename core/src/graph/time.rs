@@ -43,7 +43,12 @@ impl Launches {
         let from = self.start.get(i).copied().unwrap_or(0.0);
         let until = self.end.get(i).copied().unwrap_or(0.0);
         let start = if from > ready { from } else { ready };
-        let stretched = until - start;
+        // Long enough that the end, `start + stretched`, is no earlier than the launch's end
+        // (the difference may round a float short of it).
+        let mut stretched = until - start;
+        if start + stretched < until {
+            stretched = stretched.next_up();
+        }
         (
             start,
             if stretched > duration {

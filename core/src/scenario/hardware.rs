@@ -41,6 +41,14 @@ pub struct Hardware {
     /// the weight halves' measured transients.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight_transient_bytes_per_param_byte: Option<f64>,
+    /// What an input half allocates and holds until its weight half ends (DESIGN.md §3.1, "the
+    /// memory each operation holds"), as a share of the activations its forward saved:
+    /// PyTorch's `stage_backward_input` keeps the gradients at the weight operations' outputs
+    /// for the weight half (and frees none of the saved activations: its layers'
+    /// `activation_input_share` is then 0). Absent: 0. `compare-trace` fits it, with the layers'
+    /// `activation_input_share`, from the input halves' net change of memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_half_held_share: Option<f64>,
     /// Where the pipeline's first stage runs a split backward (DESIGN.md §3.1): `split` (the
     /// default: its input and weight halves as the schedule writes them) or `in_weight`
     /// (PyTorch's pipelining: the model's input needs no gradient, so the first stage's input
@@ -135,6 +143,7 @@ impl Hardware {
                 self.weight_transient_bytes_per_param_byte,
             ),
             ("p2p_post_s", self.p2p_post_s),
+            ("input_half_held_share", self.input_half_held_share),
             ("host_bytes_per_s", self.host_bytes_per_s),
             ("intra_link_alpha_s", self.intra_link_alpha_s),
             ("intra_link_bytes_per_s", self.intra_link_bytes_per_s),

@@ -95,12 +95,14 @@ pub fn composed_completion_launched(
                     .neighbors_directed(v, Direction::Incoming)
                     .chain(prev_on_rank.get(v.index()).copied().flatten());
                 let i = v.index();
-                let start = inputs
+                let ready = inputs
                     .map(|p| end.get(p.index()).copied().unwrap_or(0.0))
-                    .fold(0.0, f64::max)
-                    .max(launches.start.get(i).copied().unwrap_or(0.0));
-                let e = (start + durations.get(i).copied().unwrap_or(0.0))
-                    .max(launches.end.get(i).copied().unwrap_or(0.0));
+                    .fold(0.0, f64::max);
+                // The launch's two terms, by the simulator's one rule (so that a stretched end
+                // is the same float: `start + (launch end − start)`).
+                let (start, work, _) =
+                    launches.bind(i, ready, durations.get(i).copied().unwrap_or(0.0));
+                let e = start + work;
                 if let Some(slot) = end.get_mut(v.index())
                     && e > *slot
                 {

@@ -586,6 +586,7 @@ fn activations(
     Saved { saved, input_part }: &mut Saved,
 ) {
     let g = &order.graph;
+    let held_share = plan.hardware.input_half_held_share.unwrap_or(0.0);
     let recomputes = plan.layers.iter().any(|l| l.dropped_share > 0.0);
     let offloads = plan
         .layers
@@ -670,6 +671,12 @@ fn activations(
         };
         let start = (start, places.start(n));
         hold(list, (start, free_at, weight_end), bytes, early);
+        // What the input half holds for its weight half (`hardware.input_half_held_share`).
+        if let Some(weight_end) = weight_end.filter(|_| !whole_in_weight && held_share > 0.0) {
+            let held = held_share * bytes;
+            list.push(free_at.0, held, free_at.1);
+            list.push(weight_end.0.max(free_at.0), -held, weight_end.1);
+        }
         // Offloaded bytes leave the device when their copy out ends and are back from the start
         // of their copy back.
         if offloads

@@ -1338,6 +1338,25 @@ fn calibrate_with<E: From<DeriveError>>(
             calibrated.static_memory_factor = Some((f - factor).max(1.0));
         }
     }
+    // What the input halves free and hold: from their measured net change (PyTorch's free
+    // nothing and hold the weight operations' output gradients for the weight half).
+    if let Some(net) = median(
+        memory
+            .iter()
+            .filter_map(|f| f.input_half_net_per_activation)
+            .collect(),
+    ) {
+        let (freed, held) = if net >= 0.0 {
+            (0.0, net)
+        } else {
+            ((-net).min(1.0), 0.0)
+        };
+        for layer in &mut calibrated.model.layers {
+            layer.activation_input_share = Some(freed);
+        }
+        let hw = calibrated.hardware.get_or_insert_with(Default::default);
+        hw.input_half_held_share = (held > 0.0).then_some(held);
+    }
     if let Some(resident) = resident_bytes(plan, &calibrated, &memory) {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.resident_bytes = Some(resident);
@@ -1633,6 +1652,12 @@ pub struct MemoryFit {
     /// relative one, a CPU's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start_bytes: Option<f64>,
+    /// The median over the rank's input halves (the first stage's under `in_weight` left out)
+    /// of what one leaves behind when it ends, over what a forward saves: where positive, the
+    /// half freed nothing and holds that share for its weight half (PyTorch); where negative, it
+    /// freed that share (`None` without input halves or a forward's saved bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_half_net_per_activation: Option<f64>,
     pub forwards: usize,
     pub backwards: usize,
 }
@@ -1774,6 +1799,24 @@ fn fit_memory(
             };
             (held - memory.at(own(start))).max(0.0)
         });
+        // What an input half leaves behind when it ends, over what a forward saved: positive
+        // where it frees nothing and keeps something for its weight half (PyTorch).
+        let input_half_net = activation_bytes
+            .filter(|&a| a > 0.0)
+            .and_then(|per_forward| {
+                median(
+                    actions
+                        .iter()
+                        .filter(|a| {
+                            a.action.is_some_and(|x| x.phase == Phase::Input) && !first_half(a)
+                        })
+                        .map(|a| {
+                            (memory.at(own(a.host_end_ns)) - memory.at(own(a.host_start_ns)))
+                                / per_forward
+                        })
+                        .collect(),
+                )
+            });
         let whole_ran = !whole_workspaces.is_empty();
         out.push((
             MemoryFit {
@@ -1781,6 +1824,7 @@ fn fit_memory(
                 activation_bytes,
                 step_held_bytes,
                 start_bytes: (!memory.relative()).then(|| memory.at(own(start))),
+                input_half_net_per_activation: input_half_net,
                 backwards: if whole_ran {
                     whole_workspaces.len()
                 } else {
