@@ -241,9 +241,7 @@ impl Hardware {
     pub fn first_stage_in_weight(&self) -> bool {
         self.first_stage_backward == Some(FirstStageBackward::InWeight)
     }
-}
 
-impl Hardware {
     /// The bytes rank `rank` holds through the step beyond its parameters
     /// ([`Hardware::resident_bytes`]: its entry, else the last one, else 0).
     pub fn resident_of(&self, rank: usize) -> f64 {

@@ -718,14 +718,6 @@ pub fn durations(plan: &Plan, order: &Order) -> Vec<f64> {
     timed(plan, order).durations
 }
 
-/// [`durations`], and of each node the runtime's own share of it (its per-action overhead, the
-/// posting of its sends, its switch from another stage or phase): what a measured
-/// action's compute ops do not hold.
-pub fn durations_with_runtime(plan: &Plan, order: &Order) -> (Vec<f64>, Vec<f64>) {
-    let t = timed(plan, order);
-    (t.durations, t.runtime_s)
-}
-
 /// Every node's duration, with the runtime's share of it and its stage's collectives.
 #[derive(Debug, Clone, Default)]
 pub struct Timed {
@@ -776,8 +768,10 @@ pub fn launches_without(plan: &Plan, order: &Order, removed: Option<usize>) -> L
     Launches { start, end }
 }
 
-/// [`durations_with_runtime`], and the collectives inside each stage: all of them and the part
-/// exposed, which the duration holds.
+/// [`durations`], and of each node the runtime's own share of it (its per-action overhead, the
+/// posting of its sends, its switch from another stage or phase: what a measured action's
+/// compute ops do not hold), the collectives inside each stage (all of them and the part
+/// exposed, which the duration holds) and when its host launches it ([`launches`]).
 pub fn timed(plan: &Plan, order: &Order) -> Timed {
     let graph = &order.graph;
     let compute = durations_by_class(plan, graph);

@@ -673,9 +673,8 @@ fn activations(
         hold(list, (start, free_at, weight_end), bytes, early);
         // What the input half holds for its weight half (`hardware.input_half_held_share`).
         if let Some(weight_end) = weight_end.filter(|_| !whole_in_weight && held_share > 0.0) {
-            let held = held_share * bytes;
-            list.push(free_at.0, held, free_at.1);
-            list.push(weight_end.0.max(free_at.0), -held, weight_end.1);
+            let until = later(weight_end, free_at);
+            hold(list, (free_at, until, None), held_share * bytes, 0.0);
         }
         // Offloaded bytes leave the device when their copy out ends and are back from the start
         // of their copy back.

@@ -332,13 +332,10 @@ fn fit_host(
                 continue;
             };
             let layers = plan.unit_layers(region, unit);
+            let whole_in_weight = in_weight && Plan::holds_first_layer(&layers);
             let phase = match action.phase {
-                Phase::Input | Phase::Weight if in_weight && Plan::holds_first_layer(&layers) => {
-                    match action.phase {
-                        Phase::Weight => Phase::Backward,
-                        _ => continue,
-                    }
-                }
+                Phase::Input if whole_in_weight => continue,
+                Phase::Weight if whole_in_weight => Phase::Backward,
                 p => p,
             };
             let Some(slot) = PHASES
@@ -1243,8 +1240,8 @@ fn calibrate_with<E: From<DeriveError>>(
     // What the scenario models apart in the gaps and transfers, kept from it ([`kept_shares`]).
     let kept = kept_shares(sim);
     let host = fit_host(sim, &steps, in_weight);
-    // With a host model the runtime's per-action work is the host's: the gaps between its
-    // launches.
+    // With a host model, a gap before an action its host had not yet launched is the host's:
+    // the per-action overhead and the link are fitted from the others.
     let (overhead, gaps) = fit_overhead(sim, &kept, &steps, host.is_some());
     let p2p = fit_p2p(&transfers);
     let host_launch = fit_host_launch(sim, &steps);

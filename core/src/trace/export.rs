@@ -228,10 +228,11 @@ pub fn write_prediction(sim: &Simulation, name: &str, out: impl Write) -> std::i
 }
 
 /// The compute of a predicted action as one op inside its span, after the runtime's own share
-/// ([`Simulation::runtime_s`]: overhead, posting; and its wait for its host's launch) and holding its switch (cold reads are slower
-/// compute), so that the file reads again as it was predicted: compute as compute, the runtime's
-/// share as the gap before it, and each half of an overlapped pair by what it is (a backward's
-/// op is the autograd engine's, as PyTorch records it).
+/// ([`Simulation::runtime_s`]: overhead, posting) and its wait for its host's launch, and holding
+/// its switch (cold reads are slower compute), so that the file reads again as it was
+/// predicted: compute as compute, the runtime's share as the gap before it, and each half of an
+/// overlapped pair by what it is (a backward's op is the autograd engine's, as PyTorch records
+/// it).
 fn compute_op<W: Write>(
     sim: &Simulation,
     switch: &[f64],

@@ -876,7 +876,7 @@ pub fn host_launch_text(launch: &[super::calibrate::HostLaunch]) -> Option<Strin
     let verdict = match bound.is_empty() {
         true => "the device bound every action (its host launched ahead of it)".to_string(),
         false => format!(
-            "host-bound: {} (the device waits inside them for their kernels to be launched; modelled by the host fitted below)",
+            "host-bound: {} (the device waits inside them for their kernels to be launched)",
             bound.join(", ")
         ),
     };
