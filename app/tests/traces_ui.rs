@@ -621,6 +621,10 @@ fn a_gpu_run_shows_its_hosts_launches_and_the_host_model_it_fitted() {
     harness.run();
     harness.get_by_label_contains("host-bound: stage 1 F, stage 1 I, stage 1 W (");
     harness.get_by_label_contains("fitted host: launching a layer's work takes F 0.472 ms");
+    // And what its split backward cost beyond the whole one (`compare-trace`'s figures).
+    harness.get_by_label_contains(
+        "fitted split backward: an input half costs ×0.897 and a weight half ×1.400 of their shares",
+    );
     // The calibrated chart shows where the device waits for its host, and says so.
     harness.get_by_label("waiting for its host to launch the work (host-bound)");
     let shown = harness.state().shown().unwrap().clone();

@@ -84,6 +84,8 @@ fn every_hardware_field() -> Hardware {
         first_stage_backward: Some(FirstStageBackward::InWeight),
         p2p_post_s: some(),
         input_half_held_share: some(),
+        input_half_factor: some(),
+        weight_half_factor: some(),
         host_bytes_per_s: some(),
         action_switch_s: Some(phases),
         action_overhead_by_phase_s: Some(phases),

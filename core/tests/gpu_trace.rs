@@ -426,7 +426,7 @@ fn the_host_is_fitted_from_the_launches_as_the_independent_reading_finds_them() 
 /// comes within 5 % of the other five steps' median (−2.9 %; the run's own spread is ±27 %) where
 /// the device alone put it at −27 %; the device-bound runs stay where the device puts them. Fitted
 /// on every step of ZB-V, the what-if puts the interleaved and DualPipeV runs within 5 % of their
-/// measured medians (−0.3 %, +2.6 %; +10.0 % and +13.2 % with the device alone).
+/// measured medians (−2.7 %, +0.0 %, its split backward priced apart; +10.0 % and +13.2 % with the device alone).
 #[test]
 fn a_host_bound_run_is_predicted_from_its_launches() {
     let file = |run: &str| (gpu(run, "scenario.json"), gpu(run, "rank0.json.gz"));

@@ -333,17 +333,18 @@ impl Matrix {
 }
 
 /// Calibrated on each run's step 0. The thresholds are what this model reaches now (README
-/// "Diagnosis", `measure.py` beside the fixtures): the median |error| ≤ 10 % holds (6.3 %);
-/// none beyond 20 % does not (32.7 %: the interleaved zero-bubble run's step 0, its slowest at
-/// 181–186 ms against a 150.6 ms median, fits costs that put every schedule 15–33 % long), nor
-/// Spearman ≥ 0.8 from every source (the DualPipeV run's costs, fitted from one step, rank the
-/// schedules no better than chance: −0.02). Fitted on every step (below) the step targets hold.
+/// "Diagnosis", `measure.py` beside the fixtures): the median |error| ≤ 10 % holds (5.5 %);
+/// none beyond 20 % does not (22.1 %; 32.7 % before the split backward was priced apart: the
+/// interleaved zero-bubble run's step 0, its slowest at 181–186 ms against a 150.6 ms median,
+/// fits slow costs), nor Spearman ≥ 0.8 from every source (the DualPipeV run's costs, fitted
+/// from one step, rank the schedules no better than chance: −0.02). Fitted on every step (below)
+/// the step targets hold.
 #[test]
 fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
     let m = matrix(&[]);
     let (median_error, worst) = m.times();
-    assert!(median_error <= 0.08, "median |error| {:?}", m.time_errors);
-    assert!(worst <= 0.34, "worst {worst}");
+    assert!(median_error <= 0.07, "median |error| {:?}", m.time_errors);
+    assert!(worst <= 0.25, "worst {worst}");
     assert!(
         m.spearman.iter().all(|&r| r >= -0.1) && m.mean_spearman() >= 0.5,
         "{:?}",
@@ -379,21 +380,22 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
 /// Calibrated on every step of each run (`--fit-step all`): a step's noise averages out, the
 /// switch is fitted from enough actions to be applied (40–190 per phase against 4–15 on one
 /// step), and the measured jitter from enough samples to be drawn (every distribution from at
-/// least 32), each rank's pace too. The step-time targets hold (median |error| 5.1 %,
-/// none beyond 20 %: worst 17.7 %; mean signed −1.2 %), and its memory target (every peak within
-/// 10 %); its ranking target does not (Spearman 0.51–0.88, mean 0.63; 0.57 before the ranks'
-/// paces were drawn).
+/// least 32), each rank's pace too. The step-time targets hold (median |error| 4.4 %,
+/// none beyond 20 %: worst 16.7 %; mean signed −4.0 %, −1.2 % while the zero-bubble runs' costs
+/// put every whole-backward schedule 13–18 % long and so lifted the mean), and its memory target
+/// (every peak within 10 %); its ranking target does not (Spearman 0.62–0.88, mean 0.75; 0.63
+/// before the split backward was priced apart, 0.57 before the ranks' paces were drawn).
 #[test]
 fn calibrated_on_every_step_the_schedules_are_predicted_within_the_targets() {
     let m = matrix(&["--fit-step", "all"]);
     assert!(m.sources.iter().all(|v| v["every_step"] == true));
     let (median_error, worst) = m.times();
-    assert!(median_error <= 0.06, "median |error| {:?}", m.time_errors);
+    assert!(median_error <= 0.05, "median |error| {:?}", m.time_errors);
     assert!(worst <= 0.20, "worst {worst}");
     let signed = m.time_errors.iter().sum::<f64>() / m.time_errors.len() as f64;
-    assert!((-0.04..=0.02).contains(&signed), "mean signed {signed}");
+    assert!((-0.05..=0.02).contains(&signed), "mean signed {signed}");
     assert!(
-        m.spearman.iter().all(|&r| r >= 0.45) && m.mean_spearman() >= 0.6,
+        m.spearman.iter().all(|&r| r >= 0.55) && m.mean_spearman() >= 0.7,
         "{:?}",
         m.spearman
     );
@@ -870,4 +872,138 @@ fn a_calibrated_scenario_carries_its_runs_jitter_to_simulate() {
     ]);
     assert!(plain.get("expected").is_none());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// PyTorch's split backward costs more than its whole one (`stage_backward_input`, then
+/// `stage_backward_weight` walking the graph again): on the interleaved zero-bubble run the input
+/// halves cost ×0.84 and the weight halves ×1.84 of their shares of a whole backward, fitted
+/// against the first stage's whole backwards (its region's only ones: the first stage runs its
+/// split backward whole in its weight half). The calibrated scenario prices the halves so
+/// (`hardware.input_half_factor`, `weight_half_factor`) and its other stages' whole backwards are
+/// their halves unpriced; the what-if from this run put every whole-backward schedule 13–18 %
+/// long when the halves summed to the whole backward, and now within 6 %.
+#[test]
+fn a_split_backward_is_priced_apart_from_the_whole_backward() {
+    let dir = std::env::temp_dir().join(format!("mpipe-split-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("calibrated.json");
+    let v = compare(
+        "interleaved-zb",
+        "interleaved-zb",
+        &[
+            "--fit-step",
+            "all",
+            "--what-if-all",
+            "--calibrated",
+            out.to_str().unwrap(),
+        ],
+    );
+    let calibrated: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let factor = |stage: u64, phase: &str| {
+        v["factors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["stage"] == stage && f["phase"] == phase)
+            .map(|f| f["factor"].as_f64().unwrap())
+            .unwrap()
+    };
+    // Region 1 holds stages 0 and 1: stage 1's halves against stage 0's whole backwards (region
+    // 2's stages ran halves only).
+    let split = &v["split"];
+    let (input, weight) = (
+        split["input"].as_f64().unwrap(),
+        split["weight"].as_f64().unwrap(),
+    );
+    assert!(
+        (input - factor(1, "I") / factor(0, "B")).abs() < 1e-12,
+        "{split}"
+    );
+    assert!(
+        (weight - factor(1, "W") / factor(0, "B")).abs() < 1e-12,
+        "{split}"
+    );
+    assert!(input < 1.0 && weight > 1.5, "{split}");
+    assert_eq!(
+        (
+            &split["input_actions"],
+            &split["weight_actions"],
+            &split["whole_actions"],
+            &split["first_stage_whole"]
+        ),
+        (
+            &serde_json::json!(80),
+            &serde_json::json!(80),
+            &serde_json::json!(80),
+            &serde_json::json!(true)
+        )
+    );
+    assert_eq!(v["half_factors"], serde_json::json!([input, weight]));
+    let hw = &calibrated["hardware"];
+    assert_eq!(hw["input_half_factor"].as_f64(), Some(input));
+    assert_eq!(hw["weight_half_factor"].as_f64(), Some(weight));
+    // Each stage's halves as priced are what its halves measured (the scenario's: 2 ms each).
+    let layers = calibrated["model"]["layers"].as_array().unwrap();
+    assert_eq!(layers.len(), 4);
+    for stage in 1..4u64 {
+        let layer = &layers[stage as usize];
+        let (i, w, bwd) = (
+            layer["bwd_input_s"].as_f64().unwrap(),
+            layer["bwd_weight_s"].as_f64().unwrap(),
+            layer["bwd_s"].as_f64().unwrap(),
+        );
+        assert!(
+            (i * input - 0.002 * factor(stage, "I")).abs() < 1e-12,
+            "{layer}"
+        );
+        assert!(
+            (w * weight - 0.002 * factor(stage, "W")).abs() < 1e-12,
+            "{layer}"
+        );
+        assert!((i + w - bwd).abs() < 1e-12, "{layer}");
+    }
+    // The whole-backward schedules from this run, against their own runs' medians.
+    for (run, schedule, _) in &RUNS[..4] {
+        let steps: Vec<f64> = compare(run, run, &[])["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["measured_s"].as_f64().unwrap())
+            .collect();
+        let measured = median(steps);
+        let chunks = if schedule.contains(',') { 2 } else { 1 };
+        let predicted = v["what_if_all"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["schedule"] == *schedule && p["chunks"] == chunks)
+            .unwrap()["step_s"]
+            .as_f64()
+            .unwrap();
+        let error = (predicted - measured) / measured;
+        assert!(error.abs() < 0.06, "{run}: {error:+.3}");
+    }
+}
+
+/// A run that never split its backward cannot price the split: the calibration keeps the
+/// scenario's (none: ×1), reports no fit, and the what-if says what its split schedules assume.
+#[test]
+fn a_run_without_split_backwards_says_the_split_is_the_scenarios() {
+    let v = compare("1f1b", "1f1b", &[]);
+    assert_eq!(v["split"], serde_json::Value::Null);
+    assert_eq!(v["half_factors"], serde_json::json!([1.0, 1.0]));
+    let scenario = seven("1f1b", "scenario.json");
+    let (r0, r1) = (
+        seven("1f1b", "rank0.json.gz"),
+        seven("1f1b", "rank1.json.gz"),
+    );
+    let (code, text, err) = mpipe(&["compare-trace", "--what-if-all", &scenario, &r0, &r1]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("a split backward's halves are priced at ×1.000 (input) and ×1.000 (weight) of their shares of the whole backward, the scenario's: this run ran no split backward beside whole ones"),
+        "{text}"
+    );
+    assert!(!text.contains("fitted split backward"), "{text}");
 }

@@ -948,3 +948,43 @@ fn an_input_half_holds_what_it_keeps_for_its_weight_half() {
         vec![[0.0, 0.0], [0.0, 100.0], [2.0, 50.0], [3.0, 0.0]]
     );
 }
+
+#[test]
+fn a_split_backwards_halves_cost_what_the_runtime_charges_beyond_their_shares() {
+    // ZB-H1 on one rank, one microbatch, one layer (F 1 s, whole backward 2 s): F0 [0, 1], then
+    // the input half at ×0.5 of its 1 s share and the weight half at ×2.5 of its: 1 + 0.5 + 2.5.
+    let text = r#"{"format": "mpipe-scenario/1",
+        "model": {"layers": [{"name": "l", "count": 1, "fwd_s": 1, "bwd_s": 2}]},
+        "schedule": ["zb1p"], "ranks": 1, "microbatches": 1,
+        "hardware": {"input_half_factor": 0.5, "weight_half_factor": 2.5}}"#;
+    let makespan = |text: &str| {
+        let s = mpipe::Scenario::from_json_str(text, "split.json").unwrap();
+        simulate_scenario(&s, SimOptions::default())
+            .unwrap()
+            .makespan_s
+    };
+    assert_eq!(makespan(text), 4.0);
+    // Halves the layer gives (0.5 s and 1.5 s) are priced the same way: 1 + 0.25 + 3.75.
+    assert_eq!(
+        makespan(&text.replace(
+            r#""bwd_s": 2"#,
+            r#""bwd_input_s": 0.5, "bwd_weight_s": 1.5"#
+        )),
+        5.0
+    );
+    // A whole backward is no split: 1F1B, and the first stage's backward run whole in its
+    // weight half (PyTorch), cost the layer's 2 s.
+    assert_eq!(makespan(&text.replace(r#"["zb1p"]"#, r#"["1f1b"]"#)), 3.0);
+    assert_eq!(
+        makespan(&text.replace(
+            r#""weight_half_factor": 2.5"#,
+            r#""weight_half_factor": 2.5, "first_stage_backward": "in_weight""#
+        )),
+        3.0
+    );
+    // Absent, the halves sum to the whole backward.
+    assert_eq!(
+        makespan(&text.replace(r#""input_half_factor": 0.5, "weight_half_factor": 2.5"#, "")),
+        3.0
+    );
+}

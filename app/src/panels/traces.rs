@@ -426,6 +426,16 @@ fn factors_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
             .small(),
         );
     }
+    // What the run's split backward cost beyond the whole one.
+    if let Some(split) = &report.split {
+        ui.label(
+            RichText::new(format!(
+                "fitted split backward: {}",
+                mpipe::trace::report::split_text(split)
+            ))
+            .small(),
+        );
+    }
 }
 
 /// Each rank's memory peak measured, predicted and calibrated, with what was fitted.

@@ -208,6 +208,18 @@ pub fn check_totals(
                 .into(),
         ));
     }
+    // A split backward's halves cost at most the larger of their factors times the whole.
+    for (field, factor) in [
+        ("hardware.input_half_factor", hw.input_half_factor),
+        ("hardware.weight_half_factor", hw.weight_half_factor),
+    ] {
+        if !(compute * factor.unwrap_or(1.0).max(1.0)).is_finite() {
+            return Err(overflow(
+                field.into(),
+                "the step's compute time with a split backward's half scaled by it".into(),
+            ));
+        }
+    }
     // Transfers: at most two per microbatch and layer boundary (or rank hop); reduces: one ring
     // all-reduce of every parameter over every replica.
     let transfers = 2.0 * m * (layers_f64(scenario) + p + 1.0);

@@ -49,6 +49,17 @@ pub struct Hardware {
     /// `activation_input_share`, from the input halves' net change of memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_half_held_share: Option<f64>,
+    /// What a split backward's input half costs (DESIGN.md §3.1, "what the runtime spends"), as
+    /// a multiple of the share of the whole backward its layers give it: a runtime that splits
+    /// the backward may not split it for free (PyTorch's `stage_backward_input` and
+    /// `stage_backward_weight` walk the autograd graph once each). Absent: 1, the halves sum to
+    /// the whole backward. `compare-trace` fits it, with `weight_half_factor`, where a run's
+    /// halves can be set against whole backwards of the same region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_half_factor: Option<f64>,
+    /// The same for the weight half (absent: 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_half_factor: Option<f64>,
     /// Where the pipeline's first stage runs a split backward (DESIGN.md §3.1): `split` (the
     /// default: its input and weight halves as the schedule writes them) or `in_weight`
     /// (PyTorch's pipelining: the model's input needs no gradient, so the first stage's input
@@ -144,6 +155,8 @@ impl Hardware {
             ),
             ("p2p_post_s", self.p2p_post_s),
             ("input_half_held_share", self.input_half_held_share),
+            ("input_half_factor", self.input_half_factor),
+            ("weight_half_factor", self.weight_half_factor),
             ("host_bytes_per_s", self.host_bytes_per_s),
             ("intra_link_alpha_s", self.intra_link_alpha_s),
             ("intra_link_bytes_per_s", self.intra_link_bytes_per_s),
@@ -251,6 +264,19 @@ impl Hardware {
                 .copied()
                 .unwrap_or(0.0)
         })
+    }
+
+    /// What a split backward's half of `phase` costs over its layers' share of the whole
+    /// backward ([`Hardware::input_half_factor`], [`Hardware::weight_half_factor`]; 1 for any
+    /// other phase and where not given).
+    pub fn half_factor(&self, phase: crate::vocab::phase::Phase) -> f64 {
+        use crate::vocab::phase::Phase;
+        match phase {
+            Phase::Input => self.input_half_factor,
+            Phase::Weight => self.weight_half_factor,
+            _ => None,
+        }
+        .unwrap_or(1.0)
     }
 
     /// Seconds the host takes to launch one layer's work of `phase`

@@ -141,10 +141,12 @@ fn layer_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> f64
             }
             continue;
         }
-        // A half of a split backward takes its share of the whole backward.
+        // A half of a split backward takes its share of the whole backward, times what the
+        // runtime's split costs beyond it.
+        let half = plan.hardware.half_factor(phase);
         let (scale, phase) = match phase {
-            Phase::Input => (workload * layer.input_share, Phase::Backward),
-            Phase::Weight => (workload * (1.0 - layer.input_share), Phase::Backward),
+            Phase::Input => (workload * layer.input_share * half, Phase::Backward),
+            Phase::Weight => (workload * (1.0 - layer.input_share) * half, Phase::Backward),
             _ => (workload, phase),
         };
         match (layer.cost, phase) {

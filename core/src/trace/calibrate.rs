@@ -295,6 +295,110 @@ pub struct HostFit {
     pub actions: Vec<(&'static str, usize)>,
 }
 
+/// What the run's split backward cost beyond the whole backward
+/// ([`Hardware::input_half_factor`], [`Hardware::weight_half_factor`]): the input and weight
+/// halves' compute factors over the whole backwards' (each the run's measured over the
+/// scenario's predicted, pooled over the fitted steps and weighted by actions), times the
+/// scenario's own factor. From the regions that ran both (at least [`MIN_PHASE_SAMPLES`] of
+/// each), else from every region's (the scenario's costs taken as off by one factor across its
+/// regions). A region's whole backwards are its own (DualPipeV's, beside its halves), else its
+/// first stage's run whole in its weight half (`in_weight`: a zero-bubble schedule's only
+/// whole backwards — they skip the model input's gradient, so factors from them read a little
+/// high).
+///
+/// [`Hardware::input_half_factor`]: crate::scenario::hardware::Hardware::input_half_factor
+/// [`Hardware::weight_half_factor`]: crate::scenario::hardware::Hardware::weight_half_factor
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SplitFit {
+    pub input: f64,
+    pub weight: f64,
+    /// The input halves, weight halves and whole backwards fitted from.
+    pub input_actions: usize,
+    pub weight_actions: usize,
+    pub whole_actions: usize,
+    /// The whole backwards were the first stage's, run whole in its weight half.
+    pub first_stage_whole: bool,
+}
+
+/// [`SplitFit`] from the compute factors; `None` where no region ran enough of both halves and
+/// of whole backwards.
+fn fit_split(
+    plan: &Plan,
+    by_stage: &Ratios,
+    by_region: &Ratios,
+    in_weight: bool,
+) -> Option<SplitFit> {
+    let hw = &plan.hardware;
+    let given = (hw.half_factor(Phase::Input), hw.half_factor(Phase::Weight));
+    // The first stage's whole backward was predicted as one where the scenario runs it whole or
+    // its halves sum to the whole (else its prediction carries the scenario's factors).
+    let first_plain = hw.first_stage_in_weight() || given == (1.0, 1.0);
+    let enough = |fit: Option<&(usize, f64)>| {
+        fit.copied()
+            .filter(|&(n, f)| n >= MIN_PHASE_SAMPLES && f > 0.0)
+    };
+    // A region's own halves against its own whole backwards; where no region has both, every
+    // region's halves against every region's whole backwards (the scenario's costs off by the
+    // same factor across its regions).
+    let whole_of = |r: usize| {
+        let first_whole = || {
+            (0..plan.ranks)
+                .filter_map(|rank| plan.stage_index(r, rank))
+                .find(|&s| first_stage(plan, s))
+                .and_then(|s| enough(by_stage.get(&(s.into(), "B"))))
+        };
+        enough(by_region.get(&(r, "B")))
+            .map(|w| (w, false))
+            .or_else(|| {
+                (in_weight && first_plain)
+                    .then(first_whole)
+                    .flatten()
+                    .map(|w| (w, true))
+            })
+    };
+    let halves_of =
+        |r: usize| enough(by_region.get(&(r, "I"))).zip(enough(by_region.get(&(r, "W"))));
+    let regions: Vec<usize> = plan.regions.iter().map(|r| r.index).collect();
+    let matched: Vec<usize> = regions
+        .iter()
+        .copied()
+        .filter(|&r| halves_of(r).is_some() && whole_of(r).is_some())
+        .collect();
+    let (halved, whole): (Vec<usize>, Vec<usize>) = if matched.is_empty() {
+        (regions.clone(), regions)
+    } else {
+        (matched.clone(), matched)
+    };
+    // Sample-weighted means of the factors.
+    let mut wholes = (0usize, 0.0, false);
+    for ((n, f), first) in whole.iter().filter_map(|&r| whole_of(r)) {
+        wholes = (wholes.0 + n, wholes.1 + n as f64 * f, wholes.2 | first);
+    }
+    let mut fit = SplitFit {
+        input: 0.0,
+        weight: 0.0,
+        input_actions: 0,
+        weight_actions: 0,
+        whole_actions: wholes.0,
+        first_stage_whole: wholes.2,
+    };
+    for ((ni, fi), (nw, fw)) in halved.iter().filter_map(|&r| halves_of(r)) {
+        fit.input += ni as f64 * fi;
+        fit.weight += nw as f64 * fw;
+        fit.input_actions += ni;
+        fit.weight_actions += nw;
+    }
+    if wholes.0 == 0 || fit.input_actions == 0 || fit.weight_actions == 0 {
+        return None;
+    }
+    // The halves' mean factors over the whole backwards', times the scenario's own.
+    let whole_factor = wholes.1 / wholes.0 as f64;
+    fit.input *= given.0 / (fit.input_actions as f64 * whole_factor);
+    fit.weight *= given.1 / (fit.weight_actions as f64 * whole_factor);
+    (fit.input > 0.0 && fit.weight > 0.0 && fit.input.is_finite() && fit.weight.is_finite())
+        .then_some(fit)
+}
+
 /// [`HostFit`] of the fitted steps; `None` where no action was timed by its kernels (a CPU run:
 /// its host is its device).
 fn fit_host(
@@ -509,6 +613,8 @@ pub struct Calibration {
     pub host_launch: Vec<HostLaunch>,
     /// The host model fitted from an accelerator's run and applied (`None` on a CPU run).
     pub host: Option<HostFit>,
+    /// What the run's split backward cost beyond the whole backward, fitted and applied.
+    pub split: Option<SplitFit>,
     pub switch: SwitchFit,
     /// Per rank, the memory measured on the fit step (ranks with `[memory]` events).
     pub memory: Vec<MemoryFit>,
@@ -1099,6 +1205,11 @@ struct LayerFits<'a> {
     by_stage: &'a Ratios,
     by_region: &'a Ratios,
     memory: &'a [MemoryFit],
+    /// What a fitted half's factor is multiplied by for its layers: the scenario's
+    /// [`Hardware::half_factor`] over the fitted one (the runtime's split now carries that part).
+    ///
+    /// [`Hardware::half_factor`]: crate::scenario::hardware::Hardware::half_factor
+    halves: (f64, f64),
 }
 
 impl LayerFits<'_> {
@@ -1120,8 +1231,8 @@ impl LayerFits<'_> {
         let (f, b, i, w) = (
             pick(Phase::Forward),
             pick(Phase::Backward),
-            pick(Phase::Input),
-            pick(Phase::Weight),
+            pick(Phase::Input).map(|i| i * self.halves.0),
+            pick(Phase::Weight).map(|w| w * self.halves.1),
         );
         let fit = stage
             .and_then(|s| plan.stage_to_region_rank(s))
@@ -1220,6 +1331,7 @@ fn calibrate_with<E: From<DeriveError>>(
         pace,
     } = compute_ratios(sim, &steps, in_weight);
     let factors = factor_table(plan, &by_stage, &by_region, in_weight);
+    let split = fit_split(plan, &by_stage, &by_region, in_weight);
     let memory = fit_memory(plan, m, alignment, &measured, in_weight);
     let stages = stage_of_layers(plan);
     let mut stage_layers: FxHashMap<Stage, usize> = FxHashMap::default();
@@ -1233,8 +1345,19 @@ fn calibrate_with<E: From<DeriveError>>(
         by_stage: &by_stage,
         by_region: &by_region,
         memory: &memory,
+        halves: split.as_ref().map_or((1.0, 1.0), |f| {
+            (
+                plan.hardware.half_factor(Phase::Input) / f.input,
+                plan.hardware.half_factor(Phase::Weight) / f.weight,
+            )
+        }),
     };
     let mut calibrated = scaled(scenario, &|layer| fits.of(layer));
+    if let Some(fit) = &split {
+        let hw = calibrated.hardware.get_or_insert_with(Default::default);
+        hw.input_half_factor = Some(fit.input);
+        hw.weight_half_factor = Some(fit.weight);
+    }
     pass(0.2)?;
     let transfers = transfer_spans(m, alignment, &fit_steps, |k| k == ActionKind::Send);
     // What the scenario models apart in the gaps and transfers, kept from it ([`kept_shares`]).
@@ -1428,6 +1551,7 @@ fn calibrate_with<E: From<DeriveError>>(
         p2p,
         host_launch,
         host,
+        split,
         switch,
         memory,
         before: compare(sim, m, alignment, check_step),

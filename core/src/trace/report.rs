@@ -231,6 +231,14 @@ pub struct CompareTraceReport {
     /// The host model fitted from an accelerator's run and applied
     /// (`hardware.host_launch_per_layer_s`; `null` on a CPU run).
     pub host: Option<super::calibrate::HostFit>,
+    /// What the run's split backward cost beyond the whole backward, fitted and applied
+    /// (`hardware.input_half_factor`, `weight_half_factor`; `null` where the run cannot show
+    /// it).
+    pub split: Option<super::calibrate::SplitFit>,
+    /// What the calibrated scenario prices a split backward's input and weight halves at, over
+    /// their shares of the whole backward: `split`'s where fitted, else the scenario's (1 where
+    /// it gives none).
+    pub half_factors: [f64; 2],
     /// What an action costs after another stage or phase on its rank.
     pub switch: super::calibrate::SwitchFit,
     /// `(calibrated − measured) / measured` on the fit step: what the fit leaves unexplained.
@@ -428,6 +436,13 @@ impl CompareTraceReport {
             p2p: c.p2p.clone(),
             host_launch: c.host_launch.clone(),
             host: c.host.clone(),
+            split: c.split.clone(),
+            half_factors: c.scenario.hardware.as_ref().map_or([1.0, 1.0], |h| {
+                [
+                    h.half_factor(crate::vocab::phase::Phase::Input),
+                    h.half_factor(crate::vocab::phase::Phase::Weight),
+                ]
+            }),
             switch: c.switch.clone(),
             fit_residual: c.fit_residual(),
             validation: c.validation(),
@@ -594,6 +609,9 @@ impl CompareTraceReport {
         if let Some(host) = &self.host {
             let _ = writeln!(out, "  fitted host: {}", host_text(host));
         }
+        if let Some(split) = &self.split {
+            let _ = writeln!(out, "  fitted split backward: {}", split_text(split));
+        }
         self.rank_tables(&mut out);
         out
     }
@@ -747,6 +765,13 @@ impl CompareTraceReport {
                 if p.ran { "  ← ran" } else { "" },
             );
         }
+        if self.split.is_none() {
+            let [input, weight] = self.half_factors;
+            let _ = writeln!(
+                out,
+                "a split backward's halves are priced at ×{input:.3} (input) and ×{weight:.3} (weight) of their shares of the whole backward, the scenario's: this run ran no split backward beside whole ones to fit what the runtime's split costs (`hardware.input_half_factor`, `weight_half_factor`; calibrate on a zero-bubble run, or set them)"
+            );
+        }
     }
 }
 
@@ -841,6 +866,23 @@ pub fn host_text(host: &super::calibrate::HostFit) -> String {
     format!(
         "launching a layer's work takes {} (the mean host time per layer from one launch to the next, a rank's first action and a stage's first weight gradient left out; a half not measured takes the whole backward's); applied: the device starts an action no earlier than its host starts launching it and ends it no earlier than its host has launched it all",
         each.join(", ")
+    )
+}
+
+/// What the run's split backward cost beyond the whole backward, in words.
+pub fn split_text(split: &super::calibrate::SplitFit) -> String {
+    format!(
+        "an input half costs ×{:.3} and a weight half ×{:.3} of their shares of the whole backward ({} input and {} weight half(s) against {} whole backward(s){}); applied",
+        split.input,
+        split.weight,
+        split.input_actions,
+        split.weight_actions,
+        split.whole_actions,
+        if split.first_stage_whole {
+            ", the first stage's, run whole in its weight half: they skip the model input's gradient, so the factors read a little high"
+        } else {
+            ""
+        }
     )
 }
 
