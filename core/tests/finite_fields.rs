@@ -270,3 +270,31 @@ fn a_held_share_that_overflows_the_saved_activations_is_named() {
     let error = refused(&scenario(layer, hw, false)).unwrap();
     assert!(error.contains("hardware.input_half_held_share"), "{error}");
 }
+
+#[test]
+fn a_split_backwards_half_factor_of_zero_is_refused_at_its_field() {
+    let layer = serde_json::json!({"name": "l", "count": 2, "fwd_s": 1.0});
+    for field in ["input_half_factor", "weight_half_factor"] {
+        let error = refused(&scenario(
+            layer.clone(),
+            serde_json::json!({ field: 0.0 }),
+            false,
+        ))
+        .unwrap();
+        assert_eq!(
+            error,
+            format!(
+                "field `hardware.{field}`: rule `hardware`: `hardware.{field}` = 0 must be above 0 (what a split backward's half costs over its share of the whole backward; a half that costs nothing is one with no share: give the layers' `bwd_input_s` or `bwd_weight_s`)"
+            )
+        );
+    }
+    // Any factor above 0 derives.
+    assert_eq!(
+        refused(&scenario(
+            layer,
+            serde_json::json!({"input_half_factor": 1e-9, "weight_half_factor": 3.0}),
+            false
+        )),
+        None
+    );
+}

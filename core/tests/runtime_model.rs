@@ -987,6 +987,43 @@ fn a_split_backward_is_priced_apart_from_the_whole_backward() {
     }
 }
 
+/// Calibrating the calibrated scenario again on the same run finds the split priced as it is:
+/// the factors are a fixed point (the halves' layers keep what they measured with the factors
+/// divided out, and the first stage's whole backward is set against the scenario's whole one).
+#[test]
+fn calibrating_again_keeps_the_split_it_priced() {
+    let dir = std::env::temp_dir().join(format!("mpipe-split-again-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (first, second) = (dir.join("first.json"), dir.join("second.json"));
+    let (r0, r1) = (
+        seven("interleaved-zb", "rank0.json.gz"),
+        seven("interleaved-zb", "rank1.json.gz"),
+    );
+    let calibrate = |scenario: &str, out: &std::path::Path| {
+        json(&[
+            "compare-trace",
+            "--json",
+            "--fit-step",
+            "all",
+            "--calibrated",
+            out.to_str().unwrap(),
+            scenario,
+            &r0,
+            &r1,
+        ])
+    };
+    let once = calibrate(&seven("interleaved-zb", "scenario.json"), &first);
+    let twice = calibrate(first.to_str().unwrap(), &second);
+    std::fs::remove_dir_all(&dir).unwrap();
+    for half in ["input", "weight"] {
+        let (a, b) = (
+            once["split"][half].as_f64().unwrap(),
+            twice["split"][half].as_f64().unwrap(),
+        );
+        assert!((a - b).abs() < 1e-9 * a, "{half}: {a} then {b}");
+    }
+}
+
 /// A run that never split its backward cannot price the split: the calibration keeps the
 /// scenario's (none: ×1), reports no fit, and the what-if says what its split schedules assume.
 #[test]

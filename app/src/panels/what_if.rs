@@ -174,6 +174,10 @@ fn ranked_chart(ui: &mut egui::Ui, report: &CompareTraceReport, current: bool) {
             Stroke::new(1.5, MEASURED),
         );
     }
+    // What the split schedules' halves are priced at where the run could not show it.
+    if let Some(note) = report.unfitted_split_note() {
+        ui.label(RichText::new(note).small());
+    }
 }
 
 /// `123.4 ms  +5.2%  peak 1.2 MiB / 1.1 MiB`, and what is beyond capacity.

@@ -20,6 +20,10 @@ pub enum FiniteError {
     Overlap { value: f64 },
     #[error("rule `hardware`: `hardware.node_devices` must be at least 1")]
     NodeDevices,
+    #[error(
+        "rule `hardware`: `{field}` = 0 must be above 0 (what a split backward's half costs over its share of the whole backward; a half that costs nothing is one with no share: give the layers' `bwd_input_s` or `bwd_weight_s`)"
+    )]
+    HalfFactor { field: &'static str },
     #[error("rule `jitter`: `{field}` {problem}")]
     Jitter { field: String, problem: String },
     #[error(
@@ -38,7 +42,8 @@ impl FiniteError {
         match self {
             FiniteError::Hardware { .. }
             | FiniteError::Overlap { .. }
-            | FiniteError::NodeDevices => "hardware",
+            | FiniteError::NodeDevices
+            | FiniteError::HalfFactor { .. } => "hardware",
             FiniteError::Jitter { .. } => "jitter",
             FiniteError::Overflow { .. } => "finite",
         }
@@ -50,6 +55,7 @@ impl FiniteError {
             FiniteError::Hardware { field, .. } => field.clone(),
             FiniteError::Overlap { .. } => "hardware.fb_overlap".into(),
             FiniteError::NodeDevices => "hardware.node_devices".into(),
+            FiniteError::HalfFactor { field } => (*field).into(),
             FiniteError::Jitter { field, .. } | FiniteError::Overflow { field, .. } => {
                 field.clone()
             }
@@ -58,7 +64,7 @@ impl FiniteError {
 }
 
 /// Checks the hardware figures: each finite and ≥ 0 (every one [`Hardware::numbers`] lists),
-/// `fb_overlap` at most 1.
+/// `fb_overlap` at most 1, `node_devices` and the split backward's factors above 0.
 pub fn check_hardware(hardware: Option<&Hardware>) -> Result<(), FiniteError> {
     let Some(h) = hardware else {
         return Ok(());
@@ -77,6 +83,14 @@ pub fn check_hardware(hardware: Option<&Hardware>) -> Result<(), FiniteError> {
     }
     if h.node_devices == Some(0) {
         return Err(FiniteError::NodeDevices);
+    }
+    for (field, factor) in [
+        ("hardware.input_half_factor", h.input_half_factor),
+        ("hardware.weight_half_factor", h.weight_half_factor),
+    ] {
+        if factor == Some(0.0) {
+            return Err(FiniteError::HalfFactor { field });
+        }
     }
     Ok(())
 }

@@ -53,8 +53,9 @@ pub struct Hardware {
     /// a multiple of the share of the whole backward its layers give it: a runtime that splits
     /// the backward may not split it for free (PyTorch's `stage_backward_input` and
     /// `stage_backward_weight` walk the autograd graph once each). Absent: 1, the halves sum to
-    /// the whole backward. `compare-trace` fits it, with `weight_half_factor`, where a run's
-    /// halves can be set against whole backwards of the same region.
+    /// the whole backward; above 0. `compare-trace` fits it, with `weight_half_factor`, where a
+    /// run's halves can be set against whole backwards (its region's own, else its first
+    /// stage's run whole in its weight half, else every region's against every region's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_half_factor: Option<f64>,
     /// The same for the weight half (absent: 1).

@@ -75,72 +75,30 @@ pub fn simulate_events_launched(
     // A node the durations miss takes none.
     durations.resize(n, 0.0);
     let mut remaining = g.in_degrees();
-    let mut ready = vec![0.0f64; n];
-    let mut binder: Vec<u32> = vec![UNBOUND; n];
-    let mut start = vec![0.0f64; n];
-    let mut link_free: HashMap<(Rank, Rank), (f64, NodeIndex)> = HashMap::new();
-    let mut heap = BinaryHeap::with_capacity(1024);
-    let hosted = !launches.is_empty();
-
-    // Starts node `i` once every input is in: at its ready time, or later on a busy link or
-    // held to its host's launch.
-    let mut launch = |i: usize,
-                      ready: &[f64],
-                      binder: &mut [u32],
-                      start: &mut [f64],
-                      durations: &mut [f64],
-                      heap: &mut BinaryHeap<Finish>| {
-        let mut s = ready.get(i).copied().unwrap_or(0.0);
-        if hosted && let Some(d) = durations.get_mut(i) {
-            let (held, stretched, by_host) = launches.bind(i, s, *d);
-            (s, *d) = (held, stretched);
-            if by_host && let Some(b) = binder.get_mut(i) {
-                *b = UNBOUND;
-            }
-        }
-        let duration = |i: usize| durations.get(i).copied().unwrap_or(0.0);
-        if options.serialize_links
-            && let Some(Event::Coll {
-                from_rank, to_rank, ..
-            }) = g.node_weight(NodeIndex::new(i))
-            && from_rank != to_rank
-        {
-            let key = (*from_rank, *to_rank);
-            if let Some(&(free, last)) = link_free.get(&key)
-                && free > s
-            {
-                s = free;
-                if let Some(b) = binder.get_mut(i) {
-                    *b = bound_by(last.index());
-                }
-            }
-            link_free.insert(key, (s + duration(i), NodeIndex::new(i)));
-        }
-        if let Some(ss) = start.get_mut(i) {
-            *ss = s;
-        }
-        heap.push(Finish(s + duration(i), i));
+    let mut run = Running {
+        order,
+        launches,
+        hosted: !launches.is_empty(),
+        serialize_links: options.serialize_links,
+        durations,
+        ready: vec![0.0f64; n],
+        binder: vec![UNBOUND; n],
+        start: vec![0.0f64; n],
+        link_free: HashMap::new(),
+        heap: BinaryHeap::with_capacity(1024),
     };
-
     for i in 0..n {
         if remaining.get(i) == Some(&0) {
-            launch(
-                i,
-                &ready,
-                &mut binder,
-                &mut start,
-                &mut durations,
-                &mut heap,
-            );
+            run.launch(i);
         }
     }
     let mut makespan = 0.0f64;
-    while let Some(Finish(t, i)) = heap.pop() {
+    while let Some(Finish(t, i)) = run.heap.pop() {
         makespan = makespan.max(t);
         for &succ in g.succs(i) {
             let j = succ as usize;
             // The latest-finishing input binds the start (the first one on ties).
-            if let (Some(r), Some(b)) = (ready.get_mut(j), binder.get_mut(j))
+            if let (Some(r), Some(b)) = (run.ready.get_mut(j), run.binder.get_mut(j))
                 && (t > *r || *b == UNBOUND)
             {
                 *r = r.max(t);
@@ -149,18 +107,17 @@ pub fn simulate_events_launched(
             if let Some(left) = remaining.get_mut(j) {
                 *left = left.saturating_sub(1);
                 if *left == 0 {
-                    launch(
-                        j,
-                        &ready,
-                        &mut binder,
-                        &mut start,
-                        &mut durations,
-                        &mut heap,
-                    );
+                    run.launch(j);
                 }
             }
         }
     }
+    let Running {
+        mut durations,
+        start,
+        binder,
+        ..
+    } = run;
     // A node that never started (an order that deadlocks) takes no time: it starts and ends
     // at 0.
     for (d, &left) in durations.iter_mut().zip(&remaining) {
@@ -173,6 +130,61 @@ pub fn simulate_events_launched(
         durations,
         makespan,
         binder,
+    }
+}
+
+/// The event engine's state while it runs an order: each node's ready time, binder, start and
+/// duration, the links' next free time, and the nodes running by their end.
+struct Running<'a> {
+    order: &'a Order,
+    launches: &'a Launches,
+    hosted: bool,
+    serialize_links: bool,
+    durations: Vec<f64>,
+    ready: Vec<f64>,
+    binder: Vec<u32>,
+    start: Vec<f64>,
+    link_free: HashMap<(Rank, Rank), (f64, NodeIndex)>,
+    heap: BinaryHeap<Finish>,
+}
+
+impl Running<'_> {
+    /// Starts node `i` once every input is in: at its ready time, or later on a busy link or
+    /// held to its host's launch.
+    fn launch(&mut self, i: usize) {
+        let mut s = self.ready.get(i).copied().unwrap_or(0.0);
+        if self.hosted
+            && let Some(d) = self.durations.get_mut(i)
+        {
+            let (held, stretched, by_host) = self.launches.bind(i, s, *d);
+            (s, *d) = (held, stretched);
+            if by_host && let Some(b) = self.binder.get_mut(i) {
+                *b = UNBOUND;
+            }
+        }
+        let duration = self.durations.get(i).copied().unwrap_or(0.0);
+        if self.serialize_links
+            && let Some(Event::Coll {
+                from_rank, to_rank, ..
+            }) = self.order.graph.node_weight(NodeIndex::new(i))
+            && from_rank != to_rank
+        {
+            let key = (*from_rank, *to_rank);
+            if let Some(&(free, last)) = self.link_free.get(&key)
+                && free > s
+            {
+                s = free;
+                if let Some(b) = self.binder.get_mut(i) {
+                    *b = bound_by(last.index());
+                }
+            }
+            self.link_free
+                .insert(key, (s + duration, NodeIndex::new(i)));
+        }
+        if let Some(ss) = self.start.get_mut(i) {
+            *ss = s;
+        }
+        self.heap.push(Finish(s + duration, i));
     }
 }
 

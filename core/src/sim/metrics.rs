@@ -24,12 +24,8 @@ pub struct BubbleSplit {
     pub comm_s: f64,
     /// Time the device waited inside its actions for its host to launch their work
     /// ([`crate::sim::run::Simulation::host_wait_s`]; written only where there is some).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::vocab::units::is_zero")]
     pub host_s: f64,
-}
-
-fn is_zero(x: &f64) -> bool {
-    *x == 0.0
 }
 
 /// Metrics of one rank.

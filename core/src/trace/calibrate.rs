@@ -330,9 +330,6 @@ fn fit_split(
 ) -> Option<SplitFit> {
     let hw = &plan.hardware;
     let given = (hw.half_factor(Phase::Input), hw.half_factor(Phase::Weight));
-    // The first stage's whole backward was predicted as one where the scenario runs it whole or
-    // its halves sum to the whole (else its prediction carries the scenario's factors).
-    let first_plain = hw.first_stage_in_weight() || given == (1.0, 1.0);
     let enough = |fit: Option<&(usize, f64)>| {
         fit.copied()
             .filter(|&(n, f)| n >= MIN_PHASE_SAMPLES && f > 0.0)
@@ -349,12 +346,7 @@ fn fit_split(
         };
         enough(by_region.get(&(r, "B")))
             .map(|w| (w, false))
-            .or_else(|| {
-                (in_weight && first_plain)
-                    .then(first_whole)
-                    .flatten()
-                    .map(|w| (w, true))
-            })
+            .or_else(|| in_weight.then(first_whole).flatten().map(|w| (w, true)))
     };
     let halves_of =
         |r: usize| enough(by_region.get(&(r, "I"))).zip(enough(by_region.get(&(r, "W"))));
@@ -885,11 +877,23 @@ fn compute_samples(
             previous = Some(key);
             // The first stage's split backward run whole in its weight half (`in_weight`): its
             // input half is no sample, its weight half one of its whole backward, against the
-            // two halves' predictions together (whichever way the scenario splits them).
+            // whole backward's prediction (where the scenario splits it, the cost model's whole
+            // backward of the unit: its halves' predictions carry the split's factors).
             let whole_in_weight = in_weight
                 && matches!(action.phase, Phase::Input | Phase::Weight)
                 && first_stage(plan, action.stage);
             if whole_in_weight && action.phase == Phase::Input {
+                continue;
+            }
+            let Some((region, unit_rank)) = plan.stage_to_region_rank(action.stage) else {
+                continue;
+            };
+            let predicted_whole = plan.unit_whole_in_weight(region, unit_rank);
+            // A half the scenario runs whole that the run split is no sample of either.
+            if !whole_in_weight
+                && predicted_whole
+                && matches!(action.phase, Phase::Input | Phase::Weight)
+            {
                 continue;
             }
             let predicted_of = |phase: Phase| {
@@ -897,15 +901,20 @@ fn compute_samples(
                     .get(&(*rank, Action { phase, ..action }))
                     .map(|&(_, _, p)| p)
             };
-            let predicted_s = match whole_in_weight {
-                true => predicted_of(Phase::Weight)
+            let predicted_s = match (whole_in_weight, predicted_whole) {
+                (true, true) => predicted_of(Phase::Weight)
                     .map(|w| w + predicted_of(Phase::Input).unwrap_or(0.0)),
-                false => predicted_of(action.phase),
+                (true, false) => predicted_of(Phase::Weight).map(|_| {
+                    crate::sim::cost::compute_time(
+                        plan,
+                        plan.unit_layers(region, unit_rank),
+                        action.mb.into(),
+                        Phase::Backward,
+                    )
+                }),
+                (false, _) => predicted_of(action.phase),
             };
             let Some(predicted_s) = predicted_s else {
-                continue;
-            };
-            let Some((region, _)) = plan.stage_to_region_rank(action.stage) else {
                 continue;
             };
             let phase = match whole_in_weight {

@@ -765,13 +765,18 @@ impl CompareTraceReport {
                 if p.ran { "  ← ran" } else { "" },
             );
         }
-        if self.split.is_none() {
-            let [input, weight] = self.half_factors;
-            let _ = writeln!(
-                out,
-                "a split backward's halves are priced at ×{input:.3} (input) and ×{weight:.3} (weight) of their shares of the whole backward, the scenario's: this run ran no split backward beside whole ones to fit what the runtime's split costs (`hardware.input_half_factor`, `weight_half_factor`; calibrate on a zero-bubble run, or set them)"
-            );
+        if let Some(note) = self.unfitted_split_note() {
+            let _ = writeln!(out, "{note}");
         }
+    }
+
+    /// Where the run could not show what its split backward costs: what the what-if prices a
+    /// split schedule's halves at instead (`None` where it was fitted).
+    pub fn unfitted_split_note(&self) -> Option<String> {
+        let [input, weight] = self.half_factors;
+        self.split.is_none().then(|| format!(
+            "a split backward's halves are priced at ×{input:.3} (input) and ×{weight:.3} (weight) of their shares of the whole backward, the scenario's: this run ran no split backward beside whole ones to fit what the runtime's split costs (`hardware.input_half_factor`, `weight_half_factor`; calibrate on a run whose split backwards meet whole ones — PyTorch's zero-bubble runs, whose first stage runs its backward whole — or set them)"
+        ))
     }
 }
 

@@ -7,6 +7,7 @@ use crate::sim::run::Simulation;
 use crate::vocab::action::Action;
 use crate::vocab::comm::{Comm, Group, Seam};
 use crate::vocab::ids::{Mb, Rank, RegionId};
+use crate::vocab::units::is_zero;
 use petgraph::graph::NodeIndex;
 use serde::Serialize;
 
@@ -65,10 +66,6 @@ impl Serialize for EventTiming {
         }
         out.end()
     }
-}
-
-fn is_zero(x: &f64) -> bool {
-    *x == 0.0
 }
 
 /// The halves of an overlapped pair: they run as one compute slot, the forward first.

@@ -15,6 +15,12 @@ pub fn secs(t: f64) -> String {
     }
 }
 
+/// Whether a figure is exactly zero: what a JSON writer leaves out (serde's
+/// `skip_serializing_if`).
+pub fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
 /// Seconds as milliseconds with three decimals, for figures read side by side: `0.250 ms`.
 pub fn ms(t: f64) -> String {
     format!("{:.3} ms", t * 1e3)
