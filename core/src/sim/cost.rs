@@ -110,6 +110,15 @@ fn with_recomputation(
     recomputed + time(layers, phase)
 }
 
+/// Seconds of `layers`' own work in `phase` for microbatch `mb`, as the unit runs the phase
+/// ([`Plan::runs_as`]) and without the rerun of recomputed forwards that [`compute_time`] adds.
+pub fn work_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> f64 {
+    match plan.runs_as(&layers, phase) {
+        Some(phase) => layer_time(plan, layers, mb, phase),
+        None => 0.0,
+    }
+}
+
 /// Seconds to run `layers` in `phase` for microbatch `mb`, recomputation left out.
 fn layer_time(plan: &Plan, layers: Range<usize>, mb: usize, phase: Phase) -> f64 {
     let factor = plan.workload_of(mb);

@@ -842,6 +842,9 @@ struct ComputeSample {
     own_phase: &'static str,
     measured_s: f64,
     predicted_s: f64,
+    /// Of `predicted_s`, the recomputed layers' forwards run again (a backward's first phase on
+    /// a unit that recomputes; 0 elsewhere).
+    rerun_s: f64,
     /// Its rank ran another stage or phase just before it.
     cold: bool,
     /// Its rank's first action of the step, or its stage's first weight gradient.
@@ -921,6 +924,19 @@ fn compute_samples(
                 true => Phase::Backward,
                 false => action.phase,
             };
+            // What of the prediction is the recomputed forwards' rerun: all of it beyond the
+            // layers' own work in the phase it runs as.
+            let layers = plan.unit_layers(region, unit_rank);
+            let recomputes = plan
+                .layers
+                .get(layers.clone())
+                .is_some_and(|l| l.iter().any(|l| l.rerun_share > 0.0));
+            let rerun_s = if recomputes && phase != Phase::Forward {
+                (predicted_s - crate::sim::cost::work_time(plan, layers, action.mb.into(), phase))
+                    .max(0.0)
+            } else {
+                0.0
+            };
             if predicted_s > 0.0 {
                 samples.push(ComputeSample {
                     step,
@@ -931,6 +947,7 @@ fn compute_samples(
                     own_phase: action.phase.code(),
                     measured_s: a.compute_ns as f64 * 1e-9,
                     predicted_s,
+                    rerun_s,
                     cold,
                     first,
                 });
@@ -1019,28 +1036,43 @@ fn compute_ratios(
     // compute, summed — what a step spends, not what a typical action does: an action's compute
     // is skewed (a backward now and then takes half again as long), and a median would drop the
     // time the step really spends on it.
-    let mut by_stage: FxHashMap<(usize, &'static str), (usize, f64, f64)> = FxHashMap::default();
-    let mut by_region: FxHashMap<(usize, &'static str), (usize, f64, f64)> = FxHashMap::default();
-    for s in &samples {
-        // A first stage's whole backward run in its weight half is its stage's own: pooled
-        // into its region's backward it would set the other stages' whole backwards.
-        let pooled = (s.phase == s.own_phase).then_some((&mut by_region, (s.region, s.phase)));
-        for (map, key) in std::iter::once((&mut by_stage, (s.stage, s.phase))).chain(pooled) {
-            let entry = map.entry(key).or_default();
-            *entry = (
-                entry.0 + 1,
-                entry.1 + (s.measured_s - charged(s)).max(0.0),
-                entry.2 + s.predicted_s,
-            );
+    // Summed per (stage, phase) and per (region, phase), each sample's measured and predicted
+    // compute as `of` gives them.
+    let pool = |of: &dyn Fn(&ComputeSample) -> (f64, f64)| -> (Ratios, Ratios) {
+        let mut by_stage: FxHashMap<(usize, &'static str), (usize, f64, f64)> =
+            FxHashMap::default();
+        let mut by_region: FxHashMap<(usize, &'static str), (usize, f64, f64)> =
+            FxHashMap::default();
+        for s in &samples {
+            // A first stage's whole backward run in its weight half is its stage's own: pooled
+            // into its region's backward it would set the other stages' whole backwards.
+            let pooled = (s.phase == s.own_phase).then_some((&mut by_region, (s.region, s.phase)));
+            let (measured, predicted) = of(s);
+            for (map, key) in std::iter::once((&mut by_stage, (s.stage, s.phase))).chain(pooled) {
+                let entry = map.entry(key).or_default();
+                *entry = (entry.0 + 1, entry.1 + measured, entry.2 + predicted);
+            }
         }
-    }
-    let factors = |by: FxHashMap<(usize, &'static str), (usize, f64, f64)>| -> Ratios {
-        by.into_iter()
-            .filter(|(_, (_, _, predicted))| *predicted > 0.0)
-            .map(|(key, (n, measured, predicted))| (key, (n, measured / predicted)))
-            .collect()
+        let factors = |by: FxHashMap<(usize, &'static str), (usize, f64, f64)>| -> Ratios {
+            by.into_iter()
+                .filter(|(_, (_, _, predicted))| *predicted > 0.0)
+                .map(|(key, (n, measured, predicted))| (key, (n, measured / predicted)))
+                .collect()
+        };
+        (factors(by_stage), factors(by_region))
     };
-    let (by_stage, by_region) = (factors(by_stage), factors(by_region));
+    let (by_stage, by_region) = pool(&|s| ((s.measured_s - charged(s)).max(0.0), s.predicted_s));
+    // The same with the recomputed forwards' rerun taken out of a backward (measured as its
+    // stage's forwards ran): what the layers' own backward work and its halves cost, which the
+    // calibrated layers and the split's factors are set from (the rerun is the forwards').
+    let forward_of = |stage: usize| by_stage.get(&(stage, "F")).map_or(1.0, |f| f.1);
+    let (net_by_stage, net_by_region) = pool(&|s| {
+        let measured = (s.measured_s - charged(s)).max(0.0);
+        (
+            (measured - s.rerun_s * forward_of(s.stage)).max(0.0),
+            s.predicted_s - s.rerun_s,
+        )
+    });
     // Each action's compute over what its stage and phase's factor makes of it; on every
     // fitted step, each rank's summed (its pace that step), and each action's over its rank's
     // pace (how much one action varies around the mean its step ran at: the jitter's compute).
@@ -1084,6 +1116,8 @@ fn compute_ratios(
     ComputeFit {
         by_stage,
         by_region,
+        net_by_stage,
+        net_by_region,
         switch,
         multipliers,
         pace,
@@ -1094,6 +1128,10 @@ fn compute_ratios(
 struct ComputeFit {
     by_stage: Ratios,
     by_region: Ratios,
+    /// The same less the recomputed forwards' rerun in a backward (equal to them where nothing
+    /// is recomputed).
+    net_by_stage: Ratios,
+    net_by_region: Ratios,
     switch: SwitchFit,
     /// Each action's compute over its stage and phase's mean at its rank's pace that step.
     multipliers: Vec<f64>,
@@ -1335,12 +1373,14 @@ fn calibrate_with<E: From<DeriveError>>(
     let ComputeFit {
         by_stage,
         by_region,
+        net_by_stage,
+        net_by_region,
         switch,
         multipliers,
         pace,
     } = compute_ratios(sim, &steps, in_weight);
     let factors = factor_table(plan, &by_stage, &by_region, in_weight);
-    let split = fit_split(plan, &by_stage, &by_region, in_weight);
+    let split = fit_split(plan, &net_by_stage, &net_by_region, in_weight);
     let memory = fit_memory(plan, m, alignment, &measured, in_weight);
     let stages = stage_of_layers(plan);
     let mut stage_layers: FxHashMap<Stage, usize> = FxHashMap::default();
@@ -1351,8 +1391,8 @@ fn calibrate_with<E: From<DeriveError>>(
         plan,
         stages,
         stage_layers,
-        by_stage: &by_stage,
-        by_region: &by_region,
+        by_stage: &net_by_stage,
+        by_region: &net_by_region,
         memory: &memory,
         halves: split.as_ref().map_or((1.0, 1.0), |f| {
             (
