@@ -85,6 +85,7 @@ fn every_hardware_field() -> Hardware {
         p2p_post_s: some(),
         input_half_held_share: some(),
         input_half_factor: some(),
+        output_held_share: some(),
         weight_half_factor: some(),
         host_bytes_per_s: some(),
         action_switch_s: Some(phases),
@@ -297,4 +298,12 @@ fn a_split_backwards_half_factor_of_zero_is_refused_at_its_field() {
         )),
         None
     );
+}
+
+#[test]
+fn outputs_kept_that_overflow_are_named() {
+    let layer = serde_json::json!({"name": "l", "count": 2, "fwd_s": 1.0, "output_bytes": 1e300});
+    let hw = serde_json::json!({"output_held_share": 1e10});
+    let error = refused(&scenario(layer, hw, false)).unwrap();
+    assert!(error.contains("hardware.output_held_share"), "{error}");
 }

@@ -988,3 +988,33 @@ fn a_split_backwards_halves_cost_what_the_runtime_charges_beyond_their_shares() 
         3.0
     );
 }
+
+#[test]
+fn the_last_stage_keeps_each_microbatchs_output_to_the_steps_end() {
+    // 1F1B, P = 2, M = 2, one layer a rank (F 1 s, B 2 s), each output 10 bytes, nothing saved:
+    // rank 1 runs F0 [1, 2], B0 [2, 4], F1 [4, 5], B1 [5, 7]; the step ends at 9 (rank 0's B1).
+    // PyTorch's schedules keep the last stage's outputs to merge them when the step returns
+    // (`output_held_share` 1): each outlives its backward (until then it is among what the
+    // forward saved, here nothing): 10 from B0's end, 20 from B1's, none after the step.
+    let text = r#"{"format": "mpipe-scenario/1",
+        "model": {"layers": [{"name": "l", "count": 2, "fwd_s": 1, "bwd_s": 2,
+            "output_bytes": 10}]},
+        "schedule": ["1f1b"], "ranks": 2, "microbatches": 2,
+        "hardware": {"output_held_share": 1}}"#;
+    let s = mpipe::Scenario::from_json_str(text, "outputs.json").unwrap();
+    let sim = simulate_scenario(&s, SimOptions::default()).unwrap();
+    assert_eq!(sim.makespan_s, 9.0);
+    assert_eq!(sim.memory[1].peak_bytes, 20.0);
+    assert_eq!(
+        sim.memory[1].points,
+        vec![[0.0, 0.0], [4.0, 10.0], [7.0, 20.0], [9.0, 0.0]]
+    );
+    // The first stage's outputs go on to the next stage: it keeps none.
+    assert_eq!(sim.memory[0].peak_bytes, 0.0);
+    // Absent, nothing is kept.
+    let s =
+        mpipe::Scenario::from_json_str(&text.replace(r#""output_held_share": 1"#, ""), "none.json")
+            .unwrap();
+    let sim = simulate_scenario(&s, SimOptions::default()).unwrap();
+    assert_eq!(sim.memory[1].peak_bytes, 0.0);
+}

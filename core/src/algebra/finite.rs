@@ -330,8 +330,17 @@ pub fn check_totals(
                 .into(),
         ));
     }
+    let outputs = hw.output_held_share.unwrap_or(0.0) * m * widest_output * max_factor;
+    if !outputs.is_finite() {
+        return Err(overflow(
+            "hardware.output_held_share".into(),
+            "what the last stage keeps of the microbatches' outputs (its share × every microbatch's output bytes)"
+                .into(),
+        ));
+    }
     let memory = params * (static_memory_factor + step_grads + transient) * replicas
         + saved * (1.0 + held)
+        + outputs
         + resident;
     if !memory.is_finite() {
         return Err(overflow(

@@ -58,6 +58,15 @@ pub struct Hardware {
     /// stage's run whole in its weight half, else every region's against every region's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_half_factor: Option<f64>,
+    /// What the pipeline's last stage keeps of each microbatch's output (DESIGN.md §3.1, "the
+    /// runtime's own caches"), as a share of its last layer's `output_bytes`, from its backward's
+    /// end (until then the output is among what the forward saved: the loss keeps its input) to
+    /// the step's end: PyTorch's schedules keep every microbatch's output to merge them when the
+    /// step returns (1). Absent: 0. `compare-trace` takes PyTorch's where a run's
+    /// memory was measured and the scenario gives none, and leaves it out of the gradient
+    /// buffers it fits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_held_share: Option<f64>,
     /// The same for the weight half (absent: 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight_half_factor: Option<f64>,
@@ -157,6 +166,7 @@ impl Hardware {
             ("p2p_post_s", self.p2p_post_s),
             ("input_half_held_share", self.input_half_held_share),
             ("input_half_factor", self.input_half_factor),
+            ("output_held_share", self.output_held_share),
             ("weight_half_factor", self.weight_half_factor),
             ("host_bytes_per_s", self.host_bytes_per_s),
             ("intra_link_alpha_s", self.intra_link_alpha_s),

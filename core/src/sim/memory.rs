@@ -226,6 +226,7 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
             lists.clear();
             workspaces(plan, order, timeline, &places, nodes, &mut lists.held);
             step_gradients(plan, order, timeline, &places, rank, nodes, &mut lists.held);
+            held_outputs(plan, order, timeline, &places, rank, nodes, &mut lists.held);
             four_phase_activations(plan, order, timeline, &places, nodes, &mut lists);
             activations(
                 plan,
@@ -515,6 +516,47 @@ fn step_gradients(
         if bytes > 0.0 {
             list.push(start, bytes, at);
             list.push(end.max(start), -bytes, places.after(rank));
+        }
+    }
+}
+
+/// What the pipeline's last stage keeps of each microbatch's output
+/// (`hardware.output_held_share` of its last layer's `output_bytes`) once its backward has
+/// freed what the forward saved, to the step's end (PyTorch's schedules keep every output to
+/// merge them when the step returns). Until that backward the output is among what the forward
+/// saved (the loss keeps its input), and is not counted twice.
+fn held_outputs(
+    plan: &Plan,
+    order: &Order,
+    timeline: &Timeline,
+    places: &Places,
+    rank: usize,
+    nodes: &[NodeIndex],
+    list: &mut Changes,
+) {
+    let share = plan.hardware.output_held_share.unwrap_or(0.0);
+    if share <= 0.0 {
+        return;
+    }
+    let model_end = plan.layers.len();
+    let end = timeline.makespan;
+    for &n in nodes {
+        // The backward that frees the rest of what the forward saved: a whole one, or a weight
+        // half.
+        if let Some(&Event::Bwd {
+            region, mb, half, ..
+        }) = order.graph.node_weight(n)
+            && half != crate::vocab::phase::Half::Input
+            && plan.unit_layers(region.into(), rank).end == model_end
+            && model_end > 0
+            && let Some((_, freed)) = timeline.span_of(n)
+        {
+            let bytes =
+                share * crate::sim::cost::output_bytes(plan, region.into(), rank, mb.into());
+            if bytes > 0.0 {
+                list.push(freed, bytes, places.end(n));
+                list.push(end.max(freed), -bytes, places.after(rank));
+            }
         }
     }
 }

@@ -821,6 +821,12 @@ pub const MIN_PHASE_SAMPLES: usize = 4;
 /// where it cannot), and a scenario that gives one keeps it.
 pub const PYTORCH_WEIGHT_HALF_TRANSIENT: f64 = 1.0;
 
+/// What PyTorch's pipeline schedules keep of each microbatch's output on the last stage until
+/// the step returns (`hardware.output_held_share`): all of it (`output_chunks`, merged into the
+/// step's return value). A calibration from a run whose memory was measured takes it unless the
+/// scenario gives its own, and leaves it out of the gradient buffers it fits.
+pub const PYTORCH_OUTPUT_HELD_SHARE: f64 = 1.0;
+
 /// The median of `values` when there are at least [`MIN_PHASE_SAMPLES`] of them.
 fn phase_median(values: Vec<f64>) -> Option<f64> {
     (values.len() >= MIN_PHASE_SAMPLES)
@@ -1489,7 +1495,18 @@ fn calibrate_with<E: From<DeriveError>>(
         .hardware
         .get_or_insert_with(Default::default)
         .first_stage_backward = Some(first_stage);
-    if let Some(factor) = step_grad_factor(plan, &memory) {
+    // What the last stage keeps of its outputs: the scenario's, else PyTorch's where memory was
+    // measured.
+    let outputs_held = calibrated
+        .hardware
+        .as_ref()
+        .and_then(|h| h.output_held_share)
+        .or_else(|| (!memory.is_empty()).then_some(PYTORCH_OUTPUT_HELD_SHARE));
+    if let Some(share) = outputs_held {
+        let hw = calibrated.hardware.get_or_insert_with(Default::default);
+        hw.output_held_share = Some(share);
+    }
+    if let Some(factor) = step_grad_factor(plan, &memory, outputs_held.unwrap_or(0.0)) {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.step_grad_bytes_per_param_byte = Some(factor);
         // The gradients are the step's now: a static factor that held them (above the
@@ -2062,7 +2079,7 @@ fn resident_bytes(plan: &Plan, calibrated: &Scenario, memory: &[MemoryFit]) -> O
 /// parameter-sized sets (×1 in the parameters' type, ×0.5 in a half-width one), so a smaller
 /// remainder is something else (a loss kept, a cache), and the gradients are static (a trainer
 /// that keeps them between steps).
-fn step_grad_factor(plan: &Plan, memory: &[MemoryFit]) -> Option<f64> {
+fn step_grad_factor(plan: &Plan, memory: &[MemoryFit], outputs_held: f64) -> Option<f64> {
     let ratios: Vec<f64> = memory
         .iter()
         .filter_map(|m| {
@@ -2071,11 +2088,30 @@ fn step_grad_factor(plan: &Plan, memory: &[MemoryFit]) -> Option<f64> {
                 .iter()
                 .map(|r| crate::sim::cost::param_bytes(plan, r.index, m.rank))
                 .sum();
-            let held = m.step_held_bytes?;
+            // What the rank still holds of the last stage's outputs is not gradients.
+            let outputs = outputs_held * held_output_bytes(plan, m.rank);
+            let held = (m.step_held_bytes? - outputs).max(0.0);
             (params > 0.0).then(|| held / params)
         })
         .collect();
     median(ratios).filter(|&f| f >= MIN_GRADIENT_SHARE)
+}
+
+/// Every microbatch's output of the units of `rank` that hold the model's last layer: what
+/// [`crate::scenario::hardware::Hardware::output_held_share`] keeps a share of to the step's end.
+fn held_output_bytes(plan: &Plan, rank: usize) -> f64 {
+    plan.regions
+        .iter()
+        .filter(|r| {
+            let layers = plan.unit_layers(r.index, rank);
+            !layers.is_empty() && layers.end == plan.layers.len()
+        })
+        .map(|r| {
+            (0..plan.microbatches)
+                .map(|mb| crate::sim::cost::output_bytes(plan, r.index, rank, mb))
+                .sum::<f64>()
+        })
+        .sum()
 }
 
 /// The least share of the parameter bytes read as the step's gradient buffers.
