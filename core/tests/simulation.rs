@@ -1018,3 +1018,26 @@ fn the_last_stage_keeps_each_microbatchs_output_to_the_steps_end() {
     let sim = simulate_scenario(&s, SimOptions::default()).unwrap();
     assert_eq!(sim.memory[1].peak_bytes, 0.0);
 }
+
+#[test]
+fn each_direction_keeps_the_outputs_of_the_microbatches_it_runs() {
+    // DualPipe over 2 ranks, 4 microbatches: each direction's last stage (rank 1 for the first,
+    // rank 0 for its mirror) keeps the outputs of its own half of the microbatches, 10 bytes
+    // each: 20 on each rank at the step's end — not all 4 outputs on both.
+    let text = r#"{"format": "mpipe-scenario/1",
+        "model": {"layers": [{"name": "l", "count": 2, "fwd_s": 1, "bwd_s": 2,
+            "output_bytes": 10}]},
+        "schedule": ["dualpipe"], "ranks": 2, "microbatches": 4,
+        "hardware": {"output_held_share": 1}}"#;
+    let s = mpipe::Scenario::from_json_str(text, "dualpipe.json").unwrap();
+    let sim = simulate_scenario(&s, SimOptions::default()).unwrap();
+    for rank in 0..2 {
+        let kept: Vec<f64> =
+            mpipe::sim::memory::outputs_kept(&sim.derivation.plan, &sim.derivation.order, rank)
+                .map(|(_, bytes)| bytes)
+                .collect();
+        assert_eq!(kept, vec![10.0, 10.0], "rank {rank}");
+        // Held from the backwards to the step's end, where it is the rank's whole memory.
+        assert_eq!(sim.memory[rank].peak_bytes, 20.0, "rank {rank}");
+    }
+}

@@ -330,7 +330,7 @@ pub fn check_totals(
                 .into(),
         ));
     }
-    let outputs = hw.output_held_share.unwrap_or(0.0) * m * widest_output * max_factor;
+    let outputs = hw.output_held_share.unwrap_or(0.0) * m * widest_output;
     if !outputs.is_finite() {
         return Err(overflow(
             "hardware.output_held_share".into(),

@@ -62,7 +62,9 @@ pub struct Hardware {
     /// runtime's own caches"), as a share of its last layer's `output_bytes`, from its backward's
     /// end (until then the output is among what the forward saved: the loss keeps its input) to
     /// the step's end: PyTorch's schedules keep every microbatch's output to merge them when the
-    /// step returns (1). Absent: 0. `compare-trace` takes PyTorch's where a run's
+    /// step returns (1). Absent: 0. First-order schedules only; a last layer that recomputes
+    /// or offloads its activations has the output on the device from its forward on, which the
+    /// model counts from the backward still. `compare-trace` takes PyTorch's where a run's
     /// memory was measured and the scenario gives none, and leaves it out of the gradient
     /// buffers it fits.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -226,7 +226,7 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
             lists.clear();
             workspaces(plan, order, timeline, &places, nodes, &mut lists.held);
             step_gradients(plan, order, timeline, &places, rank, nodes, &mut lists.held);
-            held_outputs(plan, order, timeline, &places, rank, nodes, &mut lists.held);
+            held_outputs(plan, order, timeline, &places, rank, &mut lists.held);
             four_phase_activations(plan, order, timeline, &places, nodes, &mut lists);
             activations(
                 plan,
@@ -531,34 +531,52 @@ fn held_outputs(
     timeline: &Timeline,
     places: &Places,
     rank: usize,
-    nodes: &[NodeIndex],
     list: &mut Changes,
 ) {
     let share = plan.hardware.output_held_share.unwrap_or(0.0);
     if share <= 0.0 {
         return;
     }
-    let model_end = plan.layers.len();
     let end = timeline.makespan;
-    for &n in nodes {
-        // The backward that frees the rest of what the forward saved: a whole one, or a weight
-        // half.
-        if let Some(&Event::Bwd {
-            region, mb, half, ..
-        }) = order.graph.node_weight(n)
-            && half != crate::vocab::phase::Half::Input
-            && plan.unit_layers(region.into(), rank).end == model_end
-            && model_end > 0
-            && let Some((_, freed)) = timeline.span_of(n)
+    for (n, output) in outputs_kept(plan, order, rank) {
+        let bytes = share * output;
+        if let Some((_, freed)) = timeline.span_of(n)
+            && bytes > 0.0
         {
-            let bytes =
-                share * crate::sim::cost::output_bytes(plan, region.into(), rank, mb.into());
-            if bytes > 0.0 {
-                list.push(freed, bytes, places.end(n));
-                list.push(end.max(freed), -bytes, places.after(rank));
-            }
+            list.push(freed, bytes, places.end(n));
+            list.push(end.max(freed), -bytes, places.after(rank));
         }
     }
+}
+
+/// The backwards of `rank` after which the last stage keeps its microbatch's output
+/// ([`held_outputs`]), each with the output's bytes: a whole backward or a weight half (what
+/// frees the rest of what the forward saved) of a unit holding the model's last layer — each
+/// direction's, under a bidirectional schedule, for the microbatches it runs. A second-order
+/// schedule's phases keep none (not modelled).
+pub fn outputs_kept<'a>(
+    plan: &'a Plan,
+    order: &'a Order,
+    rank: usize,
+) -> impl Iterator<Item = (NodeIndex, f64)> + 'a {
+    let model_end = plan.layers.len();
+    let nodes = order.nodes.get(rank).map_or(&[][..], Vec::as_slice);
+    nodes
+        .iter()
+        .filter_map(move |&n| match order.graph.node_weight(n) {
+            Some(&Event::Bwd {
+                region, mb, half, ..
+            }) if half != crate::vocab::phase::Half::Input
+                && model_end > 0
+                && plan.unit_layers(region.into(), rank).end == model_end =>
+            {
+                Some((
+                    n,
+                    crate::sim::cost::output_bytes(plan, region.into(), rank, mb.into()),
+                ))
+            }
+            _ => None,
+        })
 }
 
 /// A backward (or either half of one) holds its transient workspace while it runs; a weight half

@@ -1506,7 +1506,7 @@ fn calibrate_with<E: From<DeriveError>>(
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.output_held_share = Some(share);
     }
-    if let Some(factor) = step_grad_factor(plan, &memory, outputs_held.unwrap_or(0.0)) {
+    if let Some(factor) = step_grad_factor(sim, &memory, outputs_held.unwrap_or(0.0)) {
         let hw = calibrated.hardware.get_or_insert_with(Default::default);
         hw.step_grad_bytes_per_param_byte = Some(factor);
         // The gradients are the step's now: a static factor that held them (above the
@@ -2079,7 +2079,8 @@ fn resident_bytes(plan: &Plan, calibrated: &Scenario, memory: &[MemoryFit]) -> O
 /// parameter-sized sets (×1 in the parameters' type, ×0.5 in a half-width one), so a smaller
 /// remainder is something else (a loss kept, a cache), and the gradients are static (a trainer
 /// that keeps them between steps).
-fn step_grad_factor(plan: &Plan, memory: &[MemoryFit], outputs_held: f64) -> Option<f64> {
+fn step_grad_factor(sim: &Simulation, memory: &[MemoryFit], outputs_held: f64) -> Option<f64> {
+    let plan = &sim.derivation.plan;
     let ratios: Vec<f64> = memory
         .iter()
         .filter_map(|m| {
@@ -2088,30 +2089,17 @@ fn step_grad_factor(plan: &Plan, memory: &[MemoryFit], outputs_held: f64) -> Opt
                 .iter()
                 .map(|r| crate::sim::cost::param_bytes(plan, r.index, m.rank))
                 .sum();
-            // What the rank still holds of the last stage's outputs is not gradients.
-            let outputs = outputs_held * held_output_bytes(plan, m.rank);
+            // What the rank still holds of the last stage's outputs is not gradients: those of
+            // the backwards it ran, as the memory model keeps them.
+            let outputs: f64 = outputs_held
+                * crate::sim::memory::outputs_kept(plan, &sim.derivation.order, m.rank)
+                    .map(|(_, bytes)| bytes)
+                    .sum::<f64>();
             let held = (m.step_held_bytes? - outputs).max(0.0);
             (params > 0.0).then(|| held / params)
         })
         .collect();
     median(ratios).filter(|&f| f >= MIN_GRADIENT_SHARE)
-}
-
-/// Every microbatch's output of the units of `rank` that hold the model's last layer: what
-/// [`crate::scenario::hardware::Hardware::output_held_share`] keeps a share of to the step's end.
-fn held_output_bytes(plan: &Plan, rank: usize) -> f64 {
-    plan.regions
-        .iter()
-        .filter(|r| {
-            let layers = plan.unit_layers(r.index, rank);
-            !layers.is_empty() && layers.end == plan.layers.len()
-        })
-        .map(|r| {
-            (0..plan.microbatches)
-                .map(|mb| crate::sim::cost::output_bytes(plan, r.index, rank, mb))
-                .sum::<f64>()
-        })
-        .sum()
 }
 
 /// The least share of the parameter bytes read as the step's gradient buffers.
