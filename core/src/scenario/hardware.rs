@@ -69,7 +69,8 @@ pub struct Hardware {
     /// buffers it fits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_held_share: Option<f64>,
-    /// The same for the weight half (absent: 1).
+    /// What a split backward's weight half costs, as a multiple of its layers' share of the
+    /// whole backward, as `input_half_factor` says of the input half (absent: 1; above 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight_half_factor: Option<f64>,
     /// Where the pipeline's first stage runs a split backward (DESIGN.md §3.1): `split` (the
