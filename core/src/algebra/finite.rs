@@ -84,10 +84,7 @@ pub fn check_hardware(hardware: Option<&Hardware>) -> Result<(), FiniteError> {
     if h.node_devices == Some(0) {
         return Err(FiniteError::NodeDevices);
     }
-    for (field, factor) in [
-        ("hardware.input_half_factor", h.input_half_factor),
-        ("hardware.weight_half_factor", h.weight_half_factor),
-    ] {
+    for (field, factor) in h.half_factor_fields() {
         if factor == Some(0.0) {
             return Err(FiniteError::HalfFactor { field });
         }
@@ -223,10 +220,7 @@ pub fn check_totals(
         ));
     }
     // A split backward's halves cost at most the larger of their factors times the whole.
-    for (field, factor) in [
-        ("hardware.input_half_factor", hw.input_half_factor),
-        ("hardware.weight_half_factor", hw.weight_half_factor),
-    ] {
+    for (field, factor) in hw.half_factor_fields() {
         if !(compute * factor.unwrap_or(1.0).max(1.0)).is_finite() {
             return Err(overflow(
                 field.into(),

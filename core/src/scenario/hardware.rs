@@ -280,6 +280,14 @@ impl Hardware {
         })
     }
 
+    /// The split backward's two factors, each with its field's path (for the checks).
+    pub fn half_factor_fields(&self) -> [(&'static str, Option<f64>); 2] {
+        [
+            ("hardware.input_half_factor", self.input_half_factor),
+            ("hardware.weight_half_factor", self.weight_half_factor),
+        ]
+    }
+
     /// What a split backward's half of `phase` costs over its layers' share of the whole
     /// backward ([`Hardware::input_half_factor`], [`Hardware::weight_half_factor`]; 1 for any
     /// other phase and where not given).

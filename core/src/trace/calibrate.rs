@@ -356,14 +356,10 @@ fn fit_split(
         .copied()
         .filter(|&r| halves_of(r).is_some() && whole_of(r).is_some())
         .collect();
-    let (halved, whole): (Vec<usize>, Vec<usize>) = if matched.is_empty() {
-        (regions.clone(), regions)
-    } else {
-        (matched.clone(), matched)
-    };
+    let used = if matched.is_empty() { regions } else { matched };
     // Sample-weighted means of the factors.
     let mut wholes = (0usize, 0.0, false);
-    for ((n, f), first) in whole.iter().filter_map(|&r| whole_of(r)) {
+    for ((n, f), first) in used.iter().filter_map(|&r| whole_of(r)) {
         wholes = (wholes.0 + n, wholes.1 + n as f64 * f, wholes.2 | first);
     }
     let mut fit = SplitFit {
@@ -374,7 +370,7 @@ fn fit_split(
         whole_actions: wholes.0,
         first_stage_whole: wholes.2,
     };
-    for ((ni, fi), (nw, fw)) in halved.iter().filter_map(|&r| halves_of(r)) {
+    for ((ni, fi), (nw, fw)) in used.iter().filter_map(|&r| halves_of(r)) {
         fit.input += ni as f64 * fi;
         fit.weight += nw as f64 * fw;
         fit.input_actions += ni;
@@ -888,21 +884,18 @@ fn compute_samples(
             // input half is no sample, its weight half one of its whole backward, against the
             // whole backward's prediction (where the scenario splits it, the cost model's whole
             // backward of the unit: its halves' predictions carry the split's factors).
-            let whole_in_weight = in_weight
-                && matches!(action.phase, Phase::Input | Phase::Weight)
-                && first_stage(plan, action.stage);
-            if whole_in_weight && action.phase == Phase::Input {
-                continue;
-            }
             let Some((region, unit_rank)) = plan.stage_to_region_rank(action.stage) else {
                 continue;
             };
-            let predicted_whole = plan.unit_whole_in_weight(region, unit_rank);
+            let layers = plan.unit_layers(region, unit_rank);
+            let halves = matches!(action.phase, Phase::Input | Phase::Weight);
+            let whole_in_weight = in_weight && halves && Plan::holds_first_layer(&layers);
+            if whole_in_weight && action.phase == Phase::Input {
+                continue;
+            }
+            let predicted_whole = plan.whole_in_weight(&layers);
             // A half the scenario runs whole that the run split is no sample of either.
-            if !whole_in_weight
-                && predicted_whole
-                && matches!(action.phase, Phase::Input | Phase::Weight)
-            {
+            if !whole_in_weight && predicted_whole && halves {
                 continue;
             }
             let predicted_of = |phase: Phase| {
@@ -916,7 +909,7 @@ fn compute_samples(
                 (true, false) => predicted_of(Phase::Weight).map(|_| {
                     crate::sim::cost::compute_time(
                         plan,
-                        plan.unit_layers(region, unit_rank),
+                        layers.clone(),
                         action.mb.into(),
                         Phase::Backward,
                     )
@@ -932,7 +925,6 @@ fn compute_samples(
             };
             // What of the prediction is the recomputed forwards' rerun: all of it beyond the
             // layers' own work in the phase it runs as.
-            let layers = plan.unit_layers(region, unit_rank);
             let recomputes = plan
                 .layers
                 .get(layers.clone())
