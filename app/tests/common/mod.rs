@@ -170,7 +170,9 @@ pub fn run_analysis<T: Clone + Send + 'static>(
     harness.get_by_label(header).click();
     harness.run();
     harness.get_by_label(button).click();
-    harness.run();
+    // The analysis now runs on a worker and may repaint its progress past `run`'s steps (under
+    // the full suite on 2 cores the wave sweep did): `wait` steps until it is over.
+    harness.run_ok();
     wait(harness, |s| pick(s).running.is_none());
     harness.run();
     let generation = harness.state().doc.generation();
