@@ -566,6 +566,27 @@ fn one_click_ranks_every_schedule_beside_the_measured_run() {
 }
 
 #[test]
+fn a_run_that_never_split_says_its_split_is_priced_at_pytorchs() {
+    // The recorded GPipe run splits no backward: calibrated, the panel says the split schedules'
+    // halves are priced at PyTorch's measured split, and the ranked what-if says it under its
+    // chart, as the CLI does.
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/traces/seven/gpipe");
+    let mut harness = traced_from(&dir);
+    press(&mut harness, "Calibrate");
+    wait(&mut harness, |s| s.traces.calibrating.is_none());
+    harness.run();
+    let note = "a split backward's halves are priced at ×0.900 (input) and ×1.500 (weight) of their shares of the whole backward, PyTorch's split as measured on recorded runs";
+    harness.get_by_label_contains(&format!("split backward: {note}"));
+    let report = harness.state().traces.calibration.clone().unwrap();
+    assert_eq!(report.half_factors, [0.9, 1.5]);
+    press(&mut harness, "What-if: rank every schedule");
+    wait(&mut harness, |s| s.traces.ranking.is_none());
+    harness.run();
+    assert_eq!(harness.query_all_by_label_contains(note).count(), 2);
+}
+
+#[test]
 fn every_step_calibrates_on_the_whole_run_as_the_cli_does() {
     // The recorded ZB-V run: with "every step" ticked, Calibrate fits the costs on all 10
     // steps — the report says so and applies the switch fitted from them — and the calibrated

@@ -723,10 +723,12 @@ fn calibrated_on_one_step_a_run_is_predicted_within_its_own_spread() {
 #[test]
 fn costs_fitted_on_the_gpipe_run_predict_the_interleaved_and_zero_bubble_runs() {
     // What-if: the costs fitted on the GPipe trace, on the interleaved and ZB-V schedules of
-    // the same model, predict those runs' median steps within 20 % (+18.1 %, +3.2 %).
+    // the same model, predict those runs' median steps within 20 % (+18.1 %, +14.9 %: the GPipe
+    // step 0's costs put its own check step +14.6 %; ZB-V's was +3.2 % while a run that never
+    // split priced the split at nothing — the ZB-V run's own split is ×0.81/×2.02).
     for (other, schedule, want) in [
         ("interleaved", "⟨1f1b, 1f1b⟩", 0.1812),
-        ("zbv", "⟨zbv, zbv⟩", 0.0323),
+        ("zbv", "⟨zbv, zbv⟩", 0.1494),
     ] {
         let v = json(&[
             "compare-trace",

@@ -333,20 +333,20 @@ impl Matrix {
 }
 
 /// Calibrated on each run's step 0. The thresholds are what this model reaches now (README
-/// "Diagnosis", `measure.py` beside the fixtures): the median |error| ≤ 10 % holds (5.5 %);
-/// none beyond 20 % does not (22.1 %; 32.7 % before the split backward was priced apart: the
-/// interleaved zero-bubble run's step 0, its slowest at 181–186 ms against a 150.6 ms median,
-/// fits slow costs), nor Spearman ≥ 0.8 from every source (the DualPipeV run's costs, fitted
-/// from one step, rank the schedules no better than chance: −0.02). Fitted on every step (below)
-/// the step targets hold.
+/// "Diagnosis", `measure.py` beside the fixtures): the median |error| ≤ 10 % holds (4.3 %;
+/// 5.5 % before a run that never split took PyTorch's split); none beyond 20 % does not (22.1 %;
+/// 32.7 % before the split backward was priced apart: the interleaved zero-bubble run's step 0,
+/// its slowest at 181–186 ms against a 150.6 ms median, fits slow costs), nor Spearman ≥ 0.8
+/// from every source (mean 0.68; the DualPipeV run's costs, fitted from one step, rank the
+/// schedules no better than chance: −0.02). Fitted on every step (below) the targets hold.
 #[test]
 fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
     let m = matrix(&[]);
     let (median_error, worst) = m.times();
-    assert!(median_error <= 0.07, "median |error| {:?}", m.time_errors);
+    assert!(median_error <= 0.05, "median |error| {:?}", m.time_errors);
     assert!(worst <= 0.25, "worst {worst}");
     assert!(
-        m.spearman.iter().all(|&r| r >= -0.1) && m.mean_spearman() >= 0.5,
+        m.spearman.iter().all(|&r| r >= -0.1) && m.mean_spearman() >= 0.65,
         "{:?}",
         m.spearman
     );
@@ -380,22 +380,25 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
 /// Calibrated on every step of each run (`--fit-step all`): a step's noise averages out, the
 /// switch is fitted from enough actions to be applied (40–190 per phase against 4–15 on one
 /// step), and the measured jitter from enough samples to be drawn (every distribution from at
-/// least 32), each rank's pace too. The step-time targets hold (median |error| 4.4 %,
-/// none beyond 20 %: worst 16.7 %; mean signed −4.0 %, −1.2 % while the zero-bubble runs' costs
-/// put every whole-backward schedule 13–18 % long and so lifted the mean), and its memory target
-/// (every peak within 10 %); its ranking target does not (Spearman 0.62–0.88, mean 0.75; 0.63
-/// before the split backward was priced apart, 0.57 before the ranks' paces were drawn).
+/// least 32), each rank's pace too. The step-time targets hold (median |error| 3.5 %,
+/// none beyond 20 %: worst 16.7 %; mean signed −2.8 %, −1.2 % while the zero-bubble runs' costs
+/// put every whole-backward schedule 13–18 % long and so lifted the mean), its memory target
+/// (every peak within 10 %) and its ranking target on the mean (Spearman 0.69–0.88, mean 0.81 —
+/// the runs' own noise puts the ceiling at 0.81: a predictor equal to five of each run's steps;
+/// 0.75 before a run that never split took PyTorch's split, 0.63 before the split backward was
+/// priced apart, 0.57 before the ranks' paces were drawn). The split's prior comes in part from
+/// three of these runs: from the GPU run's alone (×0.90/×1.39) the mean is 0.79.
 #[test]
 fn calibrated_on_every_step_the_schedules_are_predicted_within_the_targets() {
     let m = matrix(&["--fit-step", "all"]);
     assert!(m.sources.iter().all(|v| v["every_step"] == true));
     let (median_error, worst) = m.times();
-    assert!(median_error <= 0.05, "median |error| {:?}", m.time_errors);
+    assert!(median_error <= 0.04, "median |error| {:?}", m.time_errors);
     assert!(worst <= 0.20, "worst {worst}");
     let signed = m.time_errors.iter().sum::<f64>() / m.time_errors.len() as f64;
-    assert!((-0.05..=0.02).contains(&signed), "mean signed {signed}");
+    assert!((-0.04..=0.02).contains(&signed), "mean signed {signed}");
     assert!(
-        m.spearman.iter().all(|&r| r >= 0.55) && m.mean_spearman() >= 0.7,
+        m.spearman.iter().all(|&r| r >= 0.65) && m.mean_spearman() >= 0.8,
         "{:?}",
         m.spearman
     );
@@ -1027,10 +1030,11 @@ fn calibrating_again_keeps_the_split_it_priced() {
 /// A run that never split its backward cannot price the split: the calibration keeps the
 /// scenario's (none: ×1), reports no fit, and the what-if says what its split schedules assume.
 #[test]
-fn a_run_without_split_backwards_says_the_split_is_the_scenarios() {
+fn a_run_without_split_backwards_prices_the_split_at_pytorchs() {
     let v = compare("1f1b", "1f1b", &[]);
     assert_eq!(v["split"], serde_json::Value::Null);
-    assert_eq!(v["half_factors"], serde_json::json!([1.0, 1.0]));
+    assert_eq!(v["split_pricing"], "runtime");
+    assert_eq!(v["half_factors"], serde_json::json!([0.9, 1.5]));
     let scenario = seven("1f1b", "scenario.json");
     let (r0, r1) = (
         seven("1f1b", "rank0.json.gz"),
@@ -1038,9 +1042,65 @@ fn a_run_without_split_backwards_says_the_split_is_the_scenarios() {
     );
     let (code, text, err) = mpipe(&["compare-trace", "--what-if-all", &scenario, &r0, &r1]);
     assert_eq!(code, 0, "{err}");
+    let note = "a split backward's halves are priced at ×0.900 (input) and ×1.500 (weight) of their shares of the whole backward, PyTorch's split as measured on recorded runs (input ×0.84–0.93, weight ×1.14–1.84): this run split no backward";
     assert!(
-        text.contains("a split backward's halves are priced at ×1.000 (input) and ×1.000 (weight) of their shares of the whole backward, the scenario's: this run ran no split backward beside whole ones"),
+        text.contains(&format!("  split backward: {note}")),
         "{text}"
     );
+    // Under the what-if table too.
+    assert_eq!(text.matches(note).count(), 2, "{text}");
     assert!(!text.contains("fitted split backward"), "{text}");
+    // The calibrated scenario carries them, for every what-if made from it.
+    let out = std::env::temp_dir().join(format!("mpipe-split-prior-{}.json", std::process::id()));
+    let (code, _, err) = mpipe(&[
+        "compare-trace",
+        "--calibrated",
+        out.to_str().unwrap(),
+        &scenario,
+        &r0,
+        &r1,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let calibrated: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    std::fs::remove_file(&out).unwrap();
+    assert_eq!(calibrated["hardware"]["input_half_factor"], 0.9);
+    assert_eq!(calibrated["hardware"]["weight_half_factor"], 1.5);
+}
+
+/// A scenario that gives its own split factors keeps them on a run that never split: the
+/// runtime's prior is for a scenario with no word on it.
+#[test]
+fn a_scenarios_own_split_factors_are_kept_where_the_run_never_split() {
+    let dir = std::env::temp_dir().join(format!("mpipe-split-given-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut scenario: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(seven("1f1b", "scenario.json")).unwrap())
+            .unwrap();
+    scenario["hardware"]["weight_half_factor"] = serde_json::json!(1.25);
+    let path = dir.join("scenario.json");
+    std::fs::write(&path, scenario.to_string()).unwrap();
+    let (r0, r1) = (
+        seven("1f1b", "rank0.json.gz"),
+        seven("1f1b", "rank1.json.gz"),
+    );
+    let (code, text, err) = mpipe(&["compare-trace", "--json", path.to_str().unwrap(), &r0, &r1]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["split_pricing"], "scenario");
+    assert_eq!(v["half_factors"], serde_json::json!([1.0, 1.25]));
+    let (code, text, err) = mpipe(&[
+        "compare-trace",
+        "--what-if-all",
+        path.to_str().unwrap(),
+        &r0,
+        &r1,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("a split backward's halves are priced at ×1.000 (input) and ×1.250 (weight) of their shares of the whole backward, the scenario's: this run ran no split backward beside whole ones"),
+        "{text}"
+    );
+    assert!(!text.contains("  split backward: "), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

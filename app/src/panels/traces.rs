@@ -426,15 +426,9 @@ fn factors_ui(ui: &mut egui::Ui, report: &CompareTraceReport) {
             .small(),
         );
     }
-    // What the run's split backward cost beyond the whole one.
-    if let Some(split) = &report.split {
-        ui.label(
-            RichText::new(format!(
-                "fitted split backward: {}",
-                mpipe::trace::report::split_text(split)
-            ))
-            .small(),
-        );
+    // What the run's split backward cost beyond the whole one, or what it is priced at.
+    if let Some(line) = report.split_line() {
+        ui.label(RichText::new(line).small());
     }
 }
 

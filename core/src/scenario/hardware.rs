@@ -55,7 +55,9 @@ pub struct Hardware {
     /// `stage_backward_weight` walk the autograd graph once each). Absent: 1, the halves sum to
     /// the whole backward; above 0. `compare-trace` fits it, with `weight_half_factor`, where a
     /// run's halves can be set against whole backwards (its region's own, else its first
-    /// stage's run whole in its weight half, else every region's against every region's).
+    /// stage's run whole in its weight half, else every region's against every region's); a
+    /// run that never split cannot show them, and where the scenario gives neither its
+    /// calibration takes PyTorch's measured split (`trace::calibrate::PYTORCH_HALF_FACTORS`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_half_factor: Option<f64>,
     /// What the pipeline's last stage keeps of each microbatch's output (DESIGN.md §3.1, "the

@@ -387,6 +387,41 @@ fn fit_split(
         .then_some(fit)
 }
 
+/// Sets the calibrated scenario's split-backward factors: the fitted ones, else PyTorch's where
+/// the run split no backward and the scenario gives no factor (the layers' fits then hold no
+/// half's time the factors would scale twice), else the scenario's.
+fn price_split(
+    calibrated: &mut Scenario,
+    split: Option<&SplitFit>,
+    steps: &[Vec<(usize, Vec<StepAction>)>],
+) -> SplitPricing {
+    let given = calibrated
+        .hardware
+        .as_ref()
+        .is_some_and(|h| h.half_factor_fields().iter().any(|(_, f)| f.is_some()));
+    let split_ran = || {
+        steps.iter().flatten().any(|(_, actions)| {
+            actions.iter().any(|a| {
+                a.action
+                    .is_some_and(|x| matches!(x.phase, Phase::Input | Phase::Weight))
+            })
+        })
+    };
+    let [input, weight] = match split {
+        Some(fit) => [fit.input, fit.weight],
+        None if !given && !split_ran() => PYTORCH_HALF_FACTORS,
+        None => return SplitPricing::Scenario,
+    };
+    let hw = calibrated.hardware.get_or_insert_with(Default::default);
+    hw.input_half_factor = Some(input);
+    hw.weight_half_factor = Some(weight);
+    if split.is_some() {
+        SplitPricing::Fitted
+    } else {
+        SplitPricing::Runtime
+    }
+}
+
 /// [`HostFit`] of the fitted steps; `None` where no action was timed by its kernels (a CPU run:
 /// its host is its device).
 fn fit_host(
@@ -603,6 +638,8 @@ pub struct Calibration {
     pub host: Option<HostFit>,
     /// What the run's split backward cost beyond the whole backward, fitted and applied.
     pub split: Option<SplitFit>,
+    /// Where the calibrated scenario's split-backward factors come from.
+    pub split_pricing: SplitPricing,
     pub switch: SwitchFit,
     /// Per rank, the memory measured on the fit step (ranks with `[memory]` events).
     pub memory: Vec<MemoryFit>,
@@ -822,6 +859,32 @@ pub const PYTORCH_WEIGHT_HALF_TRANSIENT: f64 = 1.0;
 /// step's return value). A calibration from a run whose memory was measured takes it unless the
 /// scenario gives its own, and leaves it out of the gradient buffers it fits.
 pub const PYTORCH_OUTPUT_HELD_SHARE: f64 = 1.0;
+
+/// What PyTorch's split backward costs (`hardware.input_half_factor`, `weight_half_factor`): an
+/// input half ×0.9 and a weight half ×1.5 of its share of the whole backward. Its code makes the
+/// split dearer than the whole — `stage_backward_input` walks the autograd graph in Python to
+/// group the parameters and runs autograd with `retain_graph=True`, `stage_backward_weight` runs
+/// autograd again once per parameter group, later, on operands no longer in cache — and four
+/// recorded runs measured it: input ×0.84–0.93 (median 0.90), weight ×1.14–1.84 (median 1.54;
+/// CPU interleaved zero bubble, ZB-V and DualPipeV, GPU ZB-V). A run that never split its
+/// backward cannot show it: its calibration takes these (rounded medians) unless the scenario
+/// gives its own, so a split schedule's what-if pays the split the runtime charges rather than
+/// none; the report says so ([`SplitPricing::Runtime`]).
+pub const PYTORCH_HALF_FACTORS: [f64; 2] = [0.9, 1.5];
+
+/// Where the calibrated scenario's split-backward factors come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SplitPricing {
+    /// Fitted from the run's halves against its whole backwards ([`SplitFit`]).
+    Fitted,
+    /// PyTorch's measured split ([`PYTORCH_HALF_FACTORS`]): the run split no backward and the
+    /// scenario gave no factor.
+    Runtime,
+    /// The scenario's own (1 where it gives none): the run split backwards it could not set
+    /// against whole ones, or the scenario gave its factors.
+    Scenario,
+}
 
 /// The median of `values` when there are at least [`MIN_PHASE_SAMPLES`] of them.
 fn phase_median(values: Vec<f64>) -> Option<f64> {
@@ -1400,11 +1463,7 @@ fn calibrate_with<E: From<DeriveError>>(
         }),
     };
     let mut calibrated = scaled(scenario, &|layer| fits.of(layer));
-    if let Some(fit) = &split {
-        let hw = calibrated.hardware.get_or_insert_with(Default::default);
-        hw.input_half_factor = Some(fit.input);
-        hw.weight_half_factor = Some(fit.weight);
-    }
+    let split_pricing = price_split(&mut calibrated, split.as_ref(), &steps);
     pass(0.2)?;
     let transfers = transfer_spans(m, alignment, &fit_steps, |k| k == ActionKind::Send);
     // What the scenario models apart in the gaps and transfers, kept from it ([`kept_shares`]).
@@ -1610,6 +1669,7 @@ fn calibrate_with<E: From<DeriveError>>(
         host_launch,
         host,
         split,
+        split_pricing,
         switch,
         memory,
         before: compare(sim, m, alignment, check_step),

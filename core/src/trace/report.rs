@@ -236,9 +236,12 @@ pub struct CompareTraceReport {
     /// it).
     pub split: Option<super::calibrate::SplitFit>,
     /// What the calibrated scenario prices a split backward's input and weight halves at, over
-    /// their shares of the whole backward: `split`'s where fitted, else the scenario's (1 where
-    /// it gives none).
+    /// their shares of the whole backward: `split`'s where fitted, else PyTorch's where the run
+    /// split none and the scenario gives none, else the scenario's (1 where it gives none).
     pub half_factors: [f64; 2],
+    /// Where `half_factors` come from: `fitted`, `runtime` (PyTorch's measured split) or
+    /// `scenario`.
+    pub split_pricing: super::calibrate::SplitPricing,
     /// What an action costs after another stage or phase on its rank.
     pub switch: super::calibrate::SwitchFit,
     /// `(calibrated − measured) / measured` on the fit step: what the fit leaves unexplained.
@@ -443,6 +446,7 @@ impl CompareTraceReport {
                     h.half_factor(crate::vocab::phase::Phase::Weight),
                 ]
             }),
+            split_pricing: c.split_pricing,
             switch: c.switch.clone(),
             fit_residual: c.fit_residual(),
             validation: c.validation(),
@@ -609,8 +613,8 @@ impl CompareTraceReport {
         if let Some(host) = &self.host {
             let _ = writeln!(out, "  fitted host: {}", host_text(host));
         }
-        if let Some(split) = &self.split {
-            let _ = writeln!(out, "  fitted split backward: {}", split_text(split));
+        if let Some(line) = self.split_line() {
+            let _ = writeln!(out, "  {line}");
         }
         self.rank_tables(&mut out);
         out
@@ -770,12 +774,35 @@ impl CompareTraceReport {
         }
     }
 
+    /// What the calibrated scenario prices a split backward at, where the calibration set it:
+    /// `fitted split backward: …` from the run's halves, `split backward: …` at PyTorch's for a
+    /// run that never split (`None` where the scenario's factors stand).
+    pub fn split_line(&self) -> Option<String> {
+        match &self.split {
+            Some(split) => Some(format!("fitted split backward: {}", split_text(split))),
+            None if self.split_pricing == super::calibrate::SplitPricing::Runtime => self
+                .unfitted_split_note()
+                .map(|note| format!("split backward: {note}")),
+            None => None,
+        }
+    }
+
     /// Where the run could not show what its split backward costs: what the what-if prices a
     /// split schedule's halves at instead (`None` where it was fitted).
     pub fn unfitted_split_note(&self) -> Option<String> {
+        use super::calibrate::SplitPricing;
         let [input, weight] = self.half_factors;
-        self.split.is_none().then(|| format!(
-            "a split backward's halves are priced at ×{input:.3} (input) and ×{weight:.3} (weight) of their shares of the whole backward, the scenario's: this run ran no split backward beside whole ones to fit what the runtime's split costs (`hardware.input_half_factor`, `weight_half_factor`; calibrate on a run whose split backwards meet whole ones — PyTorch's zero-bubble runs, whose first stage runs its backward whole — or set them)"
+        let whence = match self.split_pricing {
+            SplitPricing::Fitted => return None,
+            SplitPricing::Runtime => {
+                "PyTorch's split as measured on recorded runs (input ×0.84–0.93, weight ×1.14–1.84): this run split no backward, so it cannot show what its runtime's split costs"
+            }
+            SplitPricing::Scenario => {
+                "the scenario's: this run ran no split backward beside whole ones to fit what the runtime's split costs"
+            }
+        };
+        Some(format!(
+            "a split backward's halves are priced at ×{input:.3} (input) and ×{weight:.3} (weight) of their shares of the whole backward, {whence} (`hardware.input_half_factor`, `weight_half_factor`; calibrate on a run whose split backwards meet whole ones — PyTorch's zero-bubble runs, whose first stage runs its backward whole — or set them)"
         ))
     }
 }
