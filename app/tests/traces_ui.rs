@@ -576,7 +576,7 @@ fn a_run_that_never_split_says_its_split_is_priced_at_pytorchs() {
     press(&mut harness, "Calibrate");
     wait(&mut harness, |s| s.traces.calibrating.is_none());
     harness.run();
-    let note = "a split backward's halves are priced at ×0.900 (input) and ×1.500 (weight) of their shares of the whole backward, PyTorch's split as measured on recorded runs";
+    let note = "a split backward's halves are priced at ×0.900 (input) and ×1.500 (weight) of their shares of the whole backward, PyTorch's split, the traces' runtime taken to be PyTorch's pipelining";
     harness.get_by_label_contains(&format!("split backward: {note}"));
     let report = harness.state().traces.calibration.clone().unwrap();
     assert_eq!(report.half_factors, [0.9, 1.5]);

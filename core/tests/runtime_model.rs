@@ -359,8 +359,9 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
     assert!(mem_median <= 0.02, "{:?}", m.memory_errors);
     assert!(mem_worst <= 0.10, "{:?}", m.memory_errors);
     // The calibrated memory curves against the measured ones over the whole step (the mean
-    // distance over the measured peak: 11.7 % median, 27.7 % worst now: ZB-V rank 1, its weight
-    // halves' transient drawn as one block per half).
+    // distance over the measured peak: 11.6 % median, 25.3 % worst now: ZB-V rank 1; 11.7 %,
+    // 27.7 % while a weight half held its whole transient from its start and a stage's first
+    // held it beside the gradient buffers).
     let shapes: Vec<f64> = m
         .own
         .iter()
@@ -373,8 +374,8 @@ fn one_calibration_predicts_the_other_schedules_within_the_stated_thresholds() {
                 .collect::<Vec<_>>()
         })
         .collect();
-    assert!(median(shapes.clone()) <= 0.16, "{shapes:?}");
-    assert!(shapes.iter().all(|&e| e <= 0.33), "{shapes:?}");
+    assert!(median(shapes.clone()) <= 0.12, "{shapes:?}");
+    assert!(shapes.iter().all(|&e| e <= 0.26), "{shapes:?}");
 }
 
 /// Calibrated on every step of each run (`--fit-step all`): a step's noise averages out, the
@@ -1018,6 +1019,10 @@ fn calibrating_again_keeps_the_split_it_priced() {
     let once = calibrate(&seven("interleaved-zb", "scenario.json"), &first);
     let twice = calibrate(first.to_str().unwrap(), &second);
     std::fs::remove_dir_all(&dir).unwrap();
+    for v in [&once, &twice] {
+        assert_eq!(v["split_pricing"], "fitted");
+        assert_eq!(v["run_split"], true);
+    }
     for half in ["input", "weight"] {
         let (a, b) = (
             once["split"][half].as_f64().unwrap(),
@@ -1027,13 +1032,16 @@ fn calibrating_again_keeps_the_split_it_priced() {
     }
 }
 
-/// A run that never split its backward cannot price the split: the calibration keeps the
-/// scenario's (none: ×1), reports no fit, and the what-if says what its split schedules assume.
+/// A run that never split its backward cannot price the split: where the scenario gives no
+/// factor the calibration takes PyTorch's measured split, says so once in the text (the what-if
+/// table points to it), and the calibrated scenario carries it; calibrated again, the factors
+/// are the scenario's and the text says the run split none.
 #[test]
 fn a_run_without_split_backwards_prices_the_split_at_pytorchs() {
     let v = compare("1f1b", "1f1b", &[]);
     assert_eq!(v["split"], serde_json::Value::Null);
-    assert_eq!(v["split_pricing"], "runtime");
+    assert_eq!(v["split_pricing"], "pytorch_prior");
+    assert_eq!(v["run_split"], false);
     assert_eq!(v["half_factors"], serde_json::json!([0.9, 1.5]));
     let scenario = seven("1f1b", "scenario.json");
     let (r0, r1) = (
@@ -1042,13 +1050,17 @@ fn a_run_without_split_backwards_prices_the_split_at_pytorchs() {
     );
     let (code, text, err) = mpipe(&["compare-trace", "--what-if-all", &scenario, &r0, &r1]);
     assert_eq!(code, 0, "{err}");
-    let note = "a split backward's halves are priced at ×0.900 (input) and ×1.500 (weight) of their shares of the whole backward, PyTorch's split as measured on recorded runs (input ×0.84–0.93, weight ×1.14–1.84): this run split no backward";
+    let note = "a split backward's halves are priced at ×0.900 (input) and ×1.500 (weight) of their shares of the whole backward, PyTorch's split, the traces' runtime taken to be PyTorch's pipelining (recorded runs measured ×0.73–0.93 for the input half, ×1.14–1.96 for the weight half): this run split no backward";
     assert!(
         text.contains(&format!("  split backward: {note}")),
         "{text}"
     );
-    // Under the what-if table too.
-    assert_eq!(text.matches(note).count(), 2, "{text}");
+    assert_eq!(text.matches(note).count(), 1, "{text}");
+    // Under the what-if table, a pointer to it.
+    assert!(
+        text.contains("the split schedules' halves are priced at ×0.900 (input) and ×1.500 (weight), as `split backward:` above says"),
+        "{text}"
+    );
     assert!(!text.contains("fitted split backward"), "{text}");
     // The calibrated scenario carries them, for every what-if made from it.
     let out = std::env::temp_dir().join(format!("mpipe-split-prior-{}.json", std::process::id()));
@@ -1066,6 +1078,46 @@ fn a_run_without_split_backwards_prices_the_split_at_pytorchs() {
     std::fs::remove_file(&out).unwrap();
     assert_eq!(calibrated["hardware"]["input_half_factor"], 0.9);
     assert_eq!(calibrated["hardware"]["weight_half_factor"], 1.5);
+    // Calibrated again on the same run: the factors are now the scenario's, and the text says
+    // the run split none (not that its halves could not be fitted).
+    let again = out.with_extension("again.json");
+    std::fs::write(&again, calibrated.to_string()).unwrap();
+    let (code, text, err) = mpipe(&["compare-trace", again.to_str().unwrap(), &r0, &r1]);
+    let (_, json_again, _) = mpipe(&["compare-trace", "--json", again.to_str().unwrap(), &r0, &r1]);
+    std::fs::remove_file(&again).unwrap();
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("  split backward: a split backward's halves are priced at ×0.900 (input) and ×1.500 (weight) of their shares of the whole backward, the scenario's: this run split no backward, so it cannot show what its runtime's split costs"),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&json_again).unwrap();
+    assert_eq!(v["split_pricing"], "scenario");
+    assert_eq!(v["half_factors"], serde_json::json!([0.9, 1.5]));
+}
+
+/// A run whose halves ran but met too few whole backwards to fit the split (the DualPipeV run's
+/// step 0: its whole backwards are halves of overlapped pairs but a few) keeps the scenario's
+/// factors, not PyTorch's: its layers hold the halves' measured times, which a prior would scale
+/// twice. The text says why.
+#[test]
+fn halves_too_few_to_fit_keep_the_scenarios_split() {
+    let v = compare("dualpipev", "dualpipev", &[]);
+    assert_eq!(v["split"], serde_json::Value::Null);
+    assert_eq!(v["run_split"], true);
+    assert_eq!(v["split_pricing"], "scenario");
+    assert_eq!(v["half_factors"], serde_json::json!([1.0, 1.0]));
+    let scenario = seven("dualpipev", "scenario.json");
+    let (r0, r1) = (
+        seven("dualpipev", "rank0.json.gz"),
+        seven("dualpipev", "rank1.json.gz"),
+    );
+    let (code, text, err) = mpipe(&["compare-trace", "--what-if-all", &scenario, &r0, &r1]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("a split backward's halves are priced at ×1.000 (input) and ×1.000 (weight) of their shares of the whole backward, the scenario's: this run's split backwards met too few whole ones (at least 4 of each) to fit what its runtime's split costs"),
+        "{text}"
+    );
+    assert!(!text.contains("split backward: "), "{text}");
 }
 
 /// A scenario that gives its own split factors keeps them on a run that never split: the
@@ -1098,9 +1150,8 @@ fn a_scenarios_own_split_factors_are_kept_where_the_run_never_split() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        text.contains("a split backward's halves are priced at ×1.000 (input) and ×1.250 (weight) of their shares of the whole backward, the scenario's: this run ran no split backward beside whole ones"),
+        text.contains("  split backward: a split backward's halves are priced at ×1.000 (input) and ×1.250 (weight) of their shares of the whole backward, the scenario's: this run split no backward"),
         "{text}"
     );
-    assert!(!text.contains("  split backward: "), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

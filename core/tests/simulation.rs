@@ -434,6 +434,67 @@ fn a_weight_half_holds_its_stages_weight_gradients_while_it_runs() {
     }
 }
 
+/// How a weight half holds its gradients: made as it runs — half of the transient from its
+/// start, all of it from its middle, to its end (PyTorch's weight half computes one parameter
+/// group's gradients after another and adds them to `.grad` when it ends: measured, two 4.2 MB
+/// steps a half on the seven-schedule runs) — except a stage's first of the step where the
+/// step's gradient buffers are made: its gradients become them (`.grad` assigned, not added
+/// to), so it holds nothing beside them. Exact levels with nothing else held (no activation
+/// bytes, no workspace, no static bytes).
+#[test]
+fn a_weight_half_makes_its_gradients_as_it_runs_and_the_first_assigns_them() {
+    use mpipe::graph::event::Event;
+    use mpipe::vocab::phase::Half;
+    let p = 3;
+    let mut l = layer("l", Role::Backbone, p, TF, TB);
+    l.activation_bytes = Some(0.0);
+    l.param_bytes = Some(1e6);
+    l.workspace_bytes = Some(0.0);
+    let mut s = scenario(vec![l], &[], &[mpipe::schedules::ZB1P], p, 6);
+    s.static_memory_factor = Some(0.0);
+    s.hardware = Some(mpipe::scenario::hardware::Hardware {
+        weight_transient_bytes_per_param_byte: Some(1.0),
+        step_grad_bytes_per_param_byte: Some(1.0),
+        ..Default::default()
+    });
+    let s = sim(&s);
+    let level = |rank: usize, t: f64| {
+        let points = &s.memory[rank].points;
+        points
+            .iter()
+            .take_while(|q| q[0] <= t)
+            .last()
+            .map_or(0.0, |q| q[1])
+    };
+    for rank in 0..p {
+        let mut weights: Vec<(f64, f64)> = s
+            .derivation
+            .order
+            .graph
+            .node_indices()
+            .filter(|&n| {
+                matches!(s.derivation.order.graph.node_weight(n),
+                    Some(&Event::Bwd { rank: r, half: Half::Weight, .. }) if r.index() == rank)
+            })
+            .map(|n| s.timeline.span_of(n).unwrap())
+            .collect();
+        weights.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert_eq!(weights.len(), 6);
+        for (k, &(start, end)) in weights.iter().enumerate() {
+            let (early, late) = (
+                start + (end - start) / 4.0,
+                start + 3.0 * (end - start) / 4.0,
+            );
+            // The gradient buffers (1e6) from the first weight half on; beside them, a later
+            // half's transient: half of it early, all of it late.
+            let (want_early, want_late) = if k == 0 { (1e6, 1e6) } else { (1.5e6, 2e6) };
+            assert_eq!(level(rank, early), want_early, "rank {rank}, half {k}");
+            assert_eq!(level(rank, late), want_late, "rank {rank}, half {k}");
+        }
+        assert_eq!(s.memory[rank].peak_bytes, 2e6);
+    }
+}
+
 /// The first stage's split backward run whole in its weight half (`hardware.first_stage_backward`:
 /// `in_weight`, PyTorch's pipelining, whose first stage has no input gradient to compute): under
 /// ZB1P its input halves take no time and hold nothing, its weight halves take the whole

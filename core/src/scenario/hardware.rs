@@ -37,8 +37,12 @@ pub struct Hardware {
     /// What a weight half holds while it runs (DESIGN.md §3.1, "what `W` keeps"): bytes per
     /// parameter byte of its stage, the weight gradients it computes before it accumulates them
     /// (PyTorch's split backward: about 1); the half's transient is the larger of this and the
-    /// layers' `workspace_bytes` (absent: 0, the workspace alone). `compare-trace` fits it from
-    /// the weight halves' measured transients.
+    /// layers' `workspace_bytes` (absent: 0, the workspace alone). The gradients beyond the
+    /// workspace are made as the half runs: half of them from its start, all from its middle, to
+    /// its end (PyTorch computes one parameter group's after another). A stage's first weight
+    /// half of the step holds none beside the step's gradient buffers where those are made there
+    /// (`step_grad_bytes_per_param_byte`): its gradients become them. `compare-trace` fits it
+    /// from the weight halves' measured transients.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight_transient_bytes_per_param_byte: Option<f64>,
     /// What an input half allocates and holds until its weight half ends (DESIGN.md §3.1, "the

@@ -478,7 +478,8 @@ fn from_total_order_key(key: u64) -> f64 {
 
 /// Gradient buffers of the step (`hardware.step_grad_bytes_per_param_byte`): each stage allocates
 /// its parameters' gradients when its first whole backward or weight half of the step starts
-/// (an input half computes no weight gradient), and holds them until the step ends.
+/// (an input half computes no weight gradient, [`first_gradients`]), and holds them until the
+/// step ends.
 fn step_gradients(
     plan: &Plan,
     order: &Order,
@@ -492,32 +493,40 @@ fn step_gradients(
     if factor <= 0.0 {
         return;
     }
+    let end = timeline.makespan;
+    for (region, (start, n)) in first_gradients(order, timeline, nodes) {
+        let bytes = factor * crate::sim::cost::param_bytes(plan, region, rank);
+        if bytes > 0.0 {
+            list.push(start, bytes, places.start(n));
+            list.push(end.max(start), -bytes, places.after(rank));
+        }
+    }
+}
+
+/// Of each region on a rank (its stream `nodes`), the first whole backward or weight half of
+/// the step — where a stage's gradients zeroed to `None` are made — with its start.
+fn first_gradients(
+    order: &Order,
+    timeline: &Timeline,
+    nodes: &[NodeIndex],
+) -> rustc_hash::FxHashMap<usize, (f64, NodeIndex)> {
     let g = &order.graph;
-    // The first such backward's start, and its place, per region.
-    let mut first: rustc_hash::FxHashMap<usize, (f64, u32)> = rustc_hash::FxHashMap::default();
+    let mut first: rustc_hash::FxHashMap<usize, (f64, NodeIndex)> =
+        rustc_hash::FxHashMap::default();
     for &n in nodes {
         if let Some(&Event::Bwd { region, half, .. }) = g.node_weight(n)
             && half != crate::vocab::phase::Half::Input
             && let Some((start, _)) = timeline.span_of(n)
         {
-            let at = first
-                .entry(region.into())
-                .or_insert((start, places.start(n)));
+            let at = first.entry(region.into()).or_insert((start, n));
             // `min`'s choice, bit for bit (a NaN start is replaced, as `min` replaces it).
             let earliest = at.0.min(start);
             if earliest.to_bits() != at.0.to_bits() {
-                *at = (earliest, places.start(n));
+                *at = (earliest, n);
             }
         }
     }
-    let end = timeline.makespan;
-    for (region, (start, at)) in first {
-        let bytes = factor * crate::sim::cost::param_bytes(plan, region, rank);
-        if bytes > 0.0 {
-            list.push(start, bytes, at);
-            list.push(end.max(start), -bytes, places.after(rank));
-        }
-    }
+    first
 }
 
 /// What the pipeline's last stage keeps of each microbatch's output
@@ -581,7 +590,8 @@ pub fn outputs_kept<'a>(
 
 /// A backward (or either half of one) holds its transient workspace while it runs; a weight half
 /// the larger of that and its stage's weight gradients before they are accumulated
-/// (`hardware.weight_transient_bytes_per_param_byte`).
+/// (`hardware.weight_transient_bytes_per_param_byte`) — but for a stage's first of the step where
+/// the step's gradient buffers are made there ([`step_gradients`]): its gradients become them.
 fn workspaces(
     plan: &Plan,
     order: &Order,
@@ -600,6 +610,19 @@ fn workspaces(
     if !holds(transient) && !plan.layers.iter().any(|l| holds(l.workspace_bytes)) {
         return;
     }
+    // Where the step's gradients are made at a stage's first weight gradient (zeroed to `None`),
+    // that weight half's gradients are the buffers themselves (PyTorch assigns them to `.grad`
+    // rather than adding them to it), which [`step_gradients`] holds: it holds no transient of
+    // them beside.
+    let assigned: Vec<NodeIndex> =
+        if plan.hardware.step_grad_bytes_per_param_byte.unwrap_or(0.0) > 0.0 && holds(transient) {
+            first_gradients(order, timeline, nodes)
+                .into_values()
+                .map(|(_, n)| n)
+                .collect()
+        } else {
+            Vec::new()
+        };
     for &n in nodes {
         let backward = match g.node_weight(n) {
             Some(&Event::Bwd {
@@ -621,15 +644,30 @@ fn workspaces(
             if whole_in_weight && half == Half::Input {
                 continue;
             }
-            let mut bytes = workspace_bytes(plan, region, rank);
-            if half == Half::Weight && !whole_in_weight && transient > 0.0 {
-                bytes = bytes.max(transient * crate::sim::cost::param_bytes(plan, region, rank));
-            }
-            if bytes > 0.0
+            let workspace = workspace_bytes(plan, region, rank);
+            // The weight gradients beyond the workspace, made as the half runs: half of them
+            // from its start, all from its middle, to its end.
+            let gradients = if half == Half::Weight
+                && !whole_in_weight
+                && transient > 0.0
+                && !assigned.contains(&n)
+            {
+                (transient * crate::sim::cost::param_bytes(plan, region, rank) - workspace).max(0.0)
+            } else {
+                0.0
+            };
+            if workspace + gradients > 0.0
                 && let Some((start, end)) = timeline.span_of(n)
             {
-                list.push(start, bytes, places.start(n));
-                list.push(end, -bytes, places.end(n));
+                list.push(start, workspace + gradients / 2.0, places.start(n));
+                if gradients > 0.0 {
+                    list.push(
+                        start + (end - start) / 2.0,
+                        gradients / 2.0,
+                        places.start(n),
+                    );
+                }
+                list.push(end, -(workspace + gradients), places.end(n));
             }
         }
     }

@@ -388,38 +388,26 @@ fn fit_split(
 }
 
 /// Sets the calibrated scenario's split-backward factors: the fitted ones, else PyTorch's where
-/// the run split no backward and the scenario gives no factor (the layers' fits then hold no
-/// half's time the factors would scale twice), else the scenario's.
+/// the run split no backward (`run_split` false: the layers' fits then hold no half's time the
+/// factors would scale twice) and the scenario gives no factor, else the scenario's.
 fn price_split(
     calibrated: &mut Scenario,
     split: Option<&SplitFit>,
-    steps: &[Vec<(usize, Vec<StepAction>)>],
+    run_split: bool,
 ) -> SplitPricing {
     let given = calibrated
         .hardware
         .as_ref()
         .is_some_and(|h| h.half_factor_fields().iter().any(|(_, f)| f.is_some()));
-    let split_ran = || {
-        steps.iter().flatten().any(|(_, actions)| {
-            actions.iter().any(|a| {
-                a.action
-                    .is_some_and(|x| matches!(x.phase, Phase::Input | Phase::Weight))
-            })
-        })
-    };
-    let [input, weight] = match split {
-        Some(fit) => [fit.input, fit.weight],
-        None if !given && !split_ran() => PYTORCH_HALF_FACTORS,
+    let ([input, weight], pricing) = match split {
+        Some(fit) => ([fit.input, fit.weight], SplitPricing::Fitted),
+        None if !given && !run_split => (PYTORCH_HALF_FACTORS, SplitPricing::PytorchPrior),
         None => return SplitPricing::Scenario,
     };
     let hw = calibrated.hardware.get_or_insert_with(Default::default);
     hw.input_half_factor = Some(input);
     hw.weight_half_factor = Some(weight);
-    if split.is_some() {
-        SplitPricing::Fitted
-    } else {
-        SplitPricing::Runtime
-    }
+    pricing
 }
 
 /// [`HostFit`] of the fitted steps; `None` where no action was timed by its kernels (a CPU run:
@@ -640,6 +628,9 @@ pub struct Calibration {
     pub split: Option<SplitFit>,
     /// Where the calibrated scenario's split-backward factors come from.
     pub split_pricing: SplitPricing,
+    /// Whether the fitted steps split a backward (beyond the first stage's run whole in its
+    /// weight half).
+    pub run_split: bool,
     pub switch: SwitchFit,
     /// Per rank, the memory measured on the fit step (ranks with `[memory]` events).
     pub memory: Vec<MemoryFit>,
@@ -864,13 +855,18 @@ pub const PYTORCH_OUTPUT_HELD_SHARE: f64 = 1.0;
 /// input half ×0.9 and a weight half ×1.5 of its share of the whole backward. Its code makes the
 /// split dearer than the whole — `stage_backward_input` walks the autograd graph in Python to
 /// group the parameters and runs autograd with `retain_graph=True`, `stage_backward_weight` runs
-/// autograd again once per parameter group, later, on operands no longer in cache — and four
-/// recorded runs measured it: input ×0.84–0.93 (median 0.90), weight ×1.14–1.84 (median 1.54;
-/// CPU interleaved zero bubble, ZB-V and DualPipeV, GPU ZB-V). A run that never split its
-/// backward cannot show it: its calibration takes these (rounded medians) unless the scenario
-/// gives its own, so a split schedule's what-if pays the split the runtime charges rather than
-/// none; the report says so ([`SplitPricing::Runtime`]).
+/// autograd again once per parameter group, later, on operands no longer in cache — and the
+/// recorded runs measure it ([`PYTORCH_HALF_FACTORS_MEASURED`]); these are the rounded medians of
+/// the seven-schedule and GPU runs' (input 0.84, 0.90, 0.93, 0.90; weight 1.84, 1.68, 1.14,
+/// 1.39). A run that splits no backward cannot show it: its calibration takes these unless the
+/// scenario gives its own, so a split schedule's what-if pays the split the runtime charges
+/// rather than none; the report says so ([`SplitPricing::PytorchPrior`]).
 pub const PYTORCH_HALF_FACTORS: [f64; 2] = [0.9, 1.5];
+
+/// The lowest and highest of [`PYTORCH_HALF_FACTORS`] measured, input then weight, each run
+/// fitted on every step: the interleaved zero-bubble, ZB-V and DualPipeV runs on CPU, the GPU's
+/// ZB-V run and the older diagnosis ZB-V run (×0.73/×1.96; with it the medians are ×0.9/×1.7).
+pub const PYTORCH_HALF_FACTORS_MEASURED: [[f64; 2]; 2] = [[0.73, 0.93], [1.14, 1.96]];
 
 /// Where the calibrated scenario's split-backward factors come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -878,11 +874,11 @@ pub const PYTORCH_HALF_FACTORS: [f64; 2] = [0.9, 1.5];
 pub enum SplitPricing {
     /// Fitted from the run's halves against its whole backwards ([`SplitFit`]).
     Fitted,
-    /// PyTorch's measured split ([`PYTORCH_HALF_FACTORS`]): the run split no backward and the
-    /// scenario gave no factor.
-    Runtime,
-    /// The scenario's own (1 where it gives none): the run split backwards it could not set
-    /// against whole ones, or the scenario gave its factors.
+    /// PyTorch's measured split ([`PYTORCH_HALF_FACTORS`]), the traces taken to be PyTorch's
+    /// pipelining: the run split no backward and the scenario gave no factor.
+    PytorchPrior,
+    /// The scenario's own (1 where it gives none): the scenario gives a factor, or the run's
+    /// split backwards met too few whole ones to fit them.
     Scenario,
 }
 
@@ -1463,7 +1459,12 @@ fn calibrate_with<E: From<DeriveError>>(
         }),
     };
     let mut calibrated = scaled(scenario, &|layer| fits.of(layer));
-    let split_pricing = price_split(&mut calibrated, split.as_ref(), &steps);
+    // Halves measured as halves (the first stage's run whole in its weight half are whole
+    // backwards' samples).
+    let run_split = net_by_stage
+        .keys()
+        .any(|&(_, phase)| matches!(phase, "I" | "W"));
+    let split_pricing = price_split(&mut calibrated, split.as_ref(), run_split);
     pass(0.2)?;
     let transfers = transfer_spans(m, alignment, &fit_steps, |k| k == ActionKind::Send);
     // What the scenario models apart in the gaps and transfers, kept from it ([`kept_shares`]).
@@ -1670,6 +1671,7 @@ fn calibrate_with<E: From<DeriveError>>(
         host,
         split,
         split_pricing,
+        run_split,
         switch,
         memory,
         before: compare(sim, m, alignment, check_step),

@@ -239,9 +239,12 @@ pub struct CompareTraceReport {
     /// their shares of the whole backward: `split`'s where fitted, else PyTorch's where the run
     /// split none and the scenario gives none, else the scenario's (1 where it gives none).
     pub half_factors: [f64; 2],
-    /// Where `half_factors` come from: `fitted`, `runtime` (PyTorch's measured split) or
-    /// `scenario`.
+    /// Where `half_factors` come from: `fitted`, `pytorch_prior` (PyTorch's measured split, for
+    /// a run that split none) or `scenario`.
     pub split_pricing: super::calibrate::SplitPricing,
+    /// Whether the fitted steps split a backward (beyond the first stage's run whole in its
+    /// weight half).
+    pub run_split: bool,
     /// What an action costs after another stage or phase on its rank.
     pub switch: super::calibrate::SwitchFit,
     /// `(calibrated − measured) / measured` on the fit step: what the fit leaves unexplained.
@@ -447,6 +450,7 @@ impl CompareTraceReport {
                 ]
             }),
             split_pricing: c.split_pricing,
+            run_split: c.run_split,
             switch: c.switch.clone(),
             fit_residual: c.fit_residual(),
             validation: c.validation(),
@@ -769,18 +773,26 @@ impl CompareTraceReport {
                 if p.ran { "  ← ran" } else { "" },
             );
         }
-        if let Some(note) = self.unfitted_split_note() {
+        // Said once: where the report's `split backward:` line said it above, a pointer to it.
+        if self.split.is_none() && self.split_line().is_some() {
+            let [input, weight] = self.half_factors;
+            let _ = writeln!(
+                out,
+                "the split schedules' halves are priced at ×{input:.3} (input) and ×{weight:.3} (weight), as `split backward:` above says"
+            );
+        } else if let Some(note) = self.unfitted_split_note() {
             let _ = writeln!(out, "{note}");
         }
     }
 
-    /// What the calibrated scenario prices a split backward at, where the calibration set it:
-    /// `fitted split backward: …` from the run's halves, `split backward: …` at PyTorch's for a
-    /// run that never split (`None` where the scenario's factors stand).
+    /// What the calibrated scenario prices a split backward at, where the run cannot show its
+    /// own: `fitted split backward: …` from the run's halves, `split backward: …` for a run that
+    /// split none ([`Self::unfitted_split_note`]); `None` for a run whose halves could not be
+    /// fitted (the what-if says it).
     pub fn split_line(&self) -> Option<String> {
         match &self.split {
             Some(split) => Some(format!("fitted split backward: {}", split_text(split))),
-            None if self.split_pricing == super::calibrate::SplitPricing::Runtime => self
+            None if !self.run_split => self
                 .unfitted_split_note()
                 .map(|note| format!("split backward: {note}")),
             None => None,
@@ -790,16 +802,21 @@ impl CompareTraceReport {
     /// Where the run could not show what its split backward costs: what the what-if prices a
     /// split schedule's halves at instead (`None` where it was fitted).
     pub fn unfitted_split_note(&self) -> Option<String> {
-        use super::calibrate::SplitPricing;
+        use super::calibrate::{PYTORCH_HALF_FACTORS_MEASURED, SplitPricing};
         let [input, weight] = self.half_factors;
-        let whence = match self.split_pricing {
-            SplitPricing::Fitted => return None,
-            SplitPricing::Runtime => {
-                "PyTorch's split as measured on recorded runs (input ×0.84–0.93, weight ×1.14–1.84): this run split no backward, so it cannot show what its runtime's split costs"
-            }
-            SplitPricing::Scenario => {
-                "the scenario's: this run ran no split backward beside whole ones to fit what the runtime's split costs"
-            }
+        let [[input_low, input_high], [weight_low, weight_high]] = PYTORCH_HALF_FACTORS_MEASURED;
+        let none_split =
+            "this run split no backward, so it cannot show what its runtime's split costs";
+        let whence = match (self.split_pricing, self.run_split) {
+            (SplitPricing::Fitted, _) => return None,
+            (SplitPricing::PytorchPrior, _) => format!(
+                "PyTorch's split, the traces' runtime taken to be PyTorch's pipelining (recorded runs measured ×{input_low:.2}–{input_high:.2} for the input half, ×{weight_low:.2}–{weight_high:.2} for the weight half): {none_split}"
+            ),
+            (SplitPricing::Scenario, false) => format!("the scenario's: {none_split}"),
+            (SplitPricing::Scenario, true) => format!(
+                "the scenario's: this run's split backwards met too few whole ones (at least {} of each) to fit what its runtime's split costs",
+                super::calibrate::MIN_PHASE_SAMPLES
+            ),
         };
         Some(format!(
             "a split backward's halves are priced at ×{input:.3} (input) and ×{weight:.3} (weight) of their shares of the whole backward, {whence} (`hardware.input_half_factor`, `weight_half_factor`; calibrate on a run whose split backwards meet whole ones — PyTorch's zero-bubble runs, whose first stage runs its backward whole — or set them)"
