@@ -543,6 +543,7 @@ fn one_click_ranks_every_schedule_beside_the_measured_run() {
             ran: Some("⟨zbv, zbv⟩"),
             basis: mpipe::trace::whatif::MemoryBasis::Dynamic,
             jitter: Some(&report.jitter),
+            split_range: report.split_range(),
         },
         Default::default(),
     );
@@ -584,6 +585,25 @@ fn a_run_that_never_split_says_its_split_is_priced_at_pytorchs() {
     wait(&mut harness, |s| s.traces.ranking.is_none());
     harness.run();
     assert_eq!(harness.query_all_by_label_contains(note).count(), 2);
+    // Each split schedule's range over the split's measured costs, drawn under its bar and
+    // named in the chart's legend; the CLI's figures.
+    let ranked = harness
+        .state()
+        .traces
+        .calibration
+        .clone()
+        .unwrap()
+        .what_if_all;
+    assert!(ranked.iter().any(|p| p.split_range_s.is_some()));
+    assert!(
+        ranked
+            .iter()
+            .filter(|p| p.schedule == "⟨gpipe⟩" || p.schedule == "⟨1f1b⟩")
+            .all(|p| p.split_range_s.is_none())
+    );
+    harness.get_by_label_contains(
+        "violet line under a bar: its step with the split priced at the low and the high end of what recorded runs measured",
+    );
 }
 
 #[test]

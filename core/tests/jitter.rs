@@ -157,6 +157,7 @@ fn the_what_if_over_every_schedule_runs_a_candidate_a_step() {
         ran: Some("⟨1f1b⟩"),
         basis: MemoryBasis::Total,
         jitter: Some(&jitter),
+        split_range: None,
     };
     let whole = what_if_all(&s, &s, &run, Default::default());
     assert!(whole.len() > 5, "{}", whole.len());

@@ -1095,6 +1095,75 @@ fn a_run_without_split_backwards_prices_the_split_at_pytorchs() {
     assert_eq!(v["half_factors"], serde_json::json!([0.9, 1.5]));
 }
 
+/// Where the run could not show what its split costs, the what-if prices each split schedule at
+/// the low and the high end of what recorded runs measured too: its step's range brackets the
+/// step at the prior, widens with the weight half's share of the step, and is absent from the
+/// schedules that never split — and from every schedule where the run fitted its split.
+#[test]
+fn the_what_if_gives_a_split_schedules_range_where_the_run_never_split() {
+    let v = compare("gpipe", "gpipe", &["--what-if-all", "--fit-step", "all"]);
+    let ranked = v["what_if_all"].as_array().unwrap();
+    let (mut split, mut whole) = (0, 0);
+    for p in ranked {
+        let schedule = p["schedule"].as_str().unwrap();
+        let splits = [
+            "zb1p",
+            "zbv",
+            "dualpipev",
+            "zb2p",
+            "vhalf",
+            "vmin",
+            "zb_auto",
+            "dualpipe",
+        ]
+        .iter()
+        .any(|s| schedule.contains(s));
+        match p["split_range_s"].as_array() {
+            Some(range) => {
+                let (low, high) = (range[0].as_f64().unwrap(), range[1].as_f64().unwrap());
+                let step = p["step_s"].as_f64().unwrap();
+                assert!(splits, "{schedule}");
+                // (Each end is scaled to the step's footing: equal to it within rounding.)
+                let eps = step * 1e-12;
+                assert!(
+                    low <= step + eps && step <= high + eps,
+                    "{schedule}: {low} {step} {high}"
+                );
+                // DualPipe over two ranks: its step does not move with the split's costs here.
+                assert!(low < high || schedule == "⟨dualpipe⟩", "{schedule}");
+                split += 1;
+            }
+            None => {
+                assert!(!splits, "{schedule}");
+                whole += 1;
+            }
+        }
+    }
+    assert!(split >= 3 && whole >= 4, "{split} {whole}");
+    let scenario = seven("gpipe", "scenario.json");
+    let (r0, r1) = (
+        seven("gpipe", "rank0.json.gz"),
+        seven("gpipe", "rank1.json.gz"),
+    );
+    let (code, text, err) = mpipe(&["compare-trace", "--what-if-all", &scenario, &r0, &r1]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains(
+            " with the split priced at the low and the high end of what recorded runs measured)"
+        ),
+        "{text}"
+    );
+    // A run that fitted its split: no range.
+    let v = compare("interleaved-zb", "interleaved-zb", &["--what-if-all"]);
+    assert!(
+        v["what_if_all"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["split_range_s"].is_null())
+    );
+}
+
 /// A run whose halves ran but met too few whole backwards to fit the split (the DualPipeV run's
 /// step 0: its whole backwards are halves of overlapped pairs but a few) keeps the scenario's
 /// factors, not PyTorch's: its layers hold the halves' measured times, which a prior would scale

@@ -14,10 +14,12 @@ use mpipe::vocab::units::{kib, ms};
 const BAR: Color32 = Color32::from_rgb(0x4C, 0x8E, 0xD9);
 const RAN: Color32 = Color32::from_rgb(0x3F, 0xB9, 0x6E);
 const MEASURED: Color32 = Color32::from_rgb(0xF0, 0xA0, 0x30);
+/// The range of a split schedule's step over the split's measured costs.
+const SPLIT: Color32 = Color32::from_rgb(0xB0, 0x7C, 0xE0);
 const ROW: f32 = 18.0;
 const LABEL: f32 = 230.0;
 /// Room right of the bars for the row's figures.
-const TEXT: f32 = 400.0;
+const TEXT: f32 = 410.0;
 
 /// The button (with progress and Cancel while it runs) and the ranked chart once it ran.
 pub fn what_if_ui(
@@ -95,7 +97,7 @@ fn ranked_chart(ui: &mut egui::Ui, report: &CompareTraceReport, current: bool) {
         .map_or(MemoryBasis::Dynamic, |p| p.basis);
     ui.label(
         RichText::new(format!(
-            "What-if for {} with the costs {}: every schedule that fits the model, fastest first{} (green: the one that ran; amber line: the run's measured median step{}); memory peaks in {} bytes",
+            "What-if for {} with the costs {}: every schedule that fits the model, fastest first{} (green: the one that ran; amber line: the run's measured median step{}{}); memory peaks in {} bytes",
             report.scenario,
             report.fitted_on(),
             if predictions.iter().any(|p| p.expected.is_some()) {
@@ -104,13 +106,21 @@ fn ranked_chart(ui: &mut egui::Ui, report: &CompareTraceReport, current: bool) {
                 ""
             },
             median.map_or(String::new(), |m| format!(", {}", ms(m))),
+            if predictions.iter().any(|p| p.split_range_s.is_some()) {
+                "; violet line under a bar: its step with the split priced at the low and the high end of what recorded runs measured"
+            } else {
+                ""
+            },
             basis.short()
         ))
         .small(),
     );
     let longest = predictions
         .iter()
-        .map(|p| p.expected.map_or(p.step_s, |e| e.high_s.max(p.step_s)))
+        .map(|p| {
+            let high = p.split_range_s.map_or(p.step_s, |[_, h]| h.max(p.step_s));
+            p.expected.map_or(high, |e| e.high_s.max(high))
+        })
         .chain(median)
         .fold(0.0, f64::max)
         .max(f64::MIN_POSITIVE);
@@ -159,6 +169,14 @@ fn ranked_chart(ui: &mut egui::Ui, report: &CompareTraceReport, current: bool) {
                 painter.line_segment([egui::pos2(x, y - 3.0), egui::pos2(x, y + 3.0)], whisker);
             }
         }
+        // The split schedules' steps over the split's measured costs: a line under the bar.
+        if let Some([low, high]) = p.split_range_s {
+            let under = top + ROW - 2.0;
+            painter.line_segment(
+                [egui::pos2(x_of(low), under), egui::pos2(x_of(high), under)],
+                Stroke::new(2.0, SPLIT.gamma_multiply(if current { 1.0 } else { 0.35 })),
+            );
+        }
         painter.text(
             egui::pos2(bars.1 + 6.0, y),
             Align2::LEFT_CENTER,
@@ -180,12 +198,19 @@ fn ranked_chart(ui: &mut egui::Ui, report: &CompareTraceReport, current: bool) {
     }
 }
 
-/// `123.4 ms  +5.2%  peak 1.2 MiB / 1.1 MiB`, and what is beyond capacity.
+/// `123.4 ms  +5.2%  peak 1.2 MiB / 1.1 MiB`, with a split schedule's range over the split's
+/// measured costs (`(120.1–130.2 ms)`) where the run could not show its own, and what is
+/// beyond capacity.
 fn row_text(p: &Prediction, fastest: f64) -> String {
     let peaks: Vec<String> = p.peak_bytes.iter().map(|&b| kib(b)).collect();
     format!(
-        "{}  {:+.1}%  peak {}{}{}",
+        "{}{}  {:+.1}%  peak {}{}{}",
         ms(p.step_s),
+        p.split_range_s.map_or(String::new(), |[low, high]| format!(
+            " ({:.1}–{:.1} ms)",
+            low * 1e3,
+            high * 1e3
+        )),
         if fastest > 0.0 {
             100.0 * (p.step_s - fastest) / fastest
         } else {

@@ -517,6 +517,7 @@ impl Traces {
             ran: ran.as_deref(),
             basis,
             jitter: Some(&jitter),
+            split_range: report.split_range(),
         };
         // A candidate a step: the web build draws its progress and hears Cancel between them.
         let mut steps = WhatIfSteps::new(calibrated, calibrated, &run, Default::default());

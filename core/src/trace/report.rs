@@ -772,6 +772,15 @@ impl CompareTraceReport {
                 },
                 if p.ran { "  ← ran" } else { "" },
             );
+            if let Some([low, high]) = p.split_range_s {
+                let _ = writeln!(
+                    out,
+                    "{:44}({} to {} with the split priced at the low and the high end of what recorded runs measured)",
+                    "",
+                    ms(low),
+                    ms(high)
+                );
+            }
         }
         // Said once: where the report's `split backward:` line said it above, a pointer to it.
         if self.split.is_none() && self.split_line().is_some() {
@@ -783,6 +792,17 @@ impl CompareTraceReport {
         } else if let Some(note) = self.unfitted_split_note() {
             let _ = writeln!(out, "{note}");
         }
+    }
+
+    /// Where the run could not show what its split backward costs (it split none): the split's
+    /// factors (`[input, weight]`) at the low and the high end of what recorded PyTorch runs
+    /// measured ([`super::calibrate::PYTORCH_HALF_FACTORS_MEASURED`]), for the what-if to price
+    /// each split schedule at both; `None` where the run showed it.
+    pub fn split_range(&self) -> Option<[[f64; 2]; 2]> {
+        let [[input_low, input_high], [weight_low, weight_high]] =
+            super::calibrate::PYTORCH_HALF_FACTORS_MEASURED;
+        (self.split.is_none() && !self.run_split)
+            .then_some([[input_low, weight_low], [input_high, weight_high]])
     }
 
     /// What the calibrated scenario prices a split backward at, where the run cannot show its

@@ -393,6 +393,11 @@ pub struct Prediction {
     pub over_capacity: bool,
     /// The schedule that ran (identified from the trace's orders).
     pub ran: bool,
+    /// Where the run could not show what its split backward costs and this schedule splits it:
+    /// its step with the split priced at the low and the high end of what recorded runs
+    /// measured ([`RunShape::split_range`]), on `step_s`'s footing (the simulated steps' ratio
+    /// to this one's simulated step, times `step_s`).
+    pub split_range_s: Option<[f64; 2]>,
 }
 
 /// The stages per rank a what-if tries: the run's own, and every count up to
@@ -435,6 +440,11 @@ pub struct RunShape<'a> {
     pub basis: MemoryBasis,
     /// How the run's costs varied: each candidate is ranked by its expected step under it.
     pub jitter: Option<&'a crate::sim::jitter::Jitter>,
+    /// Where the run could not show what its split backward costs: the split's factors
+    /// (`[input, weight]`) at the low and the high end of what recorded runs measured, each
+    /// splitting candidate simulated at both too ([`Prediction::split_range_s`];
+    /// [`super::report::CompareTraceReport::split_range`]).
+    pub split_range: Option<[[f64; 2]; 2]>,
 }
 
 /// [`what_if_all`] that calls `keep_going` with the fraction done (of the candidates tried) and
@@ -463,6 +473,7 @@ pub struct WhatIfSteps {
     ran: Option<String>,
     basis: MemoryBasis,
     jitter: Option<crate::sim::jitter::Jitter>,
+    split_range: Option<[[f64; 2]; 2]>,
     options: SimOptions,
     /// Over each count of stages per rank tried.
     walk: CandidateWalk,
@@ -490,6 +501,7 @@ impl WhatIfSteps {
             ran: run.ran.map(str::to_string),
             basis: run.basis,
             jitter: run.jitter.cloned(),
+            split_range: run.split_range,
             options,
             walk: CandidateWalk::new(cuts),
             out: Vec::new(),
@@ -533,19 +545,58 @@ impl WhatIfSteps {
                 return Stepped::Cancelled;
             }
             let schedule = schedule_to_string(&candidate.schedule);
+            let step_s = expected.map_or(sim.makespan_s, |e| e.median_s);
+            let split_range_s =
+                self.split_range
+                    .filter(|_| splits_backward(&sim))
+                    .and_then(|[low, high]| {
+                        let at = |factors| split_priced_at(&fitted, factors, self.options);
+                        let scale = (sim.makespan_s > 0.0).then(|| step_s / sim.makespan_s)?;
+                        Some([at(low)? * scale, at(high)? * scale])
+                    });
             self.out.push(Prediction {
                 ran: self.ran.as_deref() == Some(schedule.as_str()) && v == self.chunks,
                 schedule,
                 chunks: v,
-                step_s: expected.map_or(sim.makespan_s, |e| e.median_s),
+                step_s,
                 simulated_s: sim.makespan_s,
                 expected,
                 bubble_fraction: sim.bubble_fraction,
                 peak_bytes: sim.memory.iter().map(|m| self.basis.peak(m)).collect(),
                 basis: self.basis,
                 over_capacity: sim.memory.iter().any(|m| m.over_capacity),
+                split_range_s,
             });
             return Stepped::Again;
         }
     }
+}
+
+/// Whether a simulation's order runs a split backward's halves.
+fn splits_backward(sim: &crate::sim::run::Simulation) -> bool {
+    use crate::vocab::phase::Half;
+    sim.derivation.order.graph.node_weights().any(|e| {
+        matches!(
+            e,
+            crate::graph::event::Event::Bwd {
+                half: Half::Input | Half::Weight,
+                ..
+            }
+        )
+    })
+}
+
+/// The simulated step of `fitted` with its split's factors at `[input, weight]`.
+fn split_priced_at(
+    fitted: &Scenario,
+    [input, weight]: [f64; 2],
+    options: SimOptions,
+) -> Option<f64> {
+    let mut priced = fitted.clone();
+    let hw = priced.hardware.get_or_insert_with(Default::default);
+    hw.input_half_factor = Some(input);
+    hw.weight_half_factor = Some(weight);
+    simulate_scenario(&priced, options)
+        .ok()
+        .map(|s| s.makespan_s)
 }

@@ -180,6 +180,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 ran: ran.as_deref(),
                 basis: report.memory_basis,
                 jitter: Some(&calibration.jitter),
+                split_range: report.split_range(),
             },
             sim.options(),
         );
