@@ -586,7 +586,7 @@ fn a_run_that_never_split_says_its_split_is_priced_at_pytorchs() {
     harness.run();
     assert_eq!(harness.query_all_by_label_contains(note).count(), 2);
     // Each split schedule's range over the split's measured costs, drawn under its bar and
-    // named in the chart's legend; the CLI's figures.
+    // named in the chart's legend; none for a schedule that splits no backward.
     let ranked = harness
         .state()
         .traces
@@ -594,13 +594,11 @@ fn a_run_that_never_split_says_its_split_is_priced_at_pytorchs() {
         .clone()
         .unwrap()
         .what_if_all;
-    assert!(ranked.iter().any(|p| p.split_range_s.is_some()));
-    assert!(
-        ranked
-            .iter()
-            .filter(|p| p.schedule == "⟨gpipe⟩" || p.schedule == "⟨1f1b⟩")
-            .all(|p| p.split_range_s.is_none())
-    );
+    let of = |schedule: &str| ranked.iter().find(|p| p.schedule == schedule).unwrap();
+    let zbv = of("⟨zbv, zbv⟩");
+    let [low, high] = zbv.split_range_s.unwrap();
+    assert!(low < zbv.step_s && zbv.step_s < high);
+    assert!(of("⟨gpipe⟩").split_range_s.is_none() && of("⟨1f1b⟩").split_range_s.is_none());
     harness.get_by_label_contains(
         "violet line under a bar: its step with the split priced at the low and the high end of what recorded runs measured",
     );

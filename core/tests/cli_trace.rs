@@ -747,6 +747,20 @@ fn costs_fitted_on_the_gpipe_run_predict_the_interleaved_and_zero_bubble_runs() 
         let error = (predicted - measured) / measured;
         assert!(error.abs() < 0.20, "{other}: {predicted} vs {measured}");
         assert!((error - want).abs() < 1e-4, "{other}: {error}");
+        // The GPipe run split no backward: ZB-V's step is also given over the split's measured
+        // range (its own run, 164.8 ms, inside it); interleaved 1F1B splits none.
+        match other {
+            "zbv" => {
+                let range = v["what_if"]["split_range_s"].as_array().unwrap();
+                let (low, high) = (range[0].as_f64().unwrap(), range[1].as_f64().unwrap());
+                let step = v["what_if"]["expected"]["median_s"]
+                    .as_f64()
+                    .unwrap_or(predicted);
+                assert!(low < step && step < high, "{low} {step} {high}");
+                assert!(low < measured && measured < high, "{low} {measured} {high}");
+            }
+            _ => assert!(v["what_if"]["split_range_s"].is_null()),
+        }
     }
     // A model of another size is refused, with the file named.
     let dir = std::env::temp_dir().join(format!("mpipe-what-if-{}", std::process::id()));

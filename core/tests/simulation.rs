@@ -397,9 +397,9 @@ fn a_cancellable_simulation_reports_progress_and_stops_when_told() {
     assert_eq!(asked, 3);
 }
 
-/// What a weight half holds (`hardware.weight_transient_bytes_per_param_byte`): while each weight
-/// half runs, its stage's parameter bytes times the factor (the larger of that and the
-/// workspace); a whole backward does not hold it. With activations of one byte and no other
+/// What a weight half holds (`hardware.weight_transient_bytes_per_param_byte`): at most, its
+/// stage's parameter bytes times the factor (the larger of that and the workspace; how it
+/// builds up within the half is the next test's); a whole backward does not hold it. With activations of one byte and no other
 /// memory, each rank's peak is exactly the transient (plus the few activation bytes held then,
 /// at most `P`), and it is gone with the factor at 0 or under 1F1B.
 #[test]
@@ -446,53 +446,74 @@ fn a_weight_half_makes_its_gradients_as_it_runs_and_the_first_assigns_them() {
     use mpipe::graph::event::Event;
     use mpipe::vocab::phase::Half;
     let p = 3;
-    let mut l = layer("l", Role::Backbone, p, TF, TB);
-    l.activation_bytes = Some(0.0);
-    l.param_bytes = Some(1e6);
-    l.workspace_bytes = Some(0.0);
-    let mut s = scenario(vec![l], &[], &[mpipe::schedules::ZB1P], p, 6);
-    s.static_memory_factor = Some(0.0);
-    s.hardware = Some(mpipe::scenario::hardware::Hardware {
-        weight_transient_bytes_per_param_byte: Some(1.0),
-        step_grad_bytes_per_param_byte: Some(1.0),
-        ..Default::default()
-    });
-    let s = sim(&s);
-    let level = |rank: usize, t: f64| {
-        let points = &s.memory[rank].points;
-        points
-            .iter()
-            .take_while(|q| q[0] <= t)
-            .last()
-            .map_or(0.0, |q| q[1])
-    };
-    for rank in 0..p {
-        let mut weights: Vec<(f64, f64)> = s
-            .derivation
-            .order
-            .graph
-            .node_indices()
-            .filter(|&n| {
-                matches!(s.derivation.order.graph.node_weight(n),
-                    Some(&Event::Bwd { rank: r, half: Half::Weight, .. }) if r.index() == rank)
-            })
-            .map(|n| s.timeline.span_of(n).unwrap())
-            .collect();
-        weights.sort_by(|a, b| a.0.total_cmp(&b.0));
-        assert_eq!(weights.len(), 6);
-        for (k, &(start, end)) in weights.iter().enumerate() {
-            let (early, late) = (
-                start + (end - start) / 4.0,
-                start + 3.0 * (end - start) / 4.0,
-            );
-            // The gradient buffers (1e6) from the first weight half on; beside them, a later
-            // half's transient: half of it early, all of it late.
-            let (want_early, want_late) = if k == 0 { (1e6, 1e6) } else { (1.5e6, 2e6) };
-            assert_eq!(level(rank, early), want_early, "rank {rank}, half {k}");
-            assert_eq!(level(rank, late), want_late, "rank {rank}, half {k}");
+    // (step gradient buffers per parameter byte, workspace bytes) → each rank's levels a quarter
+    // and three quarters into its first and its later weight halves.
+    let check = |buffers: f64, workspace: f64, first: (f64, f64), later: (f64, f64)| {
+        let mut l = layer("l", Role::Backbone, p, TF, TB);
+        l.activation_bytes = Some(0.0);
+        l.param_bytes = Some(1e6);
+        l.workspace_bytes = Some(workspace);
+        let mut s = scenario(vec![l], &[], &[mpipe::schedules::ZB1P], p, 6);
+        s.static_memory_factor = Some(0.0);
+        s.hardware = Some(mpipe::scenario::hardware::Hardware {
+            weight_transient_bytes_per_param_byte: Some(1.0),
+            step_grad_bytes_per_param_byte: Some(buffers),
+            ..Default::default()
+        });
+        let s = sim(&s);
+        let level = |rank: usize, t: f64| {
+            let points = &s.memory[rank].points;
+            points
+                .iter()
+                .take_while(|q| q[0] <= t)
+                .last()
+                .map_or(0.0, |q| q[1])
+        };
+        for rank in 0..p {
+            let mut weights: Vec<(f64, f64)> = s
+                .derivation
+                .order
+                .graph
+                .node_indices()
+                .filter(|&n| {
+                    matches!(s.derivation.order.graph.node_weight(n),
+                        Some(&Event::Bwd { rank: r, half: Half::Weight, .. }) if r.index() == rank)
+                })
+                .map(|n| s.timeline.span_of(n).unwrap())
+                .collect();
+            weights.sort_by(|a, b| a.0.total_cmp(&b.0));
+            assert_eq!(weights.len(), 6);
+            // Without a workspace nothing is held before the first weight half (no
+            // activations; an input half holds its workspace).
+            if workspace == 0.0 {
+                assert_eq!(level(rank, weights[0].0 - 1e-9), 0.0, "rank {rank}");
+            }
+            for (k, &(start, end)) in weights.iter().enumerate() {
+                let (early, late) = (
+                    start + (end - start) / 4.0,
+                    start + 3.0 * (end - start) / 4.0,
+                );
+                let want = if k == 0 { first } else { later };
+                assert_eq!(
+                    (level(rank, early), level(rank, late)),
+                    want,
+                    "rank {rank}, half {k}, buffers {buffers}, workspace {workspace}"
+                );
+            }
         }
-        assert_eq!(s.memory[rank].peak_bytes, 2e6);
-    }
+    };
+    // Buffers of 1e6: the first half's gradients are them; a later half holds half its
+    // transient early, all of it late, beside them.
+    check(1.0, 0.0, (1e6, 1e6), (1.5e6, 2e6));
+    // Buffers of half the parameters and a workspace of 2e5: the first half holds the workspace
+    // and what its gradients exceed the buffers by (3e5 beyond the workspace, half of it early);
+    // a later one the workspace and the rest of its 1e6 (8e5), half early.
+    check(
+        0.5,
+        2e5,
+        (0.5e6 + 2e5 + 1.5e5, 0.5e6 + 2e5 + 3e5),
+        (0.5e6 + 2e5 + 4e5, 1.5e6),
+    );
 }
 
 /// The first stage's split backward run whole in its weight half (`hardware.first_stage_backward`:

@@ -107,9 +107,12 @@ fn ranked_chart(ui: &mut egui::Ui, report: &CompareTraceReport, current: bool) {
             },
             median.map_or(String::new(), |m| format!(", {}", ms(m))),
             if predictions.iter().any(|p| p.split_range_s.is_some()) {
-                "; violet line under a bar: its step with the split priced at the low and the high end of what recorded runs measured"
+                format!(
+                    "; violet line under a bar: its step {}",
+                    mpipe::trace::whatif::SPLIT_RANGE_TEXT
+                )
             } else {
-                ""
+                String::new()
             },
             basis.short()
         ))

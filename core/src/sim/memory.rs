@@ -224,8 +224,16 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
         .map(|rank| {
             let nodes = order.nodes.get(rank).map_or(&[][..], Vec::as_slice);
             lists.clear();
-            workspaces(plan, order, timeline, &places, nodes, &mut lists.held);
-            step_gradients(plan, order, timeline, &places, rank, nodes, &mut lists.held);
+            let first = first_gradients(order, timeline, nodes);
+            workspaces(
+                plan,
+                order,
+                timeline,
+                &places,
+                (nodes, &first),
+                &mut lists.held,
+            );
+            step_gradients(plan, timeline, &places, rank, &first, &mut lists.held);
             held_outputs(plan, order, timeline, &places, rank, &mut lists.held);
             four_phase_activations(plan, order, timeline, &places, nodes, &mut lists);
             activations(
@@ -482,11 +490,10 @@ fn from_total_order_key(key: u64) -> f64 {
 /// step ends.
 fn step_gradients(
     plan: &Plan,
-    order: &Order,
     timeline: &Timeline,
     places: &Places,
     rank: usize,
-    nodes: &[NodeIndex],
+    first: &FirstGradients,
     list: &mut Changes,
 ) {
     let factor = plan.hardware.step_grad_bytes_per_param_byte.unwrap_or(0.0);
@@ -494,7 +501,7 @@ fn step_gradients(
         return;
     }
     let end = timeline.makespan;
-    for (region, (start, n)) in first_gradients(order, timeline, nodes) {
+    for (&region, &(start, n)) in first {
         let bytes = factor * crate::sim::cost::param_bytes(plan, region, rank);
         if bytes > 0.0 {
             list.push(start, bytes, places.start(n));
@@ -503,19 +510,17 @@ fn step_gradients(
     }
 }
 
+/// Of each region on a rank, its first whole backward or weight half of the step and its start.
+type FirstGradients = rustc_hash::FxHashMap<usize, (f64, NodeIndex)>;
+
 /// Of each region on a rank (its stream `nodes`), the first whole backward or weight half of
 /// the step — where a stage's gradients zeroed to `None` are made — with its start.
-fn first_gradients(
-    order: &Order,
-    timeline: &Timeline,
-    nodes: &[NodeIndex],
-) -> rustc_hash::FxHashMap<usize, (f64, NodeIndex)> {
+fn first_gradients(order: &Order, timeline: &Timeline, nodes: &[NodeIndex]) -> FirstGradients {
     let g = &order.graph;
-    let mut first: rustc_hash::FxHashMap<usize, (f64, NodeIndex)> =
-        rustc_hash::FxHashMap::default();
+    let mut first = FirstGradients::default();
     for &n in nodes {
         if let Some(&Event::Bwd { region, half, .. }) = g.node_weight(n)
-            && half != crate::vocab::phase::Half::Input
+            && half != Half::Input
             && let Some((start, _)) = timeline.span_of(n)
         {
             let at = first.entry(region.into()).or_insert((start, n));
@@ -590,14 +595,17 @@ pub fn outputs_kept<'a>(
 
 /// A backward (or either half of one) holds its transient workspace while it runs; a weight half
 /// the larger of that and its stage's weight gradients before they are accumulated
-/// (`hardware.weight_transient_bytes_per_param_byte`) — but for a stage's first of the step where
-/// the step's gradient buffers are made there ([`step_gradients`]): its gradients become them.
+/// (`hardware.weight_transient_bytes_per_param_byte`), made as it runs: the gradients beyond the
+/// workspace half from its start, all from its middle (PyTorch computes one parameter group's
+/// after another). Where the step's gradient buffers are made at a stage's first weight
+/// gradient of the step ([`step_gradients`]), that first weight half's gradients become them:
+/// it holds only what its transient exceeds them by.
 fn workspaces(
     plan: &Plan,
     order: &Order,
     timeline: &Timeline,
     places: &Places,
-    nodes: &[NodeIndex],
+    (nodes, first): (&[NodeIndex], &FirstGradients),
     list: &mut Changes,
 ) {
     let g = &order.graph;
@@ -610,19 +618,9 @@ fn workspaces(
     if !holds(transient) && !plan.layers.iter().any(|l| holds(l.workspace_bytes)) {
         return;
     }
-    // Where the step's gradients are made at a stage's first weight gradient (zeroed to `None`),
-    // that weight half's gradients are the buffers themselves (PyTorch assigns them to `.grad`
-    // rather than adding them to it), which [`step_gradients`] holds: it holds no transient of
-    // them beside.
-    let assigned: Vec<NodeIndex> =
-        if plan.hardware.step_grad_bytes_per_param_byte.unwrap_or(0.0) > 0.0 && holds(transient) {
-            first_gradients(order, timeline, nodes)
-                .into_values()
-                .map(|(_, n)| n)
-                .collect()
-        } else {
-            Vec::new()
-        };
+    // What a stage's first weight gradient of the step puts into the gradient buffers, per
+    // parameter byte ([`step_gradients`]).
+    let buffers = plan.hardware.step_grad_bytes_per_param_byte.unwrap_or(0.0);
     for &n in nodes {
         let backward = match g.node_weight(n) {
             Some(&Event::Bwd {
@@ -645,14 +643,18 @@ fn workspaces(
                 continue;
             }
             let workspace = workspace_bytes(plan, region, rank);
-            // The weight gradients beyond the workspace, made as the half runs: half of them
-            // from its start, all from its middle, to its end.
-            let gradients = if half == Half::Weight
-                && !whole_in_weight
-                && transient > 0.0
-                && !assigned.contains(&n)
-            {
-                (transient * crate::sim::cost::param_bytes(plan, region, rank) - workspace).max(0.0)
+            // The weight gradients beyond the workspace (beyond the buffers, too, in the stage's
+            // first weight gradient of the step, where they become the buffers).
+            let gradients = if half == Half::Weight && !whole_in_weight && transient > 0.0 {
+                let assigned = if first.get(&region).is_some_and(|&(_, f)| f == n) {
+                    buffers
+                } else {
+                    0.0
+                };
+                ((transient - assigned).max(0.0)
+                    * crate::sim::cost::param_bytes(plan, region, rank)
+                    - workspace)
+                    .max(0.0)
             } else {
                 0.0
             };
@@ -661,11 +663,9 @@ fn workspaces(
             {
                 list.push(start, workspace + gradients / 2.0, places.start(n));
                 if gradients > 0.0 {
-                    list.push(
-                        start + (end - start) / 2.0,
-                        gradients / 2.0,
-                        places.start(n),
-                    );
+                    // At the end's place: every other change there falls at the end, after the
+                    // middle, and is pushed after it.
+                    list.push(start + (end - start) / 2.0, gradients / 2.0, places.end(n));
                 }
                 list.push(end, -(workspace + gradients), places.end(n));
             }

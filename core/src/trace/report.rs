@@ -293,6 +293,10 @@ pub struct WhatIf {
     pub basis: super::whatif::MemoryBasis,
     /// Its expected step under the run's measured jitter.
     pub expected: Option<crate::sim::jitter::Expected>,
+    /// Where the run could not show its split's cost and this schedule splits its backward: its
+    /// step with the split priced at the low and the high end of what recorded runs measured
+    /// ([`super::whatif::Prediction::split_range_s`]).
+    pub split_range_s: Option<[f64; 2]>,
 }
 
 impl WhatIf {
@@ -311,6 +315,7 @@ impl WhatIf {
             bubble_fraction: sim.bubble_fraction,
             peak_bytes: sim.memory.iter().map(|c| basis.peak(c)).collect(),
             basis,
+            split_range_s: None,
         }
     }
 }
@@ -712,6 +717,15 @@ impl CompareTraceReport {
                 peaks.join(" / "),
                 w.basis.short()
             );
+            if let Some([low, high]) = w.split_range_s {
+                let _ = writeln!(
+                    out,
+                    "  {} to {} {} (this run split no backward)",
+                    ms(low),
+                    ms(high),
+                    super::whatif::SPLIT_RANGE_TEXT
+                );
+            }
         }
         if let Some(id) = &self.identification {
             let list: Vec<String> = id
@@ -775,10 +789,11 @@ impl CompareTraceReport {
             if let Some([low, high]) = p.split_range_s {
                 let _ = writeln!(
                     out,
-                    "{:44}({} to {} with the split priced at the low and the high end of what recorded runs measured)",
+                    "{:44}({} to {} {})",
                     "",
                     ms(low),
-                    ms(high)
+                    ms(high),
+                    super::whatif::SPLIT_RANGE_TEXT
                 );
             }
         }
@@ -794,14 +809,20 @@ impl CompareTraceReport {
         }
     }
 
-    /// Where the run could not show what its split backward costs (it split none): the split's
-    /// factors (`[input, weight]`) at the low and the high end of what recorded PyTorch runs
-    /// measured ([`super::calibrate::PYTORCH_HALF_FACTORS_MEASURED`]), for the what-if to price
-    /// each split schedule at both; `None` where the run showed it.
+    /// Where the run could not show what its split backward costs (it split none) and the split
+    /// is priced within what recorded PyTorch runs measured
+    /// ([`super::calibrate::PYTORCH_HALF_FACTORS_MEASURED`]): the split's factors
+    /// (`[input, weight]`) at the range's low and high end, for the what-if to price each split
+    /// schedule at both; `None` where the run showed it or the scenario prices it outside.
     pub fn split_range(&self) -> Option<[[f64; 2]; 2]> {
         let [[input_low, input_high], [weight_low, weight_high]] =
             super::calibrate::PYTORCH_HALF_FACTORS_MEASURED;
-        (self.split.is_none() && !self.run_split)
+        // Only where the split is priced within that range (PyTorch's prior, or a calibrated
+        // scenario that carries it): a factor the scenario set outside it is the user's.
+        let [input, weight] = self.half_factors;
+        let inside = (input_low..=input_high).contains(&input)
+            && (weight_low..=weight_high).contains(&weight);
+        (self.split.is_none() && !self.run_split && inside)
             .then_some([[input_low, weight_low], [input_high, weight_high]])
     }
 

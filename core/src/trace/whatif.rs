@@ -546,14 +546,17 @@ impl WhatIfSteps {
             }
             let schedule = schedule_to_string(&candidate.schedule);
             let step_s = expected.map_or(sim.makespan_s, |e| e.median_s);
-            let split_range_s =
-                self.split_range
-                    .filter(|_| splits_backward(&sim))
-                    .and_then(|[low, high]| {
-                        let at = |factors| split_priced_at(&fitted, factors, self.options);
-                        let scale = (sim.makespan_s > 0.0).then(|| step_s / sim.makespan_s)?;
-                        Some([at(low)? * scale, at(high)? * scale])
-                    });
+            // Heard between the range's simulations too.
+            let split_range_s = split_range_s(
+                &fitted,
+                &sim,
+                step_s,
+                self.split_range,
+                (self.options, &mut || keep_going((i as f32 + 1.0) / total)),
+            );
+            if !keep_going((i as f32 + 1.0) / total) {
+                return Stepped::Cancelled;
+            }
             self.out.push(Prediction {
                 ran: self.ran.as_deref() == Some(schedule.as_str()) && v == self.chunks,
                 schedule,
@@ -572,8 +575,34 @@ impl WhatIfSteps {
     }
 }
 
+/// What a split range says, after the step it brackets.
+pub const SPLIT_RANGE_TEXT: &str =
+    "with the split priced at the low and the high end of what recorded runs measured";
+
+/// The step of `fitted` (simulated as `sim`, ranked at `step_s`) with its split priced at each
+/// end of `range` (`[input, weight]` factor pairs: [`RunShape::split_range`]), on `step_s`'s
+/// footing (each simulated step's ratio to `sim`'s, times `step_s`); `None` without a range,
+/// for an order that splits no backward, where a simulation fails, or where `keep_going` (asked
+/// between the two) says stop. A schedule whose order is fixed takes longer the dearer its
+/// halves; one ordered by its costs (`zb_auto`) may take another order at either end, so its
+/// range need not bracket `step_s`.
+pub fn split_range_s(
+    fitted: &Scenario,
+    sim: &crate::sim::run::Simulation,
+    step_s: f64,
+    range: Option<[[f64; 2]; 2]>,
+    (options, keep_going): (SimOptions, &mut dyn FnMut() -> bool),
+) -> Option<[f64; 2]> {
+    let [low, high] = range.filter(|_| order_splits_backward(sim))?;
+    let scale = (sim.makespan_s > 0.0).then(|| step_s / sim.makespan_s)?;
+    let at = |factors| split_priced_at(fitted, factors, options).map(|s| s * scale);
+    let low = at(low)?;
+    keep_going().then_some(())?;
+    Some([low, at(high)?])
+}
+
 /// Whether a simulation's order runs a split backward's halves.
-fn splits_backward(sim: &crate::sim::run::Simulation) -> bool {
+fn order_splits_backward(sim: &crate::sim::run::Simulation) -> bool {
     use crate::vocab::phase::Half;
     sim.derivation.order.graph.node_weights().any(|e| {
         matches!(

@@ -147,13 +147,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             sim.options(),
             &mut |_| true,
         );
-        report.what_if = Some(mpipe::trace::report::WhatIf::new(
+        let mut what_if = mpipe::trace::report::WhatIf::new(
             &other.display().to_string(),
             &fitted,
             &simulation,
             report.memory_basis,
             expected,
-        ));
+        );
+        // Where the run could not show its split's cost: the target's step over the measured
+        // split's range too.
+        what_if.split_range_s = mpipe::trace::whatif::split_range_s(
+            &fitted,
+            &simulation,
+            expected.map_or(simulation.makespan_s, |e| e.median_s),
+            report.split_range(),
+            (sim.options(), &mut || true),
+        );
+        report.what_if = Some(what_if);
     }
     let identification = mpipe::trace::whatif::identify(
         &model,
