@@ -224,7 +224,12 @@ pub fn memory(plan: &Plan, order: &Order, timeline: &Timeline) -> Vec<MemoryCurv
         .map(|rank| {
             let nodes = order.nodes.get(rank).map_or(&[][..], Vec::as_slice);
             lists.clear();
-            let first = first_gradients(order, timeline, nodes);
+            // Read only where the step's gradient buffers are made (an empty map reads as none).
+            let first = if plan.hardware.step_grad_bytes_per_param_byte.unwrap_or(0.0) > 0.0 {
+                first_gradients(order, timeline, nodes)
+            } else {
+                FirstGradients::default()
+            };
             workspaces(
                 plan,
                 order,
