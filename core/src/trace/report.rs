@@ -798,7 +798,7 @@ impl CompareTraceReport {
             }
         }
         // Said once: where the report's `split backward:` line said it above, a pointer to it.
-        if self.split.is_none() && self.split_line().is_some() {
+        if self.split_unseen() {
             let [input, weight] = self.half_factors;
             let _ = writeln!(
                 out,
@@ -822,8 +822,14 @@ impl CompareTraceReport {
         let [input, weight] = self.half_factors;
         let inside = (input_low..=input_high).contains(&input)
             && (weight_low..=weight_high).contains(&weight);
-        (self.split.is_none() && !self.run_split && inside)
+        (self.split_unseen() && inside)
             .then_some([[input_low, weight_low], [input_high, weight_high]])
+    }
+
+    /// Whether the run could not show what its split backward costs because it split none (not
+    /// fitted, no half measured).
+    fn split_unseen(&self) -> bool {
+        self.split.is_none() && !self.run_split
     }
 
     /// What the calibrated scenario prices a split backward at, where the run cannot show its
@@ -833,7 +839,7 @@ impl CompareTraceReport {
     pub fn split_line(&self) -> Option<String> {
         match &self.split {
             Some(split) => Some(format!("fitted split backward: {}", split_text(split))),
-            None if !self.run_split => self
+            None if self.split_unseen() => self
                 .unfitted_split_note()
                 .map(|note| format!("split backward: {note}")),
             None => None,
