@@ -4,7 +4,8 @@
 use super::event_json::{Args, Atom, EventRef, TimeAtom};
 use super::json_stream::Limits;
 use super::raw::{
-    DistributedInfo, FlowPoint, MemorySample, Process, RawTrace, Span, Thread, TrackKey, Warnings,
+    DistributedInfo, FlowPoint, MemorySample, Process, RawTrace, Span, SpanKind, Thread, TrackKey,
+    Warnings,
 };
 use rustc_hash::FxHashMap;
 
@@ -96,8 +97,7 @@ impl Interner {
 
 /// An open `B` event waiting for its `E`.
 struct Open {
-    name: u32,
-    cat: u32,
+    kind: u32,
     index: u32,
     start_ns: i64,
 }
@@ -110,6 +110,12 @@ pub(super) struct Builder<'f> {
     threads: Vec<Thread>,
     thread_ids: FxHashMap<(u32, Key), u32>,
     spans: Vec<Span>,
+    kinds: Vec<SpanKind>,
+    /// [`Builder::kinds`] by (name, cat).
+    kind_ids: FxHashMap<SpanKind, u32>,
+    /// By name: the (cat, kind) last looked up with it — a name mostly comes with one category,
+    /// so most spans find their kind here without hashing.
+    kind_by_name: Vec<(u32, u32)>,
     flows: Vec<FlowPoint>,
     memory: Vec<MemorySample>,
     flow_ids: FxHashMap<(u32, Key), u32>,
@@ -141,6 +147,9 @@ impl<'f> Builder<'f> {
             threads: Vec::new(),
             thread_ids: FxHashMap::default(),
             spans: Vec::new(),
+            kinds: Vec::new(),
+            kind_ids: FxHashMap::default(),
+            kind_by_name: Vec::new(),
             flows: Vec::new(),
             memory: Vec::new(),
             flow_ids: FxHashMap::default(),
@@ -175,6 +184,30 @@ impl<'f> Builder<'f> {
         if self.spans.try_reserve_exact(spans).is_ok() {
             let _ = self.flows.try_reserve_exact(flows);
         }
+    }
+
+    /// The span kind of (`name`, `cat`), added when new.
+    fn kind(&mut self, name: u32, cat: u32) -> u32 {
+        if let Some(&(c, k)) = self.kind_by_name.get(name as usize)
+            && c == cat
+        {
+            return k;
+        }
+        let kind = SpanKind { name, cat };
+        let next = self.kinds.len() as u32;
+        let k = *self.kind_ids.entry(kind).or_insert_with(|| {
+            self.kinds.push(kind);
+            next
+        });
+        // Names are interned before their spans: the list grows with the names, never past them.
+        let at = name as usize;
+        if at >= self.kind_by_name.len() {
+            self.kind_by_name.resize(at + 1, (u32::MAX, 0));
+        }
+        if let Some(slot) = self.kind_by_name.get_mut(at) {
+            *slot = (cat, k);
+        }
+        k
     }
 
     fn track_key(&self, key: Key) -> TrackKey {
@@ -346,20 +379,19 @@ impl<'f> Builder<'f> {
                         "`X` event with a negative `dur`; skipped".to_string()
                     });
                 }
+                let kind = self.kind(name, cat);
                 self.spans.push(Span {
-                    name,
-                    cat,
+                    kind,
                     thread,
-                    index: index as u32,
                     start_ns: ts,
                     dur_ns: dur,
                 });
             }
             b'B' => {
                 self.open_count += 1;
+                let kind = self.kind(name, cat);
                 self.open.entry(thread).or_default().push(Open {
-                    name,
-                    cat,
+                    kind,
                     index: index as u32,
                     start_ns: ts,
                 });
@@ -368,10 +400,8 @@ impl<'f> Builder<'f> {
                 self.open_count = self.open_count.saturating_sub(1);
             }) {
                 Some(open) if ts >= open.start_ns => self.spans.push(Span {
-                    name: open.name,
-                    cat: open.cat,
+                    kind: open.kind,
                     thread,
-                    index: open.index,
                     start_ns: open.start_ns,
                     dur_ns: ts.saturating_sub(open.start_ns),
                 }),
@@ -493,6 +523,7 @@ impl<'f> Builder<'f> {
             processes: self.processes,
             threads: self.threads,
             spans: self.spans,
+            kinds: self.kinds,
             flows: self.flows,
             memory: self.memory,
             event_count: self.event_count,

@@ -537,6 +537,44 @@ mod tests {
     }
 
     #[test]
+    fn spans_share_their_name_and_category_as_one_kind() {
+        // A name under two categories is two kinds; a `B`/`E` pair's kind is its `B`'s; the
+        // order the kinds are first met is their order.
+        let text = r#"{"traceEvents":[
+          {"ph":"X","name":"mm","cat":"cpu_op","pid":1,"tid":1,"ts":0,"dur":1},
+          {"ph":"X","name":"mm","cat":"kernel","pid":1,"tid":2,"ts":1,"dur":1},
+          {"ph":"X","name":"mm","cat":"cpu_op","pid":1,"tid":1,"ts":2,"dur":1},
+          {"ph":"B","name":"PP:0F0","cat":"user_annotation","pid":1,"tid":1,"ts":3},
+          {"ph":"E","pid":1,"tid":1,"ts":9},
+          {"ph":"X","name":"mm","cat":"kernel","pid":1,"tid":2,"ts":4,"dur":1},
+          {"ph":"X","name":"relu","pid":1,"tid":1,"ts":5,"dur":1}
+        ]}"#;
+        let t = import_str(text).unwrap();
+        let kinds: Vec<u32> = t.spans.iter().map(|s| s.kind).collect();
+        assert_eq!(kinds, [0, 1, 0, 2, 1, 3]);
+        let named: Vec<(&str, &str)> = t
+            .kinds
+            .iter()
+            .map(|k| (t.string(k.name), t.string(k.cat)))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("mm", "cpu_op"),
+                ("mm", "kernel"),
+                ("PP:0F0", "user_annotation"),
+                ("relu", "")
+            ]
+        );
+        assert_eq!(
+            (t.name(&t.spans[3]), t.cat(&t.spans[3])),
+            ("PP:0F0", "user_annotation")
+        );
+        // What a run's files hold most of: 24 bytes a span.
+        assert_eq!(std::mem::size_of::<crate::trace::Span>(), 24);
+    }
+
+    #[test]
     fn reads_an_object_with_trace_events_and_every_timestamp_form() {
         let text = r#"{"schemaVersion":1,"distributedInfo":{"rank":3,"world_size":8},
         "traceEvents":[

@@ -101,13 +101,13 @@ impl ComputeOps {
     /// and that are neither communication nor bookkeeping.
     pub fn new(trace: &RawTrace, rules: &Compiled) -> ComputeOps {
         // Per distinct (name, category): `None` not an op, else whether it is glue.
-        let mut is_op: FxHashMap<(u32, u32), Option<bool>> = FxHashMap::default();
+        let mut is_op: FxHashMap<u32, Option<bool>> = FxHashMap::default();
         let mut op_of = |span: &Span| {
-            let op = *is_op.entry((span.name, span.cat)).or_insert_with(|| {
-                let name = trace.string(span.name);
+            let op = *is_op.entry(span.kind).or_insert_with(|| {
+                let name = trace.name(span);
                 (rules.classify(name).is_none()
                     && rules.step(name).is_none()
-                    && !not_compute(name, trace.string(span.cat)))
+                    && !not_compute(name, trace.cat(span)))
                 .then(|| is_glue(name))
             });
             op.filter(|_| span.dur_ns > 0)
@@ -128,20 +128,20 @@ impl ComputeOps {
         let mut autograd: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
         let mut is_autograd: FxHashMap<u32, bool> = FxHashMap::default();
         let mut communication: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
-        let mut is_communication_op: FxHashMap<(u32, u32), bool> = FxHashMap::default();
-        // Whether a span (by name) is an action the rules read; the threads that hold one.
+        let mut is_communication_op: FxHashMap<u32, bool> = FxHashMap::default();
+        // Whether a span (by kind) is an action the rules read; the threads that hold one.
         let mut is_action: FxHashMap<u32, bool> = FxHashMap::default();
         let mut action_threads: rustc_hash::FxHashSet<u32> = rustc_hash::FxHashSet::default();
         for span in &trace.spans {
             if *is_action
-                .entry(span.name)
-                .or_insert_with(|| rules.classify(trace.string(span.name)).is_some())
+                .entry(span.kind)
+                .or_insert_with(|| rules.classify(trace.name(span)).is_some())
             {
                 action_threads.insert(span.thread);
             }
             if *is_autograd
-                .entry(span.name)
-                .or_insert_with(|| trace.string(span.name).starts_with("autograd::"))
+                .entry(span.kind)
+                .or_insert_with(|| trace.name(span).starts_with("autograd::"))
             {
                 autograd
                     .entry(span.thread)
@@ -151,16 +151,10 @@ impl ComputeOps {
             // A communication call the thread made (`c10d::recv_`), not the annotation of the
             // transfer's whole time (`gloo:recv`, `nccl:…` user annotations), which runs on
             // beside the thread's own work.
-            if *is_communication_op
-                .entry((span.name, span.cat))
-                .or_insert_with(|| {
-                    is_communication(trace.string(span.name))
-                        && !matches!(
-                            trace.string(span.cat),
-                            "user_annotation" | "gpu_user_annotation"
-                        )
-                })
-            {
+            if *is_communication_op.entry(span.kind).or_insert_with(|| {
+                is_communication(trace.name(span))
+                    && !matches!(trace.cat(span), "user_annotation" | "gpu_user_annotation")
+            }) {
                 communication
                     .entry(span.thread)
                     .or_default()

@@ -63,11 +63,11 @@ fn role(name: &str, cat: &str, rules: &Compiled) -> Option<Role> {
 /// file's step windows (a run does not cross a step's start).
 pub fn infer(trace: &RawTrace, rules: &Compiled, steps: &[StepWindow]) -> Vec<InferredAction> {
     // Top-level ops of each thread: not inside another op of the thread.
-    let mut roles: FxHashMap<(u32, u32), Option<Role>> = FxHashMap::default();
+    let mut roles: FxHashMap<u32, Option<Role>> = FxHashMap::default();
     let mut by_thread: FxHashMap<u32, Vec<(usize, Span, Role)>> = FxHashMap::default();
     for (i, span) in trace.spans.iter().enumerate() {
         let role = *roles
-            .entry((span.name, span.cat))
+            .entry(span.kind)
             .or_insert_with(|| role(trace.name(span), trace.cat(span), rules));
         if let Some(role) = role {
             by_thread
@@ -151,6 +151,7 @@ pub fn infer(trace: &RawTrace, rules: &Compiled, steps: &[StepWindow]) -> Vec<In
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::SpanKind;
     use crate::trace::rules::RuleSet;
 
     /// A trace of one thread with the given `(name, start, dur)` ops (µs as ns).
@@ -163,11 +164,11 @@ mod tests {
         for &(name, start, dur) in ops {
             let id = t.strings.len() as u32;
             t.strings.push(name.into());
+            let kind = t.kinds.len() as u32;
+            t.kinds.push(SpanKind { name: id, cat: 1 });
             t.spans.push(Span {
-                name: id,
-                cat: 1,
+                kind,
                 thread: 0,
-                index: 0,
                 start_ns: start,
                 dur_ns: dur,
             });

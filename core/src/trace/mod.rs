@@ -52,6 +52,6 @@ pub use chrome::{
 };
 pub use fast_event::check_agreement as fast_path_agrees_with_serde;
 pub use json_stream::Limits;
-pub use raw::{RawTrace, Span, Warning};
+pub use raw::{RawTrace, Span, SpanKind, Warning};
 pub use recover::{Measurement, recover, recover_owned};
 pub use rules::RuleSet;

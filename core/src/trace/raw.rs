@@ -40,17 +40,15 @@ pub struct Thread {
     pub name: Option<String>,
 }
 
-/// A complete event: `X`, or a matched `B`/`E` pair.
+/// A complete event: `X`, or a matched `B`/`E` pair. 24 bytes: a run's files hold hundreds of
+/// thousands, and their name and category, a pair that repeats as a run's steps repeat, are
+/// one index into [`RawTrace::kinds`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Span {
-    /// Index into [`RawTrace::strings`].
-    pub name: u32,
-    /// Index into [`RawTrace::strings`] (the empty string when the event has no `cat`).
-    pub cat: u32,
+    /// Index into [`RawTrace::kinds`]: the span's name and category.
+    pub kind: u32,
     /// Index into [`RawTrace::threads`].
     pub thread: u32,
-    /// Position of the (opening) event in the file's event list, for messages.
-    pub index: u32,
     pub start_ns: i64,
     pub dur_ns: i64,
 }
@@ -59,6 +57,15 @@ impl Span {
     pub fn end_ns(&self) -> i64 {
         self.start_ns.saturating_add(self.dur_ns)
     }
+}
+
+/// The name and the category of spans: each pair once in a file ([`Span::kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct SpanKind {
+    /// Index into [`RawTrace::strings`].
+    pub name: u32,
+    /// Index into [`RawTrace::strings`] (the empty string when the event has no `cat`).
+    pub cat: u32,
 }
 
 /// One end of a flow arrow (`s`, `t` or `f`).
@@ -175,6 +182,9 @@ pub struct RawTrace {
     pub threads: Vec<Thread>,
     /// Complete events in the order they close in the file.
     pub spans: Vec<Span>,
+    /// The spans' (name, category) pairs, each once, in the order first met. Not counted by
+    /// [`RawTrace::held_events`]: each is some span's, so they never outnumber the spans.
+    pub kinds: Vec<SpanKind>,
     pub flows: Vec<FlowPoint>,
     /// `[memory]` instants in file order.
     pub memory: Vec<MemorySample>,
@@ -207,14 +217,22 @@ impl RawTrace {
         self.strings.get(id as usize).map_or("", |s| s)
     }
 
+    /// The name and category of a span (both the empty string's when out of range).
+    pub fn kind(&self, span: &Span) -> SpanKind {
+        self.kinds
+            .get(span.kind as usize)
+            .copied()
+            .unwrap_or_default()
+    }
+
     /// The name of a span.
     pub fn name(&self, span: &Span) -> &str {
-        self.string(span.name)
+        self.string(self.kind(span).name)
     }
 
     /// The category of a span.
     pub fn cat(&self, span: &Span) -> &str {
-        self.string(span.cat)
+        self.string(self.kind(span).cat)
     }
 
     pub fn thread(&self, id: u32) -> Option<&Thread> {

@@ -275,6 +275,7 @@ impl Held<'_> {
             && let Some(t) = traces.get_mut(file)
         {
             t.spans = Vec::new();
+            t.kinds = Vec::new();
             t.flows = Vec::new();
             t.memory = Vec::new();
         }
@@ -470,7 +471,12 @@ fn file_sources(
         .iter()
         .position(|s| &**s == GPU_ANNOTATION)
         .map(|i| i as u32);
-    let is_gpu = |i: usize| trace.spans.get(i).is_some_and(|s| Some(s.cat) == gpu_cat);
+    let is_gpu = |i: usize| {
+        trace
+            .spans
+            .get(i)
+            .is_some_and(|s| Some(trace.kind(s).cat) == gpu_cat)
+    };
     // Device-side copies replace the CPU annotations only when they are complete (Kineto copies
     // some ranges to the GPU and not others), and only when the file does not link its launches
     // to their kernels: a copy holds the kernels launched from the annotation's own thread, not
@@ -543,11 +549,11 @@ fn classify_spans(
     let mut step_ends: Vec<i64> = Vec::new();
     for (i, span) in trace.spans.iter().enumerate() {
         let class = classes
-            .entry(span.name)
-            .or_insert_with(|| rules.classify(trace.string(span.name)).map(Rc::new));
+            .entry(span.kind)
+            .or_insert_with(|| rules.classify(trace.name(span)).map(Rc::new));
         if let Some(c) = class {
             if let Some(group) = c.unreadable {
-                let name = trace.string(span.name);
+                let name = trace.name(span);
                 warnings.add("unreadable number", &trace.file, Some(i), || {
                     format!(
                         "`{}`: its {group} does not fit a number this version reads (at most {}); the event is skipped",
@@ -561,13 +567,13 @@ fn classify_spans(
             continue;
         }
         let step = *step_names
-            .entry(span.name)
-            .or_insert_with(|| rules.step(trace.string(span.name)));
+            .entry(span.kind)
+            .or_insert_with(|| rules.step(trace.name(span)));
         if let Some(number) = step {
             step_spans.push((i, number));
         } else if *end_names
-            .entry(span.name)
-            .or_insert_with(|| rules.ends_step(trace.string(span.name)))
+            .entry(span.kind)
+            .or_insert_with(|| rules.ends_step(trace.name(span)))
         {
             step_ends.push(span.end_ns());
         }

@@ -107,7 +107,16 @@ pub fn trace_files(given: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
     Ok(out)
 }
 
+/// Reads and recovers a run's traces (`given`: files and the profiler's folders), the allocator
+/// tuned for reading ([`crate::allocator::reading_a_run`]).
 pub fn load_traces(
+    given: &[PathBuf],
+    args: &TraceArgs,
+) -> Result<(mpipe::trace::Measurement, mpipe::trace::Alignment), InputError> {
+    crate::allocator::reading_a_run(|| read_traces(given, args))
+}
+
+fn read_traces(
     given: &[PathBuf],
     args: &TraceArgs,
 ) -> Result<(mpipe::trace::Measurement, mpipe::trace::Alignment), InputError> {

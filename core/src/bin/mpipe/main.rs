@@ -1,5 +1,6 @@
 //! `mpipe`: the headless command line of Mpipe Studio.
 
+mod allocator;
 mod compare;
 mod compare_designs;
 mod compare_trace;
@@ -98,7 +99,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match allocator::parsing(Cli::try_parse) {
         Ok(cli) => cli,
         Err(e) => {
             // Usage errors and --help; printing them must not panic either.
