@@ -5,6 +5,8 @@
 //! `timeline` (the charts, painted) and `panels` (draw the state, return commands); `apply`
 //! (carries a command out); `frame` (the frame loop).
 
+#![forbid(unsafe_code)] // the workspace denies it; only the `mpipe` CLI's allocator module may allow it
+
 pub mod apply;
 pub mod command;
 pub mod fonts;

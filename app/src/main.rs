@@ -6,6 +6,8 @@
 //! in the address's fragment (`#scenario=…`, `#sample=…`) opens first, else the last session's
 //! (kept in the browser's storage), else the default sample.
 
+#![forbid(unsafe_code)] // the workspace denies it; only the `mpipe` CLI's allocator module may allow it
+
 use mpipe_studio::StudioApp;
 
 /// mimalloc keeps freed memory for reuse: a derivation frees and allocates blocks of the same

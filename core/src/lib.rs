@@ -25,6 +25,8 @@
 //! 8. [`report`]: JSON, text, SVG, table and CSV writers.
 //! 9. [`files`] and the CLI: the edges.
 
+#![forbid(unsafe_code)] // the workspace denies it; only the `mpipe` CLI's allocator module may allow it
+
 pub mod algebra;
 #[cfg(feature = "files")]
 pub mod files;

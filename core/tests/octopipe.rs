@@ -355,3 +355,112 @@ fn the_tuner_runs_a_candidate_a_step_to_the_same_result() {
     assert_eq!(candidate_steps, candidates);
     assert!(candidates > whole.iterations.len(), "{candidates}");
 }
+
+/// Four ranks, eight microbatches, ZB-H2 (`zb2p`), whose last stage holds four times the
+/// activations of the others: its weight halves, delayed to fill the bubbles, keep what they
+/// need on the rank that can least afford it.
+fn heavy_tail_zb2p() -> mpipe::Scenario {
+    let layer = |name: &str, count: usize, activation: f64| {
+        let mut l = LayerSpec::timed(name, Role::Backbone, count, 1.0);
+        l.bwd_s = Some(2.0);
+        l.output_bytes = Some(3.3e7);
+        l.activation_bytes = Some(activation);
+        l.param_bytes = Some(1e9);
+        l
+    };
+    common::scenario(
+        vec![layer("llm", 6, 1e9), layer("head", 2, 4e9)],
+        &[],
+        &[mpipe::schedules::ZB2P],
+        4,
+        8,
+    )
+}
+
+#[test]
+fn over_the_memory_cap_the_weight_halves_at_the_peak_are_advanced() {
+    // OctoPipe's selective W advancing: rank 3 peaks at 34 GB with its weight halves delayed;
+    // under a 20 GB cap the tuner runs each of the first five right after its input half — the
+    // fewest that bring the peak under the cap at the shortest step — and the orders become
+    // hand-written.
+    let s = heavy_tail_zb2p();
+    let cap = 20e9;
+    let start = mpipe::tune::pipeline::simulate_scenario(&s, Default::default()).unwrap();
+    assert_eq!(start.memory[3].peak_bytes, 34e9);
+    assert!(start.memory[..3].iter().all(|c| c.peak_bytes <= cap));
+    let options = TuneOptions {
+        memory_cap: Some(cap),
+        ..paper()
+    };
+    let t = tune(&s, options, &mut |_| true).unwrap();
+    let advanced: Vec<&str> = t
+        .iterations
+        .iter()
+        .filter(|i| i.taken)
+        .map(|i| i.change.as_str())
+        .collect();
+    assert_eq!(
+        advanced,
+        [
+            "W advanced: 3W0 3W1 3W2 3W3 3W4 each right after its input half on rank 3 (its peak over the memory cap)"
+        ]
+    );
+    let orders = t.scenario.orders.as_ref().unwrap();
+    assert_eq!(
+        orders[3].join(" "),
+        "3F0 3I0 3W0 3F1 3I1 3W1 3F2 3I2 3W2 3F3 3I3 3W3 3F4 3I4 3W4 3F5 3I5 3F6 3I6 3F7 3I7 3W5 3W6 3W7"
+    );
+    // The other ranks' orders are the schedule's own.
+    let d = &start.derivation;
+    for (r, order) in orders.iter().enumerate().take(3) {
+        let own: Vec<String> = d.order.steps(r).iter().map(|s| s.to_string()).collect();
+        assert_eq!(*order, own, "rank {r}");
+    }
+    assert!(t.peak_bytes <= cap, "{}", t.peak_bytes);
+    // What the tuner reports is what the tuned scenario simulates to.
+    let again = mpipe::tune::pipeline::simulate_scenario(&t.scenario, Default::default()).unwrap();
+    assert_eq!(
+        (again.makespan_s, again.peak_memory_bytes()),
+        (t.makespan_s, t.peak_bytes)
+    );
+    // Without a cap nothing is advanced: the weight halves stay where they fill bubbles.
+    let free = tune(&s, paper(), &mut |_| true).unwrap();
+    assert!(free.scenario.orders.is_none());
+    assert!(
+        free.iterations
+            .iter()
+            .all(|i| !i.change.starts_with("W advanced"))
+    );
+}
+
+#[test]
+fn a_step_whose_inputs_are_in_is_inserted_where_its_rank_waits_for_a_transfer() {
+    // 1F1B, P = 2, M = 3, F 1 s and B 2 s a stage, every transfer 1 s. By hand: rank 0 runs
+    // 0F0 [0, 1] and 0F1 [1, 2], then waits for 0B0's gradient — rank 1 runs 1F0 [2, 3] and
+    // 1B0 [3, 5], the gradient is in at 6 — idle 4 s while 0F2, which needs nothing, waits
+    // behind 0B0: 0B0 [6, 8], 0F2 [8, 9], so 1F2 starts at 10, 1B2 ends at 13, 0B2 runs
+    // [14, 16]. Moved into the wait, 0F2 [2, 3] reaches rank 1 at 4: 1F1 [5, 6], 1B1 [6, 8],
+    // 1F2 [8, 9], 1B2 [9, 11], 0B2 [12, 14] — 16 s → 14 s, a third microbatch held on rank 0.
+    let mut layer = LayerSpec::timed("layer", Role::Backbone, 2, 1.0);
+    layer.bwd_s = Some(2.0);
+    layer.output_bytes = Some(1.0);
+    layer.activation_bytes = Some(1e9);
+    let mut s = common::scenario(vec![layer], &[], &[ONE_F_ONE_B], 2, 3);
+    s.hardware = Some(mpipe::scenario::hardware::Hardware {
+        link_alpha_s: Some(1.0),
+        link_bytes_per_s: Some(1e18),
+        ..Default::default()
+    });
+    let t = tune(&s, paper(), &mut |_| true).unwrap();
+    assert_eq!(t.start_makespan_s, 16.0);
+    assert_eq!(taken(&t), [(Phase::Scheduling, 14.0)]);
+    assert_eq!(
+        t.iterations[0].change,
+        "inserted: 0F2 before 0B0 on rank 0 (into its 4.000 s idle)"
+    );
+    assert_eq!(
+        t.scenario.orders.as_ref().unwrap()[0].join(" "),
+        "0F0 0F1 0F2 0B0 0B1 0B2"
+    );
+    assert_eq!((t.start_peak_bytes, t.peak_bytes), (2e9, 3e9));
+}

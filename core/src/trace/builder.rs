@@ -97,7 +97,8 @@ impl Interner {
 
 /// An open `B` event waiting for its `E`.
 struct Open {
-    kind: u32,
+    name: u32,
+    cat: u32,
     index: u32,
     start_ns: i64,
 }
@@ -389,9 +390,9 @@ impl<'f> Builder<'f> {
             }
             b'B' => {
                 self.open_count += 1;
-                let kind = self.kind(name, cat);
                 self.open.entry(thread).or_default().push(Open {
-                    kind,
+                    name,
+                    cat,
                     index: index as u32,
                     start_ns: ts,
                 });
@@ -399,12 +400,16 @@ impl<'f> Builder<'f> {
             b'E' => match self.open.get_mut(&thread).and_then(Vec::pop).inspect(|_| {
                 self.open_count = self.open_count.saturating_sub(1);
             }) {
-                Some(open) if ts >= open.start_ns => self.spans.push(Span {
-                    kind: open.kind,
-                    thread,
-                    start_ns: open.start_ns,
-                    dur_ns: ts.saturating_sub(open.start_ns),
-                }),
+                Some(open) if ts >= open.start_ns => {
+                    // Its kind made with the span: a `B` never closed makes none.
+                    let kind = self.kind(open.name, open.cat);
+                    self.spans.push(Span {
+                        kind,
+                        thread,
+                        start_ns: open.start_ns,
+                        dur_ns: ts.saturating_sub(open.start_ns),
+                    });
+                }
                 Some(open) => self.warn("E before B", index, || {
                     format!(
                         "`E` ends before its `B` (event {}) begins; skipped",

@@ -182,8 +182,9 @@ pub struct RawTrace {
     pub threads: Vec<Thread>,
     /// Complete events in the order they close in the file.
     pub spans: Vec<Span>,
-    /// The spans' (name, category) pairs, each once, in the order first met. Not counted by
-    /// [`RawTrace::held_events`]: each is some span's, so they never outnumber the spans.
+    /// The spans' (name, category) pairs, each once, in the order their first span was made.
+    /// Not counted by [`RawTrace::held_events`]: each is made with a span (a `B`'s when its `E`
+    /// closes it), so they never outnumber the spans.
     pub kinds: Vec<SpanKind>,
     pub flows: Vec<FlowPoint>,
     /// `[memory]` instants in file order.

@@ -526,7 +526,7 @@ fn file_sources(
         .collect()
 }
 
-/// A span a rule matched, and its class: shared by every span of its name (a class is a
+/// A span a rule matched, and its class: shared by every span of its kind (name and category; a class is a
 /// hundred bytes; a run's files match a few hundred thousand spans, held until ranks are known).
 type Matched = (usize, Rc<Classified>);
 
@@ -535,7 +535,7 @@ type StepSpan = (usize, Option<i64>);
 
 /// The spans that match a schedule rule (a span whose number does not fit is warned about and
 /// skipped), the step markers with their numbers, and when the ops that close a step end (in
-/// time order); every distinct name classified once.
+/// time order); every kind (name and category) classified once.
 fn classify_spans(
     trace: &RawTrace,
     rules: &Compiled,

@@ -8,8 +8,10 @@
 //!   its last backward) outweigh the residual ones: stage dispersion (a Sharded backbone cut into
 //!   more, finer virtual stages, interleaved over the ranks) and layer exchange (a layer moved
 //!   across a boundary between virtual stages);
-//! - else **scheduling**: the split-backward sibling of the skeleton (`1f1b` → `zb1p`: `F` and
-//!   the input half `I` of the backward advanced, the weight half `W` delayed into bubbles).
+//! - else **scheduling**: over the memory cap, selective `W` advancing (weight halves on the
+//!   peak's rank moved before its peak); the split-backward sibling of the skeleton (`1f1b` →
+//!   `zb1p`: `F` and the input half `I` of the backward advanced, the weight half `W` delayed
+//!   into bubbles); other schedules of the registry.
 //!
 //! The best candidate of the phase (the shortest step within the memory cap) is taken when it
 //! shortens the step; when it does not, the phase is spent until something else changes, and the
@@ -369,16 +371,274 @@ fn placement_candidates(m: &Measured) -> Vec<Candidate> {
     out
 }
 
-/// Scheduling: the split-backward sibling (`1f1b` → `zb1p`), which advances `F` and `I` and
-/// delays `W` into the bubbles; then every other first-order Sharded schedule of the registry on
-/// the same cut (the zero-bubble family, the V and bidirectional schedules, the automatic
-/// scheduler: those whose rules the shape breaks fall out when measured).
-fn scheduling_candidates(m: &Measured, every_schedule: bool) -> Vec<Candidate> {
-    let s = &m.scenario;
-    if s.explicit_orders().is_some() {
+/// A derivation's per-rank orders as written (action notation) and its owner map: what a move
+/// that makes the orders hand-written starts from.
+fn written_orders(
+    d: &crate::graph::derive::Derivation,
+) -> (Arc<Vec<Vec<String>>>, Arc<Vec<usize>>) {
+    let orders = (0..d.plan.ranks)
+        .map(|r| {
+            d.order
+                .steps(r)
+                .iter()
+                .map(crate::vocab::action::Step::to_string)
+                .collect()
+        })
+        .collect();
+    (Arc::new(orders), Arc::new(d.plan.owner.clone()))
+}
+
+/// Weight halves [`w_advancing_candidates`] advances at most at once.
+const W_ADVANCES: usize = 16;
+
+/// Selective `W` advancing (the paper's third scheduling policy): when the pipeline's peak is
+/// over the memory cap, the weight halves on the peak's rank whose input half ran before the
+/// peak and which themselves run after it, moved — the earliest `k` of them, for each `k` — to
+/// run, in their order, just before the step the peak falls in (the first of the rank's steps
+/// to end after it), so what they keep is freed before the peak. The paper advances one `W` an
+/// iteration, the earliest where no advance is free of bubbles; one at a time stalls where the
+/// rank holds its peak more than once (each advance lowers one of them), so here each prefix is
+/// a candidate and the tuner takes the one that leaves the fewest bytes over the cap, then the
+/// shortest step, then the fewest moved, as it weighs every candidate. The orders become
+/// hand-written (`orders`), which later iterations keep.
+fn w_advancing_candidates(m: &Measured, cap: Option<f64>) -> Vec<Candidate> {
+    use crate::vocab::action::Step;
+    use crate::vocab::phase::Phase as Work;
+    let Some(cap) = cap else {
+        return Vec::new();
+    };
+    let Some(peak) = m
+        .sim
+        .memory
+        .iter()
+        .filter(|c| c.peak_bytes > cap)
+        .max_by(|a, b| a.peak_bytes.total_cmp(&b.peak_bytes))
+    else {
+        return Vec::new();
+    };
+    let (rank, at) = (peak.rank, peak.peak_at_s);
+    let d = &m.sim.derivation;
+    let steps = d.order.steps(rank);
+    let nodes = d.order.nodes_by_action();
+    let end = |step: &Step| {
+        step.actions()
+            .filter_map(|a| m.sim.timeline.end_of(*nodes.get(&(rank, a))?))
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    let Some(to) = steps.iter().position(|s| end(s) > at) else {
+        return Vec::new();
+    };
+    let before: Vec<_> = steps.iter().take(to).flat_map(Step::actions).collect();
+    let movable: Vec<usize> = steps
+        .iter()
+        .enumerate()
+        .skip(to + 1)
+        .filter(|(_, step)| match step {
+            Step::One(a) if a.phase == Work::Weight => before
+                .iter()
+                .any(|b| b.phase == Work::Input && b.stage == a.stage && b.mb == a.mb),
+            _ => false,
+        })
+        .map(|(i, _)| i)
+        .take(W_ADVANCES)
+        .collect();
+    if movable.is_empty() {
         return Vec::new();
     }
-    let mut out: Vec<Candidate> = Vec::new();
+    let (orders, owner) = written_orders(d);
+    let (peak_step, movable) = (
+        steps.get(to).map(Step::to_string).unwrap_or_default(),
+        Arc::new(movable),
+    );
+    let count = movable.len();
+    (0..2 * count)
+        .map(|c| {
+            // The first `count` candidates move the `k` earliest before the peak's step; the
+            // rest each right after its own input half (as early as it may run).
+            let (k, after_input) = (c % count + 1, c >= count);
+            let (s, orders, owner, movable, peak_step) = (
+                Arc::clone(&m.scenario),
+                Arc::clone(&orders),
+                Arc::clone(&owner),
+                Arc::clone(&movable),
+                peak_step.clone(),
+            );
+            let candidate: Candidate = (
+                c,
+                Box::new(move || {
+                    let mut orders = orders.to_vec();
+                    let mut moved = Vec::new();
+                    if let Some(list) = orders.get_mut(rank) {
+                        // Taken out from the last, so the earlier ones keep their places.
+                        for &i in movable.iter().take(k).rev() {
+                            if i < list.len() {
+                                moved.push(list.remove(i));
+                            }
+                        }
+                        moved.reverse();
+                        for (j, step) in moved.iter().enumerate() {
+                            let at = if after_input {
+                                // Its input half's place (`3I0` for `3W0`), before the peak's step.
+                                let input = step.replacen('W', "I", 1);
+                                list.iter()
+                                    .position(|x| *x == input)
+                                    .map_or(to + j, |p| p + 1)
+                            } else {
+                                to + j
+                            };
+                            list.insert(at.min(list.len()), step.clone());
+                        }
+                    }
+                    let mut c = Scenario::clone(&s);
+                    crate::scenario::edit::Edit::Orders(Some(orders)).apply(&mut c);
+                    // Hand orders name the rank of every Replicated action: a cost-based owner
+                    // map is pinned to the one they were derived with.
+                    if c.owner.needs_costs() {
+                        c.owner = crate::scenario::owner::OwnerSpec::Explicit(owner.to_vec());
+                    }
+                    let place = if after_input {
+                        "each right after its input half".to_string()
+                    } else {
+                        format!("before {peak_step}")
+                    };
+                    (
+                        format!(
+                            "W advanced: {} {place} on rank {rank} (its peak over the memory cap)",
+                            moved.join(" ")
+                        ),
+                        c,
+                    )
+                }),
+            );
+            candidate
+        })
+        .collect()
+}
+
+/// Idle gaps [`insert_candidates`] fills at most, the longest first.
+const INSERTS: usize = 16;
+
+/// Overlap-aware inserts (the paper's second scheduling policy, generalised): where a rank idles
+/// before a step — waiting for a transfer, or for another rank — the first later step of its
+/// own whose inputs are all in when the gap opens is moved to run in it, so the wait overlaps
+/// work. One candidate per gap, the longest gaps first; a move that breaks a dependency the
+/// check below cannot see (a step's input on its own rank, after the gap) fails to derive and
+/// drops out. The orders become hand-written.
+fn insert_candidates(m: &Measured) -> Vec<Candidate> {
+    use crate::vocab::action::Step;
+    use petgraph::graph::NodeIndex;
+    let d = &m.sim.derivation;
+    let (g, timeline) = (&d.order.graph, &m.sim.timeline);
+    let nodes = d.order.nodes_by_action();
+    let eps = 1e-9 * m.sim.makespan_s.abs().max(f64::MIN_POSITIVE);
+    // (gap, rank, the step moved, where it goes, their names)
+    let mut found: Vec<(f64, usize, usize, usize, String, String)> = Vec::new();
+    for rank in 0..d.plan.ranks {
+        let steps = d.order.steps(rank);
+        let of: Vec<Vec<NodeIndex>> = steps
+            .iter()
+            .map(|s| {
+                s.actions()
+                    .filter_map(|a| nodes.get(&(rank, a)).copied())
+                    .collect()
+            })
+            .collect();
+        let start = |k: usize| {
+            of.get(k).map_or(f64::INFINITY, |ns| {
+                ns.iter()
+                    .filter_map(|&n| timeline.start_of(n))
+                    .fold(f64::INFINITY, f64::min)
+            })
+        };
+        let end = |k: usize| {
+            of.get(k).map_or(f64::NEG_INFINITY, |ns| {
+                ns.iter()
+                    .filter_map(|&n| timeline.end_of(n))
+                    .fold(f64::NEG_INFINITY, f64::max)
+            })
+        };
+        for to in 1..steps.len() {
+            let opens = end(to - 1);
+            if start(to) - opens <= eps {
+                continue;
+            }
+            // The rank's stream edge into a step (from the step before it, after the gap) is
+            // rewired by the move; every other input must be in when the gap opens.
+            let ready = |j: usize| {
+                let (Some(own), Some(prev)) = (of.get(j), of.get(j - 1)) else {
+                    return false;
+                };
+                own.iter().all(|&n| {
+                    g.preds(n.index()).iter().all(|&p| {
+                        let p = NodeIndex::new(p as usize);
+                        own.contains(&p)
+                            || prev.contains(&p)
+                            || timeline.end_of(p).is_some_and(|e| e <= opens + eps)
+                    })
+                })
+            };
+            if let Some(from) = (to + 1..steps.len()).find(|&j| ready(j)) {
+                let name = |k: usize| steps.get(k).map(Step::to_string).unwrap_or_default();
+                found.push((start(to) - opens, rank, from, to, name(from), name(to)));
+            }
+        }
+    }
+    found.sort_by(|a, b| b.0.total_cmp(&a.0));
+    found.truncate(INSERTS);
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let (orders, owner) = written_orders(d);
+    found
+        .into_iter()
+        .enumerate()
+        .map(|(k, (gap, rank, from, to, moved, before))| {
+            let (s, orders, owner) = (
+                Arc::clone(&m.scenario),
+                Arc::clone(&orders),
+                Arc::clone(&owner),
+            );
+            let candidate: Candidate = (
+                k,
+                Box::new(move || {
+                    let mut c = Scenario::clone(&s);
+                    crate::scenario::edit::Edit::MoveStep {
+                        orders: orders.to_vec(),
+                        rank,
+                        from,
+                        to,
+                        owner: owner.to_vec(),
+                    }
+                    .apply(&mut c);
+                    (
+                        format!(
+                            "inserted: {moved} before {before} on rank {rank} (into its {} idle)",
+                            secs(gap)
+                        ),
+                        c,
+                    )
+                }),
+            );
+            candidate
+        })
+        .collect()
+}
+
+/// Scheduling: over the memory cap, [`w_advancing_candidates`]; [`insert_candidates`]; then the
+/// split-backward sibling
+/// (`1f1b` → `zb1p`), which advances `F` and `I` and delays `W` into the bubbles; then every
+/// other first-order Sharded schedule of the registry on the same cut (the zero-bubble family,
+/// the V and bidirectional schedules, the automatic scheduler: those whose rules the shape
+/// breaks fall out when measured). Hand-written orders are kept: of these, only the advances
+/// and the inserts.
+fn scheduling_candidates(m: &Measured, every_schedule: bool, cap: Option<f64>) -> Vec<Candidate> {
+    let s = &m.scenario;
+    let mut out: Vec<Candidate> = w_advancing_candidates(m, cap);
+    let base = out.len();
+    out.extend(insert_candidates(m).into_iter().map(|(k, c)| (base + k, c)));
+    if s.explicit_orders().is_some() {
+        return out;
+    }
     // The first schedule of the scenario that has a split-backward sibling.
     let sibling = s
         .schedule
@@ -387,7 +647,7 @@ fn scheduling_candidates(m: &Measured, every_schedule: bool) -> Vec<Candidate> {
     if let Some((from, to)) = sibling {
         let s = s.clone();
         out.push((
-            0,
+            out.len(),
             Box::new(move || {
                 let mut c = Scenario::clone(&s);
                 for k in &mut c.schedule {
@@ -592,7 +852,11 @@ impl TuneSteps {
             let candidates = match phase {
                 Phase::Partitioning => partition_candidates(&search.current),
                 Phase::Placement => placement_candidates(&search.current),
-                Phase::Scheduling => scheduling_candidates(&search.current, options.every_schedule),
+                Phase::Scheduling => scheduling_candidates(
+                    &search.current,
+                    options.every_schedule,
+                    options.memory_cap,
+                ),
             };
             search.iteration = Some(Trying {
                 phase,
