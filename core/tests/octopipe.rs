@@ -464,3 +464,43 @@ fn a_step_whose_inputs_are_in_is_inserted_where_its_rank_waits_for_a_transfer() 
     );
     assert_eq!((t.start_peak_bytes, t.peak_bytes), (2e9, 3e9));
 }
+
+#[test]
+fn the_automatic_schedulers_memory_limit_is_searched_within_the_cap() {
+    // `zb_auto`, P = 4, M = 8, two 1 GB-parameter layers a stage, each microbatch's activations
+    // 2 GB a stage: rank 0 holds its parameters and `L` microbatches' activations, 2 + 2L GB
+    // (10 GB at the default L = P). Under an 8 GB cap the largest limit that fits, L = 3, is
+    // the shortest step there (fewer in flight, longer): the tuner takes it first.
+    let mut layer = LayerSpec::timed("llm", Role::Backbone, 8, 1.0);
+    layer.bwd_s = Some(2.0);
+    layer.output_bytes = Some(3.3e7);
+    layer.activation_bytes = Some(1e9);
+    layer.param_bytes = Some(1e9);
+    let s = common::scenario(vec![layer], &[], &[mpipe::schedules::ZB_AUTO], 4, 8);
+    let peak_at = |limit: usize| {
+        let mut c = s.clone();
+        c.activation_limit = Some(limit);
+        mpipe::tune::pipeline::simulate_scenario(&c, Default::default())
+            .unwrap()
+            .peak_memory_bytes()
+    };
+    for limit in 1..=5 {
+        assert_eq!(peak_at(limit), (2 + 2 * limit) as f64 * 1e9, "L = {limit}");
+    }
+    let options = TuneOptions {
+        memory_cap: Some(8e9),
+        ..paper()
+    };
+    let t = tune(&s, options, &mut |_| true).unwrap();
+    let first = t.iterations.iter().find(|i| i.taken).unwrap();
+    assert_eq!(
+        first.change,
+        "activation limit: 4 → 3 microbatches a stage (zb_auto)"
+    );
+    assert_eq!(first.peak_bytes, 8e9);
+    assert_eq!(t.scenario.activation_limit, Some(3));
+    assert!(t.peak_bytes <= 8e9);
+    // Without a cap the default is kept: a larger limit is no shorter here.
+    let free = tune(&s, paper(), &mut |_| true).unwrap();
+    assert_eq!(free.scenario.activation_limit, None);
+}

@@ -624,8 +624,59 @@ fn insert_candidates(m: &Measured) -> Vec<Candidate> {
         .collect()
 }
 
-/// Scheduling: over the memory cap, [`w_advancing_candidates`]; [`insert_candidates`]; then the
-/// split-backward sibling
+/// The memory limit of a schedule that reads one (`activation_limit`: the automatic
+/// zero-bubble scheduler's): the most microbatches' activations a stage may hold, tried at 1,
+/// `⌈P/2⌉`, `P − 1`, `P + 1`, `⌈3P/2⌉` and `2P` (ZB-2p's) beside the one it has (default `P`) —
+/// below it where memory is short, above it where a stage may hold more to fill its bubbles.
+fn activation_limit_candidates(m: &Measured) -> Vec<Candidate> {
+    use crate::vocab::parameter::Parameter;
+    let s = &m.scenario;
+    let Some(reader) = s
+        .schedule
+        .iter()
+        .find(|k| k.reads(Parameter::ActivationLimit))
+        .map(|k| k.name())
+    else {
+        return Vec::new();
+    };
+    let p = s.ranks;
+    let current = s.activation_limit.unwrap_or(p);
+    let mut limits = vec![
+        1,
+        p.div_ceil(2),
+        p.saturating_sub(1),
+        p + 1,
+        (3 * p).div_ceil(2),
+        2 * p,
+    ];
+    limits.retain(|&l| l >= 1 && l != current);
+    limits.sort_unstable();
+    limits.dedup();
+    limits
+        .into_iter()
+        .enumerate()
+        .map(|(k, limit)| {
+            let s = Arc::clone(s);
+            let candidate: Candidate = (
+                k,
+                Box::new(move || {
+                    let mut c = Scenario::clone(&s);
+                    crate::scenario::edit::Edit::ActivationLimit(Some(limit)).apply(&mut c);
+                    (
+                        format!(
+                            "activation limit: {current} → {limit} microbatches a stage ({reader})"
+                        ),
+                        c,
+                    )
+                }),
+            );
+            candidate
+        })
+        .collect()
+}
+
+/// Scheduling: over the memory cap, [`w_advancing_candidates`]; [`insert_candidates`];
+/// [`activation_limit_candidates`]; then the split-backward sibling
 /// (`1f1b` → `zb1p`), which advances `F` and `I` and delays `W` into the bubbles; then every
 /// other first-order Sharded schedule of the registry on the same cut (the zero-bubble family,
 /// the V and bidirectional schedules, the automatic scheduler: those whose rules the shape
@@ -639,6 +690,12 @@ fn scheduling_candidates(m: &Measured, every_schedule: bool, cap: Option<f64>) -
     if s.explicit_orders().is_some() {
         return out;
     }
+    let base = out.len();
+    out.extend(
+        activation_limit_candidates(m)
+            .into_iter()
+            .map(|(k, c)| (base + k, c)),
+    );
     // The first schedule of the scenario that has a split-backward sibling.
     let sibling = s
         .schedule
