@@ -58,7 +58,7 @@ pub fn parse_into<'a>(bytes: &'a [u8], ev: &mut EventRef<'a>) -> Option<usize> {
                 b"id" => ev.id = Some(c.id()?),
                 b"ts" => ev.ts = Some(c.time()?),
                 b"dur" => ev.dur = Some(c.time()?),
-                _ => c.skip_value(0)?,
+                _ => c.skip_any_value()?,
             }
             c.ws();
             match c.peek()? {
@@ -144,6 +144,17 @@ impl<'a> Cursor<'a> {
                 Some(Atom::Str(Cow::Borrowed(s)))
             }
             _ => {
+                // Most ids are short positive integers: up to seven digits read at once.
+                if let Some(b'1'..=b'9') = self.peek()
+                    && let Some((n, value)) = self.b.get(self.i..).and_then(eight_digits)
+                    && n < 8
+                {
+                    self.i += n;
+                    if let Some(b'.' | b'e' | b'E') = self.peek() {
+                        return None;
+                    }
+                    return i64::try_from(value).ok().map(Atom::Int);
+                }
                 // An integer that fits i64 (a fraction, an exponent or overflow goes to serde),
                 // read as it is checked against the grammar.
                 let negative = self.eat(b'-').is_some();
@@ -301,6 +312,109 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Skips any JSON value as serde's `IgnoredAny` does: [`Cursor::skip_plain_value`] where
+    /// it can, else [`Cursor::skip_value`] from the value's start.
+    fn skip_any_value(&mut self) -> Option<()> {
+        let start = self.i;
+        if self.skip_plain_value().is_some() {
+            return Some(());
+        }
+        self.i = start;
+        self.skip_value(0)
+    }
+
+    /// Skips a value of objects, arrays, strings without escapes and numbers — what a
+    /// profiler's `args` hold — in one loop, without a call per item; `None` where it meets
+    /// anything else (an escape, a literal, a value past [`MAX_DEPTH`] containers, a mistake),
+    /// which [`Cursor::skip_value`] then reads from the start (and judges).
+    fn skip_plain_value(&mut self) -> Option<()> {
+        // Bit `d` of `objects`: whether the container at depth `d + 1` is an object.
+        let (mut objects, mut depth) = (0u128, 0u32);
+        'value: loop {
+            // A value.
+            match self.peek()? {
+                open @ (b'{' | b'[') => {
+                    self.i += 1;
+                    depth += 1;
+                    if depth > MAX_DEPTH {
+                        return None;
+                    }
+                    let object = open == b'{';
+                    objects = objects << 1 | u128::from(object);
+                    self.ws();
+                    let close = if object { b'}' } else { b']' };
+                    if self.eat(close).is_some() {
+                        depth -= 1;
+                        objects >>= 1;
+                    } else {
+                        if object {
+                            self.member_key()?;
+                        }
+                        continue 'value;
+                    }
+                }
+                b'"' => {
+                    self.plain_string()?;
+                }
+                _ => self.skip_number()?,
+            }
+            // After a value: the next item, or the containers it closes.
+            loop {
+                if depth == 0 {
+                    return Some(());
+                }
+                self.ws();
+                let object = objects & 1 == 1;
+                match (self.peek()?, object) {
+                    (b',', _) => {
+                        self.i += 1;
+                        self.ws();
+                        if object {
+                            self.member_key()?;
+                        }
+                        continue 'value;
+                    }
+                    (b'}', true) | (b']', false) => {
+                        self.i += 1;
+                        depth -= 1;
+                        objects >>= 1;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+    }
+
+    /// Skips a JSON number: a plain integer (no sign, no leading zero) eight digits at a time,
+    /// anything else by [`Cursor::number`], which checks the grammar.
+    fn skip_number(&mut self) -> Option<()> {
+        let start = self.i;
+        if let Some(b'1'..=b'9') = self.peek() {
+            while let Some(n) = self.b.get(self.i..).and_then(digit_run) {
+                self.i += n;
+                if n < 8 {
+                    break;
+                }
+            }
+            // Fewer than eight bytes left: the rest a byte at a time.
+            self.digits();
+            if !matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
+                return Some(());
+            }
+            self.i = start;
+        }
+        self.number().map(|_| ())
+    }
+
+    /// An object member's key and its colon, up to its value (a plain key only).
+    fn member_key(&mut self) -> Option<()> {
+        self.plain_string()?;
+        self.ws();
+        self.eat(b':')?;
+        self.ws();
+        Some(())
+    }
+
     /// Skips any JSON value as serde's `IgnoredAny` does (escapes checked, UTF-8 not).
     fn skip_value(&mut self, depth: u32) -> Option<()> {
         if depth > MAX_DEPTH {
@@ -396,6 +510,15 @@ const POWERS_OF_TEN: [u64; 9] = [
     10_000_000,
     100_000_000,
 ];
+
+/// How many ASCII digits `bytes` starts with, up to eight, counted at once from its first
+/// eight bytes ([`eight_digits`] without their value); `None` where it holds fewer than eight.
+fn digit_run(bytes: &[u8]) -> Option<usize> {
+    let chunk: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
+    let v = u64::from_le_bytes(chunk) ^ 0x3030_3030_3030_3030;
+    let not_digit = (v | v.wrapping_add(0x7676_7676_7676_7676)) & 0x8080_8080_8080_8080;
+    Some((not_digit.trailing_zeros() / 8) as usize)
+}
 
 /// The ASCII digits `bytes` starts with, up to eight, read at once from its first eight bytes:
 /// how many, and their value; `None` where `bytes` holds fewer than eight bytes.
@@ -617,12 +740,18 @@ mod tests {
             (n, value)
         };
         assert_eq!(eight_digits(b"1234567"), None);
+        assert_eq!(digit_run(b"1234567"), None);
         for n in 0..=8 {
             for end in 0..=255u8 {
                 for tail in [b'0', b'9', b':', b'/', 0x80, 0xFF] {
                     let mut bytes: Vec<u8> = b"98765432".iter().take(n).copied().collect();
                     bytes.push(end);
                     bytes.resize(9, tail);
+                    assert_eq!(
+                        digit_run(&bytes),
+                        Some(naive(&bytes).0),
+                        "{n} digits, then {end:#x}, then {tail:#x}"
+                    );
                     assert_eq!(
                         eight_digits(&bytes),
                         Some(naive(&bytes)),
