@@ -26,6 +26,8 @@ const STRING_STOPS: [bool; 256] = {
 
 /// serde_json's recursion limit is 128; deeper values go to serde, which reports it.
 const MAX_DEPTH: u32 = 100;
+// `skip_plain_value` keeps its open containers as bits of a `u128`.
+const _: () = assert!(MAX_DEPTH < 128);
 
 /// The event at the start of `bytes` and the number of bytes it takes, when it has the plain shape.
 pub fn parse(bytes: &[u8]) -> Option<(EventRef<'_>, usize)> {
@@ -759,6 +761,41 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn plain_values_are_skipped_in_one_loop_to_where_the_item_reading_ends() {
+        for text in [
+            r#"{"External id":123,"Sequence number":45,"Fwd thread id":0,"Ev Idx":67}"#,
+            r#"{"stream":7,"grid":[64,1,1],"block":[128,1,1],"s":"x y"}"#,
+            "[]",
+            "{}",
+            r#"[{"a":[{}]}, -1.5e3, 0, 12345678901, 99999999]"#,
+            r#"{ "a" : [ 1 , 2 ] , "b" : { } }"#,
+        ] {
+            let bytes = format!("{text},").into_bytes();
+            let mut plain = Cursor { b: &bytes, i: 0 };
+            let mut items = Cursor { b: &bytes, i: 0 };
+            assert!(plain.skip_plain_value().is_some(), "{text}");
+            assert!(items.skip_value(0).is_some(), "{text}");
+            assert_eq!((plain.i, items.i), (text.len(), text.len()), "{text}");
+        }
+        // An escape or a literal is the item reading's; a mistake is refused by both.
+        for text in [
+            r#"{"a":"
+"}"#,
+            "[true]",
+            r#"{"a":1,}"#,
+            "[1}",
+            r#"{"a" 1}"#,
+            "[01]",
+        ] {
+            let mut plain = Cursor {
+                b: text.as_bytes(),
+                i: 0,
+            };
+            assert!(plain.skip_plain_value().is_none(), "{text}");
         }
     }
 

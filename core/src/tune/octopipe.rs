@@ -453,9 +453,9 @@ fn w_advancing_candidates(m: &Measured, cap: Option<f64>) -> Vec<Candidate> {
     let count = movable.len();
     (0..2 * count)
         .map(|c| {
-            // The first `count` candidates move the `k` earliest before the peak's step; the
-            // rest each right after its own input half (as early as it may run).
-            let (k, after_input) = (c % count + 1, c >= count);
+            // Candidate `c` moves the `k` earliest, before the peak's step or (odd `c`) each
+            // right after its own input half (as early as it may run): fewer moved first.
+            let (k, after_input) = (c / 2 + 1, c % 2 == 1);
             let (s, orders, owner, movable, peak_step) = (
                 Arc::clone(&m.scenario),
                 Arc::clone(&orders),
@@ -478,10 +478,15 @@ fn w_advancing_candidates(m: &Measured, cap: Option<f64>) -> Vec<Candidate> {
                         moved.reverse();
                         for (j, step) in moved.iter().enumerate() {
                             let at = if after_input {
-                                // Its input half's place (`3I0` for `3W0`), before the peak's step.
+                                // Its input half's place (`3I0` for `3W0`), alone or in an
+                                // overlapped pair, before the peak's step.
                                 let input = step.replacen('W', "I", 1);
                                 list.iter()
-                                    .position(|x| *x == input)
+                                    .position(|x| {
+                                        x.parse::<Step>().is_ok_and(|s| {
+                                            s.actions().any(|a| a.to_string() == input)
+                                        })
+                                    })
                                     .map_or(to + j, |p| p + 1)
                             } else {
                                 to + j
@@ -562,18 +567,16 @@ fn insert_candidates(m: &Measured) -> Vec<Candidate> {
             if start(to) - opens <= eps {
                 continue;
             }
-            // The rank's stream edge into a step (from the step before it, after the gap) is
-            // rewired by the move; every other input must be in when the gap opens.
+            // Every input of the step (its graph edges: the rank's stream into it, from the step
+            // before it, is no edge and is rewired by the move) must be in when the gap opens.
             let ready = |j: usize| {
-                let (Some(own), Some(prev)) = (of.get(j), of.get(j - 1)) else {
+                let Some(own) = of.get(j) else {
                     return false;
                 };
                 own.iter().all(|&n| {
-                    g.preds(n.index()).iter().all(|&p| {
-                        let p = NodeIndex::new(p as usize);
-                        own.contains(&p)
-                            || prev.contains(&p)
-                            || timeline.end_of(p).is_some_and(|e| e <= opens + eps)
+                    g.edges_directed(n, petgraph::Direction::Incoming).all(|e| {
+                        own.contains(&e.source())
+                            || timeline.end_of(e.source()).is_some_and(|t| t <= opens + eps)
                     })
                 })
             };
@@ -626,7 +629,7 @@ fn insert_candidates(m: &Measured) -> Vec<Candidate> {
 
 /// The memory limit of a schedule that reads one (`activation_limit`: the automatic
 /// zero-bubble scheduler's): the most microbatches' activations a stage may hold, tried at 1,
-/// `⌈P/2⌉`, `P − 1`, `P + 1`, `⌈3P/2⌉` and `2P` (ZB-2p's) beside the one it has (default `P`) —
+/// `⌈P/2⌉`, `P − 1`, `P` (the default), `P + 1`, `⌈3P/2⌉` and `2P` (ZB-2p's) but the one it has —
 /// below it where memory is short, above it where a stage may hold more to fill its bubbles.
 fn activation_limit_candidates(m: &Measured) -> Vec<Candidate> {
     use crate::vocab::parameter::Parameter;
@@ -644,6 +647,7 @@ fn activation_limit_candidates(m: &Measured) -> Vec<Candidate> {
     let mut limits = vec![
         1,
         p.div_ceil(2),
+        p,
         p.saturating_sub(1),
         p + 1,
         (3 * p).div_ceil(2),
