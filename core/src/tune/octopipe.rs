@@ -576,7 +576,9 @@ fn insert_candidates(m: &Measured) -> Vec<Candidate> {
                 own.iter().all(|&n| {
                     g.edges_directed(n, petgraph::Direction::Incoming).all(|e| {
                         own.contains(&e.source())
-                            || timeline.end_of(e.source()).is_some_and(|t| t <= opens + eps)
+                            || timeline
+                                .end_of(e.source())
+                                .is_some_and(|t| t <= opens + eps)
                     })
                 })
             };
