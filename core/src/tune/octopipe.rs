@@ -526,9 +526,9 @@ const INSERTS: usize = 16;
 /// Overlap-aware inserts (the paper's second scheduling policy, generalised): where a rank idles
 /// before a step — waiting for a transfer, or for another rank — the first later step of its
 /// own whose inputs are all in when the gap opens is moved to run in it, so the wait overlaps
-/// work. One candidate per gap, the longest gaps first; a move that breaks a dependency the
-/// check below cannot see (a step's input on its own rank, after the gap) fails to derive and
-/// drops out. The orders become hand-written.
+/// work. One candidate per gap, the longest gaps first; a move the derivation refuses (a wait
+/// that closes a cycle through the other ranks' orders) drops out when it is measured. The
+/// orders become hand-written.
 fn insert_candidates(m: &Measured) -> Vec<Candidate> {
     use crate::vocab::action::Step;
     use petgraph::graph::NodeIndex;
