@@ -356,18 +356,21 @@ fn the_tuner_runs_a_candidate_a_step_to_the_same_result() {
     assert!(candidates > whole.iterations.len(), "{candidates}");
 }
 
+/// `count` layers as `samples/1f1b.json`'s: forward 1 s, backward 2 s, 1 GB of parameters each,
+/// and `activation` bytes of activations a microbatch.
+fn layer(name: &str, count: usize, activation: f64) -> LayerSpec {
+    let mut l = LayerSpec::timed(name, Role::Backbone, count, 1.0);
+    l.bwd_s = Some(2.0);
+    l.output_bytes = Some(3.3e7);
+    l.activation_bytes = Some(activation);
+    l.param_bytes = Some(1e9);
+    l
+}
+
 /// Four ranks, eight microbatches, ZB-H2 (`zb2p`), whose last stage holds four times the
 /// activations of the others: its weight halves, delayed to fill the bubbles, keep what they
 /// need on the rank that can least afford it.
 fn heavy_tail_zb2p() -> mpipe::Scenario {
-    let layer = |name: &str, count: usize, activation: f64| {
-        let mut l = LayerSpec::timed(name, Role::Backbone, count, 1.0);
-        l.bwd_s = Some(2.0);
-        l.output_bytes = Some(3.3e7);
-        l.activation_bytes = Some(activation);
-        l.param_bytes = Some(1e9);
-        l
-    };
     common::scenario(
         vec![layer("llm", 6, 1e9), layer("head", 2, 4e9)],
         &[],
@@ -471,12 +474,13 @@ fn the_automatic_schedulers_memory_limit_is_searched_within_the_cap() {
     // 2 GB a stage: rank 0 holds its parameters and `L` microbatches' activations, 2 + 2L GB
     // (10 GB at the default L = P). Under an 8 GB cap the largest limit that fits, L = 3, is
     // the shortest step there (fewer in flight, longer): the tuner takes it first.
-    let mut layer = LayerSpec::timed("llm", Role::Backbone, 8, 1.0);
-    layer.bwd_s = Some(2.0);
-    layer.output_bytes = Some(3.3e7);
-    layer.activation_bytes = Some(1e9);
-    layer.param_bytes = Some(1e9);
-    let s = common::scenario(vec![layer], &[], &[mpipe::schedules::ZB_AUTO], 4, 8);
+    let s = common::scenario(
+        vec![layer("llm", 8, 1e9)],
+        &[],
+        &[mpipe::schedules::ZB_AUTO],
+        4,
+        8,
+    );
     let peak_at = |limit: usize| {
         let mut c = s.clone();
         c.activation_limit = Some(limit);

@@ -397,9 +397,7 @@ impl Studio {
             .position(starts_after)
             .unwrap_or(steps.len().saturating_sub(1));
         let edit = Edit::MoveStep {
-            orders: (0..d.plan.ranks)
-                .map(|r| d.order.steps(r).iter().map(Step::to_string).collect())
-                .collect(),
+            orders: d.order.written(d.plan.ranks),
             rank: moved.rank.index(),
             from,
             to,

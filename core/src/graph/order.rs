@@ -149,6 +149,14 @@ impl Order {
             .collect()
     }
 
+    /// Each of the first `ranks` ranks' steps ([`Order::steps`]) in action notation, as a
+    /// scenario's hand-written `orders` take them: what an edit that moves a step starts from.
+    pub fn written(&self, ranks: usize) -> Vec<Vec<String>> {
+        (0..ranks)
+            .map(|r| self.steps(r).iter().map(Step::to_string).collect())
+            .collect()
+    }
+
     /// Rank `r`'s compute slots in execution order: its actions, an overlapped pair as one.
     /// (Early recomputations are left out, as in [`Order::actions`].)
     pub fn steps(&self, rank: usize) -> Vec<Step> {

@@ -513,25 +513,28 @@ const POWERS_OF_TEN: [u64; 9] = [
     100_000_000,
 ];
 
-/// How many ASCII digits `bytes` starts with, up to eight, counted at once from its first
-/// eight bytes ([`eight_digits`] without their value); `None` where it holds fewer than eight.
-fn digit_run(bytes: &[u8]) -> Option<usize> {
-    let chunk: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
-    let v = u64::from_le_bytes(chunk) ^ 0x3030_3030_3030_3030;
-    let not_digit = (v | v.wrapping_add(0x7676_7676_7676_7676)) & 0x8080_8080_8080_8080;
-    Some((not_digit.trailing_zeros() / 8) as usize)
-}
-
-/// The ASCII digits `bytes` starts with, up to eight, read at once from its first eight bytes:
-/// how many, and their value; `None` where `bytes` holds fewer than eight bytes.
-fn eight_digits(bytes: &[u8]) -> Option<(usize, u64)> {
+/// The first eight bytes of `bytes` as a word with each digit's byte made 0–9, and how many
+/// ASCII digits lead it (up to eight); `None` where `bytes` holds fewer than eight bytes.
+fn leading_digits(bytes: &[u8]) -> Option<(u64, usize)> {
     let chunk: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
     // Little-endian: the first byte is the lowest. A digit's byte becomes 0–9; a byte is no
     // digit where it has its high bit or gains it from adding 0x76 (0x76 + 10 = 0x80). A carry
     // out of a byte reaches only the bytes after it, past the first that is no digit.
     let v = u64::from_le_bytes(chunk) ^ 0x3030_3030_3030_3030;
     let not_digit = (v | v.wrapping_add(0x7676_7676_7676_7676)) & 0x8080_8080_8080_8080;
-    let n = (not_digit.trailing_zeros() / 8) as usize;
+    Some((v, (not_digit.trailing_zeros() / 8) as usize))
+}
+
+/// How many ASCII digits `bytes` starts with, up to eight, counted at once from its first
+/// eight bytes ([`eight_digits`] without their value); `None` where it holds fewer than eight.
+fn digit_run(bytes: &[u8]) -> Option<usize> {
+    leading_digits(bytes).map(|(_, n)| n)
+}
+
+/// The ASCII digits `bytes` starts with, up to eight, read at once from its first eight bytes:
+/// how many, and their value; `None` where `bytes` holds fewer than eight bytes.
+fn eight_digits(bytes: &[u8]) -> Option<(usize, u64)> {
+    let (v, n) = leading_digits(bytes)?;
     if n == 0 {
         return Some((0, 0));
     }

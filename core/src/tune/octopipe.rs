@@ -28,6 +28,7 @@ use crate::sim::run::Simulation;
 use crate::tune::pipeline::simulate_scenario;
 use crate::vocab::layout::Layout;
 use crate::vocab::units::{bytes, secs};
+use petgraph::graph::NodeIndex;
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -376,16 +377,39 @@ fn placement_candidates(m: &Measured) -> Vec<Candidate> {
 fn written_orders(
     d: &crate::graph::derive::Derivation,
 ) -> (Arc<Vec<Vec<String>>>, Arc<Vec<usize>>) {
-    let orders = (0..d.plan.ranks)
-        .map(|r| {
-            d.order
-                .steps(r)
-                .iter()
-                .map(crate::vocab::action::Step::to_string)
+    (
+        Arc::new(d.order.written(d.plan.ranks)),
+        Arc::new(d.plan.owner.clone()),
+    )
+}
+
+/// Each of `rank`'s `steps`' compute nodes (an overlapped pair's two), by `nodes`
+/// ([`crate::graph::order::Order::nodes_by_action`]).
+fn step_nodes(
+    nodes: &rustc_hash::FxHashMap<(usize, crate::vocab::action::Action), NodeIndex>,
+    rank: usize,
+    steps: &[crate::vocab::action::Step],
+) -> Vec<Vec<NodeIndex>> {
+    steps
+        .iter()
+        .map(|s| {
+            s.actions()
+                .filter_map(|a| nodes.get(&(rank, a)).copied())
                 .collect()
         })
-        .collect();
-    (Arc::new(orders), Arc::new(d.plan.owner.clone()))
+        .collect()
+}
+
+/// When the first of a step's `nodes` starts and the last ends (±∞ for none).
+fn step_span(timeline: &crate::graph::time::Timeline, nodes: &[NodeIndex]) -> (f64, f64) {
+    nodes
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(s, e), &n| {
+            (
+                timeline.start_of(n).map_or(s, |t| s.min(t)),
+                timeline.end_of(n).map_or(e, |t| e.max(t)),
+            )
+        })
 }
 
 /// Weight halves [`w_advancing_candidates`] advances at most at once.
@@ -419,13 +443,11 @@ fn w_advancing_candidates(m: &Measured, cap: Option<f64>) -> Vec<Candidate> {
     let (rank, at) = (peak.rank, peak.peak_at_s);
     let d = &m.sim.derivation;
     let steps = d.order.steps(rank);
-    let nodes = d.order.nodes_by_action();
-    let end = |step: &Step| {
-        step.actions()
-            .filter_map(|a| m.sim.timeline.end_of(*nodes.get(&(rank, a))?))
-            .fold(f64::NEG_INFINITY, f64::max)
-    };
-    let Some(to) = steps.iter().position(|s| end(s) > at) else {
+    let of = step_nodes(&d.order.nodes_by_action(), rank, &steps);
+    let Some(to) = of
+        .iter()
+        .position(|ns| step_span(&m.sim.timeline, ns).1 > at)
+    else {
         return Vec::new();
     };
     let before: Vec<_> = steps.iter().take(to).flat_map(Step::actions).collect();
@@ -531,7 +553,6 @@ const INSERTS: usize = 16;
 /// orders become hand-written.
 fn insert_candidates(m: &Measured) -> Vec<Candidate> {
     use crate::vocab::action::Step;
-    use petgraph::graph::NodeIndex;
     let d = &m.sim.derivation;
     let (g, timeline) = (&d.order.graph, &m.sim.timeline);
     let nodes = d.order.nodes_by_action();
@@ -540,28 +561,13 @@ fn insert_candidates(m: &Measured) -> Vec<Candidate> {
     let mut found: Vec<(f64, usize, usize, usize, String, String)> = Vec::new();
     for rank in 0..d.plan.ranks {
         let steps = d.order.steps(rank);
-        let of: Vec<Vec<NodeIndex>> = steps
-            .iter()
-            .map(|s| {
-                s.actions()
-                    .filter_map(|a| nodes.get(&(rank, a)).copied())
-                    .collect()
-            })
-            .collect();
-        let start = |k: usize| {
-            of.get(k).map_or(f64::INFINITY, |ns| {
-                ns.iter()
-                    .filter_map(|&n| timeline.start_of(n))
-                    .fold(f64::INFINITY, f64::min)
+        let of = step_nodes(&nodes, rank, &steps);
+        let span = |k: usize| {
+            of.get(k).map_or((f64::INFINITY, f64::NEG_INFINITY), |ns| {
+                step_span(timeline, ns)
             })
         };
-        let end = |k: usize| {
-            of.get(k).map_or(f64::NEG_INFINITY, |ns| {
-                ns.iter()
-                    .filter_map(|&n| timeline.end_of(n))
-                    .fold(f64::NEG_INFINITY, f64::max)
-            })
-        };
+        let (start, end) = (|k| span(k).0, |k| span(k).1);
         for to in 1..steps.len() {
             let opens = end(to - 1);
             if start(to) - opens <= eps {

@@ -8,8 +8,8 @@
 //! huge page makes 2 MiB resident where the reading touched a few kilobytes. While a run's files
 //! are read and recovered, [`reading_a_run`] gives freed memory back at once and takes no huge
 //! pages; then it puts both back as they were (what follows may be a large simulation).
-//! Measured on eight 8.1 MB Kineto files (`mpipe trace --json`, two threads): peak RSS 54 →
-//! 22 MiB, wall ×1.1–1.3 (see the README's Benchmarks).
+//! Measured on eight 8.1 MB Kineto files (`mpipe trace --json`, two threads): peak RSS 54.2 →
+//! 20.4 MiB (with 24-byte spans), wall ×1.17 (see the README's Benchmarks).
 
 /// Runs `parse` (the command line's reading of its arguments: the first memory the process
 /// touches) without transparent huge pages, then puts them back as they were: a huge page
