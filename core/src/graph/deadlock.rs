@@ -33,14 +33,13 @@ pub fn check_deadlock(order: &Order) -> Result<Vec<u32>, OrderError> {
         let Some(list) = succs.get(a as usize..b as usize) else {
             continue;
         };
-        for &s in list {
-            if let Some(d) = indegree.get_mut(s as usize) {
+        // What this node's end makes ready joins the queue (room for every node was made).
+        topological.extend(list.iter().copied().filter(|&s| {
+            indegree.get_mut(s as usize).is_some_and(|d| {
                 *d -= 1;
-                if *d == 0 {
-                    topological.push(s);
-                }
-            }
-        }
+                *d == 0
+            })
+        }));
     }
     if topological.len() == n {
         return Ok(topological);

@@ -145,20 +145,31 @@ pub fn longest_path(order: &Order, mut durations: Vec<f64>) -> Timeline {
     let n = order.graph.node_count();
     // A node the durations miss takes none.
     durations.resize(n, 0.0);
+    // Each node's start is the latest end of its predecessors (0 without one), pushed to it by
+    // each predecessor as it ends: in topological order every predecessor of a node has ended
+    // before the node's own end is read. The same starts as [`latest_pred`]'s (`max` of the
+    // same ends; a NaN end is passed over by both, and no end is −0: a start is at least +0),
+    // one read of a node's successors rather than two of each predecessor.
     let mut start = vec![0.0f64; n];
     let mut makespan = 0.0f64;
+    let (ends, succs) = order.graph.successor_lists();
     for &v in &order.topological {
         let i = v as usize;
-        // The binding predecessor's end (0 for a node that has none).
-        let end = |p: usize| Some(start.get(p)? + durations.get(p)?);
-        let s = latest_pred(order, end, i).map_or(0.0, |(_, e)| e);
-        if let (Some(ss), Some(d)) = (start.get_mut(i), durations.get(i)) {
-            *ss = s;
-            // `f64::max`'s result without its NaN handling: a NaN end is passed over by both, and
-            // no end is −0 (a start is at least +0).
-            let end = s + d;
-            if end > makespan {
-                makespan = end;
+        let (Some(&s), Some(&d)) = (start.get(i), durations.get(i)) else {
+            continue;
+        };
+        let end = s + d;
+        if end > makespan {
+            makespan = end;
+        }
+        let (Some(&a), Some(&b)) = (ends.get(i), ends.get(i + 1)) else {
+            continue;
+        };
+        for &w in succs.get(a as usize..b as usize).unwrap_or_default() {
+            if let Some(sw) = start.get_mut(w as usize)
+                && end > *sw
+            {
+                *sw = end;
             }
         }
     }

@@ -349,18 +349,22 @@ struct Changes {
     list: Vec<(f64, f64)>,
     /// Of each change, its place (apart: 20 bytes a change rather than 24).
     at: Vec<u32>,
+    /// Whether some change has no place ([`NOWHERE`]).
+    unplaced: bool,
 }
 
 impl Changes {
     fn clear(&mut self) {
         self.list.clear();
         self.at.clear();
+        self.unplaced = false;
     }
 
     #[inline]
     fn push(&mut self, t: f64, delta: f64, at: u32) {
         self.list.push((t, delta));
         self.at.push(at);
+        self.unplaced |= at == NOWHERE;
     }
 
     fn is_empty(&self) -> bool {
@@ -384,7 +388,7 @@ fn by_time(changes: &Changes, scratch: &mut Scratch) {
     let (list, at) = (&changes.list, &changes.at);
     let ordered = &mut scratch.ordered;
     let key = total_order_key;
-    let placed = at.len() == list.len() && !at.contains(&NOWHERE);
+    let placed = at.len() == list.len() && !changes.unplaced;
     if placed {
         let places = at.iter().max().map_or(0, |&m| m as usize + 1);
         let next = &mut scratch.next;
@@ -473,20 +477,17 @@ fn curve(base: f64, changes: &Changes, scratch: &mut Scratch) -> (Vec<[f64; 2]>,
 /// the positives, every bit flipped for the negatives.
 pub(crate) fn total_order_key(x: f64) -> u64 {
     let bits = x.to_bits();
-    if bits >> 63 == 1 {
-        !bits
-    } else {
-        bits | (1 << 63)
-    }
+    // Without a branch: every bit for a negative (its sign bit's copies), the sign bit alone
+    // for a positive.
+    let flip = ((bits as i64 >> 63) as u64) | (1 << 63);
+    bits ^ flip
 }
 
 /// The float [`total_order_key`] came from, bit for bit.
 fn from_total_order_key(key: u64) -> f64 {
-    f64::from_bits(if key >> 63 == 1 {
-        key & !(1 << 63)
-    } else {
-        !key
-    })
+    // The sign bit alone where it is set (a positive's), every bit where it is not.
+    let flip = ((!key as i64 >> 63) as u64) | (1 << 63);
+    f64::from_bits(key ^ flip)
 }
 
 /// Gradient buffers of the step (`hardware.step_grad_bytes_per_param_byte`): each stage allocates
@@ -836,7 +837,7 @@ fn activations(
 /// `bytes` held from `from` until `free_at` (a whole backward's or an input half's end), or, with
 /// a weight half, `early` of them until then and the rest until `weight_end`.
 /// Each instant is a time with its place ([`Places`]).
-#[inline]
+#[inline(always)]
 fn hold(list: &mut Changes, (from, free_at, weight_end): Held, bytes: f64, early: f64) {
     if bytes <= 0.0 {
         return;
