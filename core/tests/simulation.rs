@@ -1123,3 +1123,103 @@ fn each_direction_keeps_the_outputs_of_the_microbatches_it_runs() {
         assert_eq!(sim.memory[rank].peak_bytes, 20.0, "rank {rank}");
     }
 }
+
+/// The SVG's title and legend wrap inside the chart's width (by the renderer's estimate of its
+/// text's width: 9.5 px a bold 15-pixel character, 6.6 px an 11-pixel one), and the lanes start
+/// below both: a transposed encoder and four backbone regions under a long name, whose title
+/// (makespan and bubble at its end) and nine legend entries each ran past the right edge on one
+/// line.
+#[test]
+fn the_svg_title_and_legend_wrap_inside_the_chart() {
+    let mut encoder = layer("vit", Role::Encoder, 2, 0.5, 1.0);
+    encoder.activation_bytes = Some(1e8);
+    let mut layers = vec![encoder];
+    layers.extend((0..4).map(|i| layer(&format!("llm{i}"), Role::Backbone, 4, TF, TB)));
+    let mut s = scenario(
+        layers,
+        &[2, 6, 10, 14],
+        &[
+            TRANSPOSE,
+            ONE_F_ONE_B,
+            ONE_F_ONE_B,
+            ONE_F_ONE_B,
+            ONE_F_ONE_B,
+        ],
+        4,
+        8,
+    );
+    s.name = "five regions: an encoder transposed over four interleaved backbone regions".into();
+    let simulation = sim(&s);
+    let svg = mpipe::report::svg::render(&s.chart_title(), &simulation);
+    let (width, left, right) = (1200.0, 72.0, 24.0);
+    let text = regex::Regex::new(
+        r#"<text x="([0-9.]+)" y="([0-9.]+)" font-size="(11|15)"( font-weight="bold")?>([^<]*)</text>"#,
+    )
+    .unwrap();
+    let mut title: Vec<(f64, String)> = Vec::new();
+    let mut legend: Vec<(f64, f64, String)> = Vec::new();
+    for c in text.captures_iter(&svg) {
+        let (x, y): (f64, f64) = (c[1].parse().unwrap(), c[2].parse().unwrap());
+        let words = c[5]
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&");
+        if c.get(4).is_some() {
+            assert_eq!(x, left);
+            title.push((y, words));
+        } else if y < 100.0 && !words.starts_with("rank") && words != "time (s)" {
+            legend.push((x, y, words));
+        }
+    }
+    // The whole title, in lines that fit, 18 px apart.
+    let lines: Vec<&str> = title.iter().map(|(_, l)| l.as_str()).collect();
+    assert!(lines.len() >= 2, "{lines:?}");
+    let whole = format!(
+        "{} · ⟨transpose, 1f1b, 1f1b, 1f1b, 1f1b⟩ — P = 4, M = 8: makespan {}, bubble {:.1} %",
+        s.chart_title(),
+        mpipe::vocab::units::secs(simulation.makespan_s),
+        100.0 * simulation.bubble_fraction
+    );
+    assert_eq!(lines.join(" "), whole);
+    for (i, (y, line)) in title.iter().enumerate() {
+        assert_eq!(*y, 22.0 + 18.0 * i as f64);
+        assert!(
+            left + 9.5 * line.chars().count() as f64 <= width - right,
+            "{line}"
+        );
+    }
+    // Every legend entry, each ending inside the chart, in rows below the title.
+    let names: Vec<&str> = legend.iter().map(|(_, _, t)| t.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "region 1 encoder transpose",
+            "region 2 backbone 1f1b",
+            "region 3 backbone 1f1b",
+            "region 4 backbone 1f1b",
+            "region 5 backbone 1f1b",
+            "warmup window",
+            "spill",
+            "idle"
+        ]
+    );
+    for (x, _, t) in &legend {
+        assert!(
+            x + 6.6 * t.chars().count() as f64 <= width - right,
+            "{t} at {x}"
+        );
+    }
+    let rows: std::collections::BTreeSet<u64> = legend.iter().map(|(_, y, _)| *y as u64).collect();
+    assert!(rows.len() >= 2, "{rows:?}");
+    let last_title = title.last().unwrap().0;
+    assert!(
+        legend.iter().all(|(_, y, _)| y - 10.0 > last_title),
+        "{legend:?}"
+    );
+    // The first lane's label below the legend's last row.
+    let lane =
+        regex::Regex::new(r#"y="([0-9.]+)" font-size="12" text-anchor="end">rank 0<"#).unwrap();
+    let lane_y: f64 = lane.captures(&svg).unwrap()[1].parse().unwrap();
+    let last_row = legend.iter().map(|(_, y, _)| *y).fold(0.0, f64::max);
+    assert!(lane_y > last_row + 12.0, "{lane_y} after {last_row}");
+}

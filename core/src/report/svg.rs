@@ -18,6 +18,99 @@ const TOP: f64 = 56.0;
 const LANE: f64 = 26.0;
 const COMM_LANE: f64 = 7.0;
 const GAP: f64 = 10.0;
+/// The title's first baseline, the distance between its lines, and about how wide a character
+/// of its bold 15-pixel text draws.
+const TITLE_Y: f64 = 22.0;
+const TITLE_LINE: f64 = 18.0;
+const TITLE_CHAR_WIDTH: f64 = 9.5;
+/// The top of the legend's first row, and each row's height.
+const LEGEND_Y: f64 = 32.0;
+const LEGEND_ROW: f64 = 18.0;
+/// About how wide a character of the legend's 11-pixel text draws (DejaVu Sans, whose
+/// characters are wider than most; an estimate, as SVG text is measured only where drawn).
+const CHAR_WIDTH: f64 = 6.6;
+
+/// `text` in lines of at most `chars` characters (at least one), broken between words, a word
+/// longer than a line broken inside it.
+fn wrapped(text: &str, chars: f64) -> Vec<String> {
+    let chars = (chars as usize).max(1);
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    let mut len = 0;
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        loop {
+            // A space before the word, where the line has some.
+            let gap = usize::from(len > 0);
+            if len + gap + word.len() <= chars {
+                if gap == 1 {
+                    line.push(' ');
+                }
+                line.extend(&word);
+                len += gap + word.len();
+                break;
+            }
+            if len > 0 {
+                lines.push(std::mem::take(&mut line));
+                len = 0;
+                continue;
+            }
+            // Longer than a line on its own: as much as fits, the rest on the next.
+            let rest = word.split_off(chars.min(word.len()));
+            lines.push(word.into_iter().collect());
+            word = rest;
+        }
+    }
+    if len > 0 || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// About how wide `text` draws in the legend.
+fn text_width(text: &str) -> f64 {
+    (text.chars().count() as f64 * CHAR_WIDTH).ceil()
+}
+
+/// One entry of the legend: how wide it is (its chips, its text and the gap after it), where
+/// its text starts, its chips and its text.
+#[derive(Debug)]
+struct LegendItem {
+    width: f64,
+    text_at: f64,
+    chip: Chip,
+    text: String,
+}
+
+/// A legend entry's chips: a region's shades, or one 24-pixel swatch (its fill and any further
+/// attributes).
+#[derive(Debug)]
+enum Chip {
+    Region {
+        forward: palette::Rgb,
+        backward: palette::Rgb,
+        weight: Option<palette::Rgb>,
+    },
+    Fill(String, String),
+}
+
+/// Each entry with its left edge and row: left to right from the lanes' left edge, on to the
+/// next row where the next would run past the chart's right edge (an entry wider than a row
+/// alone on its own).
+fn legend_layout(items: &[LegendItem]) -> Vec<(&LegendItem, f64, usize)> {
+    let (mut x, mut row) = (LEFT, 0);
+    items
+        .iter()
+        .map(|item| {
+            if x > LEFT && x + item.width > WIDTH - RIGHT {
+                (x, row) = (LEFT, row + 1);
+            }
+            let placed = (item, x, row);
+            x += item.width;
+            placed
+        })
+        .collect()
+}
 
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
@@ -77,10 +170,20 @@ pub fn render(name: &str, sim: &Simulation) -> String {
         sim,
         scene: &scene,
         makespan_s,
+        legend_y: LEGEND_Y,
+        top: TOP,
         out: String::new(),
     };
+    // The legend below the title's last line, the lanes below the legend's last row.
+    let title = wrapped(&svg.title_text(name), Svg::PLOT / TITLE_CHAR_WIDTH);
+    let below_title = title.len().saturating_sub(1) as f64 * TITLE_LINE;
+    let rows = legend_layout(&svg.legend_items())
+        .last()
+        .map_or(0, |&(_, _, row)| row);
+    svg.legend_y = LEGEND_Y + below_title;
+    svg.top = TOP + below_title + rows as f64 * LEGEND_ROW;
     svg.header();
-    svg.title(name);
+    svg.title(&title);
     svg.legend();
     svg.lanes();
     svg.events();
@@ -97,6 +200,10 @@ struct Svg<'a> {
     scene: &'a Scene,
     /// The time axis's end (the makespan, or 1 s for an empty step).
     makespan_s: f64,
+    /// The legend's first row's top (below the title's lines).
+    legend_y: f64,
+    /// The first lane's top (below the legend's rows).
+    top: f64,
     out: String,
 }
 
@@ -107,12 +214,12 @@ impl Svg<'_> {
         LEFT + t / self.makespan_s * Self::PLOT
     }
 
-    fn lane_y(rank: usize) -> f64 {
-        TOP + rank as f64 * (LANE + COMM_LANE + GAP)
+    fn lane_y(&self, rank: usize) -> f64 {
+        self.top + rank as f64 * (LANE + COMM_LANE + GAP)
     }
 
     fn header(&mut self) {
-        let height = Self::lane_y(self.sim.derivation.plan.ranks) + 60.0;
+        let height = self.lane_y(self.sim.derivation.plan.ranks) + 60.0;
         // Exposed collectives' hatching, where some stage has them.
         let exposed = if self.scene.events.iter().any(|e| e.exposed_comm_s > 0.0) {
             format!(
@@ -136,10 +243,10 @@ impl Svg<'_> {
     }
 
     /// What the chart shows: the scenario, its schedule and shape, the makespan and bubble.
-    fn title(&mut self, name: &str) {
+    fn title_text(&self, name: &str) -> String {
         let plan = &self.sim.derivation.plan;
         let schedule: Vec<_> = plan.schedule();
-        let title = format!(
+        format!(
             "{}{} — {}: makespan {}, bubble {:.1} %",
             if name.is_empty() {
                 String::new()
@@ -150,86 +257,138 @@ impl Svg<'_> {
             plan.shape(),
             secs(self.sim.makespan_s),
             100.0 * self.sim.bubble_fraction
-        );
-        let _ = writeln!(
-            self.out,
-            r#"<text x="{LEFT}" y="22" font-size="15" font-weight="bold">{}</text>"#,
-            escape(&title)
-        );
+        )
     }
 
-    /// Regions, warmup, spill, idle (and overlapped pairs, where there are some).
-    fn legend(&mut self) {
-        let s = &mut self.out;
-        let mut lx = LEFT;
-        for r in &self.scene.regions {
-            // A split backward shows its weight half's shade as a third chip.
-            let weight_chip = if r.split() {
-                format!(
-                    r#"<rect x="{}" y="32" width="12" height="12" fill="{}"/>"#,
-                    lx + 24.0,
-                    hex(r.weight)
-                )
-            } else {
-                String::new()
-            };
-            let text_x = lx + if r.split() { 40.0 } else { 28.0 };
+    /// The title, in as many lines as the chart's width needs.
+    fn title(&mut self, lines: &[String]) {
+        for (i, line) in lines.iter().enumerate() {
             let _ = writeln!(
-                s,
-                r#"<rect x="{lx}" y="32" width="12" height="12" fill="{}"/><rect x="{}" y="32" width="12" height="12" fill="{}"/>{weight_chip}<text x="{text_x}" y="42" font-size="11">region {} {} {}</text>"#,
-                hex(r.forward),
-                lx + 12.0,
-                hex(r.backward),
-                r.region,
-                r.role.name(),
-                r.skeleton
+                self.out,
+                r#"<text x="{LEFT}" y="{}" font-size="15" font-weight="bold">{}</text>"#,
+                TITLE_Y + i as f64 * TITLE_LINE,
+                escape(line)
             );
-            lx += if r.split() { 202.0 } else { 190.0 };
         }
-        let _ = writeln!(
-            s,
-            r##"<rect x="{lx}" y="32" width="24" height="12" fill="{}" fill-opacity="0.45"/><text x="{}" y="42" font-size="11">warmup window</text><rect x="{}" y="32" width="24" height="12" fill="url(#spill)" stroke="{}"/><text x="{}" y="42" font-size="11">spill</text><rect x="{}" y="32" width="24" height="12" fill="url(#idle)"/><text x="{}" y="42" font-size="11">idle</text>"##,
+    }
+
+    /// Regions, warmup, spill, idle (and overlapped pairs, exposed collectives and the host's
+    /// waits, where there are some), in rows that wrap at the chart's right edge.
+    fn legend(&mut self) {
+        for (item, x, row) in legend_layout(&self.legend_items()) {
+            let y = self.legend_y + row as f64 * LEGEND_ROW;
+            let text_y = y + 10.0;
+            let text = escape(&item.text);
+            let s = &mut self.out;
+            let _ = match &item.chip {
+                &Chip::Region {
+                    forward,
+                    backward,
+                    weight,
+                } => {
+                    // A split backward shows its weight half's shade as a third chip.
+                    let weight_chip = weight.map_or(String::new(), |w| {
+                        format!(
+                            r#"<rect x="{}" y="{y}" width="12" height="12" fill="{}"/>"#,
+                            x + 24.0,
+                            hex(w)
+                        )
+                    });
+                    writeln!(
+                        s,
+                        r#"<rect x="{x}" y="{y}" width="12" height="12" fill="{}"/><rect x="{}" y="{y}" width="12" height="12" fill="{}"/>{weight_chip}<text x="{}" y="{text_y}" font-size="11">{text}</text>"#,
+                        hex(forward),
+                        x + 12.0,
+                        hex(backward),
+                        x + item.text_at,
+                    )
+                }
+                Chip::Fill(fill, extra) => writeln!(
+                    s,
+                    r#"<rect x="{x}" y="{y}" width="24" height="12" fill="{fill}"{extra}/><text x="{}" y="{text_y}" font-size="11">{text}</text>"#,
+                    x + item.text_at,
+                ),
+            };
+        }
+    }
+
+    /// The legend's entries, in order, each as wide as it draws.
+    fn legend_items(&self) -> Vec<LegendItem> {
+        let mut items: Vec<LegendItem> = self
+            .scene
+            .regions
+            .iter()
+            .map(|r| {
+                let text = format!("region {} {} {}", r.region, r.role.name(), r.skeleton);
+                let text_at = if r.split() { 40.0 } else { 28.0 };
+                LegendItem {
+                    width: (text_at + text_width(&text) + 16.0).max(if r.split() {
+                        202.0
+                    } else {
+                        190.0
+                    }),
+                    text_at,
+                    chip: Chip::Region {
+                        forward: r.forward,
+                        backward: r.backward,
+                        weight: r.split().then_some(r.weight),
+                    },
+                    text,
+                }
+            })
+            .collect();
+        let fill = |width: f64, fill: String, extra: String, text: &str| LegendItem {
+            width,
+            text_at: 30.0,
+            chip: Chip::Fill(fill, extra),
+            text: text.to_string(),
+        };
+        items.push(fill(
+            130.0,
             hex(palette::WARMUP),
-            lx + 30.0,
-            lx + 130.0,
-            hex(palette::SPILL),
-            lx + 160.0,
-            lx + 210.0,
-            lx + 240.0
-        );
-        let mut px = lx + 280.0;
+            r#" fill-opacity="0.45""#.into(),
+            "warmup window",
+        ));
+        items.push(fill(
+            80.0,
+            "url(#spill)".into(),
+            format!(r#" stroke="{}""#, hex(palette::SPILL)),
+            "spill",
+        ));
+        items.push(fill(70.0, "url(#idle)".into(), String::new(), "idle"));
         if self.scene.events.iter().any(|e| e.pair.is_some()) {
-            let _ = writeln!(
-                s,
-                r#"<rect x="{px}" y="32" width="24" height="12" fill="none" stroke="{}" stroke-width="1.5"/><text x="{}" y="42" font-size="11">overlapped pair (F;B)</text>"#,
-                hex(palette::PAIR),
-                px + 30.0
-            );
-            px += 170.0;
+            items.push(fill(
+                170.0,
+                "none".into(),
+                format!(r#" stroke="{}" stroke-width="1.5""#, hex(palette::PAIR)),
+                "overlapped pair (F;B)",
+            ));
         }
         if self.scene.events.iter().any(|e| e.exposed_comm_s > 0.0) {
-            let _ = writeln!(
-                s,
-                r#"<rect x="{px}" y="32" width="24" height="12" fill="url(#exposed)"/><text x="{}" y="42" font-size="11">collectives inside the stage, exposed</text>"#,
-                px + 30.0
-            );
-            px += 250.0;
+            items.push(fill(
+                250.0,
+                "url(#exposed)".into(),
+                String::new(),
+                "collectives inside the stage, exposed",
+            ));
         }
         if self.sim.host_wait_s.iter().any(|&w| w > 0.0) {
-            let _ = writeln!(
-                s,
-                r#"<rect x="{px}" y="32" width="24" height="12" fill="{}"/><text x="{}" y="42" font-size="11">waiting for its host to launch the work</text>"#,
+            let text = "waiting for its host to launch the work";
+            items.push(fill(
+                30.0 + text_width(text) + 16.0,
                 hex(palette::HOST_WAIT),
-                px + 30.0
-            );
+                String::new(),
+                text,
+            ));
         }
+        items
     }
 
     /// Each rank's lane: its name, idle hatching, warmup window and encoder spill.
     fn lanes(&mut self) {
         for lane in &self.scene.lanes {
             let rank = lane.rank;
-            let y = Self::lane_y(rank);
+            let y = self.lane_y(rank);
             let plot = Self::PLOT;
             let warmup = lane.warmup.map(|w| (self.x(w.end_s), w.end_s));
             let spill = lane
@@ -281,7 +440,7 @@ impl Svg<'_> {
     /// Every compute event, coloured by region and phase, with its label where it fits.
     fn events(&mut self) {
         for e in &self.scene.events {
-            let y = Self::lane_y(e.rank.index());
+            let y = self.lane_y(e.rank.index());
             let (x0, x1) = (self.x(e.start_s), self.x(e.end_s));
             let w = (x1 - x0).max(0.5);
             let fill = hex(self.scene.colour(e.region.index(), e.action.phase));
@@ -349,7 +508,7 @@ impl Svg<'_> {
                 let _ = writeln!(
                     self.out,
                     r#"<rect x="{x0:.2}" y="{:.1}" width="{:.2}" height="{:.1}" fill="none" stroke="{}" stroke-width="1.5"><title>({};{})OVERLAP_F_B</title></rect>"#,
-                    Self::lane_y(f.rank.index()) - 1.0,
+                    self.lane_y(f.rank.index()) - 1.0,
                     (x1 - x0).max(0.5),
                     LANE + 2.0,
                     hex(palette::PAIR),
@@ -363,7 +522,7 @@ impl Svg<'_> {
     /// The transfers arriving at each rank, in the thin lane under it.
     fn transfers(&mut self) {
         for c in &self.scene.transfers {
-            let y = Self::lane_y(c.to_rank.index()) + LANE + 1.0;
+            let y = self.lane_y(c.to_rank.index()) + LANE + 1.0;
             let (x0, x1) = (self.x(c.start_s), self.x(c.end_s));
             let _ = writeln!(
                 self.out,
@@ -381,7 +540,7 @@ impl Svg<'_> {
 
     /// The time axis, about ten ticks in seconds.
     fn axis(&mut self) {
-        let axis_y = Self::lane_y(self.sim.derivation.plan.ranks) + 4.0;
+        let axis_y = self.lane_y(self.sim.derivation.plan.ranks) + 4.0;
         let _ = writeln!(
             self.out,
             r#"<line x1="{LEFT}" y1="{axis_y:.1}" x2="{:.1}" y2="{axis_y:.1}" stroke="black"/>"#,
@@ -429,5 +588,50 @@ mod tests {
         assert_eq!(tick_label(2.5, 2.5), "2.5");
         assert_eq!(tick_label(2.0, 2.5), "2");
         assert_eq!(escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+    }
+
+    #[test]
+    fn titles_wrap_between_words_and_inside_a_word_too_long_for_a_line() {
+        assert_eq!(wrapped("a bb ccc", 4.0), ["a bb", "ccc"]);
+        assert_eq!(wrapped("a bb ccc", 8.0), ["a bb ccc"]);
+        assert_eq!(wrapped("abcdefghij kl", 4.0), ["abcd", "efgh", "ij", "kl"]);
+        assert_eq!(wrapped("⟨αβγ⟩ δ", 3.0), ["⟨αβ", "γ⟩", "δ"]);
+        assert_eq!(wrapped("", 10.0), [""]);
+        // Less than one character a line still gives one a line.
+        assert_eq!(wrapped("ab", 0.2), ["a", "b"]);
+    }
+
+    /// Entries fill a row from the lanes' left edge and go on to the next where the next would
+    /// pass the right edge; one wider than a row stays alone on its own.
+    #[test]
+    fn legend_entries_wrap_at_the_right_edge() {
+        let item = |width: f64| LegendItem {
+            width,
+            text_at: 30.0,
+            chip: Chip::Fill(String::new(), String::new()),
+            text: String::new(),
+        };
+        let row = WIDTH - RIGHT - LEFT;
+        let items = [
+            item(row / 2.0),
+            item(row / 2.0),
+            item(1.0),
+            item(2.0 * row),
+            item(1.0),
+        ];
+        let placed: Vec<(f64, usize)> = legend_layout(&items)
+            .into_iter()
+            .map(|(_, x, r)| (x, r))
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                (LEFT, 0),
+                (LEFT + row / 2.0, 0),
+                (LEFT, 1),
+                (LEFT, 2),
+                (LEFT, 3)
+            ]
+        );
     }
 }
