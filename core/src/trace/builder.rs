@@ -1,7 +1,7 @@
 //! Building a [`RawTrace`] from parsed events: interning names, numbering processes and threads,
 //! pairing `B`/`E`, keeping flow points, and turning unusable events into counted warnings.
 
-use super::event_json::{Args, Atom, EventRef, TimeAtom};
+use super::event_json::{Args, AtomRef, Fields, TimeAtom};
 use super::json_stream::Limits;
 use super::raw::{
     DistributedInfo, FlowPoint, MemorySample, Process, RawTrace, Span, SpanKind, Thread, TrackKey,
@@ -58,6 +58,35 @@ fn recent_slot(s: &[u8]) -> usize {
     (n ^ (byte(0) << 1) ^ (byte(n / 2) << 3) ^ (byte(n.wrapping_sub(1)) << 5)) % RECENT
 }
 
+/// Whether `a` and `b` hold the same bytes: those of a name or category (up to 16 bytes) compared
+/// a word or two at a time in place, longer ones by slice equality (a call to `memcmp`, which
+/// took as long as hashing a short name).
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |s: &[u8], at: usize| {
+        s.get(at..at + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+            .map(u64::from_le_bytes)
+    };
+    let half = |s: &[u8], at: usize| {
+        s.get(at..at + 4)
+            .and_then(|w| <[u8; 4]>::try_from(w).ok())
+            .map(u32::from_le_bytes)
+    };
+    match n {
+        0 => true,
+        // Every byte of one to three: the first, the middle and the last.
+        1..=3 => a.first() == b.first() && a.get(n / 2) == b.get(n / 2) && a.last() == b.last(),
+        // Two words that overlap, covering every byte.
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => a == b,
+    }
+}
+
 impl Interner {
     fn intern(&mut self, s: &[u8]) -> u32 {
         let slot = recent_slot(s);
@@ -68,7 +97,7 @@ impl Interner {
             && self
                 .strings
                 .get(id as usize)
-                .is_some_and(|t| t.as_bytes() == s)
+                .is_some_and(|t| same_bytes(t.as_bytes(), s))
         {
             return id;
         }
@@ -289,11 +318,11 @@ impl<'f> Builder<'f> {
     }
 
     /// Takes one parsed event.
-    pub(super) fn accept(&mut self, ev: &EventRef) {
+    pub(super) fn accept(&mut self, ev: &Fields) {
         let index = self.event_count;
         self.event_count += 1;
-        let ph = match &ev.ph {
-            Some(Atom::Str(s)) if s.len() == 1 => s.first().copied(),
+        let ph = match ev.ph {
+            Some(AtomRef::Str(&[ph])) => Some(ph),
             _ => None,
         };
         let Some(ph) = ph else {
@@ -301,21 +330,21 @@ impl<'f> Builder<'f> {
                 "no one-letter `ph` (phase); skipped".to_string()
             });
         };
-        let (Some(pid), Some(tid)) = (self.key(ev.pid.as_ref()), self.key(ev.tid.as_ref())) else {
+        let (Some(pid), Some(tid)) = (self.key(ev.pid), self.key(ev.tid)) else {
             return self.warn("pid", index, || {
                 "`pid` or `tid` is neither a number nor a string; skipped".to_string()
             });
         };
-        let name = match &ev.name {
-            Some(Atom::Str(s)) => self.strings.intern(s),
+        let name = match ev.name {
+            Some(AtomRef::Str(s)) => self.strings.intern(s),
             _ => 0,
         };
-        let cat = match &ev.cat {
-            Some(Atom::Str(s)) => self.strings.intern(s),
+        let cat = match ev.cat {
+            Some(AtomRef::Str(s)) => self.strings.intern(s),
             _ => 0,
         };
         match ph {
-            b'M' => self.metadata(name, pid, tid, &ev.args),
+            b'M' => self.metadata(name, pid, tid, ev.args.unwrap_or(&Args::EMPTY)),
             b'X' | b'B' | b'E' | b's' | b't' | b'f' => {
                 self.timed(ev, ph, (name, cat), (pid, tid), index);
             }
@@ -360,7 +389,7 @@ impl<'f> Builder<'f> {
     /// flow point (`s`, `t`, `f`).
     fn timed(
         &mut self,
-        ev: &EventRef,
+        ev: &Fields,
         ph: u8,
         (name, cat): (u32, u32),
         (pid, tid): (Key, Key),
@@ -421,7 +450,7 @@ impl<'f> Builder<'f> {
                 }),
             },
             _ => {
-                let id = match ev.id.as_ref().and_then(|id| self.key(Some(id))) {
+                let id = match ev.id.and_then(|id| self.key(Some(id))) {
                     Some(key) => key,
                     None => {
                         return self.warn("flow id", index, || {
@@ -443,11 +472,11 @@ impl<'f> Builder<'f> {
     }
 
     /// A `[memory]` instant: the allocator's total at a time, on a device.
-    fn memory_sample(&mut self, ev: &EventRef, ph: u8, index: usize) {
+    fn memory_sample(&mut self, ev: &Fields, ph: u8, index: usize) {
         let Some(ts) = self.time(ev.ts, "ts", index, ph) else {
             return;
         };
-        let args = &ev.args;
+        let args = ev.args.unwrap_or(&Args::EMPTY);
         match args.total_allocated {
             Some(bytes) => self.memory.push(MemorySample {
                 ts_ns: ts,
@@ -485,16 +514,16 @@ impl<'f> Builder<'f> {
     }
 
     /// A pid, tid or flow id; a missing one is 0.
-    fn key(&mut self, atom: Option<&Atom>) -> Option<Key> {
+    fn key(&mut self, atom: Option<AtomRef>) -> Option<Key> {
         match atom {
             None => Some(Key::Num(0)),
-            Some(Atom::Int(n)) => Some(Key::Num(*n)),
-            Some(Atom::Str(s)) => Some(Key::Str(self.strings.intern(s))),
-            Some(Atom::Float(x)) if x.fract() == 0.0 && x.abs() < 9.0e18 => {
-                Some(Key::Num(*x as i64))
+            Some(AtomRef::Int(n)) => Some(Key::Num(n)),
+            Some(AtomRef::Str(s)) => Some(Key::Str(self.strings.intern(s))),
+            Some(AtomRef::Float(x)) if x.fract() == 0.0 && x.abs() < 9.0e18 => {
+                Some(Key::Num(x as i64))
             }
-            Some(Atom::Other) => None,
-            Some(Atom::Float(_)) => None,
+            Some(AtomRef::Other) => None,
+            Some(AtomRef::Float(_)) => None,
         }
     }
 
@@ -536,6 +565,30 @@ impl<'f> Builder<'f> {
             distributed: self.distributed,
             base_time_ns: base,
             warnings: self.warnings.into_vec(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::indexing_slicing)] // tests fail by panicking
+
+    /// Equal exactly where the bytes are: every length to 20 (each of the cases), a difference
+    /// at every position, lengths that differ.
+    #[test]
+    fn bytes_compared_a_word_at_a_time_are_equal_exactly_where_they_are() {
+        for n in 0..=20usize {
+            let a: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(super::same_bytes(&a, &a.clone()), "{n}");
+            for at in 0..n {
+                let mut b = a.clone();
+                b[at] ^= 0x20;
+                assert!(!super::same_bytes(&a, &b), "{n} at {at}");
+            }
+            let mut longer = a.clone();
+            longer.push(b'z');
+            assert!(!super::same_bytes(&a, &longer), "{n}");
+            assert!(!super::same_bytes(&longer, &a), "{n}");
         }
     }
 }

@@ -11,7 +11,7 @@
 
 use super::builder::Builder;
 use super::event_json::{
-    BaseTimeSeed, DistributedSeed, EventRef, EventsShape, FieldKey, KeySeed, TopShape,
+    BaseTimeSeed, DistributedSeed, EventRef, EventsShape, FieldKey, Fields, KeySeed, TopShape,
 };
 use super::fast_event;
 use super::json_stream::{JsonStream, Limits, Position, StreamError};
@@ -298,7 +298,7 @@ fn next_event<R: Read>(
     builder: &mut Builder,
 ) -> Result<(), Problem> {
     loop {
-        let mut event = EventRef::default();
+        let mut event = Fields::default();
         if let Some(used) = fast_event::parse_into(stream.rest(), &mut event) {
             if used as u64 > stream.value_limit() {
                 return Err(stream.value_too_large().into());
@@ -315,7 +315,7 @@ fn next_event<R: Read>(
                 if used as u64 > stream.value_limit() {
                     return Err(stream.value_too_large().into());
                 }
-                builder.accept(&event);
+                builder.accept(&event.fields());
                 stream.consume(used);
                 return held_within(stream, builder);
             }
