@@ -294,6 +294,46 @@ pub enum FieldKey {
     Other,
 }
 
+impl FieldKey {
+    /// The key `bytes` name, as an event's fields the builder reads: one of its eight, or
+    /// `Other` (what the fast path skips; a match on eight keys, not on every key).
+    #[inline]
+    pub fn of_event(bytes: &[u8]) -> FieldKey {
+        match bytes {
+            b"name" => FieldKey::Name,
+            b"ph" => FieldKey::Ph,
+            b"cat" => FieldKey::Cat,
+            b"pid" => FieldKey::Pid,
+            b"tid" => FieldKey::Tid,
+            b"id" => FieldKey::Id,
+            b"ts" => FieldKey::Ts,
+            b"dur" => FieldKey::Dur,
+            _ => FieldKey::Other,
+        }
+    }
+
+    /// The key `bytes` name.
+    pub fn of(bytes: &[u8]) -> FieldKey {
+        let key = FieldKey::of_event(bytes);
+        if key != FieldKey::Other {
+            return key;
+        }
+        match bytes {
+            b"args" => FieldKey::Args,
+            b"labels" => FieldKey::Labels,
+            b"traceEvents" => FieldKey::TraceEvents,
+            b"distributedInfo" => FieldKey::DistributedInfo,
+            b"baseTimeNanoseconds" => FieldKey::BaseTime,
+            b"rank" => FieldKey::Rank,
+            b"world_size" => FieldKey::WorldSize,
+            b"Total Allocated" => FieldKey::TotalAllocated,
+            b"Device Type" => FieldKey::DeviceType,
+            b"Device Id" => FieldKey::DeviceId,
+            _ => FieldKey::Other,
+        }
+    }
+}
+
 /// Reads a key as raw bytes.
 pub struct KeySeed;
 
@@ -310,27 +350,7 @@ impl<'de> Visitor<'de> for KeySeed {
         f.write_str("a key")
     }
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<FieldKey, E> {
-        Ok(match v {
-            b"name" => FieldKey::Name,
-            b"ph" => FieldKey::Ph,
-            b"cat" => FieldKey::Cat,
-            b"pid" => FieldKey::Pid,
-            b"tid" => FieldKey::Tid,
-            b"id" => FieldKey::Id,
-            b"ts" => FieldKey::Ts,
-            b"dur" => FieldKey::Dur,
-            b"args" => FieldKey::Args,
-            b"labels" => FieldKey::Labels,
-            b"traceEvents" => FieldKey::TraceEvents,
-            b"distributedInfo" => FieldKey::DistributedInfo,
-            b"baseTimeNanoseconds" => FieldKey::BaseTime,
-            b"rank" => FieldKey::Rank,
-            b"world_size" => FieldKey::WorldSize,
-            b"Total Allocated" => FieldKey::TotalAllocated,
-            b"Device Type" => FieldKey::DeviceType,
-            b"Device Id" => FieldKey::DeviceId,
-            _ => FieldKey::Other,
-        })
+        Ok(FieldKey::of(v))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<FieldKey, E> {
         self.visit_bytes(v.as_bytes())

@@ -6,7 +6,7 @@
 //! a wrong type, broken JSON — returns `None`, and serde parses the event (and words the error).
 //! A fuzz target checks the two paths agree on every input the fast one takes.
 
-use super::event_json::{Args, AtomRef, EventRef, Fields, TimeAtom, time_from_raw};
+use super::event_json::{Args, AtomRef, EventRef, FieldKey, Fields, TimeAtom, time_from_raw};
 use super::timestamp;
 
 /// The bytes that end a run of a string's plain bytes: a quote, a backslash, a control byte
@@ -52,15 +52,15 @@ pub fn parse_into<'a>(bytes: &'a [u8], ev: &mut Fields<'a>) -> Option<usize> {
             c.eat(b':')?;
             c.ws();
             match key {
-                Key::Name => ev.name = Some(AtomRef::Str(c.plain_string()?)),
-                Key::Ph => ev.ph = Some(AtomRef::Str(c.plain_string()?)),
-                Key::Cat => ev.cat = Some(AtomRef::Str(c.plain_string()?)),
-                Key::Pid => ev.pid = Some(c.id()?),
-                Key::Tid => ev.tid = Some(c.id()?),
-                Key::Id => ev.id = Some(c.id()?),
-                Key::Ts => ev.ts = Some(c.time()?),
-                Key::Dur => ev.dur = Some(c.time()?),
-                Key::Other => c.skip_any_value()?,
+                FieldKey::Name => ev.name = Some(AtomRef::Str(c.plain_string()?)),
+                FieldKey::Ph => ev.ph = Some(AtomRef::Str(c.plain_string()?)),
+                FieldKey::Cat => ev.cat = Some(AtomRef::Str(c.plain_string()?)),
+                FieldKey::Pid => ev.pid = Some(c.id()?),
+                FieldKey::Tid => ev.tid = Some(c.id()?),
+                FieldKey::Id => ev.id = Some(c.id()?),
+                FieldKey::Ts => ev.ts = Some(c.time()?),
+                FieldKey::Dur => ev.dur = Some(c.time()?),
+                _ => c.skip_any_value()?,
             }
             c.ws();
             match c.peek()? {
@@ -89,62 +89,31 @@ pub fn parse_into<'a>(bytes: &'a [u8], ev: &mut Fields<'a>) -> Option<usize> {
     Some(c.i)
 }
 
-/// An event's key: one the builder reads, or any other (skipped).
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Key {
-    Name,
-    Ph,
-    Cat,
-    Pid,
-    Tid,
-    Id,
-    Ts,
-    Dur,
-    Other,
-}
-
-impl Key {
-    /// The key a plain string names.
-    fn of(bytes: &[u8]) -> Key {
-        match bytes {
-            b"name" => Key::Name,
-            b"ph" => Key::Ph,
-            b"cat" => Key::Cat,
-            b"pid" => Key::Pid,
-            b"tid" => Key::Tid,
-            b"id" => Key::Id,
-            b"ts" => Key::Ts,
-            b"dur" => Key::Dur,
-            _ => Key::Other,
-        }
-    }
-
-    /// The key the bytes at a key's opening quote hold, quotes included, when it is one of the
-    /// builder's or `args` (the key every profiler's event has), and how many bytes it takes:
-    /// read from one word, by its first letter and one masked compare.
-    fn at_once(word: u64) -> Option<(Key, usize)> {
-        // The first `n` bytes of the word, and `text` as such a word.
-        let first = |n: usize| word & (u64::MAX >> (64 - 8 * n));
-        let quoted = |text: &[u8]| {
-            text.iter()
-                .rev()
-                .fold(u64::from(b'"'), |w, &b| w << 8 | u64::from(b))
-                << 8
-                | u64::from(b'"')
-        };
-        let is = |text: &[u8], key: Key| {
-            (first(text.len() + 2) == quoted(text)).then_some((key, text.len() + 2))
-        };
-        match (word >> 8) as u8 {
-            b'n' => is(b"name", Key::Name),
-            b'p' => is(b"ph", Key::Ph).or_else(|| is(b"pid", Key::Pid)),
-            b'c' => is(b"cat", Key::Cat),
-            b't' => is(b"ts", Key::Ts).or_else(|| is(b"tid", Key::Tid)),
-            b'i' => is(b"id", Key::Id),
-            b'd' => is(b"dur", Key::Dur),
-            b'a' => is(b"args", Key::Other),
-            _ => None,
-        }
+/// The key the bytes at a key's opening quote hold, quotes included, when it is one of the
+/// builder's or `args` (the key every profiler's event has; `Other`: skipped), and how many
+/// bytes it takes: read from one word, by its first letter and one masked compare.
+fn key_at_once(word: u64) -> Option<(FieldKey, usize)> {
+    // The first `n` bytes of the word, and `text` quoted as such a word.
+    let first = |n: usize| word & (u64::MAX >> (64 - 8 * n));
+    let quoted = |text: &[u8]| {
+        text.iter()
+            .rev()
+            .fold(u64::from(b'"'), |w, &b| w << 8 | u64::from(b))
+            << 8
+            | u64::from(b'"')
+    };
+    let is = |text: &[u8], key: FieldKey| {
+        (first(text.len() + 2) == quoted(text)).then_some((key, text.len() + 2))
+    };
+    match (word >> 8) as u8 {
+        b'n' => is(b"name", FieldKey::Name),
+        b'p' => is(b"ph", FieldKey::Ph).or_else(|| is(b"pid", FieldKey::Pid)),
+        b'c' => is(b"cat", FieldKey::Cat),
+        b't' => is(b"ts", FieldKey::Ts).or_else(|| is(b"tid", FieldKey::Tid)),
+        b'i' => is(b"id", FieldKey::Id),
+        b'd' => is(b"dur", FieldKey::Dur),
+        b'a' => is(b"args", FieldKey::Other),
+        _ => None,
     }
 }
 
@@ -170,17 +139,17 @@ impl<'a> Cursor<'a> {
 
     /// An event's key (a plain string): the builder's and `args` read from one word where the
     /// input holds eight bytes from the key's quote on, any other as a string.
-    fn key(&mut self) -> Option<Key> {
+    fn key(&mut self) -> Option<FieldKey> {
         if let Some(word) = self
             .b
             .get(self.i..self.i + 8)
             .and_then(|w| <[u8; 8]>::try_from(w).ok())
-            && let Some((key, len)) = Key::at_once(u64::from_le_bytes(word))
+            && let Some((key, len)) = key_at_once(u64::from_le_bytes(word))
         {
             self.i += len;
             return Some(key);
         }
-        self.plain_string().map(Key::of)
+        self.plain_string().map(FieldKey::of_event)
     }
 
     /// A string with no escape: its bytes (serde's byte strings are not checked for UTF-8 either).
@@ -982,7 +951,7 @@ mod tests {
                     i: 0,
                 };
                 let read = fast.key();
-                let expected = slow.plain_string().map(Key::of);
+                let expected = slow.plain_string().map(FieldKey::of_event);
                 assert_eq!(read, expected, "{text}");
                 if read.is_some() {
                     assert_eq!(fast.i, slow.i, "{text}");
@@ -991,19 +960,19 @@ mod tests {
         }
         // Each of the builder's keys is read at once where eight bytes follow its quote.
         for (key, expected) in [
-            ("name", Key::Name),
-            ("ph", Key::Ph),
-            ("cat", Key::Cat),
-            ("pid", Key::Pid),
-            ("tid", Key::Tid),
-            ("id", Key::Id),
-            ("ts", Key::Ts),
-            ("dur", Key::Dur),
-            ("args", Key::Other),
+            ("name", FieldKey::Name),
+            ("ph", FieldKey::Ph),
+            ("cat", FieldKey::Cat),
+            ("pid", FieldKey::Pid),
+            ("tid", FieldKey::Tid),
+            ("id", FieldKey::Id),
+            ("ts", FieldKey::Ts),
+            ("dur", FieldKey::Dur),
+            ("args", FieldKey::Other),
         ] {
             let text = format!("\"{key}\":12345678");
             let word = u64::from_le_bytes(text.as_bytes()[..8].try_into().unwrap());
-            assert_eq!(Key::at_once(word), Some((expected, key.len() + 2)), "{key}");
+            assert_eq!(key_at_once(word), Some((expected, key.len() + 2)), "{key}");
         }
     }
 
