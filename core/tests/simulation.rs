@@ -1124,11 +1124,76 @@ fn each_direction_keeps_the_outputs_of_the_microbatches_it_runs() {
     }
 }
 
-/// The SVG's title and legend wrap inside the chart's width (by the renderer's estimate of its
-/// text's width: 9.5 px a bold 15-pixel character, 6.6 px an 11-pixel one), and the lanes start
-/// below both: a transposed encoder and four backbone regions under a long name, whose title
-/// (makespan and bubble at its end) and nine legend entries each ran past the right edge on one
-/// line.
+/// The SVG's title lines and legend entries, as `(x, y, text)`: what the checks below read.
+fn svg_title_and_legend(svg: &str) -> (Vec<(f64, String)>, Vec<(f64, f64, String)>) {
+    let text = regex::Regex::new(
+        r#"<text x="([0-9.]+)" y="([0-9.]+)" font-size="(11|15)"( font-weight="bold")?>([^<]*)</text>"#,
+    )
+    .unwrap();
+    // The legend is everything in 11-pixel text above the first lane's label.
+    let lane =
+        regex::Regex::new(r#"y="([0-9.]+)" font-size="12" text-anchor="end">rank 0<"#).unwrap();
+    let lane_y: f64 = lane.captures(svg).unwrap()[1].parse().unwrap();
+    let mut title: Vec<(f64, String)> = Vec::new();
+    let mut legend: Vec<(f64, f64, String)> = Vec::new();
+    for c in text.captures_iter(svg) {
+        let (x, y): (f64, f64) = (c[1].parse().unwrap(), c[2].parse().unwrap());
+        let words = c[5]
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&amp;", "&");
+        if c.get(4).is_some() {
+            assert_eq!(x, 72.0);
+            title.push((y, words));
+        } else if y < lane_y {
+            legend.push((x, y, words));
+        }
+    }
+    (title, legend)
+}
+
+/// Every title line and legend entry of `svg` ends inside the chart (by the renderer's estimate
+/// of its text's width: 9.5 px a bold 15-pixel character, 6.6 px an 11-pixel one), the lines
+/// 18 px apart, the legend below the title, the first lane below the legend, no legend entry's
+/// chip under another's text.
+fn assert_svg_fits(svg: &str, what: &str) {
+    let (width, right) = (1200.0, 24.0);
+    let (title, legend) = svg_title_and_legend(svg);
+    assert!(!title.is_empty() && !legend.is_empty(), "{what}");
+    for (i, (y, line)) in title.iter().enumerate() {
+        assert_eq!(*y, 22.0 + 18.0 * i as f64, "{what}");
+        assert!(
+            72.0 + 9.5 * line.chars().count() as f64 <= width - right,
+            "{what}: {line}"
+        );
+    }
+    let last_title = title.last().unwrap().0;
+    for (x, y, t) in &legend {
+        assert!(
+            x + 6.6 * t.chars().count() as f64 <= width - right,
+            "{what}: {t} at {x}"
+        );
+        assert!(y - 10.0 > last_title, "{what}: {t}");
+    }
+    // Each entry's text ends before the next entry on its row starts (its chip, 30 px before
+    // its text, or 28/40 for a region's).
+    for pair in legend.windows(2) {
+        let [(x0, y0, t0), (x1, y1, _)] = pair else {
+            unreachable!()
+        };
+        if y0 == y1 {
+            assert!(
+                x0 + 6.6 * t0.chars().count() as f64 <= x1 - 28.0,
+                "{what}: {t0}"
+            );
+        }
+    }
+}
+
+/// The SVG's title and legend wrap inside the chart's width, and the lanes start below both:
+/// a transposed encoder and four backbone regions under a long name, whose title (makespan and
+/// bubble at its end) and legend each ran past the right edge on one line; and every sample.
 #[test]
 fn the_svg_title_and_legend_wrap_inside_the_chart() {
     let mut encoder = layer("vit", Role::Encoder, 2, 0.5, 1.0);
@@ -1151,27 +1216,9 @@ fn the_svg_title_and_legend_wrap_inside_the_chart() {
     s.name = "five regions: an encoder transposed over four interleaved backbone regions".into();
     let simulation = sim(&s);
     let svg = mpipe::report::svg::render(&s.chart_title(), &simulation);
-    let (width, left, right) = (1200.0, 72.0, 24.0);
-    let text = regex::Regex::new(
-        r#"<text x="([0-9.]+)" y="([0-9.]+)" font-size="(11|15)"( font-weight="bold")?>([^<]*)</text>"#,
-    )
-    .unwrap();
-    let mut title: Vec<(f64, String)> = Vec::new();
-    let mut legend: Vec<(f64, f64, String)> = Vec::new();
-    for c in text.captures_iter(&svg) {
-        let (x, y): (f64, f64) = (c[1].parse().unwrap(), c[2].parse().unwrap());
-        let words = c[5]
-            .replace("&lt;", "<")
-            .replace("&gt;", ">")
-            .replace("&amp;", "&");
-        if c.get(4).is_some() {
-            assert_eq!(x, left);
-            title.push((y, words));
-        } else if y < 100.0 && !words.starts_with("rank") && words != "time (s)" {
-            legend.push((x, y, words));
-        }
-    }
-    // The whole title, in lines that fit, 18 px apart.
+    assert_svg_fits(&svg, "five regions");
+    let (title, legend) = svg_title_and_legend(&svg);
+    // The whole title, in lines.
     let lines: Vec<&str> = title.iter().map(|(_, l)| l.as_str()).collect();
     assert!(lines.len() >= 2, "{lines:?}");
     let whole = format!(
@@ -1181,14 +1228,7 @@ fn the_svg_title_and_legend_wrap_inside_the_chart() {
         100.0 * simulation.bubble_fraction
     );
     assert_eq!(lines.join(" "), whole);
-    for (i, (y, line)) in title.iter().enumerate() {
-        assert_eq!(*y, 22.0 + 18.0 * i as f64);
-        assert!(
-            left + 9.5 * line.chars().count() as f64 <= width - right,
-            "{line}"
-        );
-    }
-    // Every legend entry, each ending inside the chart, in rows below the title.
+    // Every legend entry, in more than one row.
     let names: Vec<&str> = legend.iter().map(|(_, _, t)| t.as_str()).collect();
     assert_eq!(
         names,
@@ -1203,23 +1243,23 @@ fn the_svg_title_and_legend_wrap_inside_the_chart() {
             "idle"
         ]
     );
-    for (x, _, t) in &legend {
-        assert!(
-            x + 6.6 * t.chars().count() as f64 <= width - right,
-            "{t} at {x}"
-        );
-    }
     let rows: std::collections::BTreeSet<u64> = legend.iter().map(|(_, y, _)| *y as u64).collect();
     assert!(rows.len() >= 2, "{rows:?}");
-    let last_title = title.last().unwrap().0;
-    assert!(
-        legend.iter().all(|(_, y, _)| y - 10.0 > last_title),
-        "{legend:?}"
-    );
-    // The first lane's label below the legend's last row.
-    let lane =
-        regex::Regex::new(r#"y="([0-9.]+)" font-size="12" text-anchor="end">rank 0<"#).unwrap();
-    let lane_y: f64 = lane.captures(&svg).unwrap()[1].parse().unwrap();
-    let last_row = legend.iter().map(|(_, y, _)| *y).fold(0.0, f64::max);
-    assert!(lane_y > last_row + 12.0, "{lane_y} after {last_row}");
+    // Every sample: overlapped pairs, exposed collectives, host waits, long names among them.
+    let dir = format!("{}/../samples", env!("CARGO_MANIFEST_DIR"));
+    let mut entries: std::collections::BTreeSet<String> = Default::default();
+    for file in std::fs::read_dir(&dir).unwrap() {
+        let path = file.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let scenario = Scenario::from_json_str(&text, &path.display().to_string()).unwrap();
+        let svg = mpipe::report::svg::render(&scenario.chart_title(), &sim(&scenario));
+        assert_svg_fits(&svg, &path.display().to_string());
+        entries.extend(svg_title_and_legend(&svg).1.into_iter().map(|(_, _, t)| t));
+    }
+    for kind in [
+        "overlapped pair (F;B)",
+        "collectives inside the stage, exposed",
+    ] {
+        assert!(entries.contains(kind), "{kind}: {entries:?}");
+    }
 }

@@ -137,10 +137,12 @@ fn latest_pred(
 }
 
 /// The timeline of `order` with the given durations (indexed by node index) when nothing but
-/// its edges holds an event back: the longest path, one pass in topological order (of a
-/// deadlock-free order, whose topological order holds every node; [`crate::sim::engine`]
-/// simulates any other event by event). It records no binders: [`Timeline::binder_of`] reads
-/// them off the edges.
+/// its edges holds an event back: the longest path, one pass in topological order. Only for a
+/// deadlock-free order, whose `topological` holds every node in an order of its edges and
+/// streams (what the deadlock check leaves; [`crate::sim::engine`] simulates any other event by
+/// event): a node missing from it would start when its pushed predecessors end, and one listed
+/// before a predecessor would start before that predecessor ends. It records no binders:
+/// [`Timeline::binder_of`] reads them off the edges.
 pub fn longest_path(order: &Order, mut durations: Vec<f64>) -> Timeline {
     let n = order.graph.node_count();
     // A node the durations miss takes none.

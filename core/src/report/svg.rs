@@ -67,13 +67,21 @@ fn wrapped(text: &str, chars: f64) -> Vec<String> {
     lines
 }
 
+/// How wide a legend entry is: `least` (the width it has always had, which leaves a gap after
+/// its text), or, where its text starting at `text_at` would reach past that, its chips, its
+/// text and a gap of 16 px.
+fn fitted(least: f64, text_at: f64, text: &str) -> f64 {
+    let drawn = text_at + text_width(text);
+    if drawn > least { drawn + 16.0 } else { least }
+}
+
 /// About how wide `text` draws in the legend.
 fn text_width(text: &str) -> f64 {
     (text.chars().count() as f64 * CHAR_WIDTH).ceil()
 }
 
-/// One entry of the legend: how wide it is (its chips, its text and the gap after it), where
-/// its text starts, its chips and its text.
+/// One entry of the legend: how wide it is ([`fitted`]), where its text starts, its chips and
+/// its text.
 #[derive(Debug)]
 struct LegendItem {
     width: f64,
@@ -322,11 +330,7 @@ impl Svg<'_> {
                 let text = format!("region {} {} {}", r.region, r.role.name(), r.skeleton);
                 let text_at = if r.split() { 40.0 } else { 28.0 };
                 LegendItem {
-                    width: (text_at + text_width(&text) + 16.0).max(if r.split() {
-                        202.0
-                    } else {
-                        190.0
-                    }),
+                    width: fitted(if r.split() { 202.0 } else { 190.0 }, text_at, &text),
                     text_at,
                     chip: Chip::Region {
                         forward: r.forward,
@@ -337,8 +341,8 @@ impl Svg<'_> {
                 }
             })
             .collect();
-        let fill = |width: f64, fill: String, extra: String, text: &str| LegendItem {
-            width,
+        let fill = |least: f64, fill: String, extra: String, text: &str| LegendItem {
+            width: fitted(least, 30.0, text),
             text_at: 30.0,
             chip: Chip::Fill(fill, extra),
             text: text.to_string(),
@@ -373,12 +377,11 @@ impl Svg<'_> {
             ));
         }
         if self.sim.host_wait_s.iter().any(|&w| w > 0.0) {
-            let text = "waiting for its host to launch the work";
             items.push(fill(
-                30.0 + text_width(text) + 16.0,
+                0.0,
                 hex(palette::HOST_WAIT),
                 String::new(),
-                text,
+                "waiting for its host to launch the work",
             ));
         }
         items
@@ -599,6 +602,17 @@ mod tests {
         assert_eq!(wrapped("", 10.0), [""]);
         // Less than one character a line still gives one a line.
         assert_eq!(wrapped("ab", 0.2), ["a", "b"]);
+    }
+
+    /// An entry keeps its width where its text ends inside it, and grows to its text and a gap
+    /// where it would not.
+    #[test]
+    fn legend_entries_are_as_wide_as_their_text_needs() {
+        assert_eq!(fitted(130.0, 30.0, "warmup window"), 130.0);
+        // 37 characters: 30 + 245 px of text, past 250.
+        let exposed = "collectives inside the stage, exposed";
+        assert_eq!(fitted(250.0, 30.0, exposed), 30.0 + 245.0 + 16.0);
+        assert_eq!(fitted(0.0, 30.0, "idle"), 30.0 + 27.0 + 16.0);
     }
 
     /// Entries fill a row from the lanes' left edge and go on to the next where the next would

@@ -914,16 +914,24 @@ mod tests {
 
     #[test]
     fn total_order_keys_order_as_total_cmp_and_give_the_floats_back() {
+        // NaNs of either sign and with payloads, subnormals, zeros and infinities of both signs.
         let xs = [
+            f64::from_bits(0xfff8_0000_0000_1234),
+            -f64::NAN,
             f64::NEG_INFINITY,
             -1e300,
             -2.5,
+            -f64::from_bits(1),
             -0.0,
             0.0,
+            f64::from_bits(1),
+            f64::from_bits(0x000f_ffff_ffff_ffff),
             f64::MIN_POSITIVE,
             1.0,
             3e9,
             f64::INFINITY,
+            f64::NAN,
+            f64::from_bits(0x7ff0_0000_0000_0001),
         ];
         for a in xs {
             assert_eq!(
