@@ -1124,8 +1124,12 @@ fn each_direction_keeps_the_outputs_of_the_microbatches_it_runs() {
     }
 }
 
-/// The SVG's title lines and legend entries, as `(x, y, text)`: what the checks below read.
-fn svg_title_and_legend(svg: &str) -> (Vec<(f64, String)>, Vec<(f64, f64, String)>) {
+/// A title line `(y, text)` and a legend entry `(x, y, text)` of the SVG.
+type TitleLine = (f64, String);
+type LegendText = (f64, f64, String);
+
+/// The SVG's title lines and legend entries: what the checks below read.
+fn svg_title_and_legend(svg: &str) -> (Vec<TitleLine>, Vec<LegendText>) {
     let text = regex::Regex::new(
         r#"<text x="([0-9.]+)" y="([0-9.]+)" font-size="(11|15)"( font-weight="bold")?>([^<]*)</text>"#,
     )
@@ -1134,8 +1138,8 @@ fn svg_title_and_legend(svg: &str) -> (Vec<(f64, String)>, Vec<(f64, f64, String
     let lane =
         regex::Regex::new(r#"y="([0-9.]+)" font-size="12" text-anchor="end">rank 0<"#).unwrap();
     let lane_y: f64 = lane.captures(svg).unwrap()[1].parse().unwrap();
-    let mut title: Vec<(f64, String)> = Vec::new();
-    let mut legend: Vec<(f64, f64, String)> = Vec::new();
+    let mut title: Vec<TitleLine> = Vec::new();
+    let mut legend: Vec<LegendText> = Vec::new();
     for c in text.captures_iter(svg) {
         let (x, y): (f64, f64) = (c[1].parse().unwrap(), c[2].parse().unwrap());
         let words = c[5]
