@@ -185,14 +185,14 @@ pub fn render(name: &str, sim: &Simulation) -> String {
     // The legend below the title's last line, the lanes below the legend's last row.
     let title = wrapped(&svg.title_text(name), Svg::PLOT / TITLE_CHAR_WIDTH);
     let below_title = title.len().saturating_sub(1) as f64 * TITLE_LINE;
-    let rows = legend_layout(&svg.legend_items())
-        .last()
-        .map_or(0, |&(_, _, row)| row);
+    let items = svg.legend_items();
+    let legend = legend_layout(&items);
+    let rows = legend.last().map_or(0, |&(_, _, row)| row);
     svg.legend_y = LEGEND_Y + below_title;
     svg.top = TOP + below_title + rows as f64 * LEGEND_ROW;
     svg.header();
     svg.title(&title);
-    svg.legend();
+    svg.legend(&legend);
     svg.lanes();
     svg.events();
     svg.pairs();
@@ -280,10 +280,10 @@ impl Svg<'_> {
         }
     }
 
-    /// Regions, warmup, spill, idle (and overlapped pairs, exposed collectives and the host's
-    /// waits, where there are some), in rows that wrap at the chart's right edge.
-    fn legend(&mut self) {
-        for (item, x, row) in legend_layout(&self.legend_items()) {
+    /// The legend's entries where [`legend_layout`] placed them (laid out once, before the
+    /// header, which needs its rows).
+    fn legend(&mut self, placed: &[(&LegendItem, f64, usize)]) {
+        for &(item, x, row) in placed {
             let y = self.legend_y + row as f64 * LEGEND_ROW;
             let text_y = y + 10.0;
             let text = escape(&item.text);
@@ -320,7 +320,8 @@ impl Svg<'_> {
         }
     }
 
-    /// The legend's entries, in order, each as wide as it draws.
+    /// The legend's entries, in order, each as wide as it draws: regions, warmup, spill, idle
+    /// (and overlapped pairs, exposed collectives and the host's waits, where there are some).
     fn legend_items(&self) -> Vec<LegendItem> {
         let mut items: Vec<LegendItem> = self
             .scene

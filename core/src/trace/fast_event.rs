@@ -1,9 +1,9 @@
 //! The fast path for one trace event: a small validating scanner for the plain shape nearly
 //! every event has (keys and names without escapes, integer or string ids, numeric or string
 //! times, `args` skipped). It reads into [`Fields`] exactly what [`EventRef`]'s serde path gives
-//! the builder and accepts only
-//! JSON that serde accepts; anything else — a metadata event, an escape in a name, a float pid,
-//! a wrong type, broken JSON — returns `None`, and serde parses the event (and words the error).
+//! the builder and accepts only JSON that serde accepts; anything else — a metadata event, an
+//! escape in a name, a float pid, a wrong type, broken JSON — returns `None`, and serde parses
+//! the event (and words the error).
 //! A fuzz target checks the two paths agree on every input the fast one takes.
 
 use super::event_json::{Args, AtomRef, EventRef, FieldKey, Fields, TimeAtom, time_from_raw};
