@@ -574,8 +574,8 @@ fn ctrl_dragging_a_stage_onto_another_trades_their_ranks() {
 }
 
 /// The textbook formula beside the simulated figures (issue 26, item 4): on the 1F1B sample the
-/// simulation is in the formula's setting and equals it; switched to an encoder sample, the panel
-/// says why no formula applies.
+/// simulation is in the formula's setting and equals it; on the Mpipe sample Mpipe's spill is
+/// added to it; on a nested encoder's sample the panel says why no formula applies.
 #[test]
 fn the_formula_is_shown_beside_the_simulation() {
     let harness = on_sample("1f1b.json");
@@ -585,8 +585,12 @@ fn the_formula_is_shown_beside_the_simulation() {
     harness.get_by_label(
         "the simulation is in the formula's setting (uniform stages, free links, no overhead)",
     );
+    // The Mpipe sample: its transposed encoder reads as Mpipe's spill over 1F1B's formula.
     let harness = on_sample("mpipe-vit-llm.json");
     harness.get_by_label(
-        "no textbook formula: region 1 (transpose) runs outside the pipeline's formula",
+        "Mpipe's spill: rank r's encodes (E_r) run in its warmup window w_r = s_r·t_F (s_r: the forwards before its first stage); the worst is rank 0's, E_0 = 2.000 s against w_0 = 0 s",
     );
+    let harness = on_sample("mllm-understanding.json");
+    harness
+        .get_by_label("no textbook formula: region 1 (nested) runs outside the pipeline's formula");
 }

@@ -30,7 +30,51 @@ pub struct Reading {
     /// Why the simulated step departs from the formula's; empty when the simulation is in the
     /// formula's setting.
     pub departures: Vec<String>,
+    /// Mpipe's analytic spill over the backbone's formula, for a transposed encoder before the
+    /// pipeline (`None` without one).
+    pub spill: Option<Spill>,
 }
+
+/// Mpipe's closed form for a transposed encoder (the paper, §4.3): rank `r` runs its encodes,
+/// `E_r` of work, in its warmup window `w_r` — the idle before its first backbone forward, which
+/// under the formula's setting is `s_r·t_F`, `s_r` the forwards before its first stage on the
+/// first microbatch's path — and exposes `spill_r = max(0, E_r − w_r)`; the step is the
+/// backbone's formula plus the worst rank's spill. A lower bound of the step wherever the links
+/// are free (a rank's first backbone forward waits for its encodes, and what follows it takes
+/// `step − w_r` at least); equal to it when no encode is late for the first backbone stage and
+/// each rank's first forward is on the backbone's critical path (the textbook schedules'
+/// warmup diagonal).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spill {
+    /// `w_r` of each rank.
+    pub warmup_s: Vec<f64>,
+    /// `E_r` of each rank: the encoder forwards it runs.
+    pub work_s: Vec<f64>,
+    /// `max_r spill_r`.
+    pub max_s: f64,
+    /// The rank whose spill is the largest (the first of equals).
+    pub worst_rank: usize,
+    /// The backbone formula's bubble fraction with the encoder's work counted busy.
+    pub bubble_fraction: f64,
+}
+
+impl Reading {
+    /// The formula's step: the backbone's, plus Mpipe's spill where an encoder is transposed.
+    pub fn step_s(&self) -> f64 {
+        self.formula.step_s + self.spill.as_ref().map_or(0.0, |s| s.max_s)
+    }
+
+    /// The formula's bubble fraction (of the whole step, the encoder's work busy where there is
+    /// one).
+    pub fn bubble_fraction(&self) -> f64 {
+        self.spill
+            .as_ref()
+            .map_or(self.formula.bubble_fraction, |s| s.bubble_fraction)
+    }
+}
+
+/// Mpipe's spill over a backbone's step, as its formula is written.
+pub const MPIPE_SPILL: &str = "max_r max(0, E_r − w_r), w_r = s_r·t_F (s_r: the forwards before rank r's first stage), E_r: rank r's encodes";
 
 /// Relative spread below which costs count as equal.
 const EQUAL: f64 = 1e-9;
@@ -41,8 +85,9 @@ fn differ(a: f64, b: f64) -> bool {
 }
 
 /// The formula of `sim`'s schedule read against it, or why there is none: a schedule with a
-/// Replicated region (its encoder work sits outside every textbook formula), one without a
-/// wavefront, or a schedule that gives no formula for this shape.
+/// Replicated region other than a transposed encoder before a one-directional pipeline (which
+/// reads as Mpipe's spill over the backbone's formula, [`Spill`]), one without a wavefront, or a
+/// schedule that gives no formula for this shape.
 pub fn read(sim: &Simulation) -> Result<Reading, String> {
     let plan = &sim.derivation.plan;
     let wavefront = plan
@@ -50,10 +95,15 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
         .as_ref()
         .ok_or("no pipeline wavefront: no textbook formula applies")?;
     let skeleton = wavefront.skeleton;
+    // A transposed encoder before a one-directional pipeline has Mpipe's spill on top of the
+    // backbone's formula; any other Replicated region runs outside every formula.
+    let transposed = crate::sim::encoder_free::spills(plan)
+        .then(|| crate::sim::encoder_free::source_region(plan))
+        .flatten();
     if let Some(r) = plan
         .regions
         .iter()
-        .find(|r| r.layout() == Layout::Replicated)
+        .find(|r| r.layout() == Layout::Replicated && Some(r.index) != transposed)
     {
         return Err(format!(
             "no textbook formula: region {} ({}) runs outside the pipeline's formula",
@@ -61,8 +111,15 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
             r.skeleton.name()
         ));
     }
+    // (DualPipe and Chimera stand alone today; the spill's windows are one direction's.)
+    if transposed.is_some() && skeleton.schedule().bidirectional() {
+        return Err(format!(
+            "no textbook formula: Mpipe's spill is written for one direction's warmup, and {} runs two",
+            skeleton.name()
+        ));
+    }
     let ctx = plan.run_ctx(wavefront);
-    let costs = Costs::of(sim);
+    let costs = Costs::of(sim, transposed);
     let uniform = costs.uniform(skeleton.second_order());
     let formula = skeleton.schedule().formula(&ctx, uniform).ok_or_else(|| {
         format!(
@@ -159,15 +216,130 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
             secs(overhead)
         ));
     }
+    let spill = transposed.map(|source| {
+        departures.extend(encoder_departures(sim, source));
+        spill(sim, &formula, uniform)
+    });
     Ok(Reading {
         skeleton,
         formula,
         costs: uniform,
         simulated_step_s: sim.makespan_s,
         simulated_bubble: sim.bubble_fraction,
-        simulated_peak_activations: peak_activations(sim),
+        // The encoder's outputs and activations come on top of the backbone's: not in `A`s.
+        simulated_peak_activations: match spill {
+            Some(_) => None,
+            None => peak_activations(sim),
+        },
         departures,
+        spill,
     })
+}
+
+/// Mpipe's spill of `sim`'s transposed encoder over the backbone's `formula` at `costs`.
+fn spill(sim: &Simulation, formula: &Formula, costs: Uniform) -> Spill {
+    let plan = &sim.derivation.plan;
+    let first = first_stages(plan);
+    let warmup_s: Vec<f64> = first
+        .iter()
+        .map(|s| s.map_or(0.0, |s| s as f64 * costs.forward_s))
+        .collect();
+    let work_s: Vec<f64> = (0..plan.ranks)
+        .map(|r| {
+            sim.ranks
+                .get(r)
+                .and_then(|m| m.encoder_work_s)
+                .unwrap_or(0.0)
+        })
+        .collect();
+    let (mut worst_rank, mut max_s) = (0, 0.0f64);
+    for (r, (e, w)) in work_s.iter().zip(&warmup_s).enumerate() {
+        if e - w > max_s {
+            (worst_rank, max_s) = (r, e - w);
+        }
+    }
+    // The backbone keeps `1 − b` of `P ×` its step busy; the encodes add theirs, over the
+    // longer step.
+    let p = plan.ranks.max(1) as f64;
+    let step = formula.step_s + max_s;
+    let busy = (1.0 - formula.bubble_fraction) * formula.step_s + work_s.iter().sum::<f64>() / p;
+    Spill {
+        warmup_s,
+        work_s,
+        max_s,
+        worst_rank,
+        bubble_fraction: if step > 0.0 { 1.0 - busy / step } else { 0.0 },
+    }
+}
+
+/// Of each rank, how many forwards come before its first backbone stage on the first
+/// microbatch's path through the wavefront's chunks (`None`: it holds none).
+fn first_stages(plan: &crate::algebra::plan::Plan) -> Vec<Option<usize>> {
+    let mut first = vec![None; plan.ranks];
+    let chunks = plan.wavefront.iter().flat_map(|w| &w.regions);
+    let path = chunks.flat_map(|&region| plan.placement.region_ranks(region));
+    for (at, &rank) in path.enumerate() {
+        if let Some(slot @ None) = first.get_mut(rank) {
+            *slot = Some(at);
+        }
+    }
+    first
+}
+
+/// Where the simulation of a transposed encoder (region `source`) leaves Mpipe's setting: an
+/// encoder that trains (its backwards run in the cooldown, which the spill does not count), an
+/// encode late for the first backbone stage (the gather, not the warmup window, set the start).
+fn encoder_departures(sim: &Simulation, source: usize) -> Vec<String> {
+    let order = &sim.derivation.order;
+    let graph = &order.graph;
+    let timeline = &sim.timeline;
+    let mut out = Vec::new();
+    let trains = graph
+        .node_weights()
+        .any(|e| matches!(e, Event::Bwd { region, .. } if region.index() == source));
+    if trains {
+        out.push(
+            "the encoder trains: its backwards run in the cooldown, which Mpipe's spill (its forwards' against the warmup) does not count".to_string(),
+        );
+    }
+    // The first backbone stage's forwards: each waits for its encode's gather and for its
+    // rank's previous event; where it started later than that event's end, the gather held it.
+    let plan = &sim.derivation.plan;
+    let Some(&chunk) = plan.wavefront.as_ref().and_then(|w| w.regions.first()) else {
+        return out;
+    };
+    let Some(&rank) = plan.placement.region_ranks(chunk).first() else {
+        return out;
+    };
+    let (mut late, mut longest) = (0usize, None::<(f64, usize)>);
+    let mut free_at = 0.0f64;
+    for &n in order.nodes.get(rank).map(Vec::as_slice).unwrap_or_default() {
+        let Some((start, end)) = timeline.span_of(n) else {
+            continue;
+        };
+        if let Some(&Event::Fwd { region, mb, .. }) = graph.node_weight(n)
+            && region.index() == chunk
+            && differ(start, free_at)
+            && start > free_at
+        {
+            late += 1;
+            let wait = start - free_at;
+            if longest.is_none_or(|(w, _)| wait > w) {
+                longest = Some((wait, mb.index()));
+            }
+        }
+        free_at = free_at.max(end);
+    }
+    if let Some((wait, mb)) = longest {
+        out.push(format!(
+            "the first backbone stage waited for {late} encode{} (up to {}, microbatch {mb}'s, from rank {}): the gather, not the warmup window, set {} start",
+            if late == 1 { "" } else { "s" },
+            secs(wait),
+            plan.owner_of(mb),
+            if late == 1 { "its" } else { "their" }
+        ));
+    }
+    out
 }
 
 /// Whether `plan`'s stages sit where `skeleton` puts them when the scenario gives no placement.
@@ -264,7 +436,9 @@ struct Costs {
 }
 
 impl Costs {
-    fn of(sim: &Simulation) -> Costs {
+    /// The costs of `sim`'s events, a transposed encoder's (region `transposed`) left out of the
+    /// stages' (its work is Mpipe's `E_r`).
+    fn of(sim: &Simulation, transposed: Option<usize>) -> Costs {
         let graph = &sim.derivation.order.graph;
         let plan = &sim.derivation.plan;
         let mut costs = Costs::default();
@@ -295,7 +469,13 @@ impl Costs {
                 sim.durations().get(n.index()).copied().unwrap_or(0.0)
                     - sim.host_wait_s.get(n.index()).copied().unwrap_or(0.0)
             };
-            match graph.node_weight(n) {
+            let event = graph.node_weight(n);
+            if transposed.is_some()
+                && event.and_then(Event::region).map(|r| r.index()) == transposed
+            {
+                continue;
+            }
+            match event {
                 Some(Event::Fwd { .. } | Event::FourPhase { .. }) => costs.forward.add(d),
                 Some(Event::Bwd {
                     stage, mb, half, ..
@@ -343,8 +523,9 @@ impl Reading {
     pub fn lines(&self) -> Vec<String> {
         let f = &self.formula;
         let c = &self.costs;
-        let off = if f.step_s > 0.0 {
-            100.0 * (self.simulated_step_s - f.step_s) / f.step_s
+        let step_s = self.step_s();
+        let off = if step_s > 0.0 {
+            100.0 * (self.simulated_step_s - step_s) / step_s
         } else {
             0.0
         };
@@ -353,14 +534,32 @@ impl Reading {
         } else {
             format!("t_F = {}, t_B = {}", secs(c.forward_s), secs(c.backward_s))
         };
+        // With a transposed encoder: Mpipe's spill on the backbone's step, the encodes busy.
+        let (name, step, bubble) = match &self.spill {
+            Some(spill) => (
+                format!("⟨transpose, {}⟩", self.skeleton.name()),
+                format!(
+                    "{} + max_r max(0, E_r − w_r) = {} + {}",
+                    f.step,
+                    secs(f.step_s),
+                    secs(spill.max_s)
+                ),
+                format!(
+                    "{} of the backbone's step, the encodes busy over the whole",
+                    f.bubble
+                ),
+            ),
+            None => (
+                self.skeleton.name().to_string(),
+                f.step.to_string(),
+                f.bubble.to_string(),
+            ),
+        };
         let mut lines = vec![format!(
-            "formula ({}, {costs}): step {} = {} (simulated {}, {off:+.1} %); bubble {} = {:.1} % (simulated {:.1} %){}",
-            self.skeleton.name(),
-            f.step,
-            secs(f.step_s),
+            "formula ({name}, {costs}): step {step} = {} (simulated {}, {off:+.1} %); bubble {bubble} = {:.1} % (simulated {:.1} %){}",
+            secs(step_s),
             secs(self.simulated_step_s),
-            f.bubble,
-            100.0 * f.bubble_fraction,
+            100.0 * self.bubble_fraction(),
             100.0 * self.simulated_bubble,
             match (
                 f.memory,
@@ -371,10 +570,22 @@ impl Reading {
                     "; activations held {m} = {want} A (simulated {})",
                     activations(got)
                 ),
+                (Some(m), Some(want), None) if self.spill.is_some() => format!(
+                    "; the backbone's activations held {m} = {want} A (the encoder's on top)"
+                ),
                 (Some(m), _, _) => format!("; activations held {m}"),
                 _ => String::new(),
             },
         )];
+        if let Some(spill) = &self.spill {
+            let r = spill.worst_rank;
+            let at = |list: &[f64]| secs(list.get(r).copied().unwrap_or(0.0));
+            lines.push(format!(
+                "Mpipe's spill: rank r's encodes (E_r) run in its warmup window w_r = s_r·t_F (s_r: the forwards before its first stage); the worst is rank {r}'s, E_{r} = {} against w_{r} = {}",
+                at(&spill.work_s),
+                at(&spill.warmup_s)
+            ));
+        }
         if self.departures.is_empty() {
             lines.push("the simulation is in the formula's setting (uniform stages, free links, no overhead)".into());
         } else {

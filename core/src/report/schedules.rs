@@ -4,6 +4,7 @@
 
 use crate::schedules::skeleton::Skeleton;
 use crate::schedules::{RunCtx, Uniform};
+use crate::vocab::layout::Composition;
 use crate::vocab::parameter::Parameter;
 use std::fmt::Write;
 
@@ -62,7 +63,13 @@ pub fn text() -> String {
                 seen.push(line);
             }
         }
-        if seen.is_empty() {
+        if s.composition() == Some(Composition::Transpose) {
+            let _ = writeln!(
+                out,
+                "    formula (over its backbone's): step the backbone's + {}; bubble the backbone's idle over the longer step, the encodes busy",
+                crate::report::formula::MPIPE_SPILL
+            );
+        } else if seen.is_empty() {
             let _ = writeln!(out, "    formula: none written yet");
         }
     }
