@@ -77,8 +77,9 @@ impl Schedule for VHalf {
     }
 }
 
-/// The most `P·(P + M)` the greedy passes are run for: each visits every op and re-reads a rank's
-/// slots for a move (P = 64 and M = 512 take about 1.3 s; this bound about four times that).
+/// The most `P·(P + M)` the greedy passes are run for: each visits every op, and the second
+/// recounts a rank's memory for each move it tries (P = 64 and M = 1984, at the bound, take
+/// about 1.2 s).
 pub(crate) const MOST_BLOCK_SIZE: usize = 1 << 17;
 
 /// The size rule of the building-block schedules: `P·(P + M)` within [`MOST_BLOCK_SIZE`].
@@ -138,6 +139,11 @@ impl Block {
 /// Every rank's slots for `P` ranks and `M` microbatches from `block` (empty where the method
 /// finds no order, which the grid of the tests never meets).
 pub(crate) fn from_block(block: &Block, p: usize, m: usize) -> Vec<Vec<Slot>> {
+    from_block_with(block, p, m, Peaks::Tracked)
+}
+
+/// [`from_block`], its passes asking memory as `peaks` says.
+fn from_block_with(block: &Block, p: usize, m: usize, peaks: Peaks) -> Vec<Vec<Slot>> {
     if p == 0 || m == 0 {
         return vec![Vec::new(); p];
     }
@@ -150,7 +156,7 @@ pub(crate) fn from_block(block: &Block, p: usize, m: usize) -> Vec<Vec<Slot>> {
                 .collect()
         })
         .collect();
-    let order = reorder(start, true)
+    let order = reorder_with(start, true, peaks)
         .map(without_weights)
         .and_then(|r1| reorder(r1, false))
         .map(|r2| {
@@ -261,8 +267,62 @@ fn put_weights(rank: &mut Times, split: bool) {
 }
 
 /// The most chunk stages' activations a rank holds at once (a forward adds one, a weight half
-/// frees one; without weight lists, each free slot runs a pending weight half).
+/// frees one; without weight lists, each free slot runs a pending weight half): the count
+/// [`peak_memory_by_slot`] defines, op by op rather than slot by slot — a run of free slots
+/// frees what is pending at once (freeing cannot raise the peak), and once the next op's slot
+/// has passed (two ops in one slot, which the slot-by-slot count runs only the first of) or lies
+/// past the last list's end, no op runs again.
 fn peak_memory(rank: &[Vec<usize>]) -> i64 {
+    let has_weights = rank.len() > BLOCK_OPS;
+    let last = last_slot(rank);
+    // Each kind's list and its next op's slot (`usize::MAX` once it has run them all): the
+    // earliest, ties to the lower kind, runs next, as `next_op` picks.
+    let lists: Vec<&[usize]> = rank.iter().take(BLOCK_OPS + 1).map(Vec::as_slice).collect();
+    let mut next = [0usize; BLOCK_OPS + 1];
+    let mut head = [usize::MAX; BLOCK_OPS + 1];
+    for (h, list) in head.iter_mut().zip(&lists) {
+        *h = list.first().copied().unwrap_or(usize::MAX);
+    }
+    let (mut held, mut peak, mut pending) = (0i64, 0i64, 0usize);
+    let mut slot = 0;
+    loop {
+        let (mut at, mut kind) = (usize::MAX, 0);
+        for (k, &h) in head.iter().enumerate() {
+            if h < at {
+                (at, kind) = (h, k);
+            }
+        }
+        if at == usize::MAX || at < slot || at > last {
+            break;
+        }
+        if !has_weights {
+            // The free slots before it each run a pending weight half.
+            let freed = (at - slot).min(pending);
+            pending -= freed;
+            held -= freed as i64;
+        }
+        if let (Some(n), Some(h)) = (next.get_mut(kind), head.get_mut(kind)) {
+            *n += 1;
+            *h = lists
+                .get(kind)
+                .and_then(|l| l.get(*n))
+                .copied()
+                .unwrap_or(usize::MAX);
+        }
+        match kind {
+            2 | 3 if !has_weights => pending += 1,
+            _ => held += held_delta(kind),
+        }
+        peak = peak.max(held);
+        slot = at + 1;
+    }
+    peak
+}
+
+/// [`peak_memory`] as the zero-bubble project counts it, slot by slot (the definition the tests
+/// hold the op-by-op count to).
+#[cfg(test)]
+fn peak_memory_by_slot(rank: &[Vec<usize>]) -> i64 {
     let has_weights = rank.len() > BLOCK_OPS;
     let kinds = rank.len().min(BLOCK_OPS + 1);
     let mut next = vec![0usize; kinds];
@@ -325,11 +385,164 @@ fn at(times: &[Times], rank: usize, kind: usize, mb: usize) -> Option<usize> {
     times.get(rank)?.get(kind)?.get(mb).copied()
 }
 
+/// How a pass asks whether a move keeps a rank within the memory limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Peaks {
+    /// From [`Held`], updated as ops move, wherever [`peak_memory`]'s count is a running sum
+    /// (the weight halves placed, no two ops in one slot): a few steps a move.
+    Tracked,
+    /// [`peak_memory`] over the whole rank for every candidate slot (the definition; the
+    /// tests hold the tracked passes to it).
+    #[cfg(test)]
+    Recounted,
+}
+
+/// A rank's held activations at each slot — the running sum of its forwards' `+1` and its
+/// weight halves' `−1` — under moves, with their largest at hand: a segment tree whose nodes
+/// keep their subtree's largest plus what was added to the whole of it.
+struct Held {
+    /// Leaves: the tree's width (a power of two).
+    width: usize,
+    /// Of each node, what was added to its whole range.
+    add: Vec<i64>,
+    /// Of each node, the largest in its range, its own add included.
+    top: Vec<i64>,
+}
+
+impl Held {
+    /// The running sums of `rank`'s ops (each in its own slot) over `slots` slots.
+    fn new(rank: &[Vec<usize>], slots: usize) -> Held {
+        let width = slots.max(1).next_power_of_two();
+        let mut step = vec![0i64; width + 1];
+        for (kind, list) in rank.iter().enumerate().take(BLOCK_OPS + 1) {
+            let delta = held_delta(kind);
+            for &at in list {
+                if let Some(d) = step.get_mut(at) {
+                    *d += delta;
+                }
+            }
+        }
+        let mut top = vec![i64::MIN / 4; 2 * width];
+        let mut sum = 0;
+        for (leaf, d) in top.iter_mut().skip(width).zip(step.iter().take(slots)) {
+            sum += d;
+            *leaf = sum;
+        }
+        for node in (1..width).rev() {
+            let below = |i: usize| top.get(i).copied().unwrap_or(i64::MIN / 4);
+            let larger = below(2 * node).max(below(2 * node + 1));
+            if let Some(t) = top.get_mut(node) {
+                *t = larger;
+            }
+        }
+        Held {
+            width,
+            add: vec![0; 2 * width],
+            top,
+        }
+    }
+
+    /// Adds `delta` to every slot of `range`.
+    fn add(&mut self, range: std::ops::Range<usize>, delta: i64) {
+        self.add_at(1, 0..self.width, &range, delta);
+    }
+
+    fn add_at(
+        &mut self,
+        node: usize,
+        span: std::ops::Range<usize>,
+        range: &std::ops::Range<usize>,
+        delta: i64,
+    ) {
+        if range.end <= span.start || span.end <= range.start {
+            return;
+        }
+        if range.start <= span.start && span.end <= range.end {
+            if let (Some(a), Some(t)) = (self.add.get_mut(node), self.top.get_mut(node)) {
+                *a += delta;
+                *t += delta;
+            }
+            return;
+        }
+        let mid = span.start + (span.end - span.start) / 2;
+        self.add_at(2 * node, span.start..mid, range, delta);
+        self.add_at(2 * node + 1, mid..span.end, range, delta);
+        let below = self
+            .top
+            .get(2 * node)
+            .copied()
+            .zip(self.top.get(2 * node + 1).copied())
+            .map(|(a, b)| a.max(b));
+        if let (Some(below), Some(&a), Some(t)) =
+            (below, self.add.get(node), self.top.get_mut(node))
+        {
+            *t = below + a;
+        }
+    }
+
+    /// The rank's peak: the largest held count, and 0 (before the first op).
+    fn peak(&self) -> i64 {
+        self.top.get(1).copied().unwrap_or(0).max(0)
+    }
+
+    /// The largest held count over `range` (a very small number for an empty one).
+    fn max_in(&self, range: std::ops::Range<usize>) -> i64 {
+        self.max_at(1, 0..self.width, &range)
+    }
+
+    fn max_at(
+        &self,
+        node: usize,
+        span: std::ops::Range<usize>,
+        range: &std::ops::Range<usize>,
+    ) -> i64 {
+        if range.end <= span.start || span.end <= range.start {
+            return i64::MIN / 4;
+        }
+        if range.start <= span.start && span.end <= range.end {
+            return self.top.get(node).copied().unwrap_or(i64::MIN / 4);
+        }
+        let mid = span.start + (span.end - span.start) / 2;
+        let below = self
+            .max_at(2 * node, span.start..mid, range)
+            .max(self.max_at(2 * node + 1, mid..span.end, range));
+        below + self.add.get(node).copied().unwrap_or(0)
+    }
+
+    /// Whether the peak stays within `limit` with `delta` added over `range`.
+    fn fits(&mut self, range: std::ops::Range<usize>, delta: i64, limit: i64) -> bool {
+        if self.peak() <= limit {
+            // What lies outside the range stays within the limit: only the range can pass it,
+            // and only by rising.
+            return delta <= 0 || self.max_in(range) + delta <= limit;
+        }
+        self.add(range.clone(), delta);
+        let fits = self.peak() <= limit;
+        self.add(range, -delta);
+        fits
+    }
+}
+
+/// What an op of `kind` adds to its rank's held activations (with the weight halves placed):
+/// a forward one, a weight half minus one, an input half nothing.
+fn held_delta(kind: usize) -> i64 {
+    match kind {
+        0 | 1 => 1,
+        2 | 3 => 0,
+        _ => -1,
+    }
+}
+
 /// One greedy pass (`reorder`): every op, in the pipeline's visiting order, to the earliest free
 /// slot after its dependencies where the rank's memory stays within the pass's starting peak;
 /// then squeezed. `with_weights`: the weight halves are placed first and moved too, and the ops
 /// before the steady state move; else the weight halves refill the free slots.
-fn reorder(mut times: Vec<Times>, with_weights: bool) -> Option<Vec<Times>> {
+fn reorder(times: Vec<Times>, with_weights: bool) -> Option<Vec<Times>> {
+    reorder_with(times, with_weights, Peaks::Tracked)
+}
+
+/// [`reorder`], its memory asked as `peaks` says.
+fn reorder_with(mut times: Vec<Times>, with_weights: bool, peaks: Peaks) -> Option<Vec<Times>> {
     if with_weights {
         for rank in &mut times {
             put_weights(rank, false);
@@ -341,6 +554,36 @@ fn reorder(mut times: Vec<Times>, with_weights: bool) -> Option<Vec<Times>> {
         .iter()
         .map(|r| vec![false; r.last().and_then(|l| l.last()).map_or(0, |&t| t + 1)])
         .collect();
+    // Tracked: each rank's held counts over every slot its ops take or may take (they only
+    // move earlier), and how many of its ops each slot holds — a slot with two (a move onto an
+    // op not yet visited) sends the rank back to the recount while it lasts.
+    let track = with_weights && peaks == Peaks::Tracked;
+    let mut held: Vec<Held> = Vec::new();
+    let mut ops_at: Vec<Vec<u32>> = Vec::new();
+    let mut crowded: Vec<usize> = vec![0; p];
+    // And each rank's input halves' slots in order, for its weight halves' earliest slots.
+    let mut inputs_sorted: Vec<Vec<usize>> = Vec::new();
+    if track {
+        for (r, rank) in times.iter().enumerate() {
+            let mut inputs: Vec<usize> = rank.iter().skip(2).take(2).flatten().copied().collect();
+            inputs.sort_unstable();
+            inputs_sorted.push(inputs);
+            let slots = last_slot(rank) + 1;
+            held.push(Held::new(rank, slots));
+            let mut at = vec![0u32; slots];
+            for &t in rank.iter().flatten() {
+                if let Some(c) = at.get_mut(t) {
+                    *c += 1;
+                    if *c == 2
+                        && let Some(n) = crowded.get_mut(r)
+                    {
+                        *n += 1;
+                    }
+                }
+            }
+            ops_at.push(at);
+        }
+    }
     let forwards = times.first().and_then(|r| r.first()).map_or(0, Vec::len);
     let mut visit = Visit::new(&times);
     // 0: before the steady state; 1: in it (nothing moves); 2: after it.
@@ -354,21 +597,56 @@ fn reorder(mut times: Vec<Times>, with_weights: bool) -> Option<Vec<Times>> {
             phase = 2;
         }
         if !stays {
-            let earliest = earliest_slot(&times, rank, kind, mb, p)?;
+            let sorted = inputs_sorted.get(rank).map(Vec::as_slice);
+            let earliest = earliest_slot(&times, (rank, kind, mb), p, sorted)?;
             if earliest > slot {
                 return None;
             }
+            let delta = held_delta(kind);
             let mut moved = slot;
             for candidate in earliest..slot {
                 if occupied.get(rank)?.get(candidate) == Some(&false) {
-                    *times.get_mut(rank)?.get_mut(kind)?.get_mut(mb)? = candidate;
-                    if peak_memory(times.get(rank)?) <= limit {
+                    // Tracked where every op of the rank, this one moved, has a slot of its
+                    // own: the held counts rise (a forward) or fall (a weight half) by one from
+                    // the candidate to the op's slot.
+                    let alone = track
+                        && crowded.get(rank) == Some(&0)
+                        && ops_at.get(rank)?.get(candidate) == Some(&0);
+                    let fits = if alone {
+                        held.get_mut(rank)?.fits(candidate..slot, delta, limit)
+                    } else {
+                        *times.get_mut(rank)?.get_mut(kind)?.get_mut(mb)? = candidate;
+                        peak_memory(times.get(rank)?) <= limit
+                    };
+                    if fits {
                         moved = candidate;
                         break;
                     }
                 }
             }
             *times.get_mut(rank)?.get_mut(kind)?.get_mut(mb)? = moved;
+            if track && moved != slot {
+                held.get_mut(rank)?.add(moved..slot, delta);
+                let at = ops_at.get_mut(rank)?;
+                let crowd = crowded.get_mut(rank)?;
+                let from = at.get_mut(slot)?;
+                *from -= 1;
+                if *from == 1 {
+                    *crowd -= 1;
+                }
+                let to = at.get_mut(moved)?;
+                *to += 1;
+                if *to == 2 {
+                    *crowd += 1;
+                }
+                if matches!(kind, 2 | 3) {
+                    let sorted = inputs_sorted.get_mut(rank)?;
+                    let old = sorted.binary_search(&slot).ok()?;
+                    sorted.remove(old);
+                    let new = sorted.partition_point(|&t| t < moved);
+                    sorted.insert(new, moved);
+                }
+            }
         }
         let placed = at(&times, rank, kind, mb)?;
         if let Some(o) = occupied.get_mut(rank).and_then(|o| o.get_mut(placed)) {
@@ -384,8 +662,14 @@ fn reorder(mut times: Vec<Times>, with_weights: bool) -> Option<Vec<Times>> {
 }
 
 /// The first slot an op may take after its [`inputs`] (in slot units); a weight half after the
-/// `mb`-th input half of either chunk.
-fn earliest_slot(times: &[Times], rank: usize, kind: usize, mb: usize, p: usize) -> Option<usize> {
+/// `mb`-th input half of either chunk (of `sorted_inputs`, the rank's input halves' slots in
+/// order, where the pass keeps them; else sorted here).
+fn earliest_slot(
+    times: &[Times],
+    (rank, kind, mb): (usize, usize, usize),
+    p: usize,
+    sorted_inputs: Option<&[usize]>,
+) -> Option<usize> {
     let mut after: Option<usize> = None;
     let mut dep = |t: Option<usize>| -> Option<()> {
         after = after.max(Some(t?));
@@ -395,10 +679,16 @@ fn earliest_slot(times: &[Times], rank: usize, kind: usize, mb: usize, p: usize)
         dep(at(times, r, k, m))?;
     }
     if kind == BLOCK_OPS {
-        let r = times.get(rank)?;
-        let mut inputs: Vec<usize> = r.get(2)?.iter().chain(r.get(3)?).copied().collect();
-        inputs.sort_unstable();
-        dep(inputs.get(mb).copied())?;
+        match sorted_inputs {
+            Some(sorted) => dep(sorted.get(mb).copied())?,
+            None => {
+                let r = times.get(rank)?;
+                let mut inputs: Vec<usize> =
+                    r.get(2)?.iter().chain(r.get(3)?).copied().collect();
+                inputs.sort_unstable();
+                dep(inputs.get(mb).copied())?;
+            }
+        }
     }
     Some(after.map_or(0, |t| t + 1))
 }
@@ -478,6 +768,79 @@ mod tests {
         assert_eq!(rank[5], [5]);
         // Held: 1, 2, 2, 1 (W), 1, 0.
         assert_eq!(peak_memory(&rank), 2);
+        assert_eq!(peak_memory_by_slot(&rank), 2);
+    }
+
+    /// The held counts tracked as ops move give the orders the whole rank's recount gives,
+    /// over every shape up to `P = 10`, `M = 3P`, of both blocks.
+    #[test]
+    fn tracked_peaks_order_as_recounted_ones() {
+        let mut shapes = 0;
+        for block in [Block::Half, Block::Min] {
+            for p in 2..=10 {
+                for m in 1..=3 * p {
+                    assert_eq!(
+                        from_block_with(&block, p, m, Peaks::Tracked),
+                        from_block_with(&block, p, m, Peaks::Recounted),
+                        "P = {p}, M = {m}"
+                    );
+                    shapes += 1;
+                }
+            }
+        }
+        assert_eq!(shapes, 2 * (2..=10).map(|p| 3 * p).sum::<usize>());
+    }
+
+    /// The op-by-op count is the slot-by-slot one: on random lists with and without weight
+    /// lists, sorted or not, with ops sharing slots.
+    #[test]
+    fn peaks_count_op_by_op_as_slot_by_slot() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut draw = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for case in 0..4000 {
+            let lists = if case % 2 == 0 { BLOCK_OPS } else { BLOCK_OPS + 1 + case % 3 / 2 };
+            let span = 4 + draw(40);
+            let rank: Times = (0..lists)
+                .map(|_| {
+                    let mut l: Vec<usize> = (0..draw(8)).map(|_| draw(span)).collect();
+                    if case % 5 != 0 {
+                        l.sort_unstable();
+                        if case % 7 != 0 {
+                            l.dedup();
+                        }
+                    }
+                    l
+                })
+                .collect();
+            assert_eq!(peak_memory(&rank), peak_memory_by_slot(&rank), "{rank:?}");
+        }
+    }
+
+    #[test]
+    fn held_counts_follow_range_adds() {
+        // Forwards at 0 and 2, a weight half at 3: held 1, 1, 2, 1, 1.
+        let rank: Times = vec![vec![0], vec![2], vec![], vec![], vec![3]];
+        let mut h = Held::new(&rank, 5);
+        assert_eq!(h.peak(), 2);
+        // The second forward one slot earlier (+1 on slot 1), the weight half two (−1 on
+        // slots 1 and 2): 1, 1, 1, 1, 1.
+        h.add(1..2, 1);
+        h.add(1..3, -1);
+        assert_eq!(h.peak(), 1);
+        assert_eq!((h.max_in(0..1), h.max_in(2..5), h.max_in(4..4)), (1, 1, i64::MIN / 4));
+        // Within 1: a rise over slots 1–2 passes it, a fall does not; within 2 a rise does not.
+        assert!(!h.fits(1..3, 1, 1) && h.fits(1..3, -1, 1) && h.fits(1..3, 1, 2));
+        h.add(0..5, 3);
+        assert_eq!(h.peak(), 4);
+        // Over the limit already: a fall over the peak's whole range brings it back.
+        assert!(h.fits(0..5, -1, 3) && !h.fits(0..4, -1, 3));
+        h.add(0..5, -9);
+        assert_eq!(h.peak(), 0);
     }
 
     #[test]
