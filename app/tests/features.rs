@@ -573,6 +573,34 @@ fn ctrl_dragging_a_stage_onto_another_trades_their_ranks() {
     assert_eq!(harness.state().rank_actions(0)[0], "0F0");
 }
 
+/// Under DualPipe each rank holds a stage of each direction: a stage dragged onto another trades
+/// the two ranks whole (the mirrors' stages with them), which derives — a trade of the two
+/// stages alone deadlocks the schedule's slots.
+#[test]
+fn ctrl_dragging_a_dualpipe_stage_trades_both_directions() {
+    let mut harness = on_sample("dualpipe.json");
+    harness.run();
+    let strip = harness.get_by_label("stage strip of region 1").rect();
+    let x = |layer: f32| strip.left() + strip.width() * layer / 16.0;
+    let y = strip.center().y;
+    ctrl_drag(&mut harness, egui::pos2(x(2.0), y), egui::pos2(x(6.0), y));
+    assert_eq!(
+        harness.state().doc.scenario().unwrap().placement,
+        Some(mpipe::scenario::placement::PlacementSpec::Explicit(vec![
+            1, 0, 2, 3, 3, 2, 0, 1
+        ]))
+    );
+    assert!(
+        harness.state().error().is_none(),
+        "{:?}",
+        harness.state().error()
+    );
+    // Rank 1 now starts with stage 0's forwards and runs the mirror's last stage (7).
+    assert_eq!(harness.state().rank_actions(1)[..3], ["0F0", "0F1", "0F2"]);
+    assert!(harness.state().rank_actions(1).contains(&"7F8".to_string()));
+    assert_eq!(harness.state().shown().unwrap().sim.makespan_s, 176.0);
+}
+
 /// The textbook formula beside the simulated figures (issue 26, item 4): on the 1F1B sample the
 /// simulation is in the formula's setting and equals it; on the Mpipe sample Mpipe's spill is
 /// added to it; on a nested encoder's sample the panel says why no formula applies.

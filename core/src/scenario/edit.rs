@@ -71,7 +71,10 @@ pub enum Edit {
         to: usize,
     },
     /// Stages `a` and `b` trade ranks: the placement becomes explicit, `ranks` (the rank of every
-    /// stage, as the derivation on screen placed them) with the two swapped.
+    /// stage, as the derivation on screen placed them) with the two swapped. Under a
+    /// bidirectional schedule (DualPipe, Chimera), where each rank holds a stage of each
+    /// direction, the two ranks trade every stage they hold: a mirror's stage stays on the rank
+    /// of its region's stage in reverse, as the schedule's slots assume.
     SwapStageRanks {
         ranks: Vec<usize>,
         a: usize,
@@ -257,9 +260,21 @@ impl Edit {
                 }
             }
             Edit::SwapStageRanks { ranks, a, b } => {
-                if a != b && *a < ranks.len() && *b < ranks.len() {
-                    let mut swapped = ranks.clone();
-                    swapped.swap(*a, *b);
+                if let (Some(&x), Some(&y)) = (ranks.get(*a), ranks.get(*b))
+                    && a != b
+                {
+                    let swapped = if s.schedule.iter().any(|k| k.bidirectional()) {
+                        let trade = |r: usize| match r {
+                            r if r == x => y,
+                            r if r == y => x,
+                            r => r,
+                        };
+                        ranks.iter().map(|&r| trade(r)).collect()
+                    } else {
+                        let mut swapped = ranks.clone();
+                        swapped.swap(*a, *b);
+                        swapped
+                    };
                     s.placement = Some(PlacementSpec::Explicit(swapped));
                 }
             }
@@ -885,6 +900,20 @@ mod tests {
             .apply(&mut t);
         }
         assert_eq!(t.placement, None);
+        // Under DualPipe each rank holds a stage of each direction: stages 0 and 1 trade ranks
+        // 0 and 1 whole, their mirrors' stages (7 and 6) with them.
+        let mut two = scenario();
+        two.schedule = vec![crate::schedules::DUALPIPE];
+        Edit::SwapStageRanks {
+            ranks: ranks.clone(),
+            a: 0,
+            b: 1,
+        }
+        .apply(&mut two);
+        assert_eq!(
+            two.placement,
+            Some(PlacementSpec::Explicit(vec![1, 0, 2, 3, 3, 2, 0, 1]))
+        );
     }
 
     #[test]
