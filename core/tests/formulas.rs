@@ -332,16 +332,38 @@ fn the_formula_is_read_beside_the_simulation_with_why_it_departs() {
             "Mpipe's spill: rank r's encodes (E_r) run in its warmup window w_r = s_r·t_F (s_r: the forwards before its first stage); the worst is rank 0's, E_0 = 2.000 s against w_0 = 0 s",
         ]
     );
-    assert_eq!(mpipe.departures.len(), 3, "{:?}", mpipe.departures);
+    // (Microbatch 0's encode, on rank 3, ends with rank 0's own: only its gather's time on the
+    // link holds the first stage, which the transfers' departure says.)
+    assert_eq!(mpipe.departures.len(), 2, "{:?}", mpipe.departures);
     assert!(mpipe.departures[0].starts_with("transfers take time"));
     assert_eq!(
         mpipe.departures[1],
         "the encoder trains: its backwards run in the cooldown, which Mpipe's spill (its forwards' against the warmup) does not count"
     );
+    // Rank 0 encoding nothing (w_0 = 0) and every other rank within its window: no spill, the
+    // closest rank named (rank 1: 0.5 s of encodes in 1 s); but microbatch 0's encode, first on
+    // rank 3, ends 0.25 s in, after rank 0 could start: the step is that much longer, and why.
+    let owners = mpipe::scenario::owner::OwnerSpec::Explicit(vec![3, 3, 2, 1, 2, 1, 3, 2]);
+    let light = transposed(ONE_F_ONE_B, (4, 8, 1), 0.25, owners, None);
+    let r = read(&simulate_scenario(&light, Default::default()).unwrap()).unwrap();
     assert_eq!(
-        mpipe.departures[2],
-        "the first backbone stage waited for 1 encode (up to 1.350 ms, microbatch 0's, from rank 3): the gather, not the warmup window, set its start"
+        r.spill.as_ref().map(|s| (s.max_s, s.worst_rank)),
+        Some((0.0, 1))
     );
+    assert!(
+        r.lines()[1].ends_with(
+            "none passes its window; the closest is rank 1's, E_1 = 500.000 ms against w_1 = 1.000 s"
+        ),
+        "{:?}",
+        r.lines()
+    );
+    assert_eq!(
+        r.departures,
+        [
+            "the first backbone stage waited for 1 encode (up to 250.000 ms, microbatch 0's, on rank 3): the encode, not the warmup window, set its start"
+        ]
+    );
+    assert_eq!((r.step_s(), r.simulated_step_s), (33.0, 33.25));
     // The DualPipe sample: its overlapped pairs hide half of the forward; the costs are read
     // as the halves take apart (4 s and 8 s: four layers a stage) and the overlap is named.
     let dual = sample("dualpipe.json").unwrap();

@@ -25,7 +25,8 @@ pub struct Reading {
     pub simulated_bubble: f64,
     /// The most activations a rank holds in the simulation, in units of one stage's
     /// microbatch (`A`: the mean over the wavefront's stages), beside the formula's; `None`
-    /// where a stage saves nothing.
+    /// where a stage saves nothing, and with a transposed encoder (whose outputs and
+    /// activations come on top of the backbone's).
     pub simulated_peak_activations: Option<f64>,
     /// Why the simulated step departs from the formula's; empty when the simulation is in the
     /// formula's setting.
@@ -39,11 +40,12 @@ pub struct Reading {
 /// `E_r` of work, in its warmup window `w_r` — the idle before its first backbone forward, which
 /// under the formula's setting is `s_r·t_F`, `s_r` the forwards before its first stage on the
 /// first microbatch's path — and exposes `spill_r = max(0, E_r − w_r)`; the step is the
-/// backbone's formula plus the worst rank's spill. A lower bound of the step wherever the links
-/// are free (a rank's first backbone forward waits for its encodes, and what follows it takes
-/// `step − w_r` at least); equal to it when no encode is late for the first backbone stage and
-/// each rank's first forward is on the backbone's critical path (the textbook schedules'
-/// warmup diagonal).
+/// backbone's formula plus the worst rank's spill. Where the backbone alone runs as its formula
+/// says (the formula's setting: uniform stages, free links, its own order and placement, no
+/// overlapped pairs), a lower bound of the step — a rank's first backbone forward waits for its
+/// encodes, and what follows it takes `step − w_r` at least — and equal to it when the encoder is
+/// frozen, no encode is late for the first backbone stage and each rank's first forward is on
+/// the backbone's critical path (the textbook schedules' warmup diagonal).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spill {
     /// `w_r` of each rank.
@@ -52,7 +54,9 @@ pub struct Spill {
     pub work_s: Vec<f64>,
     /// `max_r spill_r`.
     pub max_s: f64,
-    /// The rank whose spill is the largest (the first of equals).
+    /// Of the ranks that encode, the one whose `E_r − w_r` is the largest (the first of
+    /// equals): the worst spill, or, where no rank spills, the one closest to (0 where none
+    /// encodes).
     pub worst_rank: usize,
     /// The backbone formula's bubble fraction with the encoder's work counted busy.
     pub bubble_fraction: f64,
@@ -252,12 +256,14 @@ fn spill(sim: &Simulation, formula: &Formula, costs: Uniform) -> Spill {
                 .unwrap_or(0.0)
         })
         .collect();
-    let (mut worst_rank, mut max_s) = (0, 0.0f64);
+    // Of the ranks that encode (a rank that encodes nothing spills nothing).
+    let (mut worst_rank, mut over) = (0, f64::NEG_INFINITY);
     for (r, (e, w)) in work_s.iter().zip(&warmup_s).enumerate() {
-        if e - w > max_s {
-            (worst_rank, max_s) = (r, e - w);
+        if *e > 0.0 && e - w > over {
+            (worst_rank, over) = (r, e - w);
         }
     }
+    let max_s = over.max(0.0);
     // The backbone keeps `1 − b` of `P ×` its step busy; the encodes add theirs, over the
     // longer step.
     let p = plan.ranks.max(1) as f64;
@@ -302,8 +308,9 @@ fn encoder_departures(sim: &Simulation, source: usize) -> Vec<String> {
             "the encoder trains: its backwards run in the cooldown, which Mpipe's spill (its forwards' against the warmup) does not count".to_string(),
         );
     }
-    // The first backbone stage's forwards: each waits for its encode's gather and for its
-    // rank's previous event; where it started later than that event's end, the gather held it.
+    // The first backbone stage's forwards: each waits for its encode (over its gather) and for
+    // its rank's previous event; where the encode itself ended after that event, it was late
+    // (a gather's own time on the link is the transfers' departure).
     let plan = &sim.derivation.plan;
     let Some(&chunk) = plan.wavefront.as_ref().and_then(|w| w.regions.first()) else {
         return out;
@@ -314,16 +321,17 @@ fn encoder_departures(sim: &Simulation, source: usize) -> Vec<String> {
     let (mut late, mut longest) = (0usize, None::<(f64, usize)>);
     let mut free_at = 0.0f64;
     for &n in order.nodes.get(rank).map(Vec::as_slice).unwrap_or_default() {
-        let Some((start, end)) = timeline.span_of(n) else {
+        let Some(end) = timeline.end_of(n) else {
             continue;
         };
         if let Some(&Event::Fwd { region, mb, .. }) = graph.node_weight(n)
             && region.index() == chunk
-            && differ(start, free_at)
-            && start > free_at
+            && let Some(encoded) = encode_end(sim, n, source)
+            && encoded > free_at
+            && differ(encoded, free_at)
         {
             late += 1;
-            let wait = start - free_at;
+            let wait = encoded - free_at;
             if longest.is_none_or(|(w, _)| wait > w) {
                 longest = Some((wait, mb.index()));
             }
@@ -332,7 +340,7 @@ fn encoder_departures(sim: &Simulation, source: usize) -> Vec<String> {
     }
     if let Some((wait, mb)) = longest {
         out.push(format!(
-            "the first backbone stage waited for {late} encode{} (up to {}, microbatch {mb}'s, from rank {}): the gather, not the warmup window, set {} start",
+            "the first backbone stage waited for {late} encode{} (up to {}, microbatch {mb}'s, on rank {}): the encode, not the warmup window, set {} start",
             if late == 1 { "" } else { "s" },
             secs(wait),
             plan.owner_of(mb),
@@ -340,6 +348,20 @@ fn encoder_departures(sim: &Simulation, source: usize) -> Vec<String> {
         ));
     }
     out
+}
+
+/// When the encode that backbone forward `n` reads (over its gather from region `source`)
+/// ended; `None` for a forward that reads none.
+fn encode_end(sim: &Simulation, n: petgraph::graph::NodeIndex, source: usize) -> Option<f64> {
+    use petgraph::Direction::Incoming;
+    let graph = &sim.derivation.order.graph;
+    let gather = graph.neighbors_directed(n, Incoming).find(|&c| {
+        matches!(graph.node_weight(c), Some(Event::Coll { seam, .. }) if seam.from.index() == source)
+    })?;
+    let encode = graph.neighbors_directed(gather, Incoming).find(|&e| {
+        matches!(graph.node_weight(e), Some(Event::Fwd { region, .. }) if region.index() == source)
+    })?;
+    sim.timeline.end_of(encode)
 }
 
 /// Whether `plan`'s stages sit where `skeleton` puts them when the scenario gives no placement.
@@ -580,8 +602,13 @@ impl Reading {
         if let Some(spill) = &self.spill {
             let r = spill.worst_rank;
             let at = |list: &[f64]| secs(list.get(r).copied().unwrap_or(0.0));
+            let worst = if spill.max_s > 0.0 {
+                "the worst is"
+            } else {
+                "none passes its window; the closest is"
+            };
             lines.push(format!(
-                "Mpipe's spill: rank r's encodes (E_r) run in its warmup window w_r = s_r·t_F (s_r: the forwards before its first stage); the worst is rank {r}'s, E_{r} = {} against w_{r} = {}",
+                "Mpipe's spill: rank r's encodes (E_r) run in its warmup window w_r = s_r·t_F (s_r: the forwards before its first stage); {worst} rank {r}'s, E_{r} = {} against w_{r} = {}",
                 at(&spill.work_s),
                 at(&spill.warmup_s)
             ));

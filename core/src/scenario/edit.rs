@@ -73,8 +73,9 @@ pub enum Edit {
     /// Stages `a` and `b` trade ranks: the placement becomes explicit, `ranks` (the rank of every
     /// stage, as the derivation on screen placed them) with the two swapped. Under a
     /// bidirectional schedule (DualPipe, Chimera), where each rank holds a stage of each
-    /// direction, the two ranks trade every stage they hold: a mirror's stage stays on the rank
-    /// of its region's stage in reverse, as the schedule's slots assume.
+    /// direction, the two ranks trade every stage they hold (and their hand-written orders): a
+    /// mirror's stage stays on the rank of its region's stage in reverse, as the schedule's slots
+    /// assume. Two stages on one rank trade nothing.
     SwapStageRanks {
         ranks: Vec<usize>,
         a: usize,
@@ -262,6 +263,7 @@ impl Edit {
             Edit::SwapStageRanks { ranks, a, b } => {
                 if let (Some(&x), Some(&y)) = (ranks.get(*a), ranks.get(*b))
                     && a != b
+                    && x != y
                 {
                     let swapped = if s.schedule.iter().any(|k| k.bidirectional()) {
                         let trade = |r: usize| match r {
@@ -269,6 +271,13 @@ impl Edit {
                             r if r == y => x,
                             r => r,
                         };
+                        // Hand-written orders go with their ranks' stages.
+                        if let Some(orders) = s.orders.as_mut()
+                            && x < orders.len()
+                            && y < orders.len()
+                        {
+                            orders.swap(x, y);
+                        }
                         ranks.iter().map(|&r| trade(r)).collect()
                     } else {
                         let mut swapped = ranks.clone();
@@ -914,6 +923,24 @@ mod tests {
             two.placement,
             Some(PlacementSpec::Explicit(vec![1, 0, 2, 3, 3, 2, 0, 1]))
         );
+        // Hand-written orders go with them; a stage and its mirror on one rank trade nothing.
+        let mut written = two.clone();
+        written.placement = None;
+        written.orders = Some(vec![vec!["0F0".into()], vec!["1F0".into()], vec![], vec![]]);
+        Edit::SwapStageRanks {
+            ranks: ranks.clone(),
+            a: 0,
+            b: 1,
+        }
+        .apply(&mut written);
+        assert_eq!(
+            written.orders,
+            Some(vec![vec!["1F0".into()], vec!["0F0".into()], vec![], vec![]])
+        );
+        let mut same = two.clone();
+        same.placement = None;
+        Edit::SwapStageRanks { ranks, a: 0, b: 7 }.apply(&mut same);
+        assert_eq!(same.placement, None);
     }
 
     #[test]
