@@ -147,19 +147,24 @@ fn rebuilt(
     let mut in_list = vec![0u32; total];
     let mut out_kind: Vec<Option<EdgeKind>> = vec![None; total];
     let mut in_kind: Vec<Option<EdgeKind>> = vec![None; total];
-    // Backwards, each entry just before its node's filled ones.
+    // Backwards, each entry just before its node's filled ones (a link's kind is the `None`
+    // the lists start with).
     let mut place = |a: usize, b: usize, k: Option<EdgeKind>| {
         if let (Some(fo), Some(fi)) = (out_start.get_mut(a), in_start.get_mut(b)) {
             *fo -= 1;
             *fi -= 1;
             let (o, i) = (*fo as usize, *fi as usize);
-            if let (Some(l), Some(kk)) = (out_list.get_mut(o), out_kind.get_mut(o)) {
+            if let Some(l) = out_list.get_mut(o) {
                 *l = b as u32;
-                *kk = k;
             }
-            if let (Some(l), Some(kk)) = (in_list.get_mut(i), in_kind.get_mut(i)) {
+            if let Some(l) = in_list.get_mut(i) {
                 *l = a as u32;
-                *kk = k;
+            }
+            if k.is_some()
+                && let (Some(ko), Some(ki)) = (out_kind.get_mut(o), in_kind.get_mut(i))
+            {
+                *ko = k;
+                *ki = k;
             }
         }
     };
@@ -251,8 +256,7 @@ impl OrderGraph {
     /// Adds the edge `from → to` of `kind` (pending until the next [`OrderGraph::freeze`]); an
     /// edge naming no node of the graph is left out.
     pub fn add_edge(&mut self, from: NodeIndex, to: NodeIndex, kind: EdgeKind) {
-        let n = self.nodes.len();
-        if from.index() < n && to.index() < n {
+        if from.index().max(to.index()) < self.nodes.len() {
             self.pending
                 .push((from.index() as u32, to.index() as u32, kind));
         }
@@ -311,6 +315,12 @@ impl OrderGraph {
     /// that read every node's.
     pub fn successor_lists(&self) -> (&[u32], &[u32]) {
         (&self.out.start, &self.out.list)
+    }
+
+    /// Where each node's [`OrderGraph::preds`] end in the flat predecessor lists (node `v`'s
+    /// count is `ends[v + 1] − ends[v]`; a node added since the last freeze has none).
+    pub fn predecessor_ends(&self) -> &[u32] {
+        &self.into.start
     }
 
     /// How many [`OrderGraph::preds`] each node has.

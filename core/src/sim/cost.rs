@@ -538,12 +538,17 @@ impl PerUnit {
     }
 }
 
+/// The time of one cross-rank transfer of unit `(region, rank)`'s output for microbatch `mb`.
+fn transfer_time_of(plan: &Plan, region: usize, rank: usize, mb: usize) -> f64 {
+    transfer_time(&plan.hardware, output_bytes(plan, region, rank, mb))
+}
+
 /// Every node's [`duration`], a compute event's computed once per class: its time depends on
 /// its microbatch only through the microbatch's workload factor, so the nodes of one unit's
 /// layers, phase and factor (every microbatch of a stage and phase, without a workload) share
 /// one value, bit for bit the one each would compute. With one factor for every microbatch the
 /// classes are slots of a table by unit (region and rank) and phase; else hashed by the unit's
-/// layers, phase and factor. A cross-rank transfer's bytes (its upstream unit's output) are a
+/// layers, phase and factor. A cross-rank transfer's time (of its upstream unit's output) is a
 /// [`PerUnit`] figure.
 fn durations_by_class(plan: &Plan, graph: &crate::graph::order_graph::OrderGraph) -> Vec<f64> {
     // `Recompute` is the last phase: one slot per phase.
@@ -558,7 +563,7 @@ fn durations_by_class(plan: &Plan, graph: &crate::graph::order_graph::OrderGraph
     };
     let mut hashed: rustc_hash::FxHashMap<(usize, usize, Phase, u64), f64> =
         rustc_hash::FxHashMap::default();
-    let mut outputs = PerUnit::new(plan, output_bytes);
+    let mut transfers = PerUnit::new(plan, transfer_time_of);
     let mut compute = |region: usize, rank: usize, mb: usize, phase: Phase| {
         let slot = (rank < plan.ranks)
             .then(|| {
@@ -594,10 +599,9 @@ fn durations_by_class(plan: &Plan, graph: &crate::graph::order_graph::OrderGraph
         .node_weights()
         .enumerate()
         .map(|(i, event)| match *event {
-            // A collective: a cross-rank transfer's bytes once per upstream unit.
-            Event::Coll { .. } => transfer_unit(graph, NodeIndex::new(i)).map_or(0.0, |unit| {
-                transfer_time(&plan.hardware, outputs.get(plan, unit))
-            }),
+            // A collective: a cross-rank transfer's time once per upstream unit.
+            Event::Coll { .. } => transfer_unit(graph, NodeIndex::new(i))
+                .map_or(0.0, |unit| transfers.get(plan, unit)),
             Event::Fwd {
                 region, rank, mb, ..
             } => compute(region.into(), rank.into(), mb.into(), Phase::Forward),

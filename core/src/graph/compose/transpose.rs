@@ -67,13 +67,21 @@ pub(crate) fn merged_orders(b: &Builder) -> Vec<Vec<NodeIndex>> {
         })
         .collect();
 
-    // Fast path: Replicated work only at the source: concatenate.
+    // Fast path: Replicated work only at the source: concatenate (each rank's queue, the bulk of
+    // its events, kept where it is when there is no prologue to put before it).
     if !floating.iter().any(|&f| f) {
-        return (0..p)
-            .map(|r| {
-                let mut order = prologue.get(r).cloned().unwrap_or_default();
-                order.extend(queues.get(r).cloned().unwrap_or_default());
-                order.extend(epilogue.get(r).cloned().unwrap_or_default());
+        return queues
+            .into_iter()
+            .enumerate()
+            .map(|(r, queue)| {
+                let mut order = match prologue.get_mut(r).map(std::mem::take) {
+                    Some(mut before) if !before.is_empty() => {
+                        before.extend(queue);
+                        before
+                    }
+                    _ => queue,
+                };
+                order.extend(epilogue.get(r).into_iter().flatten().copied());
                 order
             })
             .collect();
