@@ -791,17 +791,21 @@ mod tests {
         assert_eq!(shapes, 2 * (2..=10).map(|p| 3 * p).sum::<usize>());
     }
 
-    /// The op-by-op count is the slot-by-slot one: on random lists with and without weight
-    /// lists, sorted or not, with ops sharing slots.
-    #[test]
-    fn peaks_count_op_by_op_as_slot_by_slot() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut draw = move |n: usize| {
+    /// A draw below `n` each call, from `seed` (xorshift: the same every run).
+    fn draws(mut seed: u64) -> impl FnMut(usize) -> usize {
+        move |n| {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             (seed % n as u64) as usize
-        };
+        }
+    }
+
+    /// The op-by-op count is the slot-by-slot one: on random lists with and without weight
+    /// lists, sorted or not, with ops sharing slots.
+    #[test]
+    fn peaks_count_op_by_op_as_slot_by_slot() {
+        let mut draw = draws(0x9e37_79b9_7f4a_7c15);
         for case in 0..4000 {
             let lists = if case % 2 == 0 { BLOCK_OPS } else { BLOCK_OPS + 1 + case % 3 / 2 };
             let span = 4 + draw(40);
@@ -826,13 +830,7 @@ mod tests {
     /// one does (or fails where it fails).
     #[test]
     fn tracked_passes_recount_where_ops_share_slots() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut draw = move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut draw = draws(0x2545_f491_4f6c_dd1d);
         let (mut crowded, mut ordered) = (0, 0);
         for _ in 0..600 {
             // Each op a random 0–2 slots after its inputs (microbatch by microbatch, each kind
