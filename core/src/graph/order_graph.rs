@@ -317,12 +317,6 @@ impl OrderGraph {
         (&self.out.start, &self.out.list)
     }
 
-    /// Where each node's [`OrderGraph::preds`] end in the flat predecessor lists (node `v`'s
-    /// count is `ends[v + 1] − ends[v]`; a node added since the last freeze has none).
-    pub fn predecessor_ends(&self) -> &[u32] {
-        &self.into.start
-    }
-
     /// How many [`OrderGraph::preds`] each node has.
     pub fn in_degrees(&self) -> Vec<u32> {
         let mut counts: Vec<u32> = self

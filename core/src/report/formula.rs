@@ -78,7 +78,7 @@ impl Reading {
 }
 
 /// Mpipe's spill over a backbone's step, as its formula is written.
-pub const MPIPE_SPILL: &str = "max_r max(0, E_r − w_r), w_r = s_r·t_F (s_r: the forwards before rank r's first stage), E_r: rank r's encodes";
+pub const MPIPE_SPILL: &str = "max_r max(0, E_r − w_r)";
 
 /// Relative spread below which costs count as equal.
 const EQUAL: f64 = 1e-9;
@@ -561,7 +561,7 @@ impl Reading {
             Some(spill) => (
                 format!("⟨transpose, {}⟩", self.skeleton.name()),
                 format!(
-                    "{} + max_r max(0, E_r − w_r) = {} + {}",
+                    "{} + {MPIPE_SPILL} = {} + {}",
                     f.step,
                     secs(f.step_s),
                     secs(spill.max_s)

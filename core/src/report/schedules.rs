@@ -66,7 +66,7 @@ pub fn text() -> String {
         if s.composition() == Some(Composition::Transpose) {
             let _ = writeln!(
                 out,
-                "    formula (over its backbone's): step the backbone's + {}; bubble the backbone's idle over the longer step, the encodes busy",
+                "    formula (over its backbone's): step the backbone's + {}, w_r = s_r·t_F (s_r: the forwards before rank r's first stage), E_r: rank r's encodes; bubble the backbone's idle over the longer step, the encodes busy",
                 crate::report::formula::MPIPE_SPILL
             );
         } else if seen.is_empty() {

@@ -277,10 +277,9 @@ fn peak_memory(rank: &[Vec<usize>]) -> i64 {
     let last = last_slot(rank);
     // Each kind's list and its next op's slot (`usize::MAX` once it has run them all): the
     // earliest, ties to the lower kind, runs next, as `next_op` picks.
-    let lists: Vec<&[usize]> = rank.iter().take(BLOCK_OPS + 1).map(Vec::as_slice).collect();
     let mut next = [0usize; BLOCK_OPS + 1];
     let mut head = [usize::MAX; BLOCK_OPS + 1];
-    for (h, list) in head.iter_mut().zip(&lists) {
+    for (h, list) in head.iter_mut().zip(rank) {
         *h = list.first().copied().unwrap_or(usize::MAX);
     }
     let (mut held, mut peak, mut pending) = (0i64, 0i64, 0usize);
@@ -303,7 +302,7 @@ fn peak_memory(rank: &[Vec<usize>]) -> i64 {
         }
         if let (Some(n), Some(h)) = (next.get_mut(kind), head.get_mut(kind)) {
             *n += 1;
-            *h = lists
+            *h = rank
                 .get(kind)
                 .and_then(|l| l.get(*n))
                 .copied()
@@ -523,6 +522,64 @@ impl Held {
     }
 }
 
+/// What a tracked pass keeps of one rank as its ops move.
+struct Tracked {
+    /// Its held counts, slot by slot.
+    held: Held,
+    /// How many of its ops each slot holds (every slot its ops take or may take: they only
+    /// move earlier).
+    ops_at: Vec<u32>,
+    /// How many slots hold two or more: while any does, the rank is recounted.
+    crowded: usize,
+    /// Its input halves' slots in order (a weight half's earliest slot follows the `mb`-th).
+    inputs: Vec<usize>,
+}
+
+impl Tracked {
+    fn new(rank: &[Vec<usize>]) -> Tracked {
+        let slots = last_slot(rank) + 1;
+        let mut ops_at = vec![0u32; slots];
+        let mut crowded = 0;
+        for &t in rank.iter().flatten() {
+            if let Some(c) = ops_at.get_mut(t) {
+                *c += 1;
+                crowded += usize::from(*c == 2);
+            }
+        }
+        let mut inputs: Vec<usize> = rank.iter().skip(2).take(2).flatten().copied().collect();
+        inputs.sort_unstable();
+        Tracked {
+            held: Held::new(rank, slots),
+            ops_at,
+            crowded,
+            inputs,
+        }
+    }
+
+    /// Whether an op moved to `slot` would be alone there, with no other slot crowded.
+    fn alone_at(&self, slot: usize) -> bool {
+        self.crowded == 0 && self.ops_at.get(slot) == Some(&0)
+    }
+
+    /// An op of `kind` moved from slot `from` to the earlier `to`.
+    fn moved(&mut self, kind: usize, from: usize, to: usize) -> Option<()> {
+        self.held.add(to..from, held_delta(kind));
+        let left = self.ops_at.get_mut(from)?;
+        *left -= 1;
+        self.crowded -= usize::from(*left == 1);
+        let joined = self.ops_at.get_mut(to)?;
+        *joined += 1;
+        self.crowded += usize::from(*joined == 2);
+        if matches!(kind, 2 | 3) {
+            let old = self.inputs.binary_search(&from).ok()?;
+            self.inputs.remove(old);
+            let new = self.inputs.partition_point(|&t| t < to);
+            self.inputs.insert(new, to);
+        }
+        Some(())
+    }
+}
+
 /// What an op of `kind` adds to its rank's held activations (with the weight halves placed):
 /// a forward one, a weight half minus one, an input half nothing.
 fn held_delta(kind: usize) -> i64 {
@@ -554,36 +611,12 @@ fn reorder_with(mut times: Vec<Times>, with_weights: bool, peaks: Peaks) -> Opti
         .iter()
         .map(|r| vec![false; r.last().and_then(|l| l.last()).map_or(0, |&t| t + 1)])
         .collect();
-    // Tracked: each rank's held counts over every slot its ops take or may take (they only
-    // move earlier), and how many of its ops each slot holds — a slot with two (a move onto an
-    // op not yet visited) sends the rank back to the recount while it lasts.
-    let track = with_weights && peaks == Peaks::Tracked;
-    let mut held: Vec<Held> = Vec::new();
-    let mut ops_at: Vec<Vec<u32>> = Vec::new();
-    let mut crowded: Vec<usize> = vec![0; p];
-    // And each rank's input halves' slots in order, for its weight halves' earliest slots.
-    let mut inputs_sorted: Vec<Vec<usize>> = Vec::new();
-    if track {
-        for (r, rank) in times.iter().enumerate() {
-            let mut inputs: Vec<usize> = rank.iter().skip(2).take(2).flatten().copied().collect();
-            inputs.sort_unstable();
-            inputs_sorted.push(inputs);
-            let slots = last_slot(rank) + 1;
-            held.push(Held::new(rank, slots));
-            let mut at = vec![0u32; slots];
-            for &t in rank.iter().flatten() {
-                if let Some(c) = at.get_mut(t) {
-                    *c += 1;
-                    if *c == 2
-                        && let Some(n) = crowded.get_mut(r)
-                    {
-                        *n += 1;
-                    }
-                }
-            }
-            ops_at.push(at);
-        }
-    }
+    // Tracked: each rank's counts, kept as its ops move (none while recounting).
+    let mut tracked: Vec<Tracked> = if with_weights && peaks == Peaks::Tracked {
+        times.iter().map(|rank| Tracked::new(rank)).collect()
+    } else {
+        Vec::new()
+    };
     let forwards = times.first().and_then(|r| r.first()).map_or(0, Vec::len);
     let mut visit = Visit::new(&times);
     // 0: before the steady state; 1: in it (nothing moves); 2: after it.
@@ -597,7 +630,7 @@ fn reorder_with(mut times: Vec<Times>, with_weights: bool, peaks: Peaks) -> Opti
             phase = 2;
         }
         if !stays {
-            let sorted = inputs_sorted.get(rank).map(Vec::as_slice);
+            let sorted = tracked.get(rank).map(|t| t.inputs.as_slice());
             let earliest = earliest_slot(&times, (rank, kind, mb), p, sorted)?;
             if earliest > slot {
                 return None;
@@ -609,14 +642,12 @@ fn reorder_with(mut times: Vec<Times>, with_weights: bool, peaks: Peaks) -> Opti
                     // Tracked where every op of the rank, this one moved, has a slot of its
                     // own: the held counts rise (a forward) or fall (a weight half) by one from
                     // the candidate to the op's slot.
-                    let alone = track
-                        && crowded.get(rank) == Some(&0)
-                        && ops_at.get(rank)?.get(candidate) == Some(&0);
-                    let fits = if alone {
-                        held.get_mut(rank)?.fits(candidate..slot, delta, limit)
-                    } else {
-                        *times.get_mut(rank)?.get_mut(kind)?.get_mut(mb)? = candidate;
-                        peak_memory(times.get(rank)?) <= limit
+                    let fits = match tracked.get_mut(rank).filter(|t| t.alone_at(candidate)) {
+                        Some(t) => t.held.fits(candidate..slot, delta, limit),
+                        None => {
+                            *times.get_mut(rank)?.get_mut(kind)?.get_mut(mb)? = candidate;
+                            peak_memory(times.get(rank)?) <= limit
+                        }
                     };
                     if fits {
                         moved = candidate;
@@ -625,27 +656,10 @@ fn reorder_with(mut times: Vec<Times>, with_weights: bool, peaks: Peaks) -> Opti
                 }
             }
             *times.get_mut(rank)?.get_mut(kind)?.get_mut(mb)? = moved;
-            if track && moved != slot {
-                held.get_mut(rank)?.add(moved..slot, delta);
-                let at = ops_at.get_mut(rank)?;
-                let crowd = crowded.get_mut(rank)?;
-                let from = at.get_mut(slot)?;
-                *from -= 1;
-                if *from == 1 {
-                    *crowd -= 1;
-                }
-                let to = at.get_mut(moved)?;
-                *to += 1;
-                if *to == 2 {
-                    *crowd += 1;
-                }
-                if matches!(kind, 2 | 3) {
-                    let sorted = inputs_sorted.get_mut(rank)?;
-                    let old = sorted.binary_search(&slot).ok()?;
-                    sorted.remove(old);
-                    let new = sorted.partition_point(|&t| t < moved);
-                    sorted.insert(new, moved);
-                }
+            if moved != slot
+                && let Some(t) = tracked.get_mut(rank)
+            {
+                t.moved(kind, slot, moved)?;
             }
         }
         let placed = at(&times, rank, kind, mb)?;
