@@ -549,16 +549,21 @@ fn reordering_with_a_cost_based_owner_map_pins_it() {
     assert!(at("4F3") < at("4F1"), "{rank0:?}");
 }
 
+/// Ctrl-drags in region 1's stage strip (of `layers` layers) from layer `from` to layer `to`.
+fn ctrl_drag_in_strip(harness: &mut Harness<'static, Studio>, layers: f32, from: f32, to: f32) {
+    let strip = harness.get_by_label("stage strip of region 1").rect();
+    let x = |layer: f32| strip.left() + strip.width() * layer / layers;
+    let y = strip.center().y;
+    ctrl_drag(harness, egui::pos2(x(from), y), egui::pos2(x(to), y));
+}
+
 /// OctoPipe's placement by hand (issue 14): Ctrl-dragging a stage onto another in the stage strip
 /// trades their ranks (an explicit stage → rank map), one undoable edit.
 #[test]
 fn ctrl_dragging_a_stage_onto_another_trades_their_ranks() {
     let mut harness = on_sample("1f1b.json");
     harness.run();
-    let strip = harness.get_by_label("stage strip of region 1").rect();
-    let x = |layer: f32| strip.left() + strip.width() * layer / 8.0;
-    let y = strip.center().y;
-    ctrl_drag(&mut harness, egui::pos2(x(1.0), y), egui::pos2(x(5.0), y));
+    ctrl_drag_in_strip(&mut harness, 8.0, 1.0, 5.0);
     assert_eq!(
         harness.state().doc.scenario().unwrap().placement,
         Some(mpipe::scenario::placement::PlacementSpec::Explicit(vec![
@@ -580,10 +585,7 @@ fn ctrl_dragging_a_stage_onto_another_trades_their_ranks() {
 fn ctrl_dragging_a_dualpipe_stage_trades_both_directions() {
     let mut harness = on_sample("dualpipe.json");
     harness.run();
-    let strip = harness.get_by_label("stage strip of region 1").rect();
-    let x = |layer: f32| strip.left() + strip.width() * layer / 16.0;
-    let y = strip.center().y;
-    ctrl_drag(&mut harness, egui::pos2(x(2.0), y), egui::pos2(x(6.0), y));
+    ctrl_drag_in_strip(&mut harness, 16.0, 2.0, 6.0);
     assert_eq!(
         harness.state().doc.scenario().unwrap().placement,
         Some(mpipe::scenario::placement::PlacementSpec::Explicit(vec![
