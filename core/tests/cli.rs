@@ -305,11 +305,75 @@ fn simulate_json_has_the_fixed_keys() {
         ]
     );
 
+    // The textbook formula beside the simulation, as the text prints it: in its setting here.
+    assert_eq!(
+        v["formula"],
+        serde_json::json!({
+            "schedule": "1f1b", "t_f_s": 2.0, "t_b_s": 4.0,
+            "step": "(M + P − 1)·(t_F + t_B)", "step_s": 66.0,
+            "bubble": "(P − 1)/(M + P − 1)", "bubble_fraction": 3.0 / 11.0,
+            "activations": "min(P, M)·A", "peak_activations": 4.0,
+            "simulated_step_s": 66.0, "simulated_bubble_fraction": 18.0 / 66.0,
+            "simulated_peak_activations": 4.0, "departures": []
+        })
+    );
+    assert!(v.get("no_formula").is_none());
+
     let (_, out, _) = mpipe(&["simulate", path.to_str().unwrap(), "--json", "--no-events"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(v.get("events").is_none());
     assert!(v.get("bubbles").is_none());
     assert_eq!(v["makespan_s"], 66.0);
+}
+
+#[test]
+fn simulate_json_reads_the_formula_or_says_why_there_is_none() {
+    let json = |sample: &str| -> serde_json::Value {
+        let path = samples().join(sample);
+        let (code, out, err) =
+            mpipe(&["simulate", path.to_str().unwrap(), "--json", "--no-events"]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    // Mpipe's transposed encoder: its spill over the backbone's 1F1B, and the departures named.
+    let v = json("mpipe-vit-llm.json");
+    let f = &v["formula"];
+    assert_eq!(
+        f["step"],
+        "(M + P − 1)·(t_F + t_B) + max_r max(0, E_r − w_r)"
+    );
+    assert_eq!(
+        f["spill"],
+        serde_json::json!({
+            "backbone_step_s": 66.0, "max_s": 2.0, "worst_rank": 0,
+            "warmup_s": [0.0, 2.0, 4.0, 6.0], "work_s": [2.0, 3.4, 5.6, 8.0]
+        })
+    );
+    assert_eq!(f["step_s"], 68.0);
+    assert_eq!(f["simulated_step_s"], v["makespan_s"]);
+    assert_eq!(f["simulated_peak_activations"], serde_json::Value::Null);
+    let departures: Vec<&str> = f["departures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    assert_eq!(departures.len(), 2, "{departures:?}");
+    assert!(
+        departures[0].starts_with("transfers take time"),
+        "{departures:?}"
+    );
+    assert!(
+        departures[1].starts_with("the encoder trains"),
+        "{departures:?}"
+    );
+    // A nested encoder (BigMac) runs outside every formula: `null`, and why.
+    let v = json("mllm-generation.json");
+    assert_eq!(v["formula"], serde_json::Value::Null);
+    assert_eq!(
+        v["no_formula"],
+        "no textbook formula: region 1 (nested) runs outside the pipeline's formula"
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@ mod common;
 use mpipe::scenario::Scenario;
 use mpipe::scenario::layer::LayerSpec;
 use mpipe::schedules::skeleton::Skeleton;
-use mpipe::schedules::{GPIPE, ONE_F_ONE_B, ONE_F_ONE_B_2ND, Uniform, WAVEK};
+use mpipe::schedules::{GPIPE, ONE_F_ONE_B, ONE_F_ONE_B_2ND, Uniform, VHALF, VMIN, WAVEK};
 use mpipe::tune::pipeline::simulate_scenario;
 use mpipe::vocab::parameter::Parameter;
 use mpipe::vocab::role::Role;
@@ -190,6 +190,75 @@ fn one_f_one_b_2nd_is_wavek_with_waves_of_one() {
     assert_eq!(f.step_s, 4.0 * 5.0 + 2.0 * 2.0 * 6.0);
 }
 
+/// V-Half and V-Min (issue 26 item 4): in the paper's setting (`t_F = t_I = t_W`), the step
+/// the construction gives and the paper's memory, `⌊(P + 2)/2⌋` and `⌊(P + 4)/3⌋` microbatches
+/// of a rank, on every `P` of 3 to 12 and `M` of `P` to `3P` — whatever share of a
+/// microbatch's activations its input half frees — and no formula below the bound on `M`, for
+/// two ranks, or with the backward not twice the forward.
+#[test]
+fn v_half_and_v_min_state_the_step_their_construction_gives_and_the_papers_memory() {
+    let costs = Uniform {
+        forward_s: 1.0,
+        backward_s: 2.0,
+    };
+    for (skeleton, least) in [(VHALF, 2), (VMIN, 1)] {
+        let mut checked = 0;
+        for share in [None, Some(0.0), Some(1.0)] {
+            for p in 2..=12 {
+                for m in p..=3 * p {
+                    let mut s = chunked(skeleton, p, m, 2, costs);
+                    s.model.layers[0].activation_input_share = share;
+                    let at = format!("{skeleton} P={p} M={m} share={share:?}");
+                    let f = skeleton.schedule().formula(&s.run_ctx(), costs);
+                    let Some(f) = f else {
+                        assert!(p < 3 || m < p + least, "{at}: no formula");
+                        continue;
+                    };
+                    assert!(
+                        p >= 3 && m >= p + least,
+                        "{at}: a formula outside its bound"
+                    );
+                    let sim = simulate_scenario(&s, Default::default()).unwrap();
+                    assert_eq!(sim.makespan_s, f.step_s, "{at}: {}", f.step);
+                    assert!(
+                        (sim.bubble_fraction - f.bubble_fraction).abs() < 1e-12,
+                        "{at}"
+                    );
+                    let peak = f.peak_activations.unwrap();
+                    assert_eq!(sim.peak_memory_bytes(), peak * A, "{at}: {:?}", f.memory);
+                    checked += 1;
+                }
+            }
+        }
+        // P of 3 to 12, 2P + 1 − least values of M each, three shares.
+        assert_eq!(
+            checked,
+            3 * (3..=12).map(|p| 2 * p + 1 - least).sum::<usize>()
+        );
+        // Outside the paper's setting: none.
+        let s = chunked(skeleton, 4, 12, 2, costs);
+        for other in [
+            ones(),
+            Uniform {
+                forward_s: 1.0,
+                backward_s: 3.0,
+            },
+        ] {
+            assert_eq!(skeleton.schedule().formula(&s.run_ctx(), other), None);
+        }
+    }
+    // The figures the paper's table gives (P = 8): V-Half holds 5 microbatches of a rank, V-Min 4,
+    // against 1F1B's 8.
+    let ctx = chunked(VHALF, 8, 24, 2, costs).run_ctx();
+    let half = VHALF.schedule().formula(&ctx, costs).unwrap();
+    let min = VMIN.schedule().formula(&ctx, costs).unwrap();
+    assert_eq!(
+        (half.peak_activations, min.peak_activations),
+        (Some(10.0), Some(8.0))
+    );
+    assert_eq!((half.step_s, min.step_s), (144.0 + 17.0, 144.0 + 27.0));
+}
+
 fn ones() -> Uniform {
     Uniform {
         forward_s: 1.0,
@@ -241,6 +310,8 @@ fn every_formula_a_schedule_gives_is_the_simulated_one() {
             "zb1p",
             "zb2p",
             "zbv",
+            "vhalf",
+            "vmin",
             "dualpipe",
             "chimera",
             "dualpipev",

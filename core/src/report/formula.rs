@@ -539,7 +539,78 @@ impl Costs {
     }
 }
 
+/// A [`Reading`] as `mpipe simulate --json` gives it (`formula`; keys in the README).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ReadingJson {
+    pub schedule: Skeleton,
+    /// The costs the formula is evaluated at (of a second-order schedule, its one phase time
+    /// in both).
+    pub t_f_s: f64,
+    pub t_b_s: f64,
+    /// The step's closed form (with a transposed encoder: the backbone's plus Mpipe's spill)
+    /// and its value.
+    pub step: String,
+    pub step_s: f64,
+    pub bubble: String,
+    pub bubble_fraction: f64,
+    /// The activation memory's closed form and value in `A`, where the formula states one.
+    pub activations: Option<&'static str>,
+    pub peak_activations: Option<f64>,
+    pub simulated_step_s: f64,
+    pub simulated_bubble_fraction: f64,
+    pub simulated_peak_activations: Option<f64>,
+    /// Why the simulation departs from the formula (empty: it is in the formula's setting).
+    pub departures: Vec<String>,
+    /// Mpipe's spill, with a transposed encoder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spill: Option<SpillJson>,
+}
+
+/// [`Spill`] in `mpipe simulate --json`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SpillJson {
+    pub backbone_step_s: f64,
+    pub max_s: f64,
+    pub worst_rank: usize,
+    pub warmup_s: Vec<f64>,
+    pub work_s: Vec<f64>,
+}
+
 impl Reading {
+    /// The reading as `mpipe simulate --json` gives it.
+    pub fn json(&self) -> ReadingJson {
+        let f = &self.formula;
+        let (step, bubble) = match self.spill {
+            Some(_) => (
+                format!("{} + {MPIPE_SPILL}", f.step),
+                format!("{}, the encodes busy over the whole step", f.bubble),
+            ),
+            None => (f.step.to_string(), f.bubble.to_string()),
+        };
+        ReadingJson {
+            schedule: self.skeleton,
+            t_f_s: self.costs.forward_s,
+            t_b_s: self.costs.backward_s,
+            step,
+            step_s: self.step_s(),
+            bubble,
+            bubble_fraction: self.bubble_fraction(),
+            activations: f.memory,
+            peak_activations: f.peak_activations,
+            simulated_step_s: self.simulated_step_s,
+            simulated_bubble_fraction: self.simulated_bubble,
+            simulated_peak_activations: self.simulated_peak_activations,
+            departures: self.departures.clone(),
+            spill: self.spill.as_ref().map(|s| SpillJson {
+                backbone_step_s: f.step_s,
+                max_s: s.max_s,
+                worst_rank: s.worst_rank,
+                warmup_s: s.warmup_s.clone(),
+                work_s: s.work_s.clone(),
+            }),
+        }
+    }
+
     /// The reading in lines: the formula at the costs beside the simulated figures, then why
     /// they differ.
     pub fn lines(&self) -> Vec<String> {

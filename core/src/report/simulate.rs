@@ -45,6 +45,11 @@ pub struct SimulateReport<'a> {
     /// With a `jitter` (a calibrated scenario): the expected step under it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expected: Option<Expected>,
+    /// The schedule's textbook formula read against the simulation (`null` where none applies,
+    /// `no_formula` then says why).
+    pub formula: Option<crate::report::formula::ReadingJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_formula: Option<String>,
 }
 
 /// One idle stretch of a rank.
@@ -66,7 +71,13 @@ impl<'a> SimulateReport<'a> {
     pub fn new(name: &str, sim: &'a Simulation, with_events: bool) -> Self {
         let d = &sim.derivation;
         let ranks = d.plan.ranks;
+        let (formula, no_formula) = match crate::report::formula::read(sim) {
+            Ok(reading) => (Some(reading.json()), None),
+            Err(why) => (None, Some(why)),
+        };
         SimulateReport {
+            formula,
+            no_formula,
             name: name.to_string(),
             schedule: d.plan.schedule(),
             num_ranks: ranks,

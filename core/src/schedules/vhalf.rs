@@ -21,7 +21,7 @@
 use crate::schedules::skeleton::Skeleton;
 use crate::schedules::slot::Slot;
 use crate::schedules::zbv::two_chunks;
-use crate::schedules::{RunCtx, Schedule, ScheduleRule};
+use crate::schedules::{Formula, RunCtx, Schedule, ScheduleRule, Uniform};
 use crate::vocab::layout::{Layout, PlacementKind};
 use crate::vocab::phase::OpSet;
 use std::cmp::Reverse;
@@ -75,6 +75,12 @@ impl Schedule for VHalf {
     fn slots(&self, ctx: &RunCtx) -> Vec<Vec<Slot>> {
         from_block(&Block::Half, ctx.ranks, ctx.microbatches)
     }
+
+    /// [`Block::formula`] of V-Half's block.
+    fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
+        self.check(ctx).ok()?;
+        Block::Half.formula(ctx, costs)
+    }
 }
 
 /// The most `P·(P + M)` the greedy passes are run for: each visits every op, and the second
@@ -121,6 +127,55 @@ const BLOCK_OPS: usize = 4;
 type Times = Vec<Vec<usize>>;
 
 impl Block {
+    /// The step and activation memory of the order this method builds from the block, in the
+    /// paper's setting (`t_F = t_I = t_W = t` of one chunk's stage, free links): each rank works
+    /// `6M·t` and the step idles `(3P − 4 − g)·t` (V-Half) or `(4P − 5 − g)·t` (V-Min) on top,
+    /// `g` the block's gap; a rank holds at most the paper's `⌊(P + 2)/2⌋` (V-Half) or
+    /// `⌊(P + 4)/3⌋` (V-Min) microbatches of its two stages, `2×` as many of one chunk's stage,
+    /// whatever share of them the input half frees. The paper states the memory and the bubble
+    /// rate (about `P/2M`, `2P/3M`); the step's closed form is the one the construction (the
+    /// authors' greedy passes) gives, which the tests check against the simulated order for
+    /// `P ≥ 3` and `M ≥ P + 2` (V-Half) or `M ≥ P + 1` (V-Min): with fewer microbatches, or
+    /// two ranks, the passes' squeeze leaves another step.
+    pub(crate) fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
+        let (p, m) = (ctx.ranks, ctx.microbatches);
+        let (least, idle, peak) = match self {
+            Block::Half => {
+                let g = if p.is_multiple_of(2) { 3 } else { 0 };
+                (p + 2, (3 * p).checked_sub(4 + g)?, 2 * ((p + 2) / 2))
+            }
+            Block::Min => {
+                let g = if p.is_multiple_of(3) { 2 } else { 0 };
+                (p + 1, (4 * p).checked_sub(5 + g)?, 2 * ((p + 4) / 3))
+            }
+        };
+        if ctx.chunks != 2 || p < 3 || m < least || !costs.backward_is(2.0) {
+            return None;
+        }
+        let t = costs.forward_s;
+        let (work, idle) = (6.0 * m as f64, idle as f64);
+        let (step, bubble, memory) = match self {
+            Block::Half => (
+                "6M·t + (3P − 4 − g)·t, g = 3 for even P (else 0), t = t_F = t_I = t_W of one chunk's stage, P ≥ 3, M ≥ P + 2",
+                "(3P − 4 − g)/(6M + 3P − 4 − g)",
+                "2⌊(P + 2)/2⌋·A, A of one chunk's stage (the paper's ⌊(P + 2)/2⌋ microbatches of a rank)",
+            ),
+            Block::Min => (
+                "6M·t + (4P − 5 − g)·t, g = 2 where 3 | P (else 0), t = t_F = t_I = t_W of one chunk's stage, P ≥ 3, M ≥ P + 1",
+                "(4P − 5 − g)/(6M + 4P − 5 − g)",
+                "2⌊(P + 4)/3⌋·A, A of one chunk's stage (the paper's ⌊(P + 4)/3⌋ microbatches of a rank)",
+            ),
+        };
+        Some(Formula {
+            step,
+            step_s: (work + idle) * t,
+            bubble,
+            bubble_fraction: idle / (work + idle),
+            memory: Some(memory),
+            peak_activations: Some(peak as f64),
+        })
+    }
+
     /// The block's offsets on rank `r` of `p`.
     fn offsets(&self, p: usize, r: usize) -> [usize; BLOCK_OPS] {
         match self {

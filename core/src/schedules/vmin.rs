@@ -8,7 +8,7 @@ use crate::schedules::skeleton::Skeleton;
 use crate::schedules::slot::Slot;
 use crate::schedules::vhalf::{Block, check_size, from_block};
 use crate::schedules::zbv::two_chunks;
-use crate::schedules::{RunCtx, Schedule, ScheduleRule};
+use crate::schedules::{Formula, RunCtx, Schedule, ScheduleRule, Uniform};
 use crate::vocab::layout::{Layout, PlacementKind};
 use crate::vocab::phase::OpSet;
 
@@ -59,5 +59,11 @@ impl Schedule for VMin {
 
     fn slots(&self, ctx: &RunCtx) -> Vec<Vec<Slot>> {
         from_block(&Block::Min, ctx.ranks, ctx.microbatches)
+    }
+
+    /// [`Block::formula`] of V-Min's block.
+    fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
+        self.check(ctx).ok()?;
+        Block::Min.formula(ctx, costs)
     }
 }
