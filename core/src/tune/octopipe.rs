@@ -545,20 +545,25 @@ fn w_advancing_candidates(m: &Measured, cap: Option<f64>) -> Vec<Candidate> {
 /// Idle gaps [`insert_candidates`] fills at most, the longest first.
 const INSERTS: usize = 16;
 
+/// Later steps [`insert_candidates`] weighs for the one that fits a gap best.
+const FIT_WINDOW: usize = 64;
+
 /// Overlap-aware inserts (the paper's second scheduling policy, generalised): where a rank idles
-/// before a step — waiting for a transfer, or for another rank — the first later step of its
-/// own whose inputs are all in when the gap opens is moved to run in it, so the wait overlaps
-/// work. One candidate per gap, the longest gaps first; a move the derivation refuses (a wait
-/// that closes a cycle through the other ranks' orders) drops out when it is measured. The
-/// orders become hand-written.
+/// before a step — waiting for a transfer, or for another rank — a later step of its own whose
+/// inputs are all in when the gap opens is moved to run in it, so the wait overlaps work. Of
+/// each gap two candidates: the first such step, and — where another — the longest of the next
+/// [`FIT_WINDOW`] steps that fits the gap whole (as long as it ran), which hides all of itself
+/// and delays nothing after the gap where the first may overrun it. The longest gaps first;
+/// a move the derivation refuses (a wait that closes a cycle through the other ranks' orders)
+/// drops out when it is measured. The orders become hand-written.
 fn insert_candidates(m: &Measured) -> Vec<Candidate> {
     use crate::vocab::action::Step;
     let d = &m.sim.derivation;
     let (g, timeline) = (&d.order.graph, &m.sim.timeline);
     let nodes = d.order.nodes_by_action();
     let eps = 1e-9 * m.sim.makespan_s.abs().max(f64::MIN_POSITIVE);
-    // (gap, rank, the step moved, where it goes, their names)
-    let mut found: Vec<(f64, usize, usize, usize, String, String)> = Vec::new();
+    // (gap, rank, the step moved, where it goes, their names, whether it is the best fit)
+    let mut found: Vec<(f64, usize, usize, usize, String, String, bool)> = Vec::new();
     for rank in 0..d.plan.ranks {
         let steps = d.order.steps(rank);
         let of = step_nodes(&nodes, rank, &steps);
@@ -588,12 +593,30 @@ fn insert_candidates(m: &Measured) -> Vec<Candidate> {
                     })
                 })
             };
-            if let Some(from) = (to + 1..steps.len()).find(|&j| ready(j)) {
-                let name = |k: usize| steps.get(k).map(Step::to_string).unwrap_or_default();
-                found.push((start(to) - opens, rank, from, to, name(from), name(to)));
+            let Some(first) = (to + 1..steps.len()).find(|&j| ready(j)) else {
+                continue;
+            };
+            let gap = start(to) - opens;
+            let name = |k: usize| steps.get(k).map(Step::to_string).unwrap_or_default();
+            found.push((gap, rank, first, to, name(first), name(to), false));
+            // The longest ready step that fits the gap (the earliest of equals), where it is not
+            // the first: the first overruns the gap, or fits it with room to spare.
+            let took_first = end(first) - start(first);
+            let beats =
+                |took: f64| took <= gap + eps && (took_first > gap + eps || took > took_first);
+            let fits = (first + 1..steps.len().min(to + 1 + FIT_WINDOW))
+                .map(|j| (j, end(j) - start(j)))
+                .filter(|&(j, took)| beats(took) && ready(j))
+                .fold(None::<(usize, f64)>, |best, (j, took)| match best {
+                    Some((_, longest)) if longest >= took => best,
+                    _ => Some((j, took)),
+                });
+            if let Some((fit, _)) = fits {
+                found.push((gap, rank, fit, to, name(fit), name(to), true));
             }
         }
     }
+    // The longest gaps first (the sort is stable: a gap's first ready step before its fit).
     found.sort_by(|a, b| b.0.total_cmp(&a.0));
     found.truncate(INSERTS);
     if found.is_empty() {
@@ -603,7 +626,7 @@ fn insert_candidates(m: &Measured) -> Vec<Candidate> {
     found
         .into_iter()
         .enumerate()
-        .map(|(k, (gap, rank, from, to, moved, before))| {
+        .map(|(k, (gap, rank, from, to, moved, before, fit))| {
             let (s, orders, owner) = (
                 Arc::clone(&m.scenario),
                 Arc::clone(&orders),
@@ -623,8 +646,13 @@ fn insert_candidates(m: &Measured) -> Vec<Candidate> {
                     .apply(&mut c);
                     (
                         format!(
-                            "inserted: {moved} before {before} on rank {rank} (into its {} idle)",
-                            secs(gap)
+                            "inserted: {moved} before {before} on rank {rank} (into its {} idle{})",
+                            secs(gap),
+                            if fit {
+                                "; the longest ready step that fits it"
+                            } else {
+                                ""
+                            }
                         ),
                         c,
                     )
