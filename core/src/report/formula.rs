@@ -11,7 +11,6 @@ use crate::sim::run::Simulation;
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::Half;
 use crate::vocab::units::secs;
-use std::collections::BTreeMap;
 
 /// The formula of the schedule a simulation ran, read against it.
 #[derive(Debug, Clone, PartialEq)]
@@ -466,18 +465,17 @@ impl Costs {
         let mut costs = Costs::default();
         // An overlapped pair's halves, as they would take apart (the overlap is named on its
         // own): their nominal time, the runtime's share and their collectives as exposed apart.
-        let paired: std::collections::HashSet<usize> = sim
-            .derivation
-            .order
-            .pairs
-            .iter()
-            .flatten()
-            .map(|n| n.index())
-            .collect();
-        // A split backward's halves add up per stage and microbatch.
-        let mut backwards: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+        let mut paired = vec![false; graph.node_count()];
+        for n in sim.derivation.order.pairs.iter().flatten() {
+            if let Some(p) = paired.get_mut(n.index()) {
+                *p = true;
+            }
+        }
+        // A split backward's halves add up per stage and microbatch: each part as (stage, mb,
+        // time), summed below in a table of every stage's microbatches.
+        let mut parts: Vec<(usize, usize, f64)> = Vec::new();
         for n in graph.node_indices() {
-            let d = if paired.contains(&n.index()) {
+            let d = if paired.get(n.index()).copied().unwrap_or(false) {
                 crate::sim::cost::duration(plan, graph, n)
                     + sim.runtime_s.get(n.index()).copied().unwrap_or(0.0)
                     + sim
@@ -502,7 +500,7 @@ impl Costs {
                 Some(Event::Bwd {
                     stage, mb, half, ..
                 }) => {
-                    *backwards.entry((stage.index(), mb.index())).or_default() += d;
+                    parts.push((stage.index(), mb.index(), d));
                     match half {
                         Half::Input => costs.input.add(d),
                         Half::Weight => costs.weight.add(d),
@@ -511,14 +509,27 @@ impl Costs {
                 }
                 // An early recomputation is its backward's rerun, run ahead of it.
                 Some(Event::Recompute { stage, mb, .. }) => {
-                    *backwards.entry((stage.index(), mb.index())).or_default() += d;
+                    parts.push((stage.index(), mb.index(), d));
                 }
                 Some(Event::Coll { .. }) => costs.transfer_s = costs.transfer_s.max(d),
                 Some(Event::DpReduce { .. }) => costs.reduce_s = costs.reduce_s.max(d),
                 _ => {}
             }
         }
-        for d in backwards.into_values() {
+        // By stage, then microbatch; each sum in the order of its parts' nodes.
+        let microbatches = parts.iter().map(|&(_, mb, _)| mb + 1).max().unwrap_or(0);
+        let stages = parts
+            .iter()
+            .map(|&(stage, _, _)| stage + 1)
+            .max()
+            .unwrap_or(0);
+        let mut sums: Vec<Option<f64>> = vec![None; stages.saturating_mul(microbatches)];
+        for (stage, mb, d) in parts {
+            if let Some(sum) = sums.get_mut(stage * microbatches + mb) {
+                *sum = Some(sum.unwrap_or(0.0) + d);
+            }
+        }
+        for d in sums.into_iter().flatten() {
             costs.backward.add(d);
         }
         costs

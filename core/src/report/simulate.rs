@@ -103,12 +103,7 @@ impl<'a> SimulateReport<'a> {
             packing: None,
             expected: None,
             memory: &sim.memory,
-            critical_path: sim
-                .critical_path
-                .iter()
-                .filter(|&&n| sim.timeline.duration_of(n).is_some_and(|d| d > 0.0))
-                .filter_map(|&n| d.order.graph.node_weight(n).map(|e| e.label()))
-                .collect(),
+            critical_path: critical_path(sim),
         }
     }
 }
@@ -357,9 +352,18 @@ pub fn text(name: &str, sim: &Simulation, expected: Option<&Expected>) -> String
         };
         let _ = writeln!(out, "{}{flag}", line(&cells));
     }
-    let report = SimulateReport::new(name, sim, false);
-    let _ = writeln!(out, "\ncritical path: {}", report.critical_path.join(" → "));
+    let _ = writeln!(out, "\ncritical path: {}", critical_path(sim).join(" → "));
     out
+}
+
+/// The critical path's events that take time, by label.
+fn critical_path(sim: &Simulation) -> Vec<String> {
+    let order = &sim.derivation.order;
+    sim.critical_path
+        .iter()
+        .filter(|&&n| sim.timeline.duration_of(n).is_some_and(|d| d > 0.0))
+        .filter_map(|&n| order.graph.node_weight(n).map(|e| e.label()))
+        .collect()
 }
 
 /// `mpipe compare A B`: the speedup of B over A and the per-rank differences.

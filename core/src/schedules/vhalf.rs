@@ -199,7 +199,8 @@ pub(crate) fn from_block(block: &Block, p: usize, m: usize) -> Vec<Vec<Slot>> {
 
 /// [`from_block`], its passes asking memory as `peaks` says.
 fn from_block_with(block: &Block, p: usize, m: usize, peaks: Peaks) -> Vec<Vec<Slot>> {
-    if p == 0 || m == 0 {
+    // (Beyond what [`Visit`] numbers and [`Queued`] counts, which the size rule keeps far off.)
+    if p == 0 || m == 0 || p >= 1 << 24 || m as u64 >= 1 << 26 {
         return vec![Vec::new(); p];
     }
     let start: Vec<Times> = (0..p)
@@ -213,7 +214,7 @@ fn from_block_with(block: &Block, p: usize, m: usize, peaks: Peaks) -> Vec<Vec<S
         .collect();
     let order = reorder_with(start, true, peaks)
         .map(without_weights)
-        .and_then(|r1| reorder(r1, false))
+        .and_then(|r1| reorder_with(r1, false, peaks))
         .map(|r2| {
             let mut r2 = without_weights(r2);
             for rank in &mut r2 {
@@ -405,32 +406,113 @@ fn peak_memory_by_slot(rank: &[Vec<usize>]) -> i64 {
 }
 
 /// The pipeline's ops in `zbv_greedy.py`'s visiting order — the earliest slot, ties to the lower
-/// rank, then kind — as (slot, rank, kind, mb): a heap of each (rank, kind)'s next op, whose slot
-/// is read when the one before it is visited (a pass moves only the op it visits).
-struct Visit {
-    heap: BinaryHeap<Reverse<(usize, usize, usize, usize)>>,
+/// rank, then kind — as (slot, rank, kind, mb), each (rank, kind)'s next op read when the one
+/// before it is visited (a pass moves only the op it visits, so the ops not yet visited keep the
+/// slots they started with). Each op is one number that orders as the tuple does
+/// ([`Visit::key`]: ranks below `2^24`, kinds below `2^8` and microbatches below `2^32`, which
+/// the size rule keeps far within).
+enum Visit {
+    /// Every list in slot order (as the passes keep them): the merge of the lists is all ops
+    /// sorted at once — by slot, counting, and within a slot in the order listed (rank, kind,
+    /// mb).
+    Sorted { keys: Vec<u128>, next: usize },
+    /// Some list out of order: a heap of each list's next op.
+    Merged(BinaryHeap<Reverse<u128>>),
 }
 
 impl Visit {
     fn new(times: &[Times]) -> Visit {
+        let lists = || {
+            times
+                .iter()
+                .enumerate()
+                .flat_map(|(r, rank)| rank.iter().enumerate().map(move |(k, list)| (r, k, list)))
+        };
+        if !lists().all(|(_, _, list)| list.is_sorted()) {
+            return Visit::merged(times);
+        }
+        let slots = lists()
+            .filter_map(|(_, _, list)| list.last())
+            .max()
+            .map_or(0, |&t| t + 1);
+        // Where each slot's ops begin in the sorted list.
+        let mut begin = vec![0usize; slots + 1];
+        for &t in lists().flat_map(|(_, _, list)| list) {
+            if let Some(c) = begin.get_mut(t + 1) {
+                *c += 1;
+            }
+        }
+        for i in 1..begin.len() {
+            let before = begin.get(i - 1).copied().unwrap_or(0);
+            if let Some(c) = begin.get_mut(i) {
+                *c += before;
+            }
+        }
+        let mut keys = vec![0u128; begin.last().copied().unwrap_or(0)];
+        for (r, k, list) in lists() {
+            for (mb, &t) in list.iter().enumerate() {
+                if let Some(at) = begin.get_mut(t)
+                    && let Some(key) = keys.get_mut(*at)
+                {
+                    *key = Visit::key(t, r, k, mb);
+                    *at += 1;
+                }
+            }
+        }
+        Visit::Sorted { keys, next: 0 }
+    }
+
+    /// The lists merged as they come (a heap of each list's next op).
+    fn merged(times: &[Times]) -> Visit {
         let heap = times
             .iter()
             .enumerate()
             .flat_map(|(r, rank)| {
                 rank.iter()
                     .enumerate()
-                    .filter_map(move |(k, list)| Some(Reverse((*list.first()?, r, k, 0))))
+                    .filter_map(move |(k, list)| Some(Reverse(Visit::key(*list.first()?, r, k, 0))))
             })
             .collect();
-        Visit { heap }
+        Visit::Merged(heap)
+    }
+
+    /// (slot, rank, kind, mb) as one number.
+    fn key(slot: usize, rank: usize, kind: usize, mb: usize) -> u128 {
+        ((slot as u128) << 64) | ((rank as u128) << 40) | ((kind as u128) << 32) | mb as u128
     }
 
     fn next(&mut self, times: &[Times]) -> Option<(usize, usize, usize, usize)> {
-        let Reverse(op @ (_, rank, kind, mb)) = self.heap.pop()?;
-        if let Some(slot) = at(times, rank, kind, mb + 1) {
-            self.heap.push(Reverse((slot, rank, kind, mb + 1)));
-        }
-        Some(op)
+        let key = match self {
+            Visit::Sorted { keys, next } => {
+                let key = *keys.get(*next)?;
+                *next += 1;
+                key
+            }
+            Visit::Merged(heap) => {
+                let mut top = heap.peek_mut()?;
+                let key = top.0;
+                let (_, rank, kind, mb) = Visit::op(key);
+                // Its list's next op takes its place (sifted down once), or it leaves.
+                match at(times, rank, kind, mb + 1) {
+                    Some(next) => *top = Reverse(Visit::key(next, rank, kind, mb + 1)),
+                    None => {
+                        std::collections::binary_heap::PeekMut::pop(top);
+                    }
+                }
+                key
+            }
+        };
+        Some(Visit::op(key))
+    }
+
+    /// [`Visit::key`]'s op.
+    fn op(key: u128) -> (usize, usize, usize, usize) {
+        (
+            (key >> 64) as usize,
+            ((key >> 40) & 0xff_ffff) as usize,
+            ((key >> 32) & 0xff) as usize,
+            (key & 0xffff_ffff) as usize,
+        )
     }
 }
 
@@ -577,10 +659,146 @@ impl Held {
     }
 }
 
+/// What slots do to a rank's held count without weight lists ([`peak_memory`]'s count): a
+/// forward adds one, an input half leaves its weight half pending, a free slot runs a pending
+/// one (minus one). For `q` pending on entry, the weight halves run by a span's slot `t` are
+/// `min(d_t, q + c_t)` (`d_t` its free slots up to `t`; `c_t` the least, over the instants `u`
+/// up to `t`, of the input halves by `u` and the free slots after it), so its held count rises
+/// at most `max(alpha, beta − q)` above the entry's — a span's summary, which two adjacent
+/// spans' compose into.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Span {
+    /// Input halves.
+    arrive: i32,
+    forwards: i32,
+    /// `d` and `c` at the span's end.
+    free: i32,
+    least: i32,
+    alpha: i32,
+    beta: i32,
+}
+
+/// Beyond any count (a span's `least` with no instant in it).
+const BEYOND: i32 = i32::MAX / 4;
+
+impl Span {
+    /// No slot: what composes with any span into it.
+    const EMPTY: Span = Span {
+        arrive: 0,
+        forwards: 0,
+        free: 0,
+        least: BEYOND,
+        alpha: -BEYOND,
+        beta: -BEYOND,
+    };
+
+    /// The slot of an op of `kind` (a forward or an input half), or a free one.
+    fn slot(kind: Option<usize>) -> Span {
+        let (arrive, forwards, free) = match kind {
+            Some(0 | 1) => (0, 1, 0),
+            Some(_) => (1, 0, 0),
+            None => (0, 0, 1),
+        };
+        Span {
+            arrive,
+            forwards,
+            free,
+            least: 0,
+            alpha: forwards - free,
+            beta: forwards,
+        }
+    }
+
+    /// This span, then `next`.
+    fn then(self, next: Span) -> Span {
+        Span {
+            arrive: self.arrive + next.arrive,
+            forwards: self.forwards + next.forwards,
+            free: self.free + next.free,
+            least: (self.least + next.free).min(self.arrive + next.least),
+            alpha: self.alpha.max(self.forwards - self.free + next.alpha),
+            beta: self
+                .beta
+                .max(self.forwards - self.least + next.alpha)
+                .max(self.forwards - self.arrive + next.beta),
+        }
+    }
+}
+
+/// A rank's slots without weight lists as a segment tree of [`Span`]s, under moves.
+struct Queued {
+    /// Leaves: the tree's width (a power of two).
+    width: usize,
+    nodes: Vec<Span>,
+}
+
+impl Queued {
+    /// `rank`'s first [`BLOCK_OPS`] lists (each op in a slot of its own) over `slots` slots.
+    fn new(rank: &[Vec<usize>], slots: usize) -> Queued {
+        let width = slots.max(1).next_power_of_two();
+        let mut nodes = vec![Span::EMPTY; 2 * width];
+        if let Some(leaves) = nodes.get_mut(width..width + slots) {
+            leaves.fill(Span::slot(None));
+        }
+        for (kind, list) in rank.iter().enumerate().take(BLOCK_OPS) {
+            for &at in list {
+                if let Some(leaf) = nodes.get_mut(width + at).filter(|_| at < slots) {
+                    *leaf = Span::slot(Some(kind));
+                }
+            }
+        }
+        for node in (1..width).rev() {
+            let below = |i: usize| nodes.get(i).copied().unwrap_or(Span::EMPTY);
+            let joined = below(2 * node).then(below(2 * node + 1));
+            if let Some(n) = nodes.get_mut(node) {
+                *n = joined;
+            }
+        }
+        Queued { width, nodes }
+    }
+
+    fn set(&mut self, slot: usize, span: Span) {
+        let mut node = self.width + slot;
+        match self.nodes.get_mut(node) {
+            Some(leaf) => *leaf = span,
+            None => return,
+        }
+        while node > 1 {
+            node /= 2;
+            let below = |i: usize| self.nodes.get(i).copied().unwrap_or(Span::EMPTY);
+            let joined = below(2 * node).then(below(2 * node + 1));
+            if let Some(n) = self.nodes.get_mut(node) {
+                *n = joined;
+            }
+        }
+    }
+
+    /// The op of `kind` at slot `from` moved to the free slot `to`.
+    fn trade(&mut self, kind: usize, from: usize, to: usize) {
+        self.set(from, Span::slot(None));
+        self.set(to, Span::slot(Some(kind)));
+    }
+
+    /// The rank's peak: the largest held count, and 0 (before the first op), none pending at
+    /// first.
+    fn peak(&self) -> i64 {
+        let root = self.nodes.get(1).copied().unwrap_or(Span::EMPTY);
+        i64::from(root.alpha.max(root.beta).max(0))
+    }
+}
+
+/// How a tracked pass counts a rank's held activations.
+enum Counts {
+    /// The weight halves placed: the running sums.
+    Placed(Held),
+    /// Without them: the queue of pending weight halves the free slots serve.
+    Queued(Queued),
+}
+
 /// What a tracked pass keeps of one rank as its ops move.
 struct Tracked {
-    /// Its held counts, slot by slot.
-    held: Held,
+    /// Its held counts.
+    held: Counts,
     /// How many of its ops each slot holds (every slot its ops take or may take: they only
     /// move earlier).
     ops_at: Vec<u32>,
@@ -591,7 +809,8 @@ struct Tracked {
 }
 
 impl Tracked {
-    fn new(rank: &[Vec<usize>]) -> Tracked {
+    /// `with_weights`: the rank's weight halves are placed (in its lists past [`BLOCK_OPS`]).
+    fn new(rank: &[Vec<usize>], with_weights: bool) -> Tracked {
         let slots = last_slot(rank) + 1;
         let mut ops_at = vec![0u32; slots];
         let mut crowded = 0;
@@ -604,7 +823,10 @@ impl Tracked {
         let mut inputs: Vec<usize> = rank.iter().skip(2).take(2).flatten().copied().collect();
         inputs.sort_unstable();
         Tracked {
-            held: Held::new(rank, slots),
+            held: match with_weights {
+                true => Counts::Placed(Held::new(rank, slots)),
+                false => Counts::Queued(Queued::new(rank, slots)),
+            },
             ops_at,
             crowded,
             inputs,
@@ -616,9 +838,27 @@ impl Tracked {
         self.crowded == 0 && self.ops_at.get(slot) == Some(&0)
     }
 
+    /// Whether the rank's peak stays within `limit` with its op of `kind` (adding `delta` to the
+    /// held count where the weight halves are placed) moved from `from` to the earlier `to`,
+    /// alone there.
+    fn fits(&mut self, kind: usize, from: usize, to: usize, delta: i64, limit: i64) -> bool {
+        match &mut self.held {
+            Counts::Placed(held) => held.fits(to..from, delta, limit),
+            Counts::Queued(queued) => {
+                queued.trade(kind, from, to);
+                let fits = queued.peak() <= limit;
+                queued.trade(kind, to, from);
+                fits
+            }
+        }
+    }
+
     /// An op of `kind` moved from slot `from` to the earlier `to`.
     fn moved(&mut self, kind: usize, from: usize, to: usize) -> Option<()> {
-        self.held.add(to..from, held_delta(kind));
+        match &mut self.held {
+            Counts::Placed(held) => held.add(to..from, held_delta(kind)),
+            Counts::Queued(queued) => queued.trade(kind, from, to),
+        }
         let left = self.ops_at.get_mut(from)?;
         *left -= 1;
         self.crowded -= usize::from(*left == 1);
@@ -645,15 +885,11 @@ fn held_delta(kind: usize) -> i64 {
     }
 }
 
-/// One greedy pass (`reorder`): every op, in the pipeline's visiting order, to the earliest free
-/// slot after its dependencies where the rank's memory stays within the pass's starting peak;
-/// then squeezed. `with_weights`: the weight halves are placed first and moved too, and the ops
-/// before the steady state move; else the weight halves refill the free slots.
-fn reorder(times: Vec<Times>, with_weights: bool) -> Option<Vec<Times>> {
-    reorder_with(times, with_weights, Peaks::Tracked)
-}
-
-/// [`reorder`], its memory asked as `peaks` says.
+/// One greedy pass: every op, in the pipeline's visiting order, to the earliest free slot after
+/// its dependencies where the rank's memory stays within the pass's starting peak; then
+/// squeezed. `with_weights`: the weight halves are placed first and moved too, and the ops
+/// before the steady state move; else the weight halves refill the free slots. Its memory
+/// asked as `peaks` says.
 fn reorder_with(mut times: Vec<Times>, with_weights: bool, peaks: Peaks) -> Option<Vec<Times>> {
     if with_weights {
         for rank in &mut times {
@@ -667,8 +903,11 @@ fn reorder_with(mut times: Vec<Times>, with_weights: bool, peaks: Peaks) -> Opti
         .map(|r| vec![false; r.last().and_then(|l| l.last()).map_or(0, |&t| t + 1)])
         .collect();
     // Tracked: each rank's counts, kept as its ops move (none while recounting).
-    let mut tracked: Vec<Tracked> = if with_weights && peaks == Peaks::Tracked {
-        times.iter().map(|rank| Tracked::new(rank)).collect()
+    let mut tracked: Vec<Tracked> = if peaks == Peaks::Tracked {
+        times
+            .iter()
+            .map(|rank| Tracked::new(rank, with_weights))
+            .collect()
     } else {
         Vec::new()
     };
@@ -695,10 +934,11 @@ fn reorder_with(mut times: Vec<Times>, with_weights: bool, peaks: Peaks) -> Opti
             for candidate in earliest..slot {
                 if occupied.get(rank)?.get(candidate) == Some(&false) {
                     // Tracked where every op of the rank, this one moved, has a slot of its
-                    // own: the held counts rise (a forward) or fall (a weight half) by one from
-                    // the candidate to the op's slot.
+                    // own: with the weight halves placed, the held counts rise (a forward) or
+                    // fall (a weight half) by one from the candidate to the op's slot; without,
+                    // the op and a free slot trade places in the rank's queue.
                     let fits = match tracked.get_mut(rank).filter(|t| t.alone_at(candidate)) {
-                        Some(t) => t.held.fits(candidate..slot, delta, limit),
+                        Some(t) => t.fits(kind, slot, candidate, delta, limit),
                         None => {
                             *times.get_mut(rank)?.get_mut(kind)?.get_mut(mb)? = candidate;
                             peak_memory(times.get(rank)?) <= limit
@@ -722,6 +962,7 @@ fn reorder_with(mut times: Vec<Times>, with_weights: bool, peaks: Peaks) -> Opti
             *o = true;
         }
     }
+    drop(visit);
     if !with_weights {
         for rank in &mut times {
             put_weights(rank, false);
@@ -934,6 +1175,124 @@ mod tests {
             assert_eq!(tracked, reorder_with(start, true, Peaks::Recounted));
         }
         assert!(crowded > 300 && ordered > 500, "{crowded} crowded, {ordered} ordered");
+    }
+
+    /// Without weight lists, the queue's summary tree gives [`peak_memory`]'s count: on random
+    /// ranks (each op in a slot of its own), and after each of a run of random moves of an op
+    /// into an earlier free slot, after its kind's op before it (as the passes move them).
+    #[test]
+    fn queued_peaks_count_as_the_ops_run() {
+        let mut draw = draws(0x5851_f42d_4c95_7f2d);
+        let mut moves = 0;
+        for _ in 0..3000 {
+            let span = 2 + draw(40);
+            // Distinct slots, dealt to the four kinds at random.
+            let mut rank: Times = vec![Vec::new(); BLOCK_OPS];
+            for slot in 0..span {
+                if draw(3) > 0 {
+                    rank[draw(BLOCK_OPS)].push(slot);
+                }
+            }
+            let slots = last_slot(&rank) + 1;
+            let mut queued = Queued::new(&rank, slots);
+            assert_eq!(queued.peak(), peak_memory(&rank), "{rank:?}");
+            for _ in 0..8 {
+                let kind = draw(BLOCK_OPS);
+                if rank[kind].is_empty() {
+                    continue;
+                }
+                let from_i = draw(rank[kind].len());
+                let from = rank[kind][from_i];
+                let after = from_i.checked_sub(1).map_or(0, |i| rank[kind][i] + 1);
+                let free: Vec<usize> = (after..from)
+                    .filter(|t| rank.iter().all(|l| !l.contains(t)))
+                    .collect();
+                if free.is_empty() {
+                    continue;
+                }
+                let to = free[draw(free.len())];
+                rank[kind][from_i] = to;
+                queued.trade(kind, from, to);
+                assert_eq!(queued.peak(), peak_memory(&rank), "{rank:?}");
+                moves += 1;
+            }
+        }
+        assert!(moves > 5000, "{moves} moves");
+    }
+
+    /// The second pass (the weight halves refill the free slots) from random layouts: tracked
+    /// by the queue's tree, it moves every op as the recounting pass does.
+    #[test]
+    fn queued_passes_order_as_recounted_ones() {
+        let mut draw = draws(0x9fb2_1c65_1e98_df25);
+        let mut ordered = 0;
+        for _ in 0..600 {
+            let (p, m) = (2 + draw(4), 1 + draw(6));
+            // Each op a random 1–3 slots after its inputs, a rank's ops in slots of their own.
+            let mut start: Vec<Times> = vec![vec![vec![0; m]; BLOCK_OPS]; p];
+            let mut taken: Vec<Vec<bool>> = vec![Vec::new(); p];
+            for mb in 0..m {
+                for kind in 0..BLOCK_OPS {
+                    let ranks: Vec<usize> = if matches!(kind, 0 | 2) {
+                        (0..p).collect()
+                    } else {
+                        (0..p).rev().collect()
+                    };
+                    for rank in ranks {
+                        let mut at = inputs(rank, kind, mb, p)
+                            .map(|(r, k, m)| start[r][k][m] + 1)
+                            .max()
+                            .unwrap_or(0)
+                            + draw(3);
+                        while taken[rank].get(at) == Some(&true) {
+                            at += 1;
+                        }
+                        if taken[rank].len() <= at {
+                            taken[rank].resize(at + 1, false);
+                        }
+                        taken[rank][at] = true;
+                        start[rank][kind][mb] = at;
+                    }
+                }
+            }
+            let tracked = reorder_with(start.clone(), false, Peaks::Tracked);
+            ordered += usize::from(tracked.is_some());
+            assert_eq!(tracked, reorder_with(start, false, Peaks::Recounted));
+        }
+        assert!(ordered > 500, "{ordered} ordered");
+    }
+
+    /// Lists in slot order are visited, sorted at once, as the heap merges them: on random
+    /// ranks with slots shared within and across lists.
+    #[test]
+    fn sorted_visits_are_the_merged_ones() {
+        let mut draw = draws(0xd1b5_4a32_d192_ed03);
+        for _ in 0..2000 {
+            let (p, kinds) = (1 + draw(5), 1 + draw(BLOCK_OPS + 2));
+            let times: Vec<Times> = (0..p)
+                .map(|_| {
+                    (0..kinds)
+                        .map(|_| {
+                            let mut l: Vec<usize> = (0..draw(9)).map(|_| draw(20)).collect();
+                            l.sort_unstable();
+                            l
+                        })
+                        .collect()
+                })
+                .collect();
+            let all = |mut v: Visit| {
+                let mut ops = Vec::new();
+                while let Some(op) = v.next(&times) {
+                    ops.push(op);
+                }
+                ops
+            };
+            let sorted = Visit::new(&times);
+            assert!(matches!(sorted, Visit::Sorted { .. }));
+            let merged = all(Visit::merged(&times));
+            assert_eq!(merged.len(), times.iter().flatten().map(Vec::len).sum::<usize>());
+            assert_eq!(all(sorted), merged, "{times:?}");
+        }
     }
 
     #[test]

@@ -616,9 +616,14 @@ fn insert_candidates(m: &Measured) -> Vec<Candidate> {
             }
         }
     }
-    // The longest gaps first (the sort is stable: a gap's first ready step before its fit).
+    // The longest gaps first (the sort is stable: a gap's first ready step, then its fit),
+    // [`INSERTS`] of them.
     found.sort_by(|a, b| b.0.total_cmp(&a.0));
-    found.truncate(INSERTS);
+    let mut gaps = 0;
+    found.retain(|&(.., fit)| {
+        gaps += usize::from(!fit);
+        gaps <= INSERTS
+    });
     if found.is_empty() {
         return Vec::new();
     }
