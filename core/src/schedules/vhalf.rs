@@ -1135,6 +1135,47 @@ mod tests {
         }
     }
 
+    /// A random starting layout of `p` ranks and `m` microbatches the passes can order: each op
+    /// a random 0–2 slots after its inputs, microbatch by microbatch, each kind in the direction
+    /// it flows along the V; `distinct`: each rank's ops in slots of their own (else some fall
+    /// into one slot by chance).
+    fn random_layout(
+        draw: &mut impl FnMut(usize) -> usize,
+        p: usize,
+        m: usize,
+        distinct: bool,
+    ) -> Vec<Times> {
+        let mut start: Vec<Times> = vec![vec![vec![0; m]; BLOCK_OPS]; p];
+        let mut taken: Vec<Vec<bool>> = vec![Vec::new(); p];
+        for mb in 0..m {
+            for kind in 0..BLOCK_OPS {
+                let ranks: Vec<usize> = if matches!(kind, 0 | 2) {
+                    (0..p).collect()
+                } else {
+                    (0..p).rev().collect()
+                };
+                for rank in ranks {
+                    let mut at = inputs(rank, kind, mb, p)
+                        .map(|(r, k, m)| start[r][k][m] + 1)
+                        .max()
+                        .unwrap_or(0)
+                        + draw(3);
+                    if distinct {
+                        while taken[rank].get(at) == Some(&true) {
+                            at += 1;
+                        }
+                        if taken[rank].len() <= at {
+                            taken[rank].resize(at + 1, false);
+                        }
+                        taken[rank][at] = true;
+                    }
+                    start[rank][kind][mb] = at;
+                }
+            }
+        }
+        start
+    }
+
     /// From random starting layouts — ops of a rank sharing slots among them, so that the
     /// tracked pass recounts where they do — the tracked pass moves every op as the recounting
     /// one does (or fails where it fails).
@@ -1143,27 +1184,9 @@ mod tests {
         let mut draw = draws(0x2545_f491_4f6c_dd1d);
         let (mut crowded, mut ordered) = (0, 0);
         for _ in 0..600 {
-            // Each op a random 0–2 slots after its inputs (microbatch by microbatch, each kind
-            // in the direction it flows along the V): a layout the passes can order, with ops
-            // of one rank falling into one slot by chance.
+            // Ops of one rank falling into one slot by chance.
             let (p, m) = (2 + draw(4), 1 + draw(6));
-            let mut start: Vec<Times> = vec![vec![vec![0; m]; BLOCK_OPS]; p];
-            for mb in 0..m {
-                for kind in 0..BLOCK_OPS {
-                    let ranks: Vec<usize> = if matches!(kind, 0 | 2) {
-                        (0..p).collect()
-                    } else {
-                        (0..p).rev().collect()
-                    };
-                    for rank in ranks {
-                        let after = inputs(rank, kind, mb, p)
-                            .map(|(r, k, m)| start[r][k][m] + 1)
-                            .max()
-                            .unwrap_or(0);
-                        start[rank][kind][mb] = after + draw(3);
-                    }
-                }
-            }
+            let start = random_layout(&mut draw, p, m, false);
             let shared = start.iter().any(|rank| {
                 let mut all: Vec<usize> = rank.iter().flatten().copied().collect();
                 all.sort_unstable();
@@ -1228,33 +1251,7 @@ mod tests {
         let mut ordered = 0;
         for _ in 0..600 {
             let (p, m) = (2 + draw(4), 1 + draw(6));
-            // Each op a random 1–3 slots after its inputs, a rank's ops in slots of their own.
-            let mut start: Vec<Times> = vec![vec![vec![0; m]; BLOCK_OPS]; p];
-            let mut taken: Vec<Vec<bool>> = vec![Vec::new(); p];
-            for mb in 0..m {
-                for kind in 0..BLOCK_OPS {
-                    let ranks: Vec<usize> = if matches!(kind, 0 | 2) {
-                        (0..p).collect()
-                    } else {
-                        (0..p).rev().collect()
-                    };
-                    for rank in ranks {
-                        let mut at = inputs(rank, kind, mb, p)
-                            .map(|(r, k, m)| start[r][k][m] + 1)
-                            .max()
-                            .unwrap_or(0)
-                            + draw(3);
-                        while taken[rank].get(at) == Some(&true) {
-                            at += 1;
-                        }
-                        if taken[rank].len() <= at {
-                            taken[rank].resize(at + 1, false);
-                        }
-                        taken[rank][at] = true;
-                        start[rank][kind][mb] = at;
-                    }
-                }
-            }
+            let start = random_layout(&mut draw, p, m, true);
             let tracked = reorder_with(start.clone(), false, Peaks::Tracked);
             ordered += usize::from(tracked.is_some());
             assert_eq!(tracked, reorder_with(start, false, Peaks::Recounted));
