@@ -622,5 +622,5 @@ fn the_formula_is_shown_beside_the_simulation() {
     );
     let harness = on_sample("mllm-understanding.json");
     harness
-        .get_by_label("no textbook formula: region 1 (nested) runs outside the pipeline's formula");
+        .get_by_label("no textbook formula: region 1 (nested) runs outside the pipeline's formula (its encodes run just in time in the backbone's idle slots, placed by a greedy search, so its step has no closed form)");
 }

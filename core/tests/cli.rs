@@ -372,7 +372,7 @@ fn simulate_json_reads_the_formula_or_says_why_there_is_none() {
     assert_eq!(v["formula"], serde_json::Value::Null);
     assert_eq!(
         v["no_formula"],
-        "no textbook formula: region 1 (nested) runs outside the pipeline's formula"
+        "no textbook formula: region 1 (nested) runs outside the pipeline's formula (its encodes run just in time in the backbone's idle slots, placed by a greedy search, so its step has no closed form)"
     );
 }
 

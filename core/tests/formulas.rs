@@ -390,7 +390,7 @@ fn the_formula_is_read_beside_the_simulation_with_why_it_departs() {
     };
     assert_eq!(
         sample("mllm-understanding.json").unwrap_err(),
-        "no textbook formula: region 1 (nested) runs outside the pipeline's formula"
+        "no textbook formula: region 1 (nested) runs outside the pipeline's formula (its encodes run just in time in the backbone's idle slots, placed by a greedy search, so its step has no closed form)"
     );
     // A transposed encoder reads as Mpipe's spill over the backbone's formula; a trained one
     // runs its backwards in the cooldown, outside it, and its first encode (microbatch 0's, on
@@ -494,6 +494,12 @@ fn the_formula_is_read_beside_the_simulation_with_why_it_departs() {
     assert_eq!(
         read(&simulate_scenario(&s, Default::default()).unwrap()).unwrap_err(),
         "dualpipev gives no textbook formula for this shape (P = 4, M = 8, v = 2) at these costs"
+    );
+    // The automatic scheduler states no closed form at any shape, and says why.
+    let s = uniform(mpipe::schedules::ZB_AUTO, 4, 8, costs);
+    assert_eq!(
+        read(&simulate_scenario(&s, Default::default()).unwrap()).unwrap_err(),
+        "no textbook formula: zb_auto (a heuristic orders it by the stages' own costs under the memory limit, so its step has no closed form)"
     );
     // ZB-H1 with its halves apart (I a third of the backward): the formula takes them equal.
     let mut s = uniform(mpipe::schedules::ZB1P, 4, 8, costs);

@@ -109,9 +109,13 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
         .find(|r| r.layout() == Layout::Replicated && Some(r.index) != transposed)
     {
         return Err(format!(
-            "no textbook formula: region {} ({}) runs outside the pipeline's formula",
+            "no textbook formula: region {} ({}) runs outside the pipeline's formula{}",
             r.index,
-            r.skeleton.name()
+            r.skeleton.name(),
+            r.skeleton
+                .schedule()
+                .no_formula()
+                .map_or(String::new(), |why| format!(" ({why})"))
         ));
     }
     // (DualPipe and Chimera stand alone today; the spill's windows are one direction's.)
@@ -124,6 +128,9 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
     let ctx = plan.run_ctx(wavefront);
     let costs = Costs::of(sim, transposed);
     let uniform = costs.uniform(skeleton.second_order());
+    if let Some(why) = skeleton.schedule().no_formula() {
+        return Err(format!("no textbook formula: {} ({why})", skeleton.name()));
+    }
     let formula = skeleton.schedule().formula(&ctx, uniform).ok_or_else(|| {
         format!(
             "{} gives no textbook formula for this shape (P = {}, M = {}, v = {}) at these costs",

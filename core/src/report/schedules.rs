@@ -70,7 +70,12 @@ pub fn text() -> String {
                 crate::report::formula::MPIPE_SPILL
             );
         } else if seen.is_empty() {
-            let _ = writeln!(out, "    formula: none written yet");
+            let _ = writeln!(
+                out,
+                "    formula: none{}",
+                s.no_formula()
+                    .map_or(" written yet".to_string(), |why| format!(" ({why})"))
+            );
         }
     }
     out
@@ -94,5 +99,13 @@ mod tests {
             text.matches("    reference: ").count(),
             Skeleton::all().len()
         );
+        // Every schedule states a formula, or why it has none.
+        assert!(!text.contains("none written yet"), "{text}");
+        for s in Skeleton::all()
+            .iter()
+            .filter_map(|s| s.schedule().no_formula())
+        {
+            assert!(text.contains(&format!("    formula: none ({s})\n")), "{s}");
+        }
     }
 }

@@ -365,6 +365,11 @@ pub trait Schedule: Sync {
     fn formula(&self, _ctx: &RunCtx, _costs: Uniform) -> Option<Formula> {
         None
     }
+    /// Why it states no closed form at any shape, where it states none (`None`: it gives
+    /// [`Schedule::formula`] at some shapes).
+    fn no_formula(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// Slots in action notation without stages (`0F0 1B2`; `+` joins an overlapped pair).

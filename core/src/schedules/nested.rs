@@ -53,4 +53,8 @@ impl Schedule for Nested {
     fn rank_slots(&self, _ctx: &RunCtx, _rank: usize) -> Vec<Slot> {
         Vec::new()
     }
+
+    fn no_formula(&self) -> Option<&'static str> {
+        Some("its encodes run just in time in the backbone's idle slots, placed by a greedy search, so its step has no closed form")
+    }
 }

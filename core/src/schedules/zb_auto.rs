@@ -106,6 +106,10 @@ impl Schedule for ZbAuto {
         }
         schedule(costs, ctx.microbatches, limit(ctx))
     }
+
+    fn no_formula(&self) -> Option<&'static str> {
+        Some("a heuristic orders it by the stages' own costs under the memory limit, so its step has no closed form")
+    }
 }
 
 /// The memory limit `L` the scenario runs with (default `P`).
