@@ -437,6 +437,84 @@ fn over_the_memory_cap_the_weight_halves_at_the_peak_are_advanced() {
 }
 
 #[test]
+fn ranks_tied_over_the_memory_cap_advance_their_weight_halves_together() {
+    // ZB-H2, P = 4, M = 8, the third stage's layers 4 GB of activations a microbatch and the
+    // last's 5 GB: ranks 2 and 3 both peak at 42 GB. Advancing rank 3's weight halves alone
+    // leaves rank 2's peak where it was — the step's peak stays 42 GB, and the tuner, which
+    // advanced only the peak's rank, stalled there over a 36 GB cap. Both ranks advancing
+    // their first three each right after its input half bring both under it, at the same step
+    // once an insert has filled the gap the advance left.
+    let s = common::scenario(
+        vec![layer("llm", 4, 1e9), layer("a", 2, 4e9), layer("b", 2, 5e9)],
+        &[],
+        &[mpipe::schedules::ZB2P],
+        4,
+        8,
+    );
+    let cap = 36e9;
+    let simulate = |s: &mpipe::Scenario| {
+        mpipe::tune::pipeline::simulate_scenario(s, Default::default()).unwrap()
+    };
+    let start = simulate(&s);
+    let peaks = |sim: &mpipe::sim::run::Simulation| -> Vec<f64> {
+        sim.memory.iter().map(|c| c.peak_bytes / 1e9).collect()
+    };
+    assert_eq!(peaks(&start), [16.0, 14.0, 42.0, 42.0]);
+    assert_eq!(start.makespan_s, 54.0);
+    // Rank 3's first three weight halves right after their input halves, by hand.
+    let mut orders: Vec<Vec<String>> = (0..4)
+        .map(|r| {
+            let steps = start.derivation.order.steps(r);
+            steps.iter().map(|x| x.to_string()).collect()
+        })
+        .collect();
+    let after_input = |list: &mut Vec<String>, w: &str| {
+        let step = list.remove(list.iter().position(|x| x == w).unwrap());
+        let input = w.replacen('W', "I", 1);
+        let at = list.iter().position(|x| *x == input).unwrap() + 1;
+        list.insert(at, step);
+    };
+    for w in ["3W0", "3W1", "3W2"] {
+        after_input(&mut orders[3], w);
+    }
+    let mut alone = s.clone();
+    alone.orders = Some(orders.clone());
+    assert_eq!(peaks(&simulate(&alone))[2..], [42.0, 32.0]);
+    let options = TuneOptions {
+        memory_cap: Some(cap),
+        ..paper()
+    };
+    let t = tune(&s, options, &mut |_| true).unwrap();
+    let advanced = t.iterations.iter().find(|i| i.taken).unwrap();
+    assert_eq!(
+        (
+            advanced.change.as_str(),
+            advanced.makespan_s,
+            advanced.peak_bytes
+        ),
+        (
+            "W advanced: 2W0 2W1 2W2 each right after its input half on rank 2; 3W0 3W1 3W2 each right after its input half on rank 3 (their peaks over the memory cap)",
+            56.0,
+            34e9
+        )
+    );
+    // The same moves by hand on rank 2 too.
+    for w in ["2W0", "2W1", "2W2"] {
+        after_input(&mut orders[2], w);
+    }
+    let mut both = s.clone();
+    both.orders = Some(orders);
+    let by_hand = simulate(&both);
+    assert_eq!(
+        (by_hand.makespan_s, by_hand.peak_memory_bytes()),
+        (56.0, 34e9)
+    );
+    assert!(peaks(&by_hand).iter().all(|&p| p * 1e9 <= cap));
+    assert_eq!((t.makespan_s, t.peak_bytes), (54.0, 34e9));
+    assert_eq!(simulate(&t.scenario).makespan_s, t.makespan_s);
+}
+
+#[test]
 fn a_step_whose_inputs_are_in_is_inserted_where_its_rank_waits_for_a_transfer() {
     // 1F1B, P = 2, M = 3, F 1 s and B 2 s a stage, every transfer 1 s. By hand: rank 0 runs
     // 0F0 [0, 1] and 0F1 [1, 2], then waits for 0B0's gradient — rank 1 runs 1F0 [2, 3] and

@@ -423,35 +423,115 @@ const W_ADVANCES: usize = 16;
 /// iteration, the earliest where no advance is free of bubbles; one at a time stalls where the
 /// rank holds its peak more than once (each advance lowers one of them), so here each prefix is
 /// a candidate and the tuner takes the one that leaves the fewest bytes over the cap, then the
-/// shortest step, then the fewest moved, as it weighs every candidate. The orders become
-/// hand-written (`orders`), which later iterations keep.
+/// shortest step, then the fewest moved, as it weighs every candidate. Where more than one rank
+/// is over the cap, the same candidates follow with every such rank advancing its own earliest
+/// `k` at once (one rank's advance cannot lower a peak another rank holds as high). The orders
+/// become hand-written (`orders`), which later iterations keep.
 fn w_advancing_candidates(m: &Measured, cap: Option<f64>) -> Vec<Candidate> {
-    use crate::vocab::action::Step;
-    use crate::vocab::phase::Phase as Work;
     let Some(cap) = cap else {
         return Vec::new();
     };
-    let Some(peak) = m
-        .sim
-        .memory
+    let over: Vec<&crate::sim::memory::MemoryCurve> =
+        m.sim.memory.iter().filter(|c| c.peak_bytes > cap).collect();
+    // The peak's rank (of equal peaks, the last), then every rank over the cap.
+    let Some(peak) = over
         .iter()
-        .filter(|c| c.peak_bytes > cap)
         .max_by(|a, b| a.peak_bytes.total_cmp(&b.peak_bytes))
     else {
         return Vec::new();
     };
-    let (rank, at) = (peak.rank, peak.peak_at_s);
     let d = &m.sim.derivation;
-    let steps = d.order.steps(rank);
-    let of = step_nodes(&d.order.nodes_by_action(), rank, &steps);
-    let Some(to) = of
-        .iter()
-        .position(|ns| step_span(&m.sim.timeline, ns).1 > at)
-    else {
-        return Vec::new();
+    let nodes = d.order.nodes_by_action();
+    let plan = |curve: &crate::sim::memory::MemoryCurve| -> Option<Advance> {
+        let (rank, at) = (curve.rank, curve.peak_at_s);
+        let steps = d.order.steps(rank);
+        let of = step_nodes(&nodes, rank, &steps);
+        let to = of
+            .iter()
+            .position(|ns| step_span(&m.sim.timeline, ns).1 > at)?;
+        let movable = movable_weights(&steps, to);
+        let peak_step = steps.get(to).map(ToString::to_string).unwrap_or_default();
+        (!movable.is_empty()).then_some(Advance {
+            rank,
+            to,
+            movable,
+            peak_step,
+        })
     };
+    let alone: Vec<Advance> = plan(peak).into_iter().collect();
+    let together: Vec<Advance> = match over.len() {
+        0 | 1 => Vec::new(),
+        _ => over.iter().filter_map(|c| plan(c)).collect(),
+    };
+    let (orders, owner) = written_orders(d);
+    let mut out = Vec::new();
+    for advances in [alone, together] {
+        if advances.is_empty() {
+            continue;
+        }
+        let advances = Arc::new(advances);
+        let most = advances.iter().map(|a| a.movable.len()).max().unwrap_or(0);
+        for c in 0..2 * most {
+            // Candidate `c` moves the `k` earliest, before the peak's step or (odd `c`) each
+            // right after its own input half (as early as it may run): fewer moved first.
+            let (k, after_input) = (c / 2 + 1, c % 2 == 1);
+            let (s, orders, owner, advances) = (
+                Arc::clone(&m.scenario),
+                Arc::clone(&orders),
+                Arc::clone(&owner),
+                Arc::clone(&advances),
+            );
+            let candidate: Candidate = (
+                out.len(),
+                Box::new(move || {
+                    let mut orders = orders.to_vec();
+                    let mut said = Vec::new();
+                    for a in advances.iter() {
+                        let Some(list) = orders.get_mut(a.rank) else {
+                            continue;
+                        };
+                        let moved = a.apply(list, k, after_input);
+                        let place = if after_input {
+                            "each right after its input half".to_string()
+                        } else {
+                            format!("before {}", a.peak_step)
+                        };
+                        said.push(format!("{} {place} on rank {}", moved.join(" "), a.rank));
+                    }
+                    let mut c = Scenario::clone(&s);
+                    crate::scenario::edit::Edit::Orders(Some(orders)).apply(&mut c);
+                    // Hand orders name the rank of every Replicated action: a cost-based owner
+                    // map is pinned to the one they were derived with.
+                    if c.owner.needs_costs() {
+                        c.owner = crate::scenario::owner::OwnerSpec::Explicit(owner.to_vec());
+                    }
+                    let whose = if advances.len() > 1 {
+                        "their peaks"
+                    } else {
+                        "its peak"
+                    };
+                    (
+                        format!(
+                            "W advanced: {} ({whose} over the memory cap)",
+                            said.join("; ")
+                        ),
+                        c,
+                    )
+                }),
+            );
+            out.push(candidate);
+        }
+    }
+    out
+}
+
+/// Of a rank's `steps`, the weight halves after the step at `to` whose input half runs before
+/// it (the earliest [`W_ADVANCES`]), by place.
+fn movable_weights(steps: &[crate::vocab::action::Step], to: usize) -> Vec<usize> {
+    use crate::vocab::action::Step;
+    use crate::vocab::phase::Phase as Work;
     let before: Vec<_> = steps.iter().take(to).flat_map(Step::actions).collect();
-    let movable: Vec<usize> = steps
+    steps
         .iter()
         .enumerate()
         .skip(to + 1)
@@ -463,83 +543,50 @@ fn w_advancing_candidates(m: &Measured, cap: Option<f64>) -> Vec<Candidate> {
         })
         .map(|(i, _)| i)
         .take(W_ADVANCES)
-        .collect();
-    if movable.is_empty() {
-        return Vec::new();
-    }
-    let (orders, owner) = written_orders(d);
-    let (peak_step, movable) = (
-        steps.get(to).map(Step::to_string).unwrap_or_default(),
-        Arc::new(movable),
-    );
-    let count = movable.len();
-    (0..2 * count)
-        .map(|c| {
-            // Candidate `c` moves the `k` earliest, before the peak's step or (odd `c`) each
-            // right after its own input half (as early as it may run): fewer moved first.
-            let (k, after_input) = (c / 2 + 1, c % 2 == 1);
-            let (s, orders, owner, movable, peak_step) = (
-                Arc::clone(&m.scenario),
-                Arc::clone(&orders),
-                Arc::clone(&owner),
-                Arc::clone(&movable),
-                peak_step.clone(),
-            );
-            let candidate: Candidate = (
-                c,
-                Box::new(move || {
-                    let mut orders = orders.to_vec();
-                    let mut moved = Vec::new();
-                    if let Some(list) = orders.get_mut(rank) {
-                        // Taken out from the last, so the earlier ones keep their places.
-                        for &i in movable.iter().take(k).rev() {
-                            if i < list.len() {
-                                moved.push(list.remove(i));
-                            }
-                        }
-                        moved.reverse();
-                        for (j, step) in moved.iter().enumerate() {
-                            let at = if after_input {
-                                // Its input half's place (`3I0` for `3W0`), alone or in an
-                                // overlapped pair, before the peak's step.
-                                let input = step.replacen('W', "I", 1);
-                                list.iter()
-                                    .position(|x| {
-                                        x.parse::<Step>().is_ok_and(|s| {
-                                            s.actions().any(|a| a.to_string() == input)
-                                        })
-                                    })
-                                    .map_or(to + j, |p| p + 1)
-                            } else {
-                                to + j
-                            };
-                            list.insert(at.min(list.len()), step.clone());
-                        }
-                    }
-                    let mut c = Scenario::clone(&s);
-                    crate::scenario::edit::Edit::Orders(Some(orders)).apply(&mut c);
-                    // Hand orders name the rank of every Replicated action: a cost-based owner
-                    // map is pinned to the one they were derived with.
-                    if c.owner.needs_costs() {
-                        c.owner = crate::scenario::owner::OwnerSpec::Explicit(owner.to_vec());
-                    }
-                    let place = if after_input {
-                        "each right after its input half".to_string()
-                    } else {
-                        format!("before {peak_step}")
-                    };
-                    (
-                        format!(
-                            "W advanced: {} {place} on rank {rank} (its peak over the memory cap)",
-                            moved.join(" ")
-                        ),
-                        c,
-                    )
-                }),
-            );
-            candidate
-        })
         .collect()
+}
+
+/// One rank's weight halves to advance: those at `movable` (places in its order), before its
+/// peak's step at `to`.
+struct Advance {
+    rank: usize,
+    to: usize,
+    movable: Vec<usize>,
+    /// The step the peak falls in, in action notation.
+    peak_step: String,
+}
+
+impl Advance {
+    /// Moves the `k` earliest in the rank's written order `list`, before the peak's step or
+    /// (`after_input`) each right after its own input half; the moved steps, in order.
+    fn apply(&self, list: &mut Vec<String>, k: usize, after_input: bool) -> Vec<String> {
+        use crate::vocab::action::Step;
+        let mut moved = Vec::new();
+        // Taken out from the last, so the earlier ones keep their places.
+        for &i in self.movable.iter().take(k).rev() {
+            if i < list.len() {
+                moved.push(list.remove(i));
+            }
+        }
+        moved.reverse();
+        for (j, step) in moved.iter().enumerate() {
+            let at = if after_input {
+                // Its input half's place (`3I0` for `3W0`), alone or in an overlapped pair,
+                // before the peak's step.
+                let input = step.replacen('W', "I", 1);
+                list.iter()
+                    .position(|x| {
+                        x.parse::<Step>()
+                            .is_ok_and(|s| s.actions().any(|a| a.to_string() == input))
+                    })
+                    .map_or(self.to + j, |p| p + 1)
+            } else {
+                self.to + j
+            };
+            list.insert(at.min(list.len()), step.clone());
+        }
+        moved
+    }
 }
 
 /// Idle gaps [`insert_candidates`] fills at most, the longest first.
