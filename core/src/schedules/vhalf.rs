@@ -134,9 +134,9 @@ impl Block {
     /// `⌊(P + 4)/3⌋` (V-Min) microbatches of its two stages, `2×` as many of one chunk's stage,
     /// whatever share of them the input half frees. The paper states the memory and the bubble
     /// rate (about `P/2M`, `2P/3M`); the step's closed form is the one the construction (the
-    /// authors' greedy passes) gives, which the tests check against the simulated order for
-    /// `P ≥ 3` and `M ≥ P + 2` (V-Half) or `M ≥ P + 1` (V-Min): with fewer microbatches, or
-    /// two ranks, the passes' squeeze leaves another step.
+    /// authors' greedy passes) gives — found from the simulated orders, which the tests hold it
+    /// to for every `P` of 3 to 12 and `M` from `P + 2` (V-Half) or `P + 1` (V-Min) to `3P`;
+    /// with fewer microbatches, or two ranks, the passes' squeeze leaves another step.
     pub(crate) fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
         let (p, m) = (ctx.ranks, ctx.microbatches);
         let (least, idle, peak) = match self {
