@@ -1042,31 +1042,53 @@ fn inputs(
 #[allow(clippy::type_complexity)] // (start slots, per-rank orders) of one eager run
 fn eager(times: &[Times]) -> Option<(Vec<Times>, Vec<Vec<(usize, usize)>>)> {
     let p = times.len();
-    let mut end: Vec<Vec<Vec<Option<usize>>>> = times
-        .iter()
-        .map(|r| r.iter().map(|l| vec![None; l.len()]).collect())
-        .collect();
+    // Each op's end slot (0: not run yet), flat: list (rank, kind) from `lists[rank][kind]`'s
+    // offset, as long as its list.
+    let mut lists: Vec<Vec<(usize, usize)>> = Vec::with_capacity(p);
+    let mut total = 0;
+    for rank in times {
+        lists.push(
+            rank.iter()
+                .map(|l| {
+                    total += l.len();
+                    (total - l.len(), l.len())
+                })
+                .collect(),
+        );
+    }
+    let place = |r: usize, k: usize, m: usize| {
+        let &(from, len) = lists.get(r)?.get(k)?;
+        (m < len).then_some(from + m)
+    };
+    let mut end = vec![0usize; total];
+    // Of each rank, its last op's end.
+    let mut free_at = vec![0usize; p];
     let mut order: Vec<Vec<(usize, usize)>> = vec![Vec::new(); p];
     let mut visit = Visit::new(times);
-    let done = |end: &[Vec<Vec<Option<usize>>>], r: usize, k: usize, m: usize| {
-        end.get(r)?.get(k)?.get(m).copied().flatten()
-    };
     while let Some((_, rank, kind, mb)) = visit.next(times) {
-        let mut ready = 0;
+        let mut ready = free_at.get(rank).copied()?;
         for (r, k, m) in inputs(rank, kind, mb, p) {
-            ready = ready.max(done(&end, r, k, m)?);
+            let done = *end.get(place(r, k, m)?)?;
+            if done == 0 {
+                return None;
+            }
+            ready = ready.max(done);
         }
-        if let Some(&(k, m)) = order.get(rank)?.last() {
-            ready = ready.max(done(&end, rank, k, m)?);
-        }
-        *end.get_mut(rank)?.get_mut(kind)?.get_mut(mb)? = Some(ready + 1);
+        *end.get_mut(place(rank, kind, mb)?)? = ready + 1;
+        *free_at.get_mut(rank)? = ready + 1;
         order.get_mut(rank)?.push((kind, mb));
     }
-    let starts = end
-        .into_iter()
-        .map(|r| {
-            r.into_iter()
-                .map(|l| l.into_iter().map(|e| e.map_or(0, |e| e - 1)).collect())
+    let starts = lists
+        .iter()
+        .map(|rank| {
+            rank.iter()
+                .map(|&(from, len)| {
+                    end.get(from..from + len)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|&e| e.saturating_sub(1))
+                        .collect()
+                })
                 .collect()
         })
         .collect();
