@@ -259,6 +259,31 @@ fn v_half_and_v_min_state_the_step_their_construction_gives_and_the_papers_memor
     assert_eq!((half.step_s, min.step_s), (144.0 + 17.0, 144.0 + 27.0));
 }
 
+/// ZB-H1 where the input half outlasts the forward: the first input halves wait on each other
+/// down the pipeline, `(P − 1)·t_I` of bubble instead of the paper's `(P − 1)·t_F`.
+#[test]
+fn zb_h1_idles_the_longer_of_a_forward_and_an_input_half_a_stage() {
+    // P = 4, M = 8, t_F = 1, t_I = t_W = 2: 8·5 + 3·2 = 46 s; with t_I = t_W = 1/2, 8·2 + 3·1.
+    for (backward_s, step_s) in [(4.0, 46.0), (1.0, 19.0)] {
+        let costs = Uniform {
+            forward_s: 1.0,
+            backward_s,
+        };
+        let s = uniform(mpipe::schedules::ZB1P, 4, 8, costs);
+        let f = mpipe::schedules::ZB1P
+            .schedule()
+            .formula(&s.run_ctx(), costs)
+            .unwrap();
+        assert_eq!(f.step_s, step_s);
+        assert_eq!(
+            simulate_scenario(&s, Default::default())
+                .unwrap()
+                .makespan_s,
+            step_s
+        );
+    }
+}
+
 fn ones() -> Uniform {
     Uniform {
         forward_s: 1.0,

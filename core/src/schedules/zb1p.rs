@@ -60,17 +60,17 @@ impl Schedule for Zb1p {
     }
 
     /// ZB-H1 with `M ≥ P`, the backward's halves equal (`t_I = t_W = t_B/2`): each rank works
-    /// `vM·(t_F + t_B)` and idles `(P − 1)·(t_F + t_I − t_W) = (P − 1)·t_F` — the deferred `W`s
-    /// fill the rest of 1F1B's bubble; over `v` chunks (PyTorch's interleaved zero bubble) the
-    /// same in one chunk's stage costs. Rank 0 holds `(v − 1)·R + P` stages' activations, `R =
-    /// M/⌊M/P⌋` (1F1B's `P` with one chunk).
+    /// `vM·(t_F + t_B)` and idles `(P − 1)·max(t_F, t_I)` — the paper's `(P − 1)·(t_F + t_I −
+    /// t_W) = (P − 1)·t_F` where the input half is no longer than the forward (the deferred `W`s
+    /// fill the rest of 1F1B's bubble), and where it is longer the first input halves' wait on
+    /// each other down the pipeline, `(P − 1)·t_I`; over `v` chunks (PyTorch's interleaved zero
+    /// bubble) the same in one chunk's stage costs. Rank 0 holds `(v − 1)·R + P` stages'
+    /// activations, `R = M/⌊M/P⌋` (1F1B's `P` with one chunk).
     fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
-        // Where the input half outlasts the forward (`t_I > t_F`), the first input halves wait
-        // on each other down the pipeline and the step is longer: no closed form is given.
-        if ctx.microbatches < ctx.ranks || costs.backward_s / 2.0 > costs.forward_s * (1.0 + 1e-9)
-        {
+        if ctx.microbatches < ctx.ranks {
             return None;
         }
+        let lead = costs.forward_s.max(costs.backward_s / 2.0);
         let rounds = if ctx.chunks > 1 {
             interleaved_rounds("interleaved zero bubble", ctx.ranks, ctx.microbatches).ok()?
         } else {
@@ -82,13 +82,13 @@ impl Schedule for Zb1p {
             ctx.microbatches as f64,
             ctx.chunks as f64,
         );
-        let step_s = v * m * (costs.forward_s + costs.backward_s) + (p - 1.0) * costs.forward_s;
+        let step_s = v * m * (costs.forward_s + costs.backward_s) + (p - 1.0) * lead;
         Some(Formula {
-            step: "vM·(t_F + t_B) + (P − 1)·(t_F + t_I − t_W), t_I = t_W = t_B/2 ≤ t_F, t of one chunk's stage, M ≥ P",
+            step: "vM·(t_F + t_B) + (P − 1)·max(t_F, t_I), t_I = t_W = t_B/2, t of one chunk's stage, M ≥ P",
             step_s,
-            bubble: "(P − 1)·t_F / step",
+            bubble: "(P − 1)·max(t_F, t_I) / step",
             bubble_fraction: if step_s > 0.0 {
-                (p - 1.0) * costs.forward_s / step_s
+                (p - 1.0) * lead / step_s
             } else {
                 0.0
             },
