@@ -125,12 +125,12 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
             skeleton.name()
         ));
     }
-    let ctx = plan.run_ctx(wavefront);
-    let costs = Costs::of(sim, transposed);
-    let uniform = costs.uniform(skeleton.second_order());
     if let Some(why) = skeleton.schedule().no_formula() {
         return Err(format!("no textbook formula: {} ({why})", skeleton.name()));
     }
+    let ctx = plan.run_ctx(wavefront);
+    let costs = Costs::of(sim, transposed);
+    let uniform = costs.uniform(skeleton.second_order());
     let formula = skeleton.schedule().formula(&ctx, uniform).ok_or_else(|| {
         format!(
             "{} gives no textbook formula for this shape (P = {}, M = {}, v = {}) at these costs",

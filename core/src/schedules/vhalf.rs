@@ -422,12 +422,7 @@ enum Visit {
 
 impl Visit {
     fn new(times: &[Times]) -> Visit {
-        let lists = || {
-            times
-                .iter()
-                .enumerate()
-                .flat_map(|(r, rank)| rank.iter().enumerate().map(move |(k, list)| (r, k, list)))
-        };
+        let lists = || each_list(times);
         if !lists().all(|(_, _, list)| list.is_sorted()) {
             return Visit::merged(times);
         }
@@ -464,14 +459,8 @@ impl Visit {
 
     /// The lists merged as they come (a heap of each list's next op).
     fn merged(times: &[Times]) -> Visit {
-        let heap = times
-            .iter()
-            .enumerate()
-            .flat_map(|(r, rank)| {
-                rank.iter()
-                    .enumerate()
-                    .filter_map(move |(k, list)| Some(Reverse(Visit::key(*list.first()?, r, k, 0))))
-            })
+        let heap = each_list(times)
+            .filter_map(|(r, k, list)| Some(Reverse(Visit::key(*list.first()?, r, k, 0))))
             .collect();
         Visit::Merged(heap)
     }
@@ -514,6 +503,14 @@ impl Visit {
             (key & 0xffff_ffff) as usize,
         )
     }
+}
+
+/// Every rank's every list, as (rank, kind, its slots).
+fn each_list(times: &[Times]) -> impl Iterator<Item = (usize, usize, &Vec<usize>)> {
+    times
+        .iter()
+        .enumerate()
+        .flat_map(|(r, rank)| rank.iter().enumerate().map(move |(k, list)| (r, k, list)))
 }
 
 /// The slot `times[rank][kind][mb]`.
@@ -1207,6 +1204,15 @@ mod tests {
         start
     }
 
+    /// Whether two ops of one rank of `times` share a slot.
+    fn shares_slots(times: &[Times]) -> bool {
+        times.iter().any(|rank| {
+            let mut all: Vec<usize> = rank.iter().flatten().copied().collect();
+            all.sort_unstable();
+            all.windows(2).any(|w| w[0] == w[1])
+        })
+    }
+
     /// From random starting layouts — ops of a rank sharing slots among them, so that the
     /// tracked pass recounts where they do — the tracked pass moves every op as the recounting
     /// one does (or fails where it fails).
@@ -1218,12 +1224,7 @@ mod tests {
             // Ops of one rank falling into one slot by chance.
             let (p, m) = (2 + draw(4), 1 + draw(6));
             let start = random_layout(&mut draw, p, m, false);
-            let shared = start.iter().any(|rank| {
-                let mut all: Vec<usize> = rank.iter().flatten().copied().collect();
-                all.sort_unstable();
-                all.windows(2).any(|w| w[0] == w[1])
-            });
-            crowded += usize::from(shared);
+            crowded += usize::from(shares_slots(&start));
             let tracked = reorder_with(start.clone(), true, Peaks::Tracked);
             ordered += usize::from(tracked.is_some());
             assert_eq!(tracked, reorder_with(start, true, Peaks::Recounted));
@@ -1292,11 +1293,7 @@ mod tests {
                 put_weights(rank, false);
             }
             moved += usize::from(tracked.is_some() && tracked != eager(&still).map(|(s, _)| s));
-            crowded += usize::from(start.iter().any(|rank| {
-                let mut all: Vec<usize> = rank.iter().flatten().copied().collect();
-                all.sort_unstable();
-                all.windows(2).any(|w| w[0] == w[1])
-            }));
+            crowded += usize::from(shares_slots(&start));
             assert_eq!(tracked, reorder_with(start, false, Peaks::Recounted));
         }
         assert!(moved > 150 && crowded > 100, "{moved} moved, {crowded} crowded");
