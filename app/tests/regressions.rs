@@ -1266,7 +1266,7 @@ fn a_fold_the_schedule_does_not_assume_is_fixed_by_its_own_placement() {
 }
 
 /// `v_fold` with the default `1f1b` skeleton was refused as a deadlock (issue 26, item 2): the
-/// VPP-3 sample folded as a V is derived with 1F1B's priorities over the fold, and says so.
+/// VPP-3 sample folded as a V is derived with an order list-scheduled over the fold, and says so.
 #[test]
 fn a_v_fold_of_interleaved_1f1b_is_derived_and_says_how() {
     let mut h = on_sample("vpp3.json");

@@ -1,38 +1,127 @@
 //! An order for a plain wavefront (forwards and whole backwards, every region Sharded) on any
-//! placement: 1F1B's priorities, list-scheduled. A schedule's slots assume its own placement
-//! (interleaved 1F1B: chunk `c` of rank `r` is stage `c·P + r`); under another (the V fold, an
-//! explicit one) they can deadlock. Here each rank, whenever it is free, runs the oldest
-//! microbatch's backward that is ready, else the oldest microbatch's forward that is ready —
-//! while it holds fewer than `(v + 1)·P − 1` stages' activations (interleaved 1F1B's peak on its
-//! first rank with rounds of `P`; tighter targets idle the V's turn, looser ones gain nothing on
-//! the samples tried; the forced forward below may pass it) —
-//! with forwards taking one unit of time and backwards two. The per-rank orders are read off
-//! that one run, so they are a projection of one topological order of the dependencies:
-//! deadlock-free for any costs. When every rank waits on the activation bound with nothing
-//! running, the oldest ready forward runs anyway, so the run always ends.
+//! placement, list-scheduled. A schedule's slots assume its own placement (interleaved 1F1B:
+//! chunk `c` of rank `r` is stage `c·P + r`); under another (the V fold, Hanayo's waves of folds,
+//! an explicit one) they can deadlock. Here the ranks run the pipeline with forwards taking one
+//! unit of time and backwards two: whenever a rank is free it starts one of its ready actions,
+//! a forward only while it holds fewer than `(v + 1)·P − 1` stages' activations (interleaved
+//! 1F1B's peak on its first rank with rounds of `P`; when every rank waits on that bound with
+//! nothing running, the most urgent ready forward runs anyway, so a run always ends). Which
+//! ready action a rank starts is a [`Rule`]; up to five runs are made — 1F1B's priorities (the oldest
+//! microbatch's backward first) and four earliest-deadline rules — and the shortest is kept
+//! (the first of equals). The per-rank orders are read off that one run, so they are a
+//! projection of one topological order of the dependencies: deadlock-free for any costs.
+//!
+//! Why deadlines: 1F1B's priorities run a backward whenever one is ready, and on a fold that
+//! starves the forwards the fold's turn needs (a V fold of four ranks, eight microbatches: 65
+//! units where 57, the bound a rank's work and the pipeline's fill and drain give, is reachable —
+//! `tests/fixtures/fold_optimum/generate.py` proves 57 optimal with a constraint solver). An action's
+//! deadline is its microbatch's due time (`mb · spacing`) less the longest path from its start
+//! to its microbatch's end: the least slack first.
 
 use crate::algebra::plan::Plan;
+use crate::graph::event::Event;
+use crate::graph::order::Order;
+use crate::graph::time::longest_path;
 use crate::vocab::layout::Layout;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// Time a forward and a backward take in the run the order is read from.
+/// Time a forward and a backward take in the runs the order is read from.
 const FORWARD: u64 = 1;
 const BACKWARD: u64 = 2;
 
-/// An action of the run: `(backward, stage, microbatch)`.
+/// An action of a run: `(backward, stage, microbatch)`.
 type Act = (bool, usize, usize);
-/// A rank's ready backwards, oldest microbatch first, the deeper stage first among its.
-type Backwards = BinaryHeap<Reverse<(usize, Reverse<usize>)>>;
-/// A rank's ready forwards, oldest microbatch first.
-type Forwards = BinaryHeap<Reverse<(usize, usize)>>;
+/// A rank's ready actions of one kind, most urgent first: `(priority, tie, stage, microbatch)`.
+type Ready = BinaryHeap<Reverse<(i64, i64, usize, usize)>>;
 /// The actions under way, soonest end first: `(end, rank, backward, stage, microbatch)`.
 type Running = BinaryHeap<Reverse<(u64, usize, bool, usize, usize)>>;
 
-/// Each rank's order in action notation (`4F0`, `4B0`), or `None` where this does not apply: a
-/// Replicated region, a bidirectional schedule's mirror (its microbatches do not run the one
-/// chain of stages this schedules), a placement that leaves a stage without a rank, no stages.
-pub(crate) fn orders(plan: &Plan) -> Option<Vec<Vec<String>>> {
+/// How a rank picks among its ready actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    /// 1F1B's: the oldest microbatch's backward (the deeper stage first among its), else the
+    /// oldest microbatch's forward.
+    Oldest,
+    /// Earliest deadline: microbatch `mb` is due `mb · spacing` (in half units of time), an
+    /// action `2·`(the longest path from its start to its microbatch's end) before that; a
+    /// backward first among equals.
+    Deadline { spacing: i64 },
+}
+
+impl Rule {
+    /// The rules tried, in the order ties are settled: 1F1B's, then microbatches due every half
+    /// a rank's work for one (`v·(F + B)/2`), every `F + B`, `1.5(F + B)` and `2(F + B)`.
+    fn tried(chunks: usize) -> [Rule; 5] {
+        let unit = (FORWARD + BACKWARD) as i64;
+        let v = i64::try_from(chunks).unwrap_or(i64::MAX / 8).min(1 << 20);
+        [
+            Rule::Oldest,
+            Rule::Deadline { spacing: v * unit },
+            Rule::Deadline { spacing: 2 * unit },
+            Rule::Deadline { spacing: 3 * unit },
+            Rule::Deadline { spacing: 4 * unit },
+        ]
+    }
+
+    /// What the derivation's note says of the rule that won.
+    fn describe(self) -> String {
+        match self {
+            Rule::Oldest => {
+                "1F1B's priorities (the oldest ready backward first, then the oldest ready forward)"
+                    .to_string()
+            }
+            Rule::Deadline { spacing } => format!(
+                "the least slack first (microbatches due every {}·(F + B))",
+                spacing as f64 / (2 * (FORWARD + BACKWARD)) as f64
+            ),
+        }
+    }
+
+    /// The key of `act` in its rank's ready list, over `stages` stages.
+    fn key(self, (backward, s, mb): Act, stages: usize) -> (i64, i64, usize, usize) {
+        let (si, total, mbi) = (s as i64, stages as i64, mb as i64);
+        match self {
+            Rule::Oldest => (mbi, if backward { -si } else { si }, s, mb),
+            Rule::Deadline { spacing } => {
+                // The longest path from the action's start to its microbatch's last backward.
+                let tail = if backward {
+                    (si + 1) * BACKWARD as i64
+                } else {
+                    (total - si) * FORWARD as i64 + total * BACKWARD as i64
+                };
+                (mbi * spacing - 2 * tail, mbi, s, mb)
+            }
+        }
+    }
+}
+
+/// A list-scheduled order, the rule it was run with and how long its run took.
+pub(crate) struct Listed {
+    /// Each rank's order in action notation (`4F0`, `4B0`).
+    pub orders: Vec<Vec<String>>,
+    /// Which rule gave it, for the derivation's note.
+    pub rule: String,
+    /// The run's end, in units of time (a forward one, a backward two): what the order's own
+    /// earliest-start replay takes at most.
+    pub end: u64,
+}
+
+/// The placement's shape, as the runs read it.
+struct Shape<'a> {
+    ranks: usize,
+    stages: usize,
+    microbatches: usize,
+    rank_of: &'a [usize],
+    /// Stages' activations a rank may hold before it starts another forward (unforced).
+    bound: usize,
+}
+
+/// The shortest of the runs of [`Rule::tried`] over `plan`'s placement, or `None` where this
+/// does not apply: a Replicated region, a bidirectional schedule's mirror (its microbatches do
+/// not run the one chain of stages this schedules), a placement that leaves a stage without a
+/// rank, no stages.
+pub(crate) fn orders(plan: &Plan) -> Option<Listed> {
     if plan
         .regions
         .iter()
@@ -42,11 +131,78 @@ pub(crate) fn orders(plan: &Plan) -> Option<Vec<Vec<String>>> {
     }
     let ranks = plan.ranks;
     let stages = plan.regions.len().checked_mul(ranks)?;
-    let m = plan.microbatches;
     let rank_of = plan.placement.ranks_of_stages();
-    if stages == 0 || m == 0 || rank_of.len() != stages || rank_of.iter().any(|&r| r >= ranks) {
+    if stages == 0
+        || plan.microbatches == 0
+        || rank_of.len() != stages
+        || rank_of.iter().any(|&r| r >= ranks)
+    {
         return None;
     }
+    let shape = Shape {
+        ranks,
+        stages,
+        microbatches: plan.microbatches,
+        rank_of,
+        // Interleaved 1F1B's peak on its first rank with rounds of `P`: `(v − 1)·P + 2(P − 1) + 1`.
+        bound: (plan.regions.len() + 1) * ranks - 1,
+    };
+    let mut best: Option<(u64, Rule, Vec<Vec<Act>>)> = None;
+    let rules = Rule::tried(plan.regions.len());
+    for (i, &rule) in rules.iter().enumerate() {
+        // Two chunks make the first deadline rule the second: run once.
+        if rules.get(..i).is_some_and(|before| before.contains(&rule)) {
+            continue;
+        }
+        let Some((end, run)) = run(&shape, rule) else {
+            continue;
+        };
+        if best.as_ref().is_none_or(|(shortest, ..)| end < *shortest) {
+            best = Some((end, rule, run));
+        }
+    }
+    let (end, rule, run) = best?;
+    let orders = run
+        .iter()
+        .map(|acts| {
+            acts.iter()
+                .map(|&(backward, s, mb)| format!("{s}{}{mb}", if backward { "B" } else { "F" }))
+                .collect()
+        })
+        .collect();
+    Some(Listed {
+        orders,
+        rule: rule.describe(),
+        end,
+    })
+}
+
+/// How long `order` (a plain wavefront's, laid out) takes in the units the runs use: a forward
+/// one, a backward two, nothing else any time.
+pub(crate) fn unit_end(order: &Order) -> f64 {
+    let unit: Vec<f64> = order
+        .graph
+        .node_weights()
+        .map(|e| match e {
+            Event::Fwd { .. } => FORWARD as f64,
+            Event::Bwd { .. } => BACKWARD as f64,
+            _ => 0.0,
+        })
+        .collect();
+    longest_path(order, unit).makespan
+}
+
+/// One run under `rule`: its end (in units of time) and each rank's actions in the order it
+/// started them; `None` if it does not finish (it always does: the data edges alone form no
+/// cycle, and a forced forward breaks every wait on the bound).
+fn run(shape: &Shape, rule: Rule) -> Option<(u64, Vec<Vec<Act>>)> {
+    let Shape {
+        ranks,
+        stages,
+        microbatches: m,
+        rank_of,
+        bound,
+    } = *shape;
     let total = stages.checked_mul(m)?.checked_mul(2)?;
     let id = |(backward, s, mb): Act| (usize::from(backward) * stages + s) * m + mb;
     // Inputs still missing: a forward waits for the stage before; the last stage's backward for
@@ -62,32 +218,31 @@ pub(crate) fn orders(plan: &Plan) -> Option<Vec<Vec<String>>> {
             }
         }
     }
-    // Per rank, the ready backwards and forwards, oldest microbatch first.
-    let mut backwards: Vec<Backwards> = vec![BinaryHeap::new(); ranks];
-    let mut forwards: Vec<Forwards> = vec![BinaryHeap::new(); ranks];
+    // Per rank, the ready backwards and forwards, most urgent first.
+    let mut backwards: Vec<Ready> = vec![BinaryHeap::new(); ranks];
+    let mut forwards: Vec<Ready> = vec![BinaryHeap::new(); ranks];
+    let first = forwards.get_mut(*rank_of.first()?)?;
     for mb in 0..m {
-        forwards.get_mut(*rank_of.first()?)?.push(Reverse((mb, 0)));
+        first.push(Reverse(rule.key((false, 0, mb), stages)));
     }
-    // Interleaved 1F1B's peak on its first rank with rounds of `P`: `(v − 1)·P + 2(P − 1) + 1`.
-    let bound = (plan.regions.len() + 1) * ranks - 1;
     let mut held = vec![0usize; ranks];
     let mut free = vec![true; ranks];
-    let mut out: Vec<Vec<String>> = vec![Vec::new(); ranks];
+    let mut out: Vec<Vec<Act>> = vec![Vec::new(); ranks];
     let mut running: Running = BinaryHeap::new();
     let mut now = 0u64;
     let mut done = 0usize;
     // Each pass starts or finishes an action, or forces one: a bounded loop.
     for _ in 0..total.saturating_mul(3).saturating_add(ranks) {
         if done == total {
-            return Some(out);
+            return Some((now, out));
         }
         let mut started = false;
         for r in 0..ranks {
             if !free.get(r).copied().unwrap_or(false) {
                 continue;
             }
-            let pick = pick(r, &mut backwards, &mut forwards, &held, bound, false);
-            if let Some(act) = pick {
+            let under = held.get(r).is_some_and(|&h| h < bound);
+            if let Some(act) = pick(rule, r, &mut backwards, &mut forwards, under) {
                 start(act, r, now, &mut running, &mut free, &mut held, &mut out);
                 started = true;
             }
@@ -96,19 +251,20 @@ pub(crate) fn orders(plan: &Plan) -> Option<Vec<Vec<String>>> {
             continue;
         }
         let Some(Reverse((end, r, backward, s, mb))) = running.pop() else {
-            // Nothing runs and nothing may start under the bound: the oldest ready forward runs.
+            // Nothing runs and nothing may start under the bound: the most urgent ready forward
+            // runs.
             let r = (0..ranks)
                 .filter(|&r| free.get(r).copied().unwrap_or(false))
                 .filter_map(|r| forwards.get(r)?.peek().map(|Reverse(k)| (*k, r)))
                 .min()?
                 .1;
-            let act = pick(r, &mut backwards, &mut forwards, &held, bound, true)?;
+            let act = pick(rule, r, &mut backwards, &mut forwards, true)?;
             start(act, r, now, &mut running, &mut free, &mut held, &mut out);
             continue;
         };
         now = end;
         // Everything that ends now ends before any rank picks again (a backward readied at this
-        // instant goes before a forward).
+        // instant is weighed with the forwards).
         let mut ended = vec![(r, backward, s, mb)];
         while let Some(Reverse((e, ..))) = running.peek()
             && *e == now
@@ -122,13 +278,9 @@ pub(crate) fn orders(plan: &Plan) -> Option<Vec<Vec<String>>> {
             let slot = missing.get_mut(id(act))?;
             *slot = slot.saturating_sub(1);
             if *slot == 0 {
-                let (backward, s, mb) = act;
-                let on = *rank_of.get(s)?;
-                if backward {
-                    backwards.get_mut(on)?.push(Reverse((mb, Reverse(s))));
-                } else {
-                    forwards.get_mut(on)?.push(Reverse((mb, s)));
-                }
+                let on = *rank_of.get(act.1)?;
+                let list = if act.0 { &mut backwards } else { &mut forwards };
+                list.get_mut(on)?.push(Reverse(rule.key(act, stages)));
             }
             Some(())
         };
@@ -151,36 +303,45 @@ pub(crate) fn orders(plan: &Plan) -> Option<Vec<Vec<String>>> {
     None
 }
 
-/// What rank `r` runs next: its oldest ready backward, else (under the activation bound, or
-/// `forced`) its oldest ready forward.
+/// What rank `r` runs next under `rule`, a forward only where `forwards_allowed` (under the
+/// activation bound, or forced).
 fn pick(
+    rule: Rule,
     r: usize,
-    backwards: &mut [Backwards],
-    forwards: &mut [Forwards],
-    held: &[usize],
-    bound: usize,
-    forced: bool,
+    backwards: &mut [Ready],
+    forwards: &mut [Ready],
+    forwards_allowed: bool,
 ) -> Option<Act> {
-    if let Some(Reverse((mb, Reverse(s)))) = backwards.get_mut(r)?.pop() {
-        return Some((true, s, mb));
-    }
-    if forced || held.get(r).copied().unwrap_or(0) < bound {
-        let Reverse((mb, s)) = forwards.get_mut(r)?.pop()?;
-        return Some((false, s, mb));
-    }
-    None
+    let backward = backwards.get(r)?.peek().map(|Reverse(k)| k.0);
+    let forward = if forwards_allowed {
+        forwards.get(r)?.peek().map(|Reverse(k)| k.0)
+    } else {
+        None
+    };
+    let take_backward = match (backward, forward) {
+        (None, None) => return None,
+        (Some(_), None) => true,
+        (None, Some(_)) => false,
+        // 1F1B's priorities run any ready backward first; a deadline rule the more urgent, a
+        // backward among equals.
+        (Some(b), Some(f)) => rule == Rule::Oldest || b <= f,
+    };
+    let list = if take_backward { backwards } else { forwards };
+    let Reverse((_, _, s, mb)) = list.get_mut(r)?.pop()?;
+    Some((take_backward, s, mb))
 }
 
 /// Starts `act` on rank `r` at `now`.
 fn start(
-    (backward, s, mb): Act,
+    act: Act,
     r: usize,
     now: u64,
     running: &mut Running,
     free: &mut [bool],
     held: &mut [usize],
-    out: &mut [Vec<String>],
+    out: &mut [Vec<Act>],
 ) {
+    let (backward, s, mb) = act;
     let cost = if backward { BACKWARD } else { FORWARD };
     running.push(Reverse((now + cost, r, backward, s, mb)));
     if let Some(f) = free.get_mut(r) {
@@ -190,6 +351,6 @@ fn start(
         *h += 1;
     }
     if let Some(order) = out.get_mut(r) {
-        order.push(format!("{s}{}{mb}", if backward { "B" } else { "F" }));
+        order.push(act);
     }
 }

@@ -3,8 +3,8 @@
 use crate::algebra::collectives::{self, Collectives};
 use crate::algebra::plan::Plan;
 use crate::algebra::validity::{self, ValidityError};
-use crate::graph::build;
 use crate::graph::order::{Derived, Order, OrderError};
+use crate::graph::{any_placement, build};
 use crate::scenario::edit::{Edit, Remedy};
 use crate::scenario::placement::PlacementSpec;
 use crate::scenario::{Scenario, ScenarioError, field_error};
@@ -134,25 +134,47 @@ pub fn derive_plan_with(
 ) -> Result<Derivation, DeriveError> {
     let collectives = collectives::collectives(&plan);
     let mut order_note = None;
+    // A plain wavefront under a placement its schedule's slots do not assume: the slots may
+    // deadlock there, or run slower than an order list-scheduled over the placement.
+    let fold = explicit.is_none()
+        && !plan.placement.is_default()
+        && plan
+            .wavefront
+            .as_ref()
+            .is_some_and(|w| w.skeleton.schedule().ops() == OpSet::ForwardBackward);
+    const LISTED: &str = "the shortest of up to five rules, a forward only while a rank holds under (v + 1)·P − 1 stages' activations";
     let mut order = match build::build_with(&plan, &collectives, explicit, by_position) {
-        // The schedule's slots deadlock under a placement they do not assume: a plain
-        // wavefront gets 1F1B's priorities list-scheduled over the placement instead.
-        Err(deadlock @ OrderError::Deadlock { .. })
-            if explicit.is_none()
-                && !plan.placement.is_default()
+        Err(deadlock @ OrderError::Deadlock { .. }) if fold => {
+            let Some(listed) = any_placement::orders(&plan) else {
+                return Err(deadlock.into());
+            };
+            order_note = Some(format!(
+                "the schedule's slots deadlock under this placement (they assume its own): the order is list-scheduled over it — {}, {LISTED} (a forward taking one unit of time, a backward two)",
+                listed.rule
+            ));
+            build::build(&plan, &collectives, Some(&listed.orders))?
+        }
+        // Slots that run on give way where they are slower, for a schedule whose spirit the
+        // list-scheduled rules keep (1F1B's: backwards as they come under a bound on what a
+        // rank holds); another's (GPipe's all forwards, then all backwards) stay its own.
+        Ok(slots)
+            if fold
                 && plan
                     .wavefront
                     .as_ref()
-                    .is_some_and(|w| w.skeleton.schedule().ops() == OpSet::ForwardBackward) =>
+                    .is_some_and(|w| w.skeleton.schedule().lists_over_any_placement()) =>
         {
-            let Some(orders) = crate::graph::any_placement::orders(&plan) else {
-                return Err(deadlock.into());
-            };
-            order_note = Some(
-                "the schedule's slots deadlock under this placement (they assume its own): the order runs 1F1B's priorities over it (oldest ready backward first, then the oldest ready forward while it holds under (v + 1)·P − 1 stages' activations)"
-                    .to_string(),
-            );
-            build::build(&plan, &collectives, Some(&orders))?
+            let slot_end = any_placement::unit_end(&slots);
+            match any_placement::orders(&plan) {
+                Some(listed) if (listed.end as f64) < slot_end => {
+                    order_note = Some(format!(
+                        "the schedule's slots assume its own placement and take {slot_end} units under this one (a forward one, a backward two) where an order list-scheduled over it takes {}: that order — {}, {LISTED}",
+                        listed.end, listed.rule
+                    ));
+                    build::build(&plan, &collectives, Some(&listed.orders))?
+                }
+                _ => slots,
+            }
         }
         other => other?,
     };

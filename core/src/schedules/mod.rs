@@ -330,6 +330,13 @@ pub trait Schedule: Sync {
     fn interleaves(&self) -> bool {
         false
     }
+    /// Whether, under a placement its slots do not assume (a fold), an order list-scheduled
+    /// over that placement with 1F1B's bound (backwards as they come, a forward only under a
+    /// cap on the activations a rank holds) is this schedule run there: the derivation then
+    /// keeps the shorter of its slots and that order ([`crate::graph::any_placement`]).
+    fn lists_over_any_placement(&self) -> bool {
+        false
+    }
     /// The schedule it is with its backward split into `I` and `W` (zero bubble: `1f1b`), where
     /// it is one: a tuner's split-backward move goes from that one to this.
     fn splits_backward_of(&self) -> Option<Skeleton> {

@@ -34,6 +34,10 @@ impl Schedule for OneFOneB {
         true
     }
 
+    fn lists_over_any_placement(&self) -> bool {
+        true
+    }
+
     /// Interleaved 1F1B runs microbatches in rounds: `M` must be a multiple of them.
     fn check(&self, ctx: &RunCtx) -> Result<(), ScheduleRule> {
         if ctx.chunks > 1 {
