@@ -27,6 +27,7 @@ fn there_are_the_issue_samples() {
             "1f1b.json",
             "dualpipe.json",
             "gpipe.json",
+            "hanayo.json",
             "jamba.json",
             "llm-over-capacity.json",
             "mllm-generation.json",

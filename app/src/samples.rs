@@ -66,6 +66,11 @@ pub const SAMPLES: &[Sample] = &[
         json: include_str!("../../samples/dualpipe.json"),
     },
     Sample {
+        title: "Hanayo ⟨hanayo ×4⟩: two waves folded over the ranks",
+        file: "hanayo.json",
+        json: include_str!("../../samples/hanayo.json"),
+    },
+    Sample {
         title: "UMA-1.2B-like MLIP, second order ⟨wavek⟩ (JanusPipe)",
         file: "uma-1.2b.json",
         json: include_str!("../../samples/uma-1.2b.json"),

@@ -969,7 +969,7 @@ fn a_prediction_exported_and_calibrated_gives_itself_back() {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
-    assert_eq!(files.len(), 18);
+    assert_eq!(files.len(), 19);
     // The scenario's prediction exported as a Chrome trace.
     let export = |scenario: &std::path::Path, name: &str| -> PathBuf {
         let trace = dir.join(format!("{name}.trace.json"));

@@ -341,7 +341,8 @@ fn every_formula_a_schedule_gives_is_the_simulated_one() {
             "chimera",
             "dualpipev",
             "1f1b-2nd",
-            "wavek"
+            "wavek",
+            "hanayo"
         ]
     );
 }

@@ -134,9 +134,12 @@ fn pytorchs_own_1f1b_visualiser_order_is_refused_at_its_cell_as_pytorch_refuses_
 #[test]
 fn our_csv_reads_back_to_the_same_orders_over_a_grid() {
     use mpipe::schedules::{
-        CHIMERA, DUALPIPE, DUALPIPEV, GPIPE, ONE_F_ONE_B, VHALF, VMIN, ZB_AUTO, ZB1P, ZB2P, ZBV,
+        CHIMERA, DUALPIPE, DUALPIPEV, GPIPE, HANAYO, ONE_F_ONE_B, VHALF, VMIN, ZB_AUTO, ZB1P, ZB2P,
+        ZBV,
     };
     for (skeleton, chunks) in [
+        (HANAYO, 2),
+        (HANAYO, 4),
         (ZB_AUTO, 1),
         (DUALPIPE, 1),
         (CHIMERA, 1),

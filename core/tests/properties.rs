@@ -384,19 +384,19 @@ proptest! {
     fn zero_bubble_family_orders_execute_and_the_three_timings_agree(
         p in 1usize..=6,
         m in 1usize..=14,
-        which in 0usize..11,
+        which in 0usize..13,
         encoder in any::<bool>(),
         trainable in prop::collection::vec(any::<bool>(), 2),
         input_share in 0.0f64..=1.0,
         overlap in 0.0f64..=1.0,
     ) {
-        use mpipe::schedules::{CHIMERA, DUALPIPE, DUALPIPEV, LOOPED_BFS, VHALF, VMIN, ZB1P, ZB2P, ZBV, ZB_AUTO};
+        use mpipe::schedules::{CHIMERA, DUALPIPE, DUALPIPEV, HANAYO, LOOPED_BFS, VHALF, VMIN, ZB1P, ZB2P, ZBV, ZB_AUTO};
         // (skeleton, Sharded regions): ZB-H1, interleaved zero bubble, ZB-V, DualPipeV, Looped
         // BFS, ZB-H2, V-Half, V-Min, DualPipe and Chimera (two directions), the automatic
-        // scheduler (ordered by these random costs).
+        // scheduler (ordered by these random costs), Hanayo's one and two waves (list-scheduled).
         let (skeleton, chunks) = [
             (ZB1P, 1), (ZB1P, 2), (ZBV, 2), (DUALPIPEV, 2), (LOOPED_BFS, 3), (ZB2P, 1), (VHALF, 2), (VMIN, 2),
-            (DUALPIPE, 1), (CHIMERA, 1), (ZB_AUTO, 1),
+            (DUALPIPE, 1), (CHIMERA, 1), (ZB_AUTO, 1), (HANAYO, 2), (HANAYO, 4),
         ][which];
         let mut backbone = LayerSpec::timed("llm", Role::Backbone, chunks * p, 1.0);
         backbone.trainable = trainable[1];

@@ -388,7 +388,7 @@ mod tests {
         let err = Scenario::from_json_str(&text, "m.json").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "m.json:4:21: field `schedule[0]`: unknown variant `2f2b`, expected one of `1f1b`, `gpipe`, `transpose`, `nested`, `looped_bfs`, `zb1p`, `zb2p`, `zbv`, `vhalf`, `vmin`, `dualpipe`, `chimera`, `zb_auto`, `dualpipev`, `1f1b-2nd`, `wavek`"
+            "m.json:4:21: field `schedule[0]`: unknown variant `2f2b`, expected one of `1f1b`, `gpipe`, `transpose`, `nested`, `looped_bfs`, `zb1p`, `zb2p`, `zbv`, `vhalf`, `vmin`, `dualpipe`, `chimera`, `zb_auto`, `dualpipev`, `1f1b-2nd`, `wavek`, `hanayo`"
         );
         let err = Scenario::from_json_str(&MINIMAL[..60], "m.json").unwrap_err();
         assert_eq!(err.to_string(), "m.json:3:26: EOF while parsing an object");

@@ -6,6 +6,7 @@
 //! schedule. Adding a schedule is one new file and one line in [`registry!`]'s list (the
 //! architecture test counts the places).
 
+pub mod listed;
 pub mod skeleton;
 pub mod slot;
 
@@ -48,6 +49,7 @@ registry! {
     dualpipev::DUALPIPEV,
     one_f_one_b_2nd::ONE_F_ONE_B_2ND,
     wavek::WAVEK,
+    hanayo::HANAYO,
 }
 
 /// What a schedule's rules and slots are computed from: the wavefront's shape.
@@ -276,10 +278,11 @@ impl ScheduleRule {
             }
             ScheduleRule::WaveK { .. } => Parameter::WaveK.field().into(),
             ScheduleRule::ActivationLimit { .. } => Parameter::ActivationLimit.field().into(),
-            ScheduleRule::Multiple { symbol, .. } => if *symbol == "P" {
-                "ranks"
-            } else {
-                "microbatches"
+            ScheduleRule::Multiple { symbol, .. } => match *symbol {
+                "P" => "ranks",
+                // The chunks a rank runs: the schedule's Sharded regions.
+                "v" => "schedule",
+                _ => "microbatches",
             }
             .into(),
             ScheduleRule::Position { region, .. } => {

@@ -1,0 +1,131 @@
+//! Hanayo's waves (Liu et al., "Hanayo: Harnessing Wave-like Pipeline Parallelism for Enhanced
+//! Large Model Training Efficiency", SC'23): the model cut into `2W·P` stages folded `W` times
+//! over the ranks as waves — chunk `c` of rank `r` is stage `c·P + r` for even `c` and
+//! `c·P + P − 1 − r` for odd `c` (down the ranks and back up, a V a wave), so a microbatch turns
+//! on rank `P − 1` and on rank 0 without a transfer and no stage is replicated (Chimera's waves
+//! need two copies of the model). Forwards and whole backwards.
+//!
+//! The paper's own per-rank order is not public; the order here is list-scheduled over the wave
+//! ([`crate::schedules::listed`]: the shortest of 1F1B's priorities and four least-slack rules,
+//! a forward only while a rank holds under `(2W + 1)·P − 1` stages' activations). With one
+//! wave, `t_B = 2t_F` and `M ≥ 2P` it reaches `(2W·M + P − 1)·(t_F + t_B)`, which no order over
+//! the wave can beat (rank `P − 1` waits `(P − 1)·t_F` for its first forward, then has
+//! `2W·M·(t_F + t_B)` of work, and its last backward — stage `P − 1`'s — has `P − 1` backwards
+//! after it): interleaved 1F1B's step, without its transfers at the turns. With more waves it
+//! stays a few per cent above that bound (1–5 % on P 3–8, M 2P–5P, two and three waves).
+
+use crate::schedules::listed::{self, Act};
+use crate::schedules::skeleton::Skeleton;
+use crate::schedules::slot::Slot;
+use crate::schedules::{Formula, RunCtx, Schedule, ScheduleRule, Uniform};
+use crate::vocab::layout::{Layout, PlacementKind};
+use crate::vocab::phase::OpSet;
+
+/// `hanayo`.
+#[derive(Debug)]
+pub struct Hanayo;
+
+pub const HANAYO: Skeleton = Skeleton::of(&Hanayo);
+
+impl Schedule for Hanayo {
+    fn name(&self) -> &'static str {
+        "hanayo"
+    }
+
+    fn summary(&self) -> &'static str {
+        "Hanayo's waves: the model folded W times over the ranks (2W chunks a rank, every second one back up the ranks), no replica; a list-scheduled order"
+    }
+
+    fn reference(&self) -> &'static str {
+        "Hanayo, Liu et al., SC'23 (its wave placement; the per-rank order is the studio's least-slack list schedule, the paper's is not public)"
+    }
+
+    fn layout(&self) -> Layout {
+        Layout::Sharded
+    }
+
+    fn ops(&self) -> OpSet {
+        OpSet::ForwardBackward
+    }
+
+    fn placement(&self) -> PlacementKind {
+        PlacementKind::VFold
+    }
+
+    fn check(&self, ctx: &RunCtx) -> Result<(), ScheduleRule> {
+        if ctx.chunks < 2 || !ctx.chunks.is_multiple_of(2) {
+            return Err(ScheduleRule::Multiple {
+                rule: "hanayo-waves",
+                skeleton: "hanayo",
+                what: "number of its Sharded regions (chunks a rank)",
+                symbol: "v",
+                value: ctx.chunks,
+                of: 2,
+                why: "a wave is two chunks, down the ranks and back up",
+            });
+        }
+        // The run keeps a count and a place for every action of every stage.
+        let value = ctx
+            .ranks
+            .saturating_mul(ctx.chunks)
+            .saturating_mul(ctx.microbatches);
+        if value > crate::vocab::limits::MAX_SLOTS / 2 {
+            return Err(ScheduleRule::Size {
+                rule: "hanayo-size",
+                skeleton: "hanayo",
+                grows: "list-schedules every stage's forward and backward of every microbatch",
+                measure: "P·v·M",
+                value,
+                max: crate::vocab::limits::MAX_SLOTS / 2,
+            });
+        }
+        Ok(())
+    }
+
+    fn rank_slots(&self, ctx: &RunCtx, position: usize) -> Vec<Slot> {
+        self.slots(ctx).into_iter().nth(position).unwrap_or_default()
+    }
+
+    fn slots(&self, ctx: &RunCtx) -> Vec<Vec<Slot>> {
+        let p = ctx.ranks;
+        let rank_of: Vec<usize> = (0..ctx.chunks)
+            .flat_map(|c| (0..p).map(move |k| if c % 2 == 0 { k } else { p - 1 - k }))
+            .collect();
+        let Some(run) = listed::shortest(p, ctx.microbatches, &rank_of) else {
+            return vec![Vec::new(); p];
+        };
+        let slot = |&(backward, s, mb): &Act| {
+            let chunk = s / p.max(1);
+            if backward {
+                Slot::backward(chunk, mb)
+            } else {
+                Slot::forward(chunk, mb)
+            }
+        };
+        run.actions
+            .iter()
+            .map(|acts| acts.iter().map(slot).collect())
+            .collect()
+    }
+
+    /// One wave (`v = 2`): interleaved 1F1B's step over two chunks, the least any order over
+    /// the wave takes (see the module's words), in the setting the order is list-scheduled in:
+    /// `t_B = 2t_F`, `M ≥ 2P`. Its memory is what the list schedule holds: no closed form.
+    /// Two waves and more: the order's step is within a few per cent of that bound (under the
+    /// bound on held activations the least-slack rules do not reach it), so none is stated.
+    fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
+        if ctx.chunks != 2 || ctx.microbatches < 2 * ctx.ranks || !costs.backward_is(2.0) {
+            return None;
+        }
+        let (p, m, v) = (ctx.ranks as f64, ctx.microbatches as f64, ctx.chunks as f64);
+        let fb = costs.forward_s + costs.backward_s;
+        Some(Formula {
+            step: "(vM + P − 1)·(t_F + t_B), v = 2W chunks, t of one chunk's stage, t_B = 2t_F, M ≥ 2P",
+            step_s: (v * m + p - 1.0) * fb,
+            bubble: "(P − 1)/(vM + P − 1)",
+            bubble_fraction: (p - 1.0) / (v * m + p - 1.0),
+            memory: None,
+            peak_activations: None,
+        })
+    }
+}

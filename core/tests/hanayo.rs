@@ -1,0 +1,143 @@
+//! Hanayo's waves (issue 26, item 2): the wave placement, the list-scheduled order (the same as a
+//! fold's, checked against a solver's proven optimum), the one-wave formula over a grid, the
+//! stated gap of two waves, and the rule that a wave is two chunks.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // tests fail by panicking
+
+mod common;
+
+use common::{scenario, uniform};
+use mpipe::Scenario;
+use mpipe::scenario::placement::PlacementSpec;
+use mpipe::schedules::{HANAYO, ONE_F_ONE_B};
+use mpipe::tune::pipeline::simulate_scenario;
+
+/// `W` waves (`2W` regions) over `p` ranks, one layer a stage (forward 1 s, backward 2 s).
+fn waves(w: usize, p: usize, m: usize) -> Scenario {
+    let v = 2 * w;
+    let cut: Vec<usize> = (1..v).map(|c| c * p).collect();
+    scenario(uniform(p * v), &cut, &vec![HANAYO; v], p, m)
+}
+
+fn step(s: &Scenario) -> f64 {
+    simulate_scenario(s, Default::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .makespan_s
+}
+
+#[test]
+fn two_waves_zigzag_over_the_ranks() {
+    let d = mpipe::derive(&waves(2, 4, 8)).unwrap();
+    assert_eq!(
+        d.plan.placement.ranks_of_stages(),
+        [0, 1, 2, 3, 3, 2, 1, 0, 0, 1, 2, 3, 3, 2, 1, 0]
+    );
+    // The order is the schedule's own (no note of a fold it does not assume).
+    assert_eq!(d.order_note, None);
+}
+
+/// One wave is a V fold: Hanayo's order is the one derived for interleaved 1F1B folded as a V,
+/// and on the solver's cases (`tests/fixtures/fold_optimum`, two chunks) the proven optimum.
+#[test]
+fn one_wave_is_the_folds_order_and_the_proven_optimum() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/fold_optimum/optimum.txt"
+    ))
+    .unwrap();
+    let mut checked = 0;
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let n: Vec<usize> = line.split(' ').map(|x| x.parse().unwrap()).collect();
+        let (p, v, m, optimum) = (n[0], n[1], n[2], n[3] as f64);
+        if v != 2 {
+            continue;
+        }
+        let hanayo = waves(1, p, m);
+        let mut folded = scenario(uniform(2 * p), &[p], &[ONE_F_ONE_B, ONE_F_ONE_B], p, m);
+        folded.placement = Some(PlacementSpec::VFold);
+        let (a, b) = (
+            mpipe::derive(&hanayo).unwrap(),
+            mpipe::derive(&folded).unwrap(),
+        );
+        for r in 0..p {
+            assert_eq!(
+                a.order.actions(r),
+                b.order.actions(r),
+                "P={p} M={m} rank {r}"
+            );
+        }
+        assert_eq!(step(&hanayo), optimum, "P={p} M={m}");
+        checked += 1;
+    }
+    assert_eq!(checked, 8);
+}
+
+/// With `M ≥ 2P` one wave runs `(2M + P − 1)·(t_F + t_B)`: every P from 2 to 8, every M from
+/// 2P to 4P, and the formula the reading states is that step.
+#[test]
+fn one_wave_runs_its_formula_from_two_p_microbatches() {
+    for p in 2..=8 {
+        for m in 2 * p..=4 * p {
+            let s = waves(1, p, m);
+            let sim = simulate_scenario(&s, Default::default()).unwrap();
+            let want = ((2 * m + p - 1) * 3) as f64;
+            assert_eq!(sim.makespan_s, want, "P={p} M={m}");
+            let reading = mpipe::report::formula::read(&sim).unwrap();
+            assert_eq!(reading.formula.step_s, want, "P={p} M={m}");
+        }
+    }
+}
+
+/// Two waves: the order stays above the bound `(4M + P − 1)·(t_F + t_B)` (no order beats it)
+/// and within 5 % of it; exact steps of a few shapes.
+#[test]
+fn two_waves_stay_within_five_percent_of_the_bound() {
+    let mut seen = Vec::new();
+    for p in [3, 4, 6] {
+        for m in [2 * p, 3 * p, 4 * p] {
+            let s = waves(2, p, m);
+            let got = step(&s);
+            let bound = ((4 * m + p - 1) * 3) as f64;
+            assert!(
+                got >= bound && got <= 1.05 * bound,
+                "P={p} M={m}: {got} against {bound}"
+            );
+            seen.push((p, m, got, bound));
+        }
+    }
+    // (P, M, step, bound): 1–3.2 % above it.
+    assert_eq!(
+        seen,
+        [
+            (3, 6, 80.0, 78.0),
+            (3, 9, 118.0, 114.0),
+            (3, 12, 154.0, 150.0),
+            (4, 8, 106.0, 105.0),
+            (4, 12, 155.0, 153.0),
+            (4, 16, 203.0, 201.0),
+            (6, 12, 164.0, 159.0),
+            (6, 18, 235.0, 231.0),
+            (6, 24, 307.0, 303.0),
+        ]
+    );
+}
+
+#[test]
+fn a_wave_is_two_chunks() {
+    let cut = [3, 6];
+    let s = scenario(uniform(9), &cut, &[HANAYO; 3], 3, 6);
+    let e = mpipe::derive(&s).unwrap_err();
+    assert_eq!(
+        (e.rule(), e.field(), e.to_string()),
+        (
+            "hanayo-waves",
+            "schedule".to_string(),
+            "rule `hanayo-waves`: hanayo needs the number of its Sharded regions (chunks a rank) to be a multiple of 2 (a wave is two chunks, down the ranks and back up); v = 3".to_string()
+        )
+    );
+}
