@@ -493,7 +493,7 @@ fn a_deadlocking_fold_is_blamed_on_placement_with_its_fix() {
     assert_eq!(
         out.lines().nth(2),
         Some(
-            "order: the schedule's slots deadlock under this placement (they assume its own): the order is list-scheduled over it — the least slack first (microbatches due every 1·(F + B)), the shortest of up to five rules, a forward only while a rank holds under (v + 1)·P − 1 stages' activations (a forward taking one unit of time, a backward two)"
+            "order: the schedule's slots deadlock under this placement (they assume its own): the order is list-scheduled over it — the least slack first (microbatches due every 1·(F + B)), the shortest of up to five rules, a forward only while a rank holds under (v + 1)·P − 1 stages' activations unless every rank waits on that (a forward taking one unit of time, a backward two)"
         )
     );
 }

@@ -142,7 +142,7 @@ pub fn derive_plan_with(
             .wavefront
             .as_ref()
             .is_some_and(|w| w.skeleton.schedule().ops() == OpSet::ForwardBackward);
-    const LISTED: &str = "the shortest of up to five rules, a forward only while a rank holds under (v + 1)·P − 1 stages' activations";
+    const LISTED: &str = "the shortest of up to five rules, a forward only while a rank holds under (v + 1)·P − 1 stages' activations unless every rank waits on that";
     let mut order = match build::build_with(&plan, &collectives, explicit, by_position) {
         Err(deadlock @ OrderError::Deadlock { .. }) if fold => {
             let Some(listed) = any_placement::orders(&plan) else {
@@ -155,8 +155,8 @@ pub fn derive_plan_with(
             build::build(&plan, &collectives, Some(&listed.orders))?
         }
         // Slots that run on give way where they are slower, for a schedule whose spirit the
-        // list-scheduled rules keep (1F1B's: backwards as they come under a bound on what a
-        // rank holds); another's (GPipe's all forwards, then all backwards) stay its own.
+        // list-scheduled rules keep (1F1B's bound on the activations a rank holds); another's
+        // (GPipe's all forwards, then all backwards) stay its own.
         Ok(slots)
             if fold
                 && plan
@@ -167,11 +167,17 @@ pub fn derive_plan_with(
             let slot_end = any_placement::unit_end(&slots);
             match any_placement::orders(&plan) {
                 Some(listed) if (listed.end as f64) < slot_end => {
-                    order_note = Some(format!(
-                        "the schedule's slots assume its own placement and take {slot_end} units under this one (a forward one, a backward two) where an order list-scheduled over it takes {}: that order — {}, {LISTED}",
-                        listed.end, listed.rule
-                    ));
-                    build::build(&plan, &collectives, Some(&listed.orders))?
+                    // The slots stay where the listed order does not lay out.
+                    match build::build(&plan, &collectives, Some(&listed.orders)) {
+                        Ok(order) => {
+                            order_note = Some(format!(
+                                "the schedule's slots assume its own placement and take {slot_end} units under this one (a forward one, a backward two) where an order list-scheduled over it takes {}: that order — {}, {LISTED}",
+                                listed.end, listed.rule
+                            ));
+                            order
+                        }
+                        Err(_) => slots,
+                    }
                 }
                 _ => slots,
             }

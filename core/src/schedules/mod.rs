@@ -334,8 +334,8 @@ pub trait Schedule: Sync {
         false
     }
     /// Whether, under a placement its slots do not assume (a fold), an order list-scheduled
-    /// over that placement with 1F1B's bound (backwards as they come, a forward only under a
-    /// cap on the activations a rank holds) is this schedule run there: the derivation then
+    /// over that placement under 1F1B's bound (a forward only under a cap on the activations a
+    /// rank holds) is this schedule run there: the derivation then
     /// keeps the shorter of its slots and that order ([`crate::graph::any_placement`]).
     fn lists_over_any_placement(&self) -> bool {
         false
