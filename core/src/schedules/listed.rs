@@ -84,7 +84,7 @@ impl Rule {
                 } else {
                     (total - si) * FORWARD as i64 + total * BACKWARD as i64
                 };
-                (mbi * spacing - 2 * tail, mbi, s, mb)
+                (mbi.saturating_mul(spacing) - 2 * tail, mbi, s, mb)
             }
         }
     }
@@ -127,7 +127,7 @@ pub fn shortest(ranks: usize, microbatches: usize, rank_of: &[usize]) -> Option<
         microbatches,
         rank_of,
         // Interleaved 1F1B's peak on its first rank with rounds of `P`: `(v − 1)·P + 2(P − 1) + 1`.
-        bound: (chunks + 1) * ranks - 1,
+        bound: (chunks + 1).saturating_mul(ranks) - 1,
     };
     let mut best: Option<(u64, Rule, Vec<Vec<Act>>)> = None;
     let rules = Rule::tried(chunks);
