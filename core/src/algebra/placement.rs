@@ -6,6 +6,7 @@
 //! any map in which each region's stages sit on distinct ranks.
 
 use crate::scenario::placement::PlacementSpec;
+use crate::vocab::layout::v_fold_rank;
 
 /// A checked stage → rank map over `regions × P` stages.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,8 +77,13 @@ impl Placement {
                 let mut chunk = 0;
                 let mut out = Vec::with_capacity(stages);
                 for &is_sharded in sharded {
-                    let reversed = is_sharded && chunk % 2 == 1;
-                    out.extend((0..ranks).map(|i| if reversed { ranks - 1 - i } else { i }));
+                    out.extend((0..ranks).map(|i| {
+                        if is_sharded {
+                            v_fold_rank(chunk, i, ranks)
+                        } else {
+                            i
+                        }
+                    }));
                     chunk += usize::from(is_sharded);
                 }
                 out

@@ -19,7 +19,7 @@ use crate::schedules::listed::{self, Act};
 use crate::schedules::skeleton::Skeleton;
 use crate::schedules::slot::Slot;
 use crate::schedules::{Formula, RunCtx, Schedule, ScheduleRule, Uniform};
-use crate::vocab::layout::{Layout, PlacementKind};
+use crate::vocab::layout::{Layout, PlacementKind, v_fold_rank};
 use crate::vocab::phase::OpSet;
 
 /// `hanayo`.
@@ -90,7 +90,7 @@ impl Schedule for Hanayo {
     fn slots(&self, ctx: &RunCtx) -> Vec<Vec<Slot>> {
         let p = ctx.ranks;
         let rank_of: Vec<usize> = (0..ctx.chunks)
-            .flat_map(|c| (0..p).map(move |k| if c % 2 == 0 { k } else { p - 1 - k }))
+            .flat_map(|c| (0..p).map(move |k| v_fold_rank(c, k, p)))
             .collect();
         let Some(run) = listed::shortest(p, ctx.microbatches, &rank_of) else {
             return vec![Vec::new(); p];

@@ -28,6 +28,16 @@ pub enum PlacementKind {
     VFold,
 }
 
+/// Under the V fold, the rank of slab `i` (its place along the chain) of Sharded chunk `chunk`:
+/// even chunks run down the ranks, odd ones back up.
+pub fn v_fold_rank(chunk: usize, i: usize, ranks: usize) -> usize {
+    if chunk % 2 == 1 {
+        ranks.saturating_sub(1 + i)
+    } else {
+        i
+    }
+}
+
 /// How a Replicated schedule's work joins each rank's stream (its composition policy).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Composition {
