@@ -134,17 +134,19 @@ pub fn derive_plan_with(
 ) -> Result<Derivation, DeriveError> {
     let collectives = collectives::collectives(&plan);
     let mut order_note = None;
-    // A plain wavefront under a placement its schedule's slots do not assume: the slots may
-    // deadlock there, or run slower than an order list-scheduled over the placement.
-    let fold = explicit.is_none()
-        && !plan.placement.is_default()
-        && plan
-            .wavefront
-            .as_ref()
-            .is_some_and(|w| w.skeleton.schedule().ops() == OpSet::ForwardBackward);
+    // The schedule of a plain wavefront under a placement its slots do not assume (none
+    // elsewhere): the slots may deadlock there, or run slower than an order list-scheduled over
+    // the placement.
+    let fold = plan
+        .wavefront
+        .as_ref()
+        .map(|w| w.skeleton.schedule())
+        .filter(|s| {
+            explicit.is_none() && !plan.placement.is_default() && s.ops() == OpSet::ForwardBackward
+        });
     const LISTED: &str = "the shortest of up to five rules, a forward only while a rank holds under (v + 1)·P − 1 stages' activations unless every rank waits on that";
     let mut order = match build::build_with(&plan, &collectives, explicit, by_position) {
-        Err(deadlock @ OrderError::Deadlock { .. }) if fold => {
+        Err(deadlock @ OrderError::Deadlock { .. }) if fold.is_some() => {
             let Some(listed) = any_placement::orders(&plan) else {
                 return Err(deadlock.into());
             };
@@ -157,29 +159,24 @@ pub fn derive_plan_with(
         // Slots that run on give way where they are slower, for a schedule whose spirit the
         // list-scheduled rules keep (1F1B's bound on the activations a rank holds); another's
         // (GPipe's all forwards, then all backwards) stay its own.
-        Ok(slots)
-            if fold
-                && plan
-                    .wavefront
-                    .as_ref()
-                    .is_some_and(|w| w.skeleton.schedule().lists_over_any_placement()) =>
-        {
+        Ok(slots) if fold.is_some_and(|s| s.lists_over_any_placement()) => {
             let slot_end = any_placement::unit_end(&slots);
-            match any_placement::orders(&plan) {
-                Some(listed) if (listed.end as f64) < slot_end => {
-                    // The slots stay where the listed order does not lay out.
-                    match build::build(&plan, &collectives, Some(&listed.orders)) {
-                        Ok(order) => {
-                            order_note = Some(format!(
-                                "the schedule's slots assume its own placement and take {slot_end} units under this one (a forward one, a backward two) where an order list-scheduled over it takes {}: that order — {}, {LISTED}",
-                                listed.end, listed.rule
-                            ));
-                            order
-                        }
-                        Err(_) => slots,
-                    }
+            let shorter = any_placement::orders(&plan)
+                .filter(|listed| (listed.end as f64) < slot_end)
+                // The slots stay where the listed order does not lay out.
+                .and_then(|listed| {
+                    let order = build::build(&plan, &collectives, Some(&listed.orders)).ok()?;
+                    Some((listed, order))
+                });
+            match shorter {
+                Some((listed, order)) => {
+                    order_note = Some(format!(
+                        "the schedule's slots assume its own placement and take {slot_end} units under this one (a forward one, a backward two) where an order list-scheduled over it takes {}: that order — {}, {LISTED}",
+                        listed.end, listed.rule
+                    ));
+                    order
                 }
-                _ => slots,
+                None => slots,
             }
         }
         other => other?,
