@@ -1239,26 +1239,17 @@ fn at_1280_by_720_a_wide_editor_panel_leaves_the_charts_inside_the_window() {
 /// `placement` and its fix brings the schedule's own placement back in one click.
 #[test]
 fn a_fold_the_schedule_does_not_assume_is_fixed_by_its_own_placement() {
-    // VPP-3 as interleaved zero bubble (whose split backward has no list-scheduled stand-in).
-    let mut h = on_sample("vpp3.json");
-    edit(
-        &mut h,
-        Edit::Skeletons {
-            regions: vec![1, 2, 3],
-            skeleton: mpipe::schedules::ZB1P,
-        },
-    );
-    wait(&mut h, |s| {
-        s.shown().is_some_and(|x| x.title.starts_with("zb1p"))
-    });
+    // DualPipeV (forwards and backwards overlapped in pairs: no order is list-scheduled in its
+    // place) under the default placement rather than its own V.
+    let mut h = on_sample("moe-dualpipev.json");
     let before = h.state().scenario().cloned().unwrap();
     edit(
         &mut h,
-        Edit::Placement(Some(mpipe::scenario::placement::PlacementSpec::VFold)),
+        Edit::Placement(Some(mpipe::scenario::placement::PlacementSpec::Default)),
     );
     wait(&mut h, |s| s.error().is_some());
-    h.get_by_label_contains("field `placement`: rule `deadlock-free`: the order the schedule derives under `placement` v_fold");
-    h.get_by_label("Use the schedule's own placement (remove `placement` v_fold)")
+    h.get_by_label_contains("field `placement`: rule `deadlock-free`: the order the schedule derives under `placement` default");
+    h.get_by_label("Use the schedule's own placement (remove `placement` default)")
         .click();
     h.run();
     wait(&mut h, |s| s.error().is_none());
@@ -1279,5 +1270,36 @@ fn a_v_fold_of_interleaved_1f1b_is_derived_and_says_how() {
             .is_some_and(|x| x.title.contains("v_fold placement"))
     });
     assert!(h.state().error().is_none());
+    h.get_by_label_contains("order: the schedule's slots deadlock under this placement");
+}
+
+/// Interleaved zero bubble under the V fold was refused (its split backward had no
+/// list-scheduled order): VPP-3 as `zb1p`, folded, is derived, says how, and runs as long as
+/// unfolded (75 s, zero bubble's step).
+#[test]
+fn a_v_fold_of_interleaved_zero_bubble_is_derived_and_runs_as_long_as_unfolded() {
+    let mut h = on_sample("vpp3.json");
+    edit(
+        &mut h,
+        Edit::Skeletons {
+            regions: vec![1, 2, 3],
+            skeleton: mpipe::schedules::ZB1P,
+        },
+    );
+    wait(&mut h, |s| {
+        s.shown().is_some_and(|x| x.title.starts_with("zb1p"))
+    });
+    let unfolded = h.state().shown().unwrap().sim.makespan_s;
+    assert_eq!(unfolded, 75.0);
+    edit(
+        &mut h,
+        Edit::Placement(Some(mpipe::scenario::placement::PlacementSpec::VFold)),
+    );
+    wait(&mut h, |s| {
+        s.shown()
+            .is_some_and(|x| x.title.contains("v_fold placement"))
+    });
+    assert!(h.state().error().is_none());
+    assert_eq!(h.state().shown().unwrap().sim.makespan_s, unfolded);
     h.get_by_label_contains("order: the schedule's slots deadlock under this placement");
 }

@@ -454,32 +454,60 @@ fn simulate_prints_the_textbook_formula_beside_the_simulation() {
     );
 }
 
-/// A fold the schedule does not assume (issue 26, item 2, in part): the CLI blames `placement`,
-/// offers the schedule's own placement first and the reordering that keeps the fold second.
+/// A placement the schedule does not assume (issue 26, item 2, in part): where no order is
+/// list-scheduled in its place, the CLI blames `placement`, offers the schedule's own placement
+/// first and the reordering that keeps the placement second.
 #[test]
 fn a_deadlocking_fold_is_blamed_on_placement_with_its_fix() {
     let text = std::fs::read_to_string(samples().join("vpp3.json")).unwrap();
     let mut s = mpipe::Scenario::from_json_str(&text, "vpp3.json").unwrap();
-    // Interleaved zero bubble: its split backward has no list-scheduled stand-in yet.
-    s.schedule = vec![mpipe::schedules::ZB1P; 3];
-    s.placement = Some(mpipe::scenario::placement::PlacementSpec::VFold);
-    let path = temp_file("fold.json", &s.to_json_string());
+    // DualPipeV (forwards and backwards overlapped in pairs) under the default placement rather
+    // than its own V.
+    let mut dual = s.clone();
+    dual.cut = vec![6];
+    dual.schedule = vec![mpipe::schedules::DUALPIPEV; 2];
+    dual.placement = Some(mpipe::scenario::placement::PlacementSpec::Default);
+    let path = temp_file("fold.json", &dual.to_json_string());
     let (code, _, err) = mpipe(&["simulate", path.to_str().unwrap()]);
     assert_eq!(code, 2);
     let lines: Vec<&str> = err.lines().collect();
     assert!(
-        lines[0].contains("field `placement`: rule `deadlock-free`: the order the schedule derives under `placement` v_fold (its slots assume its own placement) deadlocks"),
+        lines[0].contains("field `placement`: rule `deadlock-free`: the order the schedule derives under `placement` default (its slots assume its own placement) deadlocks"),
         "{err}"
     );
     assert_eq!(
         lines[1],
-        "fix: Use the schedule's own placement (remove `placement` v_fold)"
+        "fix: Use the schedule's own placement (remove `placement` default)"
     );
     assert!(
         lines[2].starts_with("or, keeping the placement, run rank "),
         "{err}"
     );
     assert!(lines[3].starts_with("\"orders\": [["), "{err}");
+    s.placement = Some(mpipe::scenario::placement::PlacementSpec::VFold);
+    // Interleaved zero bubble under the fold (its slots deadlock there) is derived, and says how:
+    // as fast as under its own placement (75 s, the formula's step).
+    s.schedule = vec![mpipe::schedules::ZB1P; 3];
+    let path = temp_file("fold-zb1p.json", &s.to_json_string());
+    let (code, out, _) = mpipe(&["simulate", path.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out.lines().nth(1),
+        Some("makespan 75.000 s, bubble 4.0 %, utilisation 96.0 %")
+    );
+    assert_eq!(
+        out.lines().nth(2),
+        Some(
+            "order: the schedule's slots deadlock under this placement (they assume its own): the order is list-scheduled over it — the least slack first (microbatches due every 1.5·(F + B)), the shortest of up to five rules under each of two bounds on held activations (the looser kept only where it runs shorter), a forward only while a rank holds under v·P stages' activations unless every rank waits on that (a forward taking one unit of time, an input or weight half one; a weight half where its rank has nothing else it may start)"
+        )
+    );
+    // It holds what interleaved zero bubble holds under its own placement.
+    assert!(
+        out.lines()
+            .nth(3)
+            .is_some_and(|l| l.ends_with("= 12 A (simulated 12 A)")),
+        "{out}"
+    );
     // Interleaved 1F1B under the same fold is derived, and says how; it runs as fast as the
     // schedule's own placement (81 s, the formula's step; 95 s with 1F1B's priorities alone).
     s.schedule = vec![mpipe::schedules::ONE_F_ONE_B; 3];

@@ -13,7 +13,7 @@ use common::{scenario, uniform};
 use mpipe::Scenario;
 use mpipe::scenario::layer::LayerSpec;
 use mpipe::scenario::placement::PlacementSpec;
-use mpipe::schedules::{ONE_F_ONE_B, ZB1P};
+use mpipe::schedules::{DUALPIPEV, ONE_F_ONE_B, ZB1P};
 use mpipe::tune::pipeline::simulate_scenario;
 use mpipe::vocab::role::Role;
 
@@ -224,26 +224,27 @@ fn hand_orders_fix_the_owners_a_cost_based_map_would_search() {
 }
 
 /// A placement the schedule's slots do not assume (issue 26, item 2): the error blamed an
-/// `orders` field the file does not have. Under a split-backward schedule (interleaved `zb1p`
-/// under `v_fold`, whose order deadlocks) it names `placement`, says the order was derived under
-/// it, and offers the schedule's own placement as the fix.
+/// `orders` field the file does not have. Where no order is list-scheduled in its place (DualPipeV,
+/// whose forwards and backwards run overlapped in pairs, under the default placement rather than
+/// its own V) it names `placement`, says the order was derived under it, and offers the
+/// schedule's own placement as the fix.
 #[test]
 fn a_fold_the_schedule_does_not_assume_is_blamed_on_placement() {
-    let mut s = scenario(uniform(8), &[4], &[ZB1P, ZB1P], 4, 8);
+    let mut s = scenario(uniform(8), &[4], &[DUALPIPEV, DUALPIPEV], 4, 8);
     let text = s.to_json_string();
-    s.placement = Some(PlacementSpec::VFold);
+    s.placement = Some(PlacementSpec::Default);
     let e = mpipe::derive(&s).unwrap_err();
     assert_eq!(e.field(), "placement");
     assert!(
         e.to_string().starts_with(
-            "rule `deadlock-free`: the order the schedule derives under `placement` v_fold (its slots assume its own placement) deadlocks; each event waits for the next: "
+            "rule `deadlock-free`: the order the schedule derives under `placement` default (its slots assume its own placement) deadlocks; each event waits for the next: "
         ),
         "{e}"
     );
     let remedy = e.remedy().unwrap();
     assert_eq!(
         remedy.label,
-        "Use the schedule's own placement (remove `placement` v_fold)"
+        "Use the schedule's own placement (remove `placement` default)"
     );
     let mut fixed = s.clone();
     remedy.edit.apply(&mut fixed);
@@ -381,6 +382,44 @@ fn a_folds_order_reaches_the_proven_optimum_but_once() {
             (5, 2, 10, 72.0, 72.0),
         ]
     );
+}
+
+/// The same with the backward split (interleaved zero bubble under the V fold, a forward and each
+/// half one unit: `tests/fixtures/fold_optimum/optimum_split.txt`, proven by the solver): the
+/// derived order reaches the optimum on every case, which is zero bubble's step under its own
+/// placement, `vM·(t_F + t_B) + (P − 1)·t_F` — the fold costs no time, and its slots, which
+/// deadlock there, give way.
+#[test]
+fn a_split_folds_order_reaches_the_proven_optimum() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/fold_optimum/optimum_split.txt"
+    ))
+    .unwrap();
+    let mut cases = 0;
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let n: Vec<usize> = line.split(' ').map(|x| x.parse().unwrap()).collect();
+        let (p, v, m, optimum) = (n[0], n[1], n[2], n[3] as f64);
+        let cut: Vec<usize> = (1..v).map(|c| c * p).collect();
+        let mut s = scenario(uniform(p * v), &cut, &vec![ZB1P; v], p, m);
+        let own = simulate_scenario(&s, Default::default()).unwrap();
+        s.placement = Some(PlacementSpec::VFold);
+        let sim = simulate_scenario(&s, Default::default()).unwrap();
+        assert_eq!(sim.makespan_s, optimum, "P={p} v={v} M={m}");
+        assert_eq!(optimum, (3 * v * m + p - 1) as f64, "P={p} v={v} M={m}");
+        let peak = |sim: &mpipe::sim::run::Simulation| {
+            sim.memory.iter().map(|c| c.peak_bytes).fold(0.0, f64::max)
+        };
+        // Interleaved zero bubble's own rounds need whole rounds of P microbatches; the fold
+        // runs as long and holds at most as much at its peak.
+        if m % p == 0 {
+            assert_eq!(own.makespan_s, optimum, "P={p} v={v} M={m}");
+            assert!(peak(&sim) <= peak(&own), "P={p} v={v} M={m}");
+        }
+        assert!(sim.derivation.order_note.is_some(), "P={p} v={v} M={m}");
+        cases += 1;
+    }
+    assert_eq!(cases, 19);
 }
 
 /// Interleaved 1F1B's slots that run under a fold but slower than the list-scheduled order give

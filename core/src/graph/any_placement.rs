@@ -1,23 +1,27 @@
-//! An order for a plain wavefront (forwards and whole backwards, every region Sharded) on any
-//! placement, list-scheduled ([`crate::schedules::listed`]). A schedule's slots assume its own
-//! placement (interleaved 1F1B: chunk `c` of rank `r` is stage `c·P + r`); under another (the V
-//! fold, Hanayo's waves of folds, an explicit one) they can deadlock, or run slower than this.
+//! An order for a plain wavefront (forwards and whole backwards, or backwards split into their
+//! input and weight halves; every region Sharded) on any placement, list-scheduled
+//! ([`crate::schedules::listed`]). A schedule's slots assume its own placement (interleaved 1F1B:
+//! chunk `c` of rank `r` is stage `c·P + r`; ZB-V its V); under another (the V fold, Hanayo's
+//! waves of folds, an explicit one) they can deadlock, or run slower than this.
 
 use crate::algebra::plan::Plan;
 use crate::graph::event::Event;
 use crate::graph::order::Order;
 use crate::graph::time::longest_path;
-use crate::schedules::listed::{self, BACKWARD, FORWARD};
+use crate::schedules::listed::{self, BACKWARD, FORWARD, HALF};
 use crate::vocab::layout::Layout;
+use crate::vocab::phase::{Half, OpSet};
 
 /// A list-scheduled order, the rule it was run with and how long its run took.
 pub(crate) struct Listed {
-    /// Each rank's order in action notation (`4F0`, `4B0`).
+    /// Each rank's order in action notation (`4F0`, `4B0`; `4I0`, `4W0` split).
     pub orders: Vec<Vec<String>>,
     /// Which rule gave it, for the derivation's note.
     pub rule: String,
-    /// The run's end, in units of time (a forward one, a backward two): what the order's own
-    /// earliest-start replay takes at most.
+    /// The bound on held activations it ran under, in words.
+    pub bound: String,
+    /// The run's end, in units of time (a forward one, a backward two, each half one): what the
+    /// order's own earliest-start replay takes at most.
     pub end: u64,
 }
 
@@ -36,32 +40,40 @@ pub(crate) fn orders(plan: &Plan) -> Option<Listed> {
     if rank_of.len() != plan.regions.len().checked_mul(plan.ranks)? {
         return None;
     }
-    let run = listed::shortest(plan.ranks, plan.microbatches, rank_of)?;
+    let split = plan
+        .wavefront
+        .as_ref()
+        .is_some_and(|w| w.skeleton.schedule().ops() == OpSet::SplitBackward);
+    let run = listed::shortest(plan.ranks, plan.microbatches, rank_of, split)?;
     let orders = run
         .actions
         .iter()
         .map(|acts| {
             acts.iter()
-                .map(|&(backward, s, mb)| format!("{s}{}{mb}", if backward { "B" } else { "F" }))
+                .map(|&(op, s, mb)| format!("{s}{}{mb}", op.letter()))
                 .collect()
         })
         .collect();
     Some(Listed {
         orders,
         rule: run.rule,
+        bound: run.bound,
         end: run.end,
     })
 }
 
 /// How long `order` (a plain wavefront's, laid out) takes in the units the runs use: a forward
-/// one, a backward two, nothing else any time.
+/// one, a backward two, each half of one one, nothing else any time.
 pub(crate) fn unit_end(order: &Order) -> f64 {
     let unit: Vec<f64> = order
         .graph
         .node_weights()
         .map(|e| match e {
             Event::Fwd { .. } => FORWARD as f64,
-            Event::Bwd { .. } => BACKWARD as f64,
+            Event::Bwd {
+                half: Half::Whole, ..
+            } => BACKWARD as f64,
+            Event::Bwd { .. } => HALF as f64,
             _ => 0.0,
         })
         .collect();

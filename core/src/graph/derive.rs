@@ -117,6 +117,33 @@ fn own_placement(scenario: &Scenario) -> PlacementSpec {
         .map_or(PlacementSpec::Default, |s| s.schedule().placement().into())
 }
 
+/// How a list-scheduled order was chosen, in the derivation's note, under its `bound` on held
+/// activations (`split`: a split backward's runs, made under two bounds).
+fn listed_words(bound: &str, split: bool) -> String {
+    let runs = match split {
+        true => {
+            "up to five rules under each of two bounds on held activations (the looser kept only where it runs shorter)"
+        }
+        false => "up to five rules",
+    };
+    format!(
+        "the shortest of {runs}, a forward only while a rank holds under {bound} stages' activations unless every rank waits on that"
+    )
+}
+
+/// Whether `plan`'s placement is the one `schedule`'s slots assume (its own kind over the plan's
+/// regions).
+fn is_own_placement(plan: &Plan, schedule: &dyn crate::schedules::Schedule) -> bool {
+    let sharded: Vec<bool> = plan
+        .regions
+        .iter()
+        .map(|r| r.layout() == crate::vocab::layout::Layout::Sharded)
+        .collect();
+    let own = PlacementSpec::from(schedule.placement());
+    crate::algebra::placement::Placement::new(&own, &sharded, plan.ranks)
+        .is_ok_and(|own| own.ranks_of_stages() == plan.placement.ranks_of_stages())
+}
+
 /// Collectives and order of a checked plan (`explicit`: the scenario's hand-written orders).
 pub fn derive_plan(
     plan: Plan,
@@ -142,17 +169,31 @@ pub fn derive_plan_with(
         .as_ref()
         .map(|w| w.skeleton.schedule())
         .filter(|s| {
-            explicit.is_none() && !plan.placement.is_default() && s.ops() == OpSet::ForwardBackward
+            explicit.is_none()
+                && !is_own_placement(&plan, *s)
+                && matches!(s.ops(), OpSet::ForwardBackward | OpSet::SplitBackward)
         });
-    const LISTED: &str = "the shortest of up to five rules, a forward only while a rank holds under (v + 1)·P − 1 stages' activations unless every rank waits on that";
+    // The runs' units, in the note's words.
+    let split = fold.is_some_and(|s| s.ops() == OpSet::SplitBackward);
+    let (units, short_units) = match split {
+        true => (
+            "a forward taking one unit of time, an input or weight half one; a weight half where its rank has nothing else it may start",
+            "a forward one, each half of a backward one",
+        ),
+        false => (
+            "a forward taking one unit of time, a backward two",
+            "a forward one, a backward two",
+        ),
+    };
     let mut order = match build::build_with(&plan, &collectives, explicit, by_position) {
         Err(deadlock @ OrderError::Deadlock { .. }) if fold.is_some() => {
             let Some(listed) = any_placement::orders(&plan) else {
                 return Err(deadlock.into());
             };
             order_note = Some(format!(
-                "the schedule's slots deadlock under this placement (they assume its own): the order is list-scheduled over it — {}, {LISTED} (a forward taking one unit of time, a backward two)",
-                listed.rule
+                "the schedule's slots deadlock under this placement (they assume its own): the order is list-scheduled over it — {}, {} ({units})",
+                listed.rule,
+                listed_words(&listed.bound, split)
             ));
             build::build(&plan, &collectives, Some(&listed.orders))?
         }
@@ -171,8 +212,10 @@ pub fn derive_plan_with(
             match shorter {
                 Some((listed, order)) => {
                     order_note = Some(format!(
-                        "the schedule's slots assume its own placement and take {slot_end} units under this one (a forward one, a backward two) where an order list-scheduled over it takes {}: that order — {}, {LISTED}",
-                        listed.end, listed.rule
+                        "the schedule's slots assume its own placement and take {slot_end} units under this one ({short_units}) where an order list-scheduled over it takes {}: that order — {}, {}",
+                        listed.end,
+                        listed.rule,
+                        listed_words(&listed.bound, split)
                     ));
                     order
                 }

@@ -15,7 +15,7 @@
 //! stays a few per cent above that bound (1–3.5 % on P 3, 4, 6 and M 2P–4P with two waves,
 //! `core/tests/hanayo.rs`).
 
-use crate::schedules::listed::{self, Act};
+use crate::schedules::listed::{self, Act, Op};
 use crate::schedules::skeleton::Skeleton;
 use crate::schedules::slot::Slot;
 use crate::schedules::{Formula, RunCtx, Schedule, ScheduleRule, Uniform};
@@ -92,15 +92,16 @@ impl Schedule for Hanayo {
         let rank_of: Vec<usize> = (0..ctx.chunks)
             .flat_map(|c| (0..p).map(move |k| v_fold_rank(c, k, p)))
             .collect();
-        let Some(run) = listed::shortest(p, ctx.microbatches, &rank_of) else {
+        let Some(run) = listed::shortest(p, ctx.microbatches, &rank_of, false) else {
             return vec![Vec::new(); p];
         };
-        let slot = |&(backward, s, mb): &Act| {
+        let slot = |&(op, s, mb): &Act| {
             let chunk = s / p.max(1);
-            if backward {
-                Slot::backward(chunk, mb)
-            } else {
-                Slot::forward(chunk, mb)
+            match op {
+                Op::Forward => Slot::forward(chunk, mb),
+                Op::Backward => Slot::backward(chunk, mb),
+                Op::Input => Slot::input(chunk, mb),
+                Op::Weight => Slot::weight(chunk, mb),
             }
         };
         run.actions

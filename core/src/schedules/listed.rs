@@ -1,12 +1,18 @@
 //! An order list-scheduled over any placement of a plain wavefront's stages (forwards and
-//! whole backwards): the ranks run the pipeline with forwards taking one unit of time and
-//! backwards two; whenever a rank is free it starts one of its ready actions, a forward only
-//! while it holds fewer than `(v + 1)·P − 1` stages' activations (interleaved 1F1B's peak on its
-//! first rank with rounds of `P`; when every rank waits on that bound with nothing running, the
-//! most urgent ready forward runs anyway, so a run always ends). Which ready action a rank
-//! starts is a [`Rule`]; up to five runs are made — 1F1B's priorities (the oldest microbatch's
+//! whole backwards, or backwards split into their input and weight halves): the ranks run the
+//! pipeline with forwards taking one unit of time and backwards two (each half one); whenever a
+//! rank is free it starts one of its ready actions, a forward only while it holds fewer than
+//! `(v + 1)·P − 1` stages' activations (interleaved 1F1B's peak on its first rank with rounds of
+//! `P`; with split backwards interleaved zero bubble's `v·P` first, the looser bound only where
+//! it runs shorter; a stage's activations are held until its backward, or its weight half,
+//! ends; when every rank waits on that bound with nothing running, the most urgent ready forward
+//! runs anyway, so a run always ends). A weight half, which no other stage waits for, runs where
+//! its rank has nothing else it may start (zero bubble's deferral into the bubble, ZB-H1's): a
+//! rank held at the bound frees activations so. Which ready action a rank starts is a [`Rule`];
+//! up to five runs are made under each bound — 1F1B's priorities (the oldest microbatch's
 //! backward first) and four earliest-deadline rules — and the shortest is kept (the first of
-//! equals). The per-rank orders are read off that one run, so they are a projection of one
+//! equals). On the split folds a constraint solver was run on
+//! (`tests/fixtures/fold_optimum/optimum_split.txt`) every order is optimal: zero bubble's step. The per-rank orders are read off that one run, so they are a projection of one
 //! topological order of the dependencies: deadlock-free for any costs. Hanayo's waves run it over
 //! their zigzag; the derivation runs it over a fold a schedule's slots do not assume.
 //!
@@ -20,16 +26,51 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// Time a forward and a backward take in the runs the order is read from.
+/// Time a forward and a backward take in the runs the order is read from (a backward's input
+/// and weight halves half a backward each).
 pub const FORWARD: u64 = 1;
 pub const BACKWARD: u64 = 2;
+pub const HALF: u64 = BACKWARD / 2;
 
-/// An action of a run: `(backward, stage, microbatch)`.
-pub type Act = (bool, usize, usize);
+/// What an action of a run computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Op {
+    Forward,
+    /// A whole backward.
+    Backward,
+    /// A backward's input half (on the gradient chain, as a whole backward is).
+    Input,
+    /// A backward's weight half (after its input half; nothing waits for it).
+    Weight,
+}
+
+impl Op {
+    /// Its time in the runs.
+    pub fn cost(self) -> u64 {
+        match self {
+            Op::Forward => FORWARD,
+            Op::Backward => BACKWARD,
+            Op::Input | Op::Weight => HALF,
+        }
+    }
+
+    /// Its letter in the action notation (`4F0`, `4B0`, `4I0`, `4W0`).
+    pub fn letter(self) -> char {
+        match self {
+            Op::Forward => 'F',
+            Op::Backward => 'B',
+            Op::Input => 'I',
+            Op::Weight => 'W',
+        }
+    }
+}
+
+/// An action of a run: `(op, stage, microbatch)`.
+pub type Act = (Op, usize, usize);
 /// A rank's ready actions of one kind, most urgent first: `(priority, tie, stage, microbatch)`.
 type Ready = BinaryHeap<Reverse<(i64, i64, usize, usize)>>;
-/// The actions under way, soonest end first: `(end, rank, backward, stage, microbatch)`.
-type Running = BinaryHeap<Reverse<(u64, usize, bool, usize, usize)>>;
+/// The actions under way, soonest end first: `(end, rank, op, stage, microbatch)`.
+type Running = BinaryHeap<Reverse<(u64, usize, Op, usize, usize)>>;
 
 /// How a rank picks among its ready actions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,17 +113,21 @@ impl Rule {
         }
     }
 
-    /// The key of `act` in its rank's ready list, over `stages` stages.
-    fn key(self, (backward, s, mb): Act, stages: usize) -> (i64, i64, usize, usize) {
+    /// The key of `act` (a forward, or a backward or input half on the gradient chain, each
+    /// `back` long) in its rank's ready list, over `stages` stages.
+    fn key(self, (op, s, mb): Act, stages: usize, back: u64) -> (i64, i64, usize, usize) {
         let (si, total, mbi) = (s as i64, stages as i64, mb as i64);
+        let backward = op != Op::Forward;
         match self {
             Rule::Oldest => (mbi, if backward { -si } else { si }, s, mb),
             Rule::Deadline { spacing } => {
-                // The longest path from the action's start to its microbatch's last backward.
+                // The longest path from the action's start to its microbatch's last backward
+                // (or input half).
+                let back = back as i64;
                 let tail = if backward {
-                    (si + 1) * BACKWARD as i64
+                    (si + 1) * back
                 } else {
-                    (total - si) * FORWARD as i64 + total * BACKWARD as i64
+                    (total - si) * FORWARD as i64 + total * back
                 };
                 (mbi.saturating_mul(spacing) - 2 * tail, mbi, s, mb)
             }
@@ -93,16 +138,24 @@ impl Rule {
 /// The shortest run over a placement: each rank's actions in order, the rule and the end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listed {
-    /// Each rank's actions `(backward, stage, microbatch)`, in the order it starts them.
+    /// Each rank's actions `(op, stage, microbatch)`, in the order it starts them.
     pub actions: Vec<Vec<Act>>,
     /// Which rule gave it, in words.
     pub rule: String,
-    /// The run's end, in units of time (a forward one, a backward two): what the order's own
-    /// earliest-start replay takes at most.
+    /// The bound on the stages' activations a rank holds it ran under, in words
+    /// (`(v + 1)·P − 1`, or `v·P` where the backward splits and that is as short).
+    pub bound: String,
+    /// The run's end, in units of time (a forward one, a backward two, each half one): what the
+    /// order's own earliest-start replay takes at most.
     pub end: u64,
 }
 
+/// The bounds on held activations, in words: interleaved 1F1B's and interleaved zero bubble's.
+const BOUND_1F1B: &str = "(v + 1)·P − 1";
+const BOUND_ZB: &str = "v·P";
+
 /// The placement's shape, as the runs read it.
+#[derive(Clone, Copy)]
 struct Shape<'a> {
     ranks: usize,
     stages: usize,
@@ -110,12 +163,20 @@ struct Shape<'a> {
     rank_of: &'a [usize],
     /// Stages' activations a rank may hold before it starts another forward (unforced).
     bound: usize,
+    /// Whether backwards split into their input and weight halves.
+    split: bool,
 }
 
 /// The shortest of the runs of [`Rule::tried`] over `ranks` ranks, `microbatches` microbatches
 /// and the stages `rank_of` places (stage `s` on rank `rank_of[s]`, the chain in stage order),
-/// or `None` where there is nothing to run (no stage, no microbatch, a stage without a rank).
-pub fn shortest(ranks: usize, microbatches: usize, rank_of: &[usize]) -> Option<Listed> {
+/// backwards whole or (`split`) in halves, or `None` where there is nothing to run (no stage, no
+/// microbatch, a stage without a rank).
+pub fn shortest(
+    ranks: usize,
+    microbatches: usize,
+    rank_of: &[usize],
+    split: bool,
+) -> Option<Listed> {
     let stages = rank_of.len();
     if ranks == 0 || stages == 0 || microbatches == 0 || rank_of.iter().any(|&r| r >= ranks) {
         return None;
@@ -126,34 +187,56 @@ pub fn shortest(ranks: usize, microbatches: usize, rank_of: &[usize]) -> Option<
         stages,
         microbatches,
         rank_of,
-        // Interleaved 1F1B's peak on its first rank with rounds of `P`: `(v − 1)·P + 2(P − 1) + 1`.
-        bound: (chunks + 1).saturating_mul(ranks) - 1,
+        bound: 0,
+        split,
     };
-    let mut best: Option<(u64, Rule, Vec<Vec<Act>>)> = None;
+    // Interleaved 1F1B's peak on its first rank with rounds of `P`, `(v − 1)·P + 2(P − 1) + 1`;
+    // where the backward splits, interleaved zero bubble's, `(v − 1)·P + P`, first (the shorter
+    // of equal runs is the first: the looser bound only where it saves time).
+    let loose = (BOUND_1F1B, (chunks + 1).saturating_mul(ranks) - 1);
+    let bounds: &[(&str, usize)] = if split {
+        &[(BOUND_ZB, chunks.saturating_mul(ranks)), loose]
+    } else {
+        &[loose]
+    };
+    let mut best: Option<(u64, Rule, &str, Vec<Vec<Act>>)> = None;
     let rules = Rule::tried(chunks);
-    for (i, &rule) in rules.iter().enumerate() {
-        // Two to four chunks make the first deadline rule a later one: run once.
-        if rules.get(..i).is_some_and(|before| before.contains(&rule)) {
-            continue;
-        }
-        let Some((end, run)) = run(&shape, rule) else {
-            continue;
-        };
-        if best.as_ref().is_none_or(|(shortest, ..)| end < *shortest) {
-            best = Some((end, rule, run));
+    for &(words, bound) in bounds {
+        let shape = Shape { bound, ..shape };
+        for (i, &rule) in rules.iter().enumerate() {
+            // Two to four chunks make the first deadline rule a later one: run once.
+            if rules.get(..i).is_some_and(|before| before.contains(&rule)) {
+                continue;
+            }
+            let Some((end, run)) = run(&shape, rule) else {
+                continue;
+            };
+            if best.as_ref().is_none_or(|(shortest, ..)| end < *shortest) {
+                best = Some((end, rule, words, run));
+            }
         }
     }
-    let (end, rule, actions) = best?;
+    let (end, rule, bound, actions) = best?;
     Some(Listed {
         actions,
         rule: rule.describe(),
+        bound: bound.to_string(),
         end,
     })
 }
 
+/// A rank's ready actions: the backwards (or input halves), the forwards, the weight halves.
+#[derive(Clone, Default)]
+struct Queues {
+    back: Ready,
+    forward: Ready,
+    weight: Ready,
+}
+
 /// One run under `rule`: its end (in units of time) and each rank's actions in the order it
 /// started them; `None` if it does not finish (it always does: the data edges alone form no
-/// cycle, and a forced forward breaks every wait on the bound).
+/// cycle, a weight half is ready once its input half ends, and a forced forward breaks every
+/// wait on the bound).
 fn run(shape: &Shape, rule: Rule) -> Option<(u64, Vec<Vec<Act>>)> {
     let Shape {
         ranks,
@@ -161,28 +244,39 @@ fn run(shape: &Shape, rule: Rule) -> Option<(u64, Vec<Vec<Act>>)> {
         microbatches: m,
         rank_of,
         bound,
+        split,
     } = *shape;
-    let total = stages.checked_mul(m)?.checked_mul(2)?;
-    let id = |(backward, s, mb): Act| (usize::from(backward) * stages + s) * m + mb;
+    let back_op = if split { Op::Input } else { Op::Backward };
+    let back = back_op.cost();
+    let kinds = if split { 3 } else { 2 };
+    let total = stages.checked_mul(m)?.checked_mul(kinds)?;
+    let kind = |op: Op| match op {
+        Op::Forward => 0,
+        Op::Backward | Op::Input => 1,
+        Op::Weight => 2,
+    };
+    let id = |(op, s, mb): Act| (kind(op) * stages + s) * m + mb;
     // Inputs still missing: a forward waits for the stage before; the last stage's backward for
-    // its forward; any other backward for its forward and the backward of the stage after.
+    // its forward; any other backward for its forward and the backward of the stage after; a
+    // weight half for its input half.
     let mut missing = vec![0u8; total];
     for s in 0..stages {
         for mb in 0..m {
-            if let Some(slot) = missing.get_mut(id((false, s, mb))) {
+            if let Some(slot) = missing.get_mut(id((Op::Forward, s, mb))) {
                 *slot = u8::from(s > 0);
             }
-            if let Some(slot) = missing.get_mut(id((true, s, mb))) {
+            if let Some(slot) = missing.get_mut(id((back_op, s, mb))) {
                 *slot = if s + 1 == stages { 1 } else { 2 };
+            }
+            if split && let Some(slot) = missing.get_mut(id((Op::Weight, s, mb))) {
+                *slot = 1;
             }
         }
     }
-    // Per rank, the ready backwards and forwards, most urgent first.
-    let mut backwards: Vec<Ready> = vec![BinaryHeap::new(); ranks];
-    let mut forwards: Vec<Ready> = vec![BinaryHeap::new(); ranks];
-    let first = forwards.get_mut(*rank_of.first()?)?;
+    let mut queues: Vec<Queues> = vec![Queues::default(); ranks];
+    let first = &mut queues.get_mut(*rank_of.first()?)?.forward;
     for mb in 0..m {
-        first.push(Reverse(rule.key((false, 0, mb), stages)));
+        first.push(Reverse(rule.key((Op::Forward, 0, mb), stages, back)));
     }
     let mut held = vec![0usize; ranks];
     let mut free = vec![true; ranks];
@@ -190,6 +284,9 @@ fn run(shape: &Shape, rule: Rule) -> Option<(u64, Vec<Vec<Act>>)> {
     let mut running: Running = BinaryHeap::new();
     let mut now = 0u64;
     let mut done = 0usize;
+    let pick = |r: usize, queues: &mut [Queues], forwards_allowed: bool| {
+        pick(rule, back_op, queues.get_mut(r)?, forwards_allowed)
+    };
     // Each pass starts or finishes an action, or forces one: a bounded loop.
     for _ in 0..total.saturating_mul(3).saturating_add(ranks) {
         if done == total {
@@ -201,7 +298,7 @@ fn run(shape: &Shape, rule: Rule) -> Option<(u64, Vec<Vec<Act>>)> {
                 continue;
             }
             let under = held.get(r).is_some_and(|&h| h < bound);
-            if let Some(act) = pick(rule, r, &mut backwards, &mut forwards, under) {
+            if let Some(act) = pick(r, &mut queues, under) {
                 start(act, r, now, &mut running, &mut free, &mut held, &mut out);
                 started = true;
             }
@@ -209,85 +306,93 @@ fn run(shape: &Shape, rule: Rule) -> Option<(u64, Vec<Vec<Act>>)> {
         if started {
             continue;
         }
-        let Some(Reverse((end, r, backward, s, mb))) = running.pop() else {
+        let Some(Reverse((end, r, op, s, mb))) = running.pop() else {
             // Nothing runs and nothing may start under the bound: the most urgent ready forward
             // runs.
             let r = (0..ranks)
                 .filter(|&r| free.get(r).copied().unwrap_or(false))
-                .filter_map(|r| forwards.get(r)?.peek().map(|Reverse(k)| (*k, r)))
+                .filter_map(|r| queues.get(r)?.forward.peek().map(|Reverse(k)| (*k, r)))
                 .min()?
                 .1;
-            let act = pick(rule, r, &mut backwards, &mut forwards, true)?;
+            let act = pick(r, &mut queues, true)?;
             start(act, r, now, &mut running, &mut free, &mut held, &mut out);
             continue;
         };
         now = end;
         // Everything that ends now ends before any rank picks again (a backward readied at this
         // instant is weighed with the forwards).
-        let mut ended = vec![(r, backward, s, mb)];
+        let mut ended = vec![(r, op, s, mb)];
         while let Some(Reverse((e, ..))) = running.peek()
             && *e == now
         {
-            let Some(Reverse((_, r, backward, s, mb))) = running.pop() else {
+            let Some(Reverse((_, r, op, s, mb))) = running.pop() else {
                 break;
             };
-            ended.push((r, backward, s, mb));
+            ended.push((r, op, s, mb));
         }
         let mut ready = |act: Act| -> Option<()> {
             let slot = missing.get_mut(id(act))?;
             *slot = slot.saturating_sub(1);
             if *slot == 0 {
-                let on = *rank_of.get(act.1)?;
-                let list = if act.0 { &mut backwards } else { &mut forwards };
-                list.get_mut(on)?.push(Reverse(rule.key(act, stages)));
+                let on = queues.get_mut(*rank_of.get(act.1)?)?;
+                let (list, key) = match act.0 {
+                    Op::Forward => (&mut on.forward, rule.key(act, stages, back)),
+                    Op::Backward | Op::Input => (&mut on.back, rule.key(act, stages, back)),
+                    // The oldest first: nothing waits for it.
+                    Op::Weight => (&mut on.weight, (act.2 as i64, act.1 as i64, act.1, act.2)),
+                };
+                list.push(Reverse(key));
             }
             Some(())
         };
-        for (r, backward, s, mb) in ended {
+        for (r, op, s, mb) in ended {
             *free.get_mut(r)? = true;
             done += 1;
-            if backward {
-                *held.get_mut(r)? = held.get(r)?.saturating_sub(1);
-                if s > 0 {
-                    ready((true, s - 1, mb))?;
+            match op {
+                Op::Forward => {
+                    if s + 1 < stages {
+                        ready((Op::Forward, s + 1, mb))?;
+                    }
+                    ready((back_op, s, mb))?;
                 }
-            } else {
-                if s + 1 < stages {
-                    ready((false, s + 1, mb))?;
+                Op::Backward | Op::Input => {
+                    if op == Op::Backward {
+                        *held.get_mut(r)? = held.get(r)?.saturating_sub(1);
+                    } else {
+                        ready((Op::Weight, s, mb))?;
+                    }
+                    if s > 0 {
+                        ready((back_op, s - 1, mb))?;
+                    }
                 }
-                ready((true, s, mb))?;
+                Op::Weight => *held.get_mut(r)? = held.get(r)?.saturating_sub(1),
             }
         }
     }
     None
 }
 
-/// What rank `r` runs next under `rule`, a forward only where `forwards_allowed` (under the
-/// activation bound, or forced).
-fn pick(
-    rule: Rule,
-    r: usize,
-    backwards: &mut [Ready],
-    forwards: &mut [Ready],
-    forwards_allowed: bool,
-) -> Option<Act> {
-    let backward = backwards.get(r)?.peek().map(|Reverse(k)| k.0);
+/// What a rank with these ready actions runs next under `rule` (`back_op` the gradient chain's
+/// op), a forward only where `forwards_allowed` (under the activation bound, or forced), a
+/// weight half only where neither a forward it may start nor a backward is ready.
+fn pick(rule: Rule, back_op: Op, queues: &mut Queues, forwards_allowed: bool) -> Option<Act> {
+    let backward = queues.back.peek().map(|Reverse(k)| k.0);
     let forward = if forwards_allowed {
-        forwards.get(r)?.peek().map(|Reverse(k)| k.0)
+        queues.forward.peek().map(|Reverse(k)| k.0)
     } else {
         None
     };
-    let take_backward = match (backward, forward) {
-        (None, None) => return None,
-        (Some(_), None) => true,
-        (None, Some(_)) => false,
+    let (op, list) = match (backward, forward) {
+        (None, None) => (Op::Weight, &mut queues.weight),
+        (Some(_), None) => (back_op, &mut queues.back),
+        (None, Some(_)) => (Op::Forward, &mut queues.forward),
         // 1F1B's priorities run any ready backward first; a deadline rule the more urgent, a
         // backward among equals.
-        (Some(b), Some(f)) => rule == Rule::Oldest || b <= f,
+        (Some(b), Some(f)) if rule == Rule::Oldest || b <= f => (back_op, &mut queues.back),
+        (Some(_), Some(_)) => (Op::Forward, &mut queues.forward),
     };
-    let list = if take_backward { backwards } else { forwards };
-    let Reverse((_, _, s, mb)) = list.get_mut(r)?.pop()?;
-    Some((take_backward, s, mb))
+    let Reverse((_, _, s, mb)) = list.pop()?;
+    Some((op, s, mb))
 }
 
 /// Starts `act` on rank `r` at `now`.
@@ -300,13 +405,14 @@ fn start(
     held: &mut [usize],
     out: &mut [Vec<Act>],
 ) {
-    let (backward, s, mb) = act;
-    let cost = if backward { BACKWARD } else { FORWARD };
-    running.push(Reverse((now + cost, r, backward, s, mb)));
+    let (op, s, mb) = act;
+    running.push(Reverse((now + op.cost(), r, op, s, mb)));
     if let Some(f) = free.get_mut(r) {
         *f = false;
     }
-    if !backward && let Some(h) = held.get_mut(r) {
+    if op == Op::Forward
+        && let Some(h) = held.get_mut(r)
+    {
         *h += 1;
     }
     if let Some(order) = out.get_mut(r) {

@@ -55,6 +55,12 @@ impl Schedule for Zb1p {
         true
     }
 
+    /// Zero bubble bounds the activations a rank holds and defers the weight halves into the
+    /// bubble: what the list-scheduled order does.
+    fn lists_over_any_placement(&self) -> bool {
+        true
+    }
+
     fn splits_backward_of(&self) -> Option<Skeleton> {
         Some(ONE_F_ONE_B)
     }
