@@ -149,7 +149,11 @@ fn two_waves_fall_short_of_an_order_the_solver_finds_under_the_same_memory() {
     }
     assert_eq!(
         seen,
-        [(3, 6, 80.0, 78.0), (3, 9, 118.0, 114.0), (4, 8, 106.0, 105.0)]
+        [
+            (3, 6, 80.0, 78.0),
+            (3, 9, 118.0, 114.0),
+            (4, 8, 106.0, 105.0)
+        ]
     );
 }
 

@@ -387,7 +387,8 @@ fn a_folds_order_reaches_the_proven_optimum_but_once() {
 /// The same with the backward split (interleaved zero bubble under the V fold, a forward and each
 /// half one unit: `tests/fixtures/fold_optimum/optimum_split.txt`, proven by the solver): the
 /// derived order reaches the optimum on every case, which is zero bubble's step under its own
-/// placement, `vM·(t_F + t_B) + (P − 1)·t_F` — the fold costs no time, and its slots, which
+/// placement, `vM·(t_F + t_B) + (P − 1)·t_F` — the fold costs no time, holds `v·P` stages'
+/// activations at its peak (no more than unfolded; less where `M = P + 1`), and its slots, which
 /// deadlock there, give way.
 #[test]
 fn a_split_folds_order_reaches_the_proven_optimum() {
@@ -401,7 +402,9 @@ fn a_split_folds_order_reaches_the_proven_optimum() {
         let n: Vec<usize> = line.split(' ').map(|x| x.parse().unwrap()).collect();
         let (p, v, m, optimum) = (n[0], n[1], n[2], n[3] as f64);
         let cut: Vec<usize> = (1..v).map(|c| c * p).collect();
-        let mut s = scenario(uniform(p * v), &cut, &vec![ZB1P; v], p, m);
+        let mut layers = uniform(p * v);
+        layers[0].activation_bytes = Some(1e9);
+        let mut s = scenario(layers, &cut, &vec![ZB1P; v], p, m);
         let own = simulate_scenario(&s, Default::default()).unwrap();
         s.placement = Some(PlacementSpec::VFold);
         let sim = simulate_scenario(&s, Default::default()).unwrap();
@@ -410,16 +413,83 @@ fn a_split_folds_order_reaches_the_proven_optimum() {
         let peak = |sim: &mpipe::sim::run::Simulation| {
             sim.memory.iter().map(|c| c.peak_bytes).fold(0.0, f64::max)
         };
-        // Interleaved zero bubble's own rounds need whole rounds of P microbatches; the fold
-        // runs as long and holds at most as much at its peak.
-        if m % p == 0 {
-            assert_eq!(own.makespan_s, optimum, "P={p} v={v} M={m}");
-            assert!(peak(&sim) <= peak(&own), "P={p} v={v} M={m}");
-        }
+        // The fold runs as long as interleaved zero bubble's own order and holds at most as much
+        // at its peak.
+        assert_eq!(own.makespan_s, optimum, "P={p} v={v} M={m}");
+        // Zero bubble's bound, `v·P` stages' activations of 1 GB, reached.
+        assert_eq!(peak(&sim), (v * p) as f64 * 1e9, "P={p} v={v} M={m}");
+        assert!(peak(&sim) <= peak(&own), "P={p} v={v} M={m}");
         assert!(sim.derivation.order_note.is_some(), "P={p} v={v} M={m}");
         cases += 1;
     }
     assert_eq!(cases, 19);
+}
+
+/// A fold over frozen regions: the list-scheduled order leaves out the backwards a region with
+/// nothing trainable at or before it does not run and the weight halves an untrained one does
+/// not compute (interleaved 1F1B with its first region frozen was refused, the error blaming an
+/// `orders` field the file does not have: `0B0` is not an event of this schedule). VPP-3's
+/// shape, 12 layers over 3 regions, P = 4, M = 8, one layer 1 s forward and 2 s back.
+#[test]
+fn a_fold_over_frozen_regions_gets_an_order_without_the_work_they_skip() {
+    let mut seen = Vec::new();
+    for skeleton in [ONE_F_ONE_B, ZB1P] {
+        for frozen in [&[0][..], &[1], &[2], &[0, 1]] {
+            let layers = (0..3)
+                .map(|r| {
+                    let mut l = LayerSpec::timed(&format!("r{r}"), Role::Backbone, 4, 1.0);
+                    l.trainable = !frozen.contains(&r);
+                    l
+                })
+                .collect();
+            let mut s = scenario(layers, &[4, 8], &[skeleton; 3], 4, 8);
+            s.placement = Some(PlacementSpec::VFold);
+            let sim = simulate_scenario(&s, Default::default())
+                .unwrap_or_else(|e| panic!("{} {frozen:?}: {e}", skeleton.name()));
+            assert!(common::executes(&sim.derivation));
+            seen.push((
+                skeleton.name(),
+                frozen.to_vec(),
+                sim.makespan_s,
+                sim.derivation.order_note.is_some(),
+            ));
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            ("1f1b", vec![0], 66.0, true),
+            ("1f1b", vec![1], 81.0, true),
+            ("1f1b", vec![2], 81.0, true),
+            ("1f1b", vec![0, 1], 53.0, true),
+            ("zb1p", vec![0], 70.0, true),
+            ("zb1p", vec![1], 74.0, true),
+            ("zb1p", vec![2], 73.0, true),
+            ("zb1p", vec![0, 1], 58.0, false),
+        ]
+    );
+}
+
+/// A V schedule under the default placement rather than its own V (its slots deadlock there)
+/// gets a list-scheduled order too: ZB-V, V-Half, V-Min and Hanayo, P = 4, M = 8, two chunks of
+/// one 1 s layer a stage — zero bubble's step, `6M + P − 1 = 51` s, for the split ones, and
+/// 59 s for Hanayo's whole backwards (57 s on its own V, interleaved 1F1B's step).
+#[test]
+fn a_v_schedule_off_its_v_gets_a_listed_order() {
+    use mpipe::schedules::{HANAYO, VHALF, VMIN, ZBV};
+    for (skeleton, step) in [(ZBV, 51.0), (VHALF, 51.0), (VMIN, 51.0), (HANAYO, 59.0)] {
+        let mut s = scenario(uniform(8), &[4], &[skeleton; 2], 4, 8);
+        s.placement = Some(PlacementSpec::Default);
+        let sim = simulate_scenario(&s, Default::default()).unwrap();
+        assert_eq!(sim.makespan_s, step, "{}", skeleton.name());
+        assert!(
+            sim.derivation.order_note.as_deref().is_some_and(
+                |n| n.starts_with("the schedule's slots deadlock under this placement")
+            ),
+            "{}",
+            skeleton.name()
+        );
+    }
 }
 
 /// Interleaved 1F1B's slots that run under a fold but slower than the list-scheduled order give

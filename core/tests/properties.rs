@@ -478,7 +478,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(150))]
 
     /// Interleaved zero bubble (`zb1p`, its backward split into `I` and `W`) under any placement
-    /// of its chunks: an order is derived (list-scheduled where its slots deadlock or run
+    /// of its chunks, any of them frozen: an order is derived (list-scheduled where its slots deadlock or run
     /// slower, issue 26), it executes, each `W` follows its own `I`, and the longest path, the
     /// (max,+) composition and the event simulation agree under random costs.
     #[test]
@@ -488,16 +488,20 @@ proptest! {
         }),
         rounds in 1usize..=3,
         times in prop::collection::vec((1u8..=8, 0u8..=8), 15),
+        trainable in prop::collection::vec(any::<bool>(), 3),
     ) {
         let m = p * rounds;
         let (_, mut s) = placed(mpipe::schedules::ZB1P, p, m, &perms, false);
-        // One layer a stage, each with its own forward and input half (in eighths of a second).
+        // One layer a stage, each with its own forward and input half (in eighths of a second);
+        // a region frozen at random (one with nothing trainable at or before it runs no
+        // backward, an untrained one no weight half).
         s.model.layers = (0..p * perms.len())
             .map(|i| {
                 let (f, input) = times[i % times.len()];
                 let mut l = LayerSpec::timed(&format!("l{i}"), Role::Backbone, 1, f64::from(f) / 8.0);
                 l.bwd_s = Some(f64::from(f) / 4.0);
                 l.bwd_input_s = Some(f64::from(f) / 4.0 * f64::from(input) / 8.0);
+                l.trainable = trainable[i / p];
                 l
             })
             .collect();

@@ -8,7 +8,7 @@ use crate::algebra::plan::Plan;
 use crate::graph::event::Event;
 use crate::graph::order::Order;
 use crate::graph::time::longest_path;
-use crate::schedules::listed::{self, BACKWARD, FORWARD, HALF};
+use crate::schedules::listed::{self, BACKWARD, FORWARD, HALF, Op};
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::{Half, OpSet};
 
@@ -21,8 +21,9 @@ pub(crate) struct Listed {
     /// The bound on held activations it ran under, in words.
     pub bound: String,
     /// The run's end, in units of time (a forward one, a backward two, each half one): what the
-    /// order's own earliest-start replay takes at most.
-    pub end: u64,
+    /// order's own earliest-start replay takes at most; `None` where the run scheduled actions
+    /// the plan does not have (left out of the orders: read the order's [`unit_end`]).
+    pub end: Option<u64>,
 }
 
 /// The shortest list-scheduled run over `plan`'s placement, or `None` where this does not apply:
@@ -45,11 +46,28 @@ pub(crate) fn orders(plan: &Plan) -> Option<Listed> {
         .as_ref()
         .is_some_and(|w| w.skeleton.schedule().ops() == OpSet::SplitBackward);
     let run = listed::shortest(plan.ranks, plan.microbatches, rank_of, split)?;
+    // The run schedules every stage's backward and weight half; a region Lemma 1 runs no
+    // backward in (nothing trainable at or before it) has none, an untrained one no weight half.
+    // Leaving them out keeps the orders deadlock-free: nothing left waits for them.
+    let exists = |op: Op, stage: usize| {
+        let gates = plan.gates_of(stage / plan.ranks.max(1) + 1);
+        match op {
+            Op::Forward => true,
+            Op::Backward | Op::Input => gates.runs_backward,
+            Op::Weight => gates.runs_backward && gates.reduces,
+        }
+    };
+    let mut complete = true;
     let orders = run
         .actions
         .iter()
         .map(|acts| {
             acts.iter()
+                .filter(|&&(op, s, _)| {
+                    let keep = exists(op, s);
+                    complete &= keep;
+                    keep
+                })
                 .map(|&(op, s, mb)| format!("{s}{}{mb}", op.letter()))
                 .collect()
         })
@@ -58,7 +76,7 @@ pub(crate) fn orders(plan: &Plan) -> Option<Listed> {
         orders,
         rule: run.rule,
         bound: run.bound,
-        end: run.end,
+        end: complete.then_some(run.end),
     })
 }
 

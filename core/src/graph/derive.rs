@@ -195,7 +195,9 @@ pub fn derive_plan_with(
                 listed.rule,
                 listed_words(&listed.bound, split)
             ));
-            build::build(&plan, &collectives, Some(&listed.orders))?
+            // The deadlock stays the error where the listed order does not lay out either.
+            build::build(&plan, &collectives, Some(&listed.orders))
+                .map_err(|_| DeriveError::from(deadlock))?
         }
         // Slots that run on give way where they are slower, for a schedule whose spirit the
         // list-scheduled rules keep (1F1B's bound on the activations a rank holds); another's
@@ -203,17 +205,20 @@ pub fn derive_plan_with(
         Ok(slots) if fold.is_some_and(|s| s.lists_over_any_placement()) => {
             let slot_end = any_placement::unit_end(&slots);
             let shorter = any_placement::orders(&plan)
-                .filter(|listed| (listed.end as f64) < slot_end)
+                .filter(|listed| listed.end.is_none_or(|end| (end as f64) < slot_end))
                 // The slots stay where the listed order does not lay out.
                 .and_then(|listed| {
                     let order = build::build(&plan, &collectives, Some(&listed.orders)).ok()?;
-                    Some((listed, order))
+                    // A run with actions the plan lacks is timed as laid out.
+                    let end = listed
+                        .end
+                        .map_or_else(|| any_placement::unit_end(&order), |end| end as f64);
+                    (end < slot_end).then_some((listed, order, end))
                 });
             match shorter {
-                Some((listed, order)) => {
+                Some((listed, order, end)) => {
                     order_note = Some(format!(
-                        "the schedule's slots assume its own placement and take {slot_end} units under this one ({short_units}) where an order list-scheduled over it takes {}: that order — {}, {}",
-                        listed.end,
+                        "the schedule's slots assume its own placement and take {slot_end} units under this one ({short_units}) where an order list-scheduled over it takes {end}: that order — {}, {}",
                         listed.rule,
                         listed_words(&listed.bound, split)
                     ));
