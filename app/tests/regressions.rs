@@ -1273,6 +1273,33 @@ fn a_v_fold_of_interleaved_1f1b_is_derived_and_says_how() {
     h.get_by_label_contains("order: the schedule's slots deadlock under this placement");
 }
 
+/// The editor chooses the placement (issue 26): VPP-3 folded as a V from the *Placement* menu
+/// derives with its list-scheduled order (81 s, as unfolded), the menu says `v_fold`, and one undo
+/// brings the schedule's own placement back.
+#[test]
+fn the_placement_menu_folds_a_pipeline_and_undo_unfolds_it() {
+    let mut h = on_sample("vpp3.json");
+    let before = h.state().scenario().cloned().unwrap();
+    assert_eq!(before.placement, None);
+    choose(&mut h, "Placement", "v_fold");
+    wait(&mut h, |s| {
+        s.shown()
+            .is_some_and(|x| x.title.contains("v_fold placement"))
+    });
+    assert_eq!(
+        h.state().scenario().unwrap().placement,
+        Some(mpipe::scenario::placement::PlacementSpec::VFold)
+    );
+    assert_eq!(h.state().shown().unwrap().sim.makespan_s, 81.0);
+    h.get_by_label_contains("order: the schedule's slots deadlock under this placement");
+    h.state_mut().apply(Command::Undo);
+    wait(&mut h, |s| {
+        s.shown()
+            .is_some_and(|x| !x.title.contains("v_fold placement"))
+    });
+    assert_eq!(h.state().scenario(), Some(&before));
+}
+
 /// Interleaved zero bubble under the V fold was refused (its split backward had no
 /// list-scheduled order): VPP-3 as `zb1p`, folded, is derived, says how, and runs as long as
 /// unfolded (75 s, zero bubble's step).

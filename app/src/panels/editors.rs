@@ -76,6 +76,7 @@ pub fn editors_ui(ui: &mut Ui, studio: &Studio) -> Vec<Command> {
         .map(|shown| shown.sim.derivation.plan.placement.ranks_of_stages());
     regions_ui(ui, s, placement, &mut out);
     widths_ui(ui, s, &mut out);
+    placement_ui(ui, s, &mut out);
     ui.separator();
     owner_ui(ui, s, &mut out);
     let encoder = mpipe::view::palette::region_hue(Role::Encoder, 0);
@@ -416,6 +417,42 @@ fn slabs_ui(ui: &mut Ui, s: &Scenario, region: usize, out: &mut Vec<Command>) {
             }
         }
     });
+}
+
+/// Where the Sharded regions' slabs run: the schedule's own placement (no `placement` field),
+/// the default one, or the V fold; a placement written by hand (or made by trading ranks in the
+/// chart) shows as `explicit`, kept until another is chosen.
+fn placement_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
+    use mpipe::scenario::placement::PlacementSpec;
+    const OWN: &str = "the schedule's own";
+    let current = s.placement.as_ref().map_or(OWN, PlacementSpec::name);
+    egui::ComboBox::from_label("Placement")
+        .selected_text(current)
+        .show_ui(ui, |ui| {
+            for (name, spec, meaning) in [
+                (OWN, None, "what the schedule's slots assume (a V schedule's V, else slab i on rank i)"),
+                (
+                    "default",
+                    Some(PlacementSpec::Default),
+                    "slab i of every region on rank i",
+                ),
+                (
+                    "v_fold",
+                    Some(PlacementSpec::VFold),
+                    "every second Sharded region reversed: slab i on rank P − 1 − i (a V)",
+                ),
+            ] {
+                let label = ui.selectable_label(current == name, name).on_hover_text(format!(
+                    "{meaning}; under a placement its slots do not assume, a schedule's order is list-scheduled over it"
+                ));
+                if label.clicked() && current != name {
+                    out.push(Command::Edit {
+                        edit: Edit::Placement(spec),
+                        gesture: None,
+                    });
+                }
+            }
+        });
 }
 
 fn owner_ui(ui: &mut Ui, s: &Scenario, out: &mut Vec<Command>) {
