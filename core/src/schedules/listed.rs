@@ -201,7 +201,11 @@ pub fn shortest(
     };
     let mut best: Option<(u64, Rule, &str, Vec<Vec<Act>>)> = None;
     let rules = Rule::tried(chunks);
-    for &(words, bound) in bounds {
+    for (k, &(words, bound)) in bounds.iter().enumerate() {
+        // One rank (or any shape where the bounds agree): the second would run the first again.
+        if bounds.get(..k).is_some_and(|before| before.iter().any(|b| b.1 == bound)) {
+            continue;
+        }
         let shape = Shape { bound, ..shape };
         for (i, &rule) in rules.iter().enumerate() {
             // Two to four chunks make the first deadline rule a later one: run once.
