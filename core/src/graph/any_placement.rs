@@ -20,6 +20,8 @@ pub(crate) struct Listed {
     pub rule: String,
     /// The bound on held activations it ran under, in words.
     pub bound: String,
+    /// Whether runs were made under two bounds.
+    pub two_bounds: bool,
     /// The run's end, in units of time (a forward one, a backward two, each half one): what the
     /// order's own earliest-start replay takes at most; `None` where the run scheduled actions
     /// the plan does not have (left out of the orders: read the order's [`unit_end`]).
@@ -41,11 +43,10 @@ pub(crate) fn orders(plan: &Plan) -> Option<Listed> {
     if rank_of.len() != plan.regions.len().checked_mul(plan.ranks)? {
         return None;
     }
-    let split = plan
-        .wavefront
-        .as_ref()
-        .is_some_and(|w| w.skeleton.schedule().ops() == OpSet::SplitBackward);
-    let run = listed::shortest(plan.ranks, plan.microbatches, rank_of, split)?;
+    let schedule = plan.wavefront.as_ref().map(|w| (w.skeleton.schedule(), w));
+    let split = schedule.is_some_and(|(s, _)| s.ops() == OpSet::SplitBackward);
+    let own = schedule.and_then(|(s, w)| s.listed_bound(&plan.run_ctx(w)));
+    let run = listed::shortest(plan.ranks, plan.microbatches, rank_of, split, own)?;
     // The run schedules every stage's backward and weight half; a region Lemma 1 runs no
     // backward in (nothing trainable at or before it) has none, an untrained one no weight half.
     // Leaving them out keeps the orders deadlock-free: nothing left waits for them.
@@ -76,6 +77,7 @@ pub(crate) fn orders(plan: &Plan) -> Option<Listed> {
         orders,
         rule: run.rule,
         bound: run.bound,
+        two_bounds: run.two_bounds,
         end: complete.then_some(run.end),
     })
 }

@@ -118,9 +118,9 @@ fn own_placement(scenario: &Scenario) -> PlacementSpec {
 }
 
 /// How a list-scheduled order was chosen, in the derivation's note, under its `bound` on held
-/// activations (`split`: a split backward's runs, made under two bounds).
-fn listed_words(bound: &str, split: bool) -> String {
-    let runs = match split {
+/// activations (`two_bounds`: runs made under two bounds, a split backward's).
+fn listed_words(bound: &str, two_bounds: bool) -> String {
+    let runs = match two_bounds {
         true => {
             "up to five rules under each of two bounds on held activations (the looser kept only where it runs shorter)"
         }
@@ -193,7 +193,7 @@ pub fn derive_plan_with(
             order_note = Some(format!(
                 "the schedule's slots deadlock under this placement (they assume its own): the order is list-scheduled over it — {}, {} ({units})",
                 listed.rule,
-                listed_words(&listed.bound, split)
+                listed_words(&listed.bound, listed.two_bounds)
             ));
             // The deadlock stays the error where the listed order does not lay out either.
             build::build(&plan, &collectives, Some(&listed.orders))
@@ -220,7 +220,7 @@ pub fn derive_plan_with(
                     order_note = Some(format!(
                         "the schedule's slots assume its own placement and take {slot_end} units under this one ({short_units}) where an order list-scheduled over it takes {end}: that order — {}, {}",
                         listed.rule,
-                        listed_words(&listed.bound, split)
+                        listed_words(&listed.bound, listed.two_bounds)
                     ));
                     order
                 }

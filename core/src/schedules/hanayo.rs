@@ -92,7 +92,7 @@ impl Schedule for Hanayo {
         let rank_of: Vec<usize> = (0..ctx.chunks)
             .flat_map(|c| (0..p).map(move |k| v_fold_rank(c, k, p)))
             .collect();
-        let Some(run) = listed::shortest(p, ctx.microbatches, &rank_of, false) else {
+        let Some(run) = listed::shortest(p, ctx.microbatches, &rank_of, false, None) else {
             return vec![Vec::new(); p];
         };
         let slot = |&(op, s, mb): &Act| {

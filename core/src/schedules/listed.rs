@@ -143,8 +143,11 @@ pub struct Listed {
     /// Which rule gave it, in words.
     pub rule: String,
     /// The bound on the stages' activations a rank holds it ran under, in words
-    /// (`(v + 1)·P − 1`, or `v·P` where the backward splits and that is as short).
+    /// (`(v + 1)·P − 1`, or `v·P` where the backward splits and that is as short, or the
+    /// schedule's own).
     pub bound: String,
+    /// Whether runs were made under two bounds (a split backward's, without one of its own).
+    pub two_bounds: bool,
     /// The run's end, in units of time (a forward one, a backward two, each half one): what the
     /// order's own earliest-start replay takes at most.
     pub end: u64,
@@ -169,13 +172,15 @@ struct Shape<'a> {
 
 /// The shortest of the runs of [`Rule::tried`] over `ranks` ranks, `microbatches` microbatches
 /// and the stages `rank_of` places (stage `s` on rank `rank_of[s]`, the chain in stage order),
-/// backwards whole or (`split`) in halves, or `None` where there is nothing to run (no stage, no
+/// backwards whole or (`split`) in halves, under the schedule's `own` bound on held activations
+/// where it gives one (else as the module says), or `None` where there is nothing to run (no stage, no
 /// microbatch, a stage without a rank).
 pub fn shortest(
     ranks: usize,
     microbatches: usize,
     rank_of: &[usize],
     split: bool,
+    own: Option<(&'static str, usize)>,
 ) -> Option<Listed> {
     let stages = rank_of.len();
     if ranks == 0 || stages == 0 || microbatches == 0 || rank_of.iter().any(|&r| r >= ranks) {
@@ -194,16 +199,20 @@ pub fn shortest(
     // where the backward splits, interleaved zero bubble's, `(v − 1)·P + P`, first (the shorter
     // of equal runs is the first: the looser bound only where it saves time).
     let loose = (BOUND_1F1B, (chunks + 1).saturating_mul(ranks) - 1);
-    let bounds: &[(&str, usize)] = if split {
-        &[(BOUND_ZB, chunks.saturating_mul(ranks)), loose]
-    } else {
-        &[loose]
+    let bounds: &[(&str, usize)] = match own {
+        // A schedule that controls its memory keeps its own bound.
+        Some(own) => &[own],
+        None if split => &[(BOUND_ZB, chunks.saturating_mul(ranks)), loose],
+        None => &[loose],
     };
     let mut best: Option<(u64, Rule, &str, Vec<Vec<Act>>)> = None;
     let rules = Rule::tried(chunks);
     for (k, &(words, bound)) in bounds.iter().enumerate() {
         // One rank (or any shape where the bounds agree): the second would run the first again.
-        if bounds.get(..k).is_some_and(|before| before.iter().any(|b| b.1 == bound)) {
+        if bounds
+            .get(..k)
+            .is_some_and(|before| before.iter().any(|b| b.1 == bound))
+        {
             continue;
         }
         let shape = Shape { bound, ..shape };
@@ -225,6 +234,7 @@ pub fn shortest(
         actions,
         rule: rule.describe(),
         bound: bound.to_string(),
+        two_bounds: bounds.len() > 1,
         end,
     })
 }

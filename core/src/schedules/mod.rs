@@ -340,6 +340,12 @@ pub trait Schedule: Sync {
     fn lists_over_any_placement(&self) -> bool {
         false
     }
+    /// The bound on the stages' activations a rank holds that an order list-scheduled over a
+    /// placement its slots do not assume keeps to, in words and as a count, where the schedule
+    /// controls its memory (V-Half, V-Min); `None`: zero bubble's or 1F1B's.
+    fn listed_bound(&self, _ctx: &RunCtx) -> Option<(&'static str, usize)> {
+        None
+    }
     /// The schedule it is with its backward split into `I` and `W` (zero bubble: `1f1b`), where
     /// it is one: a tuner's split-backward move goes from that one to this.
     fn splits_backward_of(&self) -> Option<Skeleton> {

@@ -58,6 +58,10 @@ impl Schedule for VHalf {
         PlacementKind::VFold
     }
 
+    fn listed_bound(&self, ctx: &RunCtx) -> Option<(&'static str, usize)> {
+        Block::Half.listed_bound(ctx)
+    }
+
     fn check(&self, ctx: &RunCtx) -> Result<(), ScheduleRule> {
         two_chunks(
             "vhalf-chunks",
@@ -139,14 +143,15 @@ impl Block {
     /// with fewer microbatches, or two ranks, the passes' squeeze leaves another step.
     pub(crate) fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
         let (p, m) = (ctx.ranks, ctx.microbatches);
-        let (least, idle, peak) = match self {
+        let peak = self.held_stages(p);
+        let (least, idle) = match self {
             Block::Half => {
                 let g = if p.is_multiple_of(2) { 3 } else { 0 };
-                (p + 2, (3 * p).checked_sub(4 + g)?, 2 * ((p + 2) / 2))
+                (p + 2, (3 * p).checked_sub(4 + g)?)
             }
             Block::Min => {
                 let g = if p.is_multiple_of(3) { 2 } else { 0 };
-                (p + 1, (4 * p).checked_sub(5 + g)?, 2 * ((p + 4) / 3))
+                (p + 1, (4 * p).checked_sub(5 + g)?)
             }
         };
         if ctx.chunks != 2 || p < 3 || m < least || !costs.backward_is(2.0) {
@@ -174,6 +179,24 @@ impl Block {
             memory: Some(memory),
             peak_activations: Some(peak as f64),
         })
+    }
+
+    /// The stages' activations a rank holds at most over `p` ranks (one chunk's stage each): the
+    /// paper's `⌊(P + 2)/2⌋` (V-Half) or `⌊(P + 4)/3⌋` (V-Min) microbatches of its two stages.
+    pub(crate) fn held_stages(&self, p: usize) -> usize {
+        match self {
+            Block::Half => 2 * ((p + 2) / 2),
+            Block::Min => 2 * ((p + 4) / 3),
+        }
+    }
+
+    /// [`Schedule::listed_bound`] of the block's schedule.
+    pub(crate) fn listed_bound(&self, ctx: &RunCtx) -> Option<(&'static str, usize)> {
+        let words = match self {
+            Block::Half => "V-Half's 2⌊(P + 2)/2⌋",
+            Block::Min => "V-Min's 2⌊(P + 4)/3⌋",
+        };
+        Some((words, self.held_stages(ctx.ranks)))
     }
 
     /// The block's offsets on rank `r` of `p`.

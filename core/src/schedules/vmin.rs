@@ -43,6 +43,10 @@ impl Schedule for VMin {
         PlacementKind::VFold
     }
 
+    fn listed_bound(&self, ctx: &RunCtx) -> Option<(&'static str, usize)> {
+        Block::Min.listed_bound(ctx)
+    }
+
     fn check(&self, ctx: &RunCtx) -> Result<(), ScheduleRule> {
         two_chunks(
             "vmin-chunks",
