@@ -7,7 +7,7 @@ use crate::algebra::collectives::Collectives;
 use crate::algebra::plan::{Plan, Wavefront};
 use crate::graph::builder::{Builder, key};
 use crate::graph::compose::transpose::merged_orders;
-use crate::graph::deadlock::check_deadlock;
+use crate::graph::deadlock::{check_deadlock, check_deadlock_proposing};
 use crate::graph::event::{EdgeKind, Event};
 use crate::graph::explicit::explicit_orders;
 use crate::graph::order::{Order, OrderError};
@@ -35,6 +35,18 @@ pub fn build_with(
     collectives: &Collectives,
     explicit: Option<&[Vec<String>]>,
     by_position: Option<Vec<Vec<Slot>>>,
+) -> Result<Order, OrderError> {
+    build_proposing(plan, collectives, explicit, by_position, true)
+}
+
+/// [`build_with`], a deadlock's proposed reordering searched for only where `propose` (see
+/// [`check_deadlock_proposing`]).
+pub(crate) fn build_proposing(
+    plan: &Plan,
+    collectives: &Collectives,
+    explicit: Option<&[Vec<String>]>,
+    by_position: Option<Vec<Vec<Slot>>>,
+    propose: bool,
 ) -> Result<Order, OrderError> {
     // Hand-written orders are parsed once: for which backwards they split, then for the order.
     let parsed: Option<Vec<Vec<Result<Step, StepParseError>>>> = explicit.map(|lists| {
@@ -104,7 +116,7 @@ pub fn build_with(
         pairs,
         topological: Vec::new(),
     };
-    order.topological = check_deadlock(&order)?;
+    order.topological = check_deadlock_proposing(&order, propose)?;
     // Early recomputations and offload's copies are added to an order free of deadlock (a
     // deadlocking order's repair proposes PyTorch's actions only, and copies wait on positions
     // in it), and add no cycle to it.

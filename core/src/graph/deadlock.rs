@@ -11,6 +11,22 @@ use std::collections::HashMap;
 /// it — a longest path or a slack is the same along any); on
 /// failure, walks back through the unprocessed events to a repeated one and reports that cycle.
 pub fn check_deadlock(order: &Order) -> Result<Vec<u32>, OrderError> {
+    check_deadlock_proposing(order, true)
+}
+
+/// [`check_deadlock`], its error's proposed reordering searched for only where `propose` (a
+/// caller with another order to stand in reports none: the search costs more than the check).
+pub(crate) fn check_deadlock_proposing(
+    order: &Order,
+    propose: bool,
+) -> Result<Vec<u32>, OrderError> {
+    let fix = || {
+        Box::new(if propose {
+            repair(order)
+        } else {
+            Fix::default()
+        })
+    };
     let g = &order.graph;
     let n = g.node_count();
     let mut indegree = g.in_degrees();
@@ -90,7 +106,7 @@ pub fn check_deadlock(order: &Order) -> Result<Vec<u32>, OrderError> {
             return Err(OrderError::Deadlock {
                 cycle: labels,
                 actions,
-                fix: Box::new(repair(order)),
+                fix: fix(),
                 derived: None,
             });
         }
@@ -101,7 +117,7 @@ pub fn check_deadlock(order: &Order) -> Result<Vec<u32>, OrderError> {
     Err(OrderError::Deadlock {
         cycle: vec![label(start)],
         actions: Vec::new(),
-        fix: Box::new(repair(order)),
+        fix: fix(),
         derived: None,
     })
 }

@@ -185,10 +185,23 @@ pub fn derive_plan_with(
             "a forward one, a backward two",
         ),
     };
-    let mut order = match build::build_with(&plan, &collectives, explicit, by_position) {
+    // Where a listed order may stand in for slots that deadlock, the deadlock's proposed
+    // reordering (a search) is made only if the deadlock is reported after all.
+    let again = fold.is_some().then(|| by_position.clone()).flatten();
+    let reported = |unproposed: OrderError| match build::build_with(
+        &plan,
+        &collectives,
+        explicit,
+        again.clone(),
+    ) {
+        Err(proposed) => DeriveError::from(proposed),
+        Ok(_) => DeriveError::from(unproposed),
+    };
+    let built = build::build_proposing(&plan, &collectives, explicit, by_position, fold.is_none());
+    let mut order = match built {
         Err(deadlock @ OrderError::Deadlock { .. }) if fold.is_some() => {
             let Some(listed) = any_placement::orders(&plan) else {
-                return Err(deadlock.into());
+                return Err(reported(deadlock));
             };
             order_note = Some(format!(
                 "the schedule's slots deadlock under this placement (they assume its own): the order is list-scheduled over it — {}, {} ({units})",
@@ -196,8 +209,10 @@ pub fn derive_plan_with(
                 listed_words(&listed.bound, listed.two_bounds)
             ));
             // The deadlock stays the error where the listed order does not lay out either.
-            build::build(&plan, &collectives, Some(&listed.orders))
-                .map_err(|_| DeriveError::from(deadlock))?
+            match build::build(&plan, &collectives, Some(&listed.orders)) {
+                Ok(order) => order,
+                Err(_) => return Err(reported(deadlock)),
+            }
         }
         // Slots that run on give way where they are slower, for a schedule whose spirit the
         // list-scheduled rules keep (1F1B's bound on the activations a rank holds); another's

@@ -69,8 +69,46 @@ impl Op {
 pub type Act = (Op, usize, usize);
 /// A rank's ready actions of one kind, most urgent first: `(priority, tie, stage, microbatch)`.
 type Ready = BinaryHeap<Reverse<(i64, i64, usize, usize)>>;
-/// The actions under way, soonest end first: `(end, rank, op, stage, microbatch)`.
-type Running = BinaryHeap<Reverse<(u64, usize, Op, usize, usize)>>;
+/// An action under way, as it ends: `(rank, op, stage, microbatch)`.
+type Ending = (usize, Op, usize, usize);
+
+/// The actions under way by when they end: an action ends one or two units after the instant
+/// it starts, so a ring of three instants (`end mod 3`) holds them all, in place of a heap.
+#[derive(Default)]
+struct Running {
+    ring: [Vec<Ending>; RING],
+    count: usize,
+}
+
+/// The ring's length: one more than the longest action.
+const RING: usize = BACKWARD as usize + 1;
+const _: () = assert!(FORWARD < RING as u64);
+const _: () = assert!(HALF < RING as u64);
+
+impl Running {
+    fn push(&mut self, end: u64, action: Ending) {
+        if let Some(bucket) = self.ring.get_mut(end as usize % RING) {
+            bucket.push(action);
+            self.count += 1;
+        }
+    }
+
+    /// The next instant after `now` at which some action ends, its actions moved into `ended`
+    /// (cleared first); `None` with nothing under way.
+    fn next(&mut self, now: u64, ended: &mut Vec<Ending>) -> Option<u64> {
+        ended.clear();
+        for end in now + 1..=now + RING as u64 {
+            if let Some(bucket) = self.ring.get_mut(end as usize % RING)
+                && !bucket.is_empty()
+            {
+                std::mem::swap(bucket, ended);
+                self.count -= ended.len();
+                return Some(end);
+            }
+        }
+        None
+    }
+}
 
 /// How a rank picks among its ready actions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -295,9 +333,11 @@ fn run(shape: &Shape, rule: Rule) -> Option<(u64, Vec<Vec<Act>>)> {
     let mut held = vec![0usize; ranks];
     let mut free = vec![true; ranks];
     let mut out: Vec<Vec<Act>> = vec![Vec::new(); ranks];
-    let mut running: Running = BinaryHeap::new();
+    let mut running = Running::default();
     let mut now = 0u64;
     let mut done = 0usize;
+    // What ends at one instant (reused: the ring's lists and this one trade places).
+    let mut ended: Vec<Ending> = Vec::new();
     let pick = |r: usize, queues: &mut [Queues], forwards_allowed: bool| {
         pick(rule, back_op, queues.get_mut(r)?, forwards_allowed)
     };
@@ -320,7 +360,7 @@ fn run(shape: &Shape, rule: Rule) -> Option<(u64, Vec<Vec<Act>>)> {
         if started {
             continue;
         }
-        let Some(Reverse((end, r, op, s, mb))) = running.pop() else {
+        let Some(end) = running.next(now, &mut ended) else {
             // Nothing runs and nothing may start under the bound: the most urgent ready forward
             // runs.
             let r = (0..ranks)
@@ -334,16 +374,7 @@ fn run(shape: &Shape, rule: Rule) -> Option<(u64, Vec<Vec<Act>>)> {
         };
         now = end;
         // Everything that ends now ends before any rank picks again (a backward readied at this
-        // instant is weighed with the forwards).
-        let mut ended = vec![(r, op, s, mb)];
-        while let Some(Reverse((e, ..))) = running.peek()
-            && *e == now
-        {
-            let Some(Reverse((_, r, op, s, mb))) = running.pop() else {
-                break;
-            };
-            ended.push((r, op, s, mb));
-        }
+        // instant is weighed with the forwards; in which order they end changes nothing).
         let mut ready = |act: Act| -> Option<()> {
             let slot = missing.get_mut(id(act))?;
             *slot = slot.saturating_sub(1);
@@ -359,7 +390,7 @@ fn run(shape: &Shape, rule: Rule) -> Option<(u64, Vec<Vec<Act>>)> {
             }
             Some(())
         };
-        for (r, op, s, mb) in ended {
+        for &(r, op, s, mb) in &ended {
             *free.get_mut(r)? = true;
             done += 1;
             match op {
@@ -420,7 +451,7 @@ fn start(
     out: &mut [Vec<Act>],
 ) {
     let (op, s, mb) = act;
-    running.push(Reverse((now + op.cost(), r, op, s, mb)));
+    running.push(now + op.cost(), (r, op, s, mb));
     if let Some(f) = free.get_mut(r) {
         *f = false;
     }
