@@ -12,8 +12,9 @@
 //! up to five runs are made under each bound — 1F1B's priorities (the oldest microbatch's
 //! backward first) and four earliest-deadline rules — and the shortest is kept (the first of
 //! equals). On the split folds a constraint solver was run on
-//! (`tests/fixtures/fold_optimum/optimum_split.txt`) every order is optimal: zero bubble's step. The per-rank orders are read off that one run, so they are a projection of one
-//! topological order of the dependencies: deadlock-free for any costs. Hanayo's waves run it over
+//! (`tests/fixtures/fold_optimum/optimum_split.txt`) every order is optimal: zero bubble's step.
+//! The per-rank orders are read off that one run, so they are a projection of one topological
+//! order of the dependencies: deadlock-free for any costs. Hanayo's waves run it over
 //! their zigzag; the derivation runs it over a fold a schedule's slots do not assume.
 //!
 //! Why deadlines: 1F1B's priorities run a backward whenever one is ready, and on a fold that
@@ -211,8 +212,8 @@ struct Shape<'a> {
 /// The shortest of the runs of [`Rule::tried`] over `ranks` ranks, `microbatches` microbatches
 /// and the stages `rank_of` places (stage `s` on rank `rank_of[s]`, the chain in stage order),
 /// backwards whole or (`split`) in halves, under the schedule's `own` bound on held activations
-/// where it gives one (else as the module says), or `None` where there is nothing to run (no stage, no
-/// microbatch, a stage without a rank).
+/// where it gives one (else as the module says), or `None` where there is nothing to run (no
+/// stage, no microbatch, a stage without a rank).
 pub fn shortest(
     ranks: usize,
     microbatches: usize,
