@@ -195,6 +195,7 @@ pub fn derive_plan_with(
         again.clone(),
     ) {
         Err(proposed) => DeriveError::from(proposed),
+        // Not met: the same build deadlocked a moment ago (it is deterministic).
         Ok(_) => DeriveError::from(unproposed),
     };
     let built = build::build_proposing(&plan, &collectives, explicit, by_position, fold.is_none());

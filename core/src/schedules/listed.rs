@@ -78,19 +78,18 @@ type Ending = (usize, Op, usize, usize);
 #[derive(Default)]
 struct Running {
     ring: [Vec<Ending>; RING],
-    count: usize,
 }
 
 /// The ring's length: one more than the longest action.
 const RING: usize = BACKWARD as usize + 1;
-const _: () = assert!(FORWARD < RING as u64);
-const _: () = assert!(HALF < RING as u64);
+// Every action lasts at least one unit and less than the ring.
+const _: () = assert!(FORWARD >= 1 && FORWARD < RING as u64);
+const _: () = assert!(HALF >= 1 && HALF < RING as u64);
 
 impl Running {
     fn push(&mut self, end: u64, action: Ending) {
         if let Some(bucket) = self.ring.get_mut(end as usize % RING) {
             bucket.push(action);
-            self.count += 1;
         }
     }
 
@@ -103,7 +102,6 @@ impl Running {
                 && !bucket.is_empty()
             {
                 std::mem::swap(bucket, ended);
-                self.count -= ended.len();
                 return Some(end);
             }
         }
@@ -246,6 +244,7 @@ pub fn shortest(
     };
     let mut best: Option<(u64, Rule, &str, Vec<Vec<Act>>)> = None;
     let rules = Rule::tried(chunks);
+    let mut bounds_run = 0;
     for (k, &(words, bound)) in bounds.iter().enumerate() {
         // One rank (or any shape where the bounds agree): the second would run the first again.
         if bounds
@@ -255,6 +254,7 @@ pub fn shortest(
             continue;
         }
         let shape = Shape { bound, ..shape };
+        bounds_run += 1;
         for (i, &rule) in rules.iter().enumerate() {
             // Two to four chunks make the first deadline rule a later one: run once.
             if rules.get(..i).is_some_and(|before| before.contains(&rule)) {
@@ -273,7 +273,7 @@ pub fn shortest(
         actions,
         rule: rule.describe(),
         bound: bound.to_string(),
-        two_bounds: bounds.len() > 1,
+        two_bounds: bounds_run > 1,
         end,
     })
 }
