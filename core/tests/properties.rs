@@ -318,6 +318,19 @@ proptest! {
     }
 }
 
+/// Up to five ranks and, for each of a number of regions in `regions`, a random permutation of
+/// them (where each region's slabs run).
+fn ranks_and_permutations(
+    regions: std::ops::RangeInclusive<usize>,
+) -> impl Strategy<Value = (usize, Vec<Vec<usize>>)> {
+    (1usize..=5, regions).prop_flat_map(|(p, v)| {
+        (
+            Just(p),
+            prop::collection::vec(Just((0..p).collect::<Vec<usize>>()).prop_shuffle(), v),
+        )
+    })
+}
+
 /// `v` regions of `p` uniform one-layer stages over `p` ranks, each region placed by its own
 /// permutation (or all by the first, when `shared`).
 fn placed(
@@ -343,9 +356,7 @@ proptest! {
 
     #[test]
     fn gpipe_executes_under_any_placement(
-        (p, perms) in (1usize..=5, 1usize..=3).prop_flat_map(|(p, v)| {
-            (Just(p), prop::collection::vec(Just((0..p).collect::<Vec<usize>>()).prop_shuffle(), v))
-        }),
+        (p, perms) in ranks_and_permutations(1..=3),
         m in 1usize..=6,
     ) {
         let (_, s) = placed(mpipe::schedules::GPIPE, p, m, &perms, false);
@@ -478,14 +489,12 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(150))]
 
     /// Interleaved zero bubble (`zb1p`, its backward split into `I` and `W`) under any placement
-    /// of its chunks, any of them frozen: an order is derived (list-scheduled where its slots deadlock or run
-    /// slower, issue 26), it executes, each `W` follows its own `I`, and the longest path, the
-    /// (max,+) composition and the event simulation agree under random costs.
+    /// of its chunks, any of them frozen: an order is derived (list-scheduled where its slots
+    /// deadlock or run slower, issue 26), it executes, each `W` follows its own `I`, and the
+    /// longest path, the (max,+) composition and the event simulation agree under random costs.
     #[test]
     fn a_split_backward_under_any_placement_gets_an_order_the_three_timings_agree_on(
-        (p, perms) in (1usize..=5, 2usize..=3).prop_flat_map(|(p, v)| {
-            (Just(p), prop::collection::vec(Just((0..p).collect::<Vec<usize>>()).prop_shuffle(), v))
-        }),
+        (p, perms) in ranks_and_permutations(2..=3),
         rounds in 1usize..=3,
         times in prop::collection::vec((1u8..=8, 0u8..=8), 15),
         trainable in prop::collection::vec(any::<bool>(), 3),
