@@ -285,6 +285,19 @@ impl Plan {
         shape
     }
 
+    /// Whether the stages sit where a placement of `kind` puts them over the plan's regions (a
+    /// schedule's own placement, when the scenario gives none).
+    pub fn is_placed_as(&self, kind: crate::vocab::layout::PlacementKind) -> bool {
+        let sharded: Vec<bool> = self
+            .regions
+            .iter()
+            .map(|r| r.layout() == Layout::Sharded)
+            .collect();
+        let spec = crate::scenario::placement::PlacementSpec::from(kind);
+        Placement::new(&spec, &sharded, self.ranks)
+            .is_ok_and(|p| p.ranks_of_stages() == self.placement.ranks_of_stages())
+    }
+
     /// The shape the wavefront's schedule is asked about.
     pub fn run_ctx(&self, wavefront: &Wavefront) -> RunCtx {
         RunCtx {

@@ -131,19 +131,6 @@ fn listed_words(bound: &str, two_bounds: bool) -> String {
     )
 }
 
-/// Whether `plan`'s placement is the one `schedule`'s slots assume (its own kind over the plan's
-/// regions).
-fn is_own_placement(plan: &Plan, schedule: &dyn crate::schedules::Schedule) -> bool {
-    let sharded: Vec<bool> = plan
-        .regions
-        .iter()
-        .map(|r| r.layout() == crate::vocab::layout::Layout::Sharded)
-        .collect();
-    let own = PlacementSpec::from(schedule.placement());
-    crate::algebra::placement::Placement::new(&own, &sharded, plan.ranks)
-        .is_ok_and(|own| own.ranks_of_stages() == plan.placement.ranks_of_stages())
-}
-
 /// Collectives and order of a checked plan (`explicit`: the scenario's hand-written orders).
 pub fn derive_plan(
     plan: Plan,
@@ -170,7 +157,7 @@ pub fn derive_plan_with(
         .map(|w| w.skeleton.schedule())
         .filter(|s| {
             explicit.is_none()
-                && !is_own_placement(&plan, *s)
+                && !plan.is_placed_as(s.placement())
                 && matches!(s.ops(), OpSet::ForwardBackward | OpSet::SplitBackward)
         });
     // The runs' units, in the note's words.

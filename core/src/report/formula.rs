@@ -146,7 +146,7 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
         departures.push(
             "the order is not the schedule's own: it is list-scheduled over a placement the schedule's slots do not assume".to_string(),
         );
-    } else if !own_placement(plan, skeleton) {
+    } else if !plan.is_placed_as(skeleton.schedule().placement()) {
         departures.push("the placement is not the schedule's own".to_string());
     }
     let spreads: &[(&str, Spread)] = if skeleton.second_order() {
@@ -368,18 +368,6 @@ fn encode_end(sim: &Simulation, n: petgraph::graph::NodeIndex, source: usize) ->
         matches!(graph.node_weight(e), Some(Event::Fwd { region, .. }) if region.index() == source)
     })?;
     sim.timeline.end_of(encode)
-}
-
-/// Whether `plan`'s stages sit where `skeleton` puts them when the scenario gives no placement.
-fn own_placement(plan: &crate::algebra::plan::Plan, skeleton: Skeleton) -> bool {
-    let sharded: Vec<bool> = plan
-        .regions
-        .iter()
-        .map(|r| r.layout() == Layout::Sharded)
-        .collect();
-    let own = crate::scenario::placement::PlacementSpec::from(skeleton.schedule().placement());
-    crate::algebra::placement::Placement::new(&own, &sharded, plan.ranks)
-        .is_ok_and(|p| p.ranks_of_stages() == plan.placement.ranks_of_stages())
 }
 
 /// The most a rank holds above its static bytes, in one stage's microbatch's activations (the
