@@ -45,15 +45,8 @@ fn two_waves_zigzag_over_the_ranks() {
 /// and on the solver's cases (`tests/fixtures/fold_optimum`, two chunks) the proven optimum.
 #[test]
 fn one_wave_is_the_folds_order_and_the_proven_optimum() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/fixtures/fold_optimum/optimum.txt"
-    ))
-    .unwrap();
     let mut checked = 0;
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let n: Vec<usize> = line.split(' ').map(|x| x.parse().unwrap()).collect();
-        let (p, v, m, optimum) = (n[0], n[1], n[2], n[3] as f64);
+    for (p, v, m, optimum) in common::fold_optima("optimum.txt") {
         if v != 2 {
             continue;
         }
@@ -133,15 +126,8 @@ fn two_waves_stay_within_four_percent_of_the_bound() {
 /// derived stays 1–3.5 % above it.
 #[test]
 fn two_waves_fall_short_of_an_order_the_solver_finds_under_the_same_memory() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/fixtures/fold_optimum/optimum_waves.txt"
-    ))
-    .unwrap();
     let mut seen = Vec::new();
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let n: Vec<usize> = line.split(' ').map(|x| x.parse().unwrap()).collect();
-        let (p, v, m, optimum) = (n[0], n[1], n[2], n[3] as f64);
+    for (p, v, m, optimum) in common::fold_optima("optimum_waves.txt") {
         assert_eq!(v, 4);
         let bound = ((4 * m + p - 1) * 3) as f64;
         assert_eq!(optimum, bound, "P={p} M={m}");

@@ -344,15 +344,8 @@ fn any_fold_of_a_plain_wavefront_gets_a_deadlock_free_order() {
 /// where 105 s is (M = 16).
 #[test]
 fn a_folds_order_reaches_the_proven_optimum_but_once() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/fixtures/fold_optimum/optimum.txt"
-    ))
-    .unwrap();
     let mut seen = Vec::new();
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let n: Vec<usize> = line.split(' ').map(|x| x.parse().unwrap()).collect();
-        let (p, v, m, optimum) = (n[0], n[1], n[2], n[3] as f64);
+    for (p, v, m, optimum) in common::fold_optima("optimum.txt") {
         let cut: Vec<usize> = (1..v).map(|c| c * p).collect();
         let mut s = scenario(uniform(p * v), &cut, &vec![ONE_F_ONE_B; v], p, m);
         s.placement = Some(PlacementSpec::VFold);
@@ -392,15 +385,8 @@ fn a_folds_order_reaches_the_proven_optimum_but_once() {
 /// deadlock there, give way.
 #[test]
 fn a_split_folds_order_reaches_the_proven_optimum() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/fixtures/fold_optimum/optimum_split.txt"
-    ))
-    .unwrap();
     let mut cases = 0;
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let n: Vec<usize> = line.split(' ').map(|x| x.parse().unwrap()).collect();
-        let (p, v, m, optimum) = (n[0], n[1], n[2], n[3] as f64);
+    for (p, v, m, optimum) in common::fold_optima("optimum_split.txt") {
         let cut: Vec<usize> = (1..v).map(|c| c * p).collect();
         let mut layers = uniform(p * v);
         layers[0].activation_bytes = Some(1e9);

@@ -220,3 +220,21 @@ pub fn median(mut v: Vec<f64>) -> f64 {
         0.5 * (v[n / 2 - 1] + v[n / 2])
     }
 }
+
+/// The solver's cases in `tests/fixtures/fold_optimum/FILE`: `(P, v, M, optimum)` per line
+/// (`generate.py` beside them writes the files).
+pub fn fold_optima(file: &str) -> Vec<(usize, usize, usize, f64)> {
+    let path = format!(
+        "{}/../tests/fixtures/fold_optimum/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|line| {
+            let n: Vec<usize> = line.split(' ').map(|x| x.parse().unwrap()).collect();
+            (n[0], n[1], n[2], n[3] as f64)
+        })
+        .collect()
+}
