@@ -438,14 +438,8 @@ proptest! {
             return Ok(());
         }
 
-        let sim = mpipe::tune::pipeline::simulate_scenario(&s, mpipe::sim::engine::SimOptions::default())
-            .map_err(|e| TestCaseError::fail(format!("{e}\n{}", s.to_json_string())))?;
+        let sim = simulated_three_ways(&s)?;
         let d = &sim.derivation;
-        prop_assert!(common::executes(d), "{}", s.to_json_string());
-        let composed = mpipe::sim::maxplus::composed_completion(&d.order, sim.durations(), d.plan.regions.len());
-        prop_assert_eq!(&composed, &sim.timeline.ends().collect::<Vec<_>>());
-        let events = mpipe::sim::engine::simulate_events(&d.order, sim.durations().to_vec(), mpipe::sim::engine::SimOptions::default());
-        prop_assert_eq!(&events.ends().collect::<Vec<_>>(), &sim.timeline.ends().collect::<Vec<_>>());
         // An overlapped pair runs as one slot: it starts once both halves' inputs are in, the
         // backward right after the forward, and lasts t_F + t_B − e·min(t_F, t_B).
         for &[f, b] in &d.order.pairs {
@@ -469,6 +463,27 @@ proptest! {
         // Every W follows its own I on the same rank.
         prop_assert!(weights_follow_their_inputs(d), "{}", s.to_json_string());
     }
+}
+
+/// `s` simulated, its derived order executing and its timeline the same by the longest path, the
+/// (max,+) composition and the event simulation.
+fn simulated_three_ways(s: &Scenario) -> Result<mpipe::sim::run::Simulation, TestCaseError> {
+    let sim =
+        mpipe::tune::pipeline::simulate_scenario(s, mpipe::sim::engine::SimOptions::default())
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{}", s.to_json_string())))?;
+    let d = &sim.derivation;
+    prop_assert!(common::executes(d), "{}", s.to_json_string());
+    let ends: Vec<f64> = sim.timeline.ends().collect();
+    let composed =
+        mpipe::sim::maxplus::composed_completion(&d.order, sim.durations(), d.plan.regions.len());
+    prop_assert_eq!(&composed, &ends);
+    let events = mpipe::sim::engine::simulate_events(
+        &d.order,
+        sim.durations().to_vec(),
+        mpipe::sim::engine::SimOptions::default(),
+    );
+    prop_assert_eq!(&events.ends().collect::<Vec<_>>(), &ends);
+    Ok(sim)
 }
 
 /// Whether every `W` of `d`'s orders follows its own `I` on the same rank.
@@ -514,14 +529,8 @@ proptest! {
                 l
             })
             .collect();
-        let sim = mpipe::tune::pipeline::simulate_scenario(&s, mpipe::sim::engine::SimOptions::default())
-            .map_err(|e| TestCaseError::fail(format!("{e}\n{}", s.to_json_string())))?;
+        let sim = simulated_three_ways(&s)?;
         let d = &sim.derivation;
-        prop_assert!(common::executes(d), "{}", s.to_json_string());
-        let composed = mpipe::sim::maxplus::composed_completion(&d.order, sim.durations(), d.plan.regions.len());
-        prop_assert_eq!(&composed, &sim.timeline.ends().collect::<Vec<_>>());
-        let events = mpipe::sim::engine::simulate_events(&d.order, sim.durations().to_vec(), mpipe::sim::engine::SimOptions::default());
-        prop_assert_eq!(&events.ends().collect::<Vec<_>>(), &sim.timeline.ends().collect::<Vec<_>>());
         prop_assert!(weights_follow_their_inputs(d), "{}", s.to_json_string());
     }
 }
