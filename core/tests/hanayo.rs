@@ -157,3 +157,31 @@ fn a_wave_is_two_chunks() {
         )
     );
 }
+
+/// Hanayo's slots are list-scheduled in units of time (a backward twice a forward); where the
+/// stages' times differ from that, the pipeline lists them again with those times and keeps the
+/// shorter order (issue 26). Two waves, P = 4, M = 8, one layer a stage of 1 s forward and 3 s
+/// backward: 146 s in units, 143 s with the stages' times; under the units' own times nothing is
+/// listed again.
+#[test]
+fn hanayo_with_backwards_three_times_a_forward_is_listed_with_those_times() {
+    let mut s = waves(2, 4, 8);
+    for l in &mut s.model.layers {
+        l.bwd_s = Some(3.0);
+    }
+    let units = mpipe::sim::run::run(mpipe::derive(&s).unwrap(), Default::default());
+    let sim = simulate_scenario(&s, Default::default()).unwrap();
+    assert!(common::executes(&sim.derivation));
+    assert_eq!((units.makespan_s, sim.makespan_s), (146.0, 143.0));
+    let note = sim.derivation.order_note.unwrap();
+    assert!(
+        note.starts_with(
+            "list-scheduled over this placement with each stage's own times (the cost model's) — "
+        ) && note.ends_with(
+            "; it takes 143.000 s where the order derived in units of time takes 146.000 s"
+        ),
+        "{note}"
+    );
+    let uniform = simulate_scenario(&waves(2, 4, 8), Default::default()).unwrap();
+    assert_eq!(uniform.derivation.order_note, None);
+}

@@ -8,7 +8,7 @@ use crate::algebra::plan::Plan;
 use crate::graph::event::Event;
 use crate::graph::order::Order;
 use crate::graph::time::longest_path;
-use crate::schedules::listed::{self, BACKWARD, FORWARD, HALF, Op};
+use crate::schedules::listed::{self, BACKWARD, FORWARD, HALF, Op, StageTicks};
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::{Half, OpSet};
 
@@ -22,6 +22,8 @@ pub(crate) struct Listed {
     pub bound: String,
     /// Whether runs were made under two bounds.
     pub two_bounds: bool,
+    /// How many rules runs were made with (under each bound).
+    pub rules: usize,
     /// The run's end, in units of time (a forward one, a backward two, each half one): what the
     /// order's own earliest-start replay takes at most; `None` where the run scheduled actions
     /// the plan does not have (left out of the orders: read the order's [`unit_end`]).
@@ -32,6 +34,12 @@ pub(crate) struct Listed {
 /// a Replicated region, a bidirectional schedule's mirror (its microbatches do not run the one
 /// chain of stages this schedules), a placement that leaves a stage without a rank, no stages.
 pub(crate) fn orders(plan: &Plan) -> Option<Listed> {
+    orders_timed(plan, None)
+}
+
+/// [`orders`], the runs made with each stage's own times where `ticks` gives them (one entry a
+/// stage, in stage order; `end` is then in their ticks).
+pub(crate) fn orders_timed(plan: &Plan, ticks: Option<&[StageTicks]>) -> Option<Listed> {
     if plan
         .regions
         .iter()
@@ -46,7 +54,7 @@ pub(crate) fn orders(plan: &Plan) -> Option<Listed> {
     let schedule = plan.wavefront.as_ref().map(|w| (w.skeleton.schedule(), w));
     let split = schedule.is_some_and(|(s, _)| s.ops() == OpSet::SplitBackward);
     let own = schedule.and_then(|(s, w)| s.listed_bound(&plan.run_ctx(w)));
-    let run = listed::shortest(plan.ranks, plan.microbatches, rank_of, split, own)?;
+    let run = listed::shortest(plan.ranks, plan.microbatches, rank_of, split, own, ticks)?;
     // The run schedules every stage's backward and weight half; a region Lemma 1 runs no
     // backward in (nothing trainable at or before it) has none, an untrained one no weight half.
     // Leaving them out keeps the orders deadlock-free: nothing left waits for them.
@@ -78,6 +86,7 @@ pub(crate) fn orders(plan: &Plan) -> Option<Listed> {
         rule: run.rule,
         bound: run.bound,
         two_bounds: run.two_bounds,
+        rules: run.rules,
         end: complete.then_some(run.end),
     })
 }

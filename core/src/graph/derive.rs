@@ -8,6 +8,7 @@ use crate::graph::{any_placement, build};
 use crate::scenario::edit::{Edit, Remedy};
 use crate::scenario::placement::PlacementSpec;
 use crate::scenario::{Scenario, ScenarioError, field_error};
+use crate::schedules::Schedule;
 use crate::vocab::layout::Composition;
 use crate::vocab::phase::OpSet;
 
@@ -117,17 +118,51 @@ fn own_placement(scenario: &Scenario) -> PlacementSpec {
         .map_or(PlacementSpec::Default, |s| s.schedule().placement().into())
 }
 
-/// How a list-scheduled order was chosen, in the derivation's note, under its `bound` on held
-/// activations (`two_bounds`: runs made under two bounds, a split backward's).
-fn listed_words(bound: &str, two_bounds: bool) -> String {
-    let runs = match two_bounds {
-        true => {
-            "up to five rules under each of two bounds on held activations (the looser kept only where it runs shorter)"
-        }
-        false => "up to five rules",
+/// The schedule of `plan`'s plain wavefront where it runs under a placement its slots do not
+/// assume (`None` elsewhere, and with hand-written orders: `explicit`): the slots may deadlock
+/// there, or run slower than an order list-scheduled over the placement.
+pub(crate) fn folded_schedule(plan: &Plan, explicit: bool) -> Option<&'static dyn Schedule> {
+    plan.wavefront
+        .as_ref()
+        .map(|w| w.skeleton.schedule())
+        .filter(|s| {
+            !explicit
+                && !plan.is_placed_as(s.placement())
+                && matches!(s.ops(), OpSet::ForwardBackward | OpSet::SplitBackward)
+        })
+}
+
+/// The list runs' units, in the note's words (long and short) for a folded schedule.
+fn unit_words(fold: Option<&dyn Schedule>) -> (&'static str, &'static str) {
+    match fold.is_some_and(|s| s.ops() == OpSet::SplitBackward) {
+        true => (
+            "a forward taking one unit of time, an input or weight half one; a weight half where its rank has nothing else it may start",
+            "a forward one, each half of a backward one",
+        ),
+        false => (
+            "a forward taking one unit of time, a backward two",
+            "a forward one, a backward two",
+        ),
+    }
+}
+
+/// How a list-scheduled order was chosen, in the derivation's note: how many rules were tried,
+/// under which bound (or two) on held activations.
+pub(crate) fn listed_words(listed: &any_placement::Listed) -> String {
+    let rules = match listed.rules {
+        5 => "five".to_string(),
+        7 => "seven".to_string(),
+        n => n.to_string(),
+    };
+    let runs = match listed.two_bounds {
+        true => format!(
+            "up to {rules} rules under each of two bounds on held activations (the looser kept only where it runs shorter)"
+        ),
+        false => format!("up to {rules} rules"),
     };
     format!(
-        "the shortest of {runs}, a forward only while a rank holds under {bound} stages' activations unless every rank waits on that"
+        "the shortest of {runs}, a forward only while a rank holds under {} stages' activations unless every rank waits on that",
+        listed.bound
     )
 }
 
@@ -148,30 +183,8 @@ pub fn derive_plan_with(
 ) -> Result<Derivation, DeriveError> {
     let collectives = collectives::collectives(&plan);
     let mut order_note = None;
-    // The schedule of a plain wavefront under a placement its slots do not assume (none
-    // elsewhere): the slots may deadlock there, or run slower than an order list-scheduled over
-    // the placement.
-    let fold = plan
-        .wavefront
-        .as_ref()
-        .map(|w| w.skeleton.schedule())
-        .filter(|s| {
-            explicit.is_none()
-                && !plan.is_placed_as(s.placement())
-                && matches!(s.ops(), OpSet::ForwardBackward | OpSet::SplitBackward)
-        });
-    // The runs' units, in the note's words.
-    let split = fold.is_some_and(|s| s.ops() == OpSet::SplitBackward);
-    let (units, short_units) = match split {
-        true => (
-            "a forward taking one unit of time, an input or weight half one; a weight half where its rank has nothing else it may start",
-            "a forward one, each half of a backward one",
-        ),
-        false => (
-            "a forward taking one unit of time, a backward two",
-            "a forward one, a backward two",
-        ),
-    };
+    let fold = folded_schedule(&plan, explicit.is_some());
+    let (units, short_units) = unit_words(fold);
     // Where a listed order may stand in for slots that deadlock, the deadlock's proposed
     // reordering (a search) is made only if the deadlock is reported after all.
     let again = fold.is_some().then(|| by_position.clone()).flatten();
@@ -194,7 +207,7 @@ pub fn derive_plan_with(
             order_note = Some(format!(
                 "the schedule's slots deadlock under this placement (they assume its own): the order is list-scheduled over it — {}, {} ({units})",
                 listed.rule,
-                listed_words(&listed.bound, listed.two_bounds)
+                listed_words(&listed)
             ));
             // The deadlock stays the error where the listed order does not lay out either.
             match build::build(&plan, &collectives, Some(&listed.orders)) {
@@ -223,7 +236,7 @@ pub fn derive_plan_with(
                     order_note = Some(format!(
                         "the schedule's slots assume its own placement and take {slot_end} units under this one ({short_units}) where an order list-scheduled over it takes {end}: that order — {}, {}",
                         listed.rule,
-                        listed_words(&listed.bound, listed.two_bounds)
+                        listed_words(&listed)
                     ));
                     order
                 }

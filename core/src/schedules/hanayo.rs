@@ -33,6 +33,10 @@ impl Schedule for Hanayo {
         "hanayo"
     }
 
+    fn slots_are_listed(&self) -> bool {
+        true
+    }
+
     fn summary(&self) -> &'static str {
         "Hanayo's waves: the model folded W times over the ranks (2W chunks a rank, every second one back up the ranks), no replica; a list-scheduled order"
     }
@@ -92,7 +96,7 @@ impl Schedule for Hanayo {
         let rank_of: Vec<usize> = (0..ctx.chunks)
             .flat_map(|c| (0..p).map(move |k| v_fold_rank(c, k, p)))
             .collect();
-        let Some(run) = listed::shortest(p, ctx.microbatches, &rank_of, false, None) else {
+        let Some(run) = listed::shortest(p, ctx.microbatches, &rank_of, false, None, None) else {
             return vec![Vec::new(); p];
         };
         let slot = |&(op, s, mb): &Act| {

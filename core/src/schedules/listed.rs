@@ -17,6 +17,11 @@
 //! order of the dependencies: deadlock-free for any costs. Hanayo's waves run it over
 //! their zigzag; the derivation runs it over a fold a schedule's slots do not assume.
 //!
+//! With each stage's own times ([`StageTicks`], the cost model's: `crate::tune::costed` runs it
+//! so, since `derive` does not read the cost model) in place of the units, the same rules run,
+//! the deadlines weigh those times, two tighter spacings are tried too (seven runs a bound), and
+//! the actions under way wait in a heap by their ends rather than in the units' ring.
+//!
 //! Why deadlines: 1F1B's priorities run a backward whenever one is ready, and on a fold that
 //! starves the forwards the fold's turn needs (a V fold of four ranks, eight microbatches: 65
 //! units where 57, the bound a rank's work and the pipeline's fill and drain give, is reachable —
@@ -55,6 +60,16 @@ impl Op {
         }
     }
 
+    /// Its place in a stage's [`StageTicks`].
+    pub fn index(self) -> usize {
+        match self {
+            Op::Forward => 0,
+            Op::Backward => 1,
+            Op::Input => 2,
+            Op::Weight => 3,
+        }
+    }
+
     /// Its letter in the action notation (`4F0`, `4B0`, `4I0`, `4W0`).
     pub fn letter(self) -> char {
         match self {
@@ -66,6 +81,11 @@ impl Op {
     }
 }
 
+/// A stage's time for each op, in a run with the stages' own times in place of the units:
+/// `[forward, whole backward, input half, weight half]` (indexed by [`Op::index`]), in ticks of
+/// any length the caller chose; a time below one tick counts one.
+pub type StageTicks = [u64; 4];
+
 /// An action of a run: `(op, stage, microbatch)`.
 pub type Act = (Op, usize, usize);
 /// A rank's ready actions of one kind, most urgent first: `(priority, tie, stage, microbatch)`.
@@ -73,11 +93,12 @@ type Ready = BinaryHeap<Reverse<(i64, i64, usize, usize)>>;
 /// An action under way, as it ends: `(rank, op, stage, microbatch)`.
 type Ending = (usize, Op, usize, usize);
 
-/// The actions under way by when they end: an action ends one or two units after the instant
-/// it starts, so a ring of three instants (`end mod 3`) holds them all, in place of a heap.
-#[derive(Default)]
-struct Running {
-    ring: [Vec<Ending>; RING],
+/// The actions under way by when they end. In units, an action ends one or two units after the
+/// instant it starts, so a ring of three instants (`end mod 3`) holds them all; with the stages'
+/// own times, a heap by end.
+enum Running {
+    Ring([Vec<Ending>; RING]),
+    Heap(BinaryHeap<Reverse<(u64, Ending)>>),
 }
 
 /// The ring's length: one more than the longest action.
@@ -88,8 +109,13 @@ const _: () = assert!(HALF >= 1 && HALF < RING as u64);
 
 impl Running {
     fn push(&mut self, end: u64, action: Ending) {
-        if let Some(bucket) = self.ring.get_mut(end as usize % RING) {
-            bucket.push(action);
+        match self {
+            Running::Ring(ring) => {
+                if let Some(bucket) = ring.get_mut(end as usize % RING) {
+                    bucket.push(action);
+                }
+            }
+            Running::Heap(heap) => heap.push(Reverse((end, action))),
         }
     }
 
@@ -97,15 +123,31 @@ impl Running {
     /// (cleared first); `None` with nothing under way.
     fn next(&mut self, now: u64, ended: &mut Vec<Ending>) -> Option<u64> {
         ended.clear();
-        for end in now + 1..=now + RING as u64 {
-            if let Some(bucket) = self.ring.get_mut(end as usize % RING)
-                && !bucket.is_empty()
-            {
-                std::mem::swap(bucket, ended);
-                return Some(end);
+        match self {
+            Running::Ring(ring) => {
+                for end in now + 1..=now + RING as u64 {
+                    if let Some(bucket) = ring.get_mut(end as usize % RING)
+                        && !bucket.is_empty()
+                    {
+                        std::mem::swap(bucket, ended);
+                        return Some(end);
+                    }
+                }
+                None
+            }
+            Running::Heap(heap) => {
+                let Reverse((end, first)) = heap.pop()?;
+                ended.push(first);
+                while let Some(Reverse((at, _))) = heap.peek()
+                    && *at == end
+                {
+                    if let Some(Reverse((_, action))) = heap.pop() {
+                        ended.push(action);
+                    }
+                }
+                Some(end)
             }
         }
-        None
     }
 }
 
@@ -117,23 +159,28 @@ enum Rule {
     Oldest,
     /// Earliest deadline: microbatch `mb` is due `mb · spacing` (in half units of time), an
     /// action `2·`(the longest path from its start to its microbatch's end) before that; a
-    /// backward first among equals.
-    Deadline { spacing: i64 },
+    /// backward first among equals. `eighths`: the spacing in eighths of a stage's `F + B`.
+    Deadline { eighths: i64, spacing: i64 },
 }
 
 impl Rule {
     /// The rules tried, in the order ties are settled: 1F1B's, then microbatches due every half
-    /// a rank's work for one (`v·(F + B)/2`), every `F + B`, `1.5(F + B)` and `2(F + B)`.
-    fn tried(chunks: usize) -> [Rule; 5] {
-        let unit = (FORWARD + BACKWARD) as i64;
+    /// a rank's work for one (`v·(F + B)/2`), every `F + B`, `1.5(F + B)` and `2(F + B)`, with
+    /// `F + B` a stage's mean `unit`; with the stages' own times (`timed`) also every
+    /// `(F + B)/2` and `0.75(F + B)` (uneven stages favour a tighter spacing).
+    fn tried(chunks: usize, unit: i64, timed: bool) -> Vec<Rule> {
         let v = i64::try_from(chunks).unwrap_or(i64::MAX / 8).min(1 << 20);
-        [
-            Rule::Oldest,
-            Rule::Deadline { spacing: v * unit },
-            Rule::Deadline { spacing: 2 * unit },
-            Rule::Deadline { spacing: 3 * unit },
-            Rule::Deadline { spacing: 4 * unit },
-        ]
+        let mut eighths = vec![4 * v, 8, 12, 16];
+        if timed {
+            eighths.extend([4, 6]);
+        }
+        let deadline = |eighths: i64| Rule::Deadline {
+            eighths,
+            spacing: eighths.saturating_mul(unit) / 4,
+        };
+        std::iter::once(Rule::Oldest)
+            .chain(eighths.into_iter().map(deadline))
+            .collect()
     }
 
     /// What the derivation's note says of the rule that won.
@@ -143,32 +190,64 @@ impl Rule {
                 "1F1B's priorities (the oldest ready backward first, then the oldest ready forward)"
                     .to_string()
             }
-            Rule::Deadline { spacing } => format!(
+            Rule::Deadline { eighths, .. } => format!(
                 "the least slack first (microbatches due every {}·(F + B))",
-                spacing as f64 / (2 * (FORWARD + BACKWARD)) as f64
+                eighths as f64 / 8.0
             ),
         }
     }
 
-    /// The key of `act` (a forward, or a backward or input half on the gradient chain, each
-    /// `back` long) in its rank's ready list, over `stages` stages.
-    fn key(self, (op, s, mb): Act, stages: usize, back: u64) -> (i64, i64, usize, usize) {
-        let (si, total, mbi) = (s as i64, stages as i64, mb as i64);
+    /// The key of `act` (a forward, or a backward or input half on the gradient chain) in its
+    /// rank's ready list.
+    fn key(self, (op, s, mb): Act, tails: &Tails) -> (i64, i64, usize, usize) {
+        let (si, mbi) = (s as i64, mb as i64);
         let backward = op != Op::Forward;
         match self {
             Rule::Oldest => (mbi, if backward { -si } else { si }, s, mb),
-            Rule::Deadline { spacing } => {
-                // The longest path from the action's start to its microbatch's last backward
-                // (or input half).
-                let back = back as i64;
-                let tail = if backward {
-                    (si + 1) * back
+            Rule::Deadline { spacing, .. } => {
+                let list = if backward {
+                    &tails.back
                 } else {
-                    (total - si) * FORWARD as i64 + total * back
+                    &tails.forward
                 };
-                (mbi.saturating_mul(spacing) - 2 * tail, mbi, s, mb)
+                let tail = list.get(s).copied().unwrap_or(0);
+                (
+                    mbi.saturating_mul(spacing)
+                        .saturating_sub(tail.saturating_mul(2)),
+                    mbi,
+                    s,
+                    mb,
+                )
             }
         }
+    }
+}
+
+/// The longest path from an action's start to its microbatch's last backward (or input half),
+/// per stage, as the deadline rules weigh it: from a forward's (every later forward, then the
+/// whole gradient chain) and from a backward's (the chain down to the first stage).
+struct Tails {
+    forward: Vec<i64>,
+    back: Vec<i64>,
+}
+
+impl Tails {
+    fn of(shape: &Shape, back_op: Op) -> Tails {
+        let time = |op: Op, s: usize| i64::try_from(shape.cost(op, s)).unwrap_or(i64::MAX / 4);
+        let mut back = Vec::with_capacity(shape.stages);
+        let mut sum = 0i64;
+        for s in 0..shape.stages {
+            sum = sum.saturating_add(time(back_op, s));
+            back.push(sum);
+        }
+        let chain = sum;
+        let mut forward = vec![0i64; shape.stages];
+        let mut sum = chain;
+        for (s, tail) in forward.iter_mut().enumerate().rev() {
+            sum = sum.saturating_add(time(Op::Forward, s));
+            *tail = sum;
+        }
+        Tails { forward, back }
     }
 }
 
@@ -185,8 +264,10 @@ pub struct Listed {
     pub bound: String,
     /// Whether runs were made under two bounds (a split backward's, without one of its own).
     pub two_bounds: bool,
-    /// The run's end, in units of time (a forward one, a backward two, each half one): what the
-    /// order's own earliest-start replay takes at most.
+    /// How many rules runs were made with under each bound ([`Rule::tried`]).
+    pub rules: usize,
+    /// The run's end, in units of time (a forward one, a backward two, each half one; in ticks
+    /// with the stages' own times): what the order's own earliest-start replay takes at most.
     pub end: u64,
 }
 
@@ -205,22 +286,67 @@ struct Shape<'a> {
     bound: usize,
     /// Whether backwards split into their input and weight halves.
     split: bool,
+    /// Each stage's own times (else the units).
+    ticks: Option<&'a [StageTicks]>,
+}
+
+impl Shape<'_> {
+    /// How long `op` of stage `s` takes in the run.
+    fn cost(&self, op: Op, s: usize) -> u64 {
+        match self.ticks {
+            None => op.cost(),
+            Some(ticks) => ticks
+                .get(s)
+                .and_then(|t| t.get(op.index()))
+                .copied()
+                .unwrap_or(0)
+                .max(1),
+        }
+    }
+
+    /// A stage's mean `F + B` (its backward whole or in halves), the deadline rules' spacing's
+    /// unit: three units without the stages' own times.
+    fn unit(&self) -> i64 {
+        let Some(ticks) = self.ticks else {
+            return (FORWARD + BACKWARD) as i64;
+        };
+        let sum: u64 = (0..self.stages)
+            .map(|s| {
+                let back = if self.split {
+                    self.cost(Op::Input, s)
+                        .saturating_add(self.cost(Op::Weight, s))
+                } else {
+                    self.cost(Op::Backward, s)
+                };
+                self.cost(Op::Forward, s).saturating_add(back)
+            })
+            .fold(0u64, u64::saturating_add);
+        let mean = sum / (ticks.len().max(1) as u64);
+        i64::try_from(mean).unwrap_or(i64::MAX / 8).min(1 << 40)
+    }
 }
 
 /// The shortest of the runs of [`Rule::tried`] over `ranks` ranks, `microbatches` microbatches
 /// and the stages `rank_of` places (stage `s` on rank `rank_of[s]`, the chain in stage order),
 /// backwards whole or (`split`) in halves, under the schedule's `own` bound on held activations
-/// where it gives one (else as the module says), or `None` where there is nothing to run (no
-/// stage, no microbatch, a stage without a rank).
+/// where it gives one (else as the module says), with each stage's own times where `ticks` gives
+/// them (else the units), or `None` where there is nothing to run (no stage, no microbatch, a
+/// stage without a rank, times for other than every stage).
 pub fn shortest(
     ranks: usize,
     microbatches: usize,
     rank_of: &[usize],
     split: bool,
     own: Option<(&'static str, usize)>,
+    ticks: Option<&[StageTicks]>,
 ) -> Option<Listed> {
     let stages = rank_of.len();
-    if ranks == 0 || stages == 0 || microbatches == 0 || rank_of.iter().any(|&r| r >= ranks) {
+    if ranks == 0
+        || stages == 0
+        || microbatches == 0
+        || rank_of.iter().any(|&r| r >= ranks)
+        || ticks.is_some_and(|t| t.len() != stages)
+    {
         return None;
     }
     let chunks = stages.div_ceil(ranks);
@@ -231,6 +357,7 @@ pub fn shortest(
         rank_of,
         bound: 0,
         split,
+        ticks,
     };
     // Interleaved 1F1B's peak on its first rank with rounds of `P`, `(v − 1)·P + 2(P − 1) + 1`;
     // where the backward splits, interleaved zero bubble's, `(v − 1)·P + P`, first (the shorter
@@ -243,7 +370,8 @@ pub fn shortest(
         None => &[loose],
     };
     let mut best: Option<(u64, Rule, &str, Vec<Vec<Act>>)> = None;
-    let rules = Rule::tried(chunks);
+    let unit = shape.unit();
+    let rules = Rule::tried(chunks, unit, ticks.is_some());
     let mut bounds_run = 0;
     for (k, &(words, bound)) in bounds.iter().enumerate() {
         // One rank (or any shape where the bounds agree): the second would run the first again.
@@ -274,6 +402,7 @@ pub fn shortest(
         rule: rule.describe(),
         bound: bound.to_string(),
         two_bounds: bounds_run > 1,
+        rules: rules.len(),
         end,
     })
 }
@@ -298,9 +427,10 @@ fn run(shape: &Shape, rule: Rule) -> Option<(u64, Vec<Vec<Act>>)> {
         rank_of,
         bound,
         split,
+        ticks,
     } = *shape;
     let back_op = if split { Op::Input } else { Op::Backward };
-    let back = back_op.cost();
+    let tails = Tails::of(shape, back_op);
     let kinds = if split { 3 } else { 2 };
     let total = stages.checked_mul(m)?.checked_mul(kinds)?;
     let kind = |op: Op| match op {
@@ -329,48 +459,55 @@ fn run(shape: &Shape, rule: Rule) -> Option<(u64, Vec<Vec<Act>>)> {
     let mut queues: Vec<Queues> = vec![Queues::default(); ranks];
     let first = &mut queues.get_mut(*rank_of.first()?)?.forward;
     for mb in 0..m {
-        first.push(Reverse(rule.key((Op::Forward, 0, mb), stages, back)));
+        first.push(Reverse(rule.key((Op::Forward, 0, mb), &tails)));
     }
-    let mut held = vec![0usize; ranks];
-    let mut free = vec![true; ranks];
-    let mut out: Vec<Vec<Act>> = vec![Vec::new(); ranks];
-    let mut running = Running::default();
+    let mut ranks_now = RanksNow {
+        running: match ticks {
+            None => Running::Ring(Default::default()),
+            Some(_) => Running::Heap(BinaryHeap::new()),
+        },
+        free: vec![true; ranks],
+        held: vec![0usize; ranks],
+        out: vec![Vec::new(); ranks],
+    };
     let mut now = 0u64;
     let mut done = 0usize;
     // What ends at one instant (reused: the ring's lists and this one trade places).
     let mut ended: Vec<Ending> = Vec::new();
+    // When an action started at `now` ends.
+    let ends = |(op, s, _): Act, now: u64| now + shape.cost(op, s);
     let pick = |r: usize, queues: &mut [Queues], forwards_allowed: bool| {
         pick(rule, back_op, queues.get_mut(r)?, forwards_allowed)
     };
     // Each pass starts or finishes an action, or forces one: a bounded loop.
     for _ in 0..total.saturating_mul(3).saturating_add(ranks) {
         if done == total {
-            return Some((now, out));
+            return Some((now, ranks_now.out));
         }
         let mut started = false;
         for r in 0..ranks {
-            if !free.get(r).copied().unwrap_or(false) {
+            if !ranks_now.free.get(r).copied().unwrap_or(false) {
                 continue;
             }
-            let under = held.get(r).is_some_and(|&h| h < bound);
+            let under = ranks_now.held.get(r).is_some_and(|&h| h < bound);
             if let Some(act) = pick(r, &mut queues, under) {
-                start(act, r, now, &mut running, &mut free, &mut held, &mut out);
+                ranks_now.start(act, r, ends(act, now));
                 started = true;
             }
         }
         if started {
             continue;
         }
-        let Some(end) = running.next(now, &mut ended) else {
+        let Some(end) = ranks_now.running.next(now, &mut ended) else {
             // Nothing runs and nothing may start under the bound: the most urgent ready forward
             // runs.
             let r = (0..ranks)
-                .filter(|&r| free.get(r).copied().unwrap_or(false))
+                .filter(|&r| ranks_now.free.get(r).copied().unwrap_or(false))
                 .filter_map(|r| queues.get(r)?.forward.peek().map(|Reverse(k)| (*k, r)))
                 .min()?
                 .1;
             let act = pick(r, &mut queues, true)?;
-            start(act, r, now, &mut running, &mut free, &mut held, &mut out);
+            ranks_now.start(act, r, ends(act, now));
             continue;
         };
         now = end;
@@ -382,8 +519,8 @@ fn run(shape: &Shape, rule: Rule) -> Option<(u64, Vec<Vec<Act>>)> {
             if *slot == 0 {
                 let on = queues.get_mut(*rank_of.get(act.1)?)?;
                 let (list, key) = match act.0 {
-                    Op::Forward => (&mut on.forward, rule.key(act, stages, back)),
-                    Op::Backward | Op::Input => (&mut on.back, rule.key(act, stages, back)),
+                    Op::Forward => (&mut on.forward, rule.key(act, &tails)),
+                    Op::Backward | Op::Input => (&mut on.back, rule.key(act, &tails)),
                     // The oldest first: nothing waits for it.
                     Op::Weight => (&mut on.weight, (act.2 as i64, act.1 as i64, act.1, act.2)),
                 };
@@ -392,7 +529,7 @@ fn run(shape: &Shape, rule: Rule) -> Option<(u64, Vec<Vec<Act>>)> {
             Some(())
         };
         for &(r, op, s, mb) in &ended {
-            *free.get_mut(r)? = true;
+            *ranks_now.free.get_mut(r)? = true;
             done += 1;
             match op {
                 Op::Forward => {
@@ -403,7 +540,7 @@ fn run(shape: &Shape, rule: Rule) -> Option<(u64, Vec<Vec<Act>>)> {
                 }
                 Op::Backward | Op::Input => {
                     if op == Op::Backward {
-                        *held.get_mut(r)? = held.get(r)?.saturating_sub(1);
+                        ranks_now.release(r)?;
                     } else {
                         ready((Op::Weight, s, mb))?;
                     }
@@ -411,7 +548,7 @@ fn run(shape: &Shape, rule: Rule) -> Option<(u64, Vec<Vec<Act>>)> {
                         ready((back_op, s - 1, mb))?;
                     }
                 }
-                Op::Weight => *held.get_mut(r)? = held.get(r)?.saturating_sub(1),
+                Op::Weight => ranks_now.release(r)?,
             }
         }
     }
@@ -441,27 +578,99 @@ fn pick(rule: Rule, back_op: Op, queues: &mut Queues, forwards_allowed: bool) ->
     Some((op, s, mb))
 }
 
-/// Starts `act` on rank `r` at `now`.
-fn start(
-    act: Act,
-    r: usize,
-    now: u64,
-    running: &mut Running,
-    free: &mut [bool],
-    held: &mut [usize],
-    out: &mut [Vec<Act>],
-) {
-    let (op, s, mb) = act;
-    running.push(now + op.cost(), (r, op, s, mb));
-    if let Some(f) = free.get_mut(r) {
-        *f = false;
+/// The ranks as a run goes: what is under way, which rank is free, how many stages'
+/// activations each holds, the actions each started.
+struct RanksNow {
+    running: Running,
+    free: Vec<bool>,
+    held: Vec<usize>,
+    out: Vec<Vec<Act>>,
+}
+
+impl RanksNow {
+    /// Starts `act` on rank `r`, to end at `end`.
+    fn start(&mut self, act: Act, r: usize, end: u64) {
+        let (op, s, mb) = act;
+        self.running.push(end, (r, op, s, mb));
+        if let Some(f) = self.free.get_mut(r) {
+            *f = false;
+        }
+        if op == Op::Forward
+            && let Some(h) = self.held.get_mut(r)
+        {
+            *h += 1;
+        }
+        if let Some(order) = self.out.get_mut(r) {
+            order.push(act);
+        }
     }
-    if op == Op::Forward
-        && let Some(h) = held.get_mut(r)
-    {
-        *h += 1;
+
+    /// Rank `r` frees one stage's activations.
+    fn release(&mut self, r: usize) -> Option<()> {
+        let h = self.held.get_mut(r)?;
+        *h = h.saturating_sub(1);
+        Some(())
     }
-    if let Some(order) = out.get_mut(r) {
-        order.push(act);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The placement's shape over `rank_of`, under `bound`, with `ticks` where given.
+    fn shape<'a>(
+        rank_of: &'a [usize],
+        m: usize,
+        bound: usize,
+        split: bool,
+        ticks: Option<&'a [StageTicks]>,
+    ) -> Shape<'a> {
+        Shape {
+            ranks: rank_of.iter().max().map_or(0, |r| r + 1),
+            stages: rank_of.len(),
+            microbatches: m,
+            rank_of,
+            bound,
+            split,
+            ticks,
+        }
+    }
+
+    /// Times that are the units' (a forward one tick, a backward two, each half one) run every
+    /// rule exactly as the units do: the heap of actions under way ends them as the ring does.
+    #[test]
+    fn the_units_as_ticks_run_as_the_units() {
+        let v_fold = [0, 1, 2, 3, 3, 2, 1, 0];
+        for split in [false, true] {
+            let units = vec![[FORWARD, BACKWARD, HALF, HALF]; v_fold.len()];
+            for bound in [4, 7, 8] {
+                for m in [4, 5, 8] {
+                    let plain = shape(&v_fold, m, bound, split, None);
+                    let timed = shape(&v_fold, m, bound, split, Some(&units));
+                    assert_eq!(plain.unit(), timed.unit());
+                    for rule in Rule::tried(2, plain.unit(), false) {
+                        assert_eq!(run(&plain, rule), run(&timed, rule), "{rule:?} {m} {bound}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The runs take each stage's own time: two ranks, three microbatches, the second stage's
+    /// backward ten times a forward. The shortest run reaches the bound its busiest rank gives:
+    /// the first forward (one tick), the second rank's three forwards and three backwards with
+    /// nothing between them (3·(1 + 10)), then the first stage's last backward (two).
+    #[test]
+    fn stage_times_set_the_runs_end() {
+        let rank_of = [0, 1];
+        let ticks = [[1, 2, 1, 1], [1, 10, 5, 5]];
+        let listed = shortest(2, 3, &rank_of, false, None, Some(&ticks)).unwrap();
+        assert_eq!(listed.end, 1 + 3 * 11 + 2);
+        assert_eq!(listed.rules, 7);
+        // Times for other than every stage: nothing to run.
+        assert_eq!(
+            shortest(2, 3, &rank_of, false, None, Some(&ticks[..1])),
+            None
+        );
     }
 }

@@ -340,6 +340,12 @@ pub trait Schedule: Sync {
     fn lists_over_any_placement(&self) -> bool {
         false
     }
+    /// Whether its slots are themselves list-scheduled in units of time
+    /// ([`crate::schedules::listed`]: Hanayo's waves), so that the same runs with each stage's
+    /// own times may be shorter (`crate::tune::costed::listed_by_times`).
+    fn slots_are_listed(&self) -> bool {
+        false
+    }
     /// The bound on the stages' activations a rank holds that an order list-scheduled over a
     /// placement its slots do not assume keeps to, in words and as a count, where the schedule
     /// controls its memory (V-Half, V-Min); `None`: zero bubble's or 1F1B's.

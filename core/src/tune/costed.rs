@@ -4,13 +4,22 @@
 //! derived again with those slots (its other regions composed and gated as ever).
 
 use crate::algebra::plan::Plan;
-use crate::graph::derive::{Derivation, DeriveError, derive_plan_with};
+use crate::graph::derive::{
+    Derivation, DeriveError, derive_plan_with, folded_schedule, listed_words,
+};
+use crate::graph::event::Event;
+use crate::graph::order::Order;
+use crate::graph::{any_placement, build};
 use crate::scenario::hardware::transfer_time;
 use crate::schedules::StageCosts;
+use crate::schedules::listed::{Op, StageTicks};
+use crate::sim::cost;
 use crate::sim::cost::{
     activation_bytes, activation_input_bytes, compute_time, output_bytes, unit_layers,
 };
+use crate::sim::engine::{SimOptions, simulate_launched};
 use crate::vocab::phase::Phase;
+use crate::vocab::phase::{Half, OpSet};
 
 /// The stages of the wavefront's one chunk with their costs (microbatch 0's), in stage order;
 /// `None` without a wavefront of one chunk.
@@ -69,4 +78,131 @@ pub fn ordered(derivation: Derivation) -> Result<Derivation, DeriveError> {
     };
     let plan = derivation.plan;
     derive_plan_with(plan, None, Some(slots))
+}
+
+/// `derivation` with its order list-scheduled again with each stage's own times (the cost
+/// model's mean over microbatches of each stage's forward, backward or halves, its collectives
+/// and runtime share included) in place of the units `derive` runs with, where that order's
+/// simulated step (with `options`) is shorter. Only where `derive` list-schedules (a fold's
+/// order, Hanayo's slots), or may (a schedule whose slots give way to a shorter listed order),
+/// and the stages' times are not the units' already.
+pub fn listed_by_times(derivation: Derivation, options: SimOptions) -> Derivation {
+    let plan = &derivation.plan;
+    let listed_slots = plan
+        .wavefront
+        .as_ref()
+        .map(|w| w.skeleton.schedule())
+        .filter(|s| s.slots_are_listed());
+    let Some(schedule) = folded_schedule(plan, false).or(listed_slots) else {
+        return derivation;
+    };
+    if derivation.order_note.is_none()
+        && !schedule.lists_over_any_placement()
+        && !schedule.slots_are_listed()
+    {
+        return derivation;
+    }
+    let split = schedule.ops() == OpSet::SplitBackward;
+    let timed = cost::timed(plan, &derivation.order);
+    let Some(ticks) = stage_ticks(plan, &derivation.order, &timed.durations) else {
+        return derivation;
+    };
+    if in_units(&ticks, split) {
+        return derivation;
+    }
+    let Some(listed) = any_placement::orders_timed(plan, Some(&ticks)) else {
+        return derivation;
+    };
+    let Ok(order) = build::build(plan, &derivation.collectives, Some(&listed.orders)) else {
+        return derivation;
+    };
+    let before =
+        simulate_launched(&derivation.order, timed.durations, &timed.launches, options).makespan;
+    let retimed = cost::timed(plan, &order);
+    let after = simulate_launched(&order, retimed.durations, &retimed.launches, options).makespan;
+    if after >= before {
+        return derivation;
+    }
+    let weights = match split {
+        true => "; a weight half where its rank has nothing else it may start",
+        false => "",
+    };
+    let note = format!(
+        "list-scheduled over this placement with each stage's own times (the cost model's) — {}, {}{weights}; it takes {after:.3} s where the order derived in units of time takes {before:.3} s",
+        listed.rule,
+        listed_words(&listed)
+    );
+    Derivation {
+        order,
+        order_note: Some(note),
+        ..derivation
+    }
+}
+
+/// Each stage's mean time of each op over the microbatches in `durations` (`order`'s), in ticks
+/// of a hundred-thousandth of the longest; `None` where no op takes any time.
+fn stage_ticks(plan: &Plan, order: &Order, durations: &[f64]) -> Option<Vec<StageTicks>> {
+    let stages = plan.placement.ranks_of_stages().len();
+    let mut sum = vec![[0.0f64; 4]; stages];
+    let mut count = vec![[0u32; 4]; stages];
+    for (event, &d) in order.graph.node_weights().zip(durations) {
+        let (stage, op) = match *event {
+            Event::Fwd { stage, .. } => (stage, Op::Forward),
+            Event::Bwd { stage, half, .. } => (
+                stage,
+                match half {
+                    Half::Whole => Op::Backward,
+                    Half::Input => Op::Input,
+                    Half::Weight => Op::Weight,
+                },
+            ),
+            _ => continue,
+        };
+        if let (Some(s), Some(c)) = (
+            sum.get_mut(stage.index())
+                .and_then(|t| t.get_mut(op.index())),
+            count
+                .get_mut(stage.index())
+                .and_then(|t| t.get_mut(op.index())),
+        ) {
+            *s += d;
+            *c += 1;
+        }
+    }
+    let means: Vec<[f64; 4]> = sum
+        .iter()
+        .zip(&count)
+        .map(|(s, c)| {
+            std::array::from_fn(|i| match (s.get(i), c.get(i)) {
+                (Some(&s), Some(&c)) if c > 0 => s / f64::from(c),
+                _ => 0.0,
+            })
+        })
+        .collect();
+    let longest = means.iter().flatten().copied().fold(0.0f64, f64::max);
+    if !(longest.is_finite() && longest > 0.0) {
+        return None;
+    }
+    let tick = longest / 100_000.0;
+    Some(
+        means
+            .iter()
+            .map(|m| m.map(|t| (t / tick).round().max(0.0) as u64))
+            .collect(),
+    )
+}
+
+/// Whether every stage's times are the units' (a forward `q`, a backward `2q`, each half `q`):
+/// the runs `derive` made already.
+fn in_units(ticks: &[StageTicks], split: bool) -> bool {
+    let Some(q) = ticks.first().map(|t| t[0]) else {
+        return true;
+    };
+    ticks.iter().all(|&[f, b, i, w]| {
+        f == q
+            && match split {
+                true => i == q && w == q,
+                false => Some(b) == q.checked_mul(2),
+            }
+    })
 }

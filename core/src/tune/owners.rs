@@ -142,7 +142,9 @@ pub fn tune(
     };
     // A schedule that orders by the stages' costs (the automatic zero-bubble scheduler).
     let derivation = if explicit.is_none() {
-        crate::tune::costed::ordered(derivation)?
+        let ordered = crate::tune::costed::ordered(derivation)?;
+        // A fold's order, list-scheduled in units by `derive`, again with the stages' times.
+        crate::tune::costed::listed_by_times(ordered, options)
     } else {
         derivation
     };
