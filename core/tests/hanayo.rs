@@ -86,10 +86,12 @@ fn one_wave_runs_its_formula_from_two_p_microbatches() {
     }
 }
 
-/// Two waves: the order stays above the bound `(4M + P − 1)·(t_F + t_B)` (no order beats it)
-/// and within 4 % of it (0.95–3.5 %); exact steps of a few shapes.
+/// Two waves: the order stays at or above the bound `(4M + P − 1)·(t_F + t_B)` (no order beats
+/// it) and within 2 % of it (0–1.9 %: the bound on three of nine shapes); exact steps of a few
+/// shapes. (0.95–3.5 % above it before the list runs were made again with their microbatches
+/// due when they finished them.)
 #[test]
-fn two_waves_stay_within_four_percent_of_the_bound() {
+fn two_waves_stay_within_two_percent_of_the_bound() {
     let mut seen = Vec::new();
     for p in [3, 4, 6] {
         for m in [2 * p, 3 * p, 4 * p] {
@@ -97,35 +99,35 @@ fn two_waves_stay_within_four_percent_of_the_bound() {
             let got = step(&s);
             let bound = ((4 * m + p - 1) * 3) as f64;
             assert!(
-                got >= bound && got <= 1.04 * bound,
+                got >= bound && got <= 1.02 * bound,
                 "P={p} M={m}: {got} against {bound}"
             );
             seen.push((p, m, got, bound));
         }
     }
-    // (P, M, step, bound): 0.95–3.5 % above it.
+    // (P, M, step, bound): 0–1.9 % above it.
     assert_eq!(
         seen,
         [
-            (3, 6, 80.0, 78.0),
-            (3, 9, 118.0, 114.0),
-            (3, 12, 154.0, 150.0),
-            (4, 8, 106.0, 105.0),
-            (4, 12, 155.0, 153.0),
+            (3, 6, 78.0, 78.0),
+            (3, 9, 115.0, 114.0),
+            (3, 12, 150.0, 150.0),
+            (4, 8, 105.0, 105.0),
+            (4, 12, 154.0, 153.0),
             (4, 16, 203.0, 201.0),
-            (6, 12, 164.0, 159.0),
+            (6, 12, 162.0, 159.0),
             (6, 18, 235.0, 231.0),
-            (6, 24, 307.0, 303.0),
+            (6, 24, 305.0, 303.0),
         ]
     );
 }
 
 /// Two waves' gap is the list schedule's, not the placement's: under the same bound on the
 /// activations a rank holds, `(v + 1)·P − 1` stages, a constraint solver reaches the bound
-/// itself (`tests/fixtures/fold_optimum/optimum_waves.txt`, proven optimal), where the order
-/// derived stays 1–3.5 % above it.
+/// itself (`tests/fixtures/fold_optimum/optimum_waves.txt`, proven optimal); the order derived
+/// reaches it on two of its three cases and stays one unit above it (0.9 %) on the third.
 #[test]
-fn two_waves_fall_short_of_an_order_the_solver_finds_under_the_same_memory() {
+fn two_waves_reach_the_order_the_solver_finds_under_the_same_memory_or_one_unit_above() {
     let mut seen = Vec::new();
     for (p, v, m, optimum) in common::fold_optima("optimum_waves.txt") {
         assert_eq!(v, 4);
@@ -136,9 +138,9 @@ fn two_waves_fall_short_of_an_order_the_solver_finds_under_the_same_memory() {
     assert_eq!(
         seen,
         [
-            (3, 6, 80.0, 78.0),
-            (3, 9, 118.0, 114.0),
-            (4, 8, 106.0, 105.0)
+            (3, 6, 78.0, 78.0),
+            (3, 9, 115.0, 114.0),
+            (4, 8, 105.0, 105.0)
         ]
     );
 }
@@ -161,7 +163,7 @@ fn a_wave_is_two_chunks() {
 /// Hanayo's slots are list-scheduled in units of time (a backward twice a forward); where the
 /// stages' times differ from that, the pipeline lists them again with those times and keeps the
 /// shorter order (issue 26). Two waves, P = 4, M = 8, one layer a stage of 1 s forward and 3 s
-/// backward: 146 s in units, 143 s with the stages' times; under the units' own times nothing is
+/// backward: 145 s in units, 143 s with the stages' times; under the units' own times nothing is
 /// listed again.
 #[test]
 fn hanayo_with_backwards_three_times_a_forward_is_listed_with_those_times() {
@@ -172,13 +174,13 @@ fn hanayo_with_backwards_three_times_a_forward_is_listed_with_those_times() {
     let units = mpipe::sim::run::run(mpipe::derive(&s).unwrap(), Default::default());
     let sim = simulate_scenario(&s, Default::default()).unwrap();
     assert!(common::executes(&sim.derivation));
-    assert_eq!((units.makespan_s, sim.makespan_s), (146.0, 143.0));
+    assert_eq!((units.makespan_s, sim.makespan_s), (145.0, 143.0));
     let note = sim.derivation.order_note.unwrap();
     assert!(
         note.starts_with(
             "list-scheduled over this placement with each stage's own times (the cost model's) — "
         ) && note.ends_with(
-            "; it takes 143.000 s where the order derived in units of time takes 146.000 s"
+            "; it takes 143.000 s where the order derived in units of time takes 145.000 s"
         ),
         "{note}"
     );

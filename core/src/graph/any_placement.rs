@@ -24,6 +24,8 @@ pub(crate) struct Listed {
     pub two_bounds: bool,
     /// How many rules runs were made with (under each bound).
     pub rules: usize,
+    /// Whether each run was made again with its microbatches due when it finished them.
+    pub fed_back: bool,
     /// The run's end, in units of time (a forward one, a backward two, each half one): what the
     /// order's own earliest-start replay takes at most; `None` where the run scheduled actions
     /// the plan does not have (left out of the orders: read the order's [`unit_end`]).
@@ -87,6 +89,7 @@ pub(crate) fn orders_timed(plan: &Plan, ticks: Option<&[StageTicks]>) -> Option<
         bound: run.bound,
         two_bounds: run.two_bounds,
         rules: run.rules,
+        fed_back: run.fed_back,
         end: complete.then_some(run.end),
     })
 }

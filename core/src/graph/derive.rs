@@ -160,8 +160,14 @@ pub(crate) fn listed_words(listed: &any_placement::Listed) -> String {
         ),
         false => format!("up to {rules} rules"),
     };
+    let again = match listed.fed_back {
+        true => {
+            " (none reaching the bound the ranks' work gives, each run again twice with its microbatches due when it finished them)"
+        }
+        false => "",
+    };
     format!(
-        "the shortest of {runs}, a forward only while a rank holds under {} stages' activations unless every rank waits on that",
+        "the shortest of {runs}{again}, a forward only while a rank holds under {} stages' activations unless every rank waits on that",
         listed.bound
     )
 }
