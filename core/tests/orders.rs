@@ -524,7 +524,7 @@ fn slots_that_run_slower_under_a_fold_give_way_to_the_listed_order() {
     assert_eq!(
         sim.derivation.order_note.as_deref(),
         Some(
-            "the schedule's slots assume its own placement and take 63 units under this one (a forward one, a backward two) where an order list-scheduled over it takes 49: that order — 1F1B's priorities (the oldest ready backward first, then the oldest ready forward), the shortest of up to five rules (none reaching the bound the ranks' work gives, each run again twice with its microbatches due when it finished them), a forward only while a rank holds under (v + 1)·P − 1 stages' activations unless every rank waits on that"
+            "the schedule's slots assume its own placement and take 63 units under this one (a forward one, a backward two) where an order list-scheduled over it takes 49: that order — 1F1B's priorities (the oldest ready backward first, then the oldest ready forward), the shortest of up to five rules, each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions), a forward only while a rank holds under (v + 1)·P − 1 stages' activations unless every rank waits on that"
         )
     );
     let mut g = scenario(uniform(12), &[4, 8], &[mpipe::schedules::GPIPE; 3], 4, 4);
@@ -546,11 +546,8 @@ fn slots_that_run_slower_under_a_fold_give_way_to_the_listed_order() {
 /// s), so what remains is the heuristic's fill and drain.
 #[test]
 fn a_fold_of_uneven_stages_is_listed_with_their_own_times() {
-    let path = format!(
-        "{}/../samples/moe-interleaved.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let mut s = Scenario::from_json_str(&std::fs::read_to_string(path).unwrap(), "s").unwrap();
+    let text = include_str!("../../samples/moe-interleaved.json");
+    let mut s = Scenario::from_json_str(text, "moe-interleaved.json").unwrap();
     let own = simulate_scenario(&s, Default::default()).unwrap();
     s.placement = Some(PlacementSpec::VFold);
     let units = mpipe::sim::run::run(mpipe::derive(&s).unwrap(), Default::default());
@@ -564,7 +561,7 @@ fn a_fold_of_uneven_stages_is_listed_with_their_own_times() {
     assert_eq!(
         sim.derivation.order_note.as_deref(),
         Some(
-            "list-scheduled over this placement with each stage's own times (the cost model's) — the least slack first (microbatches due every 0.75·(F + B)), the shortest of up to seven rules, a forward only while a rank holds under (v + 1)·P − 1 stages' activations unless every rank waits on that; it takes 11.997 s where the order derived in units of time takes 12.280 s"
+            "the schedule's slots deadlock under this placement (they assume its own): list-scheduled over this placement with each stage's own times (the cost model's) — the least slack first (microbatches due every 0.75·(F + B)), the shortest of up to seven rules, a forward only while a rank holds under (v + 1)·P − 1 stages' activations unless every rank waits on that; it takes 11.997 s where the order list-scheduled in units of time takes 12.280 s"
         )
     );
     let busiest =

@@ -22,13 +22,15 @@ pub(crate) struct Listed {
     pub bound: String,
     /// Whether runs were made under two bounds.
     pub two_bounds: bool,
-    /// How many rules runs were made with (under each bound).
+    /// How many rules runs were made with under each bound, counting any a shape makes the same
+    /// as an earlier one (run once): the note's "up to".
     pub rules: usize,
     /// Whether each run was made again with its microbatches due when it finished them.
     pub fed_back: bool,
-    /// The run's end, in units of time (a forward one, a backward two, each half one): what the
-    /// order's own earliest-start replay takes at most; `None` where the run scheduled actions
-    /// the plan does not have (left out of the orders: read the order's [`unit_end`]).
+    /// The run's end, in units of time (a forward one, a backward two, each half one; in the
+    /// given ticks from [`orders_timed`]): what the order's own earliest-start replay takes at
+    /// most; `None` where the run scheduled actions the plan does not have (left out of the
+    /// orders: read the order's [`unit_end`]).
     pub end: Option<u64>,
 }
 

@@ -118,6 +118,11 @@ fn own_placement(scenario: &Scenario) -> PlacementSpec {
         .map_or(PlacementSpec::Default, |s| s.schedule().placement().into())
 }
 
+/// How the derivation's note begins where the schedule's slots deadlock under a placement they
+/// do not assume and a list-scheduled order stands in.
+pub(crate) const SLOTS_DEADLOCK: &str =
+    "the schedule's slots deadlock under this placement (they assume its own)";
+
 /// The schedule of `plan`'s plain wavefront where it runs under a placement its slots do not
 /// assume (`None` elsewhere, and with hand-written orders: `explicit`): the slots may deadlock
 /// there, or run slower than an order list-scheduled over the placement.
@@ -162,7 +167,7 @@ pub(crate) fn listed_words(listed: &any_placement::Listed) -> String {
     };
     let again = match listed.fed_back {
         true => {
-            " (none reaching the bound the ranks' work gives, each run again twice with its microbatches due when it finished them)"
+            ", each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions)"
         }
         false => "",
     };
@@ -211,7 +216,7 @@ pub fn derive_plan_with(
                 return Err(reported(deadlock));
             };
             order_note = Some(format!(
-                "the schedule's slots deadlock under this placement (they assume its own): the order is list-scheduled over it — {}, {} ({units})",
+                "{SLOTS_DEADLOCK}: the order is list-scheduled over it — {}, {} ({units})",
                 listed.rule,
                 listed_words(&listed)
             ));

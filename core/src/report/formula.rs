@@ -142,11 +142,14 @@ pub fn read(sim: &Simulation) -> Result<Reading, String> {
     })?;
     let mut departures = Vec::new();
     // The formula is the schedule's own order on its own placement.
+    let own_placement = plan.is_placed_as(skeleton.schedule().placement());
     if sim.derivation.order_note.is_some() {
-        departures.push(
-            "the order is not the schedule's own: it is list-scheduled over a placement the schedule's slots do not assume".to_string(),
-        );
-    } else if !plan.is_placed_as(skeleton.schedule().placement()) {
+        departures.push(match own_placement {
+            false => "the order is not the schedule's own: it is list-scheduled over a placement the schedule's slots do not assume".to_string(),
+            // Slots list-scheduled in units (Hanayo's), made again with the stages' times.
+            true => "the order is not the schedule's own: it is list-scheduled again with each stage's own times".to_string(),
+        });
+    } else if !own_placement {
         departures.push("the placement is not the schedule's own".to_string());
     }
     let spreads: &[(&str, Spread)] = if skeleton.second_order() {

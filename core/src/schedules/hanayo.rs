@@ -7,13 +7,16 @@
 //!
 //! The paper's own per-rank order is not public; the order here is list-scheduled over the wave
 //! ([`crate::schedules::listed`]: the shortest of 1F1B's priorities and four least-slack rules,
-//! a forward only while a rank holds under `(2W + 1)·P − 1` stages' activations). With one
+//! each made again twice with its microbatches due when the run before finished them where none
+//! reaches the bound the ranks' work gives, a forward only while a rank holds under
+//! `(2W + 1)·P − 1` stages' activations; the pipeline lists it again with each stage's own times
+//! where those are not the units'). With one
 //! wave, `t_B = 2t_F` and `M ≥ 2P` it reaches `(2W·M + P − 1)·(t_F + t_B)`, which no order over
 //! the wave can beat (rank `P − 1` waits `(P − 1)·t_F` for its first forward, then has
 //! `2W·M·(t_F + t_B)` of work, and its last backward — stage `P − 1`'s — has `P − 1` backwards
 //! after it): interleaved 1F1B's step, without its transfers at the turns. With more waves it
-//! stays a few per cent above that bound (1–3.5 % on P 3, 4, 6 and M 2P–4P with two waves,
-//! `core/tests/hanayo.rs`).
+//! reaches that bound on some shapes and stays up to 1.9 % above it on others (P 3, 4, 6 and M
+//! 2P–4P with two waves: the bound on three of nine, `core/tests/hanayo.rs`).
 
 use crate::schedules::listed::{self, Act, Op};
 use crate::schedules::skeleton::Skeleton;
@@ -117,8 +120,9 @@ impl Schedule for Hanayo {
     /// One wave (`v = 2`): interleaved 1F1B's step over two chunks, the least any order over
     /// the wave takes (see the module's words), in the setting the order is list-scheduled in:
     /// `t_B = 2t_F`, `M ≥ 2P`. Its memory is what the list schedule holds: no closed form.
-    /// Two waves and more: the order's step is a few per cent above that bound (under the bound
-    /// on held activations the least-slack rules do not reach it), so none is stated. Reached
+    /// Two waves and more: the order's step reaches that bound on some shapes and is up to 1.9 %
+    /// above it on others (the list schedule's, not the waves': a solver reaches it), so none is
+    /// stated. Reached
     /// on every P 2–12 and M 2P–5P tested (`core/tests/hanayo.rs`); beyond, the bound it is.
     fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
         if ctx.chunks != 2 || ctx.microbatches < 2 * ctx.ranks || !costs.backward_is(2.0) {

@@ -14,8 +14,9 @@
 //! equals). Where none reaches the bound the ranks' work gives (`Shape::work_bound`), each run
 //! is made again twice, each microbatch due when the run before finished it (`Rule::Finished`:
 //! the finishes a run reached are a better guess of when each microbatch can be done than an
-//! even spacing; Hanayo's two waves went from 0.95–3.5 % above their bound to 0–1.9 %). On the split folds a constraint solver was run on
-//! (`tests/fixtures/fold_optimum/optimum_split.txt`) every order is optimal: zero bubble's step.
+//! even spacing; Hanayo's two waves went from 0.95–3.5 % above their bound to 0–1.9 %). On the
+//! split folds a constraint solver was run on (`tests/fixtures/fold_optimum/optimum_split.txt`)
+//! every order is optimal: zero bubble's step.
 //! The per-rank orders are read off that one run, so they are a projection of one topological
 //! order of the dependencies: deadlock-free for any costs. Hanayo's waves run it over
 //! their zigzag; the derivation runs it over a fold a schedule's slots do not assume.
@@ -275,7 +276,8 @@ pub struct Listed {
     pub bound: String,
     /// Whether runs were made under two bounds (a split backward's, without one of its own).
     pub two_bounds: bool,
-    /// How many rules runs were made with under each bound ([`Rule::tried`]).
+    /// How many rules runs were made with under each bound ([`Rule::tried`]), counting any a
+    /// shape makes the same as an earlier one (run once).
     pub rules: usize,
     /// Whether the runs were made again with their microbatches due when they finished them
     /// ([`Rule::Finished`]; only where none reached the bound the ranks' work gives).
@@ -287,6 +289,10 @@ pub struct Listed {
 
 /// How many times each run is made again with its microbatches due when it finished them.
 const FEEDBACK_ROUNDS: usize = 2;
+
+/// How many actions the runs made again may schedule in all (beyond one run's rounds): on a
+/// small pipeline every run is made again, on a large one the shortest few.
+pub const FEEDBACK_WORK: usize = 1_000_000;
 
 /// The bounds on held activations, in words: interleaved 1F1B's and interleaved zero bubble's.
 const BOUND_1F1B: &str = "(v + 1)·P − 1";
@@ -333,12 +339,7 @@ impl Shape<'_> {
         let mut work = vec![0u64; self.ranks];
         let (mut forwards, mut backs) = (0u64, 0u64);
         for (s, &r) in self.rank_of.iter().enumerate() {
-            let mut stage = self
-                .cost(Op::Forward, s)
-                .saturating_add(self.cost(back_op, s));
-            if self.split {
-                stage = stage.saturating_add(self.cost(Op::Weight, s));
-            }
+            let stage = self.stage_work(s);
             if let (Some(h), Some(t), Some(w)) = (head.get_mut(r), tail.get_mut(r), work.get_mut(r))
             {
                 *h = (*h).min(forwards);
@@ -357,6 +358,17 @@ impl Shape<'_> {
             .unwrap_or(0)
     }
 
+    /// Stage `s`'s work for one microbatch: its forward and its backward, whole or in halves.
+    fn stage_work(&self, s: usize) -> u64 {
+        let back = match self.split {
+            true => self
+                .cost(Op::Input, s)
+                .saturating_add(self.cost(Op::Weight, s)),
+            false => self.cost(Op::Backward, s),
+        };
+        self.cost(Op::Forward, s).saturating_add(back)
+    }
+
     /// A stage's mean `F + B` (its backward whole or in halves), the deadline rules' spacing's
     /// unit: three units without the stages' own times.
     fn unit(&self) -> i64 {
@@ -364,15 +376,7 @@ impl Shape<'_> {
             return (FORWARD + BACKWARD) as i64;
         };
         let sum: u64 = (0..self.stages)
-            .map(|s| {
-                let back = if self.split {
-                    self.cost(Op::Input, s)
-                        .saturating_add(self.cost(Op::Weight, s))
-                } else {
-                    self.cost(Op::Backward, s)
-                };
-                self.cost(Op::Forward, s).saturating_add(back)
-            })
+            .map(|s| self.stage_work(s))
             .fold(0u64, u64::saturating_add);
         let mean = sum / (ticks.len().max(1) as u64);
         i64::try_from(mean).unwrap_or(i64::MAX / 8).min(1 << 40)
@@ -450,16 +454,28 @@ pub fn shortest(
             if best.as_ref().is_none_or(|(shortest, ..)| end < *shortest) {
                 best = Some((end, rule, words, run));
             }
-            finishes.push((bound, words, done));
+            finishes.push((end, bound, words, done));
         }
     }
     // Short of the bound the ranks' work gives, each run again with its microbatches due when it
-    // finished them (twice, each from the one before), under its bound.
+    // finished them (twice, each from the one before), under its bound: the shortest runs first,
+    // while the budget of actions lasts (one run's two at least).
     let fed_back = best.as_ref().is_some_and(|(end, ..)| *end > floor);
     if fed_back {
-        for (bound, words, mut due) in finishes {
+        let kinds = if split { 3 } else { 2 };
+        let per_run = stages
+            .saturating_mul(microbatches)
+            .saturating_mul(kinds)
+            .max(1);
+        let mut runs_left = (FEEDBACK_WORK / per_run).max(FEEDBACK_ROUNDS);
+        finishes.sort_by_key(|&(end, ..)| end);
+        for (_, bound, words, mut due) in finishes {
             let shape = Shape { bound, ..shape };
             for _ in 0..FEEDBACK_ROUNDS {
+                let Some(left) = runs_left.checked_sub(1) else {
+                    break;
+                };
+                runs_left = left;
                 let Some((end, run, done)) = run(&shape, Rule::Finished, due) else {
                     break;
                 };
@@ -545,7 +561,7 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
             None => Running::Ring(Default::default()),
             Some(_) => Running::Heap(BinaryHeap::new()),
         },
-        free: vec![true; ranks],
+        idle: (0..ranks).collect(),
         held: vec![0usize; ranks],
         out: vec![Vec::new(); ranks],
     };
@@ -554,7 +570,7 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
     // What ends at one instant (reused: the ring's lists and this one trade places).
     let mut ended: Vec<Ending> = Vec::new();
     // When an action started at `now` ends.
-    let ends = |(op, s, _): Act, now: u64| now + shape.cost(op, s);
+    let ends = |(op, s, _): Act, now: u64| now.saturating_add(shape.cost(op, s));
     let pick = |r: usize, queues: &mut [Queues], forwards_allowed: bool| {
         pick(rule, back_op, queues.get_mut(r)?, forwards_allowed)
     };
@@ -564,14 +580,16 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
             return Some((now, ranks_now.out, finished));
         }
         let mut started = false;
-        for r in 0..ranks {
-            if !ranks_now.free.get(r).copied().unwrap_or(false) {
-                continue;
-            }
+        // The idle ranks in rank order (one that starts leaves the list).
+        let mut i = 0;
+        while let Some(&r) = ranks_now.idle.get(i) {
             let under = ranks_now.held.get(r).is_some_and(|&h| h < bound);
-            if let Some(act) = pick(r, &mut queues, under) {
-                ranks_now.start(act, r, ends(act, now));
-                started = true;
+            match pick(r, &mut queues, under) {
+                Some(act) => {
+                    ranks_now.start(act, r, ends(act, now));
+                    started = true;
+                }
+                None => i += 1,
             }
         }
         if started {
@@ -581,7 +599,7 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
             // Nothing runs and nothing may start under the bound: the most urgent ready forward
             // runs.
             let r = (0..ranks)
-                .filter(|&r| ranks_now.free.get(r).copied().unwrap_or(false))
+                .filter(|r| ranks_now.idle.binary_search(r).is_ok())
                 .filter_map(|r| queues.get(r)?.forward.peek().map(|Reverse(k)| (*k, r)))
                 .min()?
                 .1;
@@ -608,7 +626,7 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
             Some(())
         };
         for &(r, op, s, mb) in &ended {
-            *ranks_now.free.get_mut(r)? = true;
+            ranks_now.set_idle(r);
             done += 1;
             match op {
                 Op::Forward => {
@@ -659,11 +677,12 @@ fn pick(rule: Rule, back_op: Op, queues: &mut Queues, forwards_allowed: bool) ->
     Some((op, s, mb))
 }
 
-/// The ranks as a run goes: what is under way, which rank is free, how many stages'
-/// activations each holds, the actions each started.
+/// The ranks as a run goes: what is under way, which ranks are idle (in rank order: with the
+/// stages' own times most instants end one action, and only the idle ranks are asked), how many
+/// stages' activations each holds, the actions each started.
 struct RanksNow {
     running: Running,
-    free: Vec<bool>,
+    idle: Vec<usize>,
     held: Vec<usize>,
     out: Vec<Vec<Act>>,
 }
@@ -673,8 +692,8 @@ impl RanksNow {
     fn start(&mut self, act: Act, r: usize, end: u64) {
         let (op, s, mb) = act;
         self.running.push(end, (r, op, s, mb));
-        if let Some(f) = self.free.get_mut(r) {
-            *f = false;
+        if let Ok(at) = self.idle.binary_search(&r) {
+            self.idle.remove(at);
         }
         if op == Op::Forward
             && let Some(h) = self.held.get_mut(r)
@@ -683,6 +702,13 @@ impl RanksNow {
         }
         if let Some(order) = self.out.get_mut(r) {
             order.push(act);
+        }
+    }
+
+    /// Rank `r` is idle again.
+    fn set_idle(&mut self, r: usize) {
+        if let Err(at) = self.idle.binary_search(&r) {
+            self.idle.insert(at, r);
         }
     }
 

@@ -5,7 +5,7 @@
 
 use crate::algebra::plan::Plan;
 use crate::graph::derive::{
-    Derivation, DeriveError, derive_plan_with, folded_schedule, listed_words,
+    Derivation, DeriveError, SLOTS_DEADLOCK, derive_plan_with, folded_schedule, listed_words,
 };
 use crate::graph::event::Event;
 use crate::graph::order::Order;
@@ -18,8 +18,7 @@ use crate::sim::cost::{
     activation_bytes, activation_input_bytes, compute_time, output_bytes, unit_layers,
 };
 use crate::sim::engine::{SimOptions, simulate_launched};
-use crate::vocab::phase::Phase;
-use crate::vocab::phase::{Half, OpSet};
+use crate::vocab::phase::{Half, OpSet, Phase};
 
 /// The stages of the wavefront's one chunk with their costs (microbatch 0's), in stage order;
 /// `None` without a wavefront of one chunk.
@@ -120,15 +119,26 @@ pub fn listed_by_times(derivation: Derivation, options: SimOptions) -> Derivatio
         simulate_launched(&derivation.order, timed.durations, &timed.launches, options).makespan;
     let retimed = cost::timed(plan, &order);
     let after = simulate_launched(&order, retimed.durations, &retimed.launches, options).makespan;
-    if after >= before {
+    // Strictly shorter (a step that is no number keeps the order as it was).
+    if after.partial_cmp(&before) != Some(std::cmp::Ordering::Less) {
         return derivation;
     }
     let weights = match split {
         true => "; a weight half where its rank has nothing else it may start",
         false => "",
     };
+    // Why the schedule's slots gave way, where `derive` said they deadlock, and which order
+    // this one is shorter than: the slots kept, or `derive`'s list in units.
+    let prefix = match &derivation.order_note {
+        Some(note) if note.starts_with(SLOTS_DEADLOCK) => format!("{SLOTS_DEADLOCK}: "),
+        _ => String::new(),
+    };
+    let than = match derivation.order_note {
+        None => "the schedule's own slots take",
+        Some(_) => "the order list-scheduled in units of time takes",
+    };
     let note = format!(
-        "list-scheduled over this placement with each stage's own times (the cost model's) — {}, {}{weights}; it takes {after:.3} s where the order derived in units of time takes {before:.3} s",
+        "{prefix}list-scheduled over this placement with each stage's own times (the cost model's) — {}, {}{weights}; it takes {after:.3} s where {than} {before:.3} s",
         listed.rule,
         listed_words(&listed)
     );
@@ -193,7 +203,8 @@ fn stage_ticks(plan: &Plan, order: &Order, durations: &[f64]) -> Option<Vec<Stag
 }
 
 /// Whether every stage's times are the units' (a forward `q`, a backward `2q`, each half `q`):
-/// the runs `derive` made already.
+/// the runs `derive` made already, but for the two tighter spacings timed runs add, which
+/// are not made for them.
 fn in_units(ticks: &[StageTicks], split: bool) -> bool {
     let Some(q) = ticks.first().map(|t| t[0]) else {
         return true;
