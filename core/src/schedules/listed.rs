@@ -292,7 +292,7 @@ const FEEDBACK_ROUNDS: usize = 2;
 
 /// How many actions the runs made again may schedule in all (beyond one run's rounds): on a
 /// small pipeline every run is made again, on a large one the shortest few.
-pub const FEEDBACK_WORK: usize = 1_000_000;
+const FEEDBACK_WORK: usize = 1_000_000;
 
 /// The bounds on held activations, in words: interleaved 1F1B's and interleaved zero bubble's.
 const BOUND_1F1B: &str = "(v + 1)·P − 1";

@@ -18,6 +18,7 @@ use crate::sim::cost::{
     activation_bytes, activation_input_bytes, compute_time, output_bytes, unit_layers,
 };
 use crate::sim::engine::{SimOptions, simulate_launched};
+use crate::sim::memory::memory;
 use crate::vocab::phase::{Half, OpSet, Phase};
 
 /// The stages of the wavefront's one chunk with their costs (microbatch 0's), in stage order;
@@ -82,7 +83,8 @@ pub fn ordered(derivation: Derivation) -> Result<Derivation, DeriveError> {
 /// `derivation` with its order list-scheduled again with each stage's own times (the cost
 /// model's mean over microbatches of each stage's forward, backward or halves, its collectives
 /// and runtime share included) in place of the units `derive` runs with, where that order's
-/// simulated step (with `options`) is shorter. Only where `derive` list-schedules (a fold's
+/// simulated step (with `options`) is shorter and it puts no rank over its device's memory that
+/// the order it would replace keeps under it. Only where `derive` list-schedules (a fold's
 /// order, Hanayo's slots), or may (a schedule whose slots give way to a shorter listed order),
 /// and the stages' times are not the units' already.
 pub fn listed_by_times(derivation: Derivation, options: SimOptions) -> Derivation {
@@ -115,13 +117,25 @@ pub fn listed_by_times(derivation: Derivation, options: SimOptions) -> Derivatio
     let Ok(order) = build::build(plan, &derivation.collectives, Some(&listed.orders)) else {
         return derivation;
     };
-    let before =
-        simulate_launched(&derivation.order, timed.durations, &timed.launches, options).makespan;
+    let old = simulate_launched(&derivation.order, timed.durations, &timed.launches, options);
     let retimed = cost::timed(plan, &order);
-    let after = simulate_launched(&order, retimed.durations, &retimed.launches, options).makespan;
+    let new = simulate_launched(&order, retimed.durations, &retimed.launches, options);
+    let (before, after) = (old.makespan, new.makespan);
     // Strictly shorter (a step that is no number keeps the order as it was).
     if after.partial_cmp(&before) != Some(std::cmp::Ordering::Less) {
         return derivation;
+    }
+    // Not at the price of a device's memory: an order that puts a rank over its capacity where
+    // the order it would replace keeps every rank under it stays out.
+    if plan.hardware.memory_bytes.is_some() {
+        let over = |order: &Order, timeline| {
+            memory(plan, order, timeline)
+                .iter()
+                .any(|curve| curve.over_capacity)
+        };
+        if over(&order, &new) && !over(&derivation.order, &old) {
+            return derivation;
+        }
     }
     let weights = match split {
         true => "; a weight half where its rank has nothing else it may start",
