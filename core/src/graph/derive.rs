@@ -166,10 +166,8 @@ pub(crate) fn listed_words(listed: &any_placement::Listed) -> String {
         false => format!("up to {rules} rules"),
     };
     let again = match listed.fed_back {
-        true => {
-            ", each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions)"
-        }
-        false => "",
+        true => format!(", {}", crate::schedules::listed::FED_BACK_WORDS),
+        false => String::new(),
     };
     format!(
         "the shortest of {runs}{again}, a forward only while a rank holds under {} stages' activations unless every rank waits on that",

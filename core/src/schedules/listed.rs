@@ -166,7 +166,7 @@ enum Rule {
     /// backward first among equals. `eighths`: the spacing in eighths of a stage's `F + B`.
     Deadline { eighths: i64, spacing: i64 },
     /// Earliest deadline, each microbatch due when an earlier run finished it (its last backward,
-    /// or input half, ended): that run's rule again, its due times fed back.
+    /// or input half, ended) rather than at an even spacing.
     Finished,
 }
 
@@ -294,6 +294,12 @@ const FEEDBACK_ROUNDS: usize = 2;
 /// small pipeline every run is made again, on a large one the shortest few.
 const FEEDBACK_WORK: usize = 1_000_000;
 
+/// The runs made again ([`FEEDBACK_ROUNDS`] times each, within [`FEEDBACK_WORK`] actions), in
+/// the derivation's note's words.
+pub const FED_BACK_WORDS: &str = "each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions)";
+// The words name the numbers.
+const _: () = assert!(FEEDBACK_ROUNDS == 2 && FEEDBACK_WORK == 1_000_000);
+
 /// The bounds on held activations, in words: interleaved 1F1B's and interleaved zero bubble's.
 const BOUND_1F1B: &str = "(v + 1)·P − 1";
 const BOUND_ZB: &str = "v·P";
@@ -356,6 +362,15 @@ impl Shape<'_> {
             })
             .max()
             .unwrap_or(0)
+    }
+
+    /// How many actions a run schedules: each stage's forward and backward (or its two halves)
+    /// of every microbatch; `None` past `usize`.
+    fn actions(&self) -> Option<usize> {
+        let kinds = if self.split { 3 } else { 2 };
+        self.stages
+            .checked_mul(self.microbatches)?
+            .checked_mul(kinds)
     }
 
     /// Stage `s`'s work for one microbatch: its forward and its backward, whole or in halves.
@@ -462,11 +477,7 @@ pub fn shortest(
     // while the budget of actions lasts (one run's two at least).
     let fed_back = best.as_ref().is_some_and(|(end, ..)| *end > floor);
     if fed_back {
-        let kinds = if split { 3 } else { 2 };
-        let per_run = stages
-            .saturating_mul(microbatches)
-            .saturating_mul(kinds)
-            .max(1);
+        let per_run = shape.actions().unwrap_or(usize::MAX).max(1);
         let mut runs_left = (FEEDBACK_WORK / per_run).max(FEEDBACK_ROUNDS);
         finishes.sort_by_key(|&(end, ..)| end);
         for (_, bound, words, mut due) in finishes {
@@ -526,8 +537,7 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
     let back_op = if split { Op::Input } else { Op::Backward };
     let tails = Tails::of(shape, back_op, due);
     let mut finished = vec![0i64; m];
-    let kinds = if split { 3 } else { 2 };
-    let total = stages.checked_mul(m)?.checked_mul(kinds)?;
+    let total = shape.actions()?;
     let kind = |op: Op| match op {
         Op::Forward => 0,
         Op::Backward | Op::Input => 1,
@@ -598,9 +608,10 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
         let Some(end) = ranks_now.running.next(now, &mut ended) else {
             // Nothing runs and nothing may start under the bound: the most urgent ready forward
             // runs.
-            let r = (0..ranks)
-                .filter(|r| ranks_now.idle.binary_search(r).is_ok())
-                .filter_map(|r| queues.get(r)?.forward.peek().map(|Reverse(k)| (*k, r)))
+            let r = ranks_now
+                .idle
+                .iter()
+                .filter_map(|&r| queues.get(r)?.forward.peek().map(|Reverse(k)| (*k, r)))
                 .min()?
                 .1;
             let act = pick(r, &mut queues, true)?;

@@ -89,18 +89,13 @@ pub fn ordered(derivation: Derivation) -> Result<Derivation, DeriveError> {
 /// and the stages' times are not the units' already.
 pub fn listed_by_times(derivation: Derivation, options: SimOptions) -> Derivation {
     let plan = &derivation.plan;
-    let listed_slots = plan
-        .wavefront
-        .as_ref()
-        .map(|w| w.skeleton.schedule())
-        .filter(|s| s.slots_are_listed());
-    let Some(schedule) = folded_schedule(plan, false).or(listed_slots) else {
+    let Some(schedule) = plan.wavefront.as_ref().map(|w| w.skeleton.schedule()) else {
         return derivation;
     };
-    if derivation.order_note.is_none()
-        && !schedule.lists_over_any_placement()
-        && !schedule.slots_are_listed()
-    {
+    let lists = schedule.slots_are_listed()
+        || (folded_schedule(plan, false).is_some()
+            && (derivation.order_note.is_some() || schedule.lists_over_any_placement()));
+    if !lists {
         return derivation;
     }
     let split = schedule.ops() == OpSet::SplitBackward;
