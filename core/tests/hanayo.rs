@@ -186,6 +186,34 @@ fn hanayo_with_backwards_three_times_a_forward_is_listed_with_those_times() {
     assert_eq!(uniform.derivation.order_note, None);
 }
 
+/// Hanayo's waves with transfers as long as a forward (the sample's 32 layers, P = 4, M = 8, each
+/// stage's output 1 GB over links of 1 GB/s): its slots, listed in units with free links, run
+/// 242 s; listed again with the transfers, 224 s.
+#[test]
+fn hanayo_with_slow_links_is_listed_with_its_transfers() {
+    let text = include_str!("../../samples/hanayo.json");
+    let mut s = Scenario::from_json_str(text, "hanayo.json").unwrap();
+    for l in &mut s.model.layers {
+        l.output_bytes = Some(1e9);
+    }
+    s.hardware = Some(mpipe::scenario::hardware::Hardware {
+        link_bytes_per_s: Some(1e9),
+        link_alpha_s: Some(0.0),
+        ..Default::default()
+    });
+    let units = mpipe::sim::run::run(mpipe::derive(&s).unwrap(), Default::default());
+    let sim = simulate_scenario(&s, Default::default()).unwrap();
+    assert!(common::executes(&sim.derivation));
+    assert_eq!((units.makespan_s, sim.makespan_s), (242.0, 224.0));
+    let note = sim.derivation.order_note.unwrap();
+    assert!(
+        note.starts_with(
+            "list-scheduled over this placement with each stage's own times and the transfers between them (the cost model's) — "
+        ) && note.ends_with("; it takes 224.000 s where the schedule's own slots take 242.000 s"),
+        "{note}"
+    );
+}
+
 /// One wave of uneven stages whose backwards are twice their forwards on average (1 s forwards,
 /// backwards of 1 s and 3 s in turn): the formula is read at the mean costs, and its reading
 /// says the order departs from the schedule's own because it was listed again with the stages'

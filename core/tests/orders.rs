@@ -569,6 +569,122 @@ fn a_fold_of_uneven_stages_is_listed_with_their_own_times() {
     assert_eq!(ms(busiest(&sim)), ms(busiest(&own)));
 }
 
+/// On every V fold a constraint solver was run on with transfers (P 2–4, M = P, 2P, 3P, a
+/// forward 1 s, a backward 2 s, transfers of 1 or 2 s between ranks:
+/// `tests/fixtures/fold_optimum/optimum_transfers.txt`, written from the placement's definition
+/// alone), the pipeline's order is the proven optimum under the same bound on held activations,
+/// `K = (v + 1)·P − 1 + ⌊2Σh/(F + B)⌋`, and holds no more than `K`; `derive`'s order in units,
+/// links free, runs up to 43 % longer (139 s against 97 s at P = 4, M = 12, h = 2).
+#[test]
+fn a_fold_with_transfers_gets_the_solvers_optimum() {
+    let cases = common::fold_optima_with_transfers();
+    assert_eq!(cases.len(), 18);
+    let mut units_longer = 0;
+    for [p, v, m, h, k, optimum] in cases {
+        let text = format!(
+            r#"{{"format": "mpipe-scenario/1", "name": "fold",
+            "model": {{"layers": [{{"name": "l", "count": {stages}, "fwd_s": 1.0, "bwd_s": 2.0,
+                "output_bytes": {bytes}, "activation_bytes": 1e9, "param_bytes": 1e9}}]}},
+            "cut": [{p}], "schedule": ["1f1b", "1f1b"], "ranks": {p}, "microbatches": {m},
+            "placement": "v_fold", "hardware": {{"link_bytes_per_s": 1e9, "link_alpha_s": 0}}}}"#,
+            stages = v * p,
+            bytes = h as f64 * 1e9
+        );
+        let s = Scenario::from_json_str(&text, "fold.json").unwrap();
+        let sim = simulate_scenario(&s, Default::default()).unwrap();
+        assert!(common::executes(&sim.derivation));
+        let case = format!("P {p} M {m} h {h}");
+        assert_eq!(sim.makespan_s, optimum as f64, "{case}");
+        let held = sim
+            .memory
+            .iter()
+            .map(|c| ((c.peak_bytes - c.static_bytes) / 1e9).round() as usize)
+            .max()
+            .unwrap();
+        assert!(held <= k, "{case}: {held} held against {k}");
+        let units = mpipe::sim::run::run(mpipe::derive(&s).unwrap(), Default::default());
+        assert!(units.makespan_s >= sim.makespan_s, "{case}");
+        units_longer += usize::from(units.makespan_s > sim.makespan_s);
+    }
+    // Only the two smallest (P = 2, M = 2) are as short in units.
+    assert_eq!(units_longer, 16);
+}
+
+/// A V fold of eight uniform stages over four ranks (`1f1b` on both chunks, a forward 1 s and a
+/// backward 2 s a stage, twelve microbatches) whose transfers take `transfer_s` each.
+fn fold_with_transfers(transfer_s: f64, skeleton: &str) -> Scenario {
+    let text = format!(
+        r#"{{"format": "mpipe-scenario/1", "name": "fold",
+        "model": {{"layers": [{{"name": "l", "count": 16, "fwd_s": 0.5, "bwd_s": 1.0,
+            "output_bytes": {bytes}, "activation_bytes": 1e9, "param_bytes": 1e9}}]}},
+        "cut": [8], "schedule": ["{skeleton}", "{skeleton}"], "ranks": 4, "microbatches": 12,
+        "placement": "v_fold", "hardware": {{"link_bytes_per_s": 1e9, "link_alpha_s": 0}}}}"#,
+        bytes = transfer_s * 1e9
+    );
+    Scenario::from_json_str(&text, "fold.json").unwrap()
+}
+
+/// The list weighs the transfers where they count: on a V fold whose transfers take as long as a
+/// forward, `derive`'s order (listed in units, links free) runs 109 s; listed with the
+/// transfers, under 1F1B's bound with room for the four stages' activations they keep in flight
+/// (`⌊2Σh/(F + B)⌋ = ⌊2·6/3⌋`), 89 s — two above the bound the ranks' work gives (rank 3: three
+/// forwards and transfers before its first, 72 s of work, three backwards and transfers after
+/// its last: 87 s) — holding 15 stages' activations (30–34 GB) where the units' order holds 11
+/// (22–26 GB), so a device of 28 GB keeps the units' order. Transfers of 0.1 s, 1.2 s down and
+/// back, are less than a stage's 3 s: left out.
+#[test]
+fn a_fold_is_listed_with_its_transfers_where_they_count() {
+    let peaks = |sim: &mpipe::sim::run::Simulation| -> Vec<f64> {
+        sim.memory.iter().map(|c| c.peak_bytes / 1e9).collect()
+    };
+    let s = fold_with_transfers(1.0, "1f1b");
+    let units = mpipe::sim::run::run(mpipe::derive(&s).unwrap(), Default::default());
+    let sim = simulate_scenario(&s, Default::default()).unwrap();
+    assert!(common::executes(&sim.derivation));
+    assert_eq!((units.makespan_s, sim.makespan_s), (109.0, 89.0));
+    assert_eq!(peaks(&units), [22.0, 22.0, 24.0, 26.0]);
+    assert_eq!(peaks(&sim), [30.0, 34.0, 34.0, 34.0]);
+    assert_eq!(
+        sim.derivation.order_note.as_deref(),
+        Some(
+            "the schedule's slots deadlock under this placement (they assume its own): list-scheduled over this placement with each stage's own times and the transfers between them (the cost model's) — the least slack first (microbatches due every 1·(F + B)), the shortest of up to seven rules under each of two bounds on held activations (the looser kept only where it runs shorter), each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions), a forward only while a rank holds under (v + 1)·P − 1 + ⌊2Σh/(F + B)⌋ (Σh the transfers along the stages) stages' activations unless every rank waits on that; it takes 89.000 s where the order list-scheduled in units of time takes 109.000 s"
+        )
+    );
+    // A device of 28 GB, which the units' order fits and this one does not: the units' order.
+    let mut capped = s.clone();
+    capped.hardware = capped
+        .hardware
+        .map(|h| mpipe::scenario::hardware::Hardware {
+            memory_bytes: Some(28e9),
+            ..h
+        });
+    assert_eq!(
+        simulate_scenario(&capped, Default::default())
+            .unwrap()
+            .makespan_s,
+        109.0
+    );
+    // Split backwards gain as much: 125 s in units, 78 s with the transfers.
+    let split = fold_with_transfers(1.0, "zb1p");
+    let units = mpipe::sim::run::run(mpipe::derive(&split).unwrap(), Default::default());
+    let sim = simulate_scenario(&split, Default::default()).unwrap();
+    assert!(common::executes(&sim.derivation));
+    assert_eq!((units.makespan_s, sim.makespan_s), (125.0, 78.0));
+    // Short transfers: the units' order stands, its note as `derive` wrote it.
+    let short = fold_with_transfers(0.1, "1f1b");
+    let derived = mpipe::derive(&short).unwrap();
+    let sim = simulate_scenario(&short, Default::default()).unwrap();
+    assert_eq!(sim.derivation.order_note, derived.order_note);
+    assert!(
+        derived
+            .order_note
+            .as_deref()
+            .is_some_and(|n| n.ends_with("(a forward taking one unit of time, a backward two)")),
+        "{:?}",
+        derived.order_note
+    );
+}
+
 /// The order listed again with the stages' own times is kept only where it puts no rank over
 /// its device's memory that the order it would replace keeps under it: `zb1p` folded with its
 /// last region frozen (VPP-3's shape, 1 GB of activations a layer) runs 67 s holding 15 GB at

@@ -507,14 +507,16 @@ proptest! {
     /// of its chunks, any of them frozen: an order is derived (list-scheduled where its slots
     /// deadlock or run slower, issue 26), it executes, each `W` follows its own `I`, and the
     /// longest path, the (max,+) composition and the event simulation agree under random costs;
-    /// the pipeline's order (listed again with the stages' own times where that is shorter) never
-    /// takes longer than the one `derive` lists in units of time.
+    /// the pipeline's order (listed again with the stages' own times, and its transfers, where
+    /// that is shorter) never takes longer than the one `derive` lists in units of time — with
+    /// free links or transfers of up to a second each.
     #[test]
     fn a_split_backward_under_any_placement_gets_an_order_the_three_timings_agree_on(
         (p, perms) in ranks_and_permutations(2..=3),
         rounds in 1usize..=3,
         times in prop::collection::vec((1u8..=8, 0u8..=8), 15),
         trainable in prop::collection::vec(any::<bool>(), 3),
+        transfers in prop::option::of(prop::collection::vec(0u8..=8, 15)),
     ) {
         let m = p * rounds;
         let (_, mut s) = placed(mpipe::schedules::ZB1P, p, m, &perms, false);
@@ -528,9 +530,18 @@ proptest! {
                 l.bwd_s = Some(f64::from(f) / 4.0);
                 l.bwd_input_s = Some(f64::from(f) / 4.0 * f64::from(input) / 8.0);
                 l.trainable = trainable[i / p];
+                // Each stage's output, in eighths of a second over links of 1 GB/s.
+                l.output_bytes = transfers.as_ref().map(|t| f64::from(t[i % t.len()]) / 8.0 * 1e9);
                 l
             })
             .collect();
+        if transfers.is_some() {
+            s.hardware = Some(mpipe::scenario::hardware::Hardware {
+                link_bytes_per_s: Some(1e9),
+                link_alpha_s: Some(0.0),
+                ..Default::default()
+            });
+        }
         let sim = simulated_three_ways(&s)?;
         let d = &sim.derivation;
         prop_assert!(weights_follow_their_inputs(d), "{}", s.to_json_string());

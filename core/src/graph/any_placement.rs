@@ -8,7 +8,7 @@ use crate::algebra::plan::Plan;
 use crate::graph::event::Event;
 use crate::graph::order::Order;
 use crate::graph::time::longest_path;
-use crate::schedules::listed::{self, BACKWARD, FORWARD, HALF, Op, StageTicks};
+use crate::schedules::listed::{self, BACKWARD, FORWARD, HALF, Op, Times};
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::{Half, OpSet};
 
@@ -20,8 +20,8 @@ pub(crate) struct Listed {
     pub rule: String,
     /// The bound on held activations it ran under, in words.
     pub bound: String,
-    /// Whether runs were made under two bounds.
-    pub two_bounds: bool,
+    /// How many bounds on held activations runs were made under.
+    pub bounds: usize,
     /// How many rules runs were made with under each bound, counting any a shape makes the same
     /// as an earlier one (run once): the note's "up to".
     pub rules: usize,
@@ -41,9 +41,9 @@ pub(crate) fn orders(plan: &Plan) -> Option<Listed> {
     orders_timed(plan, None)
 }
 
-/// [`orders`], the runs made with each stage's own times where `ticks` gives them (one entry a
-/// stage, in stage order; `end` is then in their ticks).
-pub(crate) fn orders_timed(plan: &Plan, ticks: Option<&[StageTicks]>) -> Option<Listed> {
+/// [`orders`], the runs made with each stage's own times and the transfers between them where
+/// `times` gives them (in stage order; `end` is then in their ticks).
+pub(crate) fn orders_timed(plan: &Plan, times: Option<Times>) -> Option<Listed> {
     if plan
         .regions
         .iter()
@@ -58,7 +58,7 @@ pub(crate) fn orders_timed(plan: &Plan, ticks: Option<&[StageTicks]>) -> Option<
     let schedule = plan.wavefront.as_ref().map(|w| (w.skeleton.schedule(), w));
     let split = schedule.is_some_and(|(s, _)| s.ops() == OpSet::SplitBackward);
     let own = schedule.and_then(|(s, w)| s.listed_bound(&plan.run_ctx(w)));
-    let run = listed::shortest(plan.ranks, plan.microbatches, rank_of, split, own, ticks)?;
+    let run = listed::shortest(plan.ranks, plan.microbatches, rank_of, split, own, times)?;
     // The run schedules every stage's backward and weight half; a region Lemma 1 runs no
     // backward in (nothing trainable at or before it) has none, an untrained one no weight half.
     // Leaving them out keeps the orders deadlock-free: nothing left waits for them.
@@ -89,7 +89,7 @@ pub(crate) fn orders_timed(plan: &Plan, ticks: Option<&[StageTicks]>) -> Option<
         orders,
         rule: run.rule,
         bound: run.bound,
-        two_bounds: run.two_bounds,
+        bounds: run.bounds,
         rules: run.rules,
         fed_back: run.fed_back,
         end: complete.then_some(run.end),

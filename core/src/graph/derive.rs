@@ -152,18 +152,25 @@ fn unit_words(fold: Option<&dyn Schedule>) -> (&'static str, &'static str) {
 }
 
 /// How a list-scheduled order was chosen, in the derivation's note: how many rules were tried,
-/// under which bound (or two) on held activations.
+/// under which bound (or how many) on held activations.
 pub(crate) fn listed_words(listed: &any_placement::Listed) -> String {
     let rules = match listed.rules {
         5 => "five".to_string(),
         7 => "seven".to_string(),
         n => n.to_string(),
     };
-    let runs = match listed.two_bounds {
-        true => format!(
+    let runs = match listed.bounds {
+        0 | 1 => format!("up to {rules} rules"),
+        2 => format!(
             "up to {rules} rules under each of two bounds on held activations (the looser kept only where it runs shorter)"
         ),
-        false => format!("up to {rules} rules"),
+        n => format!(
+            "up to {rules} rules under each of {} bounds on held activations (a looser one kept only where it runs shorter)",
+            match n {
+                3 => "three".to_string(),
+                n => n.to_string(),
+            }
+        ),
     };
     let again = match listed.fed_back {
         true => format!(", {}", crate::schedules::listed::FED_BACK_WORDS),

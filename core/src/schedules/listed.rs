@@ -24,7 +24,12 @@
 //! With each stage's own times ([`StageTicks`], the cost model's: `crate::tune::costed` runs it
 //! so, since `derive` does not read the cost model) in place of the units, the same rules run,
 //! the deadlines weigh those times, two tighter spacings are tried too (seven runs a bound), and
-//! the actions under way wait in a heap by their ends rather than in the units' ring.
+//! the actions under way wait in a heap by their ends rather than in the units' ring. With the
+//! transfers between the stages too ([`Times::hops`]), what a rank hands to another is ready there
+//! only when it arrives (the arrivals wait in a heap of their own), the deadlines and
+//! `Shape::work_bound` count the transfers, and where they add up to a stage's work or more down
+//! and back ([`latency`]) a looser bound on held activations is tried last: at 1F1B's, a rank
+//! stalls on gradients still on their way where it could start forwards.
 //!
 //! Why deadlines: 1F1B's priorities run a backward whenever one is ready, and on a fold that
 //! starves the forwards the fold's turn needs (a V fold of four ranks, eight microbatches: 65
@@ -90,6 +95,16 @@ impl Op {
 /// any length the caller chose; a time below one tick counts one.
 pub type StageTicks = [u64; 4];
 
+/// The stages' own times for a run in place of the units: each stage's [`StageTicks`], and the
+/// transfers between consecutive stages in the same ticks (`hops[s]`: stage `s`'s output to stage
+/// `s + 1`, and its gradient back; paid only where the two sit on different ranks), one a stage
+/// but the last, or none at all (no transfer takes time).
+#[derive(Debug, Clone, Copy)]
+pub struct Times<'a> {
+    pub stages: &'a [StageTicks],
+    pub hops: &'a [u64],
+}
+
 /// An action of a run: `(op, stage, microbatch)`.
 pub type Act = (Op, usize, usize);
 /// A rank's ready actions of one kind, most urgent first: `(priority, tie, stage, microbatch)`.
@@ -120,6 +135,17 @@ impl Running {
                 }
             }
             Running::Heap(heap) => heap.push(Reverse((end, action))),
+        }
+    }
+
+    /// The next instant after `now` at which some action ends (nothing moved).
+    fn next_end(&self, now: u64) -> Option<u64> {
+        match self {
+            Running::Ring(ring) => (now + 1..=now + RING as u64).find(|&end| {
+                ring.get(end as usize % RING)
+                    .is_some_and(|bucket| !bucket.is_empty())
+            }),
+            Running::Heap(heap) => heap.peek().map(|Reverse((end, _))| *end),
         }
     }
 
@@ -246,9 +272,14 @@ struct Tails {
 impl Tails {
     fn of(shape: &Shape, back_op: Op, due: Vec<i64>) -> Tails {
         let time = |op: Op, s: usize| i64::try_from(shape.cost(op, s)).unwrap_or(i64::MAX / 4);
+        let hop = |s: usize| i64::try_from(shape.hop(s)).unwrap_or(i64::MAX / 4);
         let mut back = Vec::with_capacity(shape.stages);
         let mut sum = 0i64;
         for s in 0..shape.stages {
+            // The gradient's transfer from stage `s` to the one before it.
+            if let Some(before) = s.checked_sub(1) {
+                sum = sum.saturating_add(hop(before));
+            }
             sum = sum.saturating_add(time(back_op, s));
             back.push(sum);
         }
@@ -256,7 +287,9 @@ impl Tails {
         let mut forward = vec![0i64; shape.stages];
         let mut sum = chain;
         for (s, tail) in forward.iter_mut().enumerate().rev() {
-            sum = sum.saturating_add(time(Op::Forward, s));
+            sum = sum
+                .saturating_add(hop(s))
+                .saturating_add(time(Op::Forward, s));
             *tail = sum;
         }
         Tails { forward, back, due }
@@ -271,11 +304,12 @@ pub struct Listed {
     /// Which rule gave it, in words.
     pub rule: String,
     /// The bound on the stages' activations a rank holds it ran under, in words
-    /// (`(v + 1)·P − 1`, or `v·P` where the backward splits and that is as short, or the
-    /// schedule's own).
+    /// (`(v + 1)·P − 1`, or `v·P` where the backward splits and that is as short, or 1F1B's with
+    /// room for what the transfers keep in flight, `+ ⌊2Σh/(F + B)⌋`, or the schedule's own).
     pub bound: String,
-    /// Whether runs were made under two bounds (a split backward's, without one of its own).
-    pub two_bounds: bool,
+    /// How many distinct bounds runs were made under (two for a split backward's without one of
+    /// its own; one more where the transfers' [`latency`] is one stage or more).
+    pub bounds: usize,
     /// How many rules runs were made with under each bound ([`Rule::tried`]), counting any a
     /// shape makes the same as an earlier one (run once).
     pub rules: usize,
@@ -303,6 +337,8 @@ const _: () = assert!(FEEDBACK_ROUNDS == 2 && FEEDBACK_WORK == 1_000_000);
 /// The bounds on held activations, in words: interleaved 1F1B's and interleaved zero bubble's.
 const BOUND_1F1B: &str = "(v + 1)·P − 1";
 const BOUND_ZB: &str = "v·P";
+/// 1F1B's, with room for the microbatches the transfers keep in flight.
+const BOUND_LATENCY: &str = "(v + 1)·P − 1 + ⌊2Σh/(F + B)⌋ (Σh the transfers along the stages)";
 
 /// The placement's shape, as the runs read it.
 #[derive(Clone, Copy)]
@@ -317,9 +353,20 @@ struct Shape<'a> {
     split: bool,
     /// Each stage's own times (else the units).
     ticks: Option<&'a [StageTicks]>,
+    /// The transfers between consecutive stages, in the same ticks (none in units).
+    hops: &'a [u64],
 }
 
 impl Shape<'_> {
+    /// How long what stage `s` hands on takes to reach stage `s + 1` (its gradient to come back):
+    /// nothing where they share a rank or no transfer takes time.
+    fn hop(&self, s: usize) -> u64 {
+        match (self.rank_of.get(s), self.rank_of.get(s + 1)) {
+            (Some(a), Some(b)) if a != b => self.hops.get(s).copied().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
     /// How long `op` of stage `s` takes in the run.
     fn cost(&self, op: Op, s: usize) -> u64 {
         match self.ticks {
@@ -333,10 +380,11 @@ impl Shape<'_> {
         }
     }
 
-    /// No run ends before this: for each rank, the forwards before its first stage's first one
-    /// could start, its work (every microbatch of each of its stages), and the backwards (or
-    /// input halves) that must follow its last one down to the first stage (none where a weight
-    /// half, which nothing follows, may end it) — the largest over the ranks.
+    /// No run ends before this: for each rank, the forwards (and transfers) before its first
+    /// stage's first one could start, its work (every microbatch of each of its stages), and the
+    /// backwards (or input halves, and transfers) that must follow its last one down to the first
+    /// stage (none where a weight half, which nothing follows, may end it) — the largest over the
+    /// ranks.
     fn work_bound(&self) -> u64 {
         let back_op = if self.split { Op::Input } else { Op::Backward };
         let m = self.microbatches as u64;
@@ -352,8 +400,13 @@ impl Shape<'_> {
                 *t = (*t).min(if self.split { 0 } else { backs });
                 *w = w.saturating_add(stage.saturating_mul(m));
             }
-            forwards = forwards.saturating_add(self.cost(Op::Forward, s));
-            backs = backs.saturating_add(self.cost(back_op, s));
+            let hop = self.hop(s);
+            forwards = forwards
+                .saturating_add(self.cost(Op::Forward, s))
+                .saturating_add(hop);
+            backs = backs
+                .saturating_add(self.cost(back_op, s))
+                .saturating_add(hop);
         }
         (0..self.ranks)
             .filter_map(|r| {
@@ -384,6 +437,17 @@ impl Shape<'_> {
         self.cost(Op::Forward, s).saturating_add(back)
     }
 
+    /// Stages' activations a rank's bound grows by for the transfers: `⌊2Σh/(F + B)⌋`, `Σh` the
+    /// transfers along the chain of stages (each paid down and back), `F + B` a stage's mean
+    /// ([`Shape::unit`]); none where they add up to less than one stage's work.
+    fn latency(&self) -> usize {
+        let chain = (0..self.stages)
+            .map(|s| self.hop(s))
+            .fold(0u64, u64::saturating_add);
+        let unit = u64::try_from(self.unit()).unwrap_or(1).max(1);
+        usize::try_from(chain.saturating_mul(2) / unit).unwrap_or(usize::MAX)
+    }
+
     /// A stage's mean `F + B` (its backward whole or in halves), the deadline rules' spacing's
     /// unit: three units without the stages' own times.
     fn unit(&self) -> i64 {
@@ -398,29 +462,52 @@ impl Shape<'_> {
     }
 }
 
+/// Stages' activations the transfers of `times` keep in flight over the stages `rank_of` places
+/// (backwards whole or, `split`, in halves): `⌊2Σh/(F + B)⌋`, `Σh` the transfers along the
+/// chain of stages, `F + B` a stage's mean. Below one stage's work (0) the transfers weigh too
+/// little to be worth the runs (they could still reorder ties), and the caller may leave them
+/// out.
+pub fn latency(rank_of: &[usize], split: bool, times: Times) -> usize {
+    Shape {
+        ranks: rank_of.iter().max().map_or(0, |r| r + 1),
+        stages: rank_of.len(),
+        microbatches: 1,
+        rank_of,
+        bound: 0,
+        split,
+        ticks: Some(times.stages),
+        hops: times.hops,
+    }
+    .latency()
+}
+
 /// The shortest of the runs of [`Rule::tried`] over `ranks` ranks, `microbatches` microbatches
 /// and the stages `rank_of` places (stage `s` on rank `rank_of[s]`, the chain in stage order),
 /// backwards whole or (`split`) in halves, under the schedule's `own` bound on held activations
-/// where it gives one (else as the module says), with each stage's own times where `ticks` gives
-/// them (else the units), or `None` where there is nothing to run (no stage, no microbatch, a
-/// stage without a rank, times for other than every stage).
+/// where it gives one (else as the module says), with each stage's own times and the transfers
+/// between them where `times` gives them (else the units, no transfer taking time), or `None`
+/// where there is nothing to run (no stage, no microbatch, a stage without a rank, times for
+/// other than every stage, transfers for other than every stage but the last).
 pub fn shortest(
     ranks: usize,
     microbatches: usize,
     rank_of: &[usize],
     split: bool,
     own: Option<(&'static str, usize)>,
-    ticks: Option<&[StageTicks]>,
+    times: Option<Times>,
 ) -> Option<Listed> {
     let stages = rank_of.len();
     if ranks == 0
         || stages == 0
         || microbatches == 0
         || rank_of.iter().any(|&r| r >= ranks)
-        || ticks.is_some_and(|t| t.len() != stages)
+        || times.is_some_and(|t| {
+            t.stages.len() != stages || !(t.hops.is_empty() || t.hops.len() + 1 == stages)
+        })
     {
         return None;
     }
+    let ticks = times.map(|t| t.stages);
     let chunks = stages.div_ceil(ranks);
     let shape = Shape {
         ranks,
@@ -430,17 +517,25 @@ pub fn shortest(
         bound: 0,
         split,
         ticks,
+        hops: times.map_or(&[][..], |t| t.hops),
     };
     // Interleaved 1F1B's peak on its first rank with rounds of `P`, `(v − 1)·P + 2(P − 1) + 1`;
     // where the backward splits, interleaved zero bubble's, `(v − 1)·P + P`, first (the shorter
     // of equal runs is the first: the looser bound only where it saves time).
     let loose = (BOUND_1F1B, (chunks + 1).saturating_mul(ranks) - 1);
-    let bounds: &[(&str, usize)] = match own {
+    let mut bounds: Vec<(&str, usize)> = match own {
         // A schedule that controls its memory keeps its own bound.
-        Some(own) => &[own],
-        None if split => &[(BOUND_ZB, chunks.saturating_mul(ranks)), loose],
-        None => &[loose],
+        Some(own) => vec![own],
+        None if split => vec![(BOUND_ZB, chunks.saturating_mul(ranks)), loose],
+        None => vec![loose],
     };
+    // Transfers lengthen a microbatch's way down the stages and back by `2Σh`: a rank at 1F1B's
+    // bound then waits for gradients still on their way where it could start forwards, so a
+    // looser bound is tried last, with room for the microbatches that time would keep in flight.
+    let latency = shape.latency();
+    if own.is_none() && latency > 0 {
+        bounds.push((BOUND_LATENCY, loose.1.saturating_add(latency)));
+    }
     let mut best: Option<(u64, Rule, &str, Vec<Vec<Act>>)> = None;
     let unit = shape.unit();
     let rules = Rule::tried(chunks, unit, ticks.is_some());
@@ -502,7 +597,7 @@ pub fn shortest(
         actions,
         rule: rule.describe(),
         bound: bound.to_string(),
-        two_bounds: bounds_run > 1,
+        bounds: bounds_run,
         rules: rules.len(),
         fed_back,
         end,
@@ -533,6 +628,7 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
         bound,
         split,
         ticks,
+        hops: _,
     } = *shape;
     let back_op = if split { Op::Input } else { Op::Backward };
     let tails = Tails::of(shape, back_op, due);
@@ -575,6 +671,8 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
         held: vec![0usize; ranks],
         out: vec![Vec::new(); ranks],
     };
+    // What a transfer brings, by when it arrives (with the stages' own times only).
+    let mut arrivals: BinaryHeap<Reverse<(u64, Act)>> = BinaryHeap::new();
     let mut now = 0u64;
     let mut done = 0usize;
     // What ends at one instant (reused: the ring's lists and this one trade places).
@@ -584,8 +682,9 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
     let pick = |r: usize, queues: &mut [Queues], forwards_allowed: bool| {
         pick(rule, back_op, queues.get_mut(r)?, forwards_allowed)
     };
-    // Each pass starts or finishes an action, or forces one: a bounded loop.
-    for _ in 0..total.saturating_mul(3).saturating_add(ranks) {
+    // Each pass starts or finishes an action, forces one or takes a transfer's arrival (at most
+    // one an action): a bounded loop.
+    for _ in 0..total.saturating_mul(4).saturating_add(ranks) {
         if done == total {
             return Some((now, ranks_now.out, finished));
         }
@@ -605,9 +704,18 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
         if started {
             continue;
         }
-        let Some(end) = ranks_now.running.next(now, &mut ended) else {
-            // Nothing runs and nothing may start under the bound: the most urgent ready forward
-            // runs.
+        // The next instant: an action's end, or a transfer's arrival before any.
+        let arrival = arrivals.peek().map(|Reverse((at, _))| *at);
+        let next = match arrival {
+            Some(at) if ranks_now.running.next_end(now).is_none_or(|end| at < end) => {
+                ended.clear();
+                Some(at)
+            }
+            _ => ranks_now.running.next(now, &mut ended),
+        };
+        let Some(end) = next else {
+            // Nothing runs, nothing is on its way and nothing may start under the bound: the
+            // most urgent ready forward runs.
             let r = ranks_now
                 .idle
                 .iter()
@@ -636,30 +744,44 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
             }
             Some(())
         };
+        // What another rank needs comes after its transfer.
+        let mut hand = |act: Act, hop: u64| match hop {
+            0 => ready(act),
+            _ => {
+                arrivals.push(Reverse((now.saturating_add(hop), act)));
+                Some(())
+            }
+        };
         for &(r, op, s, mb) in &ended {
             ranks_now.set_idle(r);
             done += 1;
             match op {
                 Op::Forward => {
                     if s + 1 < stages {
-                        ready((Op::Forward, s + 1, mb))?;
+                        hand((Op::Forward, s + 1, mb), shape.hop(s))?;
                     }
-                    ready((back_op, s, mb))?;
+                    hand((back_op, s, mb), 0)?;
                 }
                 Op::Backward | Op::Input => {
                     if op == Op::Backward {
                         ranks_now.release(r)?;
                     } else {
-                        ready((Op::Weight, s, mb))?;
+                        hand((Op::Weight, s, mb), 0)?;
                     }
-                    if s > 0 {
-                        ready((back_op, s - 1, mb))?;
+                    if let Some(before) = s.checked_sub(1) {
+                        hand((back_op, before, mb), shape.hop(before))?;
                     } else if let Some(f) = finished.get_mut(mb) {
                         *f = i64::try_from(now).unwrap_or(i64::MAX);
                     }
                 }
                 Op::Weight => ranks_now.release(r)?,
             }
+        }
+        while let Some(Reverse((at, act))) = arrivals.peek().copied()
+            && at <= now
+        {
+            arrivals.pop();
+            ready(act)?;
         }
     }
     None
@@ -751,6 +873,7 @@ mod tests {
             bound,
             split,
             ticks,
+            hops: &[],
         }
     }
 
@@ -786,14 +909,50 @@ mod tests {
     fn stage_times_set_the_runs_end() {
         let rank_of = [0, 1];
         let ticks = [[1, 2, 1, 1], [1, 10, 5, 5]];
-        let listed = shortest(2, 3, &rank_of, false, None, Some(&ticks)).unwrap();
+        let times = |stages| Times { stages, hops: &[] };
+        let listed = shortest(2, 3, &rank_of, false, None, Some(times(&ticks))).unwrap();
         assert_eq!(listed.end, 1 + 3 * 11 + 2);
         assert_eq!(listed.rules, 7);
         // Times for other than every stage: nothing to run.
         assert_eq!(
-            shortest(2, 3, &rank_of, false, None, Some(&ticks[..1])),
+            shortest(2, 3, &rank_of, false, None, Some(times(&ticks[..1]))),
             None
         );
+    }
+
+    /// A transfer delays what another rank needs by its time, and the bound the ranks' work gives
+    /// counts it: two ranks, a stage each, three microbatches, a forward one tick, a backward
+    /// two, a transfer one. Rank 1's first forward starts after rank 0's and its transfer (2),
+    /// then its three forwards and backwards run back to back (9), and the last gradient's
+    /// transfer and rank 0's last backward follow (3): 14 where, without the transfer, 12.
+    #[test]
+    fn transfers_delay_what_another_rank_needs() {
+        let rank_of = [0, 1];
+        let stages = [[FORWARD, BACKWARD, HALF, HALF]; 2];
+        let times = |hops| Times {
+            stages: &stages,
+            hops,
+        };
+        let end = |hops| shortest(2, 3, &rank_of, false, None, Some(times(hops))).map(|l| l.end);
+        assert_eq!(end(&[]), Some(12));
+        assert_eq!(end(&[1]), Some(14));
+        let mut s = shape(&rank_of, 3, 3, false, Some(&stages));
+        s.hops = &[1];
+        assert_eq!(s.work_bound(), 14);
+        // Transfers for other than every stage but the last: nothing to run.
+        assert_eq!(end(&[1, 1]), None);
+        // Two transfers of a tick, down and back, fall short of a stage's three ticks of work:
+        // no room is made for them; three stages' two transfers of three ticks make four.
+        assert_eq!(latency(&rank_of, false, times(&[1])), 0);
+        let three = [[FORWARD, BACKWARD, HALF, HALF]; 3];
+        let hops = [3, 3];
+        let wide = Times {
+            stages: &three,
+            hops: &hops,
+        };
+        assert_eq!(latency(&[0, 1, 2], false, wide), 4);
+        // A transfer between stages on one rank takes no time.
+        assert_eq!(latency(&[0, 0, 1], false, wide), 2);
     }
 
     /// Hanayo's two waves over four ranks (the zigzag 0 1 2 3 3 2 1 0, twice), eight

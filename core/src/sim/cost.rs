@@ -422,6 +422,17 @@ pub fn transfer_bytes(
     Some(output_bytes(plan, region, rank, mb))
 }
 
+/// The stage whose output (or the gradient of it) a cross-rank collective carries: its
+/// [`transfer_unit`]'s; `None` for anything else.
+pub(crate) fn transfer_stage(
+    plan: &Plan,
+    graph: &crate::graph::order_graph::OrderGraph,
+    node: NodeIndex,
+) -> Option<crate::vocab::ids::Stage> {
+    let (region, rank, _) = transfer_unit(graph, node)?;
+    plan.stage_index(region, rank)
+}
+
 /// The unit whose output a cross-rank collective carries, as `(region, rank, mb)`: the seam's
 /// upstream region on the sending rank (on the receiving one for a gradient, which flows back);
 /// `None` for anything else.

@@ -9,10 +9,11 @@ use crate::graph::derive::{
 };
 use crate::graph::event::Event;
 use crate::graph::order::Order;
+use crate::graph::time::Timeline;
 use crate::graph::{any_placement, build};
 use crate::scenario::hardware::transfer_time;
 use crate::schedules::StageCosts;
-use crate::schedules::listed::{Op, StageTicks};
+use crate::schedules::listed::{self, Op, StageTicks, Times};
 use crate::sim::cost;
 use crate::sim::cost::{
     activation_bytes, activation_input_bytes, compute_time, output_bytes, unit_layers,
@@ -20,6 +21,7 @@ use crate::sim::cost::{
 use crate::sim::engine::{SimOptions, simulate_launched};
 use crate::sim::memory::memory;
 use crate::vocab::phase::{Half, OpSet, Phase};
+use petgraph::graph::NodeIndex;
 
 /// The stages of the wavefront's one chunk with their costs (microbatch 0's), in stage order;
 /// `None` without a wavefront of one chunk.
@@ -80,13 +82,15 @@ pub fn ordered(derivation: Derivation) -> Result<Derivation, DeriveError> {
     derive_plan_with(plan, None, Some(slots))
 }
 
-/// `derivation` with its order list-scheduled again with each stage's own times (the cost
-/// model's mean over microbatches of each stage's forward, backward or halves, its collectives
-/// and runtime share included) in place of the units `derive` runs with, where that order's
-/// simulated step (with `options`) is shorter and it puts no rank over its device's memory that
-/// the order it would replace keeps under it. Only where `derive` list-schedules (a fold's
-/// order, Hanayo's slots), or may (a schedule whose slots give way to a shorter listed order),
-/// and the stages' times are not the units' already.
+/// `derivation` with its order list-scheduled again in place of the units `derive` runs with (no
+/// transfer taking time): with each stage's own times (the cost model's mean over microbatches
+/// of each stage's forward, backward or halves, its collectives and runtime share included)
+/// where they are not the units' already, and with those and the transfers between stages on
+/// different ranks (the mean of each stage's) where the transfers' `listed::latency` is a stage
+/// or more. Of those orders the one with the shortest simulated step (with `options`) is kept
+/// where it is shorter than the order it would replace and puts no rank over its device's
+/// memory that that order keeps under it. Only where `derive` list-schedules (a fold's order,
+/// Hanayo's slots), or may (a schedule whose slots give way to a shorter listed order).
 pub fn listed_by_times(derivation: Derivation, options: SimOptions) -> Derivation {
     let plan = &derivation.plan;
     let Some(schedule) = plan.wavefront.as_ref().map(|w| w.skeleton.schedule()) else {
@@ -100,38 +104,79 @@ pub fn listed_by_times(derivation: Derivation, options: SimOptions) -> Derivatio
     }
     let split = schedule.ops() == OpSet::SplitBackward;
     let timed = cost::timed(plan, &derivation.order);
-    let Some(ticks) = stage_ticks(plan, &derivation.order, &timed.durations) else {
+    let Some((ticks, hops)) = stage_ticks(plan, &derivation.order, &timed.durations) else {
         return derivation;
     };
-    if in_units(&ticks, split) {
+    let units = in_units(&ticks, split);
+    // Transfers that add up to less than a stage's work along the way down and back are left
+    // out (they cannot move a microbatch by a slot).
+    let rank_of = plan.placement.ranks_of_stages();
+    let with_hops = Times {
+        stages: &ticks,
+        hops: &hops,
+    };
+    let transfers = listed::latency(rank_of, split, with_hops) > 0;
+    // The runs with the stages' own times alone (where they are not the units') and with the
+    // transfers too (where they count): the list's rules weigh what they are given, and
+    // neither run is always the shorter once simulated.
+    let mut tried: Vec<&[u64]> = Vec::with_capacity(2);
+    if !units {
+        tried.push(&[]);
+    }
+    if transfers {
+        tried.push(&hops);
+    }
+    if tried.is_empty() {
         return derivation;
     }
-    let Some(listed) = any_placement::orders_timed(plan, Some(&ticks)) else {
-        return derivation;
-    };
-    let Ok(order) = build::build(plan, &derivation.collectives, Some(&listed.orders)) else {
-        return derivation;
-    };
-    let old = simulate_launched(&derivation.order, timed.durations, &timed.launches, options);
-    let retimed = cost::timed(plan, &order);
-    let new = simulate_launched(&order, retimed.durations, &retimed.launches, options);
-    let (before, after) = (old.makespan, new.makespan);
-    // Strictly shorter (a step that is no number keeps the order as it was).
-    if after.partial_cmp(&before) != Some(std::cmp::Ordering::Less) {
-        return derivation;
-    }
+    // The order it would replace, simulated once a candidate is built.
+    let mut durations = Some(timed.durations);
+    let mut old: Option<Timeline> = None;
     // Not at the price of a device's memory: an order that puts a rank over its capacity where
     // the order it would replace keeps every rank under it stays out.
-    if plan.hardware.memory_bytes.is_some() {
-        let over = |order: &Order, timeline| {
-            memory(plan, order, timeline)
+    let over = |order: &Order, timeline: &Timeline| {
+        plan.hardware.memory_bytes.is_some()
+            && memory(plan, order, timeline)
                 .iter()
                 .any(|curve| curve.over_capacity)
+    };
+    let mut old_over: Option<bool> = None;
+    // The shortest so far: its step, the replaced order's, the order, its list, whether with
+    // the transfers.
+    let mut best: Option<(f64, f64, Order, any_placement::Listed, bool)> = None;
+    for hops in tried {
+        let times = Times {
+            stages: &ticks,
+            hops,
         };
-        if over(&order, &new) && !over(&derivation.order, &old) {
-            return derivation;
+        let Some(listed) = any_placement::orders_timed(plan, Some(times)) else {
+            continue;
+        };
+        let Ok(order) = build::build(plan, &derivation.collectives, Some(&listed.orders)) else {
+            continue;
+        };
+        let retimed = cost::timed(plan, &order);
+        let new = simulate_launched(&order, retimed.durations, &retimed.launches, options);
+        let after = new.makespan;
+        let old = old.get_or_insert_with(|| {
+            let durations = durations.take().unwrap_or_default();
+            simulate_launched(&derivation.order, durations, &timed.launches, options)
+        });
+        let before = old.makespan;
+        // Strictly shorter than the order it would replace and any tried before (a step that is
+        // no number keeps the order as it was).
+        let bar = best.as_ref().map_or(before, |b| b.0);
+        if after.partial_cmp(&bar) != Some(std::cmp::Ordering::Less) {
+            continue;
         }
+        if over(&order, &new) && !*old_over.get_or_insert_with(|| over(&derivation.order, old)) {
+            continue;
+        }
+        best = Some((after, before, order, listed, !hops.is_empty()));
     }
+    let Some((after, before, order, listed, with_transfers)) = best else {
+        return derivation;
+    };
     let weights = match split {
         true => "; a weight half where its rank has nothing else it may start",
         false => "",
@@ -146,8 +191,12 @@ pub fn listed_by_times(derivation: Derivation, options: SimOptions) -> Derivatio
         None => "the schedule's own slots take",
         Some(_) => "the order list-scheduled in units of time takes",
     };
+    let transfers = match with_transfers {
+        true => " and the transfers between them",
+        false => "",
+    };
     let note = format!(
-        "{prefix}list-scheduled over this placement with each stage's own times (the cost model's) — {}, {}{weights}; it takes {after:.3} s where {than} {before:.3} s",
+        "{prefix}list-scheduled over this placement with each stage's own times{transfers} (the cost model's) — {}, {}{weights}; it takes {after:.3} s where {than} {before:.3} s",
         listed.rule,
         listed_words(&listed)
     );
@@ -159,12 +208,32 @@ pub fn listed_by_times(derivation: Derivation, options: SimOptions) -> Derivatio
 }
 
 /// Each stage's mean time of each op over the microbatches in `durations` (`order`'s), in ticks
-/// of a hundred-thousandth of the longest; `None` where no op takes any time.
-fn stage_ticks(plan: &Plan, order: &Order, durations: &[f64]) -> Option<Vec<StageTicks>> {
+/// of a hundred-thousandth of the longest, and the mean of each stage's transfers to the next
+/// stage (and of the gradients back) across ranks in the same ticks, one a stage but the last;
+/// `None` where no op takes any time.
+fn stage_ticks(
+    plan: &Plan,
+    order: &Order,
+    durations: &[f64],
+) -> Option<(Vec<StageTicks>, Vec<u64>)> {
     let stages = plan.placement.ranks_of_stages().len();
     let mut sum = vec![[0.0f64; 4]; stages];
     let mut count = vec![[0u32; 4]; stages];
-    for (event, &d) in order.graph.node_weights().zip(durations) {
+    let mut hop_sum = vec![0.0f64; stages.saturating_sub(1)];
+    let mut hop_count = vec![0u32; stages.saturating_sub(1)];
+    for (i, (event, &d)) in order.graph.node_weights().zip(durations).enumerate() {
+        if matches!(event, Event::Coll { .. }) {
+            if let Some(stage) = cost::transfer_stage(plan, &order.graph, NodeIndex::new(i))
+                && let (Some(s), Some(c)) = (
+                    hop_sum.get_mut(stage.index()),
+                    hop_count.get_mut(stage.index()),
+                )
+            {
+                *s += d;
+                *c += 1;
+            }
+            continue;
+        }
         let (stage, op) = match *event {
             Event::Fwd { stage, .. } => (stage, Op::Forward),
             Event::Bwd { stage, half, .. } => (
@@ -203,12 +272,13 @@ fn stage_ticks(plan: &Plan, order: &Order, durations: &[f64]) -> Option<Vec<Stag
         return None;
     }
     let tick = longest / 100_000.0;
-    Some(
-        means
-            .iter()
-            .map(|m| m.map(|t| (t / tick).round().max(0.0) as u64))
-            .collect(),
-    )
+    let in_ticks = |t: f64| (t / tick).round().max(0.0) as u64;
+    let hops = hop_sum
+        .iter()
+        .zip(&hop_count)
+        .map(|(&s, &c)| if c > 0 { in_ticks(s / f64::from(c)) } else { 0 })
+        .collect();
+    Some((means.iter().map(|m| m.map(in_ticks)).collect(), hops))
 }
 
 /// Whether every stage's times are the units' (a forward `q`, a backward `2q`, each half `q`):

@@ -224,6 +224,14 @@ pub fn median(mut v: Vec<f64>) -> f64 {
 /// The solver's cases in `tests/fixtures/fold_optimum/FILE`: `(P, v, M, optimum)` per line
 /// (`generate.py` beside them writes the files).
 pub fn fold_optima(file: &str) -> Vec<(usize, usize, usize, f64)> {
+    fold_optimum_lines(file)
+        .into_iter()
+        .map(|n| (n[0], n[1], n[2], n[3] as f64))
+        .collect()
+}
+
+/// The numbers of each line of one of `tests/fixtures/fold_optimum`'s files.
+fn fold_optimum_lines(file: &str) -> Vec<Vec<usize>> {
     let path = format!(
         "{}/../tests/fixtures/fold_optimum/{file}",
         env!("CARGO_MANIFEST_DIR")
@@ -232,9 +240,16 @@ pub fn fold_optima(file: &str) -> Vec<(usize, usize, usize, f64)> {
         .unwrap()
         .lines()
         .filter(|l| !l.starts_with('#'))
-        .map(|line| {
-            let n: Vec<usize> = line.split(' ').map(|x| x.parse().unwrap()).collect();
-            (n[0], n[1], n[2], n[3] as f64)
-        })
+        .map(|line| line.split(' ').map(|x| x.parse().unwrap()).collect())
+        .collect()
+}
+
+/// The solver's optima of V folds with transfers (`optimum_transfers.txt` beside
+/// `generate.py`): `(P, v, M, h, K, optimum)`, a transfer of `h` between ranks, at most `K`
+/// stages' activations held a rank.
+pub fn fold_optima_with_transfers() -> Vec<[usize; 6]> {
+    fold_optimum_lines("optimum_transfers.txt")
+        .into_iter()
+        .map(|n| n.try_into().unwrap())
         .collect()
 }
