@@ -461,10 +461,10 @@ fn a_fold_over_frozen_regions_gets_an_order_without_the_work_they_skip() {
     assert_eq!(
         seen,
         [
-            ("1f1b", vec![0], 66.0, true, 65.0, true),
+            ("1f1b", vec![0], 66.0, true, 64.0, true),
             ("1f1b", vec![1], 81.0, true, 81.0, false),
             ("1f1b", vec![2], 81.0, true, 81.0, false),
-            ("1f1b", vec![0, 1], 53.0, true, 50.0, true),
+            ("1f1b", vec![0, 1], 53.0, true, 49.0, true),
             ("zb1p", vec![0], 70.0, true, 59.0, true),
             ("zb1p", vec![1], 74.0, true, 67.0, true),
             ("zb1p", vec![2], 73.0, true, 67.0, true),
@@ -524,7 +524,7 @@ fn slots_that_run_slower_under_a_fold_give_way_to_the_listed_order() {
     assert_eq!(
         sim.derivation.order_note.as_deref(),
         Some(
-            "the schedule's slots assume its own placement and take 63 units under this one (a forward one, a backward two) where an order list-scheduled over it takes 49: that order — 1F1B's priorities (the oldest ready backward first, then the oldest ready forward), the shortest of up to five rules, each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions), a forward only while a rank holds under (v + 1)·P − 1 stages' activations unless every rank waits on that"
+            "the schedule's slots assume its own placement and take 63 units under this one (a forward one, a backward two) where an order list-scheduled over it takes 49: that order — 1F1B's priorities (the oldest ready backward first, then the oldest ready forward), the shortest of up to five rules under each of two bounds on held activations (the looser kept only where it runs shorter), each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions), a forward only while a rank holds under (v + 1)·P − 1 stages' activations unless every rank waits on that"
         )
     );
     let mut g = scenario(uniform(12), &[4, 8], &[mpipe::schedules::GPIPE; 3], 4, 4);
@@ -572,14 +572,17 @@ fn a_fold_of_uneven_stages_is_listed_with_their_own_times() {
 /// On every V fold a constraint solver was run on with transfers (P 2–4, M = P, 2P, 3P, a
 /// forward 1 s, a backward 2 s, transfers of 1 or 2 s between ranks:
 /// `tests/fixtures/fold_optimum/optimum_transfers.txt`, written from the placement's definition
-/// alone), the pipeline's order is the proven optimum under the same bound on held activations,
-/// `K = (v + 1)·P − 1 + ⌊2Σh/(F + B)⌋`, and holds no more than `K`; `derive`'s order in units,
+/// alone), the pipeline's order runs the proven optimum under the same bound on held
+/// activations, `K = (v + 1)·P − 1 + ⌊2Σh/(F + B)⌋`, holding no more than `K` (8 cases), or
+/// shorter than it, holding more (10 cases, at most one round of `P` more: the runs under that
+/// looser bound, where those under `K` fall short of the bound the ranks' work gives; under `K`
+/// alone every case ran the optimum); `derive`'s order in units,
 /// links free, runs up to 43 % longer (139 s against 97 s at P = 4, M = 12, h = 2).
 #[test]
-fn a_fold_with_transfers_gets_the_solvers_optimum() {
+fn a_fold_with_transfers_gets_the_solvers_optimum_or_shorter_with_more_memory() {
     let cases = common::fold_optima_with_transfers();
     assert_eq!(cases.len(), 18);
-    let mut units_longer = 0;
+    let (mut at, mut below, mut units_longer) = (0, 0, 0);
     for [p, v, m, h, k, optimum] in cases {
         let text = format!(
             r#"{{"format": "mpipe-scenario/1", "name": "fold",
@@ -594,18 +597,29 @@ fn a_fold_with_transfers_gets_the_solvers_optimum() {
         let sim = simulate_scenario(&s, Default::default()).unwrap();
         assert!(common::executes(&sim.derivation));
         let case = format!("P {p} M {m} h {h}");
-        assert_eq!(sim.makespan_s, optimum as f64, "{case}");
         let held = sim
             .memory
             .iter()
             .map(|c| ((c.peak_bytes - c.static_bytes) / 1e9).round() as usize)
             .max()
             .unwrap();
-        assert!(held <= k, "{case}: {held} held against {k}");
+        if sim.makespan_s == optimum as f64 {
+            assert!(held <= k, "{case}: {held} held against {k}");
+            at += 1;
+        } else {
+            assert!(
+                sim.makespan_s < optimum as f64,
+                "{case}: {}",
+                sim.makespan_s
+            );
+            assert!(held > k && held <= k + p, "{case}: {held} held against {k}");
+            below += 1;
+        }
         let units = mpipe::sim::run::run(mpipe::derive(&s).unwrap(), Default::default());
         assert!(units.makespan_s >= sim.makespan_s, "{case}");
         units_longer += usize::from(units.makespan_s > sim.makespan_s);
     }
+    assert_eq!((at, below), (8, 10));
     // Only the two smallest (P = 2, M = 2) are as short in units.
     assert_eq!(units_longer, 16);
 }
@@ -626,12 +640,13 @@ fn fold_with_transfers(transfer_s: f64, skeleton: &str) -> Scenario {
 
 /// The list weighs the transfers where they count: on a V fold whose transfers take as long as a
 /// forward, `derive`'s order (listed in units, links free) runs 109 s; listed with the
-/// transfers, under 1F1B's bound with room for the four stages' activations they keep in flight
-/// (`⌊2Σh/(F + B)⌋ = ⌊2·6/3⌋`), 89 s — two above the bound the ranks' work gives (rank 3: three
-/// forwards and transfers before its first, 72 s of work, three backwards and transfers after
-/// its last: 87 s) — holding 15 stages' activations (30–34 GB) where the units' order holds 11
-/// (22–26 GB), so a device of 28 GB keeps the units' order. Transfers of 0.1 s, 1.2 s down and
-/// back, are less than a stage's 3 s: left out.
+/// transfers, 89 s under 1F1B's bound with room for the four stages' activations they keep in
+/// flight (`⌊2Σh/(F + B)⌋ = ⌊2·6/3⌋`, 15 stages), and 87 s, the bound the ranks' work gives
+/// (rank 3: three forwards and transfers before its first, 72 s of work, three backwards and
+/// transfers after its last), under one round of `P` more (19 stages) — holding 15–19 stages'
+/// activations (30–38 GB, two a stage) where the units' order holds 11–13 (22–26 GB), so a
+/// device of 28 GB keeps the units' order. Transfers of 0.1 s, 1.2 s down and back, are less
+/// than a stage's 3 s: left out.
 #[test]
 fn a_fold_is_listed_with_its_transfers_where_they_count() {
     let peaks = |sim: &mpipe::sim::run::Simulation| -> Vec<f64> {
@@ -641,13 +656,13 @@ fn a_fold_is_listed_with_its_transfers_where_they_count() {
     let units = mpipe::sim::run::run(mpipe::derive(&s).unwrap(), Default::default());
     let sim = simulate_scenario(&s, Default::default()).unwrap();
     assert!(common::executes(&sim.derivation));
-    assert_eq!((units.makespan_s, sim.makespan_s), (109.0, 89.0));
+    assert_eq!((units.makespan_s, sim.makespan_s), (109.0, 87.0));
     assert_eq!(peaks(&units), [22.0, 22.0, 24.0, 26.0]);
-    assert_eq!(peaks(&sim), [30.0, 34.0, 34.0, 34.0]);
+    assert_eq!(peaks(&sim), [30.0, 34.0, 36.0, 38.0]);
     assert_eq!(
         sim.derivation.order_note.as_deref(),
         Some(
-            "the schedule's slots deadlock under this placement (they assume its own): list-scheduled over this placement with each stage's own times and the transfers between them (the cost model's) — the least slack first (microbatches due every 1·(F + B)), the shortest of up to seven rules under each of two bounds on held activations (the looser kept only where it runs shorter), each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions), a forward only while a rank holds under (v + 1)·P − 1 + ⌊2Σh/(F + B)⌋ (Σh the transfers along the stages) stages' activations unless every rank waits on that; it takes 89.000 s where the order list-scheduled in units of time takes 109.000 s"
+            "the schedule's slots deadlock under this placement (they assume its own): list-scheduled over this placement with each stage's own times and the transfers between them (the cost model's) — the least slack first (microbatches due every 1·(F + B)), the shortest of up to seven rules under each of three bounds on held activations (a looser one kept only where it runs shorter), each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions), a forward only while a rank holds under (v + 2)·P − 1 + ⌊2Σh/(F + B)⌋ (Σh the transfers along the stages) stages' activations unless every rank waits on that; it takes 87.000 s where the order list-scheduled in units of time takes 109.000 s"
         )
     );
     // A device of 28 GB, which the units' order fits and this one does not: the units' order.

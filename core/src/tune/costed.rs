@@ -210,7 +210,8 @@ pub fn listed_by_times(derivation: Derivation, options: SimOptions) -> Derivatio
 /// Each stage's mean time of each op over the microbatches in `durations` (`order`'s), in ticks
 /// of a hundred-thousandth of the longest, and the mean of each stage's transfers to the next
 /// stage (and of the gradients back) across ranks in the same ticks, one a stage but the last;
-/// `None` where no op takes any time.
+/// `None` where no op takes any time. An early recomputation is its backward's (the backward's or
+/// its input half's time holds it, as it does where the recomputation runs inside the backward).
 fn stage_ticks(
     plan: &Plan,
     order: &Order,
@@ -221,7 +222,14 @@ fn stage_ticks(
     let mut count = vec![[0u32; 4]; stages];
     let mut hop_sum = vec![0.0f64; stages.saturating_sub(1)];
     let mut hop_count = vec![0u32; stages.saturating_sub(1)];
+    let mut recomputed = vec![0.0f64; stages];
     for (i, (event, &d)) in order.graph.node_weights().zip(durations).enumerate() {
+        if let Event::Recompute { stage, .. } = *event {
+            if let Some(r) = recomputed.get_mut(stage.index()) {
+                *r += d;
+            }
+            continue;
+        }
         if matches!(event, Event::Coll { .. }) {
             if let Some(stage) = cost::transfer_stage(plan, &order.graph, NodeIndex::new(i))
                 && let (Some(s), Some(c)) = (
@@ -255,6 +263,15 @@ fn stage_ticks(
         ) {
             *s += d;
             *c += 1;
+        }
+    }
+    for ((s, c), &r) in sum.iter_mut().zip(&count).zip(&recomputed) {
+        let back = match c.get(Op::Backward.index()).is_some_and(|&n| n > 0) {
+            true => Op::Backward,
+            false => Op::Input,
+        };
+        if let Some(t) = s.get_mut(back.index()) {
+            *t += r;
         }
     }
     let means: Vec<[f64; 4]> = sum
