@@ -1,6 +1,6 @@
 //! Hanayo's waves (issue 26, item 2): the wave placement, the list-scheduled order (the same as a
-//! fold's, checked against a solver's proven optimum), the one-wave formula over a grid, the
-//! stated gap of two waves, and the rule that a wave is two chunks.
+//! fold's, checked against a solver's proven optimum), the one- and two-wave formula over a grid,
+//! the gap of three waves, and the rule that a wave is two chunks.
 
 #![allow(
     clippy::unwrap_used,
@@ -87,16 +87,16 @@ fn one_wave_runs_its_formula_from_two_p_microbatches() {
 }
 
 /// With `M ≥ 2P` two waves run `(4M + P − 1)·(t_F + t_B)`, the bound no order beats, and the
-/// formula the reading states is that step: every P from 2 to 12, M 2P, 3P, 4P and 5P. Each rank
-/// holds at most `(v + 2)·P − 1` stages' activations, one round of `P` more than 1F1B's bound,
-/// and no more than 1F1B's bound on 11 of the 44 shapes. (Under 1F1B's bound alone the runs were
+/// formula the reading states is that step: every P from 2 to 12, every M from 2P to 5P. Each
+/// rank holds at most `(v + 2)·P − 1` stages' activations, `P` more than 1F1B's bound, and no
+/// more than 1F1B's bound on 36 of the 242 shapes. (Under 1F1B's bound alone the runs were
 /// 0.95–3.5 % above the step on P 3, 4, 6 and M 2P–4P, and up to 1.9 % once made again with
 /// their finishes.)
 #[test]
 fn two_waves_run_their_formula_from_two_p_microbatches() {
     let mut within_1f1b = 0;
     for p in 2..=12 {
-        for m in [2 * p, 3 * p, 4 * p, 5 * p] {
+        for m in 2 * p..=5 * p {
             let mut s = waves(2, p, m);
             for l in &mut s.model.layers {
                 // One byte a stage: a rank's peak counts the stages' activations it holds.
@@ -113,11 +113,11 @@ fn two_waves_run_their_formula_from_two_p_microbatches() {
             within_1f1b += usize::from(held < 5 * p);
         }
     }
-    assert_eq!(within_1f1b, 11);
+    assert_eq!(within_1f1b, 36);
 }
 
 /// Three waves: the order stays at or above the bound `(6M + P − 1)·(t_F + t_B)` and within
-/// 2.1 % of it, so no formula is stated; exact steps of a few shapes.
+/// 2 % of it, above it on six of nine shapes, so no formula is stated; exact steps.
 #[test]
 fn three_waves_stay_within_two_percent_of_the_bound_and_state_no_formula() {
     let mut seen = Vec::new();
@@ -128,7 +128,7 @@ fn three_waves_stay_within_two_percent_of_the_bound_and_state_no_formula() {
             let got = sim.makespan_s;
             let bound = ((6 * m + p - 1) * 3) as f64;
             assert!(
-                got >= bound && got <= 1.021 * bound,
+                got >= bound && got <= 1.02 * bound,
                 "P={p} M={m}: {got} against {bound}"
             );
             assert!(mpipe::report::formula::read(&sim).is_err(), "P={p} M={m}");

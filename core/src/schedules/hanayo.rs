@@ -9,16 +9,16 @@
 //! ([`crate::schedules::listed`]: the shortest of 1F1B's priorities and four least-slack rules,
 //! each made again twice with its microbatches due when the run before finished them where none
 //! reaches the bound the ranks' work gives, a forward only while a rank holds under
-//! `(2W + 1)·P − 1` stages' activations, and where still short of that bound, under one round of
-//! `P` more; the pipeline lists it again with each stage's own times where those are not the
+//! `(2W + 1)·P − 1` stages' activations, and where the runs still fall short of the bound the
+//! ranks' work gives, under `P` more; the pipeline lists it again with each stage's own times where those are not the
 //! units'). With one or two waves, `t_B = 2t_F` and `M ≥ 2P` it reaches
 //! `(2W·M + P − 1)·(t_F + t_B)`, which no order over the wave can beat (rank `P − 1` waits
 //! `(P − 1)·t_F` for its first forward, then has `2W·M·(t_F + t_B)` of work, and its last
 //! backward — stage `P − 1`'s — has `P − 1` backwards after it): interleaved 1F1B's step,
 //! without its transfers at the turns (every P 2–12 and M 2P–5P, `core/tests/hanayo.rs`; two
-//! waves hold one round of `P` stages' activations more on most of those shapes). With three
-//! waves and more it stays up to 2.1 % above that bound (P 2–12, M 2P–5P: the bound on six of
-//! 36), so no formula is stated.
+//! waves hold `P` stages' activations more than 1F1B's bound on most of those shapes). With
+//! three waves it stays above that bound on some shapes (up to 1.8 % on the nine tested), so no
+//! formula is stated.
 
 use crate::schedules::listed::{self, Act, Op};
 use crate::schedules::skeleton::Skeleton;
@@ -123,8 +123,8 @@ impl Schedule for Hanayo {
     /// order over the wave takes (see the module's words), in the setting the order is
     /// list-scheduled in: `t_B = 2t_F`, `M ≥ 2P`. Its memory is what the list schedule holds (at
     /// most `(v + 2)·P − 1` stages' activations): no closed form. Three waves and more: the
-    /// order's step is up to 2.1 % above that bound, so none is stated. Reached on every P 2–12
-    /// and M 2P–5P tested (`core/tests/hanayo.rs`); beyond, the bound it is.
+    /// order's step is above that bound on some shapes, so none is stated. Reached on every P
+    /// 2–12 and M 2P–5P tested (`core/tests/hanayo.rs`); beyond, the bound it is.
     fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
         if !matches!(ctx.chunks, 2 | 4)
             || ctx.microbatches < 2 * ctx.ranks

@@ -15,10 +15,11 @@
 //! is made again twice, each microbatch due when the run before finished it (`Rule::Finished`:
 //! the finishes a run reached are a better guess of when each microbatch can be done than an
 //! even spacing; Hanayo's two waves went from 0.95–3.5 % above their bound to 0–1.9 %). Where
-//! they still fall short, every rule's run (and its feedback) is made once more under a bound one
-//! round of `P` microbatches looser than the loosest, `(v + 2)·P − 1` without transfers: more in
-//! flight lets a wave's fill overlap its drain, and Hanayo's two waves then reach their bound on
-//! every shape tried (`core/tests/hanayo.rs`), holding at most that much more. On the
+//! they still fall short, every rule's run (and its feedback, while the budget lasts) is made once
+//! more under a bound `P` stages' activations looser than the loosest, `(v + 2)·P − 1` without
+//! transfers: more in flight lets a wave's fill overlap its drain, and Hanayo's two waves then
+//! reach their bound on every shape tried (`core/tests/hanayo.rs`), holding at most that much
+//! more. On the
 //! split folds a constraint solver was run on (`tests/fixtures/fold_optimum/optimum_split.txt`)
 //! every order is optimal: zero bubble's step.
 //! The per-rank orders are read off that one run, so they are a projection of one topological
@@ -309,10 +310,12 @@ pub struct Listed {
     pub rule: String,
     /// The bound on the stages' activations a rank holds it ran under, in words
     /// (`(v + 1)·P − 1`, or `v·P` where the backward splits and that is as short, or 1F1B's with
-    /// room for what the transfers keep in flight, `+ ⌊2Σh/(F + B)⌋`, or the schedule's own).
+    /// room for what the transfers keep in flight, `+ ⌊2Σh/(F + B)⌋`, or any of those `P` looser,
+    /// `(v + 2)·P − 1 …`, or the schedule's own).
     pub bound: String,
     /// How many distinct bounds runs were made under (two for a split backward's without one of
-    /// its own; one more where the transfers' [`latency`] is one stage or more).
+    /// its own; one more where the transfers' [`latency`] is one stage or more; one more where
+    /// the runs under those fall short of the bound the ranks' work gives).
     pub bounds: usize,
     /// How many rules runs were made with under each bound ([`Rule::tried`]), counting any a
     /// shape makes the same as an earlier one (run once).
@@ -343,8 +346,8 @@ const BOUND_1F1B: &str = "(v + 1)·P − 1";
 const BOUND_ZB: &str = "v·P";
 /// 1F1B's, with room for the microbatches the transfers keep in flight.
 const BOUND_LATENCY: &str = "(v + 1)·P − 1 + ⌊2Σh/(F + B)⌋ (Σh the transfers along the stages)";
-/// The loosest, one round of `P` microbatches more: where no run under the others reaches the
-/// bound the ranks' work gives.
+/// The loosest, `P` stages' activations more: where no run under the others reaches the bound
+/// the ranks' work gives.
 const BOUND_ROUND: &str = "(v + 2)·P − 1";
 const BOUND_ROUND_LATENCY: &str =
     "(v + 2)·P − 1 + ⌊2Σh/(F + B)⌋ (Σh the transfers along the stages)";
@@ -574,9 +577,9 @@ pub fn shortest(
     if fed_back {
         search.feed_back(0, &mut runs_left);
     }
-    // Still short of it: the runs again under a bound one round of `P` microbatches looser than
-    // the loosest (more in flight lets the fill overlap the drain: Hanayo's two waves reach the
-    // bound so), fed back as well, kept only where shorter.
+    // Still short of it: the runs again under a bound `P` stages' activations looser than the
+    // loosest (more in flight lets the fill overlap the drain: Hanayo's two waves reach the
+    // bound so), fed back as well while the budget lasts, kept only where shorter.
     if own.is_none() && search.short_of(floor) {
         let loosest = bounds.iter().map(|b| b.1).max().unwrap_or(loose.1);
         let words = match latency > 0 {
@@ -586,7 +589,6 @@ pub fn shortest(
         let from = search.finishes.len();
         search.under(loosest.saturating_add(ranks), words);
         if search.short_of(floor) {
-            runs_left = runs_left.max(FEEDBACK_ROUNDS);
             search.feed_back(from, &mut runs_left);
         }
     }
@@ -1030,6 +1032,30 @@ mod tests {
         assert_eq!(latency(&[0, 1, 2], false, wide), 4);
         // A transfer between stages on one rank takes no time.
         assert_eq!(latency(&[0, 0, 1], false, wide), 2);
+    }
+
+    /// Hanayo's two waves over three ranks, nine microbatches: no run under 1F1B's bound
+    /// (`(v + 1)·P − 1` = 14 stages' activations), nor any made again, reaches the bound the ranks'
+    /// work gives, `(4M + P − 1)·3 = 114`; under `P` more (17) one does.
+    #[test]
+    fn runs_short_of_the_work_bound_are_made_again_p_looser() {
+        let wave = [0, 1, 2, 2, 1, 0];
+        let rank_of: Vec<usize> = wave.iter().chain(&wave).copied().collect();
+        let s = shape(&rank_of, 9, 14, false, None);
+        assert_eq!(s.work_bound(), 114);
+        let listed = shortest(3, 9, &rank_of, false, None, None).unwrap();
+        assert_eq!(
+            (
+                listed.end,
+                listed.bound.as_str(),
+                listed.bounds,
+                listed.fed_back
+            ),
+            (114, "(v + 2)·P − 1", 2, true)
+        );
+        // A schedule's own bound is kept: nothing looser is tried.
+        let own = shortest(3, 9, &rank_of, false, Some(("own", 14)), None).unwrap();
+        assert_eq!((own.end, own.bounds), (115, 1));
     }
 
     /// Hanayo's two waves over four ranks (the zigzag 0 1 2 3 3 2 1 0, twice), eight

@@ -109,7 +109,7 @@ pub fn listed_by_times(derivation: Derivation, options: SimOptions) -> Derivatio
     };
     let units = in_units(&ticks, split);
     // Transfers that add up to less than a stage's work along the way down and back are left
-    // out (they cannot move a microbatch by a slot).
+    // out (they weigh too little to be worth the runs, though they could still reorder ties).
     let rank_of = plan.placement.ranks_of_stages();
     let with_hops = Times {
         stages: &ticks,
