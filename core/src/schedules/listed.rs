@@ -575,7 +575,7 @@ pub fn shortest(
     let per_run = shape.actions().unwrap_or(usize::MAX).max(1);
     let mut runs_left = (FEEDBACK_WORK / per_run).max(FEEDBACK_ROUNDS);
     if fed_back {
-        search.feed_back(0, &mut runs_left);
+        search.feed_back(&mut runs_left);
     }
     // Still short of it: the runs again under a bound `P` stages' activations looser than the
     // loosest (more in flight lets the fill overlap the drain: Hanayo's two waves reach the
@@ -586,10 +586,9 @@ pub fn shortest(
             true => BOUND_ROUND_LATENCY,
             false => BOUND_ROUND,
         };
-        let from = search.finishes.len();
         search.under(loosest.saturating_add(ranks), words);
         if search.short_of(floor) {
-            search.feed_back(from, &mut runs_left);
+            search.feed_back(&mut runs_left);
         }
     }
     let Search {
@@ -642,10 +641,10 @@ impl Search<'_> {
         }
     }
 
-    /// The runs from the `from`-th on made again with their microbatches due when they finished
-    /// them, [`FEEDBACK_ROUNDS`] times each, the shortest first, while `runs_left` lasts.
-    fn feed_back(&mut self, from: usize, runs_left: &mut usize) {
-        let mut runs = self.finishes.split_off(from.min(self.finishes.len()));
+    /// The runs not yet fed back made again with their microbatches due when they finished them,
+    /// [`FEEDBACK_ROUNDS`] times each, the shortest first, while `runs_left` lasts.
+    fn feed_back(&mut self, runs_left: &mut usize) {
+        let mut runs = std::mem::take(&mut self.finishes);
         runs.sort_by_key(|&(end, ..)| end);
         for (_, bound, words, mut due) in runs {
             let shape = Shape {
