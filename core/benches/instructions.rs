@@ -21,10 +21,18 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const FILE_BYTES: usize = 8_100_000;
 const FILES: u64 = 8;
 
-const CASES: [(&str, &str); 5] = [
+const CASES: [(&str, &str); 7] = [
     ("small", "derive+simulate transpose+1f1b P=8 M=64"),
     ("large", "derive+simulate interleaved P=64 M=1024 v=4"),
     ("growth", "derive+simulate interleaved P=32 M=256 v=4"),
+    (
+        "fold",
+        "derive+simulate 1f1b on the V fold, slow links, P=32 M=256",
+    ),
+    (
+        "fold-uneven",
+        "derive+simulate 1f1b on the V fold, uneven stages, P=32 M=256",
+    ),
     (
         "import",
         "import 8 Kineto files, 64.8 MB (mpipe::trace::import_bytes each)",
@@ -75,6 +83,18 @@ fn run_case(name: &str) {
         "small" => measured_simulate(black_box(&common::scenario(8, 64, 1, true))),
         "large" => measured_simulate(black_box(&common::scenario(64, 1024, 4, false))),
         "growth" => measured_simulate(black_box(&common::scenario(32, 256, 4, false))),
+        "fold" => measured_simulate(black_box(&common::fold(
+            32,
+            256,
+            mpipe::schedules::ONE_F_ONE_B,
+            common::Fold::SlowLinks,
+        ))),
+        "fold-uneven" => measured_simulate(black_box(&common::fold(
+            32,
+            256,
+            mpipe::schedules::ONE_F_ONE_B,
+            common::Fold::Uneven,
+        ))),
         "import" => measured_import(black_box(&files())),
         "parse" => measured_parse(black_box(&files())),
         other => panic!("no case {other}"),

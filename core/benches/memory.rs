@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{run, scenario};
+use common::{Fold, fold, run, scenario};
 use mpipe::Scenario;
 use peak_alloc::PeakAlloc;
 
@@ -26,4 +26,10 @@ fn main() {
     // `cargo bench` passes flags (`--bench`); there is nothing to select.
     report_memory("transpose+1f1b P=8 M=64", &scenario(8, 64, 1, true));
     report_memory("interleaved P=64 M=1024 v=4", &scenario(64, 1024, 4, false));
+    for kind in [Fold::Uniform, Fold::Uneven, Fold::SlowLinks] {
+        report_memory(
+            &format!("1f1b on the V fold, {kind:?}, P=64 M=1024"),
+            &fold(64, 1024, mpipe::schedules::ONE_F_ONE_B, kind),
+        );
+    }
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{run, scenario};
+use common::{Fold, fold, run, scenario};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
@@ -58,6 +58,27 @@ fn bench(c: &mut Criterion) {
         );
     }
     v.finish();
+
+    // A fold the slots do not assume (the V placement under `1f1b` and `zb1p`): its order is
+    // list-scheduled (README: "Per-rank orders"), again with each stage's own times where they
+    // differ and with the transfers where they count.
+    let mut folds = c.benchmark_group("fold");
+    folds.sample_size(10);
+    for (skeleton, kind) in [
+        (mpipe::schedules::ONE_F_ONE_B, Fold::Uniform),
+        (mpipe::schedules::ZB1P, Fold::Uniform),
+        (mpipe::schedules::ONE_F_ONE_B, Fold::Uneven),
+        (mpipe::schedules::ONE_F_ONE_B, Fold::SlowLinks),
+        (mpipe::schedules::ZB1P, Fold::SlowLinks),
+    ] {
+        let s = fold(64, 1024, skeleton, kind);
+        folds.bench_with_input(
+            BenchmarkId::from_parameter(format!("{} {kind:?} P64xM1024", skeleton.name())),
+            &s,
+            |b, s| b.iter(|| run(black_box(s))),
+        );
+    }
+    folds.finish();
 }
 
 criterion_group!(benches, bench);

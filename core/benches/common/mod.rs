@@ -63,6 +63,65 @@ pub fn scenario(p: usize, m: usize, v: usize, transpose: bool) -> Scenario {
     }
 }
 
+/// How a [`fold`]'s stages and links are timed.
+#[derive(Clone, Copy, Debug)]
+#[allow(dead_code)] // each benchmark builds the folds it times
+pub enum Fold {
+    /// Every layer 1 s forward, 2 s backward; transfers too short to count.
+    Uniform,
+    /// Forwards 1.0–1.4 s and backwards 1.5–2.4 s, varying layer by layer: the lists are made
+    /// again with each stage's own times.
+    Uneven,
+    /// Uniform layers whose 0.5 GB outputs cross 1 GB/s links: the lists weigh the transfers.
+    SlowLinks,
+}
+
+/// `skeleton` over `2p` one-layer stages on the V fold (`placement: v_fold`): the order is
+/// list-scheduled, not taken from the slots.
+#[allow(dead_code)] // each benchmark builds the folds it times
+pub fn fold(
+    p: usize,
+    m: usize,
+    skeleton: mpipe::schedules::skeleton::Skeleton,
+    kind: Fold,
+) -> Scenario {
+    let layer = |name: String, fwd: f64, bwd: f64, output: f64| {
+        let mut l = LayerSpec::timed(&name, Role::Backbone, 1, fwd);
+        l.bwd_s = Some(bwd);
+        l.activation_bytes = Some(1e9);
+        l.param_bytes = Some(1e9);
+        l.output_bytes = Some(output);
+        l
+    };
+    let layers = (0..2 * p)
+        .map(|i| match kind {
+            Fold::Uniform => layer(format!("l{i}"), 1.0, 2.0, 3.3e7),
+            Fold::SlowLinks => layer(format!("l{i}"), 1.0, 2.0, 5e8),
+            Fold::Uneven => layer(
+                format!("l{i}"),
+                1.0 + 0.04 * ((4 * i) % 11) as f64,
+                1.5 + (i % 12) as f64 / 12.0,
+                3.3e7,
+            ),
+        })
+        .collect();
+    let mut s = scenario(p, m, 2, false);
+    s.name = format!("fold {kind:?}");
+    s.model = ModelSpec { layers };
+    s.cut = vec![p];
+    s.schedule = vec![skeleton; 2];
+    s.placement = Some(mpipe::scenario::placement::PlacementSpec::VFold);
+    s.hardware = match kind {
+        Fold::SlowLinks => Some(mpipe::scenario::hardware::Hardware {
+            link_alpha_s: Some(0.0),
+            link_bytes_per_s: Some(1e9),
+            ..Default::default()
+        }),
+        Fold::Uniform | Fold::Uneven => None,
+    };
+    s
+}
+
 pub fn run(s: &Scenario) -> usize {
     let sim = mpipe::tune::pipeline::simulate_scenario(s, SimOptions::default())
         .expect("valid benchmark scenario");

@@ -9,13 +9,15 @@ use crate::graph::event::Event;
 use crate::graph::order::Order;
 use crate::graph::time::longest_path;
 use crate::schedules::listed::{self, BACKWARD, FORWARD, HALF, Op, Times};
+use crate::vocab::action::{Action, Step};
+use crate::vocab::ids::{Mb, Stage};
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::{Half, OpSet};
 
 /// A list-scheduled order, the rule it was run with and how long its run took.
 pub(crate) struct Listed {
-    /// Each rank's order in action notation (`4F0`, `4B0`; `4I0`, `4W0` split).
-    pub orders: Vec<Vec<String>>,
+    /// Each rank's order (`4F0`, `4B0`; `4I0`, `4W0` split).
+    pub orders: Vec<Vec<Step>>,
     /// Which rule gave it, for the derivation's note.
     pub rule: String,
     /// The bound on held activations it ran under, in words.
@@ -81,7 +83,13 @@ pub(crate) fn orders_timed(plan: &Plan, times: Option<Times>) -> Option<Listed> 
                     complete &= keep;
                     keep
                 })
-                .map(|&(op, s, mb)| format!("{s}{}{mb}", op.letter()))
+                .map(|&(op, s, mb)| {
+                    Step::One(Action {
+                        stage: Stage::new(s),
+                        phase: op.phase(),
+                        mb: Mb::new(mb),
+                    })
+                })
                 .collect()
         })
         .collect();

@@ -36,7 +36,32 @@ pub fn build_with(
     explicit: Option<&[Vec<String>]>,
     by_position: Option<Vec<Vec<Slot>>>,
 ) -> Result<Order, OrderError> {
-    build_proposing(plan, collectives, explicit, by_position, true)
+    build_proposing(plan, collectives, explicit.map(parse), by_position, true)
+}
+
+/// Per-rank orders with each entry parsed from its text (or the error it is reported with).
+pub(crate) type Parsed = Vec<Vec<Result<Step, StepParseError>>>;
+
+/// Hand-written orders parsed once: for which backwards they split, then for the order.
+pub(crate) fn parse(lists: &[Vec<String>]) -> Parsed {
+    lists
+        .iter()
+        .map(|list| list.iter().map(|text| text.parse()).collect())
+        .collect()
+}
+
+/// [`build`] with per-rank orders already in steps (a list-scheduled run's): checked as
+/// hand-written ones are, with no text to print or parse.
+pub(crate) fn build_steps(
+    plan: &Plan,
+    collectives: &Collectives,
+    steps: &[Vec<Step>],
+) -> Result<Order, OrderError> {
+    let parsed = steps
+        .iter()
+        .map(|list| list.iter().map(|&step| Ok(step)).collect())
+        .collect();
+    build_proposing(plan, collectives, Some(parsed), None, true)
 }
 
 /// [`build_with`], a deadlock's proposed reordering searched for only where `propose` (see
@@ -44,18 +69,11 @@ pub fn build_with(
 pub(crate) fn build_proposing(
     plan: &Plan,
     collectives: &Collectives,
-    explicit: Option<&[Vec<String>]>,
+    parsed: Option<Parsed>,
     by_position: Option<Vec<Vec<Slot>>>,
     propose: bool,
 ) -> Result<Order, OrderError> {
-    // Hand-written orders are parsed once: for which backwards they split, then for the order.
-    let parsed: Option<Vec<Vec<Result<Step, StepParseError>>>> = explicit.map(|lists| {
-        lists
-            .iter()
-            .map(|list| list.iter().map(|text| text.parse()).collect())
-            .collect()
-    });
-    let slots = match (explicit, &plan.wavefront) {
+    let slots = match (&parsed, &plan.wavefront) {
         (None, Some(w)) => {
             let slots = wavefront_slots(plan, w, by_position);
             every_forward(plan, w, &slots)?;

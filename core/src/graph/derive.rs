@@ -214,7 +214,13 @@ pub fn derive_plan_with(
         // Not met: the same build deadlocked a moment ago (it is deterministic).
         Ok(_) => DeriveError::from(unproposed),
     };
-    let built = build::build_proposing(&plan, &collectives, explicit, by_position, fold.is_none());
+    let built = build::build_proposing(
+        &plan,
+        &collectives,
+        explicit.map(build::parse),
+        by_position,
+        fold.is_none(),
+    );
     let mut order = match built {
         Err(deadlock @ OrderError::Deadlock { .. }) if fold.is_some() => {
             let Some(listed) = any_placement::orders(&plan) else {
@@ -226,7 +232,7 @@ pub fn derive_plan_with(
                 listed_words(&listed)
             ));
             // The deadlock stays the error where the listed order does not lay out either.
-            match build::build(&plan, &collectives, Some(&listed.orders)) {
+            match build::build_steps(&plan, &collectives, &listed.orders) {
                 Ok(order) => order,
                 Err(_) => return Err(reported(deadlock)),
             }
@@ -240,7 +246,7 @@ pub fn derive_plan_with(
                 .filter(|listed| listed.end.is_none_or(|end| (end as f64) < slot_end))
                 // The slots stay where the listed order does not lay out.
                 .and_then(|listed| {
-                    let order = build::build(&plan, &collectives, Some(&listed.orders)).ok()?;
+                    let order = build::build_steps(&plan, &collectives, &listed.orders).ok()?;
                     // A run with actions the plan lacks is timed as laid out.
                     let end = listed
                         .end

@@ -30,13 +30,12 @@ pub(crate) fn explicit_orders(
     for (rank, list) in lists.iter().enumerate() {
         let mut order = Vec::with_capacity(list.len());
         for (i, parsed) in list.iter().enumerate() {
-            let path = format!("orders[{rank}][{i}]");
-            let step = parsed
-                .as_ref()
-                .map_err(|e| err(path.clone(), e.to_string()))?;
+            // Written only for an error: a long order checks without printing a thing.
+            let path = || format!("orders[{rank}][{i}]");
+            let step = parsed.as_ref().map_err(|e| err(path(), e.to_string()))?;
             let mut nodes = step
                 .actions()
-                .map(|action| node_of(b, &mut seen, &path, rank, action));
+                .map(|action| node_of(b, &mut seen, path, rank, action));
             let first = nodes.next().transpose()?;
             let second = nodes.next().transpose()?;
             order.extend(first);
@@ -64,23 +63,22 @@ pub(crate) fn explicit_orders(
 fn node_of(
     b: &Builder,
     seen: &mut [bool],
-    path: &str,
+    path: impl Fn() -> String,
     rank: usize,
     action: Action,
 ) -> Result<NodeIndex, OrderError> {
     let plan = b.plan;
     let err = |message: String| OrderError::Explicit {
-        path: path.to_string(),
+        path: path(),
         message,
     };
-    let text = action.to_string();
-    let not_here = || err(format!("`{text}` is not an event of this schedule"));
+    let not_here = || err(format!("`{action}` is not an event of this schedule"));
     let (region, on_rank) = plan
         .stage_to_region_rank(action.stage)
         .ok_or_else(not_here)?;
     if on_rank != rank {
         return Err(err(format!(
-            "`{text}` is stage {} of rank {on_rank}, not of rank {rank}",
+            "`{action}` is stage {} of rank {on_rank}, not of rank {rank}",
             action.stage
         )));
     }
@@ -91,7 +89,7 @@ fn node_of(
         .get_mut(node.index())
         .ok_or_else(|| err("internal index".into()))?;
     if *flag {
-        return Err(err(format!("`{text}` appears twice")));
+        return Err(err(format!("`{action}` appears twice")));
     }
     *flag = true;
     Ok(node)

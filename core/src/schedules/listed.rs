@@ -43,6 +43,7 @@
 //! action's deadline is its microbatch's due time (`mb · spacing`) less the longest path from its
 //! start to its microbatch's end: the least slack first.
 
+use crate::vocab::phase::Phase;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -84,13 +85,13 @@ impl Op {
         }
     }
 
-    /// Its letter in the action notation (`4F0`, `4B0`, `4I0`, `4W0`).
-    pub fn letter(self) -> char {
+    /// Its phase in the action notation (`4F0`, `4B0`, `4I0`, `4W0`).
+    pub fn phase(self) -> Phase {
         match self {
-            Op::Forward => 'F',
-            Op::Backward => 'B',
-            Op::Input => 'I',
-            Op::Weight => 'W',
+            Op::Forward => Phase::Forward,
+            Op::Backward => Phase::Backward,
+            Op::Input => Phase::Input,
+            Op::Weight => Phase::Weight,
         }
     }
 }
@@ -682,12 +683,14 @@ impl Search<'_> {
     }
 }
 
-/// A rank's ready actions: the backwards (or input halves), the forwards, the weight halves.
+/// A rank's ready actions: the backwards (or input halves), the forwards, the weight halves;
+/// whether one was added since the rank last picked.
 #[derive(Clone, Default)]
 struct Queues {
     back: Ready,
     forward: Ready,
     weight: Ready,
+    added: bool,
 }
 
 /// What one run gives: its end (in units of time, or ticks), each rank's actions in the order it
@@ -746,8 +749,22 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
             Some(_) => Running::Heap(BinaryHeap::new()),
         },
         idle: (0..ranks).collect(),
+        freed: vec![true; ranks],
         held: vec![0usize; ranks],
-        out: vec![Vec::new(); ranks],
+        out: {
+            // Each rank's actions: two or three a microbatch for each stage it holds.
+            let mut stages_of = vec![0usize; ranks];
+            for &r in rank_of {
+                if let Some(n) = stages_of.get_mut(r) {
+                    *n += 1;
+                }
+            }
+            let ops = if split { 3 } else { 2 };
+            stages_of
+                .into_iter()
+                .map(|n| Vec::with_capacity(n.saturating_mul(m).saturating_mul(ops)))
+                .collect()
+        },
     };
     // What a transfer brings, by when it arrives (with the stages' own times only).
     let mut arrivals: BinaryHeap<Reverse<(u64, Act)>> = BinaryHeap::new();
@@ -766,21 +783,24 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
         if done == total {
             return Some((now, ranks_now.out, finished));
         }
-        let mut started = false;
-        // The idle ranks in rank order (one that starts leaves the list).
+        // The idle ranks in rank order (one that starts leaves the list). A rank that found
+        // nothing to start is asked again only once it is freed (an action of its ended, its
+        // held activations with it) or something is added to its lists: nothing else changes
+        // its pick, and a rank's start changes no other's, so one pass an instant asks all.
         let mut i = 0;
         while let Some(&r) = ranks_now.idle.get(i) {
+            let freed = ranks_now.freed.get_mut(r).is_some_and(std::mem::take);
+            let added = queues
+                .get_mut(r)
+                .is_some_and(|q| std::mem::take(&mut q.added));
             let under = ranks_now.held.get(r).is_some_and(|&h| h < bound);
-            match pick(r, &mut queues, under) {
-                Some(act) => {
-                    ranks_now.start(act, r, ends(act, now));
-                    started = true;
-                }
+            match (freed || added)
+                .then(|| pick(r, &mut queues, under))
+                .flatten()
+            {
+                Some(act) => ranks_now.start(act, r, ends(act, now)),
                 None => i += 1,
             }
-        }
-        if started {
-            continue;
         }
         // The next instant: an action's end, or a transfer's arrival before any.
         let arrival = arrivals.peek().map(|Reverse((at, _))| *at);
@@ -819,6 +839,7 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
                     Op::Weight => (&mut on.weight, (act.2 as i64, act.1 as i64, act.1, act.2)),
                 };
                 list.push(Reverse(key));
+                on.added = true;
             }
             Some(())
         };
@@ -889,11 +910,13 @@ fn pick(rule: Rule, back_op: Op, queues: &mut Queues, forwards_allowed: bool) ->
 }
 
 /// The ranks as a run goes: what is under way, which ranks are idle (in rank order: with the
-/// stages' own times most instants end one action, and only the idle ranks are asked), how many
-/// stages' activations each holds, the actions each started.
+/// stages' own times most instants end one action, and only the idle ranks are asked), which
+/// were freed since they last picked, how many stages' activations each holds, the actions each
+/// started.
 struct RanksNow {
     running: Running,
     idle: Vec<usize>,
+    freed: Vec<bool>,
     held: Vec<usize>,
     out: Vec<Vec<Act>>,
 }
@@ -916,10 +939,13 @@ impl RanksNow {
         }
     }
 
-    /// Rank `r` is idle again.
+    /// Rank `r` is idle again, to be asked what it starts.
     fn set_idle(&mut self, r: usize) {
         if let Err(at) = self.idle.binary_search(&r) {
             self.idle.insert(at, r);
+        }
+        if let Some(f) = self.freed.get_mut(r) {
+            *f = true;
         }
     }
 

@@ -152,7 +152,7 @@ pub fn listed_by_times(derivation: Derivation, options: SimOptions) -> Derivatio
         let Some(listed) = any_placement::orders_timed(plan, Some(times)) else {
             continue;
         };
-        let Ok(order) = build::build(plan, &derivation.collectives, Some(&listed.orders)) else {
+        let Ok(order) = build::build_steps(plan, &derivation.collectives, &listed.orders) else {
             continue;
         };
         let retimed = cost::timed(plan, &order);
