@@ -514,7 +514,9 @@ fn a_v_schedule_off_its_v_gets_a_listed_order() {
 /// Interleaved 1F1B's slots that run under a fold but slower than the list-scheduled order give
 /// way to it, and the note says by how much: three chunks folded, P = 4, M = 4, one layer a
 /// stage (forward 1 s, backward 2 s) — the slots take 63 units, the order 49 (the solver's
-/// optimum is 48). GPipe's slots, whose spirit the rules do not keep, stay its own.
+/// optimum is 48); no looser bound is tried, since a rank holds at most `v·M = 12` stages'
+/// activations, under 1F1B's bound of 15. GPipe's slots, whose spirit the rules do not keep, stay
+/// its own.
 #[test]
 fn slots_that_run_slower_under_a_fold_give_way_to_the_listed_order() {
     let mut s = scenario(uniform(12), &[4, 8], &[ONE_F_ONE_B; 3], 4, 4);
@@ -524,7 +526,7 @@ fn slots_that_run_slower_under_a_fold_give_way_to_the_listed_order() {
     assert_eq!(
         sim.derivation.order_note.as_deref(),
         Some(
-            "the schedule's slots assume its own placement and take 63 units under this one (a forward one, a backward two) where an order list-scheduled over it takes 49: that order — 1F1B's priorities (the oldest ready backward first, then the oldest ready forward), the shortest of up to five rules under each of two bounds on held activations (the looser kept only where it runs shorter), each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions), a forward only while a rank holds under (v + 1)·P − 1 stages' activations unless every rank waits on that"
+            "the schedule's slots assume its own placement and take 63 units under this one (a forward one, a backward two) where an order list-scheduled over it takes 49: that order — 1F1B's priorities (the oldest ready backward first, then the oldest ready forward), the shortest of up to five rules, each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions), a forward only while a rank holds under (v + 1)·P − 1 stages' activations unless every rank waits on that"
         )
     );
     let mut g = scenario(uniform(12), &[4, 8], &[mpipe::schedules::GPIPE; 3], 4, 4);

@@ -10,15 +10,18 @@
 //! each made again twice with its microbatches due when the run before finished them where none
 //! reaches the bound the ranks' work gives, a forward only while a rank holds under
 //! `(2W + 1)·P − 1` stages' activations, and where the runs still fall short of the bound the
-//! ranks' work gives, under `P` more; the pipeline lists it again with each stage's own times where those are not the
-//! units'). With one or two waves, `t_B = 2t_F` and `M ≥ 2P` it reaches
+//! ranks' work gives, under `P` more a round; the pipeline lists it again with each stage's own
+//! times where those are not the units'). With one to four waves, `t_B = 2t_F` and `M ≥ 2P` it
+//! reaches
 //! `(2W·M + P − 1)·(t_F + t_B)`, which no order over the wave can beat (rank `P − 1` waits
 //! `(P − 1)·t_F` for its first forward, then has `2W·M·(t_F + t_B)` of work, and its last
 //! backward — stage `P − 1`'s — has `P − 1` backwards after it): interleaved 1F1B's step,
-//! without its transfers at the turns (every P 2–12 and M 2P–5P, `core/tests/hanayo.rs`; two
-//! waves hold `P` stages' activations more than 1F1B's bound on most of those shapes). With
-//! three waves it stays above that bound on some shapes (up to 1.8 % on the nine tested), so no
-//! formula is stated.
+//! without its transfers at the turns (one and two waves on every P 2–12 and M 2P–5P, three and
+//! four on every P 2–8 and M 2P–5P, `core/tests/hanayo.rs`; two waves hold `P` stages'
+//! activations more than 1F1B's bound on most of those shapes, three up to `4P` more, four up to
+//! `7P` more). Beyond four waves no formula is stated: five waves reach it on P 2–8 too (holding
+//! up to `9P` more, tried once), six end up to 0.5 % above it on P 7–8, eight up to 2.5 % on
+//! P 5–8 (M 2P–5P).
 
 use crate::schedules::listed::{self, Act, Op};
 use crate::schedules::skeleton::Skeleton;
@@ -119,14 +122,15 @@ impl Schedule for Hanayo {
             .collect()
     }
 
-    /// One or two waves (`v = 2` or 4): interleaved 1F1B's step over `v` chunks, the least any
-    /// order over the wave takes (see the module's words), in the setting the order is
+    /// One to four waves (`v` = 2, 4, 6 or 8): interleaved 1F1B's step over `v` chunks, the
+    /// least any order over the wave takes (see the module's words), in the setting the order is
     /// list-scheduled in: `t_B = 2t_F`, `M ≥ 2P`. Its memory is what the list schedule holds (at
-    /// most `(v + 2)·P − 1` stages' activations): no closed form. Three waves and more: the
-    /// order's step is above that bound on some shapes, so none is stated. Reached on every P
-    /// 2–12 and M 2P–5P tested (`core/tests/hanayo.rs`); beyond, the bound it is.
+    /// most `(v + 2)·P − 1` stages' activations with two waves, `(v + 5)·P − 1` with three,
+    /// `(v + 8)·P − 1` with four): no closed form. More waves: the order's step is above that
+    /// bound on some shapes, so none is stated. Reached on every shape tested
+    /// (`core/tests/hanayo.rs`); beyond, the bound it is.
     fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
-        if !matches!(ctx.chunks, 2 | 4)
+        if !matches!(ctx.chunks, 2 | 4 | 6 | 8)
             || ctx.microbatches < 2 * ctx.ranks
             || !costs.backward_is(2.0)
         {
@@ -135,7 +139,7 @@ impl Schedule for Hanayo {
         let (p, m, v) = (ctx.ranks as f64, ctx.microbatches as f64, ctx.chunks as f64);
         let fb = costs.forward_s + costs.backward_s;
         Some(Formula {
-            step: "(vM + P − 1)·(t_F + t_B), v = 2W chunks (W ≤ 2), t of one chunk's stage, t_B = 2t_F, M ≥ 2P",
+            step: "(vM + P − 1)·(t_F + t_B), v = 2W chunks (W ≤ 4), t of one chunk's stage, t_B = 2t_F, M ≥ 2P",
             step_s: (v * m + p - 1.0) * fb,
             bubble: "(P − 1)/(vM + P − 1)",
             bubble_fraction: (p - 1.0) / (v * m + p - 1.0),

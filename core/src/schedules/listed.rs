@@ -19,7 +19,12 @@
 //! more under a bound `P` stages' activations looser than the loosest, `(v + 2)·P − 1` without
 //! transfers: more in flight lets a wave's fill overlap its drain, and Hanayo's two waves then
 //! reach their bound on every shape tried (`core/tests/hanayo.rs`), holding at most that much
-//! more. On the
+//! more. While still short, again `P` looser a round (`(v + 3)·P − 1`, …), each round only while
+//! the budget holds every rule's run and the bound before it kept some rank from a ready forward
+//! (else a looser one runs the same): Hanayo's
+//! three and four waves reach their bound so, holding up to `(v + 5)·P − 1` and `(v + 8)·P − 1`
+//! (a solver reaches it under 1F1B's bound on the three-wave cases it proved: more memory than
+//! an order needs, for the step). On the
 //! split folds a constraint solver was run on (`tests/fixtures/fold_optimum/optimum_split.txt`)
 //! every order is optimal: zero bubble's step.
 //! The per-rank orders are read off that one run, so they are a projection of one topological
@@ -46,6 +51,7 @@
 use crate::vocab::phase::Phase;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::rc::Rc;
 
 /// Time a forward and a backward take in the runs the order is read from (a backward's input
 /// and weight halves half a backward each).
@@ -311,12 +317,12 @@ pub struct Listed {
     pub rule: String,
     /// The bound on the stages' activations a rank holds it ran under, in words
     /// (`(v + 1)·P − 1`, or `v·P` where the backward splits and that is as short, or 1F1B's with
-    /// room for what the transfers keep in flight, `+ ⌊2Σh/(F + B)⌋`, or any of those `P` looser,
-    /// `(v + 2)·P − 1 …`, or the schedule's own).
+    /// room for what the transfers keep in flight, `+ ⌊2Σh/(F + B)⌋`, or the loosest of those
+    /// `P` looser a round, `(v + k)·P − 1 …`, or the schedule's own).
     pub bound: String,
     /// How many distinct bounds runs were made under (two for a split backward's without one of
-    /// its own; one more where the transfers' [`latency`] is one stage or more; one more where
-    /// the runs under those fall short of the bound the ranks' work gives).
+    /// its own; one more where the transfers' [`latency`] is one stage or more; one more a round
+    /// `P` looser, while the runs fall short of the bound the ranks' work gives).
     pub bounds: usize,
     /// How many rules runs were made with under each bound ([`Rule::tried`]), counting any a
     /// shape makes the same as an earlier one (run once).
@@ -345,13 +351,10 @@ const _: () = assert!(FEEDBACK_ROUNDS == 2 && FEEDBACK_WORK == 1_000_000);
 /// The bounds on held activations, in words: interleaved 1F1B's and interleaved zero bubble's.
 const BOUND_1F1B: &str = "(v + 1)·P − 1";
 const BOUND_ZB: &str = "v·P";
-/// 1F1B's, with room for the microbatches the transfers keep in flight.
-const BOUND_LATENCY: &str = "(v + 1)·P − 1 + ⌊2Σh/(F + B)⌋ (Σh the transfers along the stages)";
-/// The loosest, `P` stages' activations more: where no run under the others reaches the bound
-/// the ranks' work gives.
-const BOUND_ROUND: &str = "(v + 2)·P − 1";
-const BOUND_ROUND_LATENCY: &str =
-    "(v + 2)·P − 1 + ⌊2Σh/(F + B)⌋ (Σh the transfers along the stages)";
+/// 1F1B's, with room for the microbatches the transfers keep in flight (and so any bound looser
+/// than that, `(v + k)·P − 1`: where no run under the others reaches the bound the ranks' work
+/// gives).
+const BOUND_LATENCY_SUFFIX: &str = " + ⌊2Σh/(F + B)⌋ (Σh the transfers along the stages)";
 
 /// The placement's shape, as the runs read it.
 #[derive(Clone, Copy)]
@@ -536,18 +539,24 @@ pub fn shortest(
     // where the backward splits, interleaved zero bubble's, `(v − 1)·P + P`, first (the shorter
     // of equal runs is the first: the looser bound only where it saves time).
     let loose = (BOUND_1F1B, (chunks + 1).saturating_mul(ranks) - 1);
-    let mut bounds: Vec<(&str, usize)> = match own {
+    let mut bounds: Vec<(Rc<str>, usize)> = match own {
         // A schedule that controls its memory keeps its own bound.
-        Some(own) => vec![own],
-        None if split => vec![(BOUND_ZB, chunks.saturating_mul(ranks)), loose],
-        None => vec![loose],
+        Some((words, bound)) => vec![(words.into(), bound)],
+        None if split => vec![
+            (BOUND_ZB.into(), chunks.saturating_mul(ranks)),
+            (loose.0.into(), loose.1),
+        ],
+        None => vec![(loose.0.into(), loose.1)],
     };
     // Transfers lengthen a microbatch's way down the stages and back by `2Σh`: a rank at 1F1B's
     // bound then waits for gradients still on their way where it could start forwards, so a
     // looser bound is tried last, with room for the microbatches that time would keep in flight.
     let latency = shape.latency();
     if own.is_none() && latency > 0 {
-        bounds.push((BOUND_LATENCY, loose.1.saturating_add(latency)));
+        bounds.push((
+            format!("{BOUND_1F1B}{BOUND_LATENCY_SUFFIX}").into(),
+            loose.1.saturating_add(latency),
+        ));
     }
     let unit = shape.unit();
     let rules = Rule::tried(chunks, unit, ticks.is_some());
@@ -558,8 +567,10 @@ pub fn shortest(
         best: None,
         finishes: Vec::new(),
         bounds_run: 0,
+        held_at: 0,
     };
-    for (k, &(words, bound)) in bounds.iter().enumerate() {
+    for (k, (words, bound)) in bounds.iter().enumerate() {
+        let bound = *bound;
         // One rank (or any shape where the bounds agree): the second would run the first again.
         if bounds
             .get(..k)
@@ -567,7 +578,7 @@ pub fn shortest(
         {
             continue;
         }
-        search.under(bound, words);
+        search.under(bound, words.clone());
     }
     // Short of the bound the ranks' work gives, each run again with its microbatches due when it
     // finished them (twice, each from the one before), under its bound: the shortest runs first,
@@ -580,16 +591,33 @@ pub fn shortest(
     }
     // Still short of it: the runs again under a bound `P` stages' activations looser than the
     // loosest (more in flight lets the fill overlap the drain: Hanayo's two waves reach the
-    // bound so), fed back as well while the budget lasts, kept only where shorter.
-    if own.is_none() && search.short_of(floor) {
+    // bound so), fed back as well while the budget lasts, kept only where shorter; and again
+    // `P` looser each time, while short of it, while the budget holds every rule's run and
+    // while the bound before kept some run's rank from a ready forward (Hanayo's three and four
+    // waves reach their bound so, two to seven rounds looser).
+    if own.is_none() {
         let loosest = bounds.iter().map(|b| b.1).max().unwrap_or(loose.1);
-        let words = match latency > 0 {
-            true => BOUND_ROUND_LATENCY,
-            false => BOUND_ROUND,
-        };
-        search.under(loosest.saturating_add(ranks), words);
-        if search.short_of(floor) {
-            search.feed_back(&mut runs_left);
+        let mut bound = loosest;
+        let mut rounds = 1usize;
+        // A bound that kept no run's rank from a forward runs as any looser one does.
+        while search.short_of(floor) && search.held_at >= bound {
+            // The first round looser is made whatever the budget left (one run a rule).
+            if rounds > 1 {
+                match runs_left.checked_sub(rules.len()) {
+                    Some(left) => runs_left = left,
+                    None => break,
+                }
+            }
+            rounds += 1;
+            bound = bound.saturating_add(ranks);
+            let suffix = match latency > 0 {
+                true => BOUND_LATENCY_SUFFIX,
+                false => "",
+            };
+            search.under(bound, format!("(v + {rounds})·P − 1{suffix}").into());
+            if search.short_of(floor) {
+                search.feed_back(&mut runs_left);
+            }
         }
     }
     let Search {
@@ -607,19 +635,24 @@ pub fn shortest(
     })
 }
 
+/// A run kept: its end, rule, bound in words and actions.
+type Best = (u64, Rule, Rc<str>, Vec<Vec<Act>>);
+
 /// The runs [`shortest`] makes and the shortest so far: its end, rule, bound in words and
 /// actions; each run's end, bound, bound's words and when it finished each microbatch.
 struct Search<'a> {
     shape: Shape<'a>,
     rules: &'a [Rule],
-    best: Option<(u64, Rule, &'static str, Vec<Vec<Act>>)>,
-    finishes: Vec<(u64, usize, &'static str, Vec<i64>)>,
+    best: Option<Best>,
+    finishes: Vec<(u64, usize, Rc<str>, Vec<i64>)>,
     bounds_run: usize,
+    /// The loosest bound that kept some run's rank from a ready forward (0: none did).
+    held_at: usize,
 }
 
 impl Search<'_> {
     /// Every rule's run under `bound` (`words`).
-    fn under(&mut self, bound: usize, words: &'static str) {
+    fn under(&mut self, bound: usize, words: Rc<str>) {
         let shape = Shape {
             bound,
             ..self.shape
@@ -634,11 +667,12 @@ impl Search<'_> {
             {
                 continue;
             }
-            let Some((end, run, done)) = run(&shape, rule, Vec::new()) else {
+            let Some((end, run, done, held)) = run(&shape, rule, Vec::new()) else {
                 continue;
             };
-            self.keep(end, rule, words, run);
-            self.finishes.push((end, bound, words, done));
+            self.hold(held, bound);
+            self.keep(end, rule, &words, run);
+            self.finishes.push((end, bound, words.clone(), done));
         }
     }
 
@@ -657,23 +691,31 @@ impl Search<'_> {
                     return;
                 };
                 *runs_left = left;
-                let Some((end, run, done)) = run(&shape, Rule::Finished, due) else {
+                let Some((end, run, done, held)) = run(&shape, Rule::Finished, due) else {
                     break;
                 };
-                self.keep(end, Rule::Finished, words, run);
+                self.hold(held, bound);
+                self.keep(end, Rule::Finished, &words, run);
                 due = done;
             }
         }
     }
 
+    /// Notes that a run under `bound` was `held` back by it.
+    fn hold(&mut self, held: bool, bound: usize) {
+        if held {
+            self.held_at = self.held_at.max(bound);
+        }
+    }
+
     /// The run kept where it is the shortest so far (the first of equals).
-    fn keep(&mut self, end: u64, rule: Rule, words: &'static str, run: Vec<Vec<Act>>) {
+    fn keep(&mut self, end: u64, rule: Rule, words: &Rc<str>, run: Vec<Vec<Act>>) {
         if self
             .best
             .as_ref()
             .is_none_or(|(shortest, ..)| end < *shortest)
         {
-            self.best = Some((end, rule, words, run));
+            self.best = Some((end, rule, words.clone(), run));
         }
     }
 
@@ -695,7 +737,7 @@ struct Queues {
 
 /// What one run gives: its end (in units of time, or ticks), each rank's actions in the order it
 /// started them, and when it finished each microbatch.
-type Run = (u64, Vec<Vec<Act>>, Vec<i64>);
+type Run = (u64, Vec<Vec<Act>>, Vec<i64>, bool);
 
 /// One run under `rule` (with `due`, when each microbatch is due under [`Rule::Finished`]);
 /// `None` if it does not finish (it always does: the data edges alone form no cycle, a weight
@@ -770,6 +812,8 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
     let mut arrivals: BinaryHeap<Reverse<(u64, Act)>> = BinaryHeap::new();
     let mut now = 0u64;
     let mut done = 0usize;
+    // Whether the bound ever kept a rank from a ready forward.
+    let mut held_back = false;
     // What ends at one instant (reused: the ring's lists and this one trade places).
     let mut ended: Vec<Ending> = Vec::new();
     // When an action started at `now` ends.
@@ -781,7 +825,7 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
     // one an action): a bounded loop.
     for _ in 0..total.saturating_mul(4).saturating_add(ranks) {
         if done == total {
-            return Some((now, ranks_now.out, finished));
+            return Some((now, ranks_now.out, finished, held_back));
         }
         // The idle ranks in rank order (one that starts leaves the list). A rank that found
         // nothing to start is asked again only once it is freed (an action of its ended, its
@@ -794,6 +838,8 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
                 .get_mut(r)
                 .is_some_and(|q| std::mem::take(&mut q.added));
             let under = ranks_now.held.get(r).is_some_and(|&h| h < bound);
+            held_back |=
+                (freed || added) && !under && queues.get(r).is_some_and(|q| !q.forward.is_empty());
             match (freed || added)
                 .then(|| pick(r, &mut queues, under))
                 .flatten()
@@ -1081,6 +1127,24 @@ mod tests {
         // A schedule's own bound is kept: nothing looser is tried.
         let own = shortest(3, 9, &rank_of, false, Some(("own", 14)), None).unwrap();
         assert_eq!((own.end, own.bounds), (115, 1));
+    }
+
+    /// Three waves over three ranks, six microbatches: under 1F1B's bound (20 stages'
+    /// activations) and `P` looser (23), made again with their finishes, no run reaches the bound
+    /// the ranks' work gives, `(6M + P − 1)·3 = 114`; `P` looser again (26) one does. With four
+    /// microbatches none reaches 78 (79), and the rounds stop after the first (23): under it no
+    /// rank was ever kept from a ready forward, so a looser bound would run the same.
+    #[test]
+    fn runs_still_short_are_made_again_p_looser_each_round() {
+        let wave = [0, 1, 2, 2, 1, 0];
+        let rank_of: Vec<usize> = wave.iter().cycle().take(18).copied().collect();
+        let listed = shortest(3, 6, &rank_of, false, None, None).unwrap();
+        assert_eq!(
+            (listed.end, listed.bound.as_str(), listed.bounds),
+            (114, "(v + 3)·P − 1", 3)
+        );
+        let few = shortest(3, 4, &rank_of, false, None, None).unwrap();
+        assert_eq!((few.end, few.bounds), (79, 2));
     }
 
     /// Hanayo's two waves over four ranks (the zigzag 0 1 2 3 3 2 1 0, twice), eight
