@@ -141,7 +141,7 @@ fn three_and_four_waves_run_their_formula_from_two_p_microbatches() {
                 assert_eq!(reading.formula.step_s, want, "W={w} P={p} M={m}");
                 let held = sim.memory.iter().map(|c| c.peak_bytes).fold(0.0, f64::max) as usize;
                 // The least k with held ≤ (v + k)·P − 1.
-                most = most.max((held + 1).div_ceil(p) - v);
+                most = most.max((held + 1).div_ceil(p).saturating_sub(v));
             }
         }
         most_rounds.push((w, most));

@@ -36,7 +36,8 @@ pub fn build_with(
     explicit: Option<&[Vec<String>]>,
     by_position: Option<Vec<Vec<Slot>>>,
 ) -> Result<Order, OrderError> {
-    build_proposing(plan, collectives, explicit.map(parse), by_position, true)
+    let parsed = explicit.map(parse);
+    build_proposing(plan, collectives, parsed.as_deref(), by_position, true)
 }
 
 /// Per-rank orders with each entry parsed from its text (or the error it is reported with).
@@ -57,11 +58,11 @@ pub(crate) fn build_steps(
     collectives: &Collectives,
     steps: &[Vec<Step>],
 ) -> Result<Order, OrderError> {
-    let parsed = steps
+    let parsed: Parsed = steps
         .iter()
         .map(|list| list.iter().map(|&step| Ok(step)).collect())
         .collect();
-    build_proposing(plan, collectives, Some(parsed), None, true)
+    build_proposing(plan, collectives, Some(&parsed), None, true)
 }
 
 /// [`build_with`], a deadlock's proposed reordering searched for only where `propose` (see
@@ -69,11 +70,11 @@ pub(crate) fn build_steps(
 pub(crate) fn build_proposing(
     plan: &Plan,
     collectives: &Collectives,
-    parsed: Option<Parsed>,
+    parsed: Option<&[Vec<Result<Step, StepParseError>>]>,
     by_position: Option<Vec<Vec<Slot>>>,
     propose: bool,
 ) -> Result<Order, OrderError> {
-    let slots = match (&parsed, &plan.wavefront) {
+    let slots = match (parsed, &plan.wavefront) {
         (None, Some(w)) => {
             let slots = wavefront_slots(plan, w, by_position);
             every_forward(plan, w, &slots)?;
@@ -81,7 +82,7 @@ pub(crate) fn build_proposing(
         }
         _ => Vec::new(),
     };
-    let split = split_backwards(plan, &slots, parsed.as_deref());
+    let split = split_backwards(plan, &slots, parsed);
     let mut b = Builder::new(plan, collectives, slots, split);
     b.add_reduces();
     for mb in 0..plan.microbatches {
@@ -98,7 +99,7 @@ pub(crate) fn build_proposing(
     {
         b.graph.freeze(&[]);
     }
-    let (compute, pairs) = match &parsed {
+    let (compute, pairs) = match parsed {
         Some(lists) => explicit_orders(&b, lists)?,
         None => (merged_orders(&b), slot_pairs(&b)),
     };

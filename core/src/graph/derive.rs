@@ -214,10 +214,11 @@ pub fn derive_plan_with(
         // Not met: the same build deadlocked a moment ago (it is deterministic).
         Ok(_) => DeriveError::from(unproposed),
     };
+    let parsed = explicit.map(build::parse);
     let built = build::build_proposing(
         &plan,
         &collectives,
-        explicit.map(build::parse),
+        parsed.as_deref(),
         by_position,
         fold.is_none(),
     );

@@ -19,9 +19,11 @@
 //! without its transfers at the turns (one and two waves on every P 2–12 and M 2P–5P, three and
 //! four on every P 2–8 and M 2P–5P, `core/tests/hanayo.rs`; two waves hold `P` stages'
 //! activations more than 1F1B's bound on most of those shapes, three up to `4P` more, four up to
-//! `7P` more). Beyond four waves no formula is stated: five waves reach it on P 2–8 too (holding
-//! up to `9P` more, tried once), six end up to 0.5 % above it on P 7–8, eight up to 2.5 % on
-//! P 5–8 (M 2P–5P).
+//! `7P` more). The rounds that reach it are budgeted (10^6 actions in all), so on shapes far
+//! beyond those tested they may stop short of it; the formula's reading then shows by how much.
+//! Beyond four waves no formula is stated: measured once (2026-12-07, P 2–8, M 2P–5P, not a
+//! test), five waves reached it too, holding up to `9P` more, six ended up to 0.5 % above it on
+//! P 7–8, eight up to 2.5 % on P 5–8.
 
 use crate::schedules::listed::{self, Act, Op};
 use crate::schedules::skeleton::Skeleton;
@@ -128,7 +130,8 @@ impl Schedule for Hanayo {
     /// most `(v + 2)·P − 1` stages' activations with two waves, `(v + 5)·P − 1` with three,
     /// `(v + 8)·P − 1` with four): no closed form. More waves: the order's step is above that
     /// bound on some shapes, so none is stated. Reached on every shape tested
-    /// (`core/tests/hanayo.rs`); beyond, the bound it is.
+    /// (`core/tests/hanayo.rs`); beyond them the step no order can beat, which the runs, their
+    /// rounds budgeted, may stop short of on much larger shapes (the reading shows the gap).
     fn formula(&self, ctx: &RunCtx, costs: Uniform) -> Option<Formula> {
         if !matches!(ctx.chunks, 2 | 4 | 6 | 8)
             || ctx.microbatches < 2 * ctx.ranks

@@ -15,13 +15,13 @@
 //! is made again twice, each microbatch due when the run before finished it (`Rule::Finished`:
 //! the finishes a run reached are a better guess of when each microbatch can be done than an
 //! even spacing; Hanayo's two waves went from 0.95–3.5 % above their bound to 0–1.9 %). Where
-//! they still fall short, every rule's run (and its feedback, while the budget lasts) is made once
-//! more under a bound `P` stages' activations looser than the loosest, `(v + 2)·P − 1` without
-//! transfers: more in flight lets a wave's fill overlap its drain, and Hanayo's two waves then
-//! reach their bound on every shape tried (`core/tests/hanayo.rs`), holding at most that much
-//! more. While still short, again `P` looser a round (`(v + 3)·P − 1`, …), each round only while
-//! the budget holds every rule's run and the bound before it kept some rank from a ready forward
-//! (else a looser one runs the same): Hanayo's
+//! they still fall short and the loosest bound kept some rank from a ready forward it would have
+//! started (else a looser one runs the same), every rule's run (and its feedback, while the
+//! budget lasts) is made once more under a bound `P` stages' activations looser, `(v + 2)·P − 1`
+//! without transfers: more in flight lets a wave's fill overlap its drain, and Hanayo's two waves
+//! then reach their bound on every shape tried (`core/tests/hanayo.rs`), holding at most that
+//! much more. While still short, again `P` looser a round (`(v + 3)·P − 1`, …), on the same
+//! condition and only while the budget holds every rule's run: Hanayo's
 //! three and four waves reach their bound so, holding up to `(v + 5)·P − 1` and `(v + 8)·P − 1`
 //! (a solver reaches it under 1F1B's bound on the three-wave cases it proved: more memory than
 //! an order needs, for the step). On the
@@ -322,7 +322,8 @@ pub struct Listed {
     pub bound: String,
     /// How many distinct bounds runs were made under (two for a split backward's without one of
     /// its own; one more where the transfers' [`latency`] is one stage or more; one more a round
-    /// `P` looser, while the runs fall short of the bound the ranks' work gives).
+    /// `P` looser, while the runs fall short of the bound the ranks' work gives, the bound before
+    /// kept some rank from a forward and, after the first, the budget holds every rule's run).
     pub bounds: usize,
     /// How many rules runs were made with under each bound ([`Rule::tried`]), counting any a
     /// shape makes the same as an earlier one (run once).
@@ -592,14 +593,18 @@ pub fn shortest(
     // Still short of it: the runs again under a bound `P` stages' activations looser than the
     // loosest (more in flight lets the fill overlap the drain: Hanayo's two waves reach the
     // bound so), fed back as well while the budget lasts, kept only where shorter; and again
-    // `P` looser each time, while short of it, while the budget holds every rule's run and
-    // while the bound before kept some run's rank from a ready forward (Hanayo's three and four
-    // waves reach their bound so, two to seven rounds looser).
+    // `P` looser each time while short of it and the budget holds every rule's run. Each round
+    // only where the bound before kept some run's rank from a ready forward it would have
+    // started: else a looser one runs the same (Hanayo's three and four waves reach their bound
+    // so, two to seven rounds looser).
     if own.is_none() {
         let loosest = bounds.iter().map(|b| b.1).max().unwrap_or(loose.1);
         let mut bound = loosest;
         let mut rounds = 1usize;
-        // A bound that kept no run's rank from a forward runs as any looser one does.
+        let suffix = match latency > 0 {
+            true => BOUND_LATENCY_SUFFIX,
+            false => "",
+        };
         while search.short_of(floor) && search.held_at >= bound {
             // The first round looser is made whatever the budget left (one run a rule).
             if rounds > 1 {
@@ -610,10 +615,6 @@ pub fn shortest(
             }
             rounds += 1;
             bound = bound.saturating_add(ranks);
-            let suffix = match latency > 0 {
-                true => BOUND_LATENCY_SUFFIX,
-                false => "",
-            };
             search.under(bound, format!("(v + {rounds})·P − 1{suffix}").into());
             if search.short_of(floor) {
                 search.feed_back(&mut runs_left);
@@ -736,7 +737,8 @@ struct Queues {
 }
 
 /// What one run gives: its end (in units of time, or ticks), each rank's actions in the order it
-/// started them, and when it finished each microbatch.
+/// started them, when it finished each microbatch, and whether its bound ever kept a rank from a
+/// ready forward it would have started (else the run under any looser bound is this one).
 type Run = (u64, Vec<Vec<Act>>, Vec<i64>, bool);
 
 /// One run under `rule` (with `due`, when each microbatch is due under [`Rule::Finished`]);
@@ -812,7 +814,7 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
     let mut arrivals: BinaryHeap<Reverse<(u64, Act)>> = BinaryHeap::new();
     let mut now = 0u64;
     let mut done = 0usize;
-    // Whether the bound ever kept a rank from a ready forward.
+    // Whether the bound ever kept a rank from a ready forward it would have started.
     let mut held_back = false;
     // What ends at one instant (reused: the ring's lists and this one trade places).
     let mut ended: Vec<Ending> = Vec::new();
@@ -838,12 +840,9 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
                 .get_mut(r)
                 .is_some_and(|q| std::mem::take(&mut q.added));
             let under = ranks_now.held.get(r).is_some_and(|&h| h < bound);
-            held_back |=
-                (freed || added) && !under && queues.get(r).is_some_and(|q| !q.forward.is_empty());
-            match (freed || added)
-                .then(|| pick(r, &mut queues, under))
-                .flatten()
-            {
+            let ask = freed || added;
+            held_back |= ask && !under && queues.get(r).is_some_and(|q| q.forward_first(rule));
+            match ask.then(|| pick(r, &mut queues, under)).flatten() {
                 Some(act) => ranks_now.start(act, r, ends(act, now)),
                 None => i += 1,
             }
@@ -930,6 +929,18 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
         }
     }
     None
+}
+
+impl Queues {
+    /// Whether a rank with these ready actions starts a forward under `rule` where it may: one
+    /// is ready and no backward is, or (a deadline rule) the forward is the more urgent.
+    fn forward_first(&self, rule: Rule) -> bool {
+        match (self.back.peek(), self.forward.peek()) {
+            (_, None) => false,
+            (None, Some(_)) => true,
+            (Some(Reverse(b)), Some(Reverse(f))) => rule != Rule::Oldest && f.0 < b.0,
+        }
+    }
 }
 
 /// What a rank with these ready actions runs next under `rule` (`back_op` the gradient chain's
