@@ -24,6 +24,18 @@ fn waves(w: usize, p: usize, m: usize) -> Scenario {
     scenario(uniform(p * v), &cut, &vec![HANAYO; v], p, m)
 }
 
+/// [`waves`] with one byte of activations a stage, its simulation and the most stages'
+/// activations a rank holds (its peak bytes).
+fn counted(w: usize, p: usize, m: usize) -> (mpipe::sim::run::Simulation, usize) {
+    let mut s = waves(w, p, m);
+    for l in &mut s.model.layers {
+        l.activation_bytes = Some(1.0);
+    }
+    let sim = simulate_scenario(&s, Default::default()).unwrap();
+    let held = sim.memory.iter().map(|c| c.peak_bytes).fold(0.0, f64::max);
+    (sim, held as usize)
+}
+
 fn step(s: &Scenario) -> f64 {
     simulate_scenario(s, Default::default())
         .unwrap_or_else(|e| panic!("{e}"))
@@ -97,17 +109,11 @@ fn two_waves_run_their_formula_from_two_p_microbatches() {
     let mut within_1f1b = 0;
     for p in 2..=12 {
         for m in 2 * p..=5 * p {
-            let mut s = waves(2, p, m);
-            for l in &mut s.model.layers {
-                // One byte a stage: a rank's peak counts the stages' activations it holds.
-                l.activation_bytes = Some(1.0);
-            }
-            let sim = simulate_scenario(&s, Default::default()).unwrap();
+            let (sim, held) = counted(2, p, m);
             let want = ((4 * m + p - 1) * 3) as f64;
             assert_eq!(sim.makespan_s, want, "P={p} M={m}");
             let reading = mpipe::report::formula::read(&sim).unwrap();
             assert_eq!(reading.formula.step_s, want, "P={p} M={m}");
-            let held = sim.memory.iter().map(|c| c.peak_bytes).fold(0.0, f64::max) as usize;
             // At most `(v + 2)·P − 1`, within 1F1B's `(v + 1)·P − 1` or not.
             assert!(held < 6 * p, "P={p} M={m}: {held}");
             within_1f1b += usize::from(held < 5 * p);
@@ -130,16 +136,11 @@ fn three_and_four_waves_run_their_formula_from_two_p_microbatches() {
         let mut most = 0;
         for p in 2..=8 {
             for m in 2 * p..=5 * p {
-                let mut s = waves(w, p, m);
-                for l in &mut s.model.layers {
-                    l.activation_bytes = Some(1.0);
-                }
-                let sim = simulate_scenario(&s, Default::default()).unwrap();
+                let (sim, held) = counted(w, p, m);
                 let want = ((v * m + p - 1) * 3) as f64;
                 assert_eq!(sim.makespan_s, want, "W={w} P={p} M={m}");
                 let reading = mpipe::report::formula::read(&sim).unwrap();
                 assert_eq!(reading.formula.step_s, want, "W={w} P={p} M={m}");
-                let held = sim.memory.iter().map(|c| c.peak_bytes).fold(0.0, f64::max) as usize;
                 // The least k with held ≤ (v + k)·P − 1.
                 most = most.max((held + 1).div_ceil(p).saturating_sub(v));
             }
@@ -163,13 +164,8 @@ fn two_waves_reach_the_order_the_solver_finds_one_round_of_p_above_its_memory_at
         }
         let bound = ((4 * m + p - 1) * 3) as f64;
         assert_eq!(optimum, bound, "P={p} M={m}");
-        let mut s = waves(2, p, m);
-        for l in &mut s.model.layers {
-            l.activation_bytes = Some(1.0);
-        }
-        let sim = simulate_scenario(&s, Default::default()).unwrap();
-        let held = sim.memory.iter().map(|c| c.peak_bytes).fold(0.0, f64::max);
-        seen.push((p, m, sim.makespan_s, optimum, held));
+        let (sim, held) = counted(2, p, m);
+        seen.push((p, m, sim.makespan_s, optimum, held as f64));
     }
     assert_eq!(
         seen,
@@ -305,13 +301,15 @@ fn three_waves_reach_the_solvers_optimum_holding_more_than_it_needed() {
             continue;
         }
         assert_eq!(optimum, ((6 * m + p - 1) * 3) as f64, "P={p} M={m}");
-        let mut s = waves(3, p, m);
-        for l in &mut s.model.layers {
-            l.activation_bytes = Some(1.0);
-        }
-        let sim = simulate_scenario(&s, Default::default()).unwrap();
-        let held = sim.memory.iter().map(|c| c.peak_bytes).fold(0.0, f64::max);
-        seen.push((p, m, sim.makespan_s, optimum, held, (7 * p - 1) as f64));
+        let (sim, held) = counted(3, p, m);
+        seen.push((
+            p,
+            m,
+            sim.makespan_s,
+            optimum,
+            held as f64,
+            (7 * p - 1) as f64,
+        ));
     }
     // (P, M, step, optimum, held, the solver's cap).
     assert_eq!(
