@@ -352,9 +352,8 @@ const _: () = assert!(FEEDBACK_ROUNDS == 2 && FEEDBACK_WORK == 1_000_000);
 /// The bounds on held activations, in words: interleaved 1F1B's and interleaved zero bubble's.
 const BOUND_1F1B: &str = "(v + 1)·P − 1";
 const BOUND_ZB: &str = "v·P";
-/// 1F1B's, with room for the microbatches the transfers keep in flight (and so any bound looser
-/// than that, `(v + k)·P − 1`: where no run under the others reaches the bound the ranks' work
-/// gives).
+/// What a bound's words add where the transfers count: room for the microbatches they keep in
+/// flight, after 1F1B's bound or after a bound `P` looser a round, `(v + k)·P − 1`.
 const BOUND_LATENCY_SUFFIX: &str = " + ⌊2Σh/(F + B)⌋ (Σh the transfers along the stages)";
 
 /// The placement's shape, as the runs read it.
