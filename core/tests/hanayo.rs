@@ -36,6 +36,22 @@ fn counted(w: usize, p: usize, m: usize) -> (mpipe::sim::run::Simulation, usize)
     (sim, held as usize)
 }
 
+/// Each case of the solver's `optimum_waves.txt` with `v` chunks, `(P, M, step, optimum, held)`:
+/// the optimum checked to be the bound the ranks' work gives, the step and held activations the
+/// derived order's ([`counted`]).
+fn against_the_solver(v: usize) -> Vec<(usize, usize, f64, f64, f64)> {
+    let mut seen = Vec::new();
+    for (p, chunks, m, optimum) in common::fold_optima("optimum_waves.txt") {
+        if chunks != v {
+            continue;
+        }
+        assert_eq!(optimum, ((v * m + p - 1) * 3) as f64, "P={p} M={m}");
+        let (sim, held) = counted(v / 2, p, m);
+        seen.push((p, m, sim.makespan_s, optimum, held as f64));
+    }
+    seen
+}
+
 fn step(s: &Scenario) -> f64 {
     simulate_scenario(s, Default::default())
         .unwrap_or_else(|e| panic!("{e}"))
@@ -157,18 +173,8 @@ fn three_and_four_waves_run_their_formula_from_two_p_microbatches() {
 /// 1F1B's bound alone it ran one unit above).
 #[test]
 fn two_waves_reach_the_order_the_solver_finds_one_round_of_p_above_its_memory_at_most() {
-    let mut seen = Vec::new();
-    for (p, v, m, optimum) in common::fold_optima("optimum_waves.txt") {
-        if v != 4 {
-            continue;
-        }
-        let bound = ((4 * m + p - 1) * 3) as f64;
-        assert_eq!(optimum, bound, "P={p} M={m}");
-        let (sim, held) = counted(2, p, m);
-        seen.push((p, m, sim.makespan_s, optimum, held as f64));
-    }
     assert_eq!(
-        seen,
+        against_the_solver(4),
         [
             (3, 6, 78.0, 78.0, 14.0),
             (3, 9, 114.0, 114.0, 17.0),
@@ -295,22 +301,10 @@ fn the_hanayo_sample_runs_at_its_bound() {
 /// bounds `P` looser a round: up to `(v + 3)·P − 1`, 26 stages' activations against 20).
 #[test]
 fn three_waves_reach_the_solvers_optimum_holding_more_than_it_needed() {
-    let mut seen = Vec::new();
-    for (p, v, m, optimum) in common::fold_optima("optimum_waves.txt") {
-        if v != 6 {
-            continue;
-        }
-        assert_eq!(optimum, ((6 * m + p - 1) * 3) as f64, "P={p} M={m}");
-        let (sim, held) = counted(3, p, m);
-        seen.push((
-            p,
-            m,
-            sim.makespan_s,
-            optimum,
-            held as f64,
-            (7 * p - 1) as f64,
-        ));
-    }
+    let seen: Vec<_> = against_the_solver(6)
+        .into_iter()
+        .map(|(p, m, step, optimum, held)| (p, m, step, optimum, held, (7 * p - 1) as f64))
+        .collect();
     // (P, M, step, optimum, held, the solver's cap).
     assert_eq!(
         seen,

@@ -932,7 +932,8 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
 
 impl Queues {
     /// Whether a rank with these ready actions starts a forward under `rule` where it may: one
-    /// is ready and no backward is, or (a deadline rule) the forward is the more urgent.
+    /// is ready and no backward is, or (a deadline rule) the forward is the more urgent — 1F1B's
+    /// priorities run any ready backward first, a deadline rule a backward among equals.
     fn forward_first(&self, rule: Rule) -> bool {
         match (self.back.peek(), self.forward.peek()) {
             (_, None) => false,
@@ -946,20 +947,12 @@ impl Queues {
 /// op), a forward only where `forwards_allowed` (under the activation bound, or forced), a
 /// weight half only where neither a forward it may start nor a backward is ready.
 fn pick(rule: Rule, back_op: Op, queues: &mut Queues, forwards_allowed: bool) -> Option<Act> {
-    let backward = queues.back.peek().map(|Reverse(k)| k.0);
-    let forward = if forwards_allowed {
-        queues.forward.peek().map(|Reverse(k)| k.0)
+    let (op, list) = if forwards_allowed && queues.forward_first(rule) {
+        (Op::Forward, &mut queues.forward)
+    } else if !queues.back.is_empty() {
+        (back_op, &mut queues.back)
     } else {
-        None
-    };
-    let (op, list) = match (backward, forward) {
-        (None, None) => (Op::Weight, &mut queues.weight),
-        (Some(_), None) => (back_op, &mut queues.back),
-        (None, Some(_)) => (Op::Forward, &mut queues.forward),
-        // 1F1B's priorities run any ready backward first; a deadline rule the more urgent, a
-        // backward among equals.
-        (Some(b), Some(f)) if rule == Rule::Oldest || b <= f => (back_op, &mut queues.back),
-        (Some(_), Some(_)) => (Op::Forward, &mut queues.forward),
+        (Op::Weight, &mut queues.weight)
     };
     let Reverse((_, _, s, mb)) = list.pop()?;
     Some((op, s, mb))
