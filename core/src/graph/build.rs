@@ -239,6 +239,21 @@ fn split_backwards(
             p * m,
         ));
     }
+    // Nothing to mark where no region splits its backward and no step halves one: every
+    // backward stays whole, as the table starts.
+    let halves = |phase: Phase| matches!(phase, Phase::Input | Phase::Weight);
+    let marks = plan.regions.iter().any(|r| r.skeleton.splits_backward())
+        || match explicit {
+            Some(lists) => lists
+                .iter()
+                .flatten()
+                .flatten()
+                .any(|step| step.actions().any(|a| halves(a.phase))),
+            None => slots.iter().flatten().any(|s| halves(s.phase)),
+        };
+    if !marks {
+        return split;
+    }
     let mut mark = |region: usize, rank: usize, mb: usize, phase: Phase| {
         if region == 0 || rank >= p || mb >= m {
             return;
@@ -317,38 +332,45 @@ pub(crate) fn with_loss_and_reduces(
         Some(Event::FourPhase { region, phase, .. }) if phase.is_backward() => Some(region.index()),
         _ => None,
     };
-    let mut last_bwd: Vec<Option<usize>> = vec![None; regions + 1];
-    for (i, &n) in compute.iter().enumerate() {
-        if let Some(region) = backward_region(g.node_weight(n))
-            && let Some(slot) = last_bwd.get_mut(region)
-        {
-            *slot = Some(i);
-        }
-    }
     let reduces: Vec<(usize, NodeIndex)> = (1..=regions)
         .filter_map(|region| b.reduces.get(&(region, rank)).map(|&n| (region, n)))
         .collect();
+    // Where each reduce's region last runs a backward on the rank: found from the end, only
+    // for the regions that reduce here.
+    let mut last_bwd: Vec<Option<usize>> = vec![None; regions + 1];
+    let mut left = reduces.len();
+    for (i, &n) in compute.iter().enumerate().rev() {
+        if left == 0 {
+            break;
+        }
+        if let Some(region) = backward_region(g.node_weight(n))
+            && reduces.iter().any(|&(r, _)| r == region)
+            && let Some(slot @ None) = last_bwd.get_mut(region)
+        {
+            *slot = Some(i);
+            left -= 1;
+        }
+    }
+    // The reduces that follow a backward, by its place (the rest go at the end).
+    let mut after: Vec<(usize, NodeIndex)> = reduces
+        .iter()
+        .filter_map(|&(region, n)| Some((last_bwd.get(region).copied().flatten()?, n)))
+        .collect();
+    after.sort_by_key(|&(i, _)| i);
+    let mut after = after.into_iter().peekable();
     let mut out = Vec::with_capacity(compute.len() + reduces.len() + b.plan.microbatches);
     for (i, &n) in compute.iter().enumerate() {
         out.push(n);
-        let event = g.node_weight(n);
         // Only a forward (or a four-phase FF) hands on to a loss: its microbatch's last one.
-        if let Some(Event::Fwd { mb, .. } | Event::FourPhase { mb, .. }) = event
+        if let Some(Event::Fwd { mb, .. } | Event::FourPhase { mb, .. }) = g.node_weight(n)
             && let Some(&[last, loss]) = b.loss_after.get(mb.index())
             && last.get() == Some(n)
             && let Some(loss) = loss.get()
         {
             out.push(loss);
         }
-        if let Some(region) = backward_region(event)
-            && last_bwd.get(region).copied().flatten() == Some(i)
-        {
-            out.extend(
-                reduces
-                    .iter()
-                    .filter(|(r, _)| *r == region)
-                    .map(|&(_, n)| n),
-            );
+        while let Some((_, reduce)) = after.next_if(|&(at, _)| at == i) {
+            out.push(reduce);
         }
     }
     out.extend(

@@ -205,13 +205,18 @@ impl Builder<'_> {
         if region == 0 || rank >= self.plan.ranks || mb >= self.plan.microbatches {
             return None;
         }
-        let key = self.key(region, rank, mb);
-        let split = self.split.get(key).copied().unwrap_or(false);
+        self.at_key(phase, self.key(region, rank, mb))
+    }
+
+    /// The event of `phase` at `key` (a [`key`] of the builder's tables), when it exists.
+    #[inline]
+    fn at_key(&self, phase: Phase, key: usize) -> Option<NodeIndex> {
+        let split = || self.split.get(key).copied().unwrap_or(false);
         match phase {
             Phase::Forward => self.fwd.get(key).and_then(|n| n.get()),
-            Phase::Backward if !split => self.bwd.get(key).and_then(|n| n.get()),
-            Phase::Input if split => self.bwd.get(key).and_then(|n| n.get()),
-            Phase::Weight if split => self.weight.get(key).and_then(|n| n.get()),
+            Phase::Backward if !split() => self.bwd.get(key).and_then(|n| n.get()),
+            Phase::Input if split() => self.bwd.get(key).and_then(|n| n.get()),
+            Phase::Weight if split() => self.weight.get(key).and_then(|n| n.get()),
             Phase::Backward | Phase::Input | Phase::Weight | Phase::Recompute => None,
             Phase::EnergyForward
             | Phase::ForceForward
@@ -585,8 +590,38 @@ pub(crate) fn wavefront_sequence(
     let Some(slots) = b.slots.get(rank) else {
         return Vec::new();
     };
+    let (plan, m) = (b.plan, b.plan.microbatches);
+    // Where each chunk's events of this rank start in the builder's tables, in either direction
+    // (a slot routed as `slot_node` routes it): looked up once, not per slot.
+    let second = plan.second_direction_from();
+    let starts: [Vec<Option<usize>>; 2] = [0, 1].map(|direction| {
+        let mb = if direction == 0 {
+            0
+        } else {
+            second.unwrap_or(0)
+        };
+        wavefront
+            .regions
+            .iter()
+            .map(|&region| {
+                let region = plan.routed(region, mb);
+                (region > 0 && rank < plan.ranks).then(|| b.key(region, rank, 0))
+            })
+            .collect()
+    });
     // Sized for every slot (a filter's collect would grow it from nothing).
     let mut sequence = Vec::with_capacity(slots.len());
-    sequence.extend(slots.iter().filter_map(|s| b.slot_node(wavefront, rank, s)));
+    for s in slots {
+        let mb = s.mb.index();
+        let direction = usize::from(second.is_some_and(|from| mb >= from));
+        if mb < m
+            && let Some(&Some(start)) = starts
+                .get(direction)
+                .and_then(|chunks| chunks.get(s.chunk.index()))
+            && let Some(n) = b.at_key(s.phase, start + mb)
+        {
+            sequence.push(n);
+        }
+    }
     sequence
 }

@@ -575,16 +575,13 @@ fn durations_by_class(plan: &Plan, graph: &crate::graph::order_graph::OrderGraph
     let mut hashed: rustc_hash::FxHashMap<(usize, usize, Phase, u64), f64> =
         rustc_hash::FxHashMap::default();
     let mut transfers = PerUnit::new(plan, transfer_time_of);
+    let (regions, ranks) = (plan.regions.len(), plan.ranks);
     let mut compute = |region: usize, rank: usize, mb: usize, phase: Phase| {
-        let slot = (rank < plan.ranks)
-            .then(|| {
-                region
-                    .saturating_mul(plan.ranks)
-                    .saturating_add(rank)
-                    .saturating_mul(PHASES)
-                    .saturating_add(phase as usize)
-            })
-            .and_then(|slot| table.get_mut(slot));
+        // In range, the slot is below the table's length, the product of the same bounds (a
+        // table that was made did not saturate), so the sum cannot overflow.
+        let slot = (region <= regions && rank < ranks && !table.is_empty())
+            .then(|| table.get_mut((region * ranks + rank) * PHASES + phase as usize))
+            .flatten();
         match slot {
             Some(Some(t)) => *t,
             Some(free) => *free.insert(compute_time(
