@@ -336,7 +336,13 @@ pub(crate) fn with_loss_and_reduces(
         .filter_map(|region| b.reduces.get(&(region, rank)).map(|&n| (region, n)))
         .collect();
     // Where each reduce's region last runs a backward on the rank: found from the end, only
-    // for the regions that reduce here.
+    // for the regions that reduce here (each reduces once a rank).
+    let mut reduces_here = vec![false; regions + 1];
+    for &(region, _) in &reduces {
+        if let Some(flag) = reduces_here.get_mut(region) {
+            *flag = true;
+        }
+    }
     let mut last_bwd: Vec<Option<usize>> = vec![None; regions + 1];
     let mut left = reduces.len();
     for (i, &n) in compute.iter().enumerate().rev() {
@@ -344,7 +350,7 @@ pub(crate) fn with_loss_and_reduces(
             break;
         }
         if let Some(region) = backward_region(g.node_weight(n))
-            && reduces.iter().any(|&(r, _)| r == region)
+            && reduces_here.get(region) == Some(&true)
             && let Some(slot @ None) = last_bwd.get_mut(region)
         {
             *slot = Some(i);
@@ -386,6 +392,71 @@ pub(crate) fn with_loss_and_reduces(
 mod tests {
     use super::*;
     use crate::scenario::Scenario;
+
+    /// Each rank's order: every loss right after its microbatch's last forward, every reduce
+    /// right after the rank's last backward of its region (at the end where it has none), on a
+    /// replicated encoder, two interleaved backbone regions and two data-parallel replicas.
+    #[test]
+    fn losses_and_reduces_follow_what_they_wait_for() {
+        let text = r#"{"format": "mpipe-scenario/1", "name": "t",
+            "model": {"layers": [
+                {"name": "vit", "role": "encoder", "count": 2, "fwd_s": 0.5},
+                {"name": "llm", "role": "backbone", "count": 8, "fwd_s": 1.0}]},
+            "cut": [2, 6], "schedule": ["transpose", "1f1b", "1f1b"],
+            "ranks": 4, "microbatches": 8, "data_parallel": 2}"#;
+        let s = Scenario::from_json_str(text, "t.json").unwrap();
+        let plan = crate::algebra::validity::plan(&s).unwrap();
+        let collectives = crate::algebra::collectives::collectives(&plan);
+        let order = build(&plan, &collectives, None).unwrap();
+        let g = &order.graph;
+        let mut reduces_seen = 0;
+        for (rank, nodes) in order.nodes.iter().enumerate() {
+            let events: Vec<Event> = nodes.iter().map(|&n| *g.node_weight(n).unwrap()).collect();
+            for (i, e) in events.iter().enumerate() {
+                match *e {
+                    Event::Loss { mb, .. } => {
+                        let [last, loss] = last_forward_and_loss(&order, mb.index());
+                        assert_eq!(loss, nodes[i], "rank {rank}: {e:?}");
+                        assert_eq!(Some(last), i.checked_sub(1).map(|j| nodes[j]));
+                    }
+                    Event::DpReduce { region, .. } => {
+                        reduces_seen += 1;
+                        let is_bwd =
+                            |e: &Event| matches!(e, Event::Bwd { region: r, .. } if *r == region);
+                        match events.iter().rposition(is_bwd) {
+                            Some(last) => assert_eq!(i, last + 1, "rank {rank}: {e:?}"),
+                            None => assert!(
+                                events[i..]
+                                    .iter()
+                                    .all(|e| matches!(e, Event::DpReduce { .. })),
+                                "rank {rank}: {e:?} not in the trailing reduces"
+                            ),
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // One reduce a rank for each region it holds: the encoder's on every rank, each
+        // backbone region's on every rank.
+        assert_eq!(reduces_seen, 3 * 4);
+    }
+
+    /// Microbatch `mb`'s last forward and its loss, as the graph joins them.
+    fn last_forward_and_loss(order: &Order, mb: usize) -> [NodeIndex; 2] {
+        let g = &order.graph;
+        let loss = g
+            .node_indices()
+            .find(
+                |&n| matches!(g.node_weight(n), Some(Event::Loss { mb: m, .. }) if m.index() == mb),
+            )
+            .unwrap();
+        let last = g
+            .neighbors_directed(loss, petgraph::Direction::Incoming)
+            .next()
+            .unwrap();
+        [last, loss]
+    }
 
     #[test]
     fn slots_that_leave_a_forward_out_are_a_named_defect() {

@@ -317,8 +317,8 @@ pub struct Listed {
     pub rule: String,
     /// The bound on the stages' activations a rank holds it ran under, in words
     /// (`(v + 1)·P − 1`, or `v·P` where the backward splits and that is as short, or 1F1B's with
-    /// room for what the transfers keep in flight, `+ ⌊2Σh/(F + B)⌋`, or the loosest of those
-    /// `P` looser a round, `(v + k)·P − 1 …`, or the schedule's own).
+    /// room for what the transfers keep in flight, `+ ⌊2Σh/(F + B)⌋`, or one of the bounds made
+    /// `P` looser a round from the loosest of those, `(v + k)·P − 1 …`, or the schedule's own).
     pub bound: String,
     /// How many distinct bounds runs were made under (two for a split backward's without one of
     /// its own; one more where the transfers' [`latency`] is one stage or more; one more a round
