@@ -9,7 +9,7 @@ use crate::graph::event::{EdgeKind, Event};
 use crate::graph::order_graph::OrderGraph;
 use crate::schedules::slot::Slot;
 use crate::vocab::comm::{Comm, Seam};
-use crate::vocab::ids::Stage;
+use crate::vocab::ids::{Mb, Rank, RegionId, Stage};
 use crate::vocab::layout::Layout;
 use crate::vocab::phase::{Half, Phase};
 use petgraph::graph::NodeIndex;
@@ -23,6 +23,8 @@ pub(crate) struct Unit {
     pub(crate) region: usize,
     pub(crate) rank: usize,
     pub(crate) stage: Stage,
+    /// `region` and `rank` as the events name them (converted once, not per event).
+    ids: (RegionId, Rank),
 }
 
 /// The index of (region, rank, microbatch) in the builder's per-slot tables (regions 1-based).
@@ -311,6 +313,7 @@ impl Builder<'_> {
             region,
             rank,
             stage: self.plan.stage_index(region, rank)?,
+            ids: (region.into(), rank.into()),
         })
     }
 
@@ -330,16 +333,16 @@ impl Builder<'_> {
                 to: downstream.into(),
             },
             mb: mb.into(),
-            from_rank: from.rank.into(),
-            to_rank: to.rank.into(),
+            from_rank: from.ids.1,
+            to_rank: to.ids.1,
         })
     }
 
     /// Adds one of the four phases of `u` for microbatch `mb`.
     fn four_phase(&mut self, u: Unit, mb: usize, phase: Phase) -> NodeIndex {
         let n = self.graph.add_node(Event::FourPhase {
-            region: u.region.into(),
-            rank: u.rank.into(),
+            region: u.ids.0,
+            rank: u.ids.1,
             mb: mb.into(),
             stage: u.stage,
             phase,
@@ -472,13 +475,14 @@ impl Builder<'_> {
         }
         let route = self.route(mb);
         let units = &route.units;
+        let mb_id = Mb::new(mb);
         let mut forwards = Vec::with_capacity(units.len());
         let mut prev: Option<(Unit, NodeIndex)> = None;
         for (&u, &comm) in units.iter().zip(&route.forward) {
             let f = self.graph.add_node(Event::Fwd {
-                region: u.region.into(),
-                rank: u.rank.into(),
-                mb: mb.into(),
+                region: u.ids.0,
+                rank: u.ids.1,
+                mb: mb_id,
                 stage: u.stage,
             });
             let key = self.key(u.region, u.rank, mb);
@@ -514,6 +518,7 @@ impl Builder<'_> {
     /// them run: each after its forward and the gradient from downstream (the loss, for the
     /// last), a split one's weight half after its input half, each accumulated into its reduce.
     fn backwards(&mut self, route: &Route, forwards: &[NodeIndex], loss: NodeIndex, mb: usize) {
+        let mb_id = Mb::new(mb);
         let mut downstream: Option<(Unit, NodeIndex)> = None;
         let each = route
             .units
@@ -528,9 +533,9 @@ impl Builder<'_> {
             let split = self.split.get(key).copied().unwrap_or(false);
             let stage = u.stage;
             let b = self.graph.add_node(Event::Bwd {
-                region: u.region.into(),
-                rank: u.rank.into(),
-                mb: mb.into(),
+                region: u.ids.0,
+                rank: u.ids.1,
+                mb: mb_id,
                 stage,
                 half: if split { Half::Input } else { Half::Whole },
             });
@@ -553,9 +558,9 @@ impl Builder<'_> {
             // waits for it) and exists only where Lemma 1 has the region reduce.
             let accumulates = if split && gate.reduces {
                 let w = self.graph.add_node(Event::Bwd {
-                    region: u.region.into(),
-                    rank: u.rank.into(),
-                    mb: mb.into(),
+                    region: u.ids.0,
+                    rank: u.ids.1,
+                    mb: mb_id,
                     stage,
                     half: Half::Weight,
                 });
