@@ -5,7 +5,7 @@
 
 use crate::algebra::collectives::Collectives;
 use crate::algebra::plan::{Plan, Wavefront};
-use crate::graph::builder::{Builder, key};
+use crate::graph::builder::{Builder, RankSlots, key};
 use crate::graph::compose::transpose::merged_orders;
 use crate::graph::deadlock::{check_deadlock, check_deadlock_proposing};
 use crate::graph::event::{EdgeKind, Event};
@@ -304,11 +304,11 @@ fn slot_pairs(b: &Builder) -> Vec<[NodeIndex; 2]> {
     };
     let mut pairs = Vec::new();
     for (rank, slots) in b.slots.iter().enumerate() {
+        let lookup = RankSlots::new(b, w, rank);
         for two in slots.windows(2) {
             if let [first, second] = two
                 && first.overlaps_next
-                && let (Some(f), Some(s)) =
-                    (b.slot_node(w, rank, first), b.slot_node(w, rank, second))
+                && let (Some(f), Some(s)) = (lookup.node(first), lookup.node(second))
             {
                 pairs.push([f, s]);
             }

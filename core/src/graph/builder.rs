@@ -185,18 +185,6 @@ impl Builder<'_> {
         key(self.plan, region, rank, mb)
     }
 
-    /// The event a wavefront slot of `rank` names, when it exists.
-    pub(crate) fn slot_node(
-        &self,
-        wavefront: &Wavefront,
-        rank: usize,
-        s: &Slot,
-    ) -> Option<NodeIndex> {
-        let region = *wavefront.regions.get(s.chunk.index())?;
-        let mb = s.mb.into();
-        self.compute(s.phase, self.plan.routed(region, mb), rank, mb)
-    }
-
     pub(crate) fn compute(
         &self,
         phase: Phase,
@@ -586,6 +574,52 @@ impl Builder<'_> {
     }
 }
 
+/// The events the wavefront's slots of one rank name: where each chunk's events of the rank start
+/// in the builder's tables, in either direction (a slot's chunk routed to its region, or to the
+/// region's mirror for a microbatch of a bidirectional schedule's second direction), looked up
+/// once for the rank rather than once a slot.
+pub(crate) struct RankSlots<'b, 'a> {
+    b: &'b Builder<'a>,
+    /// The first microbatch of the second direction (none: one direction).
+    second: Option<usize>,
+    /// Of each direction, each chunk's start ([`key`] at microbatch 0; none: no such event).
+    starts: [Vec<Option<usize>>; 2],
+}
+
+impl<'b, 'a> RankSlots<'b, 'a> {
+    pub(crate) fn new(b: &'b Builder<'a>, wavefront: &Wavefront, rank: usize) -> Self {
+        let plan = b.plan;
+        let second = plan.second_direction_from();
+        let starts = [0, 1].map(|direction| {
+            let mb = if direction == 0 {
+                0
+            } else {
+                second.unwrap_or(0)
+            };
+            wavefront
+                .regions
+                .iter()
+                .map(|&region| {
+                    let region = plan.routed(region, mb);
+                    (region > 0 && rank < plan.ranks).then(|| b.key(region, rank, 0))
+                })
+                .collect()
+        });
+        RankSlots { b, second, starts }
+    }
+
+    /// The event slot `s` names, when it exists.
+    pub(crate) fn node(&self, s: &Slot) -> Option<NodeIndex> {
+        let mb = s.mb.index();
+        if mb >= self.b.plan.microbatches {
+            return None;
+        }
+        let direction = usize::from(self.second.is_some_and(|from| mb >= from));
+        let start = (*self.starts.get(direction)?.get(s.chunk.index())?)?;
+        self.b.at_key(s.phase, start + mb)
+    }
+}
+
 /// The fixed per-rank sequence of the wavefront, as nodes (absent events skipped).
 pub(crate) fn wavefront_sequence(
     b: &Builder,
@@ -595,36 +629,11 @@ pub(crate) fn wavefront_sequence(
     let Some(slots) = b.slots.get(rank) else {
         return Vec::new();
     };
-    let (plan, m) = (b.plan, b.plan.microbatches);
-    // Where each chunk's events of this rank start in the builder's tables, in either direction
-    // (a slot routed as `slot_node` routes it): looked up once, not per slot.
-    let second = plan.second_direction_from();
-    let starts: [Vec<Option<usize>>; 2] = [0, 1].map(|direction| {
-        let mb = if direction == 0 {
-            0
-        } else {
-            second.unwrap_or(0)
-        };
-        wavefront
-            .regions
-            .iter()
-            .map(|&region| {
-                let region = plan.routed(region, mb);
-                (region > 0 && rank < plan.ranks).then(|| b.key(region, rank, 0))
-            })
-            .collect()
-    });
+    let lookup = RankSlots::new(b, wavefront, rank);
     // Sized for every slot (a filter's collect would grow it from nothing).
     let mut sequence = Vec::with_capacity(slots.len());
     for s in slots {
-        let mb = s.mb.index();
-        let direction = usize::from(second.is_some_and(|from| mb >= from));
-        if mb < m
-            && let Some(&Some(start)) = starts
-                .get(direction)
-                .and_then(|chunks| chunks.get(s.chunk.index()))
-            && let Some(n) = b.at_key(s.phase, start + mb)
-        {
+        if let Some(n) = lookup.node(s) {
             sequence.push(n);
         }
     }
