@@ -162,12 +162,13 @@ pub(crate) fn listed_words(listed: &any_placement::Listed) -> String {
     let runs = match listed.bounds {
         0 | 1 => format!("up to {rules} rules"),
         2 => format!(
-            "up to {rules} rules under each of two bounds on held activations (the looser kept only where it runs shorter)"
+            "up to {rules} rules under each of two bounds on held activations (of equally short runs the one holding least)"
         ),
         n => format!(
-            "up to {rules} rules under each of {} bounds on held activations (a looser one kept only where it runs shorter)",
+            "up to {rules} rules under each of {} bounds on held activations (of equally short runs the one holding least)",
             match n {
                 3 => "three".to_string(),
+                4 => "four".to_string(),
                 n => n.to_string(),
             }
         ),

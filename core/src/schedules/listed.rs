@@ -10,21 +10,30 @@
 //! its rank has nothing else it may start (zero bubble's deferral into the bubble, ZB-H1's): a
 //! rank held at the bound frees activations so. Which ready action a rank starts is a [`Rule`];
 //! up to five runs are made under each bound — 1F1B's priorities (the oldest microbatch's
-//! backward first) and four earliest-deadline rules — and the shortest is kept (the first of
-//! equals). Where none reaches the bound the ranks' work gives (`Shape::work_bound`), each run
-//! is made again twice, each microbatch due when the run before finished it (`Rule::Finished`:
-//! the finishes a run reached are a better guess of when each microbatch can be done than an
-//! even spacing; Hanayo's two waves went from 0.95–3.5 % above their bound to 0–1.9 %). Where
-//! they still fall short and the loosest bound kept some rank from a ready forward it would have
-//! started (else a looser one runs the same), every rule's run (and its feedback, while the
+//! backward first) and four earliest-deadline rules — and the shortest is kept (of equals the
+//! one holding the fewest stages' activations, else the first). Where none reaches the bound the
+//! ranks' work gives (`Shape::work_bound`), each run is made again twice, each microbatch due
+//! when the run before finished it (`Rule::Finished`: the finishes a run reached are a better
+//! guess of when each microbatch can be done than an even spacing; Hanayo's two waves went from
+//! 0.95–3.5 % above their bound to 0–1.9 %). Where they still fall short and the loosest bound
+//! kept some rank from a ready forward it would have started (else a looser one runs the same),
+//! every rule's run (and its feedback, while the
 //! budget lasts) is made once more under a bound `P` stages' activations looser, `(v + 2)·P − 1`
 //! without transfers: more in flight lets a wave's fill overlap its drain, and Hanayo's two waves
 //! then reach their bound on every shape tried (`core/tests/hanayo.rs`), holding at most that
 //! much more. While still short, again `P` looser a round (`(v + 3)·P − 1`, …), on the same
 //! condition and only while the budget holds every rule's run: Hanayo's
-//! three and four waves reach their bound so, holding up to `(v + 5)·P − 1` and `(v + 8)·P − 1`
-//! (a solver reaches it under 1F1B's bound on the three-wave cases it proved: more memory than
-//! an order needs, for the step). On the
+//! three and four waves reach their bound so. Once a round reaches it, every bound between the
+//! loosest of the first ones and that round's is tried too, tightest first (fed back where none
+//! of its runs reaches it), while under what the run kept holds, where a budget of their own as
+//! large holds every such bound's runs and feedback (else the bounds within the last round
+//! alone, where it holds those; else none): a run's peak is often under its bound, and which
+//! bound reaches the step is not monotone, so one between can reach it holding less
+//! (Hanayo's two waves over P 2–12, M 2P–5P: 63 % fewer stages' activations above 1F1B's
+//! bound, summed; three and four waves over P 2–8: 21 % fewer; at most `(v + 2)·P − 1`,
+//! `(v + 5)·P − 1` and `(v + 8)·P − 1` with two, three and four waves — a solver reaches the
+//! step under 1F1B's bound on the three-wave cases it proved: more memory than an order needs,
+//! for the step). On the
 //! split folds a constraint solver was run on (`tests/fixtures/fold_optimum/optimum_split.txt`)
 //! every order is optimal: zero bubble's step.
 //! The per-rank orders are read off that one run, so they are a projection of one topological
@@ -315,15 +324,20 @@ pub struct Listed {
     pub actions: Vec<Vec<Act>>,
     /// Which rule gave it, in words.
     pub rule: String,
+    /// The most stages' activations a rank holds in it.
+    pub held: usize,
     /// The bound on the stages' activations a rank holds it ran under, in words
-    /// (`(v + 1)·P − 1`, or `v·P` where the backward splits and that is as short, or 1F1B's with
-    /// room for what the transfers keep in flight, `+ ⌊2Σh/(F + B)⌋`, or one of the bounds made
-    /// `P` looser a round from the loosest of those, `(v + k)·P − 1 …`, or the schedule's own).
+    /// (`(v + 1)·P − 1`, or `v·P` where the backward splits, or 1F1B's with room for what the
+    /// transfers keep in flight, `+ ⌊2Σh/(F + B)⌋`, or one of the bounds made `P` looser a round
+    /// from the loosest of those, `(v + k)·P − 1 …`, or one between those, `(v + k)·P + j …`, or
+    /// the schedule's own).
     pub bound: String,
     /// How many distinct bounds runs were made under (two for a split backward's without one of
     /// its own; one more where the transfers' [`latency`] is one stage or more; one more a round
     /// `P` looser, while the runs fall short of the bound the ranks' work gives, the bound before
-    /// kept some rank from a forward and, after the first, the budget holds every rule's run).
+    /// kept some rank from a forward and, after the first, the budget holds every rule's run;
+    /// once a round reaches it, one more for each bound between the loosest and that round's, or
+    /// within that round, tried while under what the run kept holds).
     pub bounds: usize,
     /// How many rules runs were made with under each bound ([`Rule::tried`]), counting any a
     /// shape makes the same as an earlier one (run once).
@@ -560,7 +574,6 @@ pub fn shortest(
     }
     let unit = shape.unit();
     let rules = Rule::tried(chunks, unit, ticks.is_some());
-    let floor = shape.work_bound();
     let mut search = Search {
         shape,
         rules: &rules,
@@ -568,6 +581,8 @@ pub fn shortest(
         finishes: Vec::new(),
         bounds_run: 0,
         held_at: 0,
+        floor: shape.work_bound(),
+        reached: Vec::new(),
     };
     for (k, (words, bound)) in bounds.iter().enumerate() {
         let bound = *bound;
@@ -583,9 +598,10 @@ pub fn shortest(
     // Short of the bound the ranks' work gives, each run again with its microbatches due when it
     // finished them (twice, each from the one before), under its bound: the shortest runs first,
     // while the budget of actions lasts (one run's two at least).
-    let fed_back = search.short_of(floor);
+    let fed_back = search.short_of();
     let per_run = shape.actions().unwrap_or(usize::MAX).max(1);
-    let mut runs_left = (FEEDBACK_WORK / per_run).max(FEEDBACK_ROUNDS);
+    let runs_budget = (FEEDBACK_WORK / per_run).max(FEEDBACK_ROUNDS);
+    let mut runs_left = runs_budget;
     if fed_back {
         search.feed_back(&mut runs_left);
     }
@@ -604,28 +620,30 @@ pub fn shortest(
             true => BOUND_LATENCY_SUFFIX,
             false => "",
         };
-        while search.short_of(floor) && search.held_at >= bound {
+        while search.short_of() && search.held_at >= bound {
             // The first round looser is made whatever the budget left (one run a rule).
-            if rounds > 1 {
-                match runs_left.checked_sub(rules.len()) {
-                    Some(left) => runs_left = left,
-                    None => break,
-                }
+            if rounds > 1 && !search.charge(&mut runs_left) {
+                break;
             }
             rounds += 1;
             bound = bound.saturating_add(ranks);
-            search.under(bound, format!("(v + {rounds})·P − 1{suffix}").into());
-            if search.short_of(floor) {
-                search.feed_back(&mut runs_left);
-            }
+            search.round(
+                bound,
+                format!("(v + {rounds})·P − 1{suffix}"),
+                &mut runs_left,
+            );
+        }
+        if rounds > 1 && !search.short_of() {
+            search.between(loosest, bound, suffix, runs_budget);
         }
     }
     let Search {
         best, bounds_run, ..
     } = search;
-    let (end, rule, bound, actions) = best?;
+    let ((end, held), rule, bound, actions) = best?;
     Some(Listed {
         actions,
+        held,
         rule: rule.describe(),
         bound: bound.to_string(),
         bounds: bounds_run,
@@ -635,8 +653,9 @@ pub fn shortest(
     })
 }
 
-/// A run kept: its end, rule, bound in words and actions.
-type Best = (u64, Rule, Rc<str>, Vec<Vec<Act>>);
+/// A run kept: its end and the most stages' activations a rank held, its rule, bound in words
+/// and actions.
+type Best = ((u64, usize), Rule, Rc<str>, Vec<Vec<Act>>);
 
 /// The runs [`shortest`] makes and the shortest so far: its end, rule, bound in words and
 /// actions; each run's end, bound, bound's words and when it finished each microbatch.
@@ -648,6 +667,9 @@ struct Search<'a> {
     bounds_run: usize,
     /// The loosest bound that kept some run's rank from a ready forward (0: none did).
     held_at: usize,
+    /// The bound the ranks' work gives, and the bounds some run reached it under.
+    floor: u64,
+    reached: Vec<usize>,
 }
 
 impl Search<'_> {
@@ -667,11 +689,11 @@ impl Search<'_> {
             {
                 continue;
             }
-            let Some((end, run, done, held)) = run(&shape, rule, Vec::new()) else {
+            let Some((end, run, done, held, peak)) = run(&shape, rule, Vec::new()) else {
                 continue;
             };
             self.hold(held, bound);
-            self.keep(end, rule, &words, run);
+            self.keep((end, peak), rule, (&words, bound), run);
             self.finishes.push((end, bound, words.clone(), done));
         }
     }
@@ -691,11 +713,11 @@ impl Search<'_> {
                     return;
                 };
                 *runs_left = left;
-                let Some((end, run, done, held)) = run(&shape, Rule::Finished, due) else {
+                let Some((end, run, done, held, peak)) = run(&shape, Rule::Finished, due) else {
                     break;
                 };
                 self.hold(held, bound);
-                self.keep(end, Rule::Finished, &words, run);
+                self.keep((end, peak), Rule::Finished, (&words, bound), run);
                 due = done;
             }
         }
@@ -708,20 +730,98 @@ impl Search<'_> {
         }
     }
 
-    /// The run kept where it is the shortest so far (the first of equals).
-    fn keep(&mut self, end: u64, rule: Rule, words: &Rc<str>, run: Vec<Vec<Act>>) {
+    /// The run kept where it is the shortest so far, or as short holding less (else the first
+    /// of equals); notes whether a run under `bound` reached the floor.
+    fn keep(
+        &mut self,
+        (end, peak): (u64, usize),
+        rule: Rule,
+        (words, bound): (&Rc<str>, usize),
+        run: Vec<Vec<Act>>,
+    ) {
+        if end <= self.floor {
+            self.reached.push(bound);
+        }
         if self
             .best
             .as_ref()
-            .is_none_or(|(shortest, ..)| end < *shortest)
+            .is_none_or(|(kept, ..)| (end, peak) < *kept)
         {
-            self.best = Some((end, rule, words.clone(), run));
+            self.best = Some(((end, peak), rule, words.clone(), run));
         }
     }
 
-    /// Whether the shortest run so far ends after `floor`.
-    fn short_of(&self, floor: u64) -> bool {
-        self.best.as_ref().is_some_and(|(end, ..)| *end > floor)
+    /// Takes one run of every rule from `runs_left`: whether it held them.
+    fn charge(&self, runs_left: &mut usize) -> bool {
+        match runs_left.checked_sub(self.rules.len()) {
+            Some(left) => {
+                *runs_left = left;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Once a round looser than `loosest` reached the floor under `reached`: the bounds between,
+    /// tightest first, each fed back where none of its runs reaches the floor, while under what
+    /// the run kept holds (a run's peak is often under its bound, and which bound reaches the
+    /// floor is not monotone: one between can reach it holding less than the round's run) —
+    /// every such bound where `budget` holds all their runs and feedback, else those within the
+    /// last round where it holds those, else none (a partial climb from the loosest would spend
+    /// the budget on the bounds least likely to reach the floor). `suffix` ends their words.
+    fn between(&mut self, loosest: usize, reached: usize, suffix: &str, budget: usize) {
+        let ranks = self.shape.ranks.max(1);
+        let per_bound = self.rules.len().saturating_mul(1 + FEEDBACK_ROUNDS);
+        // The bounds between that are not a round's.
+        let all = reached
+            .saturating_sub(loosest)
+            .saturating_sub(reached.saturating_sub(loosest) / ranks);
+        let from = if all.saturating_mul(per_bound) <= budget {
+            loosest.saturating_add(1)
+        } else if (ranks - 1).saturating_mul(per_bound) <= budget {
+            reached.saturating_sub(ranks - 1)
+        } else {
+            return;
+        };
+        let mut left = budget;
+        for b in from..reached {
+            let (k, more) = ((b - loosest) / ranks, (b - loosest) % ranks);
+            if more == 0 {
+                continue;
+            }
+            if self.holds_at_most(b) || !self.charge(&mut left) {
+                break;
+            }
+            // `(v + 1 + k)·P − 1 + more`.
+            let words = match more - 1 {
+                0 => format!("(v + {})·P{suffix}", k + 1),
+                extra => format!("(v + {})·P + {extra}{suffix}", k + 1),
+            };
+            self.round(b, words, &mut left);
+        }
+    }
+
+    /// Every rule's run under `bound` (`words`), fed back where none reached the floor.
+    fn round(&mut self, bound: usize, words: String, runs_left: &mut usize) {
+        self.under(bound, words.into());
+        match self.reached.contains(&bound) {
+            true => self.finishes.clear(),
+            false => self.feed_back(runs_left),
+        }
+    }
+
+    /// Whether the run kept reaches the floor holding at most `bound` stages' activations.
+    fn holds_at_most(&self, bound: usize) -> bool {
+        self.best
+            .as_ref()
+            .is_some_and(|((end, peak), ..)| *end <= self.floor && *peak <= bound)
+    }
+
+    /// Whether the shortest run so far ends after the floor.
+    fn short_of(&self) -> bool {
+        self.best
+            .as_ref()
+            .is_some_and(|((end, _), ..)| *end > self.floor)
     }
 }
 
@@ -736,9 +836,10 @@ struct Queues {
 }
 
 /// What one run gives: its end (in units of time, or ticks), each rank's actions in the order it
-/// started them, when it finished each microbatch, and whether its bound ever kept a rank from a
-/// ready forward it would have started (else the run under any looser bound is this one).
-type Run = (u64, Vec<Vec<Act>>, Vec<i64>, bool);
+/// started them, when it finished each microbatch, whether its bound ever kept a rank from a
+/// ready forward it would have started (else the run under any looser bound is this one), and
+/// the most stages' activations a rank held.
+type Run = (u64, Vec<Vec<Act>>, Vec<i64>, bool, usize);
 
 /// One run under `rule` (with `due`, when each microbatch is due under [`Rule::Finished`]);
 /// `None` if it does not finish (it always does: the data edges alone form no cycle, a weight
@@ -794,6 +895,7 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
         idle: (0..ranks).collect(),
         freed: vec![true; ranks],
         held: vec![0usize; ranks],
+        peak: 0,
         out: {
             // Each rank's actions: two or three a microbatch for each stage it holds.
             let mut stages_of = vec![0usize; ranks];
@@ -826,7 +928,7 @@ fn run(shape: &Shape, rule: Rule, due: Vec<i64>) -> Option<Run> {
     // one an action): a bounded loop.
     for _ in 0..total.saturating_mul(4).saturating_add(ranks) {
         if done == total {
-            return Some((now, ranks_now.out, finished, held_back));
+            return Some((now, ranks_now.out, finished, held_back, ranks_now.peak));
         }
         // The idle ranks in rank order (one that starts leaves the list). A rank that found
         // nothing to start is asked again only once it is freed (an action of its ended, its
@@ -967,6 +1069,8 @@ struct RanksNow {
     idle: Vec<usize>,
     freed: Vec<bool>,
     held: Vec<usize>,
+    /// The most stages' activations a rank has held.
+    peak: usize,
     out: Vec<Vec<Act>>,
 }
 
@@ -982,6 +1086,7 @@ impl RanksNow {
             && let Some(h) = self.held.get_mut(r)
         {
             *h += 1;
+            self.peak = self.peak.max(*h);
         }
         if let Some(order) = self.out.get_mut(r) {
             order.push(act);
@@ -1110,7 +1215,8 @@ mod tests {
 
     /// Hanayo's two waves over three ranks, nine microbatches: no run under 1F1B's bound
     /// (`(v + 1)·P − 1` = 14 stages' activations), nor any made again, reaches the bound the ranks'
-    /// work gives, `(4M + P − 1)·3 = 114`; under `P` more (17) one does.
+    /// work gives, `(4M + P − 1)·3 = 114`; under `P` more (17) one does, and then, the bounds
+    /// between tried tightest first, one under 15 (`(v + 1)·P`) too: the run kept holds 15.
     #[test]
     fn runs_short_of_the_work_bound_are_made_again_p_looser() {
         let wave = [0, 1, 2, 2, 1, 0];
@@ -1122,10 +1228,11 @@ mod tests {
             (
                 listed.end,
                 listed.bound.as_str(),
+                listed.held,
                 listed.bounds,
                 listed.fed_back
             ),
-            (114, "(v + 2)·P − 1", 2, true)
+            (114, "(v + 1)·P", 15, 3, true)
         );
         // A schedule's own bound is kept: nothing looser is tried.
         let own = shortest(3, 9, &rank_of, false, Some(("own", 14)), None).unwrap();
@@ -1134,20 +1241,49 @@ mod tests {
 
     /// Three waves over three ranks, six microbatches: under 1F1B's bound (20 stages'
     /// activations) and `P` looser (23), made again with their finishes, no run reaches the bound
-    /// the ranks' work gives, `(6M + P − 1)·3 = 114`; `P` looser again (26) one does. With four
-    /// microbatches none reaches 78 (79), and the rounds stop after the first (23): under it no
-    /// rank was ever kept from a ready forward, so a looser bound would run the same.
+    /// the ranks' work gives, `(6M + P − 1)·3 = 114`; `P` looser again (26) one does; of the
+    /// bounds between, tightest first, 21 does not and 22 (`(v + 1)·P + 1`) does, and the scan
+    /// stops (23 was tried; the run kept holds less than any bound after). With four microbatches none reaches 78 (79), and the rounds stop
+    /// after the first (23): under it no rank was ever kept from a ready forward, so a looser
+    /// bound would run the same.
     #[test]
     fn runs_still_short_are_made_again_p_looser_each_round() {
         let wave = [0, 1, 2, 2, 1, 0];
         let rank_of: Vec<usize> = wave.iter().cycle().take(18).copied().collect();
         let listed = shortest(3, 6, &rank_of, false, None, None).unwrap();
         assert_eq!(
-            (listed.end, listed.bound.as_str(), listed.bounds),
-            (114, "(v + 3)·P − 1", 3)
+            (
+                listed.end,
+                listed.bound.as_str(),
+                listed.held,
+                listed.bounds
+            ),
+            (114, "(v + 1)·P + 1", 22, 5)
         );
         let few = shortest(3, 4, &rank_of, false, None, None).unwrap();
         assert_eq!((few.end, few.bounds), (79, 2));
+    }
+
+    /// Four waves over eight ranks, sixteen microbatches: the rounds reach the bound the ranks'
+    /// work gives, `(8M + P − 1)·3 = 405`, five rounds looser than 1F1B's bound (71), under 111,
+    /// holding 111. Trying all 35 bounds between would take 735 runs where the budget holds 488
+    /// (10^6 actions of 2,048 a run), so only those within the last round are tried, tightest
+    /// first: 104, 105 and 106 do not reach it, 107 (`(v + 5)·P + 3`) does, holding 107, and no
+    /// bound after is under that (ten bounds in all).
+    #[test]
+    fn bounds_within_the_last_round_are_tried_where_the_budget_holds_only_those() {
+        let wave = [0, 1, 2, 3, 4, 5, 6, 7, 7, 6, 5, 4, 3, 2, 1, 0];
+        let rank_of: Vec<usize> = wave.iter().cycle().take(64).copied().collect();
+        let listed = shortest(8, 16, &rank_of, false, None, None).unwrap();
+        assert_eq!(
+            (
+                listed.end,
+                listed.bound.as_str(),
+                listed.held,
+                listed.bounds
+            ),
+            (405, "(v + 5)·P + 3", 107, 10)
+        );
     }
 
     /// Hanayo's two waves over four ranks (the zigzag 0 1 2 3 3 2 1 0, twice), eight
