@@ -146,8 +146,8 @@ fn two_waves_run_their_formula_from_two_p_microbatches() {
 /// while short of it, then under bounds between): each rank holds at most `(v + 5)·P − 1`
 /// stages' activations with three waves and `(v + 8)·P − 1` with four (1F1B's bound is
 /// `(v + 1)·P − 1`), and summed over the 112 shapes of each, 990 and 2,416 above 1F1B's bound
-/// (1,323 and 2,977 before the bounds between were tried). Before those rounds, three waves ran 0.4–1.8 % above the step on six of nine shapes
-/// (P 3, 4, 6; M 2P–4P).
+/// (1,323 and 2,977 before the bounds between were tried). Before those rounds, three waves ran
+/// 0.4–1.8 % above the step on six of nine shapes (P 3, 4, 6; M 2P–4P).
 #[test]
 fn three_and_four_waves_run_their_formula_from_two_p_microbatches() {
     let mut most_rounds = Vec::new();

@@ -10,20 +10,20 @@
 //! each made again twice with its microbatches due when the run before finished them where none
 //! reaches the bound the ranks' work gives, a forward only while a rank holds under
 //! `(2W + 1)·P − 1` stages' activations, and where the runs still fall short of the bound the
-//! ranks' work gives, under `P` more a round, then under each bound between, tightest first, the
-//! run holding least kept; the pipeline lists it again with each stage's own times where those
-//! are not the units'). With one to four waves, `t_B = 2t_F` and `M ≥ 2P` it
-//! reaches
-//! `(2W·M + P − 1)·(t_F + t_B)`, which no order over the wave can beat (rank `P − 1` waits
-//! `(P − 1)·t_F` for its first forward, then has `2W·M·(t_F + t_B)` of work, and its last
-//! backward — stage `P − 1`'s — has `P − 1` backwards after it): interleaved 1F1B's step,
-//! without its transfers at the turns (one and two waves on every P 2–12 and M 2P–5P, three and
-//! four on every P 2–8 and M 2P–5P, `core/tests/hanayo.rs`; two waves hold up to `P` stages'
-//! activations more than 1F1B's bound, three up to `4P` more, four up to `7P` more). The rounds that reach it are budgeted (10^6 actions in all), so on shapes far
-//! beyond those tested they may stop short of it; the formula's reading then shows by how much.
-//! Beyond four waves no formula is stated: measured once (2026-12-07, P 2–8, M 2P–5P, not a
-//! test), five waves reached it too, holding up to `9P` more, six ended up to 0.5 % above it on
-//! P 7–8, eight up to 2.5 % on P 5–8.
+//! ranks' work gives, under `P` more a round, then under the bounds between, tightest first, while
+//! under what the run kept holds and within a budget, the run holding least kept; the pipeline
+//! lists it again with each stage's own times where those are not the units'). With one to four
+//! waves, `t_B = 2t_F` and `M ≥ 2P` it reaches `(2W·M + P − 1)·(t_F + t_B)`, which no order over
+//! the wave can beat (rank `P − 1` waits `(P − 1)·t_F` for its first forward, then has
+//! `2W·M·(t_F + t_B)` of work, and its last backward — stage `P − 1`'s — has `P − 1` backwards
+//! after it): interleaved 1F1B's step, without its transfers at the turns (one and two waves on
+//! every P 2–12 and M 2P–5P, three and four on every P 2–8 and M 2P–5P, `core/tests/hanayo.rs`; two
+//! waves hold up to `P` stages' activations more than 1F1B's bound, three up to `4P` more, four up
+//! to `7P` more). The rounds that reach it are budgeted (10^6 actions, and as many again for the
+//! bounds between), so on shapes far beyond those tested they may stop short of it; the formula's
+//! reading then shows by how much. Beyond four waves no formula is stated: measured once
+//! (2026-12-07, P 2–8, M 2P–5P, not a test), five waves reached it too, holding up to `9P` more,
+//! six ended up to 0.5 % above it on P 7–8, eight up to 2.5 % on P 5–8.
 
 use crate::schedules::listed::{self, Act, Op};
 use crate::schedules::skeleton::Skeleton;

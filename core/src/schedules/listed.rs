@@ -17,25 +17,23 @@
 //! guess of when each microbatch can be done than an even spacing; Hanayo's two waves went from
 //! 0.95–3.5 % above their bound to 0–1.9 %). Where they still fall short and the loosest bound
 //! kept some rank from a ready forward it would have started (else a looser one runs the same),
-//! every rule's run (and its feedback, while the
-//! budget lasts) is made once more under a bound `P` stages' activations looser, `(v + 2)·P − 1`
-//! without transfers: more in flight lets a wave's fill overlap its drain, and Hanayo's two waves
-//! then reach their bound on every shape tried (`core/tests/hanayo.rs`), holding at most that
-//! much more. While still short, again `P` looser a round (`(v + 3)·P − 1`, …), on the same
-//! condition and only while the budget holds every rule's run: Hanayo's
-//! three and four waves reach their bound so. Once a round reaches it, every bound between the
-//! loosest of the first ones and that round's is tried too, tightest first (fed back where none
-//! of its runs reaches it), while under what the run kept holds, where a budget of their own as
-//! large holds every such bound's runs and feedback (else the bounds within the last round
-//! alone, where it holds those; else none): a run's peak is often under its bound, and which
-//! bound reaches the step is not monotone, so one between can reach it holding less
-//! (Hanayo's two waves over P 2–12, M 2P–5P: 63 % fewer stages' activations above 1F1B's
-//! bound, summed; three and four waves over P 2–8: 21 % fewer; at most `(v + 2)·P − 1`,
-//! `(v + 5)·P − 1` and `(v + 8)·P − 1` with two, three and four waves — a solver reaches the
-//! step under 1F1B's bound on the three-wave cases it proved: more memory than an order needs,
-//! for the step). On the
-//! split folds a constraint solver was run on (`tests/fixtures/fold_optimum/optimum_split.txt`)
-//! every order is optimal: zero bubble's step.
+//! every rule's run (and its feedback, while the budget lasts) is made once more under a bound `P`
+//! stages' activations looser, `(v + 2)·P − 1` without transfers: more in flight lets a wave's fill
+//! overlap its drain, and Hanayo's two waves then reach their bound on every shape tried
+//! (`core/tests/hanayo.rs`), holding at most that much more. While still short, again `P` looser a
+//! round (`(v + 3)·P − 1`, …), on the same condition and only while the budget holds every rule's
+//! run: Hanayo's three and four waves reach their bound so. Once a round reaches it, every bound
+//! between the loosest of the first ones and that round's is tried too, tightest first (fed back
+//! where none of its runs reaches it), while under what the run kept holds, where a budget of their
+//! own as large holds every such bound's runs and feedback (else the bounds within the last round
+//! alone, where it holds those; else none): a run's peak is often under its bound, and which bound
+//! reaches the step is not monotone, so one between can reach it holding less (Hanayo's two waves
+//! over P 2–12, M 2P–5P: 63 % fewer stages' activations above 1F1B's bound, summed; three and four
+//! waves over P 2–8: 21 % fewer; at most `(v + 2)·P − 1`, `(v + 5)·P − 1` and `(v + 8)·P − 1` with
+//! two, three and four waves — a solver reaches the step under 1F1B's bound on the three-wave cases
+//! it proved: more memory than an order needs, for the step). On the split folds a constraint
+//! solver was run on (`tests/fixtures/fold_optimum/optimum_split.txt`) every order is optimal: zero
+//! bubble's step.
 //! The per-rank orders are read off that one run, so they are a projection of one topological
 //! order of the dependencies: deadlock-free for any costs. Hanayo's waves run it over
 //! their zigzag; the derivation runs it over a fold a schedule's slots do not assume.
@@ -329,8 +327,8 @@ pub struct Listed {
     /// The bound on the stages' activations a rank holds it ran under, in words
     /// (`(v + 1)·P − 1`, or `v·P` where the backward splits, or 1F1B's with room for what the
     /// transfers keep in flight, `+ ⌊2Σh/(F + B)⌋`, or one of the bounds made `P` looser a round
-    /// from the loosest of those, `(v + k)·P − 1 …`, or one between those, `(v + k)·P + j …`, or
-    /// the schedule's own).
+    /// from the loosest of those, `(v + k)·P − 1 …`, or one between those, `(v + k)·P …` or
+    /// `(v + k)·P + j …`, or the schedule's own).
     pub bound: String,
     /// How many distinct bounds runs were made under (two for a split backward's without one of
     /// its own; one more where the transfers' [`latency`] is one stage or more; one more a round
@@ -357,9 +355,9 @@ const FEEDBACK_ROUNDS: usize = 2;
 /// small pipeline every run is made again, on a large one the shortest few.
 const FEEDBACK_WORK: usize = 1_000_000;
 
-/// The runs made again ([`FEEDBACK_ROUNDS`] times each, within [`FEEDBACK_WORK`] actions), in
-/// the derivation's note's words.
-pub const FED_BACK_WORDS: &str = "each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions)";
+/// The runs made again ([`FEEDBACK_ROUNDS`] times each, within [`FEEDBACK_WORK`] actions, and
+/// within as many again over the bounds between the rounds), in the derivation's note's words.
+pub const FED_BACK_WORDS: &str = "each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions, as many again over the bounds between the rounds)";
 // The words name the numbers.
 const _: () = assert!(FEEDBACK_ROUNDS == 2 && FEEDBACK_WORK == 1_000_000);
 
@@ -550,8 +548,8 @@ pub fn shortest(
         hops: times.map_or(&[][..], |t| t.hops),
     };
     // Interleaved 1F1B's peak on its first rank with rounds of `P`, `(v − 1)·P + 2(P − 1) + 1`;
-    // where the backward splits, interleaved zero bubble's, `(v − 1)·P + P`, first (the shorter
-    // of equal runs is the first: the looser bound only where it saves time).
+    // where the backward splits, interleaved zero bubble's, `(v − 1)·P + P`, first (of equally
+    // short runs the one holding least is kept, else the first).
     let loose = (BOUND_1F1B, (chunks + 1).saturating_mul(ranks) - 1);
     let mut bounds: Vec<(Rc<str>, usize)> = match own {
         // A schedule that controls its memory keeps its own bound.
@@ -607,11 +605,11 @@ pub fn shortest(
     }
     // Still short of it: the runs again under a bound `P` stages' activations looser than the
     // loosest (more in flight lets the fill overlap the drain: Hanayo's two waves reach the
-    // bound so), fed back as well while the budget lasts, kept only where shorter; and again
-    // `P` looser each time while short of it and the budget holds every rule's run. Each round
-    // only where the bound before kept some run's rank from a ready forward it would have
-    // started: else a looser one runs the same (Hanayo's three and four waves reach their bound
-    // so, two to seven rounds looser).
+    // bound so), fed back as well while the budget lasts; and again `P` looser each time while
+    // short of it and the budget holds every rule's run. Each round only where the bound before
+    // kept some run's rank from a ready forward it would have started: else a looser one runs
+    // the same (Hanayo's three and four waves reach their bound so, two to seven rounds looser).
+    // Once a round reaches it, the bounds between ([`Search::between`]).
     if own.is_none() {
         let loosest = bounds.iter().map(|b| b.1).max().unwrap_or(loose.1);
         let mut bound = loosest;
@@ -657,8 +655,8 @@ pub fn shortest(
 /// and actions.
 type Best = ((u64, usize), Rule, Rc<str>, Vec<Vec<Act>>);
 
-/// The runs [`shortest`] makes and the shortest so far: its end, rule, bound in words and
-/// actions; each run's end, bound, bound's words and when it finished each microbatch.
+/// The runs [`shortest`] makes and the shortest so far: its end and peak, rule, bound in words
+/// and actions; each run's end, bound, bound's words and when it finished each microbatch.
 struct Search<'a> {
     shape: Shape<'a>,
     rules: &'a [Rule],
@@ -785,7 +783,8 @@ impl Search<'_> {
         };
         let mut left = budget;
         for b in from..reached {
-            let (k, more) = ((b - loosest) / ranks, (b - loosest) % ranks);
+            let above = b.saturating_sub(loosest);
+            let (k, more) = (above / ranks, above % ranks);
             if more == 0 {
                 continue;
             }
@@ -794,8 +793,8 @@ impl Search<'_> {
             }
             // `(v + 1 + k)·P − 1 + more`.
             let words = match more - 1 {
-                0 => format!("(v + {})·P{suffix}", k + 1),
-                extra => format!("(v + {})·P + {extra}{suffix}", k + 1),
+                0 => format!("(v + {})·P{suffix}", k.saturating_add(1)),
+                extra => format!("(v + {})·P + {extra}{suffix}", k.saturating_add(1)),
             };
             self.round(b, words, &mut left);
         }
@@ -1243,9 +1242,9 @@ mod tests {
     /// activations) and `P` looser (23), made again with their finishes, no run reaches the bound
     /// the ranks' work gives, `(6M + P − 1)·3 = 114`; `P` looser again (26) one does; of the
     /// bounds between, tightest first, 21 does not and 22 (`(v + 1)·P + 1`) does, and the scan
-    /// stops (23 was tried; the run kept holds less than any bound after). With four microbatches none reaches 78 (79), and the rounds stop
-    /// after the first (23): under it no rank was ever kept from a ready forward, so a looser
-    /// bound would run the same.
+    /// stops (23 was tried; the run kept holds less than any bound after). With four
+    /// microbatches none reaches 78 (79), and the rounds stop after the first (23): under it no
+    /// rank was ever kept from a ready forward, so a looser bound would run the same.
     #[test]
     fn runs_still_short_are_made_again_p_looser_each_round() {
         let wave = [0, 1, 2, 2, 1, 0];
@@ -1266,8 +1265,9 @@ mod tests {
 
     /// Four waves over eight ranks, sixteen microbatches: the rounds reach the bound the ranks'
     /// work gives, `(8M + P − 1)·3 = 405`, five rounds looser than 1F1B's bound (71), under 111,
-    /// holding 111. Trying all 35 bounds between would take 735 runs where the budget holds 488
-    /// (10^6 actions of 2,048 a run), so only those within the last round are tried, tightest
+    /// holding 111. Trying all 35 bounds between would take 525 runs (five rules, each made again
+    /// twice) where the budget holds 488 (10^6 actions of 2,048 a run), so only the seven within
+    /// the last round are tried, tightest
     /// first: 104, 105 and 106 do not reach it, 107 (`(v + 5)·P + 3`) does, holding 107, and no
     /// bound after is under that (ten bounds in all).
     #[test]
@@ -1283,6 +1283,42 @@ mod tests {
                 listed.bounds
             ),
             (405, "(v + 5)·P + 3", 107, 10)
+        );
+    }
+
+    /// With transfers that count, a bound between carries their room in its words: two waves
+    /// over three ranks, six microbatches, stages of two ticks forward and four back, a tick a
+    /// transfer (room for `l = 2` stages' activations more in flight): no run under 1F1B's bound
+    /// with that room, 16, reaches the bound the ranks' work gives, one under 19 (`P` looser)
+    /// does, and of the bounds between, 17 does not and 18 (`(v + 1)·P + 1 + l`) does, holding
+    /// 18 (five bounds in all).
+    #[test]
+    fn a_bound_between_with_transfers_names_their_room() {
+        let p = 3;
+        let rank_of: Vec<usize> = (0..4)
+            .flat_map(|c| (0..p).map(move |k| crate::vocab::layout::v_fold_rank(c, k, p)))
+            .collect();
+        let stages = vec![[2, 4, 2, 2]; rank_of.len()];
+        let hops = vec![1; rank_of.len() - 1];
+        let times = Times {
+            stages: &stages,
+            hops: &hops,
+        };
+        assert_eq!(latency(&rank_of, false, times), 2);
+        let listed = shortest(p, 6, &rank_of, false, None, Some(times)).unwrap();
+        assert_eq!(
+            (
+                listed.end,
+                listed.bound.as_str(),
+                listed.held,
+                listed.bounds
+            ),
+            (
+                160,
+                "(v + 1)·P + 1 + ⌊2Σh/(F + B)⌋ (Σh the transfers along the stages)",
+                18,
+                5
+            )
         );
     }
 
