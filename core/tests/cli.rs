@@ -498,7 +498,7 @@ fn a_deadlocking_fold_is_blamed_on_placement_with_its_fix() {
     assert_eq!(
         out.lines().nth(2),
         Some(
-            "order: the schedule's slots deadlock under this placement (they assume its own): the order is list-scheduled over it — the least slack first (microbatches due every 1.5·(F + B)), the shortest of up to five rules under each of two bounds on held activations (of equally short runs the one holding least), a forward only while a rank holds under v·P stages' activations unless every rank waits on that (a forward taking one unit of time, an input or weight half one; a weight half where its rank has nothing else it may start)"
+            "order: the schedule's slots deadlock under this placement (they assume its own): the order is list-scheduled over it — the least slack first (microbatches due every 1.5·(F + B)), the shortest of up to five rules under each of two bounds on held activations (of equally short runs the one holding least), a forward only while a rank holds under v·P = 12 stages' activations unless every rank waits on that (the run holds at most 12 on a rank) (a forward taking one unit of time, an input or weight half one; a weight half where its rank has nothing else it may start)"
         )
     );
     // It holds what interleaved zero bubble holds under its own placement.
@@ -521,7 +521,7 @@ fn a_deadlocking_fold_is_blamed_on_placement_with_its_fix() {
     assert_eq!(
         out.lines().nth(2),
         Some(
-            "order: the schedule's slots deadlock under this placement (they assume its own): the order is list-scheduled over it — the least slack first (microbatches due every 1·(F + B)), the shortest of up to five rules, a forward only while a rank holds under (v + 1)·P − 1 stages' activations unless every rank waits on that (a forward taking one unit of time, a backward two)"
+            "order: the schedule's slots deadlock under this placement (they assume its own): the order is list-scheduled over it — the least slack first (microbatches due every 1·(F + B)), the shortest of up to five rules, a forward only while a rank holds under (v + 1)·P − 1 = 15 stages' activations unless every rank waits on that (the run holds at most 15 on a rank) (a forward taking one unit of time, a backward two)"
         )
     );
 }

@@ -526,7 +526,7 @@ fn slots_that_run_slower_under_a_fold_give_way_to_the_listed_order() {
     assert_eq!(
         sim.derivation.order_note.as_deref(),
         Some(
-            "the schedule's slots assume its own placement and take 63 units under this one (a forward one, a backward two) where an order list-scheduled over it takes 49: that order — 1F1B's priorities (the oldest ready backward first, then the oldest ready forward), the shortest of up to five rules, each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions, as many again over the bounds between the rounds), a forward only while a rank holds under (v + 1)·P − 1 stages' activations unless every rank waits on that"
+            "the schedule's slots assume its own placement and take 63 units under this one (a forward one, a backward two) where an order list-scheduled over it takes 49: that order — 1F1B's priorities (the oldest ready backward first, then the oldest ready forward), the shortest of up to five rules, each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions, as many again over the bounds between the rounds), a forward only while a rank holds under (v + 1)·P − 1 = 15 stages' activations unless every rank waits on that (the run holds at most 12 on a rank)"
         )
     );
     let mut g = scenario(uniform(12), &[4, 8], &[mpipe::schedules::GPIPE; 3], 4, 4);
@@ -563,7 +563,7 @@ fn a_fold_of_uneven_stages_is_listed_with_their_own_times() {
     assert_eq!(
         sim.derivation.order_note.as_deref(),
         Some(
-            "the schedule's slots deadlock under this placement (they assume its own): list-scheduled over this placement with each stage's own times (the cost model's) — the least slack first (microbatches due every 0.75·(F + B)), the shortest of up to seven rules, a forward only while a rank holds under (v + 1)·P − 1 stages' activations unless every rank waits on that; it takes 11.997 s where the order list-scheduled in units of time takes 12.280 s"
+            "the schedule's slots deadlock under this placement (they assume its own): list-scheduled over this placement with each stage's own times (the cost model's) — the least slack first (microbatches due every 0.75·(F + B)), the shortest of up to seven rules, a forward only while a rank holds under (v + 1)·P − 1 = 47 stages' activations unless every rank waits on that (the run holds at most 44 on a rank); it takes 11.997 s where the order list-scheduled in units of time takes 12.280 s"
         )
     );
     let busiest =
@@ -664,7 +664,7 @@ fn a_fold_is_listed_with_its_transfers_where_they_count() {
     assert_eq!(
         sim.derivation.order_note.as_deref(),
         Some(
-            "the schedule's slots deadlock under this placement (they assume its own): list-scheduled over this placement with each stage's own times and the transfers between them (the cost model's) — the least slack first (microbatches due every 1·(F + B)), the shortest of up to seven rules under each of four bounds on held activations (of equally short runs the one holding least), each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions, as many again over the bounds between the rounds), a forward only while a rank holds under (v + 2)·P − 1 + ⌊2Σh/(F + B)⌋ (Σh the transfers along the stages) stages' activations unless every rank waits on that; it takes 87.000 s where the order list-scheduled in units of time takes 109.000 s"
+            "the schedule's slots deadlock under this placement (they assume its own): list-scheduled over this placement with each stage's own times and the transfers between them (the cost model's) — the least slack first (microbatches due every 1·(F + B)), the shortest of up to seven rules under each of four bounds on held activations (of equally short runs the one holding least), each made again twice where none reached the bound the ranks' work gives (each microbatch due when the run before finished it; the shortest runs first, up to 10^6 actions, as many again over the bounds between the rounds), a forward only while a rank holds under (v + 2)·P − 1 + ⌊2Σh/(F + B)⌋ (Σh the transfers along the stages) = 19 stages' activations unless every rank waits on that (the run holds at most 17 on a rank); it takes 87.000 s where the order list-scheduled in units of time takes 109.000 s"
         )
     );
     // A device of 28 GB, which the units' order fits and this one does not: the units' order.

@@ -20,8 +20,12 @@ pub(crate) struct Listed {
     pub orders: Vec<Vec<Step>>,
     /// Which rule gave it, for the derivation's note.
     pub rule: String,
-    /// The bound on held activations it ran under, in words.
+    /// The bound on held activations it ran under, in words, and its value.
     pub bound: String,
+    pub limit: usize,
+    /// The most stages' activations a rank held in the run (counting any action left out of the
+    /// orders).
+    pub held: usize,
     /// How many bounds on held activations runs were made under.
     pub bounds: usize,
     /// How many rules runs were made with under each bound, counting any a shape makes the same
@@ -97,6 +101,8 @@ pub(crate) fn orders_timed(plan: &Plan, times: Option<Times>) -> Option<Listed> 
         orders,
         rule: run.rule,
         bound: run.bound,
+        limit: run.limit,
+        held: run.held,
         bounds: run.bounds,
         rules: run.rules,
         fed_back: run.fed_back,

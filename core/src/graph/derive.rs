@@ -178,8 +178,8 @@ pub(crate) fn listed_words(listed: &any_placement::Listed) -> String {
         false => String::new(),
     };
     format!(
-        "the shortest of {runs}{again}, a forward only while a rank holds under {} stages' activations unless every rank waits on that",
-        listed.bound
+        "the shortest of {runs}{again}, a forward only while a rank holds under {} = {} stages' activations unless every rank waits on that (the run holds at most {} on a rank)",
+        listed.bound, listed.limit, listed.held
     )
 }
 

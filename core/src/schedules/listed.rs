@@ -330,6 +330,8 @@ pub struct Listed {
     /// from the loosest of those, `(v + k)·P − 1 …`, or one between those, `(v + k)·P …` or
     /// `(v + k)·P + j …`, or the schedule's own).
     pub bound: String,
+    /// That bound's value, in stages' activations.
+    pub limit: usize,
     /// How many distinct bounds runs were made under (two for a split backward's without one of
     /// its own; one more where the transfers' [`latency`] is one stage or more; one more a round
     /// `P` looser, while the runs fall short of the bound the ranks' work gives, the bound before
@@ -638,12 +640,13 @@ pub fn shortest(
     let Search {
         best, bounds_run, ..
     } = search;
-    let ((end, held), rule, bound, actions) = best?;
+    let ((end, held), rule, (bound, limit), actions) = best?;
     Some(Listed {
         actions,
         held,
         rule: rule.describe(),
         bound: bound.to_string(),
+        limit,
         bounds: bounds_run,
         rules: rules.len(),
         fed_back,
@@ -652,8 +655,8 @@ pub fn shortest(
 }
 
 /// A run kept: its end and the most stages' activations a rank held, its rule, bound in words
-/// and actions.
-type Best = ((u64, usize), Rule, Rc<str>, Vec<Vec<Act>>);
+/// and value, and actions.
+type Best = ((u64, usize), Rule, (Rc<str>, usize), Vec<Vec<Act>>);
 
 /// The runs [`shortest`] makes and the shortest so far: its end and peak, rule, bound in words
 /// and actions; each run's end, bound, bound's words and when it finished each microbatch.
@@ -745,7 +748,7 @@ impl Search<'_> {
             .as_ref()
             .is_none_or(|(kept, ..)| (end, peak) < *kept)
         {
-            self.best = Some(((end, peak), rule, words.clone(), run));
+            self.best = Some(((end, peak), rule, (words.clone(), bound), run));
         }
     }
 
