@@ -582,7 +582,6 @@ pub fn shortest(
         bounds_run: 0,
         held_at: 0,
         floor: shape.work_bound(),
-        reached: Vec::new(),
     };
     for (k, (words, bound)) in bounds.iter().enumerate() {
         let bound = *bound;
@@ -668,19 +667,19 @@ struct Search<'a> {
     bounds_run: usize,
     /// The loosest bound that kept some run's rank from a ready forward (0: none did).
     held_at: usize,
-    /// The bound the ranks' work gives, and the bounds some run reached it under.
+    /// The bound the ranks' work gives.
     floor: u64,
-    reached: Vec<usize>,
 }
 
 impl Search<'_> {
-    /// Every rule's run under `bound` (`words`).
-    fn under(&mut self, bound: usize, words: Rc<str>) {
+    /// Every rule's run under `bound` (`words`): whether one reached the floor.
+    fn under(&mut self, bound: usize, words: Rc<str>) -> bool {
         let shape = Shape {
             bound,
             ..self.shape
         };
         self.bounds_run += 1;
+        let mut reached = false;
         for (i, &rule) in self.rules.iter().enumerate() {
             // Two to four chunks make the first deadline rule a later one: run once.
             if self
@@ -694,9 +693,11 @@ impl Search<'_> {
                 continue;
             };
             self.hold(held, bound);
+            reached |= end <= self.floor;
             self.keep((end, peak), rule, (&words, bound), run);
             self.finishes.push((end, bound, words.clone(), done));
         }
+        reached
     }
 
     /// The runs not yet fed back made again with their microbatches due when they finished them,
@@ -732,7 +733,7 @@ impl Search<'_> {
     }
 
     /// The run kept where it is the shortest so far, or as short holding less (else the first
-    /// of equals); notes whether a run under `bound` reached the floor.
+    /// of equals).
     fn keep(
         &mut self,
         (end, peak): (u64, usize),
@@ -740,9 +741,6 @@ impl Search<'_> {
         (words, bound): (&Rc<str>, usize),
         run: Vec<Vec<Act>>,
     ) {
-        if end <= self.floor {
-            self.reached.push(bound);
-        }
         if self
             .best
             .as_ref()
@@ -805,8 +803,7 @@ impl Search<'_> {
 
     /// Every rule's run under `bound` (`words`), fed back where none reached the floor.
     fn round(&mut self, bound: usize, words: String, runs_left: &mut usize) {
-        self.under(bound, words.into());
-        match self.reached.contains(&bound) {
+        match self.under(bound, words.into()) {
             true => self.finishes.clear(),
             false => self.feed_back(runs_left),
         }
@@ -1117,6 +1114,12 @@ impl RanksNow {
 mod tests {
     use super::*;
 
+    /// The run kept: its end, bound in words, most stages' activations a rank holds in it, and
+    /// how many bounds runs were made under.
+    fn kept(listed: &Listed) -> (u64, &str, usize, usize) {
+        (listed.end, &listed.bound, listed.held, listed.bounds)
+    }
+
     /// The placement's shape over `rank_of`, under `bound`, with `ticks` where given.
     fn shape<'a>(
         rank_of: &'a [usize],
@@ -1227,14 +1230,8 @@ mod tests {
         assert_eq!(s.work_bound(), 114);
         let listed = shortest(3, 9, &rank_of, false, None, None).unwrap();
         assert_eq!(
-            (
-                listed.end,
-                listed.bound.as_str(),
-                listed.held,
-                listed.bounds,
-                listed.fed_back
-            ),
-            (114, "(v + 1)·P", 15, 3, true)
+            (kept(&listed), listed.fed_back),
+            ((114, "(v + 1)·P", 15, 3), true)
         );
         // A schedule's own bound is kept: nothing looser is tried.
         let own = shortest(3, 9, &rank_of, false, Some(("own", 14)), None).unwrap();
@@ -1253,15 +1250,7 @@ mod tests {
         let wave = [0, 1, 2, 2, 1, 0];
         let rank_of: Vec<usize> = wave.iter().cycle().take(18).copied().collect();
         let listed = shortest(3, 6, &rank_of, false, None, None).unwrap();
-        assert_eq!(
-            (
-                listed.end,
-                listed.bound.as_str(),
-                listed.held,
-                listed.bounds
-            ),
-            (114, "(v + 1)·P + 1", 22, 5)
-        );
+        assert_eq!(kept(&listed), (114, "(v + 1)·P + 1", 22, 5));
         let few = shortest(3, 4, &rank_of, false, None, None).unwrap();
         assert_eq!((few.end, few.bounds), (79, 2));
     }
@@ -1278,15 +1267,7 @@ mod tests {
         let wave = [0, 1, 2, 3, 4, 5, 6, 7, 7, 6, 5, 4, 3, 2, 1, 0];
         let rank_of: Vec<usize> = wave.iter().cycle().take(64).copied().collect();
         let listed = shortest(8, 16, &rank_of, false, None, None).unwrap();
-        assert_eq!(
-            (
-                listed.end,
-                listed.bound.as_str(),
-                listed.held,
-                listed.bounds
-            ),
-            (405, "(v + 5)·P + 3", 107, 10)
-        );
+        assert_eq!(kept(&listed), (405, "(v + 5)·P + 3", 107, 10));
     }
 
     /// With transfers that count, a bound between carries their room in its words: two waves
@@ -1310,12 +1291,7 @@ mod tests {
         assert_eq!(latency(&rank_of, false, times), 2);
         let listed = shortest(p, 6, &rank_of, false, None, Some(times)).unwrap();
         assert_eq!(
-            (
-                listed.end,
-                listed.bound.as_str(),
-                listed.held,
-                listed.bounds
-            ),
+            kept(&listed),
             (
                 160,
                 "(v + 1)·P + 1 + ⌊2Σh/(F + B)⌋ (Σh the transfers along the stages)",
